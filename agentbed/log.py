@@ -1,0 +1,193 @@
+"""Trajectory logs: one JSONL file per episode, each record chained by SHA-256.
+
+A record is one line of compact JSON whose last member is ``"hash"``: the SHA-256 of the
+line's bytes up to that member, which include ``"prev"``, the previous record's hash. Any
+change to any byte of a record changes its hash or breaks the chain at that record, so
+:func:`verify_log` names the first record whose bytes changed. The layout is described by
+``schema/trajectory.schema.json``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+SCHEMA_ID = "agentbed.trajectory/1"
+GENESIS = "0" * 64
+_HASH_SUFFIX_LEN = len(',"hash":""}') + 64
+
+
+class LogFormatError(ValueError):
+    """A log file is unreadable or not an agentbed trajectory."""
+
+
+def encode_action(action: str | bytes) -> str | dict[str, str]:
+    """Actions are stored verbatim; bytes that are not UTF-8 are kept as base64."""
+    if isinstance(action, str):
+        try:
+            action.encode("utf-8")
+            return action
+        except UnicodeEncodeError:
+            action = action.encode("utf-8", "surrogatepass")
+    return {"base64": base64.b64encode(bytes(action)).decode("ascii")}
+
+
+def decode_action(stored: str | dict[str, str]) -> str | bytes:
+    if isinstance(stored, str):
+        return stored
+    return base64.b64decode(stored["base64"])
+
+
+def _seal(body: dict[str, Any], prev: str) -> tuple[str, str]:
+    body["prev"] = prev
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return text[:-1] + ',"hash":"' + digest + '"}', digest
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if isinstance(value, set | frozenset | tuple):
+        return sorted(value) if isinstance(value, set | frozenset) else list(value)
+    if isinstance(value, bytes):
+        return {"base64": base64.b64encode(value).decode("ascii")}
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+class TrajectoryWriter:
+    """Appends chained records to one episode's log file.
+
+    The file is written to ``<path>.part`` and renamed on :meth:`close`, so a log that
+    exists under its final name is complete; a crash leaves only a ``.part`` file behind.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.path.with_name(self.path.name + ".part")
+        self._fh: IO[str] | None = open(self._tmp, "w", encoding="utf-8")
+        self.last_hash = GENESIS
+        self.records = 0
+
+    def write(self, record_type: str, **fields: Any) -> str:
+        if self._fh is None:
+            raise ValueError(f"{self.path} is closed")
+        line, self.last_hash = _seal({"type": record_type, **fields}, self.last_hash)
+        self._fh.write(line + "\n")
+        self.records += 1
+        return self.last_hash
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            os.replace(self._tmp, self.path)
+
+    def abandon(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            self._tmp.unlink(missing_ok=True)
+
+
+class MemoryWriter(TrajectoryWriter):
+    """A writer that keeps the lines in memory (used by replay to compare byte for byte)."""
+
+    def __init__(self) -> None:  # noqa: D107 - no file
+        self.lines: list[str] = []
+        self.last_hash = GENESIS
+        self.records = 0
+        self.path = Path("<memory>")
+
+    def write(self, record_type: str, **fields: Any) -> str:
+        line, self.last_hash = _seal({"type": record_type, **fields}, self.last_hash)
+        self.lines.append(line)
+        self.records += 1
+        return self.last_hash
+
+    def close(self) -> None:
+        pass
+
+    def abandon(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    ok: bool
+    records: int
+    first_bad: int | None = None  # 1-based line number of the first record whose bytes changed
+    reason: str = ""
+    digest: str = ""
+
+    def message(self, path: str) -> str:
+        if self.ok:
+            return f"{path}: ok ({self.records} records, last hash {self.digest[:16]})"
+        return f"{path}: record {self.first_bad} changed: {self.reason}"
+
+
+def verify_lines(lines: list[bytes], expected_digest: str | None = None) -> VerifyResult:
+    prev = GENESIS
+    record: dict[str, Any] = {}
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip(b"\n")
+        if len(line) <= _HASH_SUFFIX_LEN or not line.endswith(b'"}') or line[-_HASH_SUFFIX_LEN:-66] != b',"hash":"':
+            return VerifyResult(False, len(lines), number, "no hash member at the end of the record")
+        claimed = line[-66:-2].decode("ascii", "replace")
+        body = line[:-_HASH_SUFFIX_LEN] + b"}"
+        if hashlib.sha256(body).hexdigest() != claimed:
+            return VerifyResult(False, len(lines), number, "content does not match its hash")
+        try:
+            record = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return VerifyResult(False, len(lines), number, "not valid JSON")
+        if record.get("prev") != prev:
+            return VerifyResult(False, len(lines), number, "chain broken: prev does not match the previous record")
+        if number == 1 and (record.get("type") != "header" or record.get("schema") != SCHEMA_ID):
+            return VerifyResult(False, len(lines), 1, f"first record is not a {SCHEMA_ID} header")
+        prev = claimed
+    if not lines:
+        return VerifyResult(False, 0, 1, "empty log")
+    if expected_digest is not None and prev != expected_digest:
+        return VerifyResult(False, len(lines), len(lines), "last record differs from the digest in the run index")
+    if record.get("type") != "footer":
+        return VerifyResult(False, len(lines), len(lines) + 1, "log ends without a footer (truncated)")
+    return VerifyResult(True, len(lines), None, "", prev)
+
+
+def verify_log(path: str | os.PathLike[str], expected_digest: str | None = None) -> VerifyResult:
+    """Check every record's hash and the chain; name the first record whose bytes changed."""
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.readlines()
+    except OSError as exc:
+        raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
+    return verify_lines(lines, expected_digest)
+
+
+def read_log(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """All records of a log, parsed. Raises :class:`LogFormatError` with the file and line."""
+    return list(iter_records(path))
+
+
+def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
+    with fh:
+        for number, line in enumerate(fh, start=1):
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise LogFormatError(f"{path}: line {number} is not JSON ({exc})") from exc
+            if number == 1 and (not isinstance(record, dict) or record.get("schema") != SCHEMA_ID):
+                raise LogFormatError(f"{path}: line 1 is not an {SCHEMA_ID} header")
+            yield record

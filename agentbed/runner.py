@@ -1,0 +1,202 @@
+"""The one episode loop shared by every suite.
+
+``run_episode`` resets the environment, asks the agent for actions, lets a controller veto or
+replace each one, enforces budgets (steps, virtual seconds, tokens), and writes the
+trajectory log. An exception anywhere ends that episode with status ``error`` and its
+traceback in the log footer; it never escapes, so a run goes on.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import gymnasium
+
+import agentbed
+from agentbed.agents.base import Action, Agent, Usage
+from agentbed.control import Controller, StepContext, StepView
+from agentbed.env import ToolEnv
+from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
+
+VERSIONS = {"agentbed": agentbed.__version__, "python": platform.python_version(), "gymnasium": gymnasium.__version__}
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_steps: int = 50
+    max_virtual_seconds: float | None = None
+    max_tokens: int | None = None
+
+    def exceeded(self, steps: int, virtual_seconds: float, tokens: int) -> str | None:
+        if steps >= self.max_steps:
+            return "steps"
+        if self.max_virtual_seconds is not None and virtual_seconds >= self.max_virtual_seconds:
+            return "virtual_seconds"
+        if self.max_tokens is not None and tokens >= self.max_tokens:
+            return "tokens"
+        return None
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """Everything that determines an episode: suite, task, agent, seed and suite options."""
+
+    suite: str
+    task: str
+    agent: str
+    seed: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def episode_id(self) -> str:
+        opts = "".join(f",{k}={v}" for k, v in sorted(self.options.items()))
+        return _UNSAFE.sub("_", f"{self.suite}.{self.task}.{self.agent}{opts}.s{self.seed}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EpisodeRecord:
+    """The summary of one finished episode: one line of a run's index."""
+
+    episode_id: str
+    suite: str
+    task: str
+    agent: str
+    seed: int
+    status: str  # ok | error | budget | stopped
+    success: bool
+    total_reward: float
+    steps: int
+    virtual_seconds: float
+    tokens: int
+    metrics: dict[str, Any] = field(default_factory=dict)
+    labels: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    log: str = ""
+    digest: str = ""
+    wall_seconds: float = 0.0
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class StepOutcome:
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+
+
+def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget = Budget(),
+                controller: Controller | None = None, writer: TrajectoryWriter | None = None,
+                parent: dict[str, Any] | None = None, start: Any = None) -> EpisodeRecord:
+    """Run one episode and return its record. Never raises for an episode's own failures.
+
+    ``start`` continues from an existing state instead of resetting: a tuple of
+    (observation, history) prepared by :mod:`agentbed.branch`; the log then records the
+    steps from that point on, linked to ``parent``.
+    """
+    wall0 = time.perf_counter()
+    history: list[StepView] = []
+    total_reward, tokens, terminated, status, error = 0.0, 0, False, "ok", ""
+    stop_reason = ""
+    header_written = False
+    try:
+        if start is None:
+            observation, info = env.reset(seed=spec.seed)
+            agent.reset(seed=spec.seed, task=env.task)
+        else:
+            observation, history = start
+            info = {"task": env.task.id, "clock": env.clock.now(), "resumed_at_step": len(history)}
+        tools = env.tool_specs()
+        if writer is not None:
+            writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
+                         task_params=env.task.params, agent=agent.describe(), seed=spec.seed, options=spec.options,
+                         budget=asdict(budget), parent=parent, versions=VERSIONS,
+                         tools=[t.to_dict() for t in tools], observation=observation, info=info,
+                         clock=env.clock.now())
+            header_written = True
+        step0 = len(history)
+        while True:
+            over = budget.exceeded(len(history), env.clock.now() - env.clock.start, tokens)
+            if over:
+                status, stop_reason = "budget", over
+                break
+            action = agent.act(observation, tools)
+            verdict_info = None
+            if controller is not None:
+                ctx = StepContext(len(history), observation, history, env.clock, spec.task, agent)
+                verdict = controller.before_action(ctx, action)
+                if verdict.kind != "continue":
+                    verdict_info = verdict.to_dict()
+                if verdict.kind == "stop":
+                    status, stop_reason = "stopped", verdict.reason or "controller"
+                    _write_control(writer, len(history), action, verdict_info, env)
+                    break
+                if verdict.kind == "replace" and verdict.action is not None:
+                    verdict_info["proposed"] = encode_action(action.text)
+                    action = verdict.action
+                elif verdict.kind == "handover" and verdict.agent is not None:
+                    verdict_info["proposed"] = encode_action(action.text)
+                    agent = verdict.agent
+                    agent.reset(seed=spec.seed, task=env.task)
+                    action = agent.act(observation, tools)
+            usage = action.usage or Usage()
+            tokens += usage.total_tokens
+            observation, reward, terminated, truncated, info = env.step(action.text)
+            total_reward += reward
+            history.append(StepView(observation, action.text, reward, info))
+            if writer is not None:
+                writer.write("step", i=len(history), action=encode_action(action.text), observation=observation,
+                             reward=reward, terminated=terminated, truncated=truncated, info=info,
+                             clock=env.clock.now(), usage=action.usage.to_dict() if action.usage else None,
+                             model_output=action.model_output, risk=action.risk, control=verdict_info,
+                             agent=agent.name)
+            if terminated:
+                break
+            if truncated:
+                status, stop_reason = "budget", "env_truncated"
+                break
+        outcome = env.outcome(terminated, total_reward)
+        success, metrics, labels = outcome.success, outcome.metrics, outcome.labels
+    except Exception:  # noqa: BLE001 - every failure becomes an episode with status error
+        status, success, metrics, labels = "error", False, {}, ["ERROR"]
+        error = traceback.format_exc()
+        step0 = 0
+    record = EpisodeRecord(
+        episode_id=spec.episode_id, suite=spec.suite, task=spec.task, agent=spec.agent, seed=spec.seed,
+        status=status, success=success and status != "error", total_reward=total_reward,
+        steps=len(history) - step0 if status != "error" else len(history), virtual_seconds=env.clock.elapsed(),
+        tokens=tokens, metrics=metrics, labels=labels, options=spec.options, error=error[-4000:])
+    if writer is not None:
+        if not header_written:
+            writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
+                         task_params={}, agent={"name": spec.agent}, seed=spec.seed, options=spec.options,
+                         budget=asdict(budget), parent=parent, versions=VERSIONS, tools=[], observation="",
+                         info={}, clock=env.clock.now())
+        writer.write("footer", status=status, stop_reason=stop_reason, success=record.success,
+                     total_reward=total_reward, steps=record.steps, virtual_seconds=record.virtual_seconds,
+                     tokens=tokens, metrics=metrics, labels=labels, error=error or None)
+        writer.close()
+        record.digest = writer.last_hash
+    record.wall_seconds = time.perf_counter() - wall0
+    return record
+
+
+def _write_control(writer: TrajectoryWriter | None, step: int, proposed: Action, verdict: dict[str, Any] | None,
+                   env: ToolEnv) -> None:
+    if writer is not None:
+        writer.write("control", i=step + 1, proposed=encode_action(proposed.text), verdict=verdict,
+                     clock=env.clock.now())

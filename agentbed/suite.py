@@ -1,0 +1,120 @@
+"""Suites: a named set of tasks, an environment factory and the agents that play them.
+
+The engine never imports a workload. Workloads declare their suite under the entry-point
+group ``agentbed.suites`` (see pyproject.toml) and :func:`load_suites` finds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from agentbed.agents.base import Agent
+from agentbed.env import ToolEnv
+from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
+
+AgentFactory = Callable[[EpisodeSpec], Agent]
+
+
+class SuiteError(LookupError):
+    """Unknown suite, task, agent or option (the CLI turns it into exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """A suite-specific command-line option (``agentbed run SUITE --name value``)."""
+
+    default: Any
+    help: str
+    choices: Sequence[Any] | None = None
+    type: Callable[[str], Any] = str
+
+
+@dataclass
+class Suite:
+    """A workload's entry into the engine.
+
+    ``run_unit`` replaces the default single-agent episode for workloads whose unit of work is
+    something else (a CoCoder team run); it receives the spec and the run directory and must
+    return one :class:`EpisodeRecord` whose ``log`` points at a verifiable log or manifest.
+    """
+
+    name: str
+    description: str
+    tasks: Callable[[dict[str, Any]], list[str]]
+    make_env: Callable[[str, dict[str, Any]], ToolEnv]
+    agents: dict[str, AgentFactory]
+    default_agent: str
+    options: dict[str, Option] = field(default_factory=dict)
+    default_seeds: int = 1
+    budget: Budget = Budget()
+    run_unit: Callable[[EpisodeSpec, Path], EpisodeRecord] | None = None
+    summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
+    cli_hint: str = ""
+
+    def task_ids(self, options: dict[str, Any]) -> list[str]:
+        return list(self.tasks(options))
+
+    def resolve_options(self, given: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            raise SuiteError(f"suite {self.name!r} has no option {unknown[0]!r}"
+                             f" (options: {', '.join(sorted(self.options)) or 'none'})")
+        resolved = {}
+        for name, opt in self.options.items():
+            value = given.get(name, opt.default)
+            if isinstance(value, str) and opt.type is not str:
+                try:
+                    value = opt.type(value)
+                except ValueError as exc:
+                    raise SuiteError(f"--{name}: {value!r} is not a valid {opt.type.__name__}") from exc
+            if opt.choices is not None and value not in opt.choices:
+                raise SuiteError(f"--{name}: {value!r} is not one of {', '.join(map(str, opt.choices))}")
+            resolved[name] = value
+        return resolved
+
+    def make_agent(self, spec: EpisodeSpec) -> Agent:
+        if spec.agent.startswith("model:"):
+            from agentbed.agents.chat import ChatAgent
+
+            return ChatAgent.from_model_string(spec.agent.removeprefix("model:"), seed=spec.seed)
+        factory = self.agents.get(spec.agent)
+        if factory is None:
+            raise SuiteError(f"suite {self.name!r} has no agent {spec.agent!r} (agents: {', '.join(sorted(self.agents))})")
+        return factory(spec)
+
+
+_SUITES: dict[str, Suite] | None = None
+_BROKEN: dict[str, str] = {}
+
+
+def load_suites() -> dict[str, Suite]:
+    """Every installed suite by name. A suite that fails to import is reported, not fatal."""
+    global _SUITES
+    if _SUITES is None:
+        found: dict[str, Suite] = {}
+        for ep in sorted(entry_points(group="agentbed.suites"), key=lambda e: e.name):
+            try:
+                suite = ep.load()
+            except Exception as exc:  # noqa: BLE001 - one broken workload must not hide the others
+                _BROKEN[ep.name] = f"{type(exc).__name__}: {exc}"
+                continue
+            found[suite.name] = suite
+        _SUITES = found
+    return _SUITES
+
+
+def broken_suites() -> dict[str, str]:
+    load_suites()
+    return dict(_BROKEN)
+
+
+def get_suite(name: str) -> Suite:
+    suites = load_suites()
+    if name not in suites:
+        why = f" ({_BROKEN[name]})" if name in _BROKEN else ""
+        raise SuiteError(f"unknown suite {name!r}{why}; suites: {', '.join(sorted(suites)) or 'none'}")
+    return suites[name]

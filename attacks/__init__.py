@@ -1,0 +1,1 @@
+"""Adversaries: corruption of observation-to-action paths and knowledge-graph poisoning."""

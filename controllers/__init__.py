@@ -1,0 +1,1 @@
+"""Overseers: oversight controllers, retrieval defenses, CoCoder scheduling."""

@@ -1,0 +1,79 @@
+"""Scripted vault agents: an oracle, a naive one that uses a stale token, and a random one."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+
+from agentbed.agents.base import Action, Agent
+from agentbed.tools import Tool, make_action
+
+
+class VaultOracle(Agent):
+    """Does the chores first, then fetches a fresh token and uses it at once."""
+
+    name = "oracle"
+
+    def reset(self, *, seed: int, task: object = None) -> None:
+        self.plan: list[str] = []
+        self.first = True
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        obs = json.loads(observation)
+        if self.first:
+            self.first = False
+            if obs.get("task") == "echo":
+                return Action(make_action("submit", answer=obs["word"]), risk=0.0)
+            self.plan = [make_action("read_logs", page=p) for p in range(1, obs["chores"] + 1)]
+            self.plan.append(make_action("get_token"))
+        if self.plan:
+            return Action(self.plan.pop(0), risk=0.1)
+        return Action(make_action("open_vault", token=obs["access_token"]), risk=0.1)
+
+
+class VaultNaive(Agent):
+    """Fetches the token first, does the chores, then uses the (by then stale) token."""
+
+    name = "naive"
+
+    def reset(self, *, seed: int, task: object = None) -> None:
+        self.token: str | None = None
+        self.chores = 0
+        self.done = 0
+        self.first = True
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        obs = json.loads(observation)
+        if self.first:
+            self.first = False
+            if obs.get("task") == "echo":
+                return Action(make_action("submit", answer=obs["word"].upper()), risk=0.5)
+            self.chores = obs["chores"]
+            return Action(make_action("get_token"), risk=0.5)
+        if self.token is None:
+            self.token = obs.get("access_token", "")
+        if self.done < self.chores:
+            self.done += 1
+            return Action(make_action("read_logs", page=self.done), risk=0.5)
+        return Action(make_action("open_vault", token=self.token), risk=0.5)
+
+
+class VaultRandom(Agent):
+    """Random tool calls, sometimes malformed: exercises error observations."""
+
+    name = "random"
+
+    def reset(self, *, seed: int, task: object = None) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        roll = self.rng.random()
+        if roll < 0.1:
+            return Action("{not json", risk=0.9)
+        if roll < 0.2:
+            return Action(make_action("open_vault", token=123), risk=0.9)
+        choice = self.rng.choice(["get_token", "read_logs", "wait", "open_vault"])
+        args = {"get_token": {}, "read_logs": {"page": self.rng.randint(1, 3)}, "wait": {"seconds": 5},
+                "open_vault": {"token": "guess"}}[choice]
+        return Action(make_action(choice, **args), risk=0.9)
