@@ -37,6 +37,9 @@ class Option:
 class Suite:
     """A workload's entry into the engine.
 
+    ``demo(out_dir)`` runs the workload at small default sizes for ``agentbed demo`` and
+    returns its summary (see :mod:`agentbed.summary`).
+
     ``run_unit`` replaces the default single-agent episode for workloads whose unit of work is
     something else (a CoCoder team run); it receives the spec and the run directory and must
     return one :class:`EpisodeRecord` whose ``log`` points at a verifiable log or manifest.
@@ -53,7 +56,7 @@ class Suite:
     budget: Budget = Budget()
     run_unit: Callable[[EpisodeSpec, Path], EpisodeRecord] | None = None
     summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
-    cli_hint: str = ""
+    demo: Callable[[Path], dict[str, Any]] | None = None
 
     def task_ids(self, options: dict[str, Any]) -> list[str]:
         return list(self.tasks(options))

@@ -1,0 +1,103 @@
+"""Statistics for results: bootstrap intervals, paired differences, pass^k.
+
+Intervals are percentile bootstrap intervals (Efron & Tibshirani, *An Introduction to the
+Bootstrap*, 1993). Where episodes are grouped (seeds within tasks), resampling is by group
+(the cluster bootstrap) so that correlated seeds of one task are not counted as independent.
+pass^k is the probability that all k i.i.d. trials of a task succeed, estimated without bias
+from n >= k trials with c successes as C(c, k) / C(n, k) (Yao et al., tau-bench, 2024).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+    n: int
+    confidence: float = 0.95
+
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+    def to_dict(self) -> dict[str, float]:
+        return {"estimate": self.estimate, "low": self.low, "high": self.high, "n": self.n,
+                "confidence": self.confidence}
+
+    def __str__(self) -> str:
+        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(samples, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], float] = np.mean, *,
+                 groups: Sequence[Hashable] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                 confidence: float = 0.95, seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of ``statistic`` (the mean by default).
+
+    With ``groups``, whole groups are resampled (cluster bootstrap) and the statistic is
+    computed on the pooled values of the drawn groups.
+    """
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), 0, confidence)
+    estimate = float(statistic(data))
+    if data.size == 1:
+        return Interval(estimate, estimate, estimate, 1, confidence)
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        idx = rng.integers(0, data.size, size=(n_resamples, data.size))
+        samples = np.apply_along_axis(statistic, 1, data[idx]) if statistic is not np.mean else data[idx].mean(axis=1)
+    else:
+        keys = list(dict.fromkeys(groups))
+        members = [np.flatnonzero(np.asarray([g == k for g in groups])) for k in keys]
+        draws = rng.integers(0, len(keys), size=(n_resamples, len(keys)))
+        samples = np.array([statistic(data[np.concatenate([members[j] for j in row])]) for row in draws])
+    lo, hi = _percentiles(samples, confidence)
+    return Interval(estimate, lo, hi, int(data.size), confidence)
+
+
+def paired_difference_ci(a: Sequence[float], b: Sequence[float], *, groups: Sequence[Hashable] | None = None,
+                         n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95, seed: int = 0) -> Interval:
+    """Interval of mean(a - b) over paired observations (same task and seed in both)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired samples differ in length ({x.size} vs {y.size})")
+    return bootstrap_ci(x - y, groups=groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def pass_hat_k(successes_per_task: dict[Hashable, Sequence[bool]], k: int) -> float:
+    """Mean over tasks of C(c, k) / C(n, k); tasks with fewer than k trials are left out."""
+    values = [comb(sum(map(bool, s)), k) / comb(len(s), k) for s in successes_per_task.values() if len(s) >= k]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def pass_hat_k_ci(successes_per_task: dict[Hashable, Sequence[bool]], k: int, *,
+                  n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95, seed: int = 0) -> Interval:
+    """pass^k with a bootstrap interval over tasks."""
+    per_task = [comb(sum(map(bool, s)), k) / comb(len(s), k) for s in successes_per_task.values() if len(s) >= k]
+    return bootstrap_ci(per_task, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Two-sided exact McNemar p-value for paired pass/fail outcomes."""
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(0, min(only_a, only_b) + 1)) / 2**n
+    return min(1.0, 2 * tail)
