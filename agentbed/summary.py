@@ -1,0 +1,57 @@
+"""The summary a workload hands to the report and the gate: tables, figures, headline metrics.
+
+A summary is plain JSON so it can be written next to the run and rendered later::
+
+    {"suite": "contracts",
+     "title": "Observation contracts",
+     "episodes": 240, "seeds": 5,
+     "headline": [{"metric": "pass_rate", "agent": "oracle", "estimate": 1.0, "low": 1.0, "high": 1.0,
+                   "n": 240, "higher_is_better": true}],
+     "tables": [{"title": "...", "columns": ["task", "pass"], "rows": [["s3-get", "0.80 [0.6, 1.0]"]],
+                 "note": "..."}],
+     "figures": [{"title": "...", "svg": "<svg ...>"}],
+     "command": "agentbed run contracts --agent naive --seeds 5"}
+
+Every table and figure should say, in ``note`` or the summary's ``command``, which command
+regenerates it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from agentbed.stats import Interval
+
+
+def headline(metric: str, interval: Interval, *, higher_is_better: bool = True, **labels: Any) -> dict[str, Any]:
+    return {"metric": metric, **labels, "estimate": interval.estimate, "low": interval.low, "high": interval.high,
+            "n": interval.n, "higher_is_better": higher_is_better}
+
+
+def table(title: str, columns: list[str], rows: list[list[Any]], note: str = "") -> dict[str, Any]:
+    return {"title": title, "columns": columns, "rows": rows, "note": note}
+
+
+def figure_from_matplotlib(title: str, fig: Any) -> dict[str, Any]:
+    """Embed a matplotlib figure as inline SVG (the report must work without a network)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    svg = buf.getvalue()
+    start = svg.find("<svg")
+    return {"title": title, "svg": svg[start:]}
+
+
+def fmt(interval: Interval, digits: int = 3) -> str:
+    return f"{interval.estimate:.{digits}f} [{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
+
+
+def write_summary(summary: dict[str, Any], path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+    tmp.replace(path)
+    return path
