@@ -123,7 +123,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
         tools = env.tool_specs()
         if writer is not None:
             writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
-                         task_params=env.task.params, agent=agent.describe(), seed=spec.seed, options=spec.options,
+                         task_params=env.task.params, agent_id=spec.agent, agent=agent.describe(), seed=spec.seed, options=spec.options,
                          budget=asdict(budget), parent=parent, versions=VERSIONS,
                          tools=[t.to_dict() for t in tools], observation=observation, info=info,
                          clock=env.clock.now())
@@ -183,7 +183,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
     if writer is not None:
         if not header_written:
             writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
-                         task_params={}, agent={"name": spec.agent}, seed=spec.seed, options=spec.options,
+                         task_params={}, agent_id=spec.agent, agent={"name": spec.agent}, seed=spec.seed, options=spec.options,
                          budget=asdict(budget), parent=parent, versions=VERSIONS, tools=[], observation="",
                          info={}, clock=env.clock.now())
         writer.write("footer", status=status, stop_reason=stop_reason, success=record.success,

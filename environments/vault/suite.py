@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import environments.vault  # noqa: F401 - registers agentbed/vault-v0
-from agentbed.suite import Suite
 from agentbed.runner import Budget
+from agentbed.suite import Suite
 from environments.vault.agents import VaultNaive, VaultOracle, VaultRandom
 from environments.vault.env import VaultEnv
 

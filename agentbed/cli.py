@@ -1,0 +1,69 @@
+"""The ``agentbed`` command line.
+
+Every bad input (unknown suite, task, agent or option; unreadable or malformed file) ends
+with one line ``agentbed: error: ...`` naming the culprit and exit status 2, no traceback.
+Workloads add their own verbs through the ``agentbed.commands`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+
+from agentbed.errors import UsageError
+from agentbed.log import LogFormatError
+from agentbed.suite import SuiteError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from agentbed import cli_logs, cli_run
+
+    parser = _Parser(prog="agentbed", description="A testbed for the safety and oversight of tool-using agents.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    cli_run.register(sub)
+    cli_logs.register(sub)
+    for ep in sorted(entry_points(group="agentbed.commands"), key=lambda e: e.name):
+        try:
+            ep.load()(sub)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
+            broken = sub.add_parser(ep.name, help=f"(unavailable: {type(exc).__name__}: {exc})")
+            broken.set_defaults(func=_unavailable(ep.name, exc))
+    return parser
+
+
+def _unavailable(name: str, exc: Exception):  # noqa: ANN202
+    def handler(args: argparse.Namespace) -> int:
+        raise UsageError(f"command {name!r} is unavailable: {type(exc).__name__}: {exc}")
+
+    return handler
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2 if argv else 0
+        if extra and not getattr(args, "accepts_extra", False):
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra = extra
+        return int(args.func(args) or 0)
+    except (UsageError, SuiteError, LogFormatError) as exc:
+        print(f"agentbed: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("agentbed: interrupted; finished episodes are in the run index (use --resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

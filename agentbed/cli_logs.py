@@ -1,0 +1,152 @@
+"""CLI verbs over trajectory logs: verify, replay, branch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from agentbed.errors import UsageError
+from agentbed.log import LogFormatError, decode_action, read_log, verify_log
+from agentbed.store import read_index
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("verify", help="check the SHA-256 chain of logs (files or run directories)")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("replay", help="show a log step by step, or re-execute it and report the first divergence")
+    p.add_argument("log")
+    p.add_argument("--step", type=int, help="show only step N")
+    p.add_argument("--rerun", action="store_true", help="re-execute with the recorded actions and compare")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("branch", help="run candidate agents from step N of a recorded episode")
+    p.add_argument("log")
+    p.add_argument("--at", type=int, required=True, help="number of prefix steps to keep")
+    p.add_argument("--agents", required=True, help="comma-separated agent names of the log's suite; "
+                                                    "'continue' is the recorded agent carrying on")
+    p.add_argument("--rollouts", type=int, default=1)
+    p.add_argument("--method", choices=["auto", "snapshot", "replay"], default="auto")
+    p.add_argument("--out", help="directory for the branch logs (default: beside the log, in branches/)")
+    p.set_defaults(func=cmd_branch)
+
+
+def _log_files(path: Path) -> list[tuple[Path, str | None]]:
+    if path.is_dir():
+        digests = {r.get("log"): r.get("digest") for r in read_index(path / "index.jsonl")}
+        files = sorted(path.rglob("*.jsonl"))
+        return [(f, digests.get(str(f.relative_to(path)))) for f in files if f.name != "index.jsonl"]
+    if not path.exists():
+        raise UsageError(f"{path}: no such file or directory")
+    return [(path, None)]
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    bad = 0
+    total = 0
+    for raw in args.paths:
+        for path, digest in _log_files(Path(raw)):
+            result = verify_log(path, digest or None)
+            total += 1
+            if not result.ok:
+                bad += 1
+                print(result.message(str(path)))
+    print(f"{total - bad} of {total} logs verified" + (f"; {bad} changed" if bad else ""))
+    return 1 if bad else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    path = Path(args.log)
+    records = read_log(path)
+    if args.rerun:
+        from agentbed.replay import first_divergence, rerun
+
+        recorded, replayed = rerun(path)
+        divergence = first_divergence(recorded, replayed)
+        print("identical" if divergence is None else divergence.message())
+        return 0 if divergence is None else 1
+    steps = [r for r in records if r.get("type") == "step"]
+    if args.step is not None and not 1 <= args.step <= len(steps):
+        raise UsageError(f"--step {args.step}: the log has steps 1..{len(steps)}")
+    _show(records, args.step)
+    return 0
+
+
+def _show(records: list[dict], only: int | None) -> None:
+    from rich.console import Console
+    from rich.panel import Panel
+
+    console = Console()
+    header, footer = records[0], records[-1]
+    if only is None:
+        console.print(Panel(f"suite {header['suite']}  task {header['task']}  agent {header.get('agent_id')}  "
+                            f"seed {header['seed']}\n{_clip(header.get('observation', ''))}",
+                            title=header["episode_id"]))
+    for r in records:
+        if r.get("type") != "step" or (only is not None and r["i"] != only):
+            continue
+        action = decode_action(r["action"])
+        extra = []
+        if r.get("usage"):
+            extra.append(f"tokens {r['usage'].get('total_tokens')}")
+        if r.get("risk") is not None:
+            extra.append(f"risk {r['risk']:.2f}")
+        if r.get("control"):
+            extra.append(f"control {json.dumps(r['control'])}")
+        console.print(Panel(f"[bold]action[/bold] {_clip(action if isinstance(action, str) else repr(action))}\n"
+                            f"[bold]observation[/bold] {_clip(r['observation'])}\n"
+                            f"reward {r['reward']}  clock +{r['clock'] - header['clock']:.0f}s  " + "  ".join(extra),
+                            title=f"step {r['i']}", markup=True))
+    if only is None and footer.get("type") == "footer":
+        console.print(f"status {footer['status']}  success {footer['success']}  steps {footer['steps']}  "
+                      f"labels {', '.join(footer.get('labels') or [])}")
+
+
+def _clip(text: str, limit: int = 800) -> str:
+    from rich.markup import escape
+
+    text = text if len(text) <= limit else text[:limit] + f" ... ({len(text)} chars)"
+    return escape(text)
+
+
+def cmd_branch(args: argparse.Namespace) -> int:
+    from agentbed.branch import PrefixMismatch, branch_from_log
+    from agentbed.runner import EpisodeSpec
+    from agentbed.suite import get_suite
+
+    path = Path(args.log)
+    header = read_log(path)[0]
+    suite = get_suite(header["suite"])
+    names = [n for n in args.agents.split(",") if n]
+    for name in names:
+        if name != "continue" and name not in suite.agents:
+            raise UsageError(f"--agents: suite {suite.name!r} has no agent {name!r}")
+    if args.rollouts < 1:
+        raise UsageError("--rollouts must be at least 1")
+    options = header.get("options") or {}
+    base_spec = EpisodeSpec(suite.name, header["task"], header.get("agent_id", ""), header["seed"], options)
+    base = suite.make_agent(base_spec) if "continue" in names else None
+
+    def factory(name: str):  # noqa: ANN202
+        return lambda env: suite.make_agent(EpisodeSpec(suite.name, header["task"], name, header["seed"], options))
+
+    candidates = {n: factory(n) for n in names}
+    out = Path(args.out) if args.out else path.parent / "branches"
+    try:
+        records = branch_from_log(path, lambda: suite.make_env(header["task"], options), args.at, candidates,
+                                  rollouts=args.rollouts, out_dir=out, budget=suite.budget, method=args.method,
+                                  suite=suite.name, base_agent=base)
+    except PrefixMismatch as exc:
+        print(f"prefix not reproduced: {exc}")
+        return 1
+    except ValueError as exc:
+        raise UsageError(f"--at: {exc}") from None
+    for r in records:
+        print(f"{r.agent:>24}  success={r.success!s:5}  steps={r.steps:3}  return={r.total_reward:g}  status={r.status}")
+    print(f"{len(records)} branches written to {out}")
+    return 0
+
+
+__all__ = ["register", "LogFormatError"]

@@ -1,0 +1,289 @@
+"""CLI verbs that run things: list, run, demo, gate, report, export."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import shlex
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from agentbed.errors import UsageError
+from agentbed.executors import EXECUTORS, execute
+from agentbed.results import episode_metrics, load_results, suite_summary, write_results
+from agentbed.runner import EpisodeSpec
+from agentbed.store import RunStore
+from agentbed.suite import Suite, SuiteError, broken_suites, get_suite, load_suites
+from agentbed.summary import write_summary
+
+DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="list suites, their tasks and agents")
+    p.add_argument("suite", nargs="?", help="show one suite in detail")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("run", help="run a suite's episodes into a run directory")
+    p.add_argument("suite")
+    p.add_argument("--task", action="append", help="task id (repeatable; default: all)")
+    p.add_argument("--agent", help="agent name(s), comma-separated (default: the suite's default)")
+    p.add_argument("--model", help="provider:model for the LangChain chat agent, e.g. openai:gpt-4o-mini")
+    p.add_argument("--seeds", type=int, help="number of seeds per task (default: the suite's)")
+    p.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    p.add_argument("--executor", choices=EXECUTORS, default="process")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--address", help="Ray cluster address (with --executor ray)")
+    p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
+    p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    p.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    p.set_defaults(func=cmd_run, accepts_extra=True)
+
+    p = sub.add_parser("demo", help="run all four workloads at small sizes, print a summary, write a report")
+    p.add_argument("--out", help="run directory (default: runs/demo-TIMESTAMP)")
+    p.add_argument("--suites", help=f"comma-separated subset of {','.join(DEMO_ORDER)}")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("gate", help="fail (exit 1) when results regress significantly from a baseline")
+    p.add_argument("results", help="a run directory or results.json")
+    p.add_argument("--baseline", required=True, help="baseline results.json (see baselines/)")
+    p.add_argument("--tolerance", type=float, help="override every metric's tolerance")
+    p.add_argument("--allow-missing", action="store_true", help="do not fail on metrics absent from the results")
+    p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("report", help="write a self-contained HTML report of a run directory")
+    p.add_argument("run_dir")
+    p.add_argument("--out", help="HTML file (default: RUN_DIR/report.html)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("export", help="export a run directory to another tool's log format")
+    p.add_argument("run_dir")
+    p.add_argument("--format", choices=["inspect"], required=True)
+    p.add_argument("--out", help="output directory (default: RUN_DIR/inspect)")
+    p.set_defaults(func=cmd_export)
+
+
+# -- list -------------------------------------------------------------------------------------
+def cmd_list(args: argparse.Namespace) -> int:
+    suites = load_suites()
+    names = [args.suite] if args.suite else sorted(suites)
+    for name in names:
+        suite = get_suite(name)
+        tasks = suite.task_ids(suite.resolve_options({}))
+        print(f"{suite.name}: {suite.description}")
+        print(f"  agents: {', '.join(sorted(suite.agents))} (default {suite.default_agent}); any --model provider:model")
+        if suite.options:
+            opts = ", ".join(f"--{k} ({o.default})" for k, o in suite.options.items())
+            print(f"  options: {opts}")
+        shown = tasks if args.suite else tasks[:6]
+        more = "" if len(shown) == len(tasks) else f" ... ({len(tasks)} in all)"
+        print(f"  tasks: {', '.join(shown)}{more}")
+    for name, why in sorted(broken_suites().items()):
+        print(f"{name}: unavailable ({why})")
+    return 0
+
+
+# -- run --------------------------------------------------------------------------------------
+def parse_suite_options(extra: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(extra):
+        item = extra[i]
+        if not item.startswith("--") or item == "--":
+            raise UsageError(f"unexpected argument {item!r}")
+        name, eq, value = item[2:].partition("=")
+        if not eq:
+            if i + 1 >= len(extra) or extra[i + 1].startswith("--"):
+                raise UsageError(f"option --{name} needs a value")
+            value, i = extra[i + 1], i + 1
+        options[name.replace("-", "_")] = value
+        i += 1
+    return options
+
+
+def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dict[str, Any]]:
+    options = suite.resolve_options(parse_suite_options(args.extra))
+    known = suite.task_ids(options)
+    tasks = args.task or known
+    for task in tasks:
+        if task not in known:
+            raise SuiteError(f"suite {suite.name!r} has no task {task!r} (see: agentbed list {suite.name})")
+    if args.model and args.agent:
+        raise UsageError("give --agent or --model, not both")
+    agents = [f"model:{args.model}"] if args.model else (args.agent.split(",") if args.agent else [suite.default_agent])
+    for agent in agents:
+        if not agent.startswith("model:") and agent not in suite.agents:
+            raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(sorted(suite.agents))})")
+    if args.model and ":" not in args.model:
+        raise UsageError(f"--model {args.model!r}: expected provider:model, e.g. openai:gpt-4o-mini")
+    n = args.seeds if args.seeds is not None else suite.default_seeds
+    if n < 1:
+        raise UsageError(f"--seeds must be at least 1, not {n}")
+    seeds = list(range(args.seed_start, args.seed_start + n))
+    specs = [EpisodeSpec(suite.name, t, a, s, options) for a in agents for t in tasks for s in seeds]
+    meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,
+            "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else [])}
+    return specs, meta
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.resume:
+        if not args.out:
+            raise UsageError("--resume needs --out RUN_DIR")
+        store = RunStore(args.out)
+        meta = store.meta()
+        if meta["suite"] != args.suite:
+            raise UsageError(f"--out {args.out}: holds a run of suite {meta['suite']!r}, not {args.suite!r}")
+        suite = get_suite(meta["suite"])
+        specs = [EpisodeSpec(suite.name, t, a, s, meta["options"]) for a in meta["agents"] for t in meta["tasks"]
+                 for s in meta["seeds"]]
+    else:
+        suite = get_suite(args.suite)
+        specs, meta = plan(suite, args)
+        if args.jobs is not None and args.jobs < 1:
+            raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
+        out = args.out or f"runs/{suite.name}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        store = RunStore(out)
+        store.create({**meta, "executor": args.executor})
+    store.discard_partial()
+    done = store.finished_ids()
+    todo = [s for s in specs if s.episode_id not in done]
+    t0 = time.perf_counter()
+    with _progress(len(todo), quiet=args.quiet or args.json) as advance:
+        for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address):
+            store.append(record)
+            advance()
+    wall = time.perf_counter() - t0
+    records = [r for r in store.records() if r["suite"] == suite.name]
+    command = meta.get("command", f"agentbed run {suite.name}")
+    summary = suite.summarize(records, meta["options"]) if suite.summarize else suite_summary(suite.name, records, command)
+    write_summary(summary, store.root / suite.name / "summary.json")
+    write_results(store.root / "results.json", episode_metrics(records), episodes=len(records),
+                  seeds=sorted({r["seed"] for r in records}))
+    if args.json:
+        print(json.dumps({"run_dir": str(store.root), "episodes": len(records), "ran": len(todo),
+                          "wall_seconds": round(wall, 3), "headline": summary.get("headline", [])}, default=str))
+    elif not args.quiet:
+        print_headlines([summary])
+        print(f"{len(todo)} episodes run in {wall:.1f}s ({len(records)} in {store.root})")
+    return 0
+
+
+class _progress:
+    """A rich progress bar on a terminal; nothing otherwise."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.enabled = total, not quiet and sys.stderr.isatty() and total > 1
+
+    def __enter__(self):  # noqa: ANN204
+        if not self.enabled:
+            return lambda: None
+        from rich.progress import Progress
+
+        self.bar = Progress(transient=True, console=None)
+        self.bar.start()
+        task = self.bar.add_task("episodes", total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+
+def print_headlines(summaries: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="agentbed summary (95% bootstrap intervals)")
+    for column in ("workload", "metric", "who", "estimate", "interval", "n"):
+        table.add_column(column)
+    for summary in summaries:
+        if summary.get("error"):
+            table.add_row(summary.get("suite", "?"), "FAILED", "", "", summary["error"].splitlines()[-1][:60], "")
+            continue
+        for h in summary.get("headline", []):
+            who = ", ".join(str(h[k]) for k in h if k not in {"metric", "estimate", "low", "high", "n",
+                                                              "higher_is_better", "confidence", "seeds"})
+            table.add_row(summary.get("suite", ""), h["metric"], who, f"{h['estimate']:.3f}",
+                          f"[{h['low']:.3f}, {h['high']:.3f}]", str(h.get("n", "")))
+    Console().print(table)
+
+
+# -- demo -------------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    suites = load_suites()
+    wanted = args.suites.split(",") if args.suites else [n for n in DEMO_ORDER if n in suites]
+    for name in wanted:
+        get_suite(name)  # unknown names are a usage error before anything runs
+        if suites[name].demo is None:
+            raise UsageError(f"--suites: suite {name!r} has no demo")
+    out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    for name in wanted:
+        t0 = time.perf_counter()
+        if not args.quiet:
+            print(f"== {name} ...", flush=True)
+        try:
+            summary = suites[name].demo(out)
+        except Exception:  # noqa: BLE001 - one failing workload must not hide the others
+            summary = {"suite": name, "title": name, "error": traceback.format_exc(), "tables": [], "figures": [],
+                       "headline": []}
+        summary.setdefault("suite", name)
+        summary["wall_seconds"] = round(time.perf_counter() - t0, 1)
+        write_summary(summary, out / name / "summary.json")
+        summaries.append(summary)
+        if not args.quiet:
+            print(f"   {name} done in {summary['wall_seconds']}s", flush=True)
+    print_headlines(summaries)
+    report = _render(out, None)
+    print(f"report: {report}")
+    return 1 if any(s.get("error") for s in summaries) else 0
+
+
+# -- gate, report, export ---------------------------------------------------------------------
+def cmd_gate(args: argparse.Namespace) -> int:
+    from agentbed.gate import compare, explain
+
+    current, baseline = load_results(args.results), load_results(args.baseline)
+    rows = compare(current, baseline, tolerance=args.tolerance)
+    if not rows:
+        raise UsageError(f"{args.baseline}: no metrics to compare")
+    failed = [r for r in rows if r.verdict == "regressed" or (r.verdict == "missing" and not args.allow_missing)]
+    for row in rows:
+        print(explain(row))
+    print(f"gate: {'FAIL' if failed else 'pass'} ({len(failed)} of {len(rows)} metrics failed)")
+    return 1 if failed else 0
+
+
+def _render(run_dir: Path, out: str | None) -> Path:
+    from agentbed.report import render_report
+
+    return render_report(run_dir, Path(out)) if out else render_report(run_dir)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a run directory")
+    print(_render(run_dir, args.out))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a run directory")
+    from agentbed.export import export_inspect
+
+    for path in export_inspect(run_dir, Path(args.out) if args.out else run_dir / "inspect"):
+        print(path)
+    return 0
+
+

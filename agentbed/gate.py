@@ -1,0 +1,93 @@
+"""The regression gate: compare a run's results with a baseline, metric by metric.
+
+For each baseline metric the units present in both files are paired and the mean difference
+(current - baseline, signed so that positive is better) gets a paired bootstrap interval,
+resampling whole groups (tasks). A metric regresses only when the interval lies entirely
+below zero (significant) *and* the estimated loss exceeds the metric's tolerance. For 0/1
+metrics the exact McNemar test and pass^k are printed beside it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from agentbed.stats import Interval, mcnemar_exact, paired_difference_ci, pass_hat_k
+
+
+@dataclass
+class GateRow:
+    suite: str
+    agent: str
+    metric: str
+    units: int
+    current: float
+    baseline: float
+    diff: Interval | None
+    tolerance: float
+    verdict: str  # ok | regressed | missing | improved
+    detail: str = ""
+
+
+def _key(m: dict[str, Any]) -> tuple[str, str, str]:
+    return (m["suite"], m["agent"], m["metric"])
+
+
+def _binary(values: list[float]) -> bool:
+    return all(v in (0.0, 1.0) for v in values)
+
+
+def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: float | None = None,
+            seed: int = 0) -> list[GateRow]:
+    now = {_key(m): m for m in current.get("metrics", [])}
+    rows = []
+    for base in baseline.get("metrics", []):
+        suite, agent, metric = _key(base)
+        tol = float(tolerance if tolerance is not None else base.get("tolerance", 0.05))
+        cur = now.get(_key(base))
+        if cur is None:
+            rows.append(GateRow(suite, agent, metric, 0, float("nan"), float("nan"), None, tol, "missing",
+                                "metric absent from the results"))
+            continue
+        units = sorted(set(base["values"]) & set(cur["values"]))
+        if not units:
+            rows.append(GateRow(suite, agent, metric, 0, float("nan"), float("nan"), None, tol, "missing",
+                                "no unit in common with the baseline"))
+            continue
+        sign = 1.0 if base.get("higher_is_better", True) else -1.0
+        a = [float(cur["values"][u]) for u in units]
+        b = [float(base["values"][u]) for u in units]
+        groups = [u.split("/", 1)[0] for u in units]
+        diff = paired_difference_ci([sign * x for x in a], [sign * y for y in b], groups=groups, seed=seed)
+        regressed = diff.high < 0 and diff.estimate < -tol
+        improved = diff.low > 0
+        detail = f"paired bootstrap over {len(set(groups))} groups, {len(units)} units"
+        if _binary(a + b):
+            p = mcnemar_exact([x == 1.0 for x in a], [y == 1.0 for y in b])
+            detail += f"; McNemar exact p={p:.3g}"
+            k = _pass_k(units, a, b)
+            if k:
+                detail += f"; {k}"
+        rows.append(GateRow(suite, agent, metric, len(units), sum(a) / len(a), sum(b) / len(b), diff, tol,
+                            "regressed" if regressed else ("improved" if improved else "ok"), detail))
+    return rows
+
+
+def _pass_k(units: list[str], a: list[float], b: list[float]) -> str:
+    per_task_a: dict[str, list[bool]] = defaultdict(list)
+    per_task_b: dict[str, list[bool]] = defaultdict(list)
+    for u, x, y in zip(units, a, b, strict=True):
+        per_task_a[u.split("/", 1)[0]].append(x == 1.0)
+        per_task_b[u.split("/", 1)[0]].append(y == 1.0)
+    k = min(len(v) for v in per_task_a.values())
+    if k < 2:
+        return ""
+    return f"pass^{k} {pass_hat_k(per_task_a, k):.3f} vs baseline {pass_hat_k(per_task_b, k):.3f}"
+
+
+def explain(row: GateRow) -> str:
+    if row.diff is None:
+        return f"{row.suite}/{row.agent}/{row.metric}: {row.verdict}: {row.detail}"
+    return (f"{row.suite}/{row.agent}/{row.metric}: {row.verdict}: current {row.current:.3f} vs baseline "
+            f"{row.baseline:.3f}, difference {row.diff} (tolerance {row.tolerance:g}; {row.detail})")

@@ -1,0 +1,81 @@
+"""Re-execution of a recorded episode and the report of its first divergence."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentbed.agents.replay import ReplayAgent
+from agentbed.control import CONTINUE, StepContext, Verdict, stop
+from agentbed.log import MemoryWriter, read_log
+from agentbed.runner import Budget, EpisodeSpec, run_episode
+from agentbed.suite import get_suite
+
+_IGNORED = {"hash", "prev"}
+
+
+@dataclass(frozen=True)
+class Divergence:
+    record: int  # 1-based line of the log
+    step: int | None
+    field: str
+    recorded: Any
+    replayed: Any
+
+    def message(self) -> str:
+        where = f"step {self.step}" if self.step is not None else f"record {self.record}"
+        return f"diverged at {where}, field {self.field!r}: recorded {_short(self.recorded)}, replayed {_short(self.replayed)}"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class _RecordedStops:
+    """Re-applies the controller's recorded stop verdicts (replacements are already in the actions)."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.stops = {r["i"] - 1 for r in records if r.get("type") == "control" and
+                      (r.get("verdict") or {}).get("kind") == "stop"}
+
+    def before_action(self, ctx: StepContext, proposed: Any) -> Verdict:
+        return stop("recorded") if ctx.step in self.stops else CONTINUE
+
+
+def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Re-execute the episode of the log at ``path`` with its recorded actions."""
+    recorded = read_log(path)
+    header = recorded[0]
+    suite = get_suite(header["suite"])
+    spec = EpisodeSpec(header["suite"], header["task"], header.get("agent_id", "replay"), header["seed"],
+                       header.get("options") or {})
+    env = suite.make_env(spec.task, spec.options)
+    budget = Budget(**header["budget"]) if header.get("budget") else suite.budget
+    writer = MemoryWriter()
+    agent = ReplayAgent([r for r in recorded if r.get("type") == "step"], header.get("agent"))
+    controller = _RecordedStops(recorded)
+    run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
+                parent=header.get("parent"))
+    env.close()
+    return recorded, [json.loads(line) for line in writer.lines]
+
+
+def first_divergence(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> Divergence | None:
+    def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in records if r.get("type") != "control"]
+
+    a, b = comparable(recorded), comparable(replayed)
+    for index, (x, y) in enumerate(zip(a, b, strict=False), start=1):
+        for key in list(dict.fromkeys([*x, *y])):
+            if key in _IGNORED or (key == "stop_reason" and x.get(key) == "recorded"):
+                continue
+            if x.get(key) != y.get(key):
+                if key == "stop_reason" and y.get(key) == "recorded":
+                    continue
+                return Divergence(index, x.get("i"), f"{x.get('type')}.{key}", x.get(key), y.get(key))
+    if len(a) != len(b):
+        return Divergence(min(len(a), len(b)) + 1, None, "records", len(a), len(b))
+    return None
