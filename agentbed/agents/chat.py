@@ -1,0 +1,388 @@
+"""A LangChain chat model as an agent: any provider ``init_chat_model`` knows, tools bound from the
+environment's JSON schemas, token usage from ``usage_metadata``.
+
+The conversation is the system prompt, the first observation as a human message, then for each
+step the model's reply and the next observation, as a tool message answering the executed tool
+call (or as a human message when the model called no tool).
+
+The action is ``{"tool": NAME, "arguments": ARGS}`` where ARGS is the argument text exactly as
+the provider sent it, so integrity checks downstream see the model's own bytes. LangChain parses
+that text into a dict and keeps no copy for OpenAI, so for OpenAI-format providers the agent
+reads it from the HTTP response (:class:`ResponseCapture`); where no raw text is available the
+parsed arguments are re-serialised and the step says so (``arguments_source``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    message_to_dict,
+    messages_from_dict,
+)
+
+from agentbed.agents.base import Action, Agent, Usage
+from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
+from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries
+from agentbed.errors import UsageError
+from agentbed.tools import Tool
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You act in an environment only through the tools you are given. Each reply must call exactly "
+    "one tool; only the first tool call of a reply is executed, and its result comes back as the "
+    "tool's answer. Before the tool call, state in your text how likely it is that this action is "
+    "correct and safe, as `confidence: <a number between 0 and 1>`. Never put the confidence inside "
+    "the tool arguments."
+)
+NOT_EXECUTED = "not executed: only the first tool call of a reply is executed; call this tool again if you still need it"
+
+# Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
+DEFAULT_BACKOFF = Backoff()
+OPENAI_FORMAT_PROVIDERS = frozenset({"openai", "azure_openai"})
+
+
+@dataclass(frozen=True)
+class ModelToolCall:
+    """One tool call of a reply, with its argument text and where that text came from:
+    ``provider`` (kept by the LangChain integration), ``http_response`` (read from the wire),
+    ``invalid_tool_call`` (text LangChain could not parse) or ``reserialised`` (no raw text)."""
+
+    id: str | None
+    name: str | None
+    arguments: str
+    source: str
+
+
+def action_text(name: str | None, arguments: str) -> str:
+    """The raw action for a tool call, the argument text embedded byte for byte.
+
+    Text that is not one complete JSON value is embedded as a JSON string instead (the
+    environment then rejects it as non-object arguments and the exact text stays recoverable):
+    spliced in verbatim, ``{}, "tool": "other"`` would smuggle in a second tool name.
+    An empty argument text means no arguments, as providers send it for parameterless tools.
+    """
+    if not arguments.strip():
+        arguments = "{}"
+    try:
+        json.loads(arguments)
+        embedded = arguments
+    except (ValueError, RecursionError):
+        embedded = json.dumps(arguments, ensure_ascii=False)
+    return '{"tool": ' + json.dumps(name, ensure_ascii=False) + ', "arguments": ' + embedded + "}"
+
+
+def no_tool_action(text: str) -> str:
+    """The action for a reply without a tool call: the environment rejects it (no tool named)."""
+    return json.dumps({"tool": None, "text": text}, ensure_ascii=False)
+
+
+def openai_tool_arguments(body: Any) -> dict[str, str]:
+    """Tool call id -> argument text in an OpenAI response body (chat completions or responses API)."""
+    found: dict[str, str] = {}
+    if not isinstance(body, dict):
+        return found
+    for choice in body.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(call.get("id"), str) and isinstance(function.get("arguments"), str):
+                found[call["id"]] = function["arguments"]
+    for item in body.get("output") or []:
+        if (isinstance(item, dict) and item.get("type") == "function_call" and isinstance(item.get("call_id"), str)
+                and isinstance(item.get("arguments"), str)):
+            found[item["call_id"]] = item["arguments"]
+    return found
+
+
+class ResponseCapture:
+    """An httpx response hook that keeps the tool-call argument text of OpenAI-format responses.
+
+    Pass :meth:`http_client` to the provider client. Captures are per thread (the sync client
+    calls the hook in the calling thread), so forks of one agent may share the capture.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _store(self) -> dict[str, str]:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = {}
+        return store
+
+    def on_response(self, response: httpx.Response) -> None:
+        if "json" not in response.headers.get("content-type", ""):
+            return  # streams and error pages are left to the client
+        response.read()
+        try:
+            body = json.loads(response.content)
+        except (ValueError, RecursionError):
+            return
+        self._store().update(openai_tool_arguments(body))
+
+    def clear(self) -> None:
+        self._store().clear()
+
+    def take(self) -> dict[str, str]:
+        store = self._store()
+        found = dict(store)
+        store.clear()
+        return found
+
+    def http_client(self, **kwargs: Any) -> httpx.Client:
+        try:
+            from openai import DefaultHttpxClient as client_class  # the defaults the SDK would use
+        except ImportError:  # pragma: no cover - openai comes with langchain-openai
+            client_class = httpx.Client
+        return client_class(event_hooks={"response": [self.on_response]}, **kwargs)
+
+
+def tool_calls_of(message: AIMessage, captured: Mapping[str, str] | None = None) -> list[ModelToolCall]:
+    """The reply's tool calls in the order the model wrote them, each with its raw argument text."""
+    captured = captured or {}
+    raw_list = message.additional_kwargs.get("tool_calls")
+    provider_raw: dict[str, str] = {}
+    for call in raw_list if isinstance(raw_list, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(call.get("id"), str) and isinstance(function.get("arguments"), str):
+            provider_raw[call["id"]] = function["arguments"]
+
+    def raw_text(call_id: Any) -> tuple[str, str] | None:
+        if isinstance(call_id, str):
+            if call_id in provider_raw:
+                return provider_raw[call_id], "provider"
+            if call_id in captured:
+                return captured[call_id], "http_response"
+        return None
+
+    calls = []
+    for call in message.tool_calls:
+        raw = raw_text(call.get("id")) or (json.dumps(call.get("args", {}), ensure_ascii=False), "reserialised")
+        calls.append(ModelToolCall(call.get("id"), call.get("name"), *raw))
+    for call in message.invalid_tool_calls:
+        args = call.get("args")
+        raw = raw_text(call.get("id")) or ((args, "invalid_tool_call") if isinstance(args, str) else ("", "reserialised"))
+        calls.append(ModelToolCall(call.get("id"), call.get("name"), *raw))
+    order = list(provider_raw) or list(captured)
+    rank = {call_id: i for i, call_id in enumerate(order)}
+    return sorted(calls, key=lambda c: rank.get(c.id, len(rank)) if isinstance(c.id, str) else len(rank))
+
+
+def usage_of(message: AIMessage) -> Usage | None:
+    meta = message.usage_metadata
+    if not meta:
+        return None
+    return Usage(int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0)), int(meta.get("total_tokens", 0)))
+
+
+def message_from_model_output(model_output: Mapping[str, Any]) -> BaseMessage:
+    """The model reply recorded in a step's ``model_output`` (for replay and branching)."""
+    return messages_from_dict([model_output["message"]])[0]
+
+
+@dataclass(frozen=True)
+class _Awaiting:
+    """Which tool calls of the last reply the next observation answers."""
+
+    executed: str | None
+    skipped: tuple[str, ...]
+
+
+class ChatAgent(Agent):
+    """An agent backed by a LangChain chat model.
+
+    ``max_retries`` and ``backoff`` are the retry policy for transient provider errors
+    (timeouts, connection errors, HTTP 429 and 5xx); the jitter comes from an RNG seeded by
+    ``seed`` and re-seeded with each episode's seed. After the last retry the error propagates
+    and the runner ends the episode with status ``error``.
+    """
+
+    def __init__(self, model: BaseChatModel, *, name: str = "chat", system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+                 max_retries: int = 4, backoff: Backoff = DEFAULT_BACKOFF, seed: int = 0, model_id: str | None = None,
+                 capture: ResponseCapture | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self.chat_model = model
+        self.name = name
+        self.model = model_id or _model_id(model)
+        self.system_prompt = system_prompt
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.capture = capture
+        self.sleep = sleep
+        self.messages: list[BaseMessage] = []
+        self._awaiting: _Awaiting | None = None
+        self._rng = random.Random(seed)
+        self._bound: Any = None
+        self._bound_key: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
+                          system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_retries: int = 4,
+                          backoff: Backoff = DEFAULT_BACKOFF, timeout: float = 60.0, **model_kwargs: Any) -> ChatAgent:
+        """``"provider:model"`` resolved by LangChain's ``init_chat_model``; other keyword
+        arguments go to the model (``base_url``, ``api_key``, ``temperature``...). The client's
+        own retries are off (ours are observable) and each call times out after ``timeout`` s."""
+        from langchain.chat_models import init_chat_model
+
+        provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
+        capture = None
+        if provider in OPENAI_FORMAT_PROVIDERS and "http_client" not in model_kwargs:
+            capture = ResponseCapture()
+            model_kwargs["http_client"] = capture.http_client()
+        try:
+            chat_model = init_chat_model(model, timeout=timeout, max_retries=0, **model_kwargs)
+        except Exception as exc:  # noqa: BLE001 - a model that cannot be built is a configuration error
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(f"--model {model!r}: {first_line}") from exc
+        if provider in OPENAI_FORMAT_PROVIDERS and getattr(chat_model, "client", True) is None:
+            raise UsageError(f"--model {model!r}: no API key; set OPENAI_API_KEY (and OPENAI_BASE_URL for a"
+                             " compatible server)")
+        return cls(chat_model, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+                   backoff=backoff, seed=seed, model_id=model, capture=capture)
+
+    # -- Agent protocol --------------------------------------------------------------------
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        self.messages = []
+        self._awaiting = None
+        self._rng = random.Random(seed)
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        self._add_observation(observation)
+        bound = self._bind(tools)
+        if self.capture is not None:
+            self.capture.clear()
+        reply, retries = call_with_retries(lambda: bound.invoke(self.messages), max_retries=self.max_retries,
+                                           backoff=self.backoff, rng=self._rng, sleep=self.sleep)
+        if not isinstance(reply, AIMessage):
+            raise TypeError(f"{self.model}: expected an AIMessage from the model, got {type(reply).__name__}")
+        captured = self.capture.take() if self.capture is not None else {}
+        return self._action_for(reply, captured, retries)
+
+    def fork(self) -> ChatAgent:
+        """An independent continuation: the model client is shared, the conversation copied."""
+        twin = object.__new__(ChatAgent)
+        twin.__dict__.update(self.__dict__)
+        twin.messages = [m.model_copy(deep=True) for m in self.messages]
+        twin._rng = random.Random()
+        twin._rng.setstate(self._rng.getstate())
+        return twin
+
+    def describe(self) -> dict[str, Any]:
+        prompt = self.system_prompt or ""
+        return {"name": self.name, "model": self.model, "max_retries": self.max_retries,
+                "backoff": asdict(self.backoff),
+                "system_prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}
+
+    def load_history(self, first_observation: str, steps: Sequence[tuple[Mapping[str, Any], str]]) -> None:
+        """Rebuild the conversation of a recorded prefix, for branching from a log: ``steps``
+        holds each step's recorded ``model_output`` and the observation that followed it. The
+        last observation is left out: the runner hands it to the next :meth:`act`."""
+        self.messages, self._awaiting = [], None
+        if not steps:
+            return
+        self._add_observation(first_observation)
+        for i, (model_output, observation) in enumerate(steps):
+            reply = message_from_model_output(model_output)
+            if not isinstance(reply, AIMessage):
+                raise ValueError(f"step {i + 1}: model_output holds a {type(reply).__name__}, not an AI message")
+            self._record_reply(reply, tool_calls_of(reply))
+            if i < len(steps) - 1:
+                self._add_observation(observation)
+
+    # -- conversation ------------------------------------------------------------------------
+    def _add_observation(self, observation: str) -> None:
+        if not self.messages:
+            if self.system_prompt:
+                self.messages.append(SystemMessage(self.system_prompt))
+            self.messages.append(HumanMessage(observation))
+            return
+        awaiting = self._awaiting
+        if awaiting is None or awaiting.executed is None:
+            self.messages.append(HumanMessage(observation))
+        else:
+            self.messages.append(ToolMessage(observation, tool_call_id=awaiting.executed))
+        for call_id in awaiting.skipped if awaiting else ():
+            self.messages.append(ToolMessage(NOT_EXECUTED, tool_call_id=call_id))
+        self._awaiting = None
+
+    def _record_reply(self, reply: AIMessage, calls: list[ModelToolCall]) -> None:
+        self.messages.append(reply)
+        if calls:
+            skipped = tuple(c.id for c in calls[1:] if isinstance(c.id, str))
+            self._awaiting = _Awaiting(calls[0].id if isinstance(calls[0].id, str) else None, skipped)
+        else:
+            self._awaiting = None
+
+    def _bind(self, tools: Sequence[Tool]) -> Any:
+        schemas = [t.to_openai() for t in tools]
+        key = tuple(json.dumps(s, sort_keys=True) for s in schemas)
+        if key != self._bound_key:
+            self._bound = self.chat_model.bind_tools(schemas) if schemas else self.chat_model
+            self._bound_key = key
+        return self._bound
+
+    def _action_for(self, reply: AIMessage, captured: Mapping[str, str], retries: list[RetryRecord]) -> Action:
+        calls = tool_calls_of(reply, captured)
+        reply = _with_raw_arguments(_without_run_id(reply), calls)
+        self._record_reply(reply, calls)
+        text = content_text(reply.content)
+        if calls:
+            first = calls[0]
+            action, source = action_text(first.name, first.arguments), first.source
+        else:
+            action, source = no_tool_action(text), "no_tool_call"
+        model_output = _json_safe({"message": message_to_dict(reply), "arguments_source": source,
+                                   "tool_calls": len(calls), "retries": [r.to_dict() for r in retries]})
+        meta = {"arguments_source": source, "retries": len(retries),
+                "unexecuted_tool_calls": [c.name for c in calls[1:]]}
+        return Action(action, usage=usage_of(reply), model_output=model_output,
+                      risk=risk_from_confidence(parse_confidence(text)), meta=meta)
+
+
+def _without_run_id(reply: AIMessage) -> AIMessage:
+    """Drop the random id LangChain gives a reply without one: it is not model output, and
+    would make identical runs write different bytes."""
+    if isinstance(reply.id, str) and reply.id.startswith(("lc_run-", "run-")):
+        return reply.model_copy(update={"id": None})
+    return reply
+
+
+def _with_raw_arguments(reply: AIMessage, calls: list[ModelToolCall]) -> AIMessage:
+    """Keep the argument text read from the wire in the reply itself (OpenAI's raw form in
+    ``additional_kwargs``), so the recorded message alone reproduces the action's bytes."""
+    if not any(c.source == "http_response" for c in calls) or "tool_calls" in reply.additional_kwargs:
+        return reply
+    raw = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
+    return reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, "tool_calls": raw}})
+
+
+def _model_id(model: BaseChatModel) -> str:
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    return f"{model._llm_type}:{name}" if isinstance(name, str) else model._llm_type
+
+
+def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """The log writes UTF-8: replace lone surrogates a provider's JSON escapes may have produced
+    (the action itself keeps them; the log stores such an action as base64)."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+        return json.loads(text)
+    except UnicodeEncodeError:
+        return json.loads(text.encode("utf-8", "replace").decode("utf-8"))

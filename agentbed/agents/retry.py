@@ -1,0 +1,141 @@
+"""Retrying provider calls: which errors are transient, and exponential backoff with seeded jitter.
+
+The policy is ours, not the provider client's (the client is built with ``max_retries=0``),
+so every retry is visible: :func:`call_with_retries` returns one :class:`RetryRecord` per
+failed attempt, and when it gives up the last exception propagates with a note listing them.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
+
+import httpx
+
+T = TypeVar("T")
+
+# HTTP statuses worth another attempt: request timeout, conflict, rate limit, and server errors.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delay before retry ``attempt`` (0-based): ``base * factor**attempt`` capped at ``max_delay``,
+    then shortened by up to ``jitter`` of itself at random, so that clients do not retry in step.
+
+    A server's ``Retry-After`` is a floor (still capped at ``max_delay``).
+    """
+
+    base: float = 1.0
+    factor: float = 2.0
+    max_delay: float = 30.0
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.base < 0 or self.factor < 1 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
+            raise ValueError(f"invalid backoff {self}: need base >= 0, factor >= 1, max_delay >= 0, 0 <= jitter <= 1")
+
+    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
+        nominal = min(self.max_delay, self.base * self.factor ** attempt)
+        delay = nominal * (1.0 - self.jitter * rng.random())
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.max_delay))
+        return delay
+
+
+@dataclass(frozen=True)
+class RetryRecord:
+    """One failed attempt: what went wrong and how long we waited before the next one."""
+
+    attempt: int
+    error: str
+    status: int | None
+    retry_after: float | None
+    delay: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP status an SDK exception carries, if any (openai, anthropic and httpx all expose one)."""
+    code = getattr(exc, "status_code", None)
+    if code is None:
+        code = getattr(getattr(exc, "response", None), "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether another attempt may succeed: timeouts, lost connections, HTTP 408/409/429 and 5xx.
+
+    LangChain's ``ModelError`` subclasses say so themselves (``is_retryable``); raw SDK and
+    transport errors are classified by type and status code.
+    """
+    flag = getattr(type(exc), "is_retryable", None)
+    if isinstance(flag, bool) and flag:
+        return True
+    if isinstance(exc, TimeoutError | ConnectionError | httpx.TimeoutException | httpx.NetworkError):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai comes with langchain-openai
+        openai = None  # type: ignore[assignment]
+    if openai is not None and isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    code = status_code(exc)
+    return code is not None and (code in RETRYABLE_STATUS or code >= 500)
+
+
+def retry_after_seconds(exc: BaseException, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if it said."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return max(0.0, float(millis) / 1000.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - now())
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def call_with_retries(call: Callable[[], T], *, max_retries: int, backoff: Backoff, rng: random.Random,
+                      sleep: Callable[[float], None] = time.sleep) -> tuple[T, list[RetryRecord]]:
+    """Run ``call``; on a transient error wait and try again, at most ``max_retries`` more times.
+
+    Returns the result and the failed attempts. A permanent error, or a transient one after the
+    last retry, propagates unchanged except for a note summarising the attempts.
+    """
+    records: list[RetryRecord] = []
+    for attempt in range(max_retries + 1):
+        try:
+            return call(), records
+        except Exception as exc:
+            if not is_transient(exc) or attempt == max_retries:
+                if records or is_transient(exc):
+                    exc.add_note(f"agentbed: provider call failed after {attempt + 1} attempt(s): "
+                                 + "; ".join(r.error for r in records + [_record(exc, attempt, 0.0)]))
+                raise
+            wait = retry_after_seconds(exc)
+            delay = backoff.delay(attempt, rng, wait)
+            records.append(_record(exc, attempt, delay, wait))
+            sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _record(exc: BaseException, attempt: int, delay: float, retry_after: float | None = None) -> RetryRecord:
+    code = status_code(exc)
+    text = f"{type(exc).__name__}" + (f" (HTTP {code})" if code is not None else "")
+    return RetryRecord(attempt=attempt, error=text, status=code, retry_after=retry_after, delay=delay)

@@ -1,0 +1,137 @@
+"""A small OpenAI-compatible chat-completions server on loopback, for driving the real client.
+
+It answers ``POST /v1/chat/completions`` from a script: a list of :class:`Reply` consumed in
+order, or a function from the request body to a :class:`Reply`. A reply is a completion with
+tool calls (argument text sent exactly as scripted), text and usage, or an HTTP error (429 with
+Retry-After, 500, 503...), optionally after a delay. Every request body is kept for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ERROR_TYPES = {429: "rate_limit_exceeded", 500: "server_error", 503: "service_unavailable", 400: "invalid_request_error"}
+
+
+@dataclass
+class Reply:
+    """One scripted answer. ``tool_calls`` are (name, raw argument text) pairs."""
+
+    tool_calls: Sequence[tuple[str, str]] = ()
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+
+def error(status: int, **headers: str) -> Reply:
+    return Reply(status=status, headers=headers)
+
+
+Script = Sequence[Reply] | Callable[[dict[str, Any]], Reply]
+
+
+class OpenAIStub:
+    """Start with :meth:`start` (returns the base URL), stop with :meth:`stop`."""
+
+    def __init__(self, script: Script) -> None:
+        self._queue: deque[Reply] | None = None if callable(script) else deque(script)
+        self._policy = script if callable(script) else None
+        self.requests: list[dict[str, Any]] = []
+        self.served = 0  # requests answered, errors included
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "stub not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> str:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                stub._answer(self, body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers sleeping through a scripted delay
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            number = len(self.requests)
+            if self._policy is not None:
+                return self._policy(body)
+            assert self._queue is not None
+            if not self._queue:
+                return Reply(status=400, content=f"stub script exhausted at request {number}")
+            return self._queue.popleft()
+
+    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        reply = self._next_reply(body)
+        with self._lock:
+            self.served += 1
+            number = self.served
+        if reply.delay and self._stopping.wait(reply.delay):
+            return
+        if reply.status != 200:
+            payload = {"error": {"message": reply.content or f"scripted HTTP {reply.status}",
+                                 "type": ERROR_TYPES.get(reply.status, "error"), "code": None, "param": None}}
+        else:
+            payload = completion(reply, number, body.get("model", "stub"))
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            handler.send_response(reply.status)
+            handler.send_header("content-type", "application/json")
+            handler.send_header("content-length", str(len(data)))
+            for name, value in reply.headers.items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and went away
+
+
+def completion(reply: Reply, number: int, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{number}_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            for i, (name, arguments) in enumerate(reply.tool_calls)
+        ]
+    return {
+        "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 1_700_000_000 + number, "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }
