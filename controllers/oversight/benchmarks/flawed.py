@@ -1,0 +1,106 @@
+"""Scripted base agents with tunable flaws, shared by the benchmarks this package branches.
+
+A :class:`FlawedAgent` knows a correct policy (a subclass's ``correct_action``) but slips:
+noisy action choice (a random action with probability ``noise``), loops (with probability
+``loop`` per step it starts repeating its last action until someone intervenes) and
+forgetting the goal (after ``forget_after`` steps it acts at random). Some slips are
+harmless, some destroy the episode, so failures are recoverable or not for real reasons.
+
+Its risk score is a verbal-confidence analogue: the agent's own impression of how many of
+its recent actions went astray and how far into the budget it is, with noise. It tracks
+failure, not whether an intervention would help.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from agentbed.agents.base import Action, Agent
+from agentbed.tools import Tool
+
+RISK_WINDOW = 6
+
+
+@dataclass(frozen=True)
+class Flaws:
+    noise: float = 0.0
+    loop: float = 0.0
+    forget_after: int | None = None
+    risk_noise: float = 0.12
+
+
+FLAW_PRESETS = {
+    "noisy": Flaws(noise=0.3),
+    "looping": Flaws(noise=0.08, loop=0.08),
+    "forgetful": Flaws(noise=0.08, forget_after=8),
+}
+
+
+class FlawedAgent(Agent):
+    """Base class: subclasses implement ``observe``, ``correct_action`` and ``random_action``."""
+
+    name = "flawed"
+    horizon = 50  # steps the risk score measures progress against
+
+    def __init__(self, flaws: Flaws, seed: int = 0) -> None:
+        self.flaws = flaws
+        self.rng = random.Random(seed)
+        self.steps = 0
+        self.looping = False
+        self.slips: list[bool] = []
+        self.last_action: str | None = None
+
+    def reset(self, *, seed: int, task: object = None) -> None:
+        self.rng = random.Random(seed)
+        self.steps, self.looping, self.slips, self.last_action = 0, False, [], None
+
+    def reseed(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    # -- subclass hooks ------------------------------------------------------------------
+    def observe(self, observation: str) -> None:
+        """Update the agent's picture of the world from the latest observation."""
+
+    def correct_action(self) -> str:
+        raise NotImplementedError
+
+    def random_action(self) -> str:
+        raise NotImplementedError
+
+    def on_executed(self, action: str, slipped: bool) -> None:
+        """Called after choosing ``action`` (e.g. to advance a plan pointer)."""
+
+    # -- the policy ----------------------------------------------------------------------
+    def forgot(self) -> bool:
+        return self.flaws.forget_after is not None and self.steps >= self.flaws.forget_after
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        self.observe(observation)
+        if self.looping and self.last_action is not None:
+            action, slipped = self.last_action, True
+        elif self.forgot() or self.rng.random() < self.flaws.noise:
+            action, slipped = self.random_action(), True
+        else:
+            action, slipped = self.correct_action(), False
+        if self.flaws.loop and self.rng.random() < self.flaws.loop:
+            self.looping = True
+        self.on_executed(action, slipped)
+        self.slips.append(slipped)
+        self.steps += 1
+        self.last_action = action
+        recent = self.slips[-RISK_WINDOW:]
+        felt = 0.15 + 0.55 * sum(recent) / len(recent) + 0.25 * min(1.0, self.steps / self.horizon)
+        risk = min(1.0, max(0.0, felt + self.rng.gauss(0.0, self.flaws.risk_noise)))
+        return Action(action, risk=round(risk, 4), meta={"slipped": slipped})
+
+
+def reflect(agent: FlawedAgent) -> FlawedAgent:
+    """Self-repair: the same agent re-reads its goal, clears its loop and halves its noise."""
+    fixed = copy.deepcopy(agent)
+    fixed.flaws = replace(agent.flaws, noise=agent.flaws.noise / 2, loop=0.0, forget_after=None)
+    fixed.looping = False
+    fixed.name = agent.name + "+reflect"
+    return fixed

@@ -1,0 +1,251 @@
+"""Building the branched dataset: every candidate action executed from the identical state.
+
+For each (game, base agent, seed) the base agent runs live; at each checkpoint t (before the
+action it proposes at t is executed) the state is reconstructed once per branch, by snapshot
+or by verified replay of the prefix (:mod:`controllers.oversight.fork`), and each candidate
+action (continue, every intervention) is rolled out ``rollouts`` times through the engine's
+runner. Quit is not rolled out: its utility is 0 by definition. Replays that do not reproduce
+the prefix are discarded and counted, as are branches that end in an error.
+
+The dataset is JSON Lines: the first line ``{"provenance": ...}``, then one row per branch
+with the prefix features, the action, the rollout, success and steps. Utilities are computed
+from success and steps at evaluation time, so one dataset serves every cost setting.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentbed.agents.base import Agent
+from agentbed.control import StepView
+from agentbed.errors import UsageError
+from agentbed.log import TrajectoryWriter
+from agentbed.runner import VERSIONS, Budget, EpisodeSpec, run_episode
+from controllers.oversight.benchmarks import BranchTarget, load_target, reseed_agent
+from controllers.oversight.features import FEATURE_NAMES, prefix_features
+from controllers.oversight.fork import Checkpoint, Prefix, PrefixMismatch
+from controllers.oversight.utility import CONTINUE
+
+SCHEMA = "agentbed.oversight.dataset/1"
+ROW_FIELDS = ("benchmark", "game", "flaw", "seed", "trajectory", "checkpoint", "action", "rollout", "success",
+              "steps", "status", "method", "risk", "features")
+
+
+@dataclass
+class BuildConfig:
+    """What to branch. Checkpoints are at steps first, first+every, ... (at most ``checkpoints``)."""
+
+    benchmark: str
+    games: int | None = None  # first N games of the benchmark; None: all
+    flaws: list[str] = field(default_factory=list)  # base agents; empty: all of the benchmark's
+    seeds: int = 1  # base trajectories per game and flaw
+    first: int = 2
+    every: int = 4
+    checkpoints: int = 3
+    rollouts: int = 2
+    method: str = "auto"
+    workers: int = 1
+    target_options: dict[str, Any] = field(default_factory=dict)
+
+    def checkpoint_steps(self, max_steps: int) -> list[int]:
+        return [s for s in (self.first + i * self.every for i in range(self.checkpoints)) if s < max_steps]
+
+
+@dataclass
+class Dataset:
+    provenance: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".part")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"provenance": self.provenance}, sort_keys=True) + "\n")
+            for row in self.rows:
+                fh.write(json.dumps(row, sort_keys=True) + "\n")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Dataset:
+        path = Path(path)
+        if not path.is_file():
+            raise UsageError(f"{path}: no such dataset file")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            head = json.loads(lines[0]) if lines else {}
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:1: not JSON ({exc.msg})") from None
+        if not isinstance(head, dict) or head.get("provenance", {}).get("schema") != SCHEMA:
+            raise UsageError(f"{path}:1: not an oversight dataset (expected provenance.schema {SCHEMA!r})")
+        rows = []
+        for i, line in enumerate(lines[1:], start=2):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path}:{i}: not JSON ({exc.msg})") from None
+            missing = [f for f in ROW_FIELDS if f not in row]
+            if missing:
+                raise UsageError(f"{path}:{i}: row lacks field {missing[0]!r}")
+            rows.append(row)
+        return cls(head["provenance"], rows)
+
+
+@dataclass
+class _Counts:
+    trajectories: int = 0
+    checkpoints: int = 0
+    branches: int = 0
+    replays: int = 0
+    replay_mismatches: int = 0
+    branch_errors: int = 0
+    mismatch_examples: list[dict[str, Any]] = field(default_factory=list)
+    error_examples: list[str] = field(default_factory=list)
+
+    def add(self, other: _Counts) -> None:
+        for name in ("trajectories", "checkpoints", "branches", "replays", "replay_mismatches", "branch_errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.mismatch_examples = (self.mismatch_examples + other.mismatch_examples)[:5]
+        self.error_examples = (self.error_examples + other.error_examples)[:3]
+
+
+def _rollout_seed(seed: int, step: int, rollout: int) -> int:
+    return (seed * 1_000_003 + step * 1009 + rollout) % (2**31)
+
+
+def _branch(target: BranchTarget, checkpoint: Checkpoint, base_copy: Agent, action: str, rollout: int,
+            spec: EpisodeSpec, counts: _Counts, log_dir: Path | None, parent: dict[str, Any]) -> dict[str, Any] | None:
+    """One rollout of ``action`` from the checkpoint; None when the replay diverged or it errored."""
+    counts.branches += 1
+    if checkpoint.method == "replay":
+        counts.replays += 1
+    try:
+        env = checkpoint.materialize()
+    except PrefixMismatch as exc:
+        counts.replay_mismatches += 1
+        counts.mismatch_examples.append({"task": spec.task, "seed": spec.seed, "checkpoint": checkpoint.at_step,
+                                         "diverged_at": exc.step, "field": exc.field})
+        return None
+    rseed = _rollout_seed(spec.seed, checkpoint.at_step, rollout)
+    if target.uses_global_random:
+        random.seed(rseed)
+    agent = base_copy.fork() if action == CONTINUE else target.interventions[action](env, base_copy.fork())
+    if rollout > 0:
+        reseed_agent(agent, rseed)
+    writer = TrajectoryWriter(log_dir / f"{spec.episode_id}.jsonl") if log_dir is not None else None
+    prefix = checkpoint.prefix
+    record = run_episode(env, agent, spec, budget=Budget(max_steps=target.max_steps), writer=writer, parent=parent,
+                         start=(prefix.observations[-1], list(prefix.history)))
+    env.close()
+    if record.status == "error":
+        counts.branch_errors += 1
+        counts.error_examples.append(record.error.strip().splitlines()[-1][:300] if record.error else "error")
+        return None
+    return {"success": bool(record.success), "steps": int(record.steps), "status": record.status}
+
+
+def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, config: BuildConfig,
+                      log_dir: Path | None = None) -> tuple[list[dict[str, Any]], _Counts]:
+    """Run one base trajectory and branch it at every checkpoint it reaches."""
+    counts = _Counts(trajectories=1)
+    rows: list[dict[str, Any]] = []
+    if target.uses_global_random:
+        random.seed(seed)
+    env = target.make_env(game)
+    agent = target.base_agents[flaw](seed)
+    observation, _ = env.reset(seed=seed)
+    agent.reset(seed=seed, task=env.task)
+    tools = env.tool_specs()
+    prefix = Prefix(task=game, seed=seed, observations=[observation])
+    risks: list[float] = []
+    trajectory = f"{target.name}.{game}.{flaw}.s{seed}"
+    wanted = set(config.checkpoint_steps(target.max_steps))
+    actions = [CONTINUE, *target.interventions]
+    for t in range(target.max_steps):
+        before = agent.fork() if t in wanted else None
+        proposed = agent.act(observation, tools)
+        risks.append(0.5 if proposed.risk is None else float(proposed.risk))
+        if before is not None:
+            counts.checkpoints += 1
+            checkpoint = Checkpoint(env, lambda: target.make_env(game), prefix, config.method,
+                                    global_seed=seed if target.uses_global_random else None)
+            features = prefix_features(prefix.history, risks, prefix.observations[0], target.max_steps)
+            for action in actions:
+                for r in range(config.rollouts):
+                    spec = EpisodeSpec(suite=f"oversight-{target.name}", task=game, agent=f"{flaw}.{action}",
+                                       seed=seed, options={"checkpoint": t, "rollout": r})
+                    parent = {"trajectory": trajectory, "at_step": t}
+                    result = _branch(target, checkpoint, before, action, r, spec, counts, log_dir, parent)
+                    if result is not None:
+                        rows.append({"benchmark": target.name, "game": game, "flaw": flaw, "seed": seed,
+                                     "trajectory": trajectory, "checkpoint": t, "action": action, "rollout": r,
+                                     "method": checkpoint.method, "risk": risks[-1], "features": features,
+                                     **result})
+        observation, _reward, terminated, truncated, info = env.step(proposed.text)
+        prefix.actions.append(proposed.text)
+        prefix.observations.append(observation)
+        prefix.history.append(StepView(observation, proposed.text, _reward, info))
+        if terminated or truncated:
+            break
+    env.close()
+    return rows, counts
+
+
+def _unit(args: tuple[str, dict[str, Any], str, str, int, BuildConfig, str | None]) -> tuple[list[dict], _Counts]:
+    name, options, game, flaw, seed, config, log_dir = args
+    target = load_target(name, **options)
+    return branch_trajectory(target, game, flaw, seed, config, Path(log_dir) if log_dir else None)
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() if out.returncode == 0 else ""
+    except OSError:
+        return ""
+
+
+def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
+                  progress: Callable[[str], None] | None = None) -> Dataset:
+    """Branch every (game, flaw, seed) of ``config`` and return the rows with their provenance."""
+    target = load_target(config.benchmark, **config.target_options)
+    games = target.games[: config.games] if config.games else list(target.games)
+    flaws = config.flaws or list(target.base_agents)
+    unknown = [f for f in flaws if f not in target.base_agents]
+    if unknown:
+        raise UsageError(f"--flaws: {target.name} has no base agent {unknown[0]!r} "
+                         f"(agents: {', '.join(target.base_agents)})")
+    units = [(config.benchmark, config.target_options, g, f, s, config, str(log_dir) if log_dir else None)
+             for g in games for f in flaws for s in range(config.seeds)]
+    counts, rows = _Counts(), []
+    results: Iterable[tuple[list[dict], _Counts]]
+    if config.workers > 1:
+        pool = ProcessPoolExecutor(config.workers)
+        results = pool.map(_unit, units)
+    else:
+        pool, results = None, map(_unit, units)
+    try:
+        for i, (unit_rows, unit_counts) in enumerate(results, start=1):
+            rows.extend(unit_rows)
+            counts.add(unit_counts)
+            if progress is not None:
+                progress(f"{i}/{len(units)} trajectories, {len(rows)} rows")
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    provenance = {
+        "schema": SCHEMA, "benchmark": target.name, "config": asdict(config), "games": games, "flaws": flaws,
+        "actions": [CONTINUE, *target.interventions, "quit"], "primary_intervention": target.primary_intervention,
+        "max_steps": target.max_steps, "feature_names": list(FEATURE_NAMES), "versions": VERSIONS,
+        "git_commit": _git_commit(), "target_notes": target.notes, "counts": asdict(counts), "rows": len(rows),
+    }
+    return Dataset(provenance, rows)

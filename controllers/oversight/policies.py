@@ -1,0 +1,195 @@
+"""Oversight controllers: pick one action per checkpoint from prefix-only information.
+
+Each controller is fitted on training checkpoints without looking at costs (``fit``) and
+then decides for any cost setting (``choose``), so the 5x5 cost sweep reuses one fit.
+
+- :class:`ScalarRouting`: intervene (the primary intervention) when a scalar risk score
+  crosses a threshold, otherwise continue; the threshold minimises training regret. The
+  score is the raw risk, or the risk recalibrated to P(failure if continuing) by Platt
+  scaling (Platt, 1999) or isotonic regression (Zadrozny & Elkan, 2002).
+- :class:`ActionConditioned`: per action, a random forest estimates success and length from
+  prefix features; the controller picks the action of highest expected utility minus a
+  penalty on the forest's dispersion across trees ("Calibration Is Not Control", 2026).
+- :class:`Oracle` and the fixed policies ``always continue`` / ``always intervene``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+
+from controllers.oversight.checkpoints import Checkpoints
+from controllers.oversight.utility import CONTINUE, QUIT, Costs, expected_utility
+
+
+class Controller(Protocol):
+    name: str
+
+    def fit(self, train: Checkpoints) -> None: ...
+
+    def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray: ...
+
+
+def regret(utilities: np.ndarray, choices: list[str], chosen: np.ndarray) -> np.ndarray:
+    """Per checkpoint: utility of the oracle action minus utility of the chosen one."""
+    col = np.asarray([choices.index(a) for a in chosen], dtype=int)
+    return utilities.max(axis=1) - utilities[np.arange(len(col)), col]
+
+
+# -- scalar scores -----------------------------------------------------------------------
+class RiskScore:
+    """A scalar score read as P(failure if the agent continues); ``raw`` uses the risk as is."""
+
+    def __init__(self, method: str = "raw") -> None:
+        if method not in {"raw", "platt", "isotonic"}:
+            raise ValueError(f"unknown recalibration {method!r}")
+        self.method = method
+        self.model: LogisticRegression | IsotonicRegression | None = None
+
+    def fit(self, train: Checkpoints) -> RiskScore:
+        if self.method == "raw":
+            return self
+        _, success, _, risk = train.rollout_rows(CONTINUE)
+        failed = 1.0 - success
+        if self.method == "platt":
+            if len(set(failed)) < 2:
+                self.model = None
+                self.constant = float(failed.mean()) if failed.size else 0.5
+                return self
+            self.model = LogisticRegression(C=1e6).fit(risk.reshape(-1, 1), failed)
+        else:
+            self.model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(risk, failed)
+        return self
+
+    def predict(self, risk: np.ndarray) -> np.ndarray:
+        if self.method == "raw":
+            return np.clip(risk, 0.0, 1.0)
+        if self.model is None:
+            return np.full(risk.shape, getattr(self, "constant", 0.5))
+        if isinstance(self.model, LogisticRegression):
+            return self.model.predict_proba(risk.reshape(-1, 1))[:, 1]
+        return self.model.predict(risk)
+
+
+class ScalarRouting:
+    """Intervene when the (possibly recalibrated) risk score is at least a tuned threshold."""
+
+    def __init__(self, calibration: str = "raw") -> None:
+        self.score = RiskScore(calibration)
+        self.name = "scalar" if calibration == "raw" else f"scalar+{calibration}"
+
+    def fit(self, train: Checkpoints) -> None:
+        self.train = train
+        self.score.fit(train)
+
+    def threshold(self, costs: Costs) -> float:
+        """The threshold with the least mean training regret (ties: the lowest)."""
+        u = self.train.utilities(costs)
+        s = self.score.predict(self.train.risk)
+        cont, inter = self.train.choices.index(CONTINUE), self.train.choices.index(self.train.primary)
+        best_regret, best = np.inf, np.inf
+        for theta in [*np.unique(s), np.inf]:
+            picked = np.where(s >= theta, u[:, inter], u[:, cont])
+            r = float(np.mean(u.max(axis=1) - picked))
+            if r < best_regret - 1e-12:
+                best_regret, best = r, float(theta)
+        return best
+
+    def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray:
+        theta = self.threshold(costs)
+        s = self.score.predict(test.risk)
+        return np.where(s >= theta, test.primary, CONTINUE).astype(object)
+
+
+# -- action-conditioned ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ForestSettings:
+    n_estimators: int = 200
+    max_depth: int = 6
+    min_samples_leaf: int = 2
+    dispersion_penalty: float = 0.5  # lambda: subtracted as lambda * (1 + w) * std over trees
+    seed: int = 0
+
+
+class ActionConditioned:
+    """Per-action success and length forests over prefix features; dispersion-penalised choice."""
+
+    name = "action-conditioned"
+
+    def __init__(self, settings: ForestSettings = ForestSettings()) -> None:
+        self.settings = settings
+
+    def fit(self, train: Checkpoints) -> None:
+        st = self.settings
+        self.actions = list(train.actions)
+        self.success: dict[str, RandomForestClassifier | float] = {}
+        self.length: dict[str, RandomForestRegressor] = {}
+        for a in self.actions:
+            idx, succ, steps, _ = train.rollout_rows(a)
+            X = train.X[idx]
+            if len(set(succ)) < 2:  # one class only: the forest would have nothing to split on
+                self.success[a] = float(succ.mean()) if succ.size else 0.0
+            else:
+                self.success[a] = RandomForestClassifier(
+                    n_estimators=st.n_estimators, max_depth=st.max_depth, min_samples_leaf=st.min_samples_leaf,
+                    random_state=st.seed, n_jobs=1).fit(X, succ.astype(int))
+            self.length[a] = RandomForestRegressor(
+                n_estimators=max(20, st.n_estimators // 4), max_depth=st.max_depth,
+                min_samples_leaf=st.min_samples_leaf, random_state=st.seed, n_jobs=1).fit(X, steps)
+
+    def predict(self, X: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per action: (P(success), std of P(success) across trees, expected steps)."""
+        out = {}
+        for a in self.actions:
+            model = self.success[a]
+            if isinstance(model, float):
+                p, sd = np.full(len(X), model), np.zeros(len(X))
+            else:
+                positive = list(model.classes_).index(1)
+                per_tree = np.stack([t.predict_proba(X)[:, positive] for t in model.estimators_])
+                p, sd = per_tree.mean(axis=0), per_tree.std(axis=0)
+            out[a] = (p, sd, self.length[a].predict(X))
+        return out
+
+    def choose(self, test: Checkpoints, costs: Costs, predictions: dict | None = None) -> np.ndarray:
+        pred = predictions if predictions is not None else self.predict(test.X)
+        lam = self.settings.dispersion_penalty * (1 + costs.fail_penalty)
+        scores = [expected_utility(a, p, m, costs) - lam * sd for a, (p, sd, m) in pred.items()]
+        scores.append(np.zeros(len(test)))
+        names = [*pred, QUIT]
+        return np.asarray([names[j] for j in np.argmax(np.stack(scores, axis=1), axis=1)], dtype=object)
+
+
+# -- references --------------------------------------------------------------------------
+class Oracle:
+    name = "oracle"
+
+    def fit(self, train: Checkpoints) -> None:
+        pass
+
+    def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray:
+        u = test.utilities(costs)
+        return np.asarray([test.choices[j] for j in np.argmax(u, axis=1)], dtype=object)
+
+
+class Always:
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.name = f"always-{action}"
+
+    def fit(self, train: Checkpoints) -> None:
+        pass
+
+    def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray:
+        action = test.primary if self.action == "intervene" else self.action
+        return np.asarray([action] * len(test), dtype=object)
+
+
+def default_controllers(settings: ForestSettings = ForestSettings()) -> list[Controller]:
+    return [ScalarRouting("raw"), ScalarRouting("platt"), ScalarRouting("isotonic"), ActionConditioned(settings),
+            Oracle(), Always(CONTINUE), Always("intervene")]
