@@ -2,7 +2,7 @@
 
 For each (game, base agent, seed) the base agent runs live; at each checkpoint t (before the
 action it proposes at t is executed) the state is reconstructed once per branch, by snapshot
-or by verified replay of the prefix (:mod:`controllers.oversight.fork`), and each candidate
+or by verified replay of the prefix (the engine's :class:`agentbed.branch.ForkPoint`), and each candidate
 action (continue, every intervention) is rolled out ``rollouts`` times through the engine's
 runner. Quit is not rolled out: its utility is 0 by definition. Replays that do not reproduce
 the prefix are discarded and counted, as are branches that end in an error.
@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.agents.base import Agent
+from agentbed.branch import ForkPoint, Prefix, PrefixMismatch
 from agentbed.control import StepView
 from agentbed.errors import UsageError
 from agentbed.log import TrajectoryWriter
-from agentbed.runner import VERSIONS, Budget, EpisodeSpec, run_episode
+from agentbed.runner import VERSIONS, Budget, EpisodeSpec
 from controllers.oversight.benchmarks import BranchTarget, load_target, reseed_agent
 from controllers.oversight.features import FEATURE_NAMES, prefix_features
-from controllers.oversight.fork import Checkpoint, Prefix, PrefixMismatch
 from controllers.oversight.utility import CONTINUE
 
 SCHEMA = "agentbed.oversight.dataset/1"
@@ -121,29 +121,28 @@ def _rollout_seed(seed: int, step: int, rollout: int) -> int:
     return (seed * 1_000_003 + step * 1009 + rollout) % (2**31)
 
 
-def _branch(target: BranchTarget, checkpoint: Checkpoint, base_copy: Agent, action: str, rollout: int,
-            spec: EpisodeSpec, counts: _Counts, log_dir: Path | None, parent: dict[str, Any]) -> dict[str, Any] | None:
-    """One rollout of ``action`` from the checkpoint; None when the replay diverged or it errored."""
+def _branch(target: BranchTarget, point: ForkPoint, base_copy: Agent, action: str, rollout: int,
+            spec: EpisodeSpec, counts: _Counts, log_dir: Path | None) -> dict[str, Any] | None:
+    """One rollout of ``action`` from the fork point; None when the replay diverged or it errored."""
     counts.branches += 1
-    if checkpoint.method == "replay":
-        counts.replays += 1
+    replays_before = point.replays
     try:
-        env = checkpoint.materialize()
+        env = point.materialize()
     except PrefixMismatch as exc:
+        counts.replays += 1
         counts.replay_mismatches += 1
-        counts.mismatch_examples.append({"task": spec.task, "seed": spec.seed, "checkpoint": checkpoint.at_step,
+        counts.mismatch_examples.append({"task": spec.task, "seed": spec.seed, "checkpoint": point.at_step,
                                          "diverged_at": exc.step, "field": exc.field})
         return None
-    rseed = _rollout_seed(spec.seed, checkpoint.at_step, rollout)
+    counts.replays += point.replays - replays_before
+    rseed = _rollout_seed(spec.seed, point.at_step, rollout)
     if target.uses_global_random:
         random.seed(rseed)
     agent = base_copy.fork() if action == CONTINUE else target.interventions[action](env, base_copy.fork())
     if rollout > 0:
         reseed_agent(agent, rseed)
     writer = TrajectoryWriter(log_dir / f"{spec.episode_id}.jsonl") if log_dir is not None else None
-    prefix = checkpoint.prefix
-    record = run_episode(env, agent, spec, budget=Budget(max_steps=target.max_steps), writer=writer, parent=parent,
-                         start=(prefix.observations[-1], list(prefix.history)))
+    record = point.run(agent, spec, budget=Budget(max_steps=target.max_steps), writer=writer, env=env)
     env.close()
     if record.status == "error":
         counts.branch_errors += 1
@@ -164,35 +163,36 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
     observation, _ = env.reset(seed=seed)
     agent.reset(seed=seed, task=env.task)
     tools = env.tool_specs()
-    prefix = Prefix(task=game, seed=seed, observations=[observation])
+    first_observation, actions_so_far, history = observation, [], []
     risks: list[float] = []
     trajectory = f"{target.name}.{game}.{flaw}.s{seed}"
     wanted = set(config.checkpoint_steps(target.max_steps))
     actions = [CONTINUE, *target.interventions]
+    method = config.method if config.method != "auto" else ("snapshot" if env.can_snapshot else "replay")
     for t in range(target.max_steps):
         before = agent.fork() if t in wanted else None
         proposed = agent.act(observation, tools)
         risks.append(0.5 if proposed.risk is None else float(proposed.risk))
         if before is not None:
             counts.checkpoints += 1
-            checkpoint = Checkpoint(env, lambda: target.make_env(game), prefix, config.method,
-                                    global_seed=seed if target.uses_global_random else None)
-            features = prefix_features(prefix.history, risks, prefix.observations[0], target.max_steps)
+            prefix = Prefix(game, seed, list(actions_so_far), [first_observation] + [h.observation for h in history],
+                            episode_id=trajectory)
+            point = ForkPoint(lambda: target.make_env(game), prefix, t, method,
+                              seed_global_random=target.uses_global_random)
+            features = prefix_features(history, risks, first_observation, target.max_steps)
             for action in actions:
                 for r in range(config.rollouts):
                     spec = EpisodeSpec(suite=f"oversight-{target.name}", task=game, agent=f"{flaw}.{action}",
                                        seed=seed, options={"checkpoint": t, "rollout": r})
-                    parent = {"trajectory": trajectory, "at_step": t}
-                    result = _branch(target, checkpoint, before, action, r, spec, counts, log_dir, parent)
+                    result = _branch(target, point, before, action, r, spec, counts, log_dir)
                     if result is not None:
                         rows.append({"benchmark": target.name, "game": game, "flaw": flaw, "seed": seed,
                                      "trajectory": trajectory, "checkpoint": t, "action": action, "rollout": r,
-                                     "method": checkpoint.method, "risk": risks[-1], "features": features,
+                                     "method": method, "risk": risks[-1], "features": features,
                                      **result})
         observation, _reward, terminated, truncated, info = env.step(proposed.text)
-        prefix.actions.append(proposed.text)
-        prefix.observations.append(observation)
-        prefix.history.append(StepView(observation, proposed.text, _reward, info))
+        actions_so_far.append(proposed.text)
+        history.append(StepView(observation, proposed.text, _reward, info))
         if terminated or truncated:
             break
     env.close()
