@@ -90,7 +90,10 @@ class OpenAIStub:
             self.requests.append(body)
             number = len(self.requests)
             if self._policy is not None:
-                return self._policy(body)
+                try:
+                    return self._policy(body)
+                except Exception as exc:  # noqa: BLE001 - a broken script must fail the test, not hang it
+                    return Reply(status=400, content=f"stub policy failed at request {number}: {exc!r}")
             assert self._queue is not None
             if not self._queue:
                 return Reply(status=400, content=f"stub script exhausted at request {number}")
