@@ -1,0 +1,107 @@
+"""The report's run overview (what was run, when, episode counts) and its per-episode table."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from agentbed.report.html import Markup, el, fmt_cell, slug
+from agentbed.report.rundir import Episode, RunContents
+from agentbed.report.workload import problem_note
+
+STATUSES = ("ok", "budget", "stopped", "error")
+MAX_EPISODE_ROWS = 5000  # beyond this the page gets unwieldy; the index files hold the rest
+
+
+def _value(value: Any) -> Markup:
+    if isinstance(value, str):
+        return el("code", value) if "\n" not in value else el("pre", value)
+    return el("code", json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+
+
+def _run_info(run: RunContents) -> Markup | None:
+    if not run.run_info:
+        return None
+    rows = [el("tr", el("th", key), el("td", _value(value))) for key, value in run.run_info.items()]
+    return el("table", el("tbody", *rows), id="run-info")
+
+
+def _when(run: RunContents) -> Markup:
+    """Wall-clock dates belong in the report (never in trajectory logs)."""
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    parts = [f"report generated {generated}"]
+    info = run.root / "run.json"
+    if info.exists():
+        written = datetime.fromtimestamp(info.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        parts.append(f"run.json last written {written}")
+    return el("p", "; ".join(parts), id="run-when", class_="facts")
+
+
+def _status_counts(episodes: list[Episode]) -> Markup:
+    by_suite: dict[str, Counter[str]] = {}
+    for ep in episodes:
+        counts = by_suite.setdefault(str(ep.record.get("suite", "?")), Counter())
+        counts[str(ep.record.get("status", "?"))] += 1
+        counts["success"] += bool(ep.record.get("success"))
+        counts["total"] += 1
+    extra = sorted({s for c in by_suite.values() for s in c} - set(STATUSES) - {"success", "total"})
+    columns = ["suite", "episodes", *STATUSES, *extra, "succeeded"]
+    rows = [el("tr", el("td", suite), el("td", c["total"], class_="num"),
+               *(el("td", c[s], class_=f"num status-{s}") for s in (*STATUSES, *extra)),
+               el("td", c["success"], class_="num"))
+            for suite, c in sorted(by_suite.items())]
+    if not rows:
+        return el("p", "No episodes are indexed in this run directory.", id="status-counts", class_="facts")
+    return el("table", el("thead", el("tr", *(el("th", c) for c in columns))), el("tbody", *rows),
+              id="status-counts")
+
+
+def overview_section(run: RunContents) -> Markup:
+    problems = [problem_note(p) for p in run.problems]
+    return el("section",
+              el("h2", "Run overview"),
+              _when(run),
+              el("h3", "What was run"),
+              _run_info(run) or el("p", "run.json is missing or unreadable (see problems below).", class_="facts"),
+              el("h3", "Episodes by status"),
+              _status_counts(run.episodes),
+              el("div", el("h3", f"Problems ({len(problems)})"), *problems, id="problems") if problems else None,
+              id="overview", class_="overview")
+
+
+def _episode_row(ep: Episode) -> Markup:
+    r = ep.record
+    status = str(r.get("status", "?"))
+    labels = r.get("labels") if isinstance(r.get("labels"), list) else []
+    log_cell = el("code", ep.log) if ep.log else "–"
+    return el("tr",
+              el("td", el("code", r["episode_id"])), el("td", r.get("suite", "")), el("td", r.get("task", "")),
+              el("td", r.get("agent", "")), el("td", fmt_cell(r.get("seed")), class_="num"),
+              el("td", status, class_=f"status-{slug(status)}"),
+              el("td", "yes" if r.get("success") else "no"),
+              el("td", fmt_cell(r.get("total_reward")), class_="num"),
+              el("td", fmt_cell(r.get("steps")), class_="num"),
+              el("td", fmt_cell(r.get("virtual_seconds")), class_="num"),
+              el("td", fmt_cell(r.get("tokens")), class_="num"),
+              el("td", ", ".join(str(x) for x in labels)),
+              el("td", log_cell, " ", el("span", ep.log_check, class_="log-check")),
+              id=f"episode-{slug(ep.index)}-{slug(r['episode_id'])}", class_="episode", data_status=status)
+
+
+def episodes_section(run: RunContents) -> Markup:
+    columns = ("episode", "suite", "task", "agent", "seed", "status", "success", "reward", "steps",
+               "virtual s", "tokens", "labels", "log (chain check)")
+    shown = run.episodes[:MAX_EPISODE_ROWS]
+    sources = sorted({ep.index for ep in run.episodes})
+    note = (f"Showing the first {len(shown)} of {len(run.episodes)} episodes; the rest are in "
+            + ", ".join(sources) + ".") if len(shown) < len(run.episodes) else None
+    return el("section",
+              el("h2", f"Episodes ({len(run.episodes)})"),
+              el("p", "From " + (", ".join(sources) or "no index file") + ".", class_="facts"),
+              el("p", note, class_="problem") if note else None,
+              el("div", el("table", el("thead", el("tr", *(el("th", c) for c in columns))),
+                           el("tbody", *(_episode_row(ep) for ep in shown)), id="episodes-table"),
+                 class_="scroll"),
+              id="episodes", class_="episodes")

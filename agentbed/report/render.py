@@ -1,0 +1,46 @@
+"""Render a run directory as one self-contained HTML file (inline CSS and SVG, no scripts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentbed.errors import UsageError
+from agentbed.report.html import STYLE, Markup, el, slug
+from agentbed.report.overview import episodes_section, overview_section
+from agentbed.report.rundir import SUMMARY_NAME, load_run
+from agentbed.report.workload import workload_section
+
+REPORT_NAME = "report.html"
+
+
+def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
+    """Write ``RUN_DIR/report.html`` (or ``out``) and return its path.
+
+    Every workload with a ``<suite>/summary.json``, and every workload that run.json or the
+    index names, gets a section; missing or malformed parts show as notes naming the file.
+    """
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise UsageError(f"{run_dir}: not a run directory (no such directory)")
+    run = load_run(root)
+    suites = list(dict.fromkeys([*run.named_suites, *run.summaries, *run.expected_suites]))
+    # Workload sections first: rendering them finds the problems the overview lists.
+    workloads = [workload_section(s, run.summaries.get(s), f"{s}/{SUMMARY_NAME}", run.problems) for s in suites]
+    nav = el("nav", el("ul", el("li", el("a", "Run overview", href="#overview")),
+                       *(el("li", el("a", s, href=f"#workload-{slug(s)}")) for s in suites),
+                       el("li", el("a", "Episodes", href="#episodes"))))
+    title = f"agentbed report: {root.resolve().name}"
+    page = Markup("<!DOCTYPE html>\n") + el(
+        "html",
+        el("head", Markup('<meta charset="utf-8">'),
+           Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
+           el("title", title), el("style", Markup(STYLE))),
+        el("body", el("header", el("h1", title), nav), overview_section(run), *workloads, episodes_section(run)),
+        lang="en")
+    path = Path(out) if out is not None else root / REPORT_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(page + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+

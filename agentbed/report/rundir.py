@@ -1,0 +1,144 @@
+"""Read a run directory for the report: run.json, episode indexes, workload summaries.
+
+Nothing here raises for bad content: an unreadable or malformed file becomes a
+:class:`Problem` naming the file (relative to the run directory) and what is wrong, and the
+report shows it where the missing part would have been.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentbed.log import LogFormatError, verify_log
+
+SUMMARY_NAME = "summary.json"
+INDEX_NAME = "index.jsonl"
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str  # relative to the run directory
+    message: str
+
+
+@dataclass
+class Episode:
+    record: dict[str, Any]
+    index: str  # the index file it came from, relative to the run directory
+    log: str  # its trajectory log, relative to the run directory ("" when unknown)
+    log_check: str  # "verified", "missing", or why verification failed
+
+
+@dataclass
+class RunContents:
+    root: Path
+    run_info: dict[str, Any] | None
+    episodes: list[Episode]
+    summaries: dict[str, Any]  # suite -> parsed summary.json (any JSON value; validated when rendered)
+    expected_suites: list[str]  # named by run.json or by an indexed episode
+    named_suites: list[str] = field(default_factory=list)  # named by run.json, in its order
+    problems: list[Problem] = field(default_factory=list)
+
+    def rel(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def _read_json(path: Path, rel: str, problems: list[Problem]) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        problems.append(Problem(rel, f"cannot read ({exc.strerror})"))
+        return None
+    except UnicodeDecodeError:
+        problems.append(Problem(rel, "is not UTF-8 text"))
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(rel, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"))
+        return None
+
+
+def _suites_named(run_info: dict[str, Any] | None) -> list[str]:
+    if not run_info:
+        return []
+    named = run_info.get("suites", run_info.get("suite", []))
+    if isinstance(named, str):
+        named = [named]
+    if isinstance(named, dict):
+        named = list(named)
+    return [s for s in named if isinstance(s, str)] if isinstance(named, list) else []
+
+
+def _read_index(run: RunContents, path: Path) -> None:
+    rel = run.rel(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        run.problems.append(Problem(rel, f"cannot read ({getattr(exc, 'strerror', None) or exc})"))
+        return
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            run.problems.append(Problem(rel, f"line {number} is not JSON ({exc.msg}); episode left out"))
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("episode_id"), str):
+            run.problems.append(Problem(rel, f"line {number} has no episode_id; episode left out"))
+            continue
+        log, check = _check_log(run.root, path.parent, record)
+        run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check))
+
+
+def _check_log(root: Path, index_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:
+    named = record.get("log")
+    if isinstance(named, str) and named:
+        log = Path(named) if Path(named).is_absolute() else root / named
+        if not log.exists() and (index_dir / named).exists():
+            log = index_dir / named
+    else:
+        log = index_dir / "episodes" / f"{record['episode_id']}.jsonl"
+    if not log.exists():
+        return (log if named else None), "missing"
+    digest = record.get("digest") if isinstance(record.get("digest"), str) and record.get("digest") else None
+    try:
+        result = verify_log(log, digest)
+    except LogFormatError as exc:
+        return log, str(exc)
+    return log, "verified" if result.ok else f"record {result.first_bad} changed: {result.reason}"
+
+
+def load_run(run_dir: str | Path) -> RunContents:
+    root = Path(run_dir)
+    run = RunContents(root, None, [], {}, [])
+    info_path = root / "run.json"
+    if info_path.exists():
+        info = _read_json(info_path, "run.json", run.problems)
+        if info is not None and not isinstance(info, dict):
+            run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object"))
+        run.run_info = info if isinstance(info, dict) else None
+    else:
+        run.problems.append(Problem("run.json", "not found: the report cannot say what was run"))
+    indexes = [root / INDEX_NAME] + sorted(p / INDEX_NAME for p in root.iterdir() if p.is_dir())
+    for index in indexes:
+        if index.is_file():
+            _read_index(run, index)
+    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
+        if (sub / SUMMARY_NAME).is_file():
+            run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, run.rel(sub / SUMMARY_NAME), run.problems)
+    run.named_suites = _suites_named(run.run_info)
+    expected = run.named_suites + [e.record.get("suite") for e in run.episodes]
+    run.expected_suites = list(dict.fromkeys(s for s in expected if isinstance(s, str) and s))
+    for suite in run.expected_suites:
+        if suite not in run.summaries:
+            run.problems.append(Problem(f"{suite}/{SUMMARY_NAME}",
+                                        f"not found: workload {suite!r} ran but left no summary"))
+    return run
