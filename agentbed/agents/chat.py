@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -39,6 +40,7 @@ from agentbed.agents.base import Action, Agent, Usage
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries
 from agentbed.errors import UsageError
+from agentbed.log import decode_action, read_log
 from agentbed.tools import Tool
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -304,6 +306,26 @@ class ChatAgent(Agent):
             self._record_reply(reply, tool_calls_of(reply))
             if i < len(steps) - 1:
                 self._add_observation(observation)
+
+    def load_log_prefix(self, path: str | Path, at_step: int) -> None:
+        """Prime the conversation with the first ``at_step`` steps of a recorded episode, without
+        calling the model, checking that each recorded reply reproduces the recorded action."""
+        records = read_log(path)
+        steps = [r for r in records if r.get("type") == "step"][:at_step]
+        if len(steps) < at_step:
+            raise ValueError(f"{path}: has {len(steps)} steps, cannot prime {at_step}")
+        for i, step in enumerate(steps, start=1):
+            output = step.get("model_output")
+            if not isinstance(output, dict) or "message" not in output:
+                raise ValueError(f"{path}: step {i} has no recorded model output (not a chat agent's log?)")
+            reply = message_from_model_output(output)
+            calls = tool_calls_of(reply) if isinstance(reply, AIMessage) else []
+            rebuilt = action_text(calls[0].name, calls[0].arguments) if calls else None
+            recorded = decode_action(step["action"])
+            if step.get("control") is None and calls and rebuilt != recorded:
+                raise ValueError(f"{path}: step {i}: the recorded reply gives action {rebuilt[:120]!r},"
+                                 f" the log records {str(recorded)[:120]!r}")
+        self.load_history(records[0]["observation"], [(s["model_output"], s["observation"]) for s in steps])
 
     # -- conversation ------------------------------------------------------------------------
     def _add_observation(self, observation: str) -> None:

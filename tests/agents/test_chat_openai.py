@@ -185,3 +185,28 @@ def test_cli_runs_vault_with_a_model_from_the_environment(openai_stub, tmp_path)
     assert records[-1]["status"] == "ok" and records[-1]["success"]
     assert steps_of(records)[0]["action"] == '{"tool": "read_logs", "arguments": {"page":  1 }}'
     assert len(stub.requests) == 4
+
+
+def test_a_fresh_agent_primed_from_a_log_sends_the_same_conversation(openai_stub, tmp_path):
+    stub = openai_stub(vault_policy)
+    record, records, log = run(stub, tmp_path)
+    assert record.success
+    fresh = chat_agent(stub)
+    fresh.reset(seed=0)
+    fresh.load_log_prefix(log, 2)
+    action = fresh.act(steps_of(records)[1]["observation"], VaultEnv.tools)
+    assert stub.requests[-1]["messages"] == stub.requests[2]["messages"]
+    assert action.text == steps_of(records)[2]["action"]
+
+
+def test_priming_refuses_a_log_whose_action_does_not_match_its_reply(openai_stub, tmp_path):
+    stub = openai_stub(vault_policy)
+    _, records, log = run(stub, tmp_path)
+    lines = log.read_text().splitlines()
+    step = json.loads(lines[1])
+    step["action"] = '{"tool": "read_logs", "arguments": {"page": 1}}'
+    lines[1] = json.dumps(step)
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="step 1"):
+        chat_agent(stub).load_log_prefix(tampered, 2)
