@@ -320,9 +320,12 @@ class ChatAgent(Agent):
                 raise ValueError(f"{path}: step {i} has no recorded model output (not a chat agent's log?)")
             reply = message_from_model_output(output)
             calls = tool_calls_of(reply) if isinstance(reply, AIMessage) else []
-            rebuilt = action_text(calls[0].name, calls[0].arguments) if calls else None
+            if calls:
+                rebuilt = action_text(calls[0].name, calls[0].arguments)
+            else:
+                rebuilt = no_tool_action(content_text(reply.content) if isinstance(reply, AIMessage) else "")
             recorded = decode_action(step["action"])
-            if step.get("control") is None and calls and rebuilt != recorded:
+            if step.get("control") is None and rebuilt != recorded:
                 raise ValueError(f"{path}: step {i}: the recorded reply gives action {rebuilt[:120]!r},"
                                  f" the log records {str(recorded)[:120]!r}")
         self.load_history(records[0]["observation"], [(s["model_output"], s["observation"]) for s in steps])

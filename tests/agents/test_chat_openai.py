@@ -210,3 +210,14 @@ def test_priming_refuses_a_log_whose_action_does_not_match_its_reply(openai_stub
     tampered.write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match="step 1"):
         chat_agent(stub).load_log_prefix(tampered, 2)
+
+
+def test_a_model_episode_reruns_from_its_log_without_divergence(openai_stub, tmp_path):
+    from agentbed.replay import first_divergence, rerun
+
+    stub = openai_stub(scripted(error(503)))
+    record, _, log = run(stub, tmp_path)
+    assert record.success
+    recorded, replayed = rerun(log)
+    assert first_divergence(recorded, replayed) is None
+    assert stub.served == len(steps_of(recorded)) + 1  # the rerun never called the model
