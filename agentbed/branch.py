@@ -121,8 +121,9 @@ class ForkPoint:
 
     def replay_agent(self, agent: Agent, task: Any = None) -> Agent:
         """Drive ``agent`` along the prefix, checking it reproduces the recorded actions."""
-        agent.reset(seed=self.prefix.seed, task=task)
-        tools = self.make_env().tool_specs()
+        env = self.make_env()
+        agent.reset(seed=self.prefix.seed, task=task if task is not None else env.task)
+        tools = env.tool_specs()
         for i in range(self.at_step):
             action = agent.act(self.prefix.observations[i], tools)
             _check(i + 1, "action", self.prefix.actions[i], action.text)

@@ -98,7 +98,7 @@ def _show(records: list[dict], only: int | None) -> None:
         console.print(Panel(f"[bold]action[/bold] {_clip(action if isinstance(action, str) else repr(action))}\n"
                             f"[bold]observation[/bold] {_clip(r['observation'])}\n"
                             f"reward {r['reward']}  clock +{r['clock'] - header['clock']:.0f}s  " + "  ".join(extra),
-                            title=f"step {r['i']}", markup=True))
+                            title=f"step {r['i']}"))
     if only is None and footer.get("type") == "footer":
         console.print(f"status {footer['status']}  success {footer['success']}  steps {footer['steps']}  "
                       f"labels {', '.join(footer.get('labels') or [])}")

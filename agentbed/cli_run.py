@@ -38,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", choices=EXECUTORS, default="process")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray)")
+    p.add_argument("--degrade", type=float, default=0.0, metavar="RATE",
+                   help="damage this share of the agent's actions on purpose (to test metrics and gates)")
     p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
@@ -126,8 +128,11 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
     if n < 1:
         raise UsageError(f"--seeds must be at least 1, not {n}")
     seeds = list(range(args.seed_start, args.seed_start + n))
-    specs = [EpisodeSpec(suite.name, t, a, s, options) for a in agents for t in tasks for s in seeds]
+    if not 0.0 <= args.degrade <= 1.0:
+        raise UsageError(f"--degrade must be between 0 and 1, not {args.degrade}")
+    specs = [EpisodeSpec(suite.name, t, a, s, options, args.degrade) for a in agents for t in tasks for s in seeds]
     meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,
+            "degrade": args.degrade,
             "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else [])}
     return specs, meta
 
@@ -141,8 +146,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if meta["suite"] != args.suite:
             raise UsageError(f"--out {args.out}: holds a run of suite {meta['suite']!r}, not {args.suite!r}")
         suite = get_suite(meta["suite"])
-        specs = [EpisodeSpec(suite.name, t, a, s, meta["options"]) for a in meta["agents"] for t in meta["tasks"]
-                 for s in meta["seeds"]]
+        specs = [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0))
+                 for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]
     else:
         suite = get_suite(args.suite)
         specs, meta = plan(suite, args)

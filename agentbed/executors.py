@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from agentbed.agents.faults import FaultyAgent
 from agentbed.log import SCHEMA_ID, TrajectoryWriter
 from agentbed.runner import VERSIONS, EpisodeRecord, EpisodeSpec, run_episode
 from agentbed.suite import get_suite
@@ -33,6 +34,8 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
         else:
             env = suite.make_env(spec.task, spec.options)
             agent = suite.make_agent(spec)
+            if spec.faults:
+                agent = FaultyAgent(agent, spec.faults, spec.seed)
             try:
                 record = run_episode(env, agent, spec, budget=suite.budget, writer=TrajectoryWriter(log))
             finally:

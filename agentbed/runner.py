@@ -54,6 +54,7 @@ class EpisodeSpec:
     agent: str
     seed: int
     options: dict[str, Any] = field(default_factory=dict)
+    faults: float = 0.0  # share of actions damaged on purpose (agentbed.agents.faults); not in the id
 
     @property
     def episode_id(self) -> str:

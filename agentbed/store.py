@@ -59,7 +59,15 @@ class RunStore:
         return self.episodes / f"{episode_id}.jsonl"
 
     def discard_partial(self) -> int:
-        """Delete logs left half-written by a killed run; return how many."""
+        """Delete logs left half-written by a killed run and cut a torn last index line (a
+        kill during its write) so that new lines start on a line of their own; return how
+        many logs were deleted."""
+        index = self.root / INDEX
+        if index.exists():
+            data = index.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(index, "r+b") as fh:
+                    fh.truncate(data.rfind(b"\n") + 1)
         count = 0
         for part in self.episodes.glob("*.part"):
             part.unlink()

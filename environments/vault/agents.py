@@ -11,22 +11,23 @@ from agentbed.tools import Tool, make_action
 
 
 class VaultOracle(Agent):
-    """Does the chores first, then fetches a fresh token and uses it at once."""
+    """Does the chores first, then fetches a fresh token and uses it at once.
+
+    It plans from the task it is given at reset, so it can also take over mid-episode (as an
+    expert the controller hands over to): chores already done are simply done again.
+    """
 
     name = "oracle"
 
     def reset(self, *, seed: int, task: object = None) -> None:
-        self.plan: list[str] = []
-        self.first = True
+        params = getattr(task, "params", {}) or {}
+        self.plan: list[str] = [make_action("read_logs", page=p) for p in range(1, params.get("chores", 0) + 1)]
+        self.plan.append(make_action("get_token"))
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         obs = json.loads(observation)
-        if self.first:
-            self.first = False
-            if obs.get("task") == "echo":
-                return Action(make_action("submit", answer=obs["word"]), risk=0.0)
-            self.plan = [make_action("read_logs", page=p) for p in range(1, obs["chores"] + 1)]
-            self.plan.append(make_action("get_token"))
+        if obs.get("task") == "echo":
+            return Action(make_action("submit", answer=obs["word"]), risk=0.0)
         if self.plan:
             return Action(self.plan.pop(0), risk=0.1)
         return Action(make_action("open_vault", token=obs["access_token"]), risk=0.1)

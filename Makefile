@@ -1,0 +1,16 @@
+# The two commands of the README. Each does its own set-up (scripts/setup).
+.PHONY: demo test setup lint bench
+
+demo:
+	bash scripts/setup demo
+	.venv/bin/agentbed demo
+
+test:
+	bash scripts/setup test
+	.venv/bin/python -m pytest -q --durations=20
+
+setup:
+	bash scripts/setup test
+
+lint:
+	.venv/bin/ruff check .

@@ -1,0 +1,129 @@
+"""The CLI end to end, as a user types it: bad input is one line and exit status 2."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(cmd, *args, check=None):
+    result = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=300, cwd=ROOT)
+    if check is not None:
+        assert result.returncode == check, result.stdout + result.stderr
+    return result
+
+
+@pytest.fixture(scope="module")
+def vault_run(tmp_path_factory):
+    import sys
+
+    out = tmp_path_factory.mktemp("cli") / "run"
+    run([sys.executable, "-m", "agentbed.cli"], "run", "vault", "--agent", "oracle,naive", "--seeds", "3",
+        "--out", str(out), "--quiet", check=0)
+    return out
+
+
+BAD = [
+    (["run", "nosuch"], "unknown suite 'nosuch'"),
+    (["run", "vault", "--task", "nope"], "no task 'nope'"),
+    (["run", "vault", "--agent", "ghost"], "no agent 'ghost'"),
+    (["run", "vault", "--seeds", "0"], "--seeds must be at least 1"),
+    (["run", "vault", "--seeds", "many"], "invalid int value: 'many'"),
+    (["run", "vault", "--colour", "red"], "no option 'colour'"),
+    (["run", "vault", "--model", "gpt"], "expected provider:model"),
+    (["run", "vault", "--degrade", "2"], "--degrade must be between 0 and 1"),
+    (["run", "vault", "--out", "/nonexistent-dir-for-sure/x", "--resume"], "no run recorded here"),
+    (["verify", "/no/such/log.jsonl"], "no such file or directory"),
+    (["replay", "/no/such/log.jsonl"], "cannot read"),
+    (["gate", "/no/such/results.json", "--baseline", "baselines/vault.json"], "no such file"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_line_and_exit_2(agentbed_cmd, argv, message):
+    result = run(agentbed_cmd, *argv)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("agentbed: error:") and message in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_files_name_the_file(agentbed_cmd, tmp_path):
+    bad_log = tmp_path / "bad.jsonl"
+    bad_log.write_text("this is not json\n")
+    result = run(agentbed_cmd, "replay", str(bad_log))
+    assert result.returncode == 2 and str(bad_log) in result.stderr and "line 1" in result.stderr
+    bad_results = tmp_path / "r.json"
+    bad_results.write_text('{"format": "something-else"}')
+    result = run(agentbed_cmd, "gate", str(bad_results), "--baseline", "baselines/vault.json")
+    assert result.returncode == 2 and "field 'format'" in result.stderr
+
+
+def test_list_shows_suites_tasks_and_agents(agentbed_cmd):
+    out = run(agentbed_cmd, "list", "vault", check=0).stdout
+    assert "open-after-chores" in out and "oracle" in out and "--model" in out
+
+
+def test_run_writes_index_logs_summary_and_results(vault_run):
+    index = [json.loads(x) for x in (vault_run / "index.jsonl").read_text().splitlines()]
+    assert len(index) == 2 * 3 * 3
+    assert json.loads((vault_run / "vault" / "summary.json").read_text())["episodes"] == 18
+    assert json.loads((vault_run / "results.json").read_text())["format"] == "agentbed.results/1"
+
+
+def test_an_existing_run_directory_is_not_overwritten(agentbed_cmd, vault_run):
+    before = (vault_run / "index.jsonl").read_bytes()
+    result = run(agentbed_cmd, "run", "vault", "--out", str(vault_run))
+    assert result.returncode == 2 and "--resume" in result.stderr
+    assert (vault_run / "index.jsonl").read_bytes() == before
+
+
+def test_json_summary(agentbed_cmd, tmp_path):
+    result = run(agentbed_cmd, "run", "vault", "--seeds", "2", "--out", str(tmp_path / "j"), "--json", check=0)
+    summary = json.loads(result.stdout)
+    assert summary["episodes"] == 6 and summary["headline"][0]["metric"] == "pass_rate"
+
+
+def test_verify_names_the_changed_record(agentbed_cmd, vault_run, tmp_path):
+    assert "18 of 18 logs verified" in run(agentbed_cmd, "verify", str(vault_run), check=0).stdout
+    log = vault_run / "episodes" / "vault.long-chores.oracle.s1.jsonl"
+    copy = tmp_path / "copy.jsonl"
+    data = bytearray(log.read_bytes())
+    third_line = data.index(b"\n", data.index(b"\n") + 1) + 1
+    data[third_line + 40] ^= 0x20
+    copy.write_bytes(bytes(data))
+    result = run(agentbed_cmd, "verify", str(copy), check=1)
+    assert "record 3 changed" in result.stdout
+
+
+def test_replay_views_and_reruns(agentbed_cmd, vault_run):
+    log = vault_run / "episodes" / "vault.long-chores.naive.s2.jsonl"
+    shown = run(agentbed_cmd, "replay", str(log), check=0).stdout
+    assert "step 1" in shown and "EXPIRED_BEFORE_USE" in shown
+    one = run(agentbed_cmd, "replay", str(log), "--step", "3", check=0).stdout
+    assert "step 3" in one and "step 2" not in one
+    assert run(agentbed_cmd, "replay", str(log), "--step", "99").returncode == 2
+    assert run(agentbed_cmd, "replay", str(log), "--rerun", check=0).stdout.strip() == "identical"
+
+
+def test_branch_from_the_cli(agentbed_cmd, vault_run, tmp_path):
+    log = vault_run / "episodes" / "vault.long-chores.naive.s0.jsonl"
+    out = run(agentbed_cmd, "branch", str(log), "--at", "1", "--agents", "continue,oracle", "--rollouts", "2",
+              "--out", str(tmp_path / "b"), check=0).stdout
+    assert "4 branches" in out
+    assert "oracle@1" in out and "success=True" in out
+    assert run(agentbed_cmd, "branch", str(log), "--at", "999", "--agents", "oracle").returncode == 2
+
+
+def test_gate_passes_on_a_fresh_run_and_fails_on_a_degraded_agent(agentbed_cmd, tmp_path):
+    fresh, degraded = tmp_path / "fresh", tmp_path / "degraded"
+    run(agentbed_cmd, "run", "vault", "--seeds", "10", "--out", str(fresh), "--quiet", check=0)
+    run(agentbed_cmd, "run", "vault", "--seeds", "10", "--out", str(degraded), "--degrade", "0.3", "--quiet", check=0)
+    ok = run(agentbed_cmd, "gate", str(fresh), "--baseline", "baselines/vault.json", check=0)
+    assert "gate: pass" in ok.stdout
+    bad = run(agentbed_cmd, "gate", str(degraded), "--baseline", "baselines/vault.json", check=1)
+    assert "regressed" in bad.stdout and "gate: FAIL" in bad.stdout

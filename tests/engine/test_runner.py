@@ -1,0 +1,90 @@
+import json
+
+from agentbed.agents.base import Action, Agent
+from agentbed.control import CONTINUE, handover, replace, stop
+from agentbed.log import TrajectoryWriter, read_log, verify_log
+from agentbed.runner import Budget, EpisodeSpec, run_episode
+from agentbed.tools import make_action
+from environments.vault.agents import VaultNaive, VaultOracle
+from environments.vault.env import VaultEnv
+
+SPEC = EpisodeSpec("vault", "long-chores", "x", 0)
+
+
+def test_oracle_succeeds_and_naive_sees_expiry():
+    ok = run_episode(VaultEnv("long-chores"), VaultOracle(), SPEC)
+    assert ok.status == "ok" and ok.success and ok.labels == ["SUCCESS"]
+    bad = run_episode(VaultEnv("long-chores"), VaultNaive(), SPEC, budget=Budget(max_steps=8))
+    assert not bad.success and "EXPIRED_BEFORE_USE" in bad.labels and bad.status == "budget"
+
+
+def test_virtual_second_budget():
+    record = run_episode(VaultEnv("long-chores"), VaultNaive(), SPEC, budget=Budget(max_virtual_seconds=40))
+    assert record.status == "budget" and record.virtual_seconds == 46 and record.steps == 4
+
+
+class _Talky(Agent):
+    name = "talky"
+
+    def act(self, observation, tools):
+        from agentbed.agents.base import Usage
+
+        return Action(make_action("wait", seconds=1), usage=Usage(100, 20, 120))
+
+
+def test_token_budget():
+    record = run_episode(VaultEnv("open-fast"), _Talky(), SPEC, budget=Budget(max_tokens=500))
+    assert record.status == "budget" and record.tokens == 600 and record.steps == 5
+
+
+class _Exploding(Agent):
+    name = "exploding"
+
+    def act(self, observation, tools):
+        raise RuntimeError("provider fell over")
+
+
+class _BrokenEnv(VaultEnv):
+    def tool_get_token(self):
+        raise ZeroDivisionError("issuer bug")
+
+
+def test_exceptions_become_error_episodes(tmp_path):
+    writer = TrajectoryWriter(tmp_path / "a.jsonl")
+    record = run_episode(VaultEnv("open-fast"), _Exploding(), SPEC, writer=writer)
+    assert record.status == "error" and "provider fell over" in record.error
+    footer = read_log(writer.path)[-1]
+    assert footer["status"] == "error" and "RuntimeError" in footer["error"]
+    assert verify_log(writer.path).ok
+    record = run_episode(_BrokenEnv("open-fast"), VaultOracle(), SPEC)
+    assert record.status == "error" and "ZeroDivisionError" in record.error
+
+
+class _Overseer:
+    def __init__(self, verdicts):
+        self.verdicts = verdicts
+        self.seen = []
+
+    def before_action(self, ctx, proposed):
+        self.seen.append((ctx.step, len(ctx.history)))
+        return self.verdicts.get(ctx.step, CONTINUE)
+
+
+def test_controller_can_replace_hand_over_and_stop(tmp_path):
+    writer = TrajectoryWriter(tmp_path / "c.jsonl")
+    # the naive agent would fetch the token first; replace that with a chore, then hand over to the oracle
+    overseer = _Overseer({0: replace(Action(make_action("read_logs", page=1)), "chores first"),
+                          1: handover(VaultOracle(), "defer to expert")})
+    record = run_episode(VaultEnv("open-after-chores"), VaultNaive(), SPEC, controller=overseer, writer=writer)
+    assert overseer.seen[:2] == [(0, 0), (1, 1)]
+    steps = [r for r in read_log(writer.path) if r["type"] == "step"]
+    assert steps[0]["control"]["kind"] == "replace" and json.loads(steps[0]["action"])["tool"] == "read_logs"
+    assert steps[1]["control"]["kind"] == "handover" and steps[1]["agent"] == "oracle"
+    assert record.success
+
+    writer = TrajectoryWriter(tmp_path / "s.jsonl")
+    record = run_episode(VaultEnv("open-fast"), VaultNaive(), SPEC, controller=_Overseer({1: stop("too risky")}),
+                         writer=writer)
+    assert record.status == "stopped" and record.steps == 1
+    records = read_log(writer.path)
+    assert records[-2]["type"] == "control" and records[-2]["verdict"]["reason"] == "too risky"
