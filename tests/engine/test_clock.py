@@ -4,9 +4,9 @@ import multiprocessing
 import time
 
 import botocore.session
-from botocore.config import Config
 import jwt
 import pytest
+from botocore.config import Config
 
 from agentbed.clock import DEFAULT_START, FREEZE_BACKENDS, ClockError, VirtualClock
 
