@@ -1,0 +1,62 @@
+"""The episodes of a run directory with their trajectory logs, for exporters.
+
+Episodes come from ``RUN_DIR/index.jsonl`` and from workloads' own ``RUN_DIR/<suite>/index.jsonl``.
+Unreadable input is a :class:`~agentbed.errors.UsageError` naming the file; a log that is
+missing or unreadable is reported on the episode (``log_error``) so one bad file does not hide
+the rest of the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentbed.errors import UsageError
+from agentbed.log import LogFormatError, read_log
+from agentbed.store import INDEX, read_index
+
+
+@dataclass
+class EpisodeLog:
+    record: dict[str, Any]  # the index line (agentbed.runner.EpisodeRecord.to_dict())
+    log_path: Path | None
+    log: list[dict[str, Any]]  # the parsed trajectory records: header, steps/control, footer
+    log_error: str = ""
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.log[0] if self.log and self.log[0].get("type") == "header" else {}
+
+    @property
+    def footer(self) -> dict[str, Any]:
+        return self.log[-1] if self.log and self.log[-1].get("type") == "footer" else {}
+
+
+def _log_path(root: Path, index_dir: Path, record: dict[str, Any]) -> Path:
+    named = record.get("log")
+    if isinstance(named, str) and named:
+        for candidate in (Path(named), root / named, index_dir / named):
+            if candidate.is_file():
+                return candidate
+        return root / named
+    return index_dir / "episodes" / f"{record['episode_id']}.jsonl"
+
+
+def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise UsageError(f"{run_dir}: not a run directory (no such directory)")
+    indexes = [root / INDEX, *sorted(p / INDEX for p in root.iterdir() if p.is_dir())]
+    found = [index for index in indexes if index.is_file()]
+    if not found:
+        raise UsageError(f"{run_dir}: no {INDEX} here or in a workload folder, so no episodes to export")
+    episodes = []
+    for index in found:
+        for record in read_index(index):  # raises UsageError naming the file and line
+            path = _log_path(root, index.parent, record)
+            try:
+                episodes.append(EpisodeLog(record, path, read_log(path)))
+            except LogFormatError as exc:
+                episodes.append(EpisodeLog(record, path if path.exists() else None, [], str(exc)))
+    return episodes

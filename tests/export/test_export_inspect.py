@@ -1,0 +1,128 @@
+"""Export to Inspect AI eval logs, read back with Inspect's own reader."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from agentbed.errors import UsageError
+from agentbed.export import export_inspect
+from agentbed.log import read_log
+
+
+def _index(run_dir):
+    return [json.loads(line) for line in (run_dir / "index.jsonl").read_text().splitlines()]
+
+
+def test_one_log_per_suite_and_agent_that_inspect_reads(run_dir, tmp_path, inspect_log):
+    paths = export_inspect(run_dir, tmp_path / "out")
+    assert sorted(p.name for p in paths) == sorted(f"vault-{a}.eval" for a in
+                                                   ("oracle", "naive", "random", "metered", "crashing"))
+    records = {r["episode_id"]: r for r in _index(run_dir)}
+    for path in paths:
+        log = inspect_log.read_eval_log(str(path))
+        assert log.status == "success" and log.eval.task == "vault"
+        assert len(log.samples) == 4 == log.results.total_samples
+        for sample in log.samples:
+            record = records[sample.id]
+            assert sample.scores["success"].value == (1.0 if record["success"] else 0.0)
+            assert sample.scores["labels"].value == (" ".join(record["labels"]) or "none")
+            assert sample.metadata["seed"] == record["seed"] and sample.metadata["task"] == record["task"]
+        accuracy = log.results.scores[0].metrics["accuracy"].value
+        assert accuracy == sum(records[s.id]["success"] for s in log.samples) / 4
+        metrics = log.results.scores[0].metrics
+        assert metrics["ci95_low"].value <= accuracy <= metrics["ci95_high"].value
+
+
+def test_conversation_mirrors_the_trajectory(run_dir, tmp_path, inspect_log):
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-naive.eval"))
+    sample = next(s for s in log.samples if s.metadata["task"] == "open-after-chores")
+    trajectory = read_log(run_dir / sample.metadata["log"])
+    header, steps = trajectory[0], [r for r in trajectory if r["type"] == "step"]
+    assert sample.messages[0].role == "user" and sample.messages[0].text == header["observation"]
+    assert sample.input == header["observation"]
+    pairs = sample.messages[1:]
+    assert len(pairs) == 2 * len(steps)
+    for step, assistant, tool in zip(steps, pairs[0::2], pairs[1::2], strict=True):
+        action = json.loads(step["action"])
+        assert assistant.role == "assistant" and assistant.tool_calls[0].function == action["tool"]
+        assert assistant.tool_calls[0].arguments == action["arguments"]
+        assert tool.role == "tool" and tool.text == step["observation"]
+        assert tool.tool_call_id == assistant.tool_calls[0].id
+    assert log.eval.model == "agentbed/naive"
+
+
+def test_malformed_actions_become_text_and_user_observations(run_dir, tmp_path, inspect_log):
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-random.eval"))
+    messages = [m for s in log.samples for m in s.messages]
+    raw = [m for m in messages if m.role == "assistant" and not m.tool_calls]
+    assert raw and any(m.text == "{not json" for m in raw)
+    errors = [m for m in messages if m.role == "tool" and m.error is not None]
+    assert errors and all(m.error.type == "parsing" and "invalid_arguments" in m.text for m in errors)
+    follow = messages[messages.index(raw[0]) + 1]
+    assert follow.role == "user" and "invalid_json" in follow.text
+
+
+def test_usage_model_and_model_text_are_carried(run_dir, tmp_path, inspect_log):
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-metered.eval"))
+    assert log.eval.model == "openai/gpt-test"
+    for sample in log.samples:
+        turns = sum(1 for m in sample.messages if m.role == "assistant")
+        usage = sample.model_usage["openai/gpt-test"]
+        assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (100 * turns, 10 * turns, 110 * turns)
+        first = sample.messages[1]
+        assert first.text == "thought 1" and first.tool_calls[0].id == "call_1"
+    total = log.stats.model_usage["openai/gpt-test"].total_tokens
+    assert total == sum(s.model_usage["openai/gpt-test"].total_tokens for s in log.samples)
+
+
+def test_error_episodes_carry_their_traceback(run_dir, tmp_path, inspect_log):
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-crashing.eval"))
+    assert all(s.error is not None and "agent fell over" in s.error.message for s in log.samples)
+    assert all(s.scores["success"].value == 0.0 and s.scores["labels"].value == "ERROR" for s in log.samples)
+    assert log.results.completed_samples == 0
+
+
+def test_export_is_deterministic(run_dir, tmp_path, inspect_log):
+    first = export_inspect(run_dir, tmp_path / "a")
+    second = export_inspect(run_dir, tmp_path / "b")
+    for a, b in zip(first, second, strict=True):
+        x, y = inspect_log.read_eval_log(str(a)), inspect_log.read_eval_log(str(b))
+        assert x.eval.eval_id == y.eval.eval_id
+        assert [s.model_dump() for s in x.samples] == [s.model_dump() for s in y.samples]
+
+
+def test_missing_log_is_a_sample_error_not_a_crash(run_dir, tmp_path, inspect_log):
+    victim = _index(run_dir)[0]
+    (run_dir / victim["log"]).unlink()
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / f"vault-{victim['agent']}.eval"))
+    sample = next(s for s in log.samples if s.id == victim["episode_id"])
+    assert sample.error is not None and "cannot read" in sample.error.message
+
+
+def test_bad_run_dirs_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="no-such"):
+        export_inspect(tmp_path / "no-such", tmp_path / "out")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="no index.jsonl"):
+        export_inspect(tmp_path / "empty", tmp_path / "out")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "index.jsonl").write_text('{"episode_id": "a"}\n{oops\n{"episode_id": "b"}\n')
+    with pytest.raises(UsageError, match="line 2 is not JSON"):
+        export_inspect(tmp_path / "bad", tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_cli_export(run_dir, tmp_path, agentbed_cmd, inspect_log):
+    result = subprocess.run([*agentbed_cmd, "export", str(run_dir), "--format", "inspect", "--out",
+                             str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    paths = result.stdout.split()
+    assert len(paths) == 5 and all(inspect_log.read_eval_log(p).samples for p in paths)
