@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,8 @@ DEFAULT_SYSTEM_PROMPT = (
     "the tool arguments."
 )
 NOT_EXECUTED = "not executed: only the first tool call of a reply is executed; call this tool again if you still need it"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
 DEFAULT_BACKOFF = Backoff()
@@ -325,7 +328,9 @@ class ChatAgent(Agent):
             else:
                 rebuilt = no_tool_action(content_text(reply.content) if isinstance(reply, AIMessage) else "")
             recorded = decode_action(step["action"])
-            if step.get("control") is None and rebuilt != recorded:
+            if isinstance(recorded, bytes):
+                recorded = recorded.decode("utf-8", "surrogatepass")
+            if step.get("control") is None and scrub_surrogates(rebuilt) != scrub_surrogates(recorded):
                 raise ValueError(f"{path}: step {i}: the recorded reply gives action {rebuilt[:120]!r},"
                                  f" the log records {str(recorded)[:120]!r}")
         self.load_history(records[0]["observation"], [(s["model_output"], s["observation"]) for s in steps])
@@ -364,7 +369,8 @@ class ChatAgent(Agent):
 
     def _action_for(self, reply: AIMessage, captured: Mapping[str, str], retries: list[RetryRecord]) -> Action:
         calls = tool_calls_of(reply, captured)
-        reply = _with_raw_arguments(_without_run_id(reply), calls)
+        serialised = _utf8_safe(message_to_dict(_with_raw_arguments(_without_run_id(reply), calls)))
+        reply = messages_from_dict([serialised])[0]  # what the conversation and the log keep
         self._record_reply(reply, calls)
         text = content_text(reply.content)
         if calls:
@@ -372,8 +378,8 @@ class ChatAgent(Agent):
             action, source = action_text(first.name, first.arguments), first.source
         else:
             action, source = no_tool_action(text), "no_tool_call"
-        model_output = _json_safe({"message": message_to_dict(reply), "arguments_source": source,
-                                   "tool_calls": len(calls), "retries": [r.to_dict() for r in retries]})
+        model_output = {"message": serialised, "arguments_source": source, "tool_calls": len(calls),
+                        "retries": [r.to_dict() for r in retries]}
         meta = {"arguments_source": source, "retries": len(retries),
                 "unexecuted_tool_calls": [c.name for c in calls[1:]]}
         return Action(action, usage=usage_of(reply), model_output=model_output,
@@ -402,12 +408,14 @@ def _model_id(model: BaseChatModel) -> str:
     return f"{model._llm_type}:{name}" if isinstance(name, str) else model._llm_type
 
 
-def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
-    """The log writes UTF-8: replace lone surrogates a provider's JSON escapes may have produced
-    (the action itself keeps them; the log stores such an action as base64)."""
+def scrub_surrogates(text: str) -> str:
+    """``text`` with lone surrogates (which a provider's ``\\udXXX`` escapes can produce, and which
+    UTF-8 cannot encode) replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _utf8_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """A JSON copy of a serialised message that UTF-8 can encode, so the conversation can be sent
+    again and logged. Only the action keeps lone surrogates (the log stores it as base64)."""
     text = json.dumps(value, ensure_ascii=False, default=str)
-    try:
-        text.encode("utf-8")
-        return json.loads(text)
-    except UnicodeEncodeError:
-        return json.loads(text.encode("utf-8", "replace").decode("utf-8"))
+    return json.loads(scrub_surrogates(text))

@@ -221,3 +221,20 @@ def test_a_model_episode_reruns_from_its_log_without_divergence(openai_stub, tmp
     recorded, replayed = rerun(log)
     assert first_divergence(recorded, replayed) is None
     assert stub.served == len(steps_of(recorded)) + 1  # the rerun never called the model
+
+
+def test_hostile_model_output_is_an_observation_never_a_crash(openai_stub, tmp_path):
+    huge = '{"token": "' + "x" * 1_100_000 + '"}'
+    stub = openai_stub([Reply([("open_vault", '{"token": "\ud800"}')]),  # a lone surrogate, sent as \ud800
+                        Reply([("open_vault", huge)]),
+                        Reply([("open_vault", '{"token": "a\x00b"}')]),  # a raw NUL: not valid JSON
+                        Reply([("get_token", "{}")]), Reply(content="no tool this time"),
+                        Reply([("submit", '{"answer": "x"}')])])
+    record, records, log = run(stub, tmp_path, task="open-fast", max_retries=0)
+    assert record.status == "ok", record.error
+    errors = [s["info"].get("action_error") for s in steps_of(records)]
+    assert errors == ["invalid_utf8", "action_too_large", "invalid_arguments", None, "invalid_action", None]
+    assert steps_of(records)[0]["action"].keys() == {"base64"}  # the exact text, kept as bytes
+    assert "\ufffd" in json.dumps(steps_of(records)[0]["model_output"], ensure_ascii=False)
+    assert verify_log(log).ok
+    chat_agent(stub).load_log_prefix(log, 5)  # the recorded replies still reproduce the actions
