@@ -311,9 +311,11 @@ class ChatAgent(Agent):
                 self._add_observation(observation)
 
     def load_log_prefix(self, path: str | Path, at_step: int) -> None:
-        """Prime the conversation with the first ``at_step`` steps of a recorded episode, without
-        calling the model, checking that each recorded reply reproduces the recorded action."""
+        """Reset for the recorded episode's seed and prime the conversation with its first
+        ``at_step`` steps, without calling the model, checking that each recorded reply
+        reproduces the recorded action. A branch then continues live from there."""
         records = read_log(path)
+        self.reset(seed=int(records[0].get("seed", 0)))
         steps = [r for r in records if r.get("type") == "step"][:at_step]
         if len(steps) < at_step:
             raise ValueError(f"{path}: has {len(steps)} steps, cannot prime {at_step}")

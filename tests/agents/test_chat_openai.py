@@ -238,3 +238,30 @@ def test_hostile_model_output_is_an_observation_never_a_crash(openai_stub, tmp_p
     assert "\ufffd" in json.dumps(steps_of(records)[0]["model_output"], ensure_ascii=False)
     assert verify_log(log).ok
     chat_agent(stub).load_log_prefix(log, 5)  # the recorded replies still reproduce the actions
+
+
+def test_a_recorded_model_episode_branches_and_continues_live(openai_stub, tmp_path):
+    from agentbed.branch import ForkPoint, Prefix
+
+    stub = openai_stub(vault_policy)
+    record, records, log = run(stub, tmp_path)
+    assert record.success
+    point = ForkPoint(lambda: VaultEnv("open-after-chores"), Prefix.from_log(log), at_step=2)
+    agent = chat_agent(stub)
+    agent.load_log_prefix(log, 2)
+    served = stub.served
+    branch = point.run(agent, EpisodeSpec("vault", "open-after-chores", "continue@2", 0),
+                       writer=TrajectoryWriter(tmp_path / "branch.jsonl"))
+    assert branch.status == "ok" and branch.success and branch.steps == 2
+    assert stub.served == served + 2  # only the continuation called the model
+    assert stub.requests[served]["messages"] == stub.requests[2]["messages"]
+    branch_records = read_log(tmp_path / "branch.jsonl")
+    assert branch_records[0]["parent"]["at_step"] == 2 and verify_log(tmp_path / "branch.jsonl").ok
+
+
+def test_an_unreachable_server_is_retried_then_the_episode_errors(openai_stub, tmp_path):
+    stub = openai_stub([])
+    stub.stop()  # nothing listens on the port any more: connection refused
+    record, records, _ = run(stub, tmp_path, max_retries=1)
+    assert record.status == "error"
+    assert "ConnectionError" in records[-1]["error"] and "failed after 2 attempt(s)" in records[-1]["error"]
