@@ -112,7 +112,7 @@ def parse_suite_options(extra: list[str]) -> dict[str, str]:
 def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dict[str, Any]]:
     options = suite.resolve_options(parse_suite_options(args.extra))
     known = suite.task_ids(options)
-    tasks = args.task or known
+    tasks = args.task or [t for t in known if t not in suite.hidden_tasks]
     for task in tasks:
         if task not in known:
             raise SuiteError(f"suite {suite.name!r} has no task {task!r} (see: agentbed list {suite.name})")

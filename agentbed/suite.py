@@ -57,6 +57,7 @@ class Suite:
     run_unit: Callable[[EpisodeSpec, Path], EpisodeRecord] | None = None
     summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
     demo: Callable[[Path], dict[str, Any]] | None = None
+    hidden_tasks: tuple[str, ...] = ()  # runnable with --task, left out of a default run
 
     def task_ids(self, options: dict[str, Any]) -> list[str]:
         return list(self.tasks(options))

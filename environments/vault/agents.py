@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -28,9 +29,19 @@ class VaultOracle(Agent):
         obs = json.loads(observation)
         if obs.get("task") == "echo":
             return Action(make_action("submit", answer=obs["word"]), risk=0.0)
+        if obs.get("task") == "proof-of-work":
+            return Action(make_action("prove", nonce=_search_nonce(obs["challenge"], obs["difficulty"])), risk=0.0)
         if self.plan:
             return Action(self.plan.pop(0), risk=0.1)
         return Action(make_action("open_vault", token=obs["access_token"]), risk=0.1)
+
+
+def _search_nonce(challenge: str, difficulty: int) -> str:
+    target = "0" * difficulty
+    nonce = 0
+    while not hashlib.sha256(f"{challenge}{nonce}".encode()).hexdigest().startswith(target):
+        nonce += 1
+    return str(nonce)
 
 
 class VaultNaive(Agent):

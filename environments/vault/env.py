@@ -3,7 +3,8 @@
 Tasks differ in the token's lifetime and in the chores (reading log pages, each costing
 virtual time) the instructions require before the vault may be opened, so an agent that
 fetches the token first and uses it last sees it expire. The ``echo`` task is a single-step
-task used by the runner throughput benchmark.
+task used by the runner throughput benchmark; ``proof-of-work`` makes the agent burn CPU
+(a SHA-256 nonce search), the CPU-bound load of the executor benchmark.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ _TASKS = [
     TaskSpec("open-after-chores", {"ttl": 30, "chores": 2}, "Read two log pages, then open the vault."),
     TaskSpec("long-chores", {"ttl": 45, "chores": 4}, "Read four log pages, then open the vault."),
     TaskSpec("echo", {"ttl": 0, "chores": 0, "echo": True}, "Submit the word shown."),
+    TaskSpec("proof-of-work", {"ttl": 0, "chores": 0, "difficulty": 4},
+             "Find a nonce whose SHA-256 with the challenge starts with four zero hex digits."),
 ]
 
 INVALID_TOKEN = {"error": "invalid_token", "error_description": "The access token is invalid"}
@@ -33,6 +36,7 @@ class VaultEnv(ToolEnv):
         tool("wait", "Wait some virtual seconds.", cost=0.0, seconds={"type": "number", "minimum": 0, "maximum": 3600}),
         tool("open_vault", "Open the vault with an access token.", cost=1.0, token={"type": "string"}),
         tool("submit", "Submit an answer (echo task).", cost=0.0, answer={"type": "string"}),
+        tool("prove", "Submit a proof-of-work nonce.", cost=1.0, nonce={"type": "string", "maxLength": 64}),
     )
     max_steps = 30
 
@@ -44,6 +48,10 @@ class VaultEnv(ToolEnv):
         self.state = {"issued": {}, "pages_read": [], "opened": False, "labels": [],
                       "word": "".join(rng.choice(list("abcdefgh"), size=6).tolist())}
         p = self.task.params
+        if p.get("difficulty"):
+            self.state["challenge"] = f"{int(rng.integers(1 << 62)):016x}"
+            return json.dumps({"task": "proof-of-work", "challenge": self.state["challenge"],
+                               "difficulty": p["difficulty"]})
         if p.get("echo"):
             return json.dumps({"task": "echo", "word": self.state["word"]})
         return json.dumps({"task": self.task.description, "ttl_seconds": p["ttl"], "chores": p["chores"],
@@ -82,6 +90,12 @@ class VaultEnv(ToolEnv):
         ok = answer == self.state["word"]
         self.state["opened"] = ok
         return ToolResult(json.dumps({"correct": ok}), reward=float(ok), terminated=True)
+
+    def tool_prove(self, nonce: str) -> ToolResult:
+        digest = hashlib.sha256((self.state.get("challenge", "") + nonce).encode()).hexdigest()
+        ok = "challenge" in self.state and digest.startswith("0" * self.task.params["difficulty"])
+        self.state["opened"] = ok
+        return ToolResult(json.dumps({"valid": ok, "digest": digest}), reward=float(ok), terminated=ok)
 
     def outcome(self, terminated: bool, total_reward: float) -> Outcome:
         labels = sorted(set(self.state["labels"])) if self.state else []
