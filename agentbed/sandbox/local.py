@@ -1,0 +1,269 @@
+"""The local backend: bubblewrap namespaces, resource limits and a private workdir.
+
+Every command runs in fresh user, PID, network, IPC and UTS namespaces made by bubblewrap
+(``bwrap``). Its filesystem is built from an allowlist: read-only ``/usr``, ``/etc`` and the
+host Python (the venv and its base interpreter, so ``sandbox.python`` has pytest), a fresh
+``/proc`` for its own PID namespace, a minimal ``/dev``, a per-command ``/tmp`` and the
+sandbox's workdir at ``/sandbox``, the only place that persists between commands. The
+network namespace has only a loopback interface. When the command ends, bubblewrap's init
+exits and the kernel kills everything left in the PID namespace, so background processes
+never outlive their command.
+
+Run by root, the commands do not run as root: each sandbox gets its own unused host uid, so
+RLIMIT_NPROC caps exactly its processes and the host's files are seen as by a stranger. A
+small holder process keeps a private mount namespace with the workdir (a size-limited tmpfs
+that only exists there) and read-only views of host paths that uid could not reach (a Python
+under /root), and bubblewrap starts inside that namespace. Run by an ordinary user, the
+sandbox runs as that user (mapped to uid 1000 inside) and the workdir is a host temp dir.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from agentbed.sandbox.base import (
+    ExecResult,
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    classify,
+    stderr_says_disk_full,
+    stderr_says_oom,
+)
+from agentbed.sandbox.capture import CappedBuffer, pump
+
+INSIDE_UID = 1000
+WORKDIR = "/sandbox"
+OWNER_VAR = "AGENTBED_SANDBOX_OWNER"  # marks our host-side processes so prune can find orphans
+UID_RANGE = (1_000_000, 2_000_000)  # per-sandbox host uids when run by root
+WORKDIR_PREFIX = "agentbed-sbx-"
+_SYSTEM_DIRS = ("/usr", "/etc")
+_MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+# Run by unshare as root: a private mount namespace holding the workdir and staged sources.
+_HOLDER_SCRIPT = r"""
+set -e
+uid=$1; disk=$2; shift 2
+mount -t tmpfs -o mode=0755,size=1m agentbed-stage /mnt
+mkdir /mnt/work
+mount -t tmpfs -o "mode=0700,size=$disk,uid=$uid,gid=$uid" agentbed-work /mnt/work
+i=0
+for src in "$@"; do mkdir "/mnt/ro$i"; mount --bind "$src" "/mnt/ro$i"; i=$((i+1)); done
+echo ready
+exec sleep infinity
+"""
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def python_roots() -> list[str]:
+    """Host directories the running Python needs (venv and base install), outside /usr."""
+    candidates = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    candidates.add(os.path.abspath(sys.prefix))
+    roots: list[str] = []
+    for path in sorted(candidates, key=len):
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in (*_SYSTEM_DIRS, *roots)):
+            continue
+        roots.append(path)
+    return roots
+
+
+def count_tasks(uid: int) -> int:
+    """Threads owned by ``uid`` (RLIMIT_NPROC counts threads of the real uid)."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as fh:
+                status = fh.read()
+        except OSError:
+            continue
+        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+        if int(fields.get(b"Uid", b"-1 0").split()[0]) == uid:
+            total += int(fields.get(b"Threads", b"1").strip() or 1)
+    return total
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process whose real uid is ``uid``; return how many were signalled."""
+    killed = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry.name}").st_uid == uid:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+        except (OSError, ProcessLookupError):
+            continue
+    return killed
+
+
+class LocalSandbox(Sandbox):
+    backend = "local"
+    workdir = WORKDIR
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__(limits)
+        bwrap = bwrap_path()
+        if bwrap is None:
+            raise SandboxUnavailable("bubblewrap is not installed (apt-get install bubblewrap)")
+        self.python = sys.executable
+        self.as_root = os.geteuid() == 0
+        self._holder: subprocess.Popen[bytes] | None = None
+        self._host_workdir: str | None = None
+        self._env = {OWNER_VAR: str(os.getpid()), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        roots = python_roots()
+        if self.as_root:
+            self.uid = random.SystemRandom().randrange(*UID_RANGE)
+            self._start_holder(roots)
+            sources = {root: f"/mnt/ro{i}" for i, root in enumerate(roots)}
+            work_source = "/mnt/work"
+            launcher = ["nsenter", f"--mount=/proc/{self._holder.pid}/ns/mnt",  # type: ignore[union-attr]
+                        f"--setuid={self.uid}", f"--setgid={self.uid}", "--", bwrap]
+            self._nproc = self.limits.processes + 2  # + bubblewrap's two processes
+        else:
+            self.uid = os.getuid()
+            self._host_workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+            sources = {root: root for root in roots}
+            work_source = self._host_workdir
+            launcher = [bwrap]
+            # RLIMIT_NPROC counts all of this user's threads, so leave room for those running now.
+            self._nproc = count_tasks(self.uid) + self.limits.processes + 2
+        self._prefix = self._prlimit() + launcher + self._bwrap_args(sources, work_source)
+        probe = self._run(["true"], 30, None, 64 * 1024)
+        if probe.exit_code != 0:
+            self.cleanup()
+            raise SandboxUnavailable("bubblewrap could not start a sandbox: "
+                                     + probe.stderr.decode(errors="replace").strip()[-300:])
+
+    # -- set-up ------------------------------------------------------------------------
+    def _start_holder(self, roots: list[str]) -> None:
+        argv = ["unshare", "--mount", "--propagation", "private", "--",
+                "/bin/sh", "-c", _HOLDER_SCRIPT, "sh", str(self.uid), str(self.limits.disk_bytes), *roots]
+        self._holder = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=self._env, start_new_session=True)
+        assert self._holder.stdout is not None and self._holder.stderr is not None
+        ready, _, _ = select.select([self._holder.stdout], [], [], 15)
+        line = self._holder.stdout.readline() if ready else b""
+        self._holder.stdout.close()
+        if line.strip() != b"ready":
+            self._holder.kill()
+            detail = self._holder.stderr.read().decode(errors="replace").strip()[-300:]
+            self._holder.wait()
+            raise SandboxUnavailable(f"could not make the sandbox's mount namespace: {detail or 'no answer'}")
+        self._holder.stderr.close()
+
+    def _bwrap_args(self, sources: dict[str, str], work_source: str) -> list[str]:
+        args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
+                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
+                "--setenv", "PATH", _PATH, "--setenv", "HOME", WORKDIR, "--setenv", "TMPDIR", "/tmp",
+                "--setenv", "LANG", "C.UTF-8", "--setenv", "USER", "sandbox"]
+        for path in _SYSTEM_DIRS:
+            args += ["--ro-bind", path, path]
+        for path in _MERGED_USR:
+            if os.path.islink(path):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                args += ["--ro-bind", path, path]
+        for target, source in sources.items():
+            args += ["--ro-bind", source, target]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.disk_bytes), "--tmpfs", "/tmp",
+                 "--bind", work_source, WORKDIR, "--chdir", WORKDIR]
+        return args
+
+    def _prlimit(self) -> list[str]:
+        """Resource limits, applied by util-linux prlimit before the launcher (a Python
+        preexec_fn would cost a full fork of this process on every command)."""
+        lim = self.limits
+        cpu = int(lim.cpu_seconds)
+        return ["prlimit", f"--cpu={cpu}:{cpu + 1}", f"--as={lim.memory_bytes}", f"--nproc={self._nproc}",
+                f"--fsize={lim.file_size_bytes}", f"--nofile={lim.open_files}", "--core=0", "--"]
+
+    # -- running -----------------------------------------------------------------------
+    def _run(self, argv: list[str], timeout: float, stdin: bytes | None, output_bytes: int) -> ExecResult:
+        if argv[0] != "/bin/sh":  # through the shell, so an unknown command is exit 127
+            argv = ["/bin/sh", "-c", 'exec "$@"', "sh", *argv]
+        out, err = CappedBuffer(output_bytes), CappedBuffer(output_bytes)
+        start = time.monotonic()
+        proc = subprocess.Popen(self._prefix + ["--", *argv], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env,
+                                start_new_session=True)
+        try:
+            reason = pump(proc, stdin, start + timeout, out, err)
+        finally:
+            self._end(proc)
+        code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+        duration = time.monotonic() - start
+        stderr = err.value()
+        failed = code != 0 and not reason
+        oom = failed and stderr_says_oom(stderr)
+        disk = failed and (stderr_says_disk_full(stderr) or self._workdir_full())
+        if reason and self.as_root:
+            kill_uid(self.uid)  # belt and braces: the PID namespace is already gone
+        status = classify(code, timed_out=reason == "timeout", output_limited=reason == "output_limit",
+                          oom=oom, disk_full=disk)
+        return ExecResult(code, out.value(), stderr, out.truncated, err.truncated, duration, status)
+
+    @staticmethod
+    def _end(proc: subprocess.Popen[bytes]) -> None:
+        """Kill the launcher's process group (bubblewrap's init then takes the rest down)."""
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+    def _workdir_full(self) -> bool:
+        if self._holder is None:
+            return False
+        try:
+            st = os.statvfs(f"/proc/{self._holder.pid}/root/mnt/work")
+        except OSError:
+            return False
+        return st.f_bavail == 0
+
+    # -- teardown ----------------------------------------------------------------------
+    def _release(self) -> None:
+        if self.as_root:
+            kill_uid(self.uid)
+        if self._holder is not None:
+            self._end(self._holder)  # its mount namespace, with the workdir tmpfs, goes with it
+            self._holder = None
+        if self._host_workdir is not None:
+            remove_tree(self._host_workdir)
+            self._host_workdir = None
+
+
+def remove_tree(path: str) -> None:
+    """rmtree that also removes what the sandbox made read-only."""
+
+    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        try:
+            os.chmod(os.path.dirname(target), stat.S_IRWXU)
+            os.chmod(target, stat.S_IRWXU)
+        except OSError:
+            pass
+        func(target)
+
+    if Path(path).exists():
+        shutil.rmtree(path, onerror=make_writable)
