@@ -1,0 +1,26 @@
+"""Every contract family; importing this package registers them in ``family.FAMILIES``."""
+
+from environments.contracts.families import (  # noqa: F401
+    acme_nonce,
+    azure_sas,
+    cloudfront,
+    csrf_token,
+    device_flow,
+    etag,
+    gcs_v4,
+    github_webhook,
+    idempotency,
+    jwt_bearer,
+    lease_fencing,
+    oauth_pkce,
+    page_token,
+    refresh_rotation,
+    s3_presign,
+    signed_cookie,
+    slack_signing,
+    sqs_receipt,
+    stripe_webhook,
+    sts,
+    totp,
+    turnstile,
+)

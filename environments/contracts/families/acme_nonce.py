@@ -1,0 +1,70 @@
+"""ACME Replay-Nonce (catalogue row 41).
+
+RFC 8555 6.5: every JWS request carries a fresh nonce from the server; each response returns a
+new Replay-Nonce; a reused or unknown nonce is rejected with
+urn:ietf:params:acme:error:badNonce "JWS has invalid anti-replay nonce".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentbed.tools import tool
+from environments.contracts.families.common import token
+from environments.contracts.family import (
+    Family,
+    Ref,
+    Step,
+    accept,
+    register,
+    reject_integrity,
+    reject_validity,
+)
+
+BAD_NONCE = {"type": "urn:ietf:params:acme:error:badNonce", "detail": "JWS has invalid anti-replay nonce {n}",
+             "status": 400}
+RESOURCES = ("newAccount", "newOrder", "finalize")
+
+
+@register
+class AcmeNonce(Family):
+    name = "acme-replay-nonce"
+    title = "ACME Replay-Nonce, single use (RFC 8555)"
+    catalogue = (41,)
+    final_tool = "acme_post"
+    tools = (tool("new_nonce", "HEAD /acme/new-nonce: a Replay-Nonce.", cost=1.0),
+             tool("acme_post", "POST a JWS to an ACME resource (newAccount, newOrder, finalize) with a nonce.",
+                  cost=1.0, resource={"type": "string", "enum": list(RESOURCES)}, nonce={"type": "string"}))
+
+    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+        return {"live": [], "spent": [], "done": []}
+
+    def instruction(self, p: Any) -> str:
+        return ("Get a nonce with new_nonce, then acme_post newAccount, newOrder and finalize in that order. Each nonce "
+                "is single use; every response carries the next Replay-Nonce.")
+
+    def plan(self, p: Any) -> list[Step]:
+        return [Step("new_nonce", produces=("replay_nonce",))] + [
+            Step("acme_post", {"resource": r, "nonce": Ref("replay_nonce")}, produces=("replay_nonce",))
+            for r in RESOURCES]
+
+    def _nonce(self, env: Any) -> str:
+        nonce = env.issue("replay_nonce", token(env.np_random, 16))
+        env.fam["live"].append(nonce)
+        return nonce
+
+    def tool_new_nonce(self, env: Any) -> Any:
+        return env.ok({"replay_nonce": self._nonce(env)})
+
+    def tool_acme_post(self, env: Any, resource: str, nonce: str) -> Any:
+        if nonce in env.fam["live"]:
+            env.fam["live"].remove(nonce)
+            env.fam["spent"].append(nonce)
+            env.fam["done"].append(resource)
+            final = list(env.fam["done"]) == list(RESOURCES)
+            verdict = accept({"resource": resource, "status": "valid" if final else "pending",
+                              "replay_nonce": self._nonce(env)})
+            return env.present({"replay_nonce": "nonce"}, verdict, final=final)
+        body = {**BAD_NONCE, "detail": BAD_NONCE["detail"].format(n=nonce[:40]), "replay_nonce": self._nonce(env)}
+        verdict = reject_validity("REPLAYED", 400, body) if nonce in env.fam["spent"] else reject_integrity(400, body)
+        return env.present({"replay_nonce": "nonce"}, verdict)

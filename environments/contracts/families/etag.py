@@ -1,0 +1,70 @@
+"""ETag / If-Match preconditions (catalogue row 28).
+
+RFC 9110 13.1.1: If-Match uses the strong comparison; a stale or altered entity-tag gives 412.
+S3's body: PreconditionFailed "At least one of the pre-conditions you specified did not hold".
+A background job (a teammate's edit) changes the document, so an ETag read before it is stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from agentbed.tools import tool
+from environments.contracts.family import (
+    Family,
+    Ref,
+    Step,
+    accept,
+    register,
+    reject_integrity,
+    reject_validity,
+)
+
+FAILED = {"Error": {"Code": "PreconditionFailed",
+                    "Message": "At least one of the pre-conditions you specified did not hold", "Condition": "If-Match"}}
+
+
+def _etag(content: str) -> str:
+    return '"' + hashlib.md5(content.encode()).hexdigest() + '"'
+
+
+@register
+class ETagIfMatch(Family):
+    name = "etag-if-match"
+    title = "Conditional update with If-Match (RFC 9110, S3 PreconditionFailed)"
+    catalogue = (28, 44)
+    final_tool = "put_document"
+    tools = (tool("get_document", "GET the runbook document: content and ETag.", cost=1.0),
+             tool("put_document", "PUT the runbook with If-Match: <ETag> (append a line to the content you read).",
+                  cost=1.0, if_match={"type": "string"}, content={"type": "string"}))
+
+    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+        return {"content": f"# Runbook\nrevision {int(rng.integers(100, 999))}\n", "history": []}
+
+    def instruction(self, p: Any) -> str:
+        return ("get_document, then put_document(if_match=<the ETag, quotes included>, content=<content + one line>). "
+                "Other writers may change the document meanwhile.")
+
+    def plan(self, p: Any) -> list[Step]:
+        return [Step("get_document", produces=("ETag", "content"), ttl="volatile"),
+                Step("put_document", {"if_match": Ref("ETag"), "content": Ref("content")})]
+
+    def on_job(self, env: Any, job: str) -> None:
+        if job in env.p.get("mutating_jobs", ()):
+            env.fam["history"].append(_etag(env.fam["content"]))
+            env.fam["content"] += f"edited by {job}\n"
+
+    def tool_get_document(self, env: Any) -> Any:
+        return env.ok({"ETag": env.issue("ETag", _etag(env.fam["content"])), "content": env.fam["content"]})
+
+    def tool_put_document(self, env: Any, if_match: str, content: str) -> Any:
+        current = _etag(env.fam["content"])
+        if if_match == current:
+            env.fam["content"] = content
+            verdict = accept({"ETag": _etag(content)})
+        elif if_match in env.fam["history"]:
+            verdict = reject_validity("STALE_PRECONDITION", 412, FAILED)
+        else:
+            verdict = reject_integrity(412, FAILED)
+        return env.present({"ETag": "if_match"}, verdict, final=True)

@@ -1,0 +1,46 @@
+"""Test-only RSA keys for the RSA issuers (GCS V4, CloudFront, RS256 JWTs).
+
+Key generation cannot be seeded, so the keys are generated once and stored in rsa_keys.json:
+the same seed then gives the same signatures, byte for byte. ``python -m
+environments.contracts.families.keys --regenerate`` writes a new set.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+_PATH = Path(__file__).with_name("rsa_keys.json")
+NAMES = ("gcs-service-account", "cloudfront-key-pair", "jwt-issuer")
+
+
+@functools.cache
+def private_key(name: str) -> rsa.RSAPrivateKey:
+    pem = json.loads(_PATH.read_text(encoding="utf-8"))["keys"][name]
+    key = serialization.load_pem_private_key(pem.encode(), password=None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    return key
+
+
+def public_key(name: str) -> rsa.RSAPublicKey:
+    return private_key(name).public_key()
+
+
+def regenerate() -> None:
+    keys = {}
+    for name in NAMES:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        keys[name] = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()).decode()
+    note = json.loads(_PATH.read_text(encoding="utf-8"))["note"] if _PATH.exists() else ""
+    _PATH.write_text(json.dumps({"note": note, "keys": keys}, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if "--regenerate" in sys.argv:
+        regenerate()

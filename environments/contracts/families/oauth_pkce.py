@@ -1,0 +1,134 @@
+"""OAuth 2.0 authorization code with state and PKCE S256 (catalogue rows 8-10).
+
+authlib supplies the real pieces: ``create_s256_code_challenge`` / ``compare_s256_code_challenge``
+(RFC 7636), the verifier syntax (``CODE_VERIFIER_PATTERN``), ``InvalidGrantError`` /
+``InvalidRequestError`` bodies (RFC 6749 5.2) and the client's ``MismatchingStateError``. Code
+lifetime and single use are the server's job (RFC 6749 4.1.2), enforced on the virtual clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from authlib.integrations.base_client import MismatchingStateError
+from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError, OAuth2Error
+from authlib.oauth2.rfc7636.challenge import (
+    CODE_VERIFIER_PATTERN,
+    compare_s256_code_challenge,
+    create_s256_code_challenge,
+)
+
+from agentbed.tools import tool
+from environments.contracts.families.common import token
+from environments.contracts.family import (
+    Family,
+    Ref,
+    Step,
+    accept,
+    register,
+    reject_integrity,
+    reject_validity,
+)
+
+AUTHORIZE = "https://auth.example.com/oauth2/authorize"
+REDIRECT = "https://app.example.com/callback"
+
+
+def _body(error: OAuth2Error) -> dict[str, Any]:
+    return dict(error.get_body())
+
+
+@register
+class OAuthCodePkce(Family):
+    name = "oauth-code-pkce"
+    title = "OAuth 2.0 authorization code + state + PKCE S256 (authlib)"
+    catalogue = (8, 9, 10, 11)
+    final_tool = "get_userinfo"
+    tools = (
+        tool("start_authorization", "Client: create state and PKCE code_verifier and the authorization URL.", cost=1.0),
+        tool("approve_in_browser", "The user opens the authorization URL and approves; returns the redirect "
+             "parameters (code, state).", cost=5.0, authorization_url={"type": "string"}),
+        tool("exchange_code", "Client: check state, then POST the code and code_verifier to the token endpoint.",
+             cost=2.0, code={"type": "string"}, state={"type": "string"}, code_verifier={"type": "string"}),
+        tool("get_userinfo", "GET /userinfo with a bearer access token.", cost=1.0, access_token={"type": "string"}),
+    )
+
+    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+        return {"pending": {}, "codes": {}, "tokens": {}}
+
+    def instruction(self, p: Any) -> str:
+        return ("Log in with OAuth: start_authorization, approve_in_browser(authorization_url), exchange_code(code, "
+                "state, code_verifier) with the state and verifier from start_authorization, then "
+                f"get_userinfo(access_token). Codes live {p['ttl']} s and are single use; access tokens "
+                f"live {p.get('token_ttl', 3600)} s.")
+
+    def plan(self, p: Any) -> list[Step]:
+        return [Step("start_authorization", produces=("authorization_url", "state", "code_verifier")),
+                Step("approve_in_browser", {"authorization_url": Ref("authorization_url")}, produces=("code",),
+                     ttl="ttl", renew=0),
+                Step("exchange_code", {"code": Ref("code"), "state": Ref("state"),
+                                       "code_verifier": Ref("code_verifier")}, produces=("access_token",),
+                     ttl="token_ttl", renew=0),
+                Step("get_userinfo", {"access_token": Ref("access_token")})]
+
+    def tool_start_authorization(self, env: Any) -> Any:
+        state, verifier = token(env.np_random, 24), token(env.np_random, 48)
+        env.fam["pending"] = {"state": state, "verifier": verifier}
+        query = urlencode({"response_type": "code", "client_id": "agentbed-cli", "redirect_uri": REDIRECT,
+                           "scope": "openid profile", "state": state,
+                           "code_challenge": create_s256_code_challenge(verifier), "code_challenge_method": "S256"})
+        return env.ok({"authorization_url": env.link("authorization_url", f"{AUTHORIZE}?{query}"),
+                       "state": env.issue("state", state), "code_verifier": env.issue("code_verifier", verifier)})
+
+    def tool_approve_in_browser(self, env: Any, authorization_url: str) -> Any:
+        q = {k: v[0] for k, v in parse_qs(urlsplit(authorization_url).query).items()}
+        if urlsplit(authorization_url)._replace(query="").geturl() != AUTHORIZE or "code_challenge" not in q:
+            verdict = reject_integrity(400, _body(InvalidRequestError("Missing 'code_challenge' or bad endpoint")))
+            return env.present({"authorization_url": "authorization_url"}, verdict)
+        code = token(env.np_random, 20)
+        env.fam["codes"][code] = {"challenge": q["code_challenge"], "expires": env.clock.now() + env.p["ttl"],
+                                  "used": False}
+        verdict = accept({"redirect": f"{REDIRECT}?code={code}&state={q.get('state', '')}",
+                          "code": env.issue("code", code), "state": q.get("state", "")})
+        return env.present({"authorization_url": "authorization_url"}, verdict)
+
+    def tool_exchange_code(self, env: Any, code: str, state: str, code_verifier: str) -> Any:
+        slots = {"code": "code", "state": "state", "code_verifier": "code_verifier"}
+        if state != env.fam["pending"].get("state"):
+            return env.present(slots, reject_integrity(400, {"error": "mismatching_state",
+                                                             "error_description": MismatchingStateError().description}))
+        record = env.fam["codes"].get(code)
+        if record is None:
+            return env.present(slots, reject_integrity(400, _body(InvalidGrantError("Invalid 'code' in request."))))
+        if record["used"]:
+            for t in record.get("tokens", []):
+                env.fam["tokens"].pop(t, None)  # RFC 6749 4.1.2: reuse SHOULD revoke tokens issued for it
+            return env.present(slots, reject_validity("REPLAYED", 400, _body(InvalidGrantError(
+                "The authorization code has already been redeemed."))))
+        if env.clock.now() >= record["expires"]:
+            return env.present(slots, reject_validity("EXPIRED_BEFORE_USE", 400, _body(InvalidGrantError(
+                "The authorization code has expired."))))
+        if not CODE_VERIFIER_PATTERN.match(code_verifier):
+            return env.present(slots, reject_integrity(400, _body(InvalidRequestError("Invalid 'code_verifier'"))))
+        if not compare_s256_code_challenge(code_verifier, record["challenge"]):
+            return env.present(slots, reject_integrity(400, _body(InvalidGrantError("Code challenge failed."))))
+        record["used"] = True
+        access = token(env.np_random, 32, "ya29.")
+        record["tokens"] = [access]
+        ttl = env.p.get("token_ttl", 3600)
+        env.fam["tokens"][access] = env.clock.now() + ttl
+        return env.present(slots, accept({"access_token": env.issue("access_token", access), "token_type": "Bearer",
+                                          "expires_in": ttl}))
+
+    def tool_get_userinfo(self, env: Any, access_token: str) -> Any:
+        expires = env.fam["tokens"].get(access_token)
+        if expires is None:
+            verdict = reject_integrity(401, {"WWW-Authenticate": 'Bearer error="invalid_token", '
+                                             'error_description="The access token is invalid"'})
+        elif env.clock.now() >= expires:
+            verdict = reject_validity("EXPIRED_BEFORE_USE", 401, {
+                "WWW-Authenticate": 'Bearer error="invalid_token", error_description="The access token expired"'})
+        else:
+            verdict = accept({"sub": "248289761001", "name": "Jane Doe", "email": "jane@example.com"})
+        return env.present({"access_token": "access_token"}, verdict, final=True)

@@ -1,0 +1,93 @@
+"""Page tokens with a lifetime, bound to the request (catalogue rows 23-25).
+
+Google AIP-158: a page token is opaque and only valid with the same request parameters; AWS
+Resource Groups Tagging tokens live 15 min and then raise PaginationTokenExpiredException. The
+token here is base64 (with '=' padding) of the server's cursor plus an HMAC, as many services do.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from agentbed.tools import tool
+from environments.contracts.families.common import equal, hex_token, hmac_sha256_hex
+from environments.contracts.family import (
+    Family,
+    Ref,
+    Step,
+    accept,
+    register,
+    reject_integrity,
+    reject_validity,
+)
+
+ITEMS = [f"arn:aws:ec2:us-east-1:123456789012:instance/i-{i:017x}" for i in range(9)]
+
+
+@register
+class PageToken(Family):
+    name = "page-token"
+    title = "Pagination tokens with a lifetime (AWS Tagging / AIP-158)"
+    catalogue = (23, 24, 25)
+    final_tool = "get_resources"
+    tools = (tool("get_resources", "Tagging GetResources: one page of resources; pass PaginationToken for the next "
+                  "page and keep ResourcesPerPage unchanged.", cost=2.0, resources_per_page={"type": "integer"},
+                  pagination_token={"type": "string"}),)
+
+    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+        return {"secret": hex_token(rng, 16), "issued": {}}
+
+    def instruction(self, p: Any) -> str:
+        return (f"List all resources with get_resources(resources_per_page={p['per_page']}, pagination_token='') and "
+                f"follow PaginationToken until it is empty. Tokens expire {p['ttl']} s after issue.")
+
+    def plan(self, p: Any) -> list[Step]:
+        pages = -(-len(ITEMS) // p["per_page"])
+        steps = [Step("get_resources", {"resources_per_page": p["per_page"], "pagination_token": ""},
+                      produces=("PaginationToken",), ttl="ttl")]
+        steps += [Step("get_resources", {"resources_per_page": p["per_page"], "pagination_token":
+                                         Ref("PaginationToken")}, produces=("PaginationToken",), ttl="ttl", renew=0)
+                  for _ in range(pages - 1)]
+        return steps
+
+    def _token(self, env: Any, offset: int, per_page: int) -> str:
+        cursor = json.dumps({"o": offset, "n": per_page, "t": int(env.clock.now())}, separators=(",", ":"))
+        mac = hmac_sha256_hex(env.fam["secret"], cursor)[:16]
+        return base64.b64encode(f"{cursor}|{mac}".encode()).decode()
+
+    def tool_get_resources(self, env: Any, resources_per_page: int, pagination_token: str) -> Any:
+        if pagination_token == "":
+            offset, verdict = 0, None
+        else:
+            try:
+                cursor, mac = base64.b64decode(pagination_token, validate=True).decode().rsplit("|", 1)
+                state = json.loads(cursor)
+                good = equal(hmac_sha256_hex(env.fam["secret"], cursor)[:16], mac)
+            except (ValueError, UnicodeDecodeError):
+                good, state = False, {}
+            offset = state.get("o", 0)
+            if not good:
+                verdict = reject_integrity(400, {"__type": "InvalidParameterException",
+                                                 "Message": "The pagination token is invalid."})
+            elif env.clock.now() - state["t"] > env.p["ttl"]:
+                verdict = reject_validity("EXPIRED_BEFORE_USE", 400, {
+                    "__type": "PaginationTokenExpiredException",
+                    "Message": "The specified PaginationToken has expired."})
+            elif state["n"] != resources_per_page:
+                verdict = reject_validity("PARAMETER_MISMATCH", 400, {
+                    "__type": "InvalidParameterException",
+                    "Message": "The request parameters must match the request that produced the PaginationToken."})
+            else:
+                verdict = None
+        if verdict is not None:
+            return env.present({"PaginationToken": "pagination_token"}, verdict)
+        page = ITEMS[offset:offset + resources_per_page]
+        more = offset + resources_per_page < len(ITEMS)
+        nxt = env.issue("PaginationToken", self._token(env, offset + resources_per_page, resources_per_page)) \
+            if more else ""
+        body = {"ResourceTagMappingList": [{"ResourceARN": a} for a in page], "PaginationToken": nxt}
+        if pagination_token == "":
+            return env.ok(body) if more else env.present({}, accept(body), final=True)
+        return env.present({"PaginationToken": "pagination_token"}, accept(body), final=not more)

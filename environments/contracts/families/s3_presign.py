@@ -1,0 +1,179 @@
+"""S3 SigV4 presigned URLs (catalogue rows 1-2).
+
+Issuer: botocore's S3 query signer (``S3SigV4QueryAuth``, what ``generate_presigned_url`` uses),
+run under the virtual clock so X-Amz-Date is virtual time. Verifier: re-sign the received
+request with the same signer frozen at the URL's own X-Amz-Date and compare signatures, then
+check X-Amz-Date + X-Amz-Expires against virtual now (as LocalStack's presigned_url.py does).
+Error bodies: docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+import freezegun
+from botocore.auth import S3SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+from agentbed.tools import tool
+from environments.contracts.families.common import equal, token
+from environments.contracts.family import (
+    Family,
+    Ref,
+    Step,
+    Verdict,
+    accept,
+    register,
+    reject_integrity,
+    reject_validity,
+)
+
+REGION = "us-east-1"
+BUCKET = "agentbed-reports"
+AUTH_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
+               "X-Amz-Signature")
+
+
+def s3_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"Error": {"Code": code, "Message": message, **extra}}
+
+
+def presign(clock: Any, creds: Credentials, method: str, key: str, expires: int,
+            headers: dict[str, str] | None = None) -> str:
+    url = f"https://{BUCKET}.s3.amazonaws.com/{quote(key, safe='/~')}"
+    request = AWSRequest(method=method, url=url, headers=headers or {})
+    with clock.frozen():
+        S3SigV4QueryAuth(creds, "s3", REGION, expires=expires).add_auth(request)
+    return request.url
+
+
+def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: dict[str, str],
+                     now: float) -> Verdict:
+    """Real SigV4 query verification at the URL's X-Amz-Date; expiry against virtual now."""
+    try:
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        query, parts = [], None
+    params = dict(query)
+    if parts is None or any(p not in params for p in AUTH_PARAMS):
+        return reject_integrity(400, s3_error(
+            "AuthorizationQueryParametersError",
+            "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, "
+            "X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."))
+    access_key = params["X-Amz-Credential"].split("/")[0]
+    if access_key not in secrets:
+        return reject_integrity(403, s3_error(
+            "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.",
+            AWSAccessKeyId=access_key))
+    try:
+        signed_at = dt.datetime.strptime(params["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+        expires = int(params["X-Amz-Expires"])
+    except ValueError:
+        return reject_integrity(400, s3_error("AuthorizationQueryParametersError",
+                                              "X-Amz-Date or X-Amz-Expires is malformed."))
+    operation = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
+    unsigned = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(operation, quote_via=quote), ""))
+    signed_names = params["X-Amz-SignedHeaders"].split(";")
+    request = AWSRequest(method=method, url=unsigned,
+                         headers={k: v for k, v in headers.items() if k.lower() in signed_names})
+    creds = Credentials(access_key, secrets[access_key], params.get("X-Amz-Security-Token"))
+    with freezegun.freeze_time(signed_at, tick=False):
+        S3SigV4QueryAuth(creds, "s3", REGION, expires=expires).add_auth(request)
+    expected = dict(parse_qsl(urlsplit(request.url).query))["X-Amz-Signature"]
+    if not equal(expected, params["X-Amz-Signature"]):
+        return reject_integrity(403, s3_error(
+            "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you "
+            "provided. Check your key and signing method.", AWSAccessKeyId=access_key))
+    if now > signed_at.timestamp() + expires:
+        expiry = dt.datetime.fromtimestamp(signed_at.timestamp() + expires, dt.UTC)
+        return reject_validity("EXPIRED_BEFORE_USE", 403, s3_error(
+            "AccessDenied", "Request has expired", **{"X-Amz-Expires": str(expires),
+                                                      "Expires": expiry.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                                      "ServerTime": dt.datetime.fromtimestamp(now, dt.UTC)
+                                                      .strftime("%Y-%m-%dT%H:%M:%SZ")}))
+    return accept({})
+
+
+class _S3Family(Family):
+    defaults = {"ttl": 300, "key": "reports/2026/Q3 summary+final.csv"}
+
+    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+        access_key = "AKIA" + token(rng, 12).upper().replace("-", "A").replace("_", "B")[:16]
+        return {"access_key": access_key, "secret": token(rng, 30), "object": token(rng, 48)}
+
+    def creds(self, env: Any) -> Credentials:
+        return Credentials(env.fam["access_key"], env.fam["secret"])
+
+    def secrets(self, env: Any) -> dict[str, str]:
+        return {env.fam["access_key"]: env.fam["secret"]}
+
+
+@register
+class S3PresignedGet(_S3Family):
+    name = "s3-presigned-get"
+    title = "S3 SigV4 presigned GET (botocore)"
+    catalogue = (1,)
+    final_tool = "download"
+    tools = (
+        tool("presign_get", "Create an S3 presigned GET URL for the report object.", cost=1.0),
+        tool("download", "HTTP GET a URL and return the object's digest.", cost=2.0, url={"type": "string"}),
+    )
+
+    def instruction(self, p: Any) -> str:
+        return (f"Download s3://{BUCKET}/{p.get('key', self.defaults['key'])} with a presigned URL: call presign_get, "
+                f"then download(url). Presigned URLs expire {p.get('ttl', 300)} s after signing.")
+
+    def plan(self, p: Any) -> list[Step]:
+        return [Step("presign_get", produces=("url",), ttl="ttl"), Step("download", {"url": Ref("url")})]
+
+    def tool_presign_get(self, env: Any) -> Any:
+        url = presign(env.clock, self.creds(env), "GET", env.p.get("key", self.defaults["key"]),
+                      int(env.p.get("ttl", 300)))
+        return env.ok({"url": env.link("url", url), "expires_in": int(env.p.get("ttl", 300))})
+
+    def tool_download(self, env: Any, url: str) -> Any:
+        verdict = verify_presigned(url, "GET", {}, self.secrets(env), env.clock.now())
+        if verdict.accepted:
+            data = env.fam["object"].encode()
+            verdict = accept({"ContentLength": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        return env.present({"url": "url"}, verdict, final=True)
+
+
+@register
+class S3PresignedPut(_S3Family):
+    name = "s3-presigned-put"
+    title = "S3 SigV4 presigned PUT with a signed Content-Type (botocore)"
+    catalogue = (2,)
+    final_tool = "upload"
+    tools = (
+        tool("presign_put", "Create an S3 presigned PUT URL; the returned headers are signed and must be resent.",
+             cost=1.0),
+        tool("upload", "HTTP PUT the report to a URL with a Content-Type header.", cost=3.0,
+             url={"type": "string"}, content_type={"type": "string"}),
+    )
+
+    def instruction(self, p: Any) -> str:
+        return ("Upload the report with a presigned PUT: call presign_put, then upload(url, content_type) "
+                "resending the signed Content-Type exactly.")
+
+    def plan(self, p: Any) -> list[Step]:
+        return [Step("presign_put", produces=("url", "content_type"), ttl="ttl"),
+                Step("upload", {"url": Ref("url"), "content_type": Ref("content_type")})]
+
+    def tool_presign_put(self, env: Any) -> Any:
+        content_type = env.p.get("content_type", "text/csv; charset=utf-8")
+        url = presign(env.clock, self.creds(env), "PUT", env.p.get("key", self.defaults["key"]),
+                      int(env.p.get("ttl", 300)), {"Content-Type": content_type})
+        return env.ok({"url": env.link("url", url), "content_type": env.issue("content_type", content_type),
+                       "expires_in": int(env.p.get("ttl", 300))})
+
+    def tool_upload(self, env: Any, url: str, content_type: str) -> Any:
+        verdict = verify_presigned(url, "PUT", {"Content-Type": content_type}, self.secrets(env), env.clock.now())
+        if verdict.accepted:
+            verdict = accept({"ETag": '"' + hashlib.md5(env.fam["object"].encode()).hexdigest() + '"'})
+        return env.present({"url": "url", "content_type": "content_type"}, verdict, final=True)

@@ -1,0 +1,112 @@
+"""What a contract family is: issuer + verifier + error bodies + the tools an agent uses, and the
+reference plan scripted agents follow. A task is data over a family (see tasks.py).
+
+A family is a stateless object; everything about an episode lives in ``env.state`` so the
+environment can be snapshotted by a deep copy. Handlers are methods named ``tool_<name>`` that
+take the environment first. A consumer handler asks the real verifier for a :class:`Verdict`
+and hands it to ``env.present(...)``, which grades the byte-strict axis from the raw call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from agentbed.tools import Tool
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the real issuer/verifier says about one presented artifact.
+
+    ``integrity_ok`` is the issuer-faithful axis (signature, format, lookup); ``validity`` is
+    None or a validity label (expired, replayed, stale, ...). ``status`` and ``body`` are the
+    real API's answer, returned to the agent verbatim.
+    """
+
+    integrity_ok: bool
+    validity: str | None
+    status: int
+    body: Any
+
+    @property
+    def accepted(self) -> bool:
+        return self.integrity_ok and self.validity is None
+
+
+def accept(body: Any, status: int = 200) -> Verdict:
+    return Verdict(True, None, status, body)
+
+
+def reject_integrity(status: int, body: Any) -> Verdict:
+    return Verdict(False, None, status, body)
+
+
+def reject_validity(label: str, status: int, body: Any) -> Verdict:
+    return Verdict(True, label, status, body)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An argument taken from an earlier observation: the body field ``slot``."""
+
+    slot: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of a family's reference plan.
+
+    ``produces``: body fields the agent remembers. ``ttl``: the task parameter holding the
+    lifetime of what this step produces ("volatile": stale after any chore), so the oracle
+    renews it in time; ``renew``: index of the step that renews it (default: this one).
+    ``poll``: repeat while the body's ``error`` equals this, waiting the body's ``interval``.
+    ``wait_for``: a body field holding a not-before time (epoch seconds) to wait for first.
+    """
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    produces: tuple[str, ...] = ()
+    ttl: str | None = None
+    renew: int | None = None
+    poll: str | None = None
+    wait_for: str | None = None
+
+
+class Family:
+    """Base class of a contract family. Subclasses set the class attributes and handlers."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    catalogue: ClassVar[tuple[int, ...]]  # rows of the spec's catalogue this family implements
+    tools: ClassVar[tuple[Tool, ...]]
+    defaults: ClassVar[dict[str, Any]] = {}
+    final_tool: ClassVar[str]  # the call whose success is the task's goal
+
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
+        """Per-episode family state (keys, secrets, resources); JSON-like values only."""
+        return {}
+
+    def instruction(self, p: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def plan(self, p: Mapping[str, Any]) -> list[Step]:
+        raise NotImplementedError
+
+    def on_job(self, env: ContractEnv, job: str) -> None:
+        """A distractor job ran; families whose resources change in the background react here."""
+
+    def handle(self, env: ContractEnv, name: str, arguments: dict[str, Any]) -> Any:
+        return getattr(self, "tool_" + name)(env, **arguments)
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register(cls: type[Family]) -> type[Family]:
+    FAMILIES[cls.name] = cls()
+    return cls

@@ -1,0 +1,91 @@
+"""Failure labels: what went wrong with an observation contract, named after what real APIs report.
+
+Each label carries a one-line explanation (fed back to the agent in feedback mode) and the
+public source of the behaviour it names. ``HEADLINE_ORDER`` fixes which label an episode is
+reported under when several axes fail: missing, then integrity, then validity, then goal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Label:
+    name: str
+    axis: str  # integrity | validity | goal | none
+    explanation: str
+    source: str
+
+
+_LABELS = [
+    Label("SUCCESS", "none", "Every contract was honoured and the goal was reached.", "-"),
+    Label("MISSING_TOKEN", "integrity", "A required artifact was not sent at all.",
+          "RFC 6750 3.1 (invalid_request); S3 AuthorizationQueryParametersError"),
+    Label("VISIBLE_TEXT_MISMATCH", "integrity",
+          "The visible text of a link was used instead of its href; the text is shortened.",
+          "published ContractBench label; HTML anchor semantics (WHATWG HTML 4.6)"),
+    Label("TRUNCATED", "integrity", "The artifact was cut short; only a prefix of it was sent.",
+          "S3 SignatureDoesNotMatch on a cut presigned URL (github.com/aws/aws-sdk-js/issues/1099)"),
+    Label("AUTOLINK_TRAILING", "integrity",
+          "Trailing punctuation (')', '.', '>') was glued to the artifact, as markdown auto-linkers do.",
+          "SigV4 verifiers reject a trailing ')' (specs/contracts.md library facts)"),
+    Label("URL_DECODED", "integrity", "The artifact was percent-decoded (%2B, %2F, %3D turned into + / =).",
+          "Azure SAS 'Signature did not match' on unencoded sig (github.com/Azure/azure-storage-ruby/issues/217)"),
+    Label("HTML_ESCAPED", "integrity", "HTML entities were written into the artifact ('&' became '&amp;').",
+          "SigV4: '&amp;' splits the canonical query (specs/contracts.md library facts)"),
+    Label("RESERIALISED", "integrity",
+          "A JSON body was parsed and re-serialised: same value, different bytes, so the HMAC over the raw body fails.",
+          "Stripe 'No signatures found matching the expected signature for payload' (stripe webhook docs)"),
+    Label("WHITESPACE", "integrity", "Whitespace or a newline was inserted into the artifact.",
+          "urllib.parse.urlsplit silently drops '\\n' (specs/contracts.md); raw bytes differ"),
+    Label("CASE_CHANGED", "integrity", "The letter case of the artifact was changed.",
+          "SigV4 signature is lower-case hex; a case change is SignatureDoesNotMatch"),
+    Label("PADDING_LOST", "integrity", "Base64 '=' padding was stripped from the artifact.",
+          "PyJWT DecodeError 'Invalid crypto padding'; RFC 4648 3.2"),
+    Label("UNICODE_NORMALISED", "integrity",
+          "The artifact was Unicode-normalised (NFC/NFKC); the code points, and so the bytes, changed.",
+          "HMAC over raw UTF-8 bytes (GitHub 'Validating webhook deliveries')"),
+    Label("WRONG_VALUE", "integrity", "The value sent is not the artifact that was issued.",
+          "S3 SignatureDoesNotMatch; OAuth invalid_grant; AWS InvalidClientTokenId"),
+    Label("EXPIRED_BEFORE_USE", "validity", "The artifact was used after it expired; get a fresh one right before use.",
+          "S3 AccessDenied 'Request has expired'; STS ExpiredToken; RFC 6749 invalid_grant"),
+    Label("NOT_YET_VALID", "validity", "The artifact was used before its start time (nbf / st).",
+          "PyJWT ImmatureSignatureError; Azure 'Signature not valid in the specified time frame'"),
+    Label("REPLAYED", "validity", "A single-use artifact was used a second time.",
+          "ACME badNonce (RFC 8555 6.5); AADSTS54005 code already redeemed; Turnstile timeout-or-duplicate"),
+    Label("REVOKED_TOKEN", "validity",
+          "A rotated refresh token was reused, so the issuer revoked the whole token family.",
+          "RFC 9700 4.14.2; auth0 refresh token rotation (reuse detection)"),
+    Label("SLOW_DOWN", "validity", "The agent polled faster than the interval the issuer set.",
+          "RFC 8628 3.5 slow_down; GitHub device flow docs"),
+    Label("STALE_PRECONDITION", "validity",
+          "A precondition (ETag, fencing token) was stale: the resource changed after it was read.",
+          "RFC 9110 13.1.1 412 Precondition Failed; S3 PreconditionFailed"),
+    Label("PARAMETER_MISMATCH", "validity",
+          "The artifact was resent with different request parameters than it was issued for.",
+          "Stripe idempotency_error; Google AIP-158 page token with changed request"),
+    Label("SHORTCUT_TAKEN", "goal", "The required steps before the final call were not all done.",
+          "published ContractBench label"),
+    Label("GOAL_NOT_MET", "goal", "The task's final call never succeeded (gave up or ran out of budget).",
+          "published ContractBench label OTHER"),
+]
+
+LABELS: dict[str, Label] = {label.name: label for label in _LABELS}
+INTEGRITY_LABELS = tuple(n for n, lab in LABELS.items() if lab.axis == "integrity")
+VALIDITY_LABELS = tuple(n for n, lab in LABELS.items() if lab.axis == "validity")
+HEADLINE_ORDER = tuple(n for n in LABELS if n != "SUCCESS")
+
+
+def headline(labels: list[str]) -> str:
+    """The one label an episode is reported under (first in HEADLINE_ORDER), or SUCCESS."""
+    present = set(labels)
+    for name in HEADLINE_ORDER:
+        if name in present:
+            return name
+    return "SUCCESS"
+
+
+def feedback_text(name: str) -> dict[str, str]:
+    label = LABELS[name]
+    return {"label": name, "explanation": label.explanation}

@@ -1,0 +1,105 @@
+"""The task table: every task is data over a family.
+
+Columns: task id, family, parameters. Shared parameters (see env.py): ``ttl`` (lifetime the
+issuer grants, virtual seconds), ``chores`` (distractor calls required before the final call),
+``chores_at`` (where the reference plan does them: between issuing and using an artifact forces
+a refresh or re-issue), ``chores_after`` (a slot that must be issued before the chores count),
+``jobs`` (job name -> virtual duration), ``present`` ("html_link": the URL arrives as an anchor
+whose visible text is shortened). Family parameters are documented in each family module.
+
+To add a task, add a row; to add a family, add a module under families/ and a row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentbed.env import TaskSpec
+
+JOBS = {"virus-scan": 420, "nightly-etl": 1800, "compliance-report": 1200, "teammate-edit": 120,
+        "process-image": 45, "gc-pause": 30, "warm-cache": 120}
+
+
+def job(name: str) -> list[Any]:
+    return ["run_job", {"job": name}]
+
+
+def logs(n: int) -> list[list[Any]]:
+    return [["read_logs", {"page": i}] for i in range(1, n + 1)]
+
+
+_ROWS: list[tuple[str, str, dict[str, Any]]] = [
+    ("s3-get-basic", "s3-presigned-get", {"ttl": 300}),
+    ("s3-get-after-scan", "s3-presigned-get", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
+    ("s3-get-html-link", "s3-presigned-get", {"ttl": 600, "present": "html_link"}),
+    ("s3-get-log-review", "s3-presigned-get", {"ttl": 120, "chores": logs(5), "chores_at": 1}),
+    ("s3-put-basic", "s3-presigned-put", {"ttl": 300}),
+    ("s3-put-scan-after-sign", "s3-presigned-put", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1,
+                                                    "chores_after": "url"}),
+    ("sts-basic", "sts-session-credentials", {"ttl": 900}),
+    ("sts-long-etl", "sts-session-credentials", {"ttl": 900, "chores": [job("nightly-etl")], "chores_at": 1}),
+    ("gcs-basic", "gcs-v4-signed-url", {"ttl": 600}),
+    ("gcs-html-link", "gcs-v4-signed-url", {"ttl": 900, "present": "html_link"}),
+    ("gcs-after-scan", "gcs-v4-signed-url", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
+    ("azure-basic", "azure-sas", {"ttl": 600}),
+    ("azure-start-time", "azure-sas", {"ttl": 600, "start_delay": 60}),
+    ("azure-scan-after-issue", "azure-sas", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1,
+                                             "chores_after": "url"}),
+    ("cloudfront-basic", "cloudfront-signed-url", {"ttl": 300}),
+    ("cloudfront-html-link", "cloudfront-signed-url", {"ttl": 900, "present": "html_link"}),
+    ("cloudfront-log-review", "cloudfront-signed-url", {"ttl": 60, "chores": logs(3), "chores_at": 1}),
+    ("oauth-basic", "oauth-code-pkce", {"ttl": 600}),
+    ("oauth-short-code", "oauth-code-pkce", {"ttl": 30, "chores": logs(2), "chores_at": 2}),
+    ("oauth-token-expiry", "oauth-code-pkce", {"ttl": 600, "token_ttl": 60, "chores": [job("warm-cache")],
+                                               "chores_at": 3}),
+    ("oauth-html-link", "oauth-code-pkce", {"ttl": 600, "present": "html_link"}),
+    ("refresh-one-rotation", "refresh-token-rotation", {"ttl": 300, "rotations": 1}),
+    ("refresh-two-rotations", "refresh-token-rotation", {"ttl": 300, "rotations": 2}),
+    ("refresh-expiring-access", "refresh-token-rotation", {"ttl": 60, "rotations": 1, "chores": [job("warm-cache")],
+                                                           "chores_at": 2}),
+    ("jwt-hs256-basic", "jwt-bearer", {"ttl": 300}),
+    ("jwt-rs256-after-scan", "jwt-bearer", {"ttl": 300, "alg": "RS256", "chores": [job("virus-scan")],
+                                            "chores_at": 1}),
+    ("jwt-not-before", "jwt-bearer", {"ttl": 300, "nbf_delay": 30}),
+    ("device-flow-basic", "device-flow", {"ttl": 900, "approve_after": 12}),
+    ("device-flow-expiry", "device-flow", {"ttl": 300, "approve_after": 12, "chores": [job("virus-scan")],
+                                           "chores_at": 1}),
+    ("totp-basic", "totp", {"ttl": 30}),
+    ("totp-log-review", "totp", {"ttl": 30, "chores": logs(2), "chores_at": 1}),
+    ("stripe-webhook-basic", "stripe-webhook", {"ttl": 300}),
+    ("stripe-webhook-after-scan", "stripe-webhook", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
+    ("slack-command-basic", "slack-request-signing", {"ttl": 300}),
+    ("slack-command-log-review", "slack-request-signing", {"ttl": 300, "chores": logs(12), "chores_at": 1}),
+    ("github-webhook-single", "github-webhook", {"deliveries": 1}),
+    ("github-webhook-two-deliveries", "github-webhook", {"deliveries": 2}),
+    ("idempotency-retry", "idempotency-key", {}),
+    ("idempotency-after-reconcile", "idempotency-key", {"chores": [job("compliance-report")], "chores_at": 1}),
+    ("page-token-three-pages", "page-token", {"ttl": 900, "per_page": 3}),
+    ("page-token-expiring", "page-token", {"ttl": 900, "per_page": 5, "chores": [job("compliance-report")],
+                                           "chores_at": 1}),
+    ("etag-basic", "etag-if-match", {}),
+    ("etag-concurrent-edit", "etag-if-match", {"chores": [job("teammate-edit")], "chores_at": 1,
+                                               "mutating_jobs": ["teammate-edit"]}),
+    ("sqs-basic", "sqs-receipt-handle", {"ttl": 30}),
+    ("sqs-long-processing", "sqs-receipt-handle", {"ttl": 30, "chores": [job("process-image")], "chores_at": 1,
+                                                   "chores_after": "ReceiptHandle"}),
+    ("lease-basic", "lease-fencing-token", {"ttl": 15}),
+    ("lease-gc-pause", "lease-fencing-token", {"ttl": 15, "chores": [job("gc-pause")], "chores_at": 1,
+                                               "chores_after": "lease_id"}),
+    ("acme-order", "acme-replay-nonce", {}),
+    ("csrf-basic", "flask-wtf-csrf", {"ttl": 3600}),
+    ("csrf-after-scan", "flask-wtf-csrf", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
+    ("session-cookie-basic", "signed-session-cookie", {"ttl": 600}),
+    ("session-cookie-log-review", "signed-session-cookie", {"ttl": 60, "chores": logs(3), "chores_at": 1}),
+    ("turnstile-basic", "turnstile-token", {"ttl": 300}),
+    ("turnstile-preview-then-submit", "turnstile-token", {"ttl": 300, "preview": True}),
+    ("turnstile-after-scan", "turnstile-token", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
+]
+
+
+def _spec(task_id: str, family: str, params: dict[str, Any]) -> TaskSpec:
+    full = {"family": family, "jobs": dict(JOBS), **params}
+    return TaskSpec(task_id, full, f"{family}: {task_id}")
+
+
+TASKS: list[TaskSpec] = [_spec(*row) for row in _ROWS]
