@@ -1,0 +1,325 @@
+"""The static dependency graph of a Python package, from its source with ``ast``.
+
+CoCoder (arXiv 2606.00953, section 3.1) partitions a repository's file dependency graph; the
+paper derives it from an LLM-written blueprint, we derive it from the code itself. Nodes are
+modules (one per file), an edge ``u -> v`` means v imports u, with:
+
+* ``names``: the symbols of u that v refers to, ``tokens``: their interface size (the
+  communication cost c_uv of the spec), ``type_only``: every import of u by v sits under
+  ``if TYPE_CHECKING:`` (such an edge orders nothing), ``local``: every import is inside a
+  function (kept: it is a real dependency that vanishes once bodies are blanked).
+* Node ``work`` = 2 per class + 1 per method + 1 per function + 1 per global (the paper's
+  work estimate), ``tokens`` = size of the file, ``interface`` = its signatures.
+
+Relative imports are resolved, and names re-exported through a package ``__init__`` are
+followed to the module that defines them so that ``__init__`` does not become a false hub.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from agentbed.errors import UsageError
+
+MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message
+SKIPPED_DIRS = {"tests", "test", "__pycache__", "docs", "examples"}
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` at the usual ~4 characters per token of code."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """One import statement's effect: ``target`` module, imported ``names`` (empty for ``import m``)."""
+
+    target: str
+    names: tuple[str, ...]
+    local: bool
+    type_only: bool
+    bound_as: str = ""  # for ``import a.b``: the dotted name code uses to reach the module
+
+
+@dataclass
+class ModuleFacts:
+    name: str
+    path: Path
+    is_init: bool
+    source: str
+    tree: ast.Module
+    interfaces: dict[str, str] = field(default_factory=dict)  # top-level symbol -> its signature text
+    work: int = 0
+    imports: list[ImportRef] = field(default_factory=list)
+    attribute_uses: set[str] = field(default_factory=set)  # dotted names like ``pkg.mod.func``
+
+
+# -- discovery ---------------------------------------------------------------------------------
+def discover_modules(package_dir: Path) -> dict[str, Path]:
+    """Module name -> file for every ``.py`` file of the package (tests and docs excluded)."""
+    package_dir = Path(package_dir)
+    if not package_dir.is_dir():
+        raise UsageError(f"{package_dir}: not a directory")
+    root = package_dir.parent
+    found: dict[str, Path] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        rel = path.relative_to(root)
+        if any(part in SKIPPED_DIRS for part in rel.parts[:-1]) or rel.name.startswith("test_"):
+            continue
+        parts = list(rel.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if not all(p.isidentifier() for p in parts):
+            continue
+        found[".".join(parts)] = path
+    if not found:
+        raise UsageError(f"{package_dir}: no Python modules found (an empty package cannot be a task)")
+    return found
+
+
+def parse_module(name: str, path: Path) -> ModuleFacts:
+    """Parse one file; syntax errors and giant files become a one-line UsageError."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise UsageError(f"{path}: {size} bytes is larger than the {MAX_FILE_BYTES}-byte limit for one module")
+    raw = path.read_bytes()
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
+    facts = ModuleFacts(name, path, path.name == "__init__.py", source, tree)
+    facts.interfaces, facts.work = _interfaces_and_work(tree, source)
+    facts.imports = list(_imports(tree, name, facts.is_init))
+    facts.attribute_uses = _dotted_uses(tree)
+    return facts
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    doc = ast.get_docstring(node)
+    first = f'\n    """{doc.splitlines()[0]}"""' if doc else ""
+    return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}: ...{first}"
+
+
+def _interfaces_and_work(tree: ast.Module, source: str) -> tuple[dict[str, str], int]:
+    interfaces: dict[str, str] = {}
+    work = 0
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            interfaces[node.name] = _signature(node)
+            work += 1
+        elif isinstance(node, ast.ClassDef):
+            bases = ", ".join(ast.unparse(b) for b in node.bases)
+            methods = [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+            body = "\n".join("    " + _signature(m).replace("\n", "\n    ") for m in methods)
+            interfaces[node.name] = f"class {node.name}({bases}):\n{body or '    ...'}"
+            work += 2 + len(methods)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        interfaces[name.id] = (ast.get_source_segment(source, node) or name.id)[:200]
+                        work += 1
+    return interfaces, work
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _resolve_base(module: str, is_init: bool, level: int, dotted: str | None) -> str:
+    if level == 0:
+        return dotted or ""
+    parts = module.split(".")
+    package = parts if is_init else parts[:-1]
+    if level - 1 > len(package) - 1:
+        return ""  # a relative import beyond the top-level package: nothing internal
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + ([dotted] if dotted else []))
+
+
+def _imports(tree: ast.Module, module: str, is_init: bool) -> Iterator[ImportRef]:
+    """Every import, with whether it is function-local and whether it is TYPE_CHECKING-only."""
+
+    def visit(node: ast.AST, local: bool, type_only: bool) -> Iterator[ImportRef]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                yield ImportRef(alias.name, (), local, type_only, bound if alias.asname else alias.name)
+            return
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve_base(module, is_init, node.level, node.module)
+            if base:
+                yield ImportRef(base, tuple(a.name for a in node.names), local, type_only)
+            return
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                yield from visit(child, local, True)
+            for child in node.orelse:
+                yield from visit(child, local, type_only)
+            return
+        inner = local or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for child in ast.iter_child_nodes(node):
+            yield from visit(child, inner, type_only)
+
+    yield from visit(tree, False, False)
+
+
+def _dotted_uses(tree: ast.Module) -> set[str]:
+    uses: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts = []
+            cur: ast.expr = node
+            while isinstance(cur, ast.Attribute):
+                parts.append(cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                parts.append(cur.id)
+                uses.add(".".join(reversed(parts)))
+    return uses
+
+
+# -- the graph ---------------------------------------------------------------------------------
+def _raw_targets(facts: ModuleFacts, modules: dict[str, ModuleFacts]) -> Iterator[tuple[str, tuple[str, ...], ImportRef]]:
+    """(internal target module, names used) for each import, before following re-exports."""
+    for ref in facts.imports:
+        if ref.names:  # from X import a, b: a submodule X.a is itself the target
+            plain = []
+            for name in ref.names:
+                sub = f"{ref.target}.{name}"
+                if sub in modules:
+                    yield sub, (), ref
+                elif name != "*":
+                    plain.append(name)
+                elif ref.target in modules:
+                    plain.extend(n for n in modules[ref.target].interfaces if not n.startswith("_"))
+            if plain and ref.target in modules:
+                yield ref.target, tuple(plain), ref
+        elif ref.target in modules:
+            prefix = ref.bound_as + "."
+            used = sorted({u[len(prefix):].split(".")[0] for u in facts.attribute_uses if u.startswith(prefix)})
+            yield ref.target, tuple(n for n in used if n not in ("",)), ref
+
+
+def _follow_reexport(target: str, name: str, modules: dict[str, ModuleFacts], depth: int = 0) -> str:
+    """The module that defines ``name`` when ``target`` (an ``__init__``) only re-exports it."""
+    facts = modules[target]
+    if depth > 10 or not facts.is_init or name in _defined_here(facts):
+        return target
+    for ref in facts.imports:
+        if ref.local or name not in ref.names:
+            continue
+        sub = f"{ref.target}.{name}"
+        if sub in modules:
+            return sub
+        if ref.target in modules and ref.target != target:
+            return _follow_reexport(ref.target, name, modules, depth + 1)
+    return target
+
+
+def _defined_here(facts: ModuleFacts) -> set[str]:
+    defined = set()
+    for node in facts.tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return defined
+
+
+def build_dependency_graph(package_dir: str | Path, *, collapse_reexports: bool = True,
+                           include_local: bool = True) -> nx.DiGraph:
+    """The module dependency graph of the package in ``package_dir`` (see the module docstring).
+
+    ``include_local=False`` drops function-local imports: the graph an agent sees from a
+    skeleton whose bodies are blanked.
+    """
+    paths = discover_modules(Path(package_dir))
+    modules = {name: parse_module(name, path) for name, path in paths.items()}
+    graph = nx.DiGraph(package=Path(package_dir).name)
+    for name, facts in modules.items():
+        graph.add_node(name, path=str(facts.path), is_init=facts.is_init, work=facts.work,
+                       tokens=estimate_tokens(facts.source),
+                       api_tokens=sum(estimate_tokens(t) for t in facts.interfaces.values()),
+                       interface="\n\n".join(facts.interfaces.values()))
+    for name, facts in modules.items():
+        for target, names, ref in _raw_targets(facts, modules):
+            if not include_local and ref.local:
+                continue
+            per_target: dict[str, tuple[str, ...]] = {}
+            if collapse_reexports and names and modules[target].is_init:
+                for n in names:
+                    real = _follow_reexport(target, n, modules)
+                    per_target[real] = per_target.get(real, ()) + (n,)
+            else:
+                per_target[target] = names
+            for dep, dep_names in per_target.items():
+                if dep != name:
+                    _add_ref(graph, modules, dep, name, dep_names, ref)
+    return graph
+
+
+def _add_ref(graph: nx.DiGraph, modules: dict[str, ModuleFacts], dep: str, user: str,
+             names: tuple[str, ...], ref: ImportRef) -> None:
+    if graph.has_edge(dep, user):
+        data = graph.edges[dep, user]
+        data["names"] = sorted(set(data["names"]) | set(names))
+        data["type_only"] = data["type_only"] and ref.type_only
+        data["local"] = data["local"] and ref.local
+    else:
+        graph.add_edge(dep, user, names=sorted(set(names)), type_only=ref.type_only, local=ref.local)
+        data = graph.edges[dep, user]
+    api = modules[dep].interfaces
+    used = [api[n] for n in data["names"] if n in api]
+    data["tokens"] = sum(estimate_tokens(t) for t in used) if used else graph.nodes[dep]["api_tokens"]
+    data["ordering"] = not data["type_only"]
+
+
+def ordering_graph(graph: nx.DiGraph) -> nx.DiGraph:
+    """Only the edges that order work (TYPE_CHECKING imports do not)."""
+    keep = [(u, v) for u, v, d in graph.edges(data=True) if d.get("ordering", True)]
+    out = nx.DiGraph()
+    out.add_nodes_from(graph.nodes(data=True))
+    out.add_edges_from((u, v, graph.edges[u, v]) for u, v in keep)
+    return out
+
+
+def condense(graph: nx.DiGraph) -> tuple[nx.DiGraph, dict[str, int]]:
+    """The DAG of strongly connected components of the ordering graph, and module -> component.
+
+    Import cycles are real (flask has a 19-module one); one component is written as one unit.
+    Component nodes carry ``members`` (sorted) and summed ``work``/``tokens``.
+    """
+    order = ordering_graph(graph)
+    dag = nx.condensation(order)
+    mapping: dict[str, int] = dag.graph["mapping"]
+    for _, data in dag.nodes(data=True):
+        members = sorted(data["members"])
+        data["members"] = members
+        data["work"] = sum(graph.nodes[m]["work"] for m in members)
+        data["tokens"] = sum(graph.nodes[m]["tokens"] for m in members)
+    for u, v in dag.edges:
+        dag.edges[u, v]["tokens"] = sum(
+            graph.edges[a, b]["tokens"] for a in dag.nodes[u]["members"] for b in graph.successors(a)
+            if mapping[b] == v and graph.edges[a, b].get("ordering", True))
+    return dag, mapping
+
+
+def cycles(graph: nx.DiGraph) -> list[list[str]]:
+    """Import cycles (ordering edges only) of more than one module, largest first."""
+    comps = [sorted(c) for c in nx.strongly_connected_components(ordering_graph(graph)) if len(c) > 1]
+    return sorted(comps, key=lambda c: (-len(c), c))

@@ -1,0 +1,194 @@
+"""Dependency-aware list scheduling of a plan, as a discrete-event simulation (CoCoder sec. 3.3).
+
+A shared task list over the condensed dependency graph (an import cycle is one unit, written
+by one agent, its members against each other's stub interfaces). A unit is ready when every
+dependency is done and its transfer (``latency + c_uv / beta`` across contexts) has arrived;
+an idle agent claims the ready unit of its own group with the highest upward rank (HEFT,
+Topcuoglu et al. 2002). Start S_v = max(agent free, max_u F_u + delta_uv), F_v = S_v + t_v,
+makespan M = max F_v; list scheduling guarantees M <= sum(t) / k + critical path.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+
+import networkx as nx
+
+from controllers.cocoder.costmodel import CostModel
+from controllers.cocoder.depgraph import condense
+from controllers.cocoder.strategies import Plan
+
+
+@dataclass
+class Turn:
+    """One agent turn: write ``module``; the facts the simulated coder's failure model needs."""
+
+    module: str
+    worker: int
+    context: str
+    start: float
+    finish: float
+    context_tokens: int
+    out_tokens: int
+    missing_fraction: float
+    cross_deps: int
+    transferred_tokens: int
+    history_tokens: int  # part of context_tokens that is the agent's own earlier work
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class Schedule:
+    turns: list[Turn]
+    makespan: float
+    critical_path: float
+    workers: int
+    messages: int = 0
+    transferred_tokens: int = 0
+    order: dict[int, list[str]] = field(default_factory=dict)
+
+
+def upward_rank(dag: nx.DiGraph, node_time: Mapping[object, float],
+                edge_delay: Callable[[object, object], float]) -> dict[object, float]:
+    """HEFT's upward rank: a unit's time plus the longest delayed path to an exit."""
+    rank: dict[object, float] = {}
+    for node in reversed(list(nx.topological_sort(dag))):
+        tail = max((edge_delay(node, s) + rank[s] for s in dag.successors(node)), default=0.0)
+        rank[node] = node_time[node] + tail
+    return rank
+
+
+def critical_path(dag: nx.DiGraph, node_time: Mapping[object, float],
+                  edge_delay: Callable[[object, object], float]) -> float:
+    """Length of the longest path counting node times and edge delays: a lower bound on makespan."""
+    return max(upward_rank(dag, node_time, edge_delay).values(), default=0.0)
+
+
+class _Simulation:
+    def __init__(self, graph: nx.DiGraph, plan: Plan, cost: CostModel, out_tokens: Mapping[str, int],
+                 spec_tokens: Mapping[str, int]) -> None:
+        self.graph, self.plan, self.cost = graph, plan, cost
+        self.out, self.spec = out_tokens, spec_tokens
+        self.dag, self.unit_of = condense(graph)
+        self.members = {c: self.dag.nodes[c]["members"] for c in self.dag}
+        self.deps = {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)]
+                     for m in graph.nodes}
+        self.history: dict[str, int] = {}
+        self.written: dict[str, set[str]] = {}
+        self.finish: dict[str, float] = {}
+
+    def delay(self, u: str, v: str) -> float:
+        if not self.plan.respect_deps or self.plan.context[u] == self.plan.context[v]:
+            return 0.0
+        return self.cost.transfer_delay(self.graph.edges[u, v]["tokens"])
+
+    def unit_delay(self, a: object, b: object) -> float:
+        return max((self.delay(u, v) for u in self.members[a] for v in self.graph.successors(u)
+                    if self.unit_of[v] == b and v in self.deps and u in self.deps[v]), default=0.0)
+
+    def unit_estimate(self, c: object) -> float:
+        return sum(self.cost.task_time(self.out[m], self.cost.prompt_tokens + self.spec[m]) for m in self.members[c])
+
+    def write(self, module: str, worker: int, start: float) -> Turn:
+        ctx = self.plan.context[module]
+        written = self.written.setdefault(ctx, set())
+        history = self.history.get(ctx, 0)
+        transferred = interfaces = cross = missing = 0
+        for u in self.deps[module]:
+            tokens = self.graph.edges[u, module]["tokens"]
+            if u in written:
+                continue  # already in this conversation
+            if self.plan.respect_deps and u in self.finish:
+                transferred += tokens
+                cross += 1
+            else:
+                interfaces += tokens
+                missing += 1
+        context_tokens = self.cost.prompt_tokens + self.spec[module] + history + transferred + interfaces
+        duration = self.cost.task_time(self.out[module], context_tokens)
+        self.history[ctx] = history + self.spec[module] + self.out[module]
+        written.add(module)
+        n_deps = len(self.deps[module])
+        return Turn(module, worker, ctx, start, start + duration, int(context_tokens), int(self.out[module]),
+                    missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history))
+
+    def run(self) -> Schedule:
+        plan, dag = self.plan, self.dag
+        rank = upward_rank(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
+        bound = {c: (plan.worker[self.members[c][0]] if plan.worker is not None else None) for c in dag}
+        waiting = {c: (dag.in_degree(c) if plan.respect_deps else 0) for c in dag}
+        ready_at = {c: 0.0 for c in dag if waiting[c] == 0}
+        idle = set(range(plan.workers))
+        running: list[tuple[float, int, int, object]] = []  # (finish, tie, worker, unit)
+        turns: list[Turn] = []
+        order: dict[int, list[str]] = {w: [] for w in range(plan.workers)}
+        now, tie, done = 0.0, 0, 0
+        while done < len(dag):
+            for w in sorted(idle):
+                choices = [c for c, t in ready_at.items() if t <= now + 1e-9 and bound[c] in (None, w)]
+                if not choices:
+                    continue
+                unit = min(choices, key=lambda c: (-rank[c], self.members[c][0]))
+                del ready_at[unit]
+                idle.discard(w)
+                t = now
+                for m in self.members[unit]:
+                    turn = self.write(m, w, t)
+                    turns.append(turn)
+                    order[w].append(m)
+                    t = turn.finish
+                for m in self.members[unit]:
+                    self.finish[m] = t
+                tie += 1
+                heapq.heappush(running, (t, tie, w, unit))
+            upcoming = [t for t in ready_at.values() if t > now + 1e-9]
+            if running:
+                upcoming.append(running[0][0])
+            if not upcoming:
+                raise RuntimeError("scheduler stalled: no running unit and nothing becomes ready")
+            now = min(upcoming)
+            while running and running[0][0] <= now + 1e-9:
+                _, _, w, unit = heapq.heappop(running)
+                idle.add(w)
+                done += 1
+                if plan.respect_deps:
+                    for s in dag.successors(unit):
+                        waiting[s] -= 1
+                        if waiting[s] == 0:
+                            ready_at[s] = max(self.finish[self.members[p][0]] + self.unit_delay(p, s)
+                                              for p in dag.predecessors(s))
+        makespan = max((t.finish for t in turns), default=0.0)
+        cp = critical_path(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
+        return Schedule(turns, makespan, cp, plan.workers, sum(t.cross_deps for t in turns),
+                        sum(t.transferred_tokens for t in turns), order)
+
+
+def simulate(graph: nx.DiGraph, plan: Plan, cost: CostModel, out_tokens: Mapping[str, int],
+             spec_tokens: Mapping[str, int]) -> Schedule:
+    """Run the plan on the virtual clock; deterministic (ties break by rank, then unit id)."""
+    return _Simulation(graph, plan, cost, out_tokens, spec_tokens).run()
+
+
+def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: CostModel,
+                    durations: Mapping[str, float]) -> dict[str, tuple[float, float]]:
+    """Start and finish of every turn when the planned per-agent order is kept but each turn
+    takes its actual duration (what the agents really wrote): the makespan of a team run."""
+    sim = _Simulation(graph, plan, cost, {}, {})
+    finish: dict[str, float] = {}
+    free: dict[int, float] = {}
+    out: dict[str, tuple[float, float]] = {}
+    for turn in sorted(schedule.turns, key=lambda t: (t.start, t.worker)):
+        m = turn.module
+        start = free.get(turn.worker, 0.0)
+        if plan.respect_deps:
+            for u in sim.deps[m]:
+                if u in finish and sim.unit_of[u] != sim.unit_of[m]:
+                    start = max(start, finish[u] + sim.delay(u, m))
+        finish[m] = start + durations[m]
+        free[turn.worker] = finish[m]
+        out[m] = (start, finish[m])
+    return out

@@ -1,0 +1,70 @@
+"""Coders: a simulated one for offline runs and a LangChain one for real models.
+
+The simulated coder writes the reference file after the virtual time the environment charges
+for its size and context, and fails with the spec's context-dependent probability
+``p0 + p_miss * missing + p_x * cross + p_len * min(1, ctx / L_max)``: a failed file keeps one
+of its functions (drawn with the agent's seeded generator) as the blank stub. Failures are the
+agent's draw, the test outcome is the real test suite's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from agentbed.agents.base import Action, Agent
+from agentbed.tools import Tool, make_action
+from controllers.cocoder.costmodel import FailureModel
+from environments.cocoder.blanking import blank_source
+from environments.cocoder.tasks import load_task
+
+CODER_PROMPT = (
+    "You implement one Python module at a time. Each observation gives the module's skeleton (bodies "
+    "replaced by `raise NotImplementedError`) and the interfaces of the modules it depends on. Call "
+    "write_file with the module name and the complete file, every blanked function implemented, "
+    "signatures unchanged.")
+
+
+class SimulatedCoder(Agent):
+    """Writes the reference; fails per the failure model (seeded by episode seed and worker)."""
+
+    name = "simulated"
+
+    def __init__(self, failure: FailureModel | None = None, salt: int = 0) -> None:
+        self.failure = failure or FailureModel()
+        self.salt = salt
+        self.rng = random.Random(0)
+        self.repo_name = ""
+        self.failed: list[str] = []
+
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        self.rng = random.Random(seed * 1_000_003 + self.salt)
+        self.repo_name = task.params.get("repo", "") if task is not None else ""
+        self.failed = []
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        obs = json.loads(observation)
+        if obs.get("done") or "module" not in obs:
+            return Action(make_action("write_file", module="", source=""))
+        module = obs["module"]
+        reference = load_task(self.repo_name).modules[module].reference
+        p = self.failure.p_fail(obs["missing_fraction"], obs["cross_deps"], obs["context_tokens"])
+        source = reference
+        if obs["blanked"] and self.rng.random() < p:
+            broken = self.rng.choice(obs["blanked"])
+            source, _ = blank_source(reference, only={broken})
+            self.failed.append(f"{module}:{broken}")
+        return Action(make_action("write_file", module=module, source=source),
+                      meta={"p_fail": round(p, 6)})
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "model": None, "failure_model": self.failure.to_dict()}
+
+
+def langchain_coder(model: str, seed: int) -> Agent:
+    """A real model through LangChain (``provider:model``); token counts come from the provider."""
+    from agentbed.agents.chat import ChatAgent
+
+    return ChatAgent.from_model_string(model, seed=seed, name=f"model:{model}", system_prompt=CODER_PROMPT)

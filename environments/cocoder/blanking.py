@@ -1,0 +1,116 @@
+"""Turning a reference module into a task: blank function bodies, keep what runs at import.
+
+A blanked body is the function's docstring (if any) and ``raise NotImplementedError``. Kept
+filled: functions that run while the package is imported (decorators, registries; found by
+profiling the import in the sandbox), bodies that are ``...`` or fit on one line, and functions
+nested in other functions (they go with their parent).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.cocoder.sandboxed import sandbox_exec
+
+STUB = "raise NotImplementedError"
+
+# Imports every module of the package under a profiler and prints the functions it entered.
+_PROBE = '''
+import json, os, pkgutil, sys, importlib
+package = sys.argv[1]
+root = os.path.abspath(package)
+seen = set()
+def prof(frame, event, arg):
+    if event == "call":
+        code = frame.f_code
+        if code.co_filename.startswith(root):
+            seen.add((os.path.relpath(code.co_filename, os.getcwd()), code.co_firstlineno))
+sys.setprofile(prof)
+mod = importlib.import_module(package)
+for info in pkgutil.walk_packages(mod.__path__, package + "."):
+    if ".tests" in info.name:
+        continue
+    try:
+        importlib.import_module(info.name)
+    except Exception:
+        pass
+sys.setprofile(None)
+print(json.dumps(sorted(seen)))
+'''
+
+
+@dataclass(frozen=True)
+class BlankedFunction:
+    qualname: str
+    lineno: int
+
+
+def import_time_functions(tree: Path, package: str) -> set[tuple[str, int]]:
+    """(file relative to ``tree``, first line) of every function entered while importing the package."""
+    probe_dir = tree / "_cocoder_probe"
+    probe_dir.mkdir(exist_ok=True)
+    (probe_dir / "__init__.py").write_text("", encoding="utf-8")
+    (probe_dir / "__main__.py").write_text(_PROBE, encoding="utf-8")
+    try:
+        outcome = sandbox_exec(tree, ["_cocoder_probe", package], timeout=60)
+    finally:
+        for f in probe_dir.iterdir():
+            f.unlink()
+        probe_dir.rmdir()
+    if outcome.status != "ok":
+        raise RuntimeError(f"importing {package} in the sandbox failed: {outcome.stderr.strip()[-300:]}")
+    return {(path, line) for path, line in json.loads(outcome.stdout.strip().splitlines()[-1])}
+
+
+def _blankable(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    found = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append((prefix + child.name, child))  # nested functions go with their parent
+            elif isinstance(child, ast.ClassDef):
+                visit(child, prefix + child.name + ".")
+
+    visit(tree, "")
+    return found
+
+
+def _body_without_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+def blank_source(source: str, keep_lines: set[int] = frozenset(), only: set[str] | None = None
+                 ) -> tuple[str, list[BlankedFunction]]:
+    """``source`` with eligible function bodies replaced by the stub, and what was blanked.
+
+    ``keep_lines``: first lines (``def`` or first decorator) of functions that must stay
+    filled; ``only``: blank just these qualified names (the simulated coder's failures).
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    blanked: list[BlankedFunction] = []
+    edits: list[tuple[int, int, str]] = []
+    for qualname, fn in _blankable(tree):
+        body = _body_without_docstring(fn)
+        first_lines = {fn.lineno} | {d.lineno for d in fn.decorator_list}
+        if not body or first_lines & keep_lines or (only is not None and qualname not in only):
+            continue
+        start, end = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+        if start == end or start == fn.lineno:
+            continue  # ``...`` and one-line bodies stay
+        if len(body) == 1 and isinstance(body[0], ast.Raise):
+            continue
+        indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
+        edits.append((start, end, f"{indent}{STUB}\n"))
+        blanked.append(BlankedFunction(qualname, fn.lineno))
+    for start, end, text in sorted(edits, reverse=True):
+        lines[start - 1:end] = [text]
+    return "".join(lines), sorted(blanked, key=lambda b: b.lineno)

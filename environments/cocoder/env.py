@@ -1,0 +1,94 @@
+"""One coding agent's episode in a CoCoder team run: write the modules its queue hands it.
+
+The scheduler (controllers.cocoder) fixes the queue; each step the agent sees one module's
+skeleton with the interfaces of its dependencies and writes the whole file with
+``write_file``. The virtual clock charges the cost model's task time
+``t0 + w / write_rate + ctx / context_rate`` for what it wrote and the context it was given,
+so a turn's duration depends on the agent's output, never on the wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
+from agentbed.tools import tool
+from controllers.cocoder.costmodel import CostModel
+from controllers.cocoder.depgraph import estimate_tokens
+from environments.cocoder.tasks import load_task
+
+DEFAULT_TASK = "synth-12"
+
+
+class CoCoderEnv(ToolEnv):
+    """Text observations (JSON); one ``write_file`` per module of the agent's queue."""
+
+    tools = (
+        tool("write_file", "Write the complete source of the module you were asked for.", cost=0.0,
+             module={"type": "string", "description": "dotted module name, as given"},
+             source={"type": "string", "description": "the whole file, every function implemented"}),
+    )
+
+    @classmethod
+    def task_list(cls) -> list[TaskSpec]:
+        return [TaskSpec(DEFAULT_TASK, {"repo": DEFAULT_TASK, "worker": 0, "strategy": "sequential"},
+                         "a 12-module synthetic repository written by one agent")]
+
+    def setup(self, rng: Any) -> str:
+        params = self.task.params
+        self.repo = load_task(params["repo"])
+        self.cost = CostModel(**params.get("cost", {}))
+        turns = params.get("turns")
+        if turns is None:  # the whole repository, in dependency order, for one agent
+            from environments.cocoder.team import single_agent_turns
+
+            turns = single_agent_turns(self.repo, self.cost)
+        self.turns = turns
+        self.state = {"i": 0, "written": {}, "history": 0, "durations": {}, "context": {}}
+        return self._prompt()
+
+    def _prompt(self) -> str:
+        i = self.state["i"]
+        if i >= len(self.turns):
+            return json.dumps({"done": True, "written": sorted(self.state["written"])})
+        turn = self.turns[i]
+        mt = self.repo.modules[turn["module"]]
+        deps = [u for u in self.repo.graph.predecessors(turn["module"]) if u in self.repo.modules]
+        interfaces = {u: self.repo.graph.nodes[u]["interface"] for u in sorted(deps)}
+        return json.dumps({
+            "module": mt.module, "path": mt.relpath, "remaining": len(self.turns) - i,
+            "skeleton": mt.skeleton, "blanked": mt.blanked, "dependency_interfaces": interfaces,
+            "context_tokens": self._context_tokens(turn), "missing_fraction": turn["missing_fraction"],
+            "cross_deps": turn["cross_deps"]}, ensure_ascii=False)
+
+    def _context_tokens(self, turn: dict[str, Any]) -> int:
+        history = 0 if turn.get("fresh_context") else self.state["history"]
+        return int(turn["base_context_tokens"] + history)
+
+    def tool_write_file(self, module: str, source: str) -> ToolResult:
+        i = self.state["i"]
+        if i >= len(self.turns):
+            return ToolResult(json.dumps({"error": "done", "detail": "every module is written"}), elapsed=1.0)
+        turn = self.turns[i]
+        if module != turn["module"]:
+            return ToolResult(json.dumps({"error": "wrong_module", "detail": f"write {turn['module']} now"}),
+                              elapsed=1.0)
+        ctx = self._context_tokens(turn)
+        out = estimate_tokens(source)
+        duration = self.cost.task_time(out, ctx)
+        self.state["written"][module] = source
+        self.state["durations"][module] = duration
+        self.state["context"][module] = ctx
+        self.state["history"] += estimate_tokens(self.repo.modules[module].skeleton) + out
+        self.state["i"] = i + 1
+        done = self.state["i"] >= len(self.turns)
+        info = {"module": module, "out_tokens": out, "context_tokens": ctx, "duration": duration}
+        return ToolResult(self._prompt(), reward=1.0 if done else 0.0, terminated=done, info=info, elapsed=duration)
+
+    def outcome(self, terminated: bool, total_reward: float) -> Outcome:
+        written = len(self.state["written"]) if self.state else 0
+        return Outcome(success=bool(terminated), metrics={
+            "modules_written": written, "modules_assigned": len(self.turns),
+            "context_tokens": sum(self.state["context"].values()),
+            "busy_seconds": sum(self.state["durations"].values())})

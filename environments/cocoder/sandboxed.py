@@ -1,0 +1,120 @@
+"""Running code in a sandbox: the reference's tests, a team's final code, probes at import.
+
+Every call goes through :func:`sandbox_exec`, the one place that opens a sandbox
+(:mod:`agentbed.sandbox`: Docker where an engine and the image are there, else the local
+bubblewrap backend). Code an agent wrote runs only through it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentbed.sandbox import Limits, open_sandbox
+
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MEMORY_MB = 2048
+_RUN_IN_DIR = ("import os, sys; os.chdir(sys.argv[1]); sys.path.insert(0, os.getcwd()); "
+               "sys.argv = sys.argv[2:]; import runpy; runpy.run_module(sys.argv[0], run_name='__main__')")
+
+
+@dataclass(frozen=True)
+class ExecOutcome:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    status: str  # ok | nonzero | timeout | oom | error
+    backend: str
+
+
+def sandbox_exec(tree: Path, module_argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
+                 memory_mb: int = DEFAULT_MEMORY_MB, backend: str = "auto") -> ExecOutcome:
+    """Copy ``tree`` into a fresh sandbox (agentbed.sandbox) and run ``python -m <module_argv>`` there."""
+    limits = Limits(memory_bytes=memory_mb * 1024 * 1024, cpu_seconds=int(timeout) + 5,
+                    disk_bytes=1024 * 1024 * 1024, processes=256)
+    with open_sandbox(backend=backend, limits=limits) as sb:
+        sb.copy_in(tree, "work")
+        r = sb.exec([sb.python, "-c", _RUN_IN_DIR, "work", *module_argv], timeout=timeout)
+        return ExecOutcome(r.exit_code, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace"),
+                           r.status, sb.backend)
+
+
+def current_backend() -> str:
+    """The backend ``auto`` picks here (test counts can differ between them: a test may skip)."""
+    from agentbed.sandbox import docker_ready
+
+    return "docker" if docker_ready() is None else "local"
+
+
+def sandbox_ready() -> str | None:
+    """None when a sandbox backend can run here, else what is missing."""
+    from agentbed.sandbox import docker_ready, local_ready
+
+    return local_ready() if docker_ready() is not None else None
+
+
+@dataclass(frozen=True)
+class TestReport:
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    status: str
+    backend: str
+    tail: str = ""
+
+    def pass_rate(self, total: int) -> float:
+        return min(1.0, self.passed / total) if total else 0.0
+
+
+_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
+
+
+def parse_pytest_summary(stdout: str) -> dict[str, int]:
+    """Counts from pytest's closing line (``3 failed, 216 passed in 2.1s``)."""
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    lines = [ln for ln in stdout.strip().splitlines() if ln.strip()]
+    for line in reversed(lines[-3:]):
+        found = _COUNT.findall(line)
+        if found:
+            for n, word in found:
+                key = "errors" if word.startswith("error") else word
+                if key in counts:
+                    counts[key] += int(n)
+            break
+    return counts
+
+
+def run_tests(tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
+              memory_mb: int = DEFAULT_MEMORY_MB) -> TestReport:
+    """Run the repository's pytest suite on ``tree`` inside the sandbox."""
+    outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                                  "--timeout=60", tests], timeout=timeout, memory_mb=memory_mb)
+    c = parse_pytest_summary(outcome.stdout)
+    return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
+                      (outcome.stdout + outcome.stderr)[-1500:])
+
+
+def tree_digest(tree: Path) -> str:
+    """Content hash of every file under ``tree`` (paths and bytes): the cache key of a code state."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(tree)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class TestCache:
+    """Each distinct final code state's tests run once per process (keyed by content hash)."""
+
+    def __init__(self) -> None:
+        self.reports: dict[str, TestReport] = {}
+        self.runs = 0
+
+    def run(self, tree: Path, tests: str, **kwargs: float) -> TestReport:
+        key = tree_digest(tree) + "|" + tests
+        if key not in self.reports:
+            self.runs += 1
+            self.reports[key] = run_tests(tree, tests, **kwargs)
+        return self.reports[key]

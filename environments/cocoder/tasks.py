@@ -1,0 +1,204 @@
+"""CoCoder tasks: a reference repository, its skeleton (bodies blanked) and its test suite.
+
+A task is used only after the reference passes its own tests in the sandbox; the pass-rate
+denominator is fixed at the reference's passed-test count, so a test file that fails to import
+counts as failures. Prepared tasks are cached under ``.cache/cocoder/tasks/`` keyed by the
+content hash of the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from agentbed.errors import UsageError
+from controllers.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
+from controllers.cocoder.synth import SynthSpec, generate_repo
+from environments.cocoder.blanking import blank_source, import_time_functions
+from environments.cocoder.repos import (
+    FETCH_COMMAND,
+    REPO_BY_NAME,
+    PinnedRepo,
+    cache_dir,
+    is_fetched,
+    repo_dir,
+)
+from environments.cocoder.sandboxed import current_backend, run_tests, sandbox_exec, tree_digest
+
+SYNTH_PREFIX = "synth-"
+GOLDEN_PASSWORDS = (
+    "password", "correcthorsebatterystaple", "Tr0ub4dour&3", "qwerty", "123456", "abc123", "letmein",
+    "iloveyou", "monkey", "dragon", "zxcvbnm", "asdfghjkl", "1q2w3e4r", "p@ssw0rd", "P4$$w0rd!",
+    "aaaaaaaa", "abcdefgh", "87654321", "2024-01-01", "19850412", "JohnSmith1985", "coRrecTHorse",
+    "rWibMFACxAUGZmxhVncy", "Ba9ZyWABu99[BK#6MBgbH88Tofv)vs$w", "verlongpasswordwithoutdigits",
+    "sgn4t8!kq", "hello world", "mississippi", "ZXCVBN", "qazwsxedc", "thx1138",
+)
+_GOLDEN_PROBE = '''
+import json, sys
+from zxcvbn import zxcvbn
+def digest(result):
+    return {"score": result["score"], "guesses": str(result["guesses"]),
+            "sequence": [m["pattern"] for m in result["sequence"]], "feedback": result["feedback"]}
+print(json.dumps({p: digest(zxcvbn(p)) for p in json.loads(sys.argv[1])}))
+'''
+_GOLDEN_TEST = '''"""Golden tests written by agentbed: the reference zxcvbn's outputs on fixed passwords."""
+import json
+import pathlib
+
+import pytest
+
+from zxcvbn import zxcvbn
+
+CASES = json.loads(pathlib.Path(__file__).with_name("golden.json").read_text())
+
+
+def digest(result):
+    return {"score": result["score"], "guesses": str(result["guesses"]),
+            "sequence": [m["pattern"] for m in result["sequence"]], "feedback": result["feedback"]}
+
+
+@pytest.mark.parametrize("password", sorted(CASES))
+def test_golden(password):
+    assert digest(zxcvbn(password)) == CASES[password]
+'''
+
+
+@dataclass
+class ModuleTask:
+    module: str
+    relpath: str  # from the tree root
+    reference: str
+    skeleton: str
+    blanked: list[str]
+
+
+@dataclass
+class RepoTask:
+    name: str
+    tree: Path  # the reference tree (package + tests), never modified
+    package: str
+    tests: str
+    reference_tests: int
+    modules: dict[str, ModuleTask]
+    graph: nx.DiGraph  # the true graph, from the reference (function-local imports included)
+    visible_graph: nx.DiGraph  # what an agent sees in the skeleton
+    notes: list[str] = field(default_factory=list)
+
+    def out_tokens(self) -> dict[str, int]:
+        return {m: estimate_tokens(t.reference) for m, t in self.modules.items()}
+
+    def spec_tokens(self) -> dict[str, int]:
+        return {m: estimate_tokens(t.skeleton) for m, t in self.modules.items()}
+
+
+class TaskError(UsageError):
+    """A repository that cannot become a task (not fetched, reference fails its tests, bad code)."""
+
+
+_LOADED: dict[str, RepoTask] = {}
+
+
+def task_ids(include_synthetic: bool = True) -> list[str]:
+    ids = [name for name, repo in REPO_BY_NAME.items() if is_fetched(repo)]
+    return ids + (["synth-12"] if include_synthetic else [])
+
+
+def load_task(name: str) -> RepoTask:
+    """The prepared task ``name``: a pinned repository's, or ``synth-N[-sSEED]`` (synthetic)."""
+    if name not in _LOADED:
+        if name.startswith(SYNTH_PREFIX):
+            _LOADED[name] = _prepare(name, _synthetic_tree(name), "synthpkg", "tests")
+        elif name in REPO_BY_NAME:
+            repo = REPO_BY_NAME[name]
+            if not is_fetched(repo):
+                raise TaskError(f"task {name!r}: repository not fetched; run {FETCH_COMMAND} {name}")
+            _LOADED[name] = _prepare(name, _reference_tree(repo), repo.package, repo.tests)
+        else:
+            raise TaskError(f"unknown task {name!r} (tasks: {', '.join(task_ids())}, or synth-N[-sSEED])")
+    return _LOADED[name]
+
+
+def _synthetic_tree(name: str) -> Path:
+    parts = name[len(SYNTH_PREFIX):].split("-s")
+    try:
+        modules, seed = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    except ValueError as exc:
+        raise TaskError(f"task {name!r}: expected synth-N or synth-N-sSEED") from exc
+    if not 1 <= modules <= 2000:
+        raise TaskError(f"task {name!r}: a synthetic task has 1 to 2000 modules")
+    tree = cache_dir() / "tasks" / name / "tree"
+    if not (tree / "tests").is_dir():
+        if tree.exists():
+            shutil.rmtree(tree)
+        generate_repo(SynthSpec(modules=modules, seed=seed), tree)
+    return tree
+
+
+def _reference_tree(repo: PinnedRepo) -> Path:
+    tree = cache_dir() / "tasks" / repo.name / "tree"
+    if not (tree / repo.package).is_dir():
+        if tree.exists():
+            shutil.rmtree(tree)
+        shutil.copytree(repo_dir(repo), tree)
+        if repo.test_license == "golden":
+            _write_golden_tests(tree, repo)
+    return tree
+
+
+def _write_golden_tests(tree: Path, repo: PinnedRepo) -> None:
+    probe = tree / "_golden_probe"
+    probe.mkdir()
+    (probe / "__init__.py").write_text("", encoding="utf-8")
+    (probe / "__main__.py").write_text(_GOLDEN_PROBE, encoding="utf-8")
+    outcome = sandbox_exec(tree, ["_golden_probe", json.dumps(list(GOLDEN_PASSWORDS))], timeout=120)
+    shutil.rmtree(probe)
+    if outcome.status != "ok":
+        raise TaskError(f"task {repo.name!r}: recording golden outputs failed: {outcome.stderr.strip()[-200:]}")
+    tests = tree / repo.tests
+    tests.mkdir(exist_ok=True)
+    (tests / "golden.json").write_text(outcome.stdout.strip().splitlines()[-1], encoding="utf-8")
+    (tests / "test_golden.py").write_text(_GOLDEN_TEST, encoding="utf-8")
+
+
+def _prepare(name: str, tree: Path, package: str, tests: str) -> RepoTask:
+    meta_path = tree.parent / "task.json"
+    digest = tree_digest(tree) + "|" + current_backend()
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    if meta.get("digest") != digest:
+        report = run_tests(tree, tests)
+        if report.passed == 0 or report.failed or report.errors:
+            raise TaskError(f"task {name!r}: the reference does not pass its own tests in the sandbox "
+                            f"({report.passed} passed, {report.failed} failed, {report.errors} errors)")
+        keep = sorted(import_time_functions(tree, package))
+        meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend}
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    keep_by_file: dict[str, set[int]] = {}
+    for path, line in meta["keep"]:
+        keep_by_file.setdefault(path, set()).add(line)
+    modules: dict[str, ModuleTask] = {}
+    for module, path in discover_modules(tree / package).items():
+        rel = str(path.relative_to(tree))
+        reference = path.read_text(encoding="utf-8")
+        skeleton, blanked = blank_source(reference, keep_by_file.get(rel, set()))
+        modules[module] = ModuleTask(module, rel, reference, skeleton, [b.qualname for b in blanked])
+    graph = build_dependency_graph(tree / package)
+    visible = build_dependency_graph(tree / package, include_local=False)
+    notes = []
+    if nx.number_strongly_connected_components(graph) < graph.number_of_nodes():
+        notes.append("import cycles present: each cycle is written by one agent")
+    return RepoTask(name, tree, package, tests, meta["reference_tests"], modules, graph, visible, notes)
+
+
+def assemble(task: RepoTask, written: dict[str, str], out_dir: Path) -> Path:
+    """A copy of the reference tree where every module is what the agents wrote (the skeleton
+    where nothing was written): the final code state whose tests are run."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    shutil.copytree(task.tree, out_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, mt in task.modules.items():
+        (out_dir / mt.relpath).write_text(written.get(module, mt.skeleton), encoding="utf-8")
+    return out_dir
