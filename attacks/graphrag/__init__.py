@@ -1,0 +1,22 @@
+"""Poisoning attacks on GraphRAG. Each attack maps (dataset, plan, rng, budget) to a Poisoning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attacks.graphrag.community import community_injection
+from attacks.graphrag.gragpoison import gragpoison
+from attacks.graphrag.kepo import kepo
+from attacks.graphrag.passages import poisonedrag
+from attacks.graphrag.targets import AttackPlan, Poisoning, Target, plan_attack
+from attacks.graphrag.tkpa import tkpa
+
+ATTACKS: dict[str, Callable[..., Poisoning]] = {
+    "poisonedrag": poisonedrag,
+    "gragpoison": gragpoison,
+    "community": community_injection,
+    "kepo": kepo,
+    "tkpa": tkpa,
+}
+
+__all__ = ["ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

@@ -1,0 +1,43 @@
+"""Build a poisoned GraphRAG index for a dataset: plan targets, run an attack, index the corpus."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from attacks.graphrag import ATTACKS
+from attacks.graphrag.targets import AttackPlan, plan_attack
+from environments.graphrag.dataset import Dataset, Question
+from environments.graphrag.pipeline import Extractor, Index, apply_poisoning, build_index, poison_labels
+
+NO_ATTACK = "none"
+
+
+@dataclass
+class Poisoned:
+    index: Index
+    poison: list[bool]
+    plan: AttackPlan
+    attacker_answers: dict[str, str]
+    poison_documents: int
+
+
+def target_questions(dataset: Dataset, count: int) -> list[Question]:
+    return dataset.questions[:count]
+
+
+def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
+                   community_method: str = "louvain", extractor: Extractor | None = None) -> Poisoned:
+    """The index of ``dataset`` after ``attack`` (``"none"`` for clean) hits its first
+    ``targets`` questions. The plan depends only on the dataset and seed, so every attack,
+    and the clean run, concern the same questions and can be compared pairwise."""
+    plan = plan_attack(dataset, target_questions(dataset, targets), seed)
+    docs = dataset.documents
+    n_poison = 0
+    answers = {q: a for t in plan.targets for q, a in t.answers.items()}
+    if attack != NO_ATTACK:
+        poisoning = ATTACKS[attack](dataset, plan, random.Random(seed), budget=budget)
+        docs = apply_poisoning(docs, poisoning.added, poisoning.replaced)
+        n_poison = len(poisoning.added) + len(poisoning.replaced)
+    index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
+    return Poisoned(index, poison_labels(index, dataset), plan, answers, n_poison)

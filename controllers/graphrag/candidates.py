@@ -1,0 +1,74 @@
+"""Conflicting candidate subgraphs: for a query, the evidence behind each competing answer.
+
+A conflict is a step (entity s, relation r) of the query's plan where the retrieved statements
+name two or more objects. The candidate subgraph of object o holds the statements asserting
+(s, r, o), negations written in the same documents (they argue for o), and the supporting
+structure: retrieved statements on paths s - x - o through a third entity x.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from environments.graphrag.kg import KnowledgeGraph
+
+
+@dataclass
+class Candidate:
+    answer: str
+    claims: set[int] = field(default_factory=set)
+    negations: set[int] = field(default_factory=set)
+    support: set[int] = field(default_factory=set)  # statements on s - x - o paths
+    support_nodes: set[str] = field(default_factory=set)
+
+    @property
+    def edges(self) -> set[int]:
+        return self.claims | self.negations | self.support
+
+    def claim_docs(self, kg: KnowledgeGraph) -> set[str]:
+        return {kg.statements[i].doc for i in self.claims}
+
+
+@dataclass
+class Conflict:
+    entity: str
+    relation: str
+    candidates: list[Candidate]
+
+
+def objects_at(kg: KnowledgeGraph, retrieved: set[int], entity: str, relation: str) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    for i in kg.by_pair.get((entity, relation), []):
+        if i in retrieved and not kg.statements[i].negated:
+            out.setdefault(kg.statements[i].tail, set()).add(i)
+    return out
+
+
+def build_conflict(kg: KnowledgeGraph, retrieved: set[int], entity: str, relation: str) -> Conflict | None:
+    objects = objects_at(kg, retrieved, entity, relation)
+    if len(objects) < 2:
+        return None
+    contested = set(kg.by_pair.get((entity, relation), []))
+    adjacency: dict[str, dict[str, list[int]]] = {}
+    for i in retrieved:
+        if i in contested:
+            continue
+        s = kg.statements[i]
+        adjacency.setdefault(s.head, {}).setdefault(s.tail, []).append(i)
+        adjacency.setdefault(s.tail, {}).setdefault(s.head, []).append(i)
+    around_entity = adjacency.get(entity, {})
+    candidates = []
+    for answer, claims in sorted(objects.items()):
+        cand = Candidate(answer, claims=set(claims))
+        docs = cand.claim_docs(kg)
+        cand.negations = {i for i in contested if i in retrieved and kg.statements[i].negated
+                          and kg.statements[i].doc in docs}
+        around_answer = adjacency.get(answer, {})
+        for x in set(around_entity) & set(around_answer):
+            if x in (entity, answer):
+                continue
+            cand.support_nodes.add(x)
+            cand.support.update(around_entity[x])
+            cand.support.update(around_answer[x])
+        candidates.append(cand)
+    return Conflict(entity, relation, candidates)

@@ -1,0 +1,100 @@
+"""TDP: topology-based defense against poisoning of GraphRAG.
+
+For each query, TDP builds the conflicting candidate subgraphs that support different answers
+(:mod:`controllers.graphrag.candidates`), scores each with a pairwise topology ranker over
+raw and provenance-aware features (:mod:`controllers.graphrag.features`), and removes the
+losing candidates' unique edges before the reader answers. The ranker is RankNet (Burges et
+al., "Learning to Rank using Gradient Descent", ICML 2005) with a linear scorer: a logistic
+regression without intercept on feature differences phi(A) - phi(B), with each swapped pair
+as a negative. It is trained on generated worlds (:mod:`controllers.graphrag.training`) and
+applied to other graphs without retraining.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from controllers.graphrag.candidates import Candidate, build_conflict, objects_at
+from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
+from environments.graphrag.kg import KnowledgeGraph
+from environments.graphrag.pipeline import Defense, Query, Verdict
+
+
+@dataclass
+class PairwiseRanker:
+    weights: np.ndarray
+    features: tuple[str, ...]
+
+    def mask(self) -> np.ndarray:
+        return np.array([FEATURES.index(f) for f in self.features])
+
+    def score(self, phi: np.ndarray) -> float:
+        return float(phi[self.mask()] @ self.weights)
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(zip(self.features, map(float, self.weights), strict=True))
+
+
+def fit_pairwise(pairs: Sequence[tuple[np.ndarray, np.ndarray]], features: Sequence[str] = FEATURES,
+                 c: float = 1.0) -> PairwiseRanker:
+    """Fit on (better, worse) feature pairs: RankNet with a linear scorer."""
+    if not pairs:
+        raise ValueError("no training pairs")
+    idx = np.array([FEATURES.index(f) for f in features])
+    diffs = np.array([a[idx] - b[idx] for a, b in pairs])
+    x = np.vstack([diffs, -diffs])
+    y = np.concatenate([np.ones(len(diffs)), np.zeros(len(diffs))])
+    model = LogisticRegression(fit_intercept=False, C=c, max_iter=2000).fit(x, y)
+    return PairwiseRanker(model.coef_[0].copy(), tuple(features))
+
+
+def tdp_defense(ranker: PairwiseRanker) -> Defense:
+    def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
+        return resolve_conflicts(kg, query, retrieved, ranker)
+
+    return defend
+
+
+def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candidate, winner: Candidate) -> set[int]:
+    """The loser's unique edges that its own sources account for: its claims and negations,
+    and support edges from documents that assert the loser's claim or whose retrieved
+    statements all lie in the loser's unique edges. A clean page that merely also mentions
+    the losing answer keeps its other statements, so dense real graphs lose little evidence."""
+    unique = loser.edges - winner.edges
+    own = loser.claim_docs(kg)
+    docs = {kg.statements[i].doc for i in unique}
+    own |= {d for d in docs if all(j in unique for j in kg.by_doc[d] if j in alive)}
+    return {i for i in unique if i in loser.claims or i in loser.negations or kg.statements[i].doc in own}
+
+
+def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker) -> Verdict:
+    """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
+    remove the other candidates' unique edges. Suspicion of a statement: how far its
+    candidate's score falls below the winner's."""
+    verdict = Verdict()
+    alive = set(retrieved)
+    frontier = {query.topic}
+    for relation in query.plan:
+        nxt: set[str] = set()
+        for entity in sorted(frontier):
+            conflict = build_conflict(kg, alive, entity, relation)
+            if conflict is None:
+                nxt.update(objects_at(kg, alive, entity, relation))
+                continue
+            ctx = QueryContext(kg, alive, conflict)
+            scores = [ranker.score(candidate_features(ctx, c)) for c in conflict.candidates]
+            best = int(np.argmax(scores))
+            winner = conflict.candidates[best]
+            for c, sc in zip(conflict.candidates, scores, strict=True):
+                for i in c.edges:
+                    verdict.suspicion[i] = max(verdict.suspicion.get(i, 0.0), scores[best] - sc)
+                if c is not winner:
+                    verdict.removed |= attributable_unique_edges(kg, alive, c, winner)
+            alive -= verdict.removed
+            nxt.add(winner.answer)
+        frontier = nxt
+    return verdict

@@ -1,0 +1,73 @@
+"""The deterministic reader: runs local search and answers from the best-supported candidate.
+
+It stands in for an LLM reader and behaves as the GragPoison paper reports LLM readers do:
+each document that asserts a candidate supports it, a dated statement counts more than an
+undated one (recency is trusted), a negation retracts what it negates, and a candidate that
+shares neighbours with the entity asked about is more convincing (corroboration in context).
+Multi-hop questions are answered hop by hop, following the winner of each hop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from agentbed.agents.base import Action, Agent
+from agentbed.tools import Tool, make_action
+
+CLAIM_WEIGHT = {False: 1.0, True: 2.0}  # keyed by "is dated"
+RETRACTION_WEIGHT = {False: 2.0, True: 3.0}
+CORROBORATION_WEIGHT = 0.5
+
+
+def best_supported(rows: Sequence[Sequence[Any]], entity: str, relation: str) -> str | None:
+    """The object of (entity, relation) with the highest support among statement rows
+    ``[id, head, relation, tail, chunk, dated, negated]``; ties broken by name."""
+    score: dict[str, float] = defaultdict(float)
+    claim_docs: dict[str, set[tuple[str, bool]]] = defaultdict(set)
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for _, head, rel, tail, chunk, dated, negated in rows:
+        neighbours[head].add(tail)
+        neighbours[tail].add(head)
+        if head == entity and rel == relation:
+            doc = chunk.split("#", 1)[0]
+            if negated:
+                score[tail] -= RETRACTION_WEIGHT[bool(dated)]
+                score.setdefault(tail, score[tail])
+            elif (doc, bool(dated)) not in claim_docs[tail]:
+                claim_docs[tail].add((doc, bool(dated)))
+                score[tail] += CLAIM_WEIGHT[bool(dated)]
+    positive = [c for c in score if claim_docs[c]]
+    if not positive:
+        return None
+    for c in positive:
+        score[c] += CORROBORATION_WEIGHT * len((neighbours[entity] & neighbours[c]) - {entity, c})
+    return min(positive, key=lambda c: (-score[c], c))
+
+
+def answer_chain(rows: Sequence[Sequence[Any]], topic: str, plan: Sequence[str]) -> str | None:
+    entity: str | None = topic
+    for relation in plan:
+        entity = best_supported(rows, entity, relation)
+        if entity is None:
+            return None
+    return entity
+
+
+class ReaderAgent(Agent):
+    """local_search(topic, plan) then answer(best-supported chain)."""
+
+    name = "reader"
+
+    def reset(self, *, seed: int, task: object = None) -> None:
+        self.question: dict[str, Any] | None = None
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        obs = json.loads(observation)
+        if self.question is None:
+            self.question = obs
+            return Action(make_action("local_search", entity=obs["topic"], relations=obs["relations"]))
+        answer = answer_chain(obs.get("statements", []), self.question["topic"], self.question["relations"])
+        return Action(make_action("answer", answer=answer or "unknown"))

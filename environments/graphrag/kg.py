@@ -1,0 +1,158 @@
+"""The knowledge graph built from statements, its communities, summaries and local search.
+
+The graph is a networkx ``MultiDiGraph``: one edge per statement, keyed by the statement's
+index, carrying its relation and provenance (document, chunk), so defenses can reason about
+where each edge came from. Communities follow Microsoft GraphRAG (Edge et al., "From Local to
+Global: A Graph RAG Approach to Query-Focused Summarization", 2024): Louvain by default
+(Blondel et al., 2008, via networkx) or hierarchical Leiden (Traag et al., 2019) through
+graspologic-native, as GraphRAG itself calls it, with ``max_cluster_size=10``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import networkx as nx
+
+from environments.graphrag.corpus import Statement
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class KnowledgeGraph:
+    def __init__(self, statements: Sequence[Statement]) -> None:
+        self.statements = list(statements)
+        self.graph = nx.MultiDiGraph()
+        self.by_doc: dict[str, list[int]] = {}
+        self.by_pair: dict[tuple[str, str], list[int]] = {}
+        self.incident: dict[str, list[int]] = {}
+        self.docs_of_entity: dict[str, set[str]] = {}
+        for i, s in enumerate(self.statements):
+            self.graph.add_edge(s.head, s.tail, key=i, relation=s.relation, doc=s.doc, chunk=s.chunk)
+            self.by_doc.setdefault(s.doc, []).append(i)
+            self.by_pair.setdefault((s.head, s.relation), []).append(i)
+            for entity in (s.head, s.tail):
+                self.incident.setdefault(entity, []).append(i)
+                self.docs_of_entity.setdefault(entity, set()).add(s.doc)
+        self._simple: nx.Graph | None = None
+
+    @property
+    def simple(self) -> nx.Graph:
+        """Undirected simple projection; ``weight`` counts the statements between two entities."""
+        if self._simple is None:
+            self._simple = simple_graph(self.statements, range(len(self.statements)))
+        return self._simple
+
+    def degree(self, entity: str) -> int:
+        return self.simple.degree(entity) if entity in self.simple else 0
+
+    def entities(self) -> list[str]:
+        return sorted(self.incident)
+
+
+def simple_graph(statements: Sequence[Statement], ids: Iterable[int]) -> nx.Graph:
+    g = nx.Graph()
+    for i in ids:
+        s = statements[i]
+        if s.head == s.tail:
+            continue
+        if g.has_edge(s.head, s.tail):
+            g[s.head][s.tail]["weight"] += 1
+        else:
+            g.add_edge(s.head, s.tail, weight=1)
+    return g
+
+
+def communities(kg: KnowledgeGraph, method: str = "louvain", seed: int = 0) -> dict[str, int]:
+    """Entity -> community id. ``leiden`` needs the ``leiden`` extra (graspologic-native)."""
+    g = kg.simple
+    if g.number_of_nodes() == 0:
+        return {}
+    if method == "louvain":
+        parts = nx.community.louvain_communities(g, weight="weight", seed=seed)
+        return {node: cid for cid, part in enumerate(sorted(parts, key=lambda p: sorted(p)[0])) for node in part}
+    if method == "leiden":
+        import graspologic_native as gn
+
+        edges = [(str(u), str(v), float(d["weight"])) for u, v, d in g.edges(data=True)]
+        clusters = gn.hierarchical_leiden(edges, max_cluster_size=10, seed=seed)
+        return {c.node: c.cluster for c in clusters if c.is_final_cluster}
+    raise ValueError(f"community method {method!r} is not louvain or leiden")
+
+
+def community_summaries(kg: KnowledgeGraph, membership: dict[str, int], max_facts: int = 12,
+                        phrase: dict[str, str] | None = None) -> dict[int, str]:
+    """A deterministic extractive summary per community: its most connected members and the
+    statements among them that the most documents attest (an LLM summariser's stand-in)."""
+    members: dict[int, list[str]] = {}
+    for entity, cid in membership.items():
+        members.setdefault(cid, []).append(entity)
+    summaries = {}
+    for cid, ents in sorted(members.items()):
+        inside = set(ents)
+        support: Counter[tuple[str, str, str]] = Counter()
+        for e in ents:
+            for i in kg.incident.get(e, []):
+                s = kg.statements[i]
+                if s.head in inside and s.tail in inside and not s.negated:
+                    support[(s.head, s.relation, s.tail)] += 1
+        top = sorted(ents, key=lambda e: (-kg.degree(e), e))[:8]
+        facts = sorted(support.items(), key=lambda kv: (-kv[1], kv[0]))[:max_facts]
+        lines = [f"{h} {(phrase or {}).get(r, r)} {t}." for (h, r, t), _ in facts]
+        summaries[cid] = f"Community {cid} ({len(ents)} entities; central: {', '.join(top)}). " + " ".join(lines)
+    return summaries
+
+
+def tokens(text: str) -> set[str]:
+    return set(_TOKEN.findall(text.lower()))
+
+
+def search_entities(kg: KnowledgeGraph, text: str, k: int = 10) -> list[str]:
+    """Seed entities by lexical match, as GraphRAG's local search does before ranking."""
+    query = tokens(text)
+    lowered = text.lower()
+    scored = []
+    for entity in kg.incident:
+        name = tokens(entity)
+        if not name:
+            continue
+        overlap = len(name & query) / len(name)
+        exact = entity.lower() in lowered
+        if overlap > 0 or exact:
+            scored.append((-(overlap + exact), -len(entity), entity))
+    return [e for _, _, e in sorted(scored)[:k]]
+
+
+def local_search(kg: KnowledgeGraph, topic: str, plan: Sequence[str], *, max_incident: int = 4000,
+                 max_network: int = 300) -> list[int]:
+    """Statement ids of the query subgraph, following GraphRAG's local search.
+
+    Starting at the topic entity, every hop adds the statements incident to the frontier and
+    moves the frontier to the objects of the plan's relation (every candidate, conflicting ones
+    included). Then relationships among the selected entities are added, highest combined
+    degree first, up to ``max_network``.
+    """
+    frontier, selected_entities = {topic}, {topic}
+    chosen: dict[int, None] = {}
+    for relation in [*plan, None]:
+        for entity in sorted(frontier):
+            for i in kg.incident.get(entity, []):
+                if len(chosen) < max_incident:
+                    chosen.setdefault(i)
+        if relation is None:
+            break
+        nxt = {kg.statements[i].tail for e in frontier for i in kg.by_pair.get((e, relation), [])}
+        selected_entities |= nxt
+        frontier = nxt
+    for e in list(selected_entities):
+        selected_entities.update(kg.statements[i].head for i in kg.incident.get(e, []) if i in chosen)
+        selected_entities.update(kg.statements[i].tail for i in kg.incident.get(e, []) if i in chosen)
+    network = [i for e in selected_entities for i in kg.incident.get(e, [])
+               if i not in chosen and kg.statements[i].head in selected_entities
+               and kg.statements[i].tail in selected_entities]
+    network = sorted(set(network), key=lambda i: (-(kg.degree(kg.statements[i].head) + kg.degree(kg.statements[i].tail)), i))
+    for i in network[:max_network]:
+        chosen.setdefault(i)
+    return sorted(chosen)

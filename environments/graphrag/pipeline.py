@@ -1,0 +1,71 @@
+"""The indexing pipeline (documents -> statements -> graph -> communities -> summaries) and the
+types a retrieval defense plugs into.
+
+Defenses live in ``controllers/graphrag`` and attacks in ``attacks/graphrag``; this module only
+defines the interface (:class:`Query`, :class:`Verdict`, :data:`Defense`) so the environment
+never imports either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from environments.graphrag.corpus import Document, PhraseTable, Statement, template_extract
+from environments.graphrag.dataset import Dataset
+from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries
+
+Extractor = Callable[[Sequence[Document]], list[Statement]]
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a defense may know about a query: its text, seed entity and relation plan."""
+
+    text: str
+    topic: str
+    plan: tuple[str, ...]
+
+
+@dataclass
+class Verdict:
+    """A defense's decision for one query: statements to drop, and a suspicion score per
+    retrieved statement (higher = more likely poison) for detection AUC."""
+
+    removed: set[int] = field(default_factory=set)
+    suspicion: dict[int, float] = field(default_factory=dict)
+
+
+Defense = Callable[[KnowledgeGraph, Query, Sequence[int]], Verdict]
+
+
+@dataclass
+class Index:
+    documents: dict[str, Document]
+    kg: KnowledgeGraph
+    membership: dict[str, int]
+    summaries: dict[int, str]
+    table: PhraseTable
+
+
+def apply_poisoning(documents: Iterable[Document], added: Iterable[Document] = (),
+                    replaced: dict[str, Document] | None = None) -> list[Document]:
+    replaced = replaced or {}
+    return [replaced.get(d.id, d) for d in documents] + list(added)
+
+
+def build_index(documents: Sequence[Document], table: PhraseTable, *, extractor: Extractor | None = None,
+                community_method: str = "louvain", seed: int = 0) -> Index:
+    statements = extractor(documents) if extractor is not None else template_extract(documents, table)
+    kg = KnowledgeGraph(statements)
+    membership = communities(kg, community_method, seed) if community_method != "none" else {}
+    return Index({d.id: d for d in documents}, kg, membership, community_summaries(kg, membership, phrase=table.phrases),
+                 table)
+
+
+def poison_labels(index: Index, dataset: Dataset) -> list[bool]:
+    """Ground truth per statement (measurement only): poison if it comes from an attacker's
+    document, is a negation, or states a fact the clean world does not contain."""
+    clean = set(dataset.facts)
+    return [index.documents[s.doc].origin == "poison" or s.negated or s.fact() not in clean
+            for s in index.kg.statements]

@@ -1,0 +1,100 @@
+"""The graphrag suite: the composition root joining the environment, attacks and defenses.
+
+``agentbed run graphrag --attack gragpoison --defense tdp`` runs the reader on the targeted
+questions of the evaluation worlds (seeds 1000+) or of a real graph (``--dataset nations``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import environments.graphrag  # noqa: F401 - registers agentbed/graphrag-v0
+from agentbed.env import TaskSpec
+from agentbed.runner import Budget
+from agentbed.suite import Option, Suite
+from attacks.graphrag import ATTACKS
+from attacks.graphrag.scenario import NO_ATTACK, Poisoned, poisoned_index
+from controllers.graphrag import DEFENSES, make_defense
+from environments.graphrag.agents import ReaderAgent
+from environments.graphrag.dataset import Dataset
+from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
+from environments.graphrag.real import REAL_DATASETS, load_real
+from environments.graphrag.world import generate_world
+
+EVAL_WORLD_BASE = 1000
+DATASETS = ("world", *REAL_DATASETS)
+DEFAULT_TARGETS = {"world": 12, "nations": 20, "kinships": 20, "umls": 20}
+
+
+@lru_cache(maxsize=16)
+def load_dataset(name: str, world: int) -> Dataset:
+    return generate_world(world) if name == "world" else load_real(name, seed=world)
+
+
+@lru_cache(maxsize=64)
+def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str) -> Poisoned:
+    return poisoned_index(load_dataset(name, world), attack, targets=targets, budget=budget, seed=world,
+                          community_method=communities)
+
+
+def targets_for(options: dict[str, Any]) -> int:
+    return int(options.get("targets") or DEFAULT_TARGETS[options.get("dataset", "world")])
+
+
+def build_scenario(task: TaskSpec) -> Scenario:
+    p = task.params
+    name, world = p.get("dataset", "world"), int(p.get("world", EVAL_WORLD_BASE))
+    built = poisoned(name, world, p.get("attack", NO_ATTACK), int(p.get("budget", 5)), targets_for(p),
+                     p.get("communities", "louvain"))
+    return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
+                    make_defense(p.get("defense", "none")))
+
+
+def world_seeds(options: dict[str, Any]) -> list[int]:
+    if options.get("dataset", "world") == "world":
+        return [EVAL_WORLD_BASE + i for i in range(int(options.get("worlds", 4)))]
+    return [0]
+
+
+def task_ids(options: dict[str, Any]) -> list[str]:
+    """The targeted questions (those the attack plan can flip), the same for every attack."""
+    name = options.get("dataset", "world")
+    ids = []
+    for world in world_seeds(options):
+        plan = poisoned(name, world, NO_ATTACK, 5, targets_for(options), "none").plan
+        ids += [f"{name}-{world}-{q}" for t in plan.targets for q in t.questions]
+    return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], int(s.rsplit("q", 1)[1])))
+
+
+def make_env(task: str, options: dict[str, Any]) -> GraphRAGEnv:
+    spec = parse_task_id(task)
+    return GraphRAGEnv(TaskSpec(spec.id, {**spec.params, **options}), builder=build_scenario)
+
+
+def _demo(out_dir: Any) -> dict[str, Any]:
+    from environments.graphrag.report import demo
+
+    return demo(out_dir)
+
+
+SUITE = Suite(
+    name="graphrag",
+    description="GraphRAG poisoning (PoisonedRAG, GragPoison, community, KEPo, TKPA) and defenses incl. TDP.",
+    tasks=task_ids,
+    make_env=make_env,
+    agents={"reader": lambda spec: ReaderAgent()},
+    default_agent="reader",
+    options={
+        "dataset": Option("world", "generated worlds or a real graph from the pykeen wheel", choices=DATASETS),
+        "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
+        "defense": Option("none", "retrieval defense", choices=DEFENSES),
+        "worlds": Option(4, "number of generated evaluation worlds", type=int),
+        "budget": Option(5, "poison documents per contested fact", type=int),
+        "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
+        "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
+    },
+    default_seeds=1,
+    budget=Budget(max_steps=12),
+    demo=_demo,
+)

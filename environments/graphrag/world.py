@@ -1,0 +1,122 @@
+"""A seeded generator of fictional multi-hop worlds.
+
+Entities have invented names, so no model can answer from prior knowledge. The world is
+internally consistent (a person's citizenship matches the country of their birth city, most
+people live where their employer is headquartered, colleagues share an employer), which gives
+true facts the dense cross-validation that real knowledge graphs have: a true edge usually
+closes triangles through other true edges. Every fact is written on its head's page and on its
+tail's page, and some in short news items, so clean facts have independent sources.
+"""
+
+from __future__ import annotations
+
+import random
+
+from environments.graphrag.corpus import Document, Fact, PhraseTable, pages_from_facts
+from environments.graphrag.dataset import Dataset, objects_index, sample_questions
+
+PHRASES = {
+    "located_in": "is located in",
+    "born_in": "was born in",
+    "citizen_of": "is a citizen of",
+    "works_for": "works for",
+    "lives_in": "lives in",
+    "studied_at": "studied at",
+    "headquartered_in": "is headquartered in",
+    "founded_by": "was founded by",
+    "colleague_of": "is a colleague of",
+    "partners_with": "partners with",
+    "affiliated_with": "is affiliated with",
+}
+
+PLANS: list[tuple[str, ...]] = [
+    ("born_in",), ("works_for",), ("headquartered_in",), ("studied_at",),
+    ("born_in", "located_in"), ("works_for", "headquartered_in"), ("founded_by", "born_in"),
+    ("studied_at", "located_in"),
+    ("works_for", "headquartered_in", "located_in"), ("founded_by", "born_in", "located_in"),
+]
+
+_QUESTION = {
+    ("born_in",): "In which city was {0} born?",
+    ("works_for",): "Which company does {0} work for?",
+    ("headquartered_in",): "In which city is {0} headquartered?",
+    ("studied_at",): "At which university did {0} study?",
+    ("born_in", "located_in"): "In which country is the city where {0} was born?",
+    ("works_for", "headquartered_in"): "In which city is the employer of {0} headquartered?",
+    ("founded_by", "born_in"): "In which city was the founder of {0} born?",
+    ("studied_at", "located_in"): "In which city is the university where {0} studied?",
+    ("works_for", "headquartered_in", "located_in"): "In which country is the headquarters city of {0}'s employer?",
+    ("founded_by", "born_in", "located_in"): "In which country was the founder of {0} born?",
+}
+
+_SYLLABLES = ["ka", "lo", "ven", "mar", "tis", "ro", "dan", "el", "qua", "sor", "bri", "nal", "ost", "ury",
+              "fen", "gal", "hed", "ira", "jun", "kel", "mir", "nov", "pel", "rut", "sab", "tor", "ul", "vex",
+              "wen", "yar", "zel", "cor", "dru", "esk", "fal"]
+
+
+def question_text(topic: str, plan: tuple[str, ...]) -> str:
+    template = _QUESTION.get(plan)
+    if template is None:
+        return f"Starting from {topic}, which entity is reached by following {' then '.join(plan)}?"
+    return template.format(topic)
+
+
+class _Names:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng, self.used = rng, set()
+
+    def word(self, syllables: int) -> str:
+        while True:
+            w = "".join(self.rng.choice(_SYLLABLES) for _ in range(syllables)).capitalize()
+            if w not in self.used:
+                self.used.add(w)
+                return w
+
+    def person(self) -> str:
+        return f"{self.word(2)} {self.word(2)}"
+
+
+def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3, persons: int = 40,
+                   companies: int = 12, universities: int = 5, news: int = 15, questions: int = 40) -> Dataset:
+    """A fictional world and its questions, fully determined by ``seed``."""
+    rng = random.Random(seed)
+    names = _Names(rng)
+    facts: list[Fact] = []
+    country_list = [names.word(3) for _ in range(countries)]
+    city_country: dict[str, str] = {}
+    for country in country_list:
+        for _ in range(cities_per_country):
+            city_country[names.word(2)] = country
+    cities = list(city_country)
+    facts += [Fact(city, "located_in", country) for city, country in city_country.items()]
+    unis = [f"University of {names.word(2)}" for _ in range(universities)]
+    facts += [Fact(u, "located_in", rng.choice(cities)) for u in unis]
+    people = [names.person() for _ in range(persons)]
+    firms = [f"{names.word(2)} {rng.choice(['Labs', 'Works', 'Group', 'Systems'])}" for _ in range(companies)]
+    firm_city = {firm: rng.choice(cities) for firm in firms}
+    facts += [Fact(firm, "headquartered_in", city) for firm, city in firm_city.items()]
+    facts += [Fact(firm, "founded_by", rng.choice(people)) for firm in firms]
+    employer: dict[str, str] = {}
+    for person in people:
+        born = rng.choice(cities)
+        employer[person] = rng.choice(firms)
+        facts.append(Fact(person, "born_in", born))
+        if rng.random() < 0.9:
+            facts.append(Fact(person, "citizen_of", city_country[born]))
+        facts.append(Fact(person, "works_for", employer[person]))
+        facts.append(Fact(person, "lives_in", firm_city[employer[person]] if rng.random() < 0.7 else rng.choice(cities)))
+        facts.append(Fact(person, "studied_at", rng.choice(unis)))
+    for firm in firms:
+        staff = [p for p in people if employer[p] == firm]
+        for a, b in zip(staff, staff[1:], strict=False):
+            facts.append(Fact(a, "colleague_of", b))
+        if rng.random() < 0.5:
+            facts.append(Fact(firm, "partners_with", rng.choice([f for f in firms if f != firm])))
+    table = PhraseTable(dict(PHRASES))
+    docs = pages_from_facts(facts, table)
+    for i in range(news):
+        items = rng.sample(facts, 3)
+        docs.append(Document(f"news{i:04d}", f"News {i}", [table.sentence(f) for f in items]))
+    index = objects_index(facts)
+    qs = sample_questions(index, PLANS, questions, rng, question_text)
+    return Dataset(f"world{seed}", facts, table, docs, qs, index)
