@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -171,7 +172,7 @@ class LocalSandbox(Sandbox):
     def _bwrap_args(self, sources: dict[str, str], work_source: str) -> list[str]:
         args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                 "--unshare-cgroup-try", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
-                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
+                "--hostname", "sandbox", "--as-pid-1", "--die-with-parent", "--new-session", "--clearenv",
                 "--setenv", "PATH", _PATH, "--setenv", "HOME", WORKDIR, "--setenv", "TMPDIR", "/tmp",
                 "--setenv", "LANG", "C.UTF-8", "--setenv", "USER", "sandbox"]
         for path in _SYSTEM_DIRS:
@@ -197,17 +198,25 @@ class LocalSandbox(Sandbox):
 
     # -- running -----------------------------------------------------------------------
     def _run(self, argv: list[str], timeout: float, stdin: bytes | None, output_bytes: int) -> ExecResult:
-        if argv[0] != "/bin/sh":  # through the shell, so an unknown command is exit 127
-            argv = ["/bin/sh", "-c", 'exec "$@"', "sh", *argv]
+        # A shell is PID 1 (bubblewrap's --as-pid-1) and runs the command as its child, so the
+        # command keeps normal signal semantics, an unknown command is exit 127, and when the
+        # shell exits the kernel kills the rest of the namespace.
+        argv = ["/bin/sh", "-c", '"$@"; exit $?', "sh", *argv]
         out, err = CappedBuffer(output_bytes), CappedBuffer(output_bytes)
+        info_read, info_write = os.pipe()  # bubblewrap writes its init's host pid here
         start = time.monotonic()
-        proc = subprocess.Popen(self._prefix + ["--", *argv], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env,
-                                start_new_session=True)
+        try:
+            proc = subprocess.Popen(self._prefix + ["--info-fd", str(info_write), "--", *argv],
+                                    stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env,
+                                    start_new_session=True, pass_fds=(info_write,))
+        finally:
+            os.close(info_write)
         try:
             reason = pump(proc, stdin, start + timeout, out, err)
         finally:
             self._end(proc)
+            _wait_namespace_gone(info_read)
         code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         duration = time.monotonic() - start
         stderr = err.value()
@@ -252,6 +261,26 @@ class LocalSandbox(Sandbox):
         if self._host_workdir is not None:
             remove_tree(self._host_workdir)
             self._host_workdir = None
+
+
+def _wait_namespace_gone(info_fd: int, limit: float = 10.0) -> None:
+    """Return once bubblewrap's init has exited: the kernel kills and reaps every other
+    process of its PID namespace before that, so nothing the command started survives."""
+    with os.fdopen(info_fd, "rb") as info:
+        found = re.search(rb'"child-pid":\s*(\d+)', info.read())
+    if not found:
+        return  # bubblewrap failed before starting its init
+    stat_path = f"/proc/{int(found.group(1))}/stat"
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            with open(stat_path, "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in (b"Z", b"X"):
+            return
+        time.sleep(0.0005)
 
 
 def remove_tree(path: str) -> None:

@@ -1,0 +1,92 @@
+"""Fixtures for the sandbox tests: one parametrised fixture runs a test on both backends.
+
+A backend that cannot run here fails under CI=true and is skipped elsewhere, with what to
+install (agentbed.testing.require). After every test the fixture checks that the sandbox
+left nothing behind: no process of the sandbox, no container.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from agentbed.sandbox import Limits, open_sandbox
+from agentbed.sandbox.factory import docker_ready, local_ready
+from agentbed.testing import require
+
+MiB = 1024 * 1024
+# Small limits so hostile code hits them fast.
+TEST_LIMITS = Limits(memory_bytes=256 * MiB, cpu_seconds=20, processes=32, file_size_bytes=8 * MiB,
+                     disk_bytes=32 * MiB, open_files=128, output_bytes=64 * 1024)
+HOW = {
+    "local": "run scripts/setup-docker as root (installs bubblewrap), or apt-get install bubblewrap",
+    "docker": "run scripts/setup-docker as root (installs docker.io, starts dockerd, builds the image)",
+}
+
+
+def require_backend(backend: str) -> None:
+    problem = local_ready() if backend == "local" else docker_ready()
+    require(problem is None, f"the {backend} sandbox backend ({problem})", HOW[backend])
+
+
+def leftovers(sb) -> list[str]:
+    """Processes the sandbox still has besides its idle machinery."""
+    if sb.backend == "docker":
+        procs = sb.container.top(ps_args="-o pid,args")["Processes"] if not sb.closed else []
+        return [" ".join(p) for p in procs if "signal.pause" not in " ".join(p)]
+    found = []
+    marker = re.compile(rb"AGENTBED_SANDBOX_OWNER=" + str(os.getpid()).encode() + rb"\0")
+    holder = sb._holder.pid if sb._holder is not None else None
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == holder:
+            continue
+        try:
+            if sb.as_root and os.stat(entry.path).st_uid == sb.uid:
+                found.append(entry.name)
+                continue
+            with open(f"{entry.path}/environ", "rb") as fh:
+                if marker.search(fh.read() + b"\0"):
+                    found.append(entry.name)
+        except OSError:
+            continue
+    return found
+
+
+def container_exists(container_id: str) -> bool:
+    import docker
+
+    client = docker.from_env()
+    try:
+        client.containers.get(container_id)
+    except docker.errors.NotFound:
+        return False
+    finally:
+        client.close()
+    return True
+
+
+@pytest.fixture
+def limits() -> Limits:
+    return TEST_LIMITS
+
+
+@pytest.fixture(params=["local", "docker"])
+def backend(request) -> str:
+    require_backend(request.param)
+    return request.param
+
+
+@pytest.fixture
+def sandbox(backend):
+    sb = open_sandbox(backend, TEST_LIMITS)
+    try:
+        yield sb
+        assert leftovers(sb) == [], "processes outlived their command"
+    finally:
+        sb.cleanup()
+    if backend == "docker":
+        assert not container_exists(sb.id), "container not removed"
+    else:
+        assert leftovers(sb) == [], "processes outlived cleanup"

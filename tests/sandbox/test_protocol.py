@@ -1,0 +1,110 @@
+"""The sandbox protocol, on both backends: exec, files, limits as results, cleanup."""
+
+from __future__ import annotations
+
+import os
+import tarfile
+
+import pytest
+
+from agentbed.sandbox import ExecResult, SandboxError, SandboxPathError, open_sandbox
+
+
+def test_exec_list_and_string(sandbox):
+    result = sandbox.exec(["echo", "hello world"])
+    assert isinstance(result, ExecResult)
+    assert (result.status, result.exit_code, result.stdout) == ("ok", 0, b"hello world\n")
+    assert result.duration > 0 and not result.stdout_truncated and not result.stderr_truncated
+    shell = sandbox.exec("echo out; echo err >&2; exit 3")
+    assert (shell.status, shell.exit_code, shell.stdout, shell.stderr) == ("nonzero", 3, b"out\n", b"err\n")
+
+
+def test_stdin_is_passed_whole(sandbox):
+    data = bytes(range(256)) * 2000  # binary, larger than a pipe buffer
+    result = sandbox.exec(["sh", "-c", "cat | od -An -c | wc -l >&2; echo done"], stdin=data)
+    assert result.status == "ok" and result.stdout == b"done\n"
+    echoed = sandbox.exec(["cat"], stdin=b"abc\x00def")
+    assert echoed.stdout == b"abc\x00def"
+
+
+def test_unknown_command_is_a_result(sandbox):
+    result = sandbox.exec(["no-such-program-xyz", "--flag"])
+    assert result.status == "not_found" and result.exit_code == 127
+
+
+def test_workdir_persists_between_commands(sandbox):
+    assert sandbox.exec("echo kept > note.txt").ok
+    assert sandbox.exec(["cat", "note.txt"]).stdout == b"kept\n"
+    assert sandbox.exec("pwd").stdout.decode().strip() == sandbox.workdir
+
+
+def test_file_round_trip(sandbox, tmp_path):
+    sandbox.write_file("pkg/data.bin", bytes(range(256)))
+    sandbox.write_file("pkg/text.txt", "héllo")
+    assert sandbox.read_file("pkg/data.bin") == bytes(range(256))
+    assert sandbox.read_file("pkg/text.txt") == "héllo".encode()
+    with pytest.raises(FileNotFoundError):
+        sandbox.read_file("missing.txt")
+
+    src = tmp_path / "project"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "a.py").write_text("A = 1\n")
+    (src / "run.sh").write_text("#!/bin/sh\necho ran\n")
+    (src / "run.sh").chmod(0o755)
+    sandbox.copy_in(src, "proj")
+    assert sandbox.exec(["cat", "proj/sub/a.py"]).stdout == b"A = 1\n"
+    assert sandbox.exec(["./proj/run.sh"]).stdout == b"ran\n"
+    sandbox.copy_in(src / "run.sh", "single/run.sh")
+    assert sandbox.exec(["./single/run.sh"]).stdout == b"ran\n"
+
+    sandbox.exec("mkdir -p out/deep && echo result > out/deep/r.txt")
+    sandbox.copy_out("out", tmp_path / "copied")
+    assert (tmp_path / "copied" / "deep" / "r.txt").read_text() == "result\n"
+    sandbox.copy_out("out/deep/r.txt", tmp_path / "r.txt")
+    assert (tmp_path / "r.txt").read_text() == "result\n"
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "../outside", "a/../../b", "", "nul\0byte"])
+def test_paths_must_stay_in_the_workdir(sandbox, bad):
+    with pytest.raises(SandboxPathError):
+        sandbox.write_file(bad, b"x")
+    with pytest.raises(SandboxPathError):
+        sandbox.read_file(bad)
+
+
+def test_python_has_pytest(sandbox, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (project / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\n"
+        "def test_fails():\n    assert add(2, 2) == 5\n")
+    sandbox.copy_in(project, "proj")
+    result = sandbox.exec([sandbox.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "proj"], timeout=120)
+    assert result.status == "nonzero", result.stderr
+    assert b"1 failed, 1 passed" in result.stdout
+
+
+def test_environment_is_scrubbed(backend, limits, monkeypatch):
+    monkeypatch.setenv("AGENTBED_HOST_SECRET", "s3cret-token-value")
+    with open_sandbox(backend, limits) as sb:
+        env = sb.exec(["env"]).stdout.decode()
+        assert "s3cret-token-value" not in env and "AGENTBED_HOST_SECRET" not in env
+        assert f"HOME={sb.workdir}" in env.splitlines()
+        assert sb.exec(["id", "-u"]).stdout.strip() == b"1000"
+
+
+def test_cleanup_is_final_and_idempotent(backend):
+    sb = open_sandbox(backend)
+    sb.exec("echo x > f")
+    sb.cleanup()
+    sb.cleanup()
+    with pytest.raises(SandboxError):
+        sb.exec("true")
+
+
+def test_copy_out_refuses_links_leaving_the_destination(sandbox, tmp_path):
+    sandbox.exec("mkdir d && ln -s /etc/passwd d/link")
+    with pytest.raises((SandboxError, tarfile.TarError)):
+        sandbox.copy_out("d", tmp_path / "d")
+    assert not os.path.lexists(tmp_path / "d" / "link")
