@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ToolCallingFakeModel
+from chat_fakes import ToolCallingFakeModel
 from langchain_core.exceptions import ModelAPIError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
