@@ -94,7 +94,8 @@ class TeamResult:
 
 
 def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, suite: str = "cocoder",
-             tests: TestCache | None = None, agent_factory: Callable[[int], Agent] | None = None) -> TeamResult:
+             tests: TestCache | None = None, agent_factory: Callable[[int], Agent] | None = None,
+             episode_id: str | None = None) -> TeamResult:
     """Run one team on one task with one seed; logs and the manifest go to ``out_dir``."""
     wall0 = time.perf_counter()
     tests = tests or TestCache()
@@ -102,7 +103,8 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     graph, plan, schedule = plan_team(task, config, seed)
     spec_tokens = task.spec_tokens()
     options = {"strategy": config.strategy, "agents": config.agents}
-    team_spec = EpisodeSpec(suite, task_name, "team-" + config.coder, seed, options)
+    team_spec = EpisodeSpec(suite, task_name, config.coder, seed, options)
+    team_id = episode_id or team_spec.episode_id
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, str] = {}
     durations: dict[str, float] = {}
@@ -117,7 +119,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         env = CoCoderEnv(TaskSpec(f"{task_name}/{config.strategy}/w{worker}", params))
         agent = agent_factory(worker) if agent_factory else _make_coder(config, seed, worker)
         spec = EpisodeSpec(suite, task_name, config.coder, seed, {**options, "worker": worker})
-        log_path = out_dir / f"{team_spec.episode_id}.w{worker}.jsonl"
+        log_path = out_dir / f"{team_id}.w{worker}.jsonl"
         record = run_episode(env, agent, spec, budget=Budget(max_steps=2 * len(turns) + 4),
                              writer=TrajectoryWriter(log_path))
         state = env.state or {"written": {}, "durations": {}, "context": {}}
@@ -149,16 +151,16 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "transferred_tokens": schedule.transferred_tokens, "agents_used": len(members), "groups": len(plan.groups),
         "modules": graph.number_of_nodes(), "failed_functions": len(failed), "provider_tokens": provider_tokens,
         "test_status": report.status, "sandbox": report.backend, "wall_seconds": time.perf_counter() - wall0}
-    manifest = {"schema": MANIFEST_SCHEMA, "episode_id": team_spec.episode_id, "suite": suite, "task": task_name,
+    manifest = {"schema": MANIFEST_SCHEMA, "episode_id": team_id, "suite": suite, "task": task_name,
                 "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": members,
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
                 "failed": sorted(failed), "metrics": metrics, "notes": task.notes}
-    manifest_path = out_dir / f"{team_spec.episode_id}.team.json"
+    manifest_path = out_dir / f"{team_id}.team.json"
     text = json.dumps(manifest, indent=1, sort_keys=True, default=str)
     manifest_path.write_text(text, encoding="utf-8")
     status = "ok" if all(s == "ok" for s in statuses) else "error" if "error" in statuses else "budget"
     record = EpisodeRecord(
-        episode_id=team_spec.episode_id, suite=suite, task=task_name, agent=team_spec.agent, seed=seed,
+        episode_id=team_id, suite=suite, task=task_name, agent=team_spec.agent, seed=seed,
         status=status, success=pass_rate >= 1.0, total_reward=pass_rate, steps=sum(m["steps"] for m in members),
         virtual_seconds=makespan, tokens=provider_tokens, metrics={k: v for k, v in metrics.items()},
         labels=[config.strategy], options=options, log=str(manifest_path),
