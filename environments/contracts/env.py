@@ -26,7 +26,7 @@ from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
 from agentbed.tools import ToolCall, tool
 from environments.contracts import families as _families  # noqa: F401 - registers every family
 from environments.contracts.family import FAMILIES, Family, Verdict
-from environments.contracts.integrity import classify, sha256_hex
+from environments.contracts.integrity import classify_against, sha256_hex
 from environments.contracts.labels import LABELS, feedback_text, headline
 from environments.contracts.tasks import TASKS
 
@@ -46,7 +46,7 @@ COMMON_TOOLS = (
 class ContractEnv(ToolEnv):
     """Observation contracts on the virtual clock (ContractBench, paper 1)."""
 
-    max_steps = 60
+    max_steps = 80
 
     def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None,
                  feedback: bool = False, max_attempts: int = 2) -> None:
@@ -147,7 +147,7 @@ class ContractEnv(ToolEnv):
         if any(v["sha256"] == digest for v in versions):
             return None
         if versions:
-            return classify(sent, versions[-1]["value"], versions[-1]["display"])
+            return classify_against(sent, [(v["value"], v["display"]) for v in versions])
         return "MISSING_TOKEN" if sent == "" else "WRONG_VALUE"
 
     def present(self, slots: dict[str, str], verdict: Verdict, *, final: bool = False) -> ToolResult:

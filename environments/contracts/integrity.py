@@ -43,6 +43,8 @@ def classify(sent: str, issued: str, display: str | None = None) -> str | None:
         return "MISSING_TOKEN"
     if display is not None and sent == display:
         return "VISIBLE_TEXT_MISMATCH"
+    if issued.endswith("=") and sent == issued.rstrip("="):
+        return "PADDING_LOST"
     if issued.startswith(sent):
         return "TRUNCATED"
     if sent.startswith(issued) and set(sent[len(issued):]) <= AUTOLINK_TRAILERS:
@@ -53,14 +55,21 @@ def classify(sent: str, issued: str, display: str | None = None) -> str | None:
         return "HTML_ESCAPED"
     if _is_subsequence_with_whitespace(sent, issued):
         return "WHITESPACE"
+    for form in ("NFC", "NFKC"):
+        if unicodedata.normalize(form, sent) == unicodedata.normalize(form, issued):
+            return "UNICODE_NORMALISED"
     if sent.lower() == issued.lower():
         return "CASE_CHANGED"
     value = _json_value(issued)
     if value is not _NOT_JSON and _json_value(sent) == value:
         return "RESERIALISED"
-    if sent.rstrip("=") == issued.rstrip("="):
-        return "PADDING_LOST"
-    for form in ("NFC", "NFKC", "NFD"):
-        if unicodedata.normalize(form, sent) == unicodedata.normalize(form, issued):
-            return "UNICODE_NORMALISED"
     return "WRONG_VALUE"
+
+
+def classify_against(sent: str, versions: list[tuple[str, str | None]]) -> str | None:
+    """Classify against every issued version (latest first): the first specific label wins, so a
+    corrupted old nonce is not reported as WRONG_VALUE just because a newer one was issued."""
+    labels = [classify(sent, value, display) for value, display in reversed(versions)]
+    if None in labels:
+        return None
+    return next((label for label in labels if label != "WRONG_VALUE"), labels[0] if labels else "WRONG_VALUE")

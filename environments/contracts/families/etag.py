@@ -36,19 +36,19 @@ class ETagIfMatch(Family):
     catalogue = (28, 44)
     final_tool = "put_document"
     tools = (tool("get_document", "GET the runbook document: content and ETag.", cost=1.0),
-             tool("put_document", "PUT the runbook with If-Match: <ETag> (append a line to the content you read).",
-                  cost=1.0, if_match={"type": "string"}, content={"type": "string"}))
+             tool("put_document", "Append a line to the runbook: PUT with If-Match: <ETag>.", cost=1.0,
+                  if_match={"type": "string"}, line={"type": "string", "maxLength": 200}))
 
     def setup(self, env: Any, rng: Any) -> dict[str, Any]:
         return {"content": f"# Runbook\nrevision {int(rng.integers(100, 999))}\n", "history": []}
 
     def instruction(self, p: Any) -> str:
-        return ("get_document, then put_document(if_match=<the ETag, quotes included>, content=<content + one line>). "
+        return ("get_document, then put_document(if_match=<the ETag, quotes included>, line='reviewed'). "
                 "Other writers may change the document meanwhile.")
 
     def plan(self, p: Any) -> list[Step]:
-        return [Step("get_document", produces=("ETag", "content"), ttl="volatile"),
-                Step("put_document", {"if_match": Ref("ETag"), "content": Ref("content")})]
+        return [Step("get_document", produces=("ETag",), ttl="volatile"),
+                Step("put_document", {"if_match": Ref("ETag"), "line": "reviewed"})]
 
     def on_job(self, env: Any, job: str) -> None:
         if job in env.p.get("mutating_jobs", ()):
@@ -58,10 +58,12 @@ class ETagIfMatch(Family):
     def tool_get_document(self, env: Any) -> Any:
         return env.ok({"ETag": env.issue("ETag", _etag(env.fam["content"])), "content": env.fam["content"]})
 
-    def tool_put_document(self, env: Any, if_match: str, content: str) -> Any:
+    def tool_put_document(self, env: Any, if_match: str, line: str) -> Any:
         current = _etag(env.fam["content"])
         if if_match == current:
-            env.fam["content"] = content
+            env.fam["history"].append(current)
+            env.fam["content"] += line + "\n"
+            content = env.fam["content"]
             verdict = accept({"ETag": _etag(content)})
         elif if_match in env.fam["history"]:
             verdict = reject_validity("STALE_PRECONDITION", 412, FAILED)

@@ -14,11 +14,11 @@ import hashlib
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-import freezegun
 from botocore.auth import S3SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from agentbed.clock import VirtualClock
 from agentbed.tools import tool
 from environments.contracts.families.common import equal, token
 from environments.contracts.family import (
@@ -82,7 +82,7 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
     request = AWSRequest(method=method, url=unsigned,
                          headers={k: v for k, v in headers.items() if k.lower() in signed_names})
     creds = Credentials(access_key, secrets[access_key], params.get("X-Amz-Security-Token"))
-    with freezegun.freeze_time(signed_at, tick=False):
+    with VirtualClock(signed_at.timestamp()).frozen():  # re-sign at the URL's own X-Amz-Date
         S3SigV4QueryAuth(creds, "s3", REGION, expires=expires).add_auth(request)
     expected = dict(parse_qsl(urlsplit(request.url).query))["X-Amz-Signature"]
     if not equal(expected, params["X-Amz-Signature"]):

@@ -1,0 +1,1 @@
+"""Corruption of the observation-to-action byte path (ContractBench integrity axis)."""

@@ -1,0 +1,84 @@
+"""Agents whose observation-to-action path corrupts artifacts: a wrapper around another agent.
+
+The wrapper watches observations for artifacts (every string a response carried, and the
+href/visible text of every link) and, in each action, corrupts the longest argument that is one
+of them, as a real pipeline between the model and the tool would. ``applied`` counts the
+corruptions that changed an argument, so tests know when a corruption applied to a task.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from agentbed.agents.base import Action, Agent
+from agentbed.tools import Tool, make_action
+from attacks.contracts.corruptions import CORRUPTIONS, Corruption
+
+_ANCHOR = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.S)
+MIN_ARTIFACT_CHARS = 6
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+class CorruptingAgent(Agent):
+    """Runs ``inner`` and corrupts the artifacts it sends with ``corruption``."""
+
+    def __init__(self, inner: Agent, corruption: Corruption) -> None:
+        self.inner = inner
+        self.corruption = corruption
+        self.name = f"corrupt-{corruption.name}"
+
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        self.inner.reset(seed=seed, task=task)
+        self.seen: set[str] = set()
+        self.display: dict[str, str] = {}
+        self.applied = 0
+
+    def _watch(self, observation: str) -> None:
+        try:
+            obs = json.loads(observation)
+        except ValueError:
+            return
+        for text in _strings(obs.get("body") if isinstance(obs, dict) else None):
+            anchor = _ANCHOR.fullmatch(text)
+            if anchor:
+                href = html.unescape(anchor.group(1))
+                self.seen.add(href)
+                self.display[href] = anchor.group(2)
+            elif len(text) >= MIN_ARTIFACT_CHARS:
+                self.seen.add(text)
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        self._watch(observation)
+        action = self.inner.act(observation, tools)
+        try:
+            call = json.loads(action.text)
+        except (TypeError, ValueError):
+            return action
+        args = call.get("arguments", {})
+        candidates = [k for k, v in args.items() if isinstance(v, str) and v in self.seen]
+        if not candidates:
+            return action
+        target = max(candidates, key=lambda k: len(args[k]))
+        corrupted = self.corruption.apply(args[target], self.display.get(args[target]))
+        if corrupted is None:
+            return action
+        self.applied += 1
+        args = {**args, target: corrupted}
+        return Action(make_action(call["tool"], **args), usage=action.usage, meta={"corrupted": target})
+
+
+def corrupting(inner: Agent, name: str) -> CorruptingAgent:
+    return CorruptingAgent(inner, CORRUPTIONS[name])
