@@ -1,0 +1,79 @@
+"""Triple extraction with a LangChain chat model, for corpora not written from templates.
+
+Each chunk is sent to the model with the list of allowed relations; the model returns JSON
+``{"triples": [{"head", "relation", "tail", "negated", "date"}]}``. Malformed replies and
+entries are counted and skipped, never fatal: an LLM's bad output is data, not a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from environments.graphrag.corpus import Document, Statement
+
+PROMPT = (
+    "Extract every fact stated in the text as a knowledge-graph triple. Use only these relations: {relations}. "
+    "Copy entity names exactly as written. Mark a fact the text says is no longer true with \"negated\": true, "
+    "and give its date (YYYY/MM/DD) when the text dates it. Reply with JSON only: "
+    '{{"triples": [{{"head": "...", "relation": "...", "tail": "...", "negated": false, "date": ""}}]}}'
+)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+_DATE = re.compile(r"^\d{4}/\d{2}/\d{2}$")
+
+
+@dataclass
+class LLMExtractor:
+    model: BaseChatModel
+    relations: Sequence[str]
+    skipped: int = 0
+    calls: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
+
+    @classmethod
+    def from_model_string(cls, model: str, relations: Sequence[str], **kwargs: Any) -> LLMExtractor:
+        """``provider:model`` through LangChain's ``init_chat_model`` (temperature 0)."""
+        from langchain.chat_models import init_chat_model
+
+        return cls(init_chat_model(model, temperature=0, **kwargs), relations)
+
+    def __call__(self, documents: Sequence[Document]) -> list[Statement]:
+        system = SystemMessage(PROMPT.format(relations=", ".join(sorted(self.relations))))
+        out: list[Statement] = []
+        for doc in documents:
+            for chunk_id, sentences in doc.chunks():
+                reply = self.model.invoke([system, HumanMessage(" ".join(sentences))])
+                self.calls += 1
+                meta = getattr(reply, "usage_metadata", None) or {}
+                for key in self.usage:
+                    self.usage[key] += int(meta.get(key, 0))
+                out += self.parse(reply.content, doc.id, chunk_id)
+        return out
+
+    def parse(self, content: Any, doc: str, chunk: str) -> list[Statement]:
+        text = content if isinstance(content, str) else json.dumps(content)
+        try:
+            data = json.loads(_FENCE.sub("", text.strip()))
+            triples = data["triples"]
+            if not isinstance(triples, list):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            self.skipped += 1
+            return []
+        statements = []
+        for t in triples:
+            ok = (isinstance(t, dict) and all(isinstance(t.get(k), str) and t.get(k) for k in ("head", "relation", "tail"))
+                  and t["relation"] in self.relations)
+            date = t.get("date") or "" if isinstance(t, dict) else ""
+            if not ok or not isinstance(date, str) or (date and not _DATE.match(date)):
+                self.skipped += 1
+                continue
+            statements.append(Statement(t["head"], t["relation"], t["tail"], doc, chunk,
+                                        negated=bool(t.get("negated", False)), dated=date))
+        return statements

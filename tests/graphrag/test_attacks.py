@@ -1,0 +1,60 @@
+import random
+
+import numpy as np
+import pytest
+
+from attacks.graphrag import ATTACKS, plan_attack
+from attacks.graphrag.scenario import poisoned_index
+from controllers.graphrag.candidates import build_conflict
+from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
+from environments.graphrag.kg import local_search
+from environments.graphrag.pipeline import apply_poisoning
+
+
+def test_plan_targets_are_shared_and_change_answers(world):
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    questions = {q.id: q for q in world.questions}
+    assert plan.targets
+    for t in plan.targets:
+        assert t.fake != t.fact.tail
+        for qid, answer in t.answers.items():
+            assert t.fact in questions[qid].path
+            assert answer != questions[qid].answer
+    assert plan_attack(world, world.questions[:12], seed=1).by_question().keys() == plan.by_question().keys()
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_every_attack_poisons_the_contested_fact(world, attack):
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    poisoning = ATTACKS[attack](world, plan, random.Random(0), budget=5)
+    docs = apply_poisoning(world.documents, poisoning.added, poisoning.replaced)
+    if attack == "tkpa":
+        assert not poisoning.added and poisoning.replaced
+        changed = sum(a.sentences != b.sentences for a, b in zip(world.documents, docs, strict=False))
+        assert changed == len(poisoning.replaced)
+    else:
+        assert all(d.origin == "poison" for d in poisoning.added)
+    built = poisoned_index(world, attack, targets=12, seed=1, community_method="none")
+    kg = built.index.kg
+    for t in plan.targets:
+        fakes = [i for i in kg.by_pair[(t.fact.head, t.fact.relation)] if kg.statements[i].tail == t.fake]
+        assert fakes and all(built.poison[i] for i in fakes)
+    assert not any(built.poison[i] for i, s in enumerate(kg.statements) if s.doc.startswith("news"))
+
+
+def test_gragpoison_enhancement_makes_poison_look_denser(world):
+    """The trap the spec describes: raw topology ranks GragPoison's poisoned edge above the clean
+    one, while provenance-aware features see through it."""
+    built = poisoned_index(world, "gragpoison", targets=12, seed=1, community_method="none")
+    kg = built.index.kg
+    raw_cn, prov = [], []
+    for t in built.plan.targets:
+        retrieved = set(local_search(kg, t.fact.head, (t.fact.relation,)))
+        conflict = build_conflict(kg, retrieved, t.fact.head, t.fact.relation)
+        ctx = QueryContext(kg, retrieved, conflict)
+        phi = {c.answer: candidate_features(ctx, c) for c in conflict.candidates}
+        clean, poison = phi[t.fact.tail], phi[t.fake]
+        raw_cn.append(poison[FEATURES.index("common_neighbours")] - clean[FEATURES.index("common_neighbours")])
+        prov.append(clean[FEATURES.index("claim_doc_corroboration")] - poison[FEATURES.index("claim_doc_corroboration")])
+    assert np.mean(np.array(raw_cn) > 0) >= 0.8  # poison has more common neighbours
+    assert np.mean(np.array(prov) > 0) >= 0.8  # but its documents are not corroborated

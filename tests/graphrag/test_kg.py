@@ -1,0 +1,43 @@
+import importlib.util
+
+from agentbed.testing import require
+from environments.graphrag.kg import KnowledgeGraph, communities, local_search, search_entities
+from environments.graphrag.pipeline import build_index
+
+
+def test_graph_keeps_provenance(world):
+    index = build_index(world.documents, world.table)
+    kg = index.kg
+    assert kg.graph.number_of_edges() == len(kg.statements)
+    for (u, v, key, data) in list(kg.graph.edges(keys=True, data=True))[:50]:
+        s = kg.statements[key]
+        assert (s.head, s.tail, s.relation, s.doc, s.chunk) == (u, v, data["relation"], data["doc"], data["chunk"])
+        assert s.chunk.startswith(s.doc + "#")
+
+
+def test_louvain_communities_and_summaries(world):
+    index = build_index(world.documents, world.table)
+    assert set(index.membership) == set(index.kg.entities())
+    assert 1 < len(set(index.membership.values())) < len(index.membership)
+    assert all(text.startswith(f"Community {cid}") for cid, text in index.summaries.items())
+
+
+def test_hierarchical_leiden_via_graspologic_native(world):
+    require(importlib.util.find_spec("graspologic_native") is not None, "graspologic-native",
+            "pip install -e .[leiden]")
+    kg = KnowledgeGraph(build_index(world.documents, world.table, community_method="none").kg.statements)
+    membership = communities(kg, "leiden", seed=1)
+    assert set(membership) == set(kg.entities())
+    sizes = {}
+    for cid in membership.values():
+        sizes[cid] = sizes.get(cid, 0) + 1
+    assert max(sizes.values()) <= 10  # max_cluster_size, as Microsoft GraphRAG sets it
+
+
+def test_local_search_covers_every_gold_path(world):
+    kg = build_index(world.documents, world.table, community_method="none").kg
+    for q in world.questions:
+        ids = set(local_search(kg, q.topic, q.plan))
+        got = {kg.statements[i].fact() for i in ids}
+        assert set(q.path) <= got
+        assert q.topic in search_entities(kg, q.text, k=3)
