@@ -1,0 +1,226 @@
+"""ALFWorld agents: scripted base agents with tunable flaws, their reflect variants, the expert.
+
+Public factories (the oversight workload uses only these):
+
+* ``make_base_agent(flaw, seed, **params)``: a scripted agent (see :mod:`.policy`) whose
+  failures have real causes: ``noise`` (a random admissible command instead of the plan's),
+  ``loop`` (per-step chance of falling into a back-and-forth between two receptacles, left
+  only with probability ``escape`` per step) and ``forget`` (per-step chance of replacing the
+  goal's object or receptacle with a wrong one it has seen). Whether a failure is recoverable
+  depends on when it happens: the 50-step cap leaves a late-stuck agent no time.
+* ``make_reflect(agent)``: the same agent in the same state after self-repair: it re-reads
+  the goal from its first observation, clears its loop, forgets which places it has visited
+  and lowers every flaw rate to ``reflect_factor`` of its value.
+* ``make_expert(env)``: ALFWorld's handcoded expert, which has watched the whole episode
+  inside the environment; usable as a handover agent at any step.
+
+Every scripted action carries ``Action.risk``: the agent's stated probability of failing, a
+verbal-confidence analogue computed from what the agent can see (steps used, progress,
+repeated and ineffective commands) and, like stated confidence, overconfident (scaled down
+by ``overconfidence``) and blind to its own forgetting.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from agentbed.agents.base import Action, Agent
+from agentbed.tools import Tool, make_action
+from environments.alfworld.env import NOTHING_HAPPENS, AlfworldEnv, last_reset_env, parse_observation
+from environments.alfworld.games import MAX_EPISODE_STEPS
+from environments.alfworld.policy import Goal, Memory, choose_command, object_class, parse_goal
+
+
+@dataclass(frozen=True)
+class Flaws:
+    noise: float = 0.0
+    loop: float = 0.0
+    escape: float = 0.0
+    forget: float = 0.0
+    overconfidence: float = 0.6
+    reflect_factor: float = 0.25
+
+    def reflected(self) -> Flaws:
+        f = self.reflect_factor
+        return replace(self, noise=self.noise * f, loop=self.loop * f, forget=self.forget * f)
+
+
+FLAWS: dict[str, Flaws] = {
+    "none": Flaws(),
+    "noisy": Flaws(noise=0.35),
+    "looping": Flaws(noise=0.05, loop=0.08, escape=0.05),
+    "forgetful": Flaws(noise=0.05, forget=0.06),
+    "mixed": Flaws(noise=0.15, loop=0.04, escape=0.05, forget=0.03),
+}
+
+
+class ScriptedAlfworldAgent(Agent):
+    """A plan-following ALFWorld agent with tunable flaws (see the module docstring)."""
+
+    def __init__(self, flaw: str, seed: int, flaws: Flaws) -> None:
+        self.flaw, self.seed, self.flaws = flaw, seed, flaws
+        self.name = flaw if flaw.startswith("reflect-") else f"scripted-{flaw}"
+        self._resume_on_reset = False
+        self.reset(seed=seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "model": None, "flaws": {f.name: getattr(self.flaws, f.name) for f in fields(Flaws)}}
+
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        if self._resume_on_reset:  # a reflect agent handed over mid-episode keeps its state
+            self._resume_on_reset = False
+            return
+        self.rng = random.Random(f"alfworld-agent:{self.flaw}:{self.seed}:{seed}")
+        self.risk_rng = random.Random(f"alfworld-risk:{self.flaw}:{self.seed}:{seed}")
+        self.intro = ""
+        self.goal: Goal | None = None
+        self.memory = Memory()
+        self.order: list[str] = []
+        self.loop: list[str] = []
+        self.forgot = False
+        self.steps = 0
+        self.recent: list[str] = []
+        self.ineffective = 0
+        self.last_command = ""
+
+    def reseed(self, rollout: int) -> None:
+        """Draw a different (still deterministic) future: rollout ``k`` of a branch."""
+        self.rng = random.Random(f"{self.rng.random()}:{rollout}")
+
+    # -- acting --------------------------------------------------------------------------
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        text, commands = parse_observation(observation)
+        if not self.intro and "Your task is to:" in text:
+            self.intro = text
+            self.goal = parse_goal(text)
+            self.memory.update("", text)
+            self.order = list(self.memory.receptacles)
+            self.rng.shuffle(self.order)
+        else:
+            self.memory.update(self.last_command, text)
+        self.ineffective = self.ineffective + 1 if text.startswith(NOTHING_HAPPENS) else 0
+        self._maybe_slip(commands)
+        command = self._next_command(commands)
+        self.steps += 1
+        self.recent = (self.recent + [command])[-6:]
+        self.last_command = command
+        return Action(make_action("act", command=command), risk=self._stated_risk(),
+                      meta={"stage": self._stage()})
+
+    def _maybe_slip(self, commands: list[str]) -> None:
+        f = self.flaws
+        if self.loop and self.rng.random() < f.escape:
+            self.loop = []
+        if not self.loop and f.loop and self.rng.random() < f.loop:
+            places = [c.removeprefix("go to ") for c in commands if c.startswith("go to ")]
+            if len(places) >= 2:
+                self.loop = self.rng.sample(places, 2)
+        if self.goal and not self.forgot and f.forget and self.rng.random() < f.forget:
+            self._forget_goal()
+
+    def _forget_goal(self) -> None:
+        seen = sorted({object_class(o) for objs in self.memory.seen.values() for o in objs} - {self.goal.obj})
+        places = sorted({object_class(r) for r in self.memory.receptacles} - {self.goal.recep})
+        if self.goal.recep and places and (not seen or self.rng.random() < 0.5):
+            self.goal = replace(self.goal, recep=self.rng.choice(places))
+        elif seen:
+            self.goal = replace(self.goal, obj=self.rng.choice(seen))
+        else:
+            return
+        self.forgot = True
+
+    def _next_command(self, commands: list[str]) -> str:
+        if not commands:
+            return "look"
+        if self.loop:
+            target = self.loop[0] if self.memory.location != self.loop[0] else self.loop[1]
+            return f"go to {target}"
+        if self.flaws.noise and self.rng.random() < self.flaws.noise:
+            return self.rng.choice(commands)
+        if self.goal is None:
+            return self.rng.choice(commands)
+        return choose_command(self.goal, self.memory, commands, self.order)
+
+    # -- stated risk ---------------------------------------------------------------------
+    def _stage(self) -> float:
+        m, g = self.memory, self.goal
+        if g is None:
+            return 0.0
+        if m.holding and object_class(m.holding) == g.obj:
+            return 0.66 if (g.kind in ("heat", "cool", "clean") and m.transformed) else 0.4
+        return 0.5 * min(len(m.placed), 1) if g.kind == "two" else 0.0
+
+    def _stated_risk(self) -> float:
+        repeats = len(self.recent) - len(set(self.recent))
+        belief = (-1.2 + 3.0 * self.steps / MAX_EPISODE_STEPS - 2.0 * self._stage() + 0.6 * repeats
+                  + 0.5 * min(self.ineffective, 3))
+        p_fail = 1.0 / (1.0 + math.exp(-belief))
+        stated = (1.0 - self.flaws.overconfidence) * p_fail + self.risk_rng.gauss(0.0, 0.03)
+        return round(min(1.0, max(0.0, stated)), 4)
+
+    # -- self-repair ---------------------------------------------------------------------
+    def reflect(self) -> None:
+        """Re-read the goal, drop the loop, re-explore, and lower every flaw rate."""
+        self.goal = parse_goal(self.intro) if self.intro else self.goal
+        self.forgot = False
+        self.loop = []
+        self.memory.visited.clear()
+        self.recent = []
+        self.flaws = self.flaws.reflected()
+        if not self.flaw.startswith("reflect-"):
+            self.flaw = f"reflect-{self.flaw}"
+            self.name = self.flaw
+
+
+class ExpertAgent(Agent):
+    """ALFWorld's handcoded expert, reading its recommendation from the environment it watches."""
+
+    name = "expert"
+
+    def __init__(self, env: AlfworldEnv | None) -> None:
+        self.env = env  # None: the environment this process reset last (the suite's runs)
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        env = self.env if self.env is not None else last_reset_env()
+        if env is None:
+            raise RuntimeError("the ALFWorld expert has no environment to watch")
+        command = env.expert_command()
+        return Action(make_action("act", command=command or "look"), risk=None,
+                      meta={"expert_error": env.expert_error()})
+
+    def fork(self) -> ExpertAgent:
+        return ExpertAgent(self.env)  # the expert's memory lives in the environment, not here
+
+
+def make_base_agent(flaw: str, seed: int, **params: Any) -> ScriptedAlfworldAgent:
+    """A scripted base agent: ``flaw`` is one of FLAWS; ``params`` override its :class:`Flaws`."""
+    if flaw not in FLAWS:
+        raise ValueError(f"unknown flaw {flaw!r}; flaws: {', '.join(FLAWS)}")
+    known = {f.name for f in fields(Flaws)}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"unknown flaw parameter {unknown[0]!r}; parameters: {', '.join(sorted(known))}")
+    return ScriptedAlfworldAgent(flaw, seed, replace(FLAWS[flaw], **params))
+
+
+def make_reflect(agent: Agent) -> Agent:
+    """The reflect (self-repair) variant of a scripted agent, continuing from its current state."""
+    if not isinstance(agent, ScriptedAlfworldAgent):
+        raise TypeError(f"reflect needs a scripted ALFWorld agent, got {type(agent).__name__}")
+    repaired = agent.fork()
+    assert isinstance(repaired, ScriptedAlfworldAgent)
+    repaired.reflect()
+    repaired._resume_on_reset = True  # the runner resets a handover agent; keep the state it has
+    return repaired
+
+
+def make_expert(env: Any) -> Agent:
+    """The "defer to expert" intervention for ``env`` (an AlfworldEnv, possibly wrapped)."""
+    inner = getattr(env, "unwrapped", env)
+    if not isinstance(inner, AlfworldEnv):
+        raise TypeError(f"the expert needs an AlfworldEnv, got {type(inner).__name__}")
+    return ExpertAgent(inner)

@@ -1,0 +1,100 @@
+"""The real ALFWorld text environment: TextWorld's PDDL engine with ALFWorld's own wrappers.
+
+``load_game`` builds what ``alfworld.agents.environment.AlfredTWEnv`` builds for one game
+(``PddlEnv`` wrapped in ``AlfredDemangler``, ``AlfredInfos`` and ``AlfredExpert``) without
+its YAML config or downloaded data. Two things are changed, both about the handcoded expert:
+
+* it draws from Python's global ``random`` (``random.choice`` when it would repeat itself);
+  here it draws from a private stream seeded per episode, so the same seed and the same
+  commands give the same expert plan whatever else the process does with ``random``;
+* ``AlfredExpert`` lets ``HandCodedAgentFailed`` escape from ``step``; here a failed or
+  timed-out expert is recorded (``expert_error``) and recommends nothing.
+
+Speed: TextWorld re-parses the same grammar templates with TatSu at every step (over half
+of a step's time). ``_memoize_template_parsing`` caches the parse per template text and hands
+out deep copies, so derivations are unchanged (tests compare whole traces with and without).
+
+These imports need the ``alfworld`` extra; the rest of the package imports this module lazily.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+import textworld
+from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredExpert, AlfredInfos
+from textworld.envs import PddlEnv
+from textworld.envs.pddl import textgen
+
+_ORIGINAL_PARSE = textgen._parse_and_convert
+_PARSE_CACHE: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
+
+
+def _cached_parse(text: str, **kwargs: Any) -> Any:
+    key = (text, tuple(sorted(kwargs.items())))
+    parsed = _PARSE_CACHE.get(key)
+    if parsed is None:
+        parsed = _PARSE_CACHE[key] = _ORIGINAL_PARSE(text, **kwargs)
+    return copy.deepcopy(parsed)  # derivation mutates the symbols it is given
+
+
+def set_template_cache(enabled: bool) -> None:
+    """Turn the template-parse cache on (the default) or off (to compare traces)."""
+    textgen._parse_and_convert = _cached_parse if enabled else _ORIGINAL_PARSE
+
+
+set_template_cache(True)
+
+
+class SeededAlfredExpert(AlfredExpert):
+    """ALFWorld's handcoded expert, fed every step, with its own seeded random stream."""
+
+    def __init__(self, env: Any = None) -> None:
+        super().__init__(env=env, expert_type="handcoded")
+        self._rng_state = random.Random(0).getstate()
+        self.expert_error: str | None = None
+
+    def seed_expert(self, seed: int) -> None:
+        self._rng_state = random.Random(f"alfworld-expert:{seed}").getstate()
+
+    def reset(self) -> Any:
+        self.expert_error = None
+        return super().reset()
+
+    def _gather_infos(self) -> None:
+        outer = random.getstate()
+        random.setstate(self._rng_state)
+        try:
+            if self.expert_error is None:
+                super()._gather_infos()
+            else:
+                self.state["extra.expert_plan"] = []
+        except Exception as exc:  # noqa: BLE001 - HandCodedAgentFailed, its timeout, or a parse failure
+            self.expert_error = f"{type(exc).__name__}: {exc}"[:200]
+            self.state["extra.expert_plan"] = []
+        finally:
+            self._rng_state = random.getstate()
+            random.setstate(outer)
+
+    def expert_command(self) -> str | None:
+        plan = self.state.get("extra.expert_plan") if self.state is not None else None
+        return plan[0] if plan else None
+
+
+def load_game(game_file: str | Path) -> SeededAlfredExpert:
+    """A TextWorld environment for one generated game (``game.tw-pddl`` beside ``traj_data.json``)."""
+    infos = textworld.EnvInfos(won=True, admissible_commands=True, facts=True, extras=["gamefile", "expert_plan"])
+    env = SeededAlfredExpert(AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False)))
+    env.load(str(game_file))
+    return env
+
+
+def raw_game_env(game_file: str | Path) -> Any:
+    """The same game without the expert (the baseline of the steps-per-second benchmark)."""
+    infos = textworld.EnvInfos(won=True, admissible_commands=True)
+    env = AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False))
+    env.load(str(game_file))
+    return env
