@@ -54,9 +54,8 @@ DEFAULT_SYSTEM_PROMPT = (
 NOT_EXECUTED = "not executed: only the first tool call of a reply is executed; call this tool again if you still need it"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-# Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
 DEFAULT_BACKOFF = Backoff()
+# Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
 OPENAI_FORMAT_PROVIDERS = frozenset({"openai", "azure_openai"})
 
 
