@@ -1,0 +1,70 @@
+"""LangChain fake chat models for the graphrag tests: our own logic behind the chat-model API.
+
+Neither is a real model and no result from them is reported as one: they check that the
+LangChain paths (extraction, the tool-calling agent) are wired correctly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from environments.graphrag.agents import answer_chain
+from environments.graphrag.corpus import Document, PhraseTable, template_extract
+
+
+class TemplateExtractorModel(BaseChatModel):
+    """Replies to an extraction prompt with the triples the sentence templates give."""
+
+    phrases: dict[str, str]
+    garble_every: int = 0
+    calls: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "graphrag-template-extractor"
+
+    def _generate(self, messages: Sequence[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        self.calls += 1
+        if self.garble_every and self.calls % self.garble_every == 0:
+            content = "Sorry, here are the facts: [unclosed"
+        else:
+            text = messages[-1].content
+            doc = Document("x", "x", [s if s.endswith(".") else s + "." for s in text.split(". ")])
+            triples = [{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
+                        "date": s.dated} for s in template_extract([doc], PhraseTable(dict(self.phrases)))]
+            content = "```json\n" + json.dumps({"triples": triples}) + "\n```"
+        msg = AIMessage(content=content, usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+class ReaderToolModel(BaseChatModel):
+    """Calls local_search on the question's topic, then answers from the tool's result."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "graphrag-reader-tools"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ReaderToolModel:
+        return self
+
+    def _generate(self, messages: Sequence[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        question = next(json.loads(m.content) for m in messages if isinstance(m, HumanMessage))
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if not results:
+            call = {"name": "local_search", "args": {"entity": question["topic"], "relations": question["relations"]},
+                    "id": "call-1"}
+        else:
+            rows = json.loads(results[-1].content).get("statements", [])
+            answer = answer_chain(rows, question["topic"], question["relations"]) or "unknown"
+            call = {"name": "answer", "args": {"answer": answer}, "id": f"call-{len(results) + 1}"}
+        msg = AIMessage(content="confidence: 0.9", tool_calls=[call],
+                        usage_metadata={"input_tokens": 20, "output_tokens": 8, "total_tokens": 28})
+        return ChatResult(generations=[ChatGeneration(message=msg)])

@@ -1,0 +1,42 @@
+import sys
+from pathlib import Path
+
+from agentbed.agents.chat import ChatAgent
+from agentbed.runner import EpisodeSpec, run_episode
+from environments.graphrag.corpus import template_extract
+from environments.graphrag.extract import LLMExtractor
+from environments.graphrag.pipeline import build_index
+from environments.graphrag.suite import SUITE, make_env, task_ids
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_models import ReaderToolModel, TemplateExtractorModel  # noqa: E402
+
+
+def test_llm_extractor_through_langchain_matches_templates(world):
+    docs = world.documents[:20]
+    extractor = LLMExtractor(TemplateExtractorModel(phrases=world.table.phrases), sorted(world.table.phrases))
+    got = extractor(docs)
+    assert got == template_extract(docs, world.table)
+    assert extractor.calls == sum(len(d.chunks()) for d in docs) and extractor.usage["input_tokens"] > 0
+    index = build_index(docs, world.table, extractor=extractor, community_method="none")
+    assert index.kg.statements == got and extractor.calls == 2 * sum(len(d.chunks()) for d in docs)
+
+
+def test_llm_extractor_skips_malformed_replies(world):
+    docs = world.documents[:12]
+    extractor = LLMExtractor(TemplateExtractorModel(phrases=world.table.phrases, garble_every=3),
+                             sorted(world.table.phrases))
+    got = extractor(docs)
+    assert extractor.skipped > 0 and 0 < len(got) < len(template_extract(docs, world.table))
+    bad = extractor.parse('{"triples": [{"head": "a", "relation": "not_a_relation", "tail": "b"}, 7,'
+                          ' {"head": "a", "relation": "born_in", "tail": "b", "date": "yesterday"}]}', "d", "d#c0")
+    assert bad == []
+
+
+def test_chat_agent_runs_the_environment():
+    opts = SUITE.resolve_options({"attack": "gragpoison", "defense": "tdp"})
+    task = task_ids(opts)[0]
+    agent = ChatAgent(ReaderToolModel(), name="fake-reader", model_id="fake:reader")
+    rec = run_episode(make_env(task, opts), agent, EpisodeSpec("graphrag", task, "fake-reader", 0, opts))
+    assert rec.status == "ok", rec.error
+    assert rec.steps == 2 and rec.success and rec.tokens > 0

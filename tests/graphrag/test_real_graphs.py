@@ -1,0 +1,45 @@
+"""Real knowledge graphs from the pykeen 1.11.1 wheel (fetched by scripts/fetch-pykeen)."""
+
+import pytest
+
+from agentbed.errors import UsageError
+from environments.graphrag.dataset import follow
+from environments.graphrag.real import load_real, read_triples
+from environments.graphrag.report import run_cell
+
+SIZES = {"nations": (14, 55, 1992), "kinships": (104, 25, 10686), "umls": (135, 46, 6529)}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_sizes_match_the_published_datasets(nations_available, name):
+    facts = read_triples(name)
+    entities = {f.head for f in facts} | {f.tail for f in facts}
+    assert (len(entities), len({f.relation for f in facts}), len(facts)) == SIZES[name]
+
+
+def test_questions_follow_unique_chains(nations_available):
+    data = load_real("nations", seed=0)
+    assert len(data.questions) >= 20
+    for q in data.questions:
+        assert follow(data.index, q.topic, q.plan) == q.path
+
+
+def test_unknown_dataset_is_a_usage_error():
+    with pytest.raises(UsageError, match="--dataset"):
+        read_triples("fb15k")
+
+
+def test_missing_files_name_the_fetch_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTBED_PYKEEN_DIR", str(tmp_path))
+    with pytest.raises(UsageError, match="fetch-pykeen"):
+        read_triples("umls")
+
+
+@pytest.mark.slow
+def test_tdp_transfers_to_nations_without_retraining(nations_available):
+    undefended = run_cell("nations", "gragpoison", "none")
+    defended = run_cell("nations", "gragpoison", "tdp")
+    clean = run_cell("nations", "none", "tdp")
+    assert undefended.interval("attack_success").estimate >= 0.5
+    assert defended.interval("attack_success").estimate <= 0.15
+    assert clean.interval("accuracy").estimate >= 0.98
