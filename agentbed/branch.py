@@ -164,7 +164,12 @@ def branch_from_log(log_path: str | Path, make_env: Callable[[], ToolEnv], at_st
     """
     prefix = Prefix.from_log(log_path)
     point = ForkPoint(make_env, prefix, at_step, method)
-    primed = point.replay_agent(base_agent, None) if base_agent is not None else None
+    primed = None
+    if base_agent is not None and hasattr(base_agent, "load_log_prefix"):
+        base_agent.load_log_prefix(log_path, at_step)  # a model agent is primed from its recorded replies
+        primed = base_agent
+    elif base_agent is not None:
+        primed = point.replay_agent(base_agent, None)
     records = []
     for name, factory in candidates.items():
         for r in range(rollouts):

@@ -124,6 +124,8 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
             raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(sorted(suite.agents))})")
     if args.model and ":" not in args.model:
         raise UsageError(f"--model {args.model!r}: expected provider:model, e.g. openai:gpt-4o-mini")
+    if args.model:  # a missing provider package or key is a usage error before anything runs
+        suite.make_agent(EpisodeSpec(suite.name, tasks[0], agents[0], 0, options))
     n = args.seeds if args.seeds is not None else suite.default_seeds
     if n < 1:
         raise UsageError(f"--seeds must be at least 1, not {n}")

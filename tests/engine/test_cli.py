@@ -127,3 +127,15 @@ def test_gate_passes_on_a_fresh_run_and_fails_on_a_degraded_agent(agentbed_cmd, 
     assert "gate: pass" in ok.stdout
     bad = run(agentbed_cmd, "gate", str(degraded), "--baseline", "baselines/vault.json", check=1)
     assert "regressed" in bad.stdout and "gate: FAIL" in bad.stdout
+
+
+def test_a_model_without_its_key_is_a_usage_error_before_anything_runs(agentbed_cmd, tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    result = subprocess.run(agentbed_cmd + ["run", "vault", "--model", "openai:gpt-4o-mini", "--out",
+                                            str(tmp_path / "m")], capture_output=True, text=True, env=env,
+                            timeout=120, cwd=ROOT)
+    assert result.returncode == 2 and "OPENAI_API_KEY" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
