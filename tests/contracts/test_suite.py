@@ -1,0 +1,47 @@
+"""The suite through the engine: entry point, CLI run with options, the summary and the demo."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentbed.cli import main
+from agentbed.suite import get_suite
+
+
+def test_suite_is_installed_with_its_agents_and_options():
+    suite = get_suite("contracts")
+    assert {"oracle", "naive", "corrupt-truncate", "corrupt-html-escape"} <= set(suite.agents)
+    assert suite.resolve_options({"feedback": "on"}) == {"feedback": "on"}
+
+
+def test_cli_run_with_feedback_writes_a_summary(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", "contracts", "--agent", "naive", "--task", "acme-order", "--task", "jwt-not-before",
+                 "--seeds", "2", "--feedback", "on", "--executor", "serial", "--out", str(out), "--quiet"])
+    assert code == 0
+    summary = json.loads((out / "contracts" / "summary.json").read_text())
+    assert summary["episodes"] == 4 and summary["headline"][0]["agent"] == "naive+feedback"
+    assert "--feedback on" in summary["command"]
+
+
+def test_cli_rejects_a_bad_option_value(tmp_path, capsys):
+    code = main(["run", "contracts", "--feedback", "maybe", "--out", str(tmp_path / "x"), "--quiet"])
+    assert code == 2
+    assert "feedback" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_demo_summary_has_every_table_and_the_feedback_difference(tmp_path):
+    summary = get_suite("contracts").demo(tmp_path)
+    titles = " | ".join(t["title"] for t in summary["tables"])
+    for part in ("Pass rate per agent", "Per axis", "Headline label", "Per task", "Feedback mode",
+                 "Corruption pipelines"):
+        assert part in titles
+    metrics = {(h["metric"], h["agent"]) for h in summary["headline"]}
+    assert ("feedback_gain", "naive") in metrics and ("pass_rate", "oracle") in metrics
+    assert summary["figures"] and summary["figures"][0]["svg"].startswith("<svg")
+    assert (tmp_path / "contracts" / "summary.json").exists()
+    check = {row[0]: row for row in next(t for t in summary["tables"] if "Corruption" in t["title"])["rows"]}
+    assert all(row[2] == row[3] and row[4] == 0 for row in check.values())
