@@ -201,7 +201,7 @@ def _raw_targets(facts: ModuleFacts, modules: dict[str, ModuleFacts]) -> Iterato
             for name in ref.names:
                 sub = f"{ref.target}.{name}"
                 if sub in modules:
-                    yield sub, (), ref
+                    yield sub, _attributes_after(facts, name), ref
                 elif name != "*":
                     plain.append(name)
                 elif ref.target in modules:
@@ -209,9 +209,13 @@ def _raw_targets(facts: ModuleFacts, modules: dict[str, ModuleFacts]) -> Iterato
             if plain and ref.target in modules:
                 yield ref.target, tuple(plain), ref
         elif ref.target in modules:
-            prefix = ref.bound_as + "."
-            used = sorted({u[len(prefix):].split(".")[0] for u in facts.attribute_uses if u.startswith(prefix)})
-            yield ref.target, tuple(n for n in used if n not in ("",)), ref
+            yield ref.target, _attributes_after(facts, ref.bound_as), ref
+
+
+def _attributes_after(facts: ModuleFacts, bound: str) -> tuple[str, ...]:
+    """Names used as ``bound.NAME`` in the module: what it takes from a module it imported whole."""
+    prefix = bound + "."
+    return tuple(sorted({u[len(prefix):].split(".")[0] for u in facts.attribute_uses if u.startswith(prefix)}))
 
 
 def _follow_reexport(target: str, name: str, modules: dict[str, ModuleFacts], depth: int = 0) -> str:

@@ -178,17 +178,17 @@ def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: Cos
     """Start and finish of every turn when the planned per-agent order is kept but each turn
     takes its actual duration (what the agents really wrote): the makespan of a team run."""
     sim = _Simulation(graph, plan, cost, {}, {})
-    finish: dict[str, float] = {}
+    unit_end: dict[object, float] = {}
     free: dict[int, float] = {}
     out: dict[str, tuple[float, float]] = {}
     for turn in sorted(schedule.turns, key=lambda t: (t.start, t.worker)):
-        m = turn.module
+        m, unit = turn.module, sim.unit_of[turn.module]
         start = free.get(turn.worker, 0.0)
-        if plan.respect_deps:
-            for u in sim.deps[m]:
-                if u in finish and sim.unit_of[u] != sim.unit_of[m]:
-                    start = max(start, finish[u] + sim.delay(u, m))
-        finish[m] = start + durations[m]
-        free[turn.worker] = finish[m]
-        out[m] = (start, finish[m])
+        if plan.respect_deps and unit not in unit_end:  # a unit waits for its dependencies once
+            for p in sim.dag.predecessors(unit):
+                start = max(start, unit_end[p] + sim.unit_delay(p, unit))
+        finish = start + durations[m]
+        unit_end[unit] = finish
+        free[turn.worker] = finish
+        out[m] = (start, finish)
     return out

@@ -82,6 +82,12 @@ def generate_repo(spec: SynthSpec, out_dir: Path, *, with_tests: bool = True) ->
             lines.append("    return total")
             bodies[m].append("\n".join(lines))
             functions.append((m, fname))
+    for m in names:  # a function-local import nobody called still exists in the code
+        for d in sorted(k for k, kind in imports[m].items() if kind == "local"):
+            short = d.rsplit(".", 1)[1]
+            if f"import {short} as _dep" not in "\n".join(bodies[m]):
+                bodies[m].append(f"def _uses_{short}() -> int:\n    from {pkg} import {short} as _dep\n"
+                                 f"    return _dep.CONSTANT")
     for m in names:
         top = sorted(d for d, k in imports[m].items() if k == "top")
         typed = sorted(d for d, k in imports[m].items() if k == "type")

@@ -1,0 +1,80 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from agentbed.testing import require
+from agentbed.tools import make_action
+from controllers.cocoder.costmodel import FailureModel
+from controllers.cocoder.strategies import STRATEGIES
+from environments.cocoder.env import CoCoderEnv
+from environments.cocoder.team import TeamConfig, run_team, verify_manifest
+
+PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
+TASK = "synth-12"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_perfect_coder_passes_every_test_and_the_manifest_verifies(sandbox, tmp_path, strategy):
+    result = run_team(TASK, TeamConfig(strategy=strategy, failure=PERFECT), 0, tmp_path)
+    m = result.record.metrics
+    assert result.record.status == "ok"
+    assert m["pass_rate"] == 1.0 and m["passed"] == m["reference_tests"]
+    assert m["makespan"] >= m["critical_path"] - 1e-6 or strategy == "file-parallel"
+    assert verify_manifest(tmp_path / result.record.log.split("/")[-1]) == []
+    if strategy == "sequential":
+        assert len(result.manifest["agents"]) == 1
+
+
+def test_failures_lower_the_pass_rate_measured_by_the_real_tests(sandbox, tmp_path):
+    always = FailureModel(p0=1.0)
+    m = run_team(TASK, TeamConfig(strategy="cocoder", failure=always), 0, tmp_path).record.metrics
+    assert m["failed_functions"] > 0 and m["pass_rate"] < 1.0
+
+
+def test_same_seed_same_bytes(sandbox, tmp_path):
+    a = run_team(TASK, TeamConfig(strategy="cocoder"), 4, tmp_path / "a")
+    b = run_team(TASK, TeamConfig(strategy="cocoder"), 4, tmp_path / "b")
+    for member in a.manifest["agents"]:
+        assert (tmp_path / "a" / member["log"]).read_bytes() == (tmp_path / "b" / member["log"]).read_bytes()
+    assert a.manifest["timeline"] == b.manifest["timeline"]
+
+
+def test_env_passes_check_env_and_bad_actions_are_observations(sandbox):
+    check_env(CoCoderEnv(), skip_render_check=True)
+    env = CoCoderEnv()
+    obs, _ = env.reset(seed=0)
+    first = json.loads(obs)["module"]
+    for bad in ["{not json", make_action("write_file", module="nope", source="x"),
+                make_action("write_file", module=first, source=123), b"\xff\xfe", "x" * 2_000_000]:
+        obs, reward, terminated, truncated, info = env.step(bad)
+        assert "error" in json.loads(obs) and not terminated
+    obs, *_ = env.step(make_action("write_file", module=first, source="print('hi')\n"))
+    assert json.loads(obs).get("module") != first
+
+
+def test_cli_runs_a_team_and_rejects_a_bad_strategy(sandbox, tmp_path):
+    agentbed = [sys.executable, "-m", "agentbed.cli"]
+    ok = subprocess.run([*agentbed, "run", "cocoder", "--strategy", "cocoder", "--agents", "2", "--task", TASK,
+                         "--seeds", "1", "--out", str(tmp_path / "run")], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    bad = subprocess.run([*agentbed, "run", "cocoder", "--strategy", "magic", "--task", TASK],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--strategy" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_fetch_script_rejects_an_unknown_repository():
+    r = subprocess.run([sys.executable, "scripts/fetch-repos", "left-pad"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown repository" in r.stderr
+
+
+@pytest.mark.slow
+def test_real_repositories_pass_their_tests_with_a_perfect_coder(sandbox, tmp_path):
+    from environments.cocoder.repos import FETCH_COMMAND, REPOS, fetched_repos
+
+    require(len(fetched_repos()) == len(REPOS), "the pinned CoCoder repositories", f"run {FETCH_COMMAND}")
+    for repo in REPOS:
+        m = run_team(repo.name, TeamConfig(strategy="cocoder", failure=PERFECT), 0, tmp_path).record.metrics
+        assert m["pass_rate"] == 1.0, (repo.name, m)
