@@ -16,11 +16,12 @@ from types import ModuleType
 import pytest
 
 from agentbed.agents.base import Action, Agent, Usage
+from agentbed.control import Controller, StepContext, Verdict, replace, stop
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import EpisodeSpec, run_episode
 from agentbed.store import RunStore
 from agentbed.testing import require
-from agentbed.tools import Tool
+from agentbed.tools import Tool, make_action
 from environments.vault.agents import VaultNaive, VaultOracle, VaultRandom
 from environments.vault.env import VaultEnv
 
@@ -53,7 +54,17 @@ TASKS = ("open-fast", "open-after-chores")
 SEEDS = (0, 1)
 
 
-def write_run(root: Path) -> Path:
+class StopAtSecondStep:
+    """A controller that replaces the first action with a page read and stops the episode at the second."""
+
+    def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
+        if ctx.step == 0:
+            return replace(Action(make_action("read_logs", page=1)), reason="read first")
+        return stop(reason="enough")
+
+
+def write_run(root: Path, controllers: dict[str, Controller] | None = None) -> Path:
+    controllers = controllers or {}
     store = RunStore(root)
     store.create({"suite": "vault", "tasks": list(TASKS), "agents": list(AGENTS), "seeds": list(SEEDS),
                   "options": {}, "command": "fixture", "executor": "serial"})
@@ -61,7 +72,7 @@ def write_run(root: Path) -> Path:
         for task in TASKS:
             for seed in SEEDS:
                 spec = EpisodeSpec("vault", task, agent, seed)
-                record = run_episode(VaultEnv(task), make(), spec,
+                record = run_episode(VaultEnv(task), make(), spec, controller=controllers.get(agent),
                                      writer=TrajectoryWriter(store.log_path(spec.episode_id)))
                 record.log = str(store.log_path(spec.episode_id).relative_to(root))
                 store.append(record)
@@ -79,3 +90,13 @@ def inspect_log() -> ModuleType:
     require(importlib.util.find_spec("inspect_ai") is not None, "inspect-ai (the [inspect] extra)",
             "pip install -e '.[inspect]'")
     return importlib.import_module("inspect_ai.log")
+
+
+@pytest.fixture
+def make_run() -> Callable[..., Path]:
+    return write_run
+
+
+@pytest.fixture
+def stop_at_second_step() -> Controller:
+    return StopAtSecondStep()

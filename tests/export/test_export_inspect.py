@@ -81,6 +81,20 @@ def test_usage_model_and_model_text_are_carried(run_dir, tmp_path, inspect_log):
     assert total == sum(s.model_usage["openai/gpt-test"].total_tokens for s in log.samples)
 
 
+def test_controller_verdicts_are_kept(tmp_path, inspect_log, make_run, stop_at_second_step):
+    run = make_run(tmp_path / "run", controllers={"naive": stop_at_second_step})
+    export_inspect(run, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-naive.eval"))
+    sample = next(s for s in log.samples if s.metadata["task"] == "open-fast")
+    roles = [m.role for m in sample.messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    replaced, stopped = sample.messages[1], sample.messages[3]
+    assert replaced.tool_calls[0].function == "read_logs" and replaced.metadata["control"]["kind"] == "replace"
+    assert stopped.metadata["executed"] is False and stopped.metadata["control"]["kind"] == "stop"
+    assert stopped.tool_calls[0].function == "open_vault"  # proposed, never executed
+    assert sample.scores["success"].metadata["status"] == "stopped"
+
+
 def test_error_episodes_carry_their_traceback(run_dir, tmp_path, inspect_log):
     export_inspect(run_dir, tmp_path / "out")
     log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-crashing.eval"))

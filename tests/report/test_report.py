@@ -107,15 +107,16 @@ def test_missing_and_malformed_summaries_become_notes(tmp_path, summaries, write
 
 def test_bad_index_lines_and_tampered_logs_are_reported(run_dir, parse_html):
     index = run_dir / "index.jsonl"
-    first = json.loads(index.read_text().splitlines()[0])
+    lines = index.read_text().splitlines()
+    first = json.loads(lines[0])
     log = run_dir / first["log"]
-    lines = log.read_text().splitlines(keepends=True)
-    lines[1] = lines[1].replace('"reward":0.0', '"reward":1.0', 1)
-    log.write_text("".join(lines))
+    records = log.read_text().splitlines(keepends=True)
+    records[1] = records[1].replace('"reward":0.0', '"reward":1.0', 1)
+    log.write_text("".join(records))
     with index.open("a") as fh:
         fh.write("{torn\n")
     page = parse_html(render_report(run_dir).read_text(encoding="utf-8"))
-    assert "line 13 is not JSON" in page.by_id["problems"]["text"]
+    assert f"line {len(lines) + 1} is not JSON" in page.by_id["problems"]["text"]
     row = next(n for i, n in page.by_id.items() if i.startswith("episode-") and first["episode_id"] in n["text"])
     assert "record 2 changed" in row["text"]
 
