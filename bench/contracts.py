@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     suite_wall(1, "serial")  # warm-up: imports, RSA keys, botocore loaders
-    print(f"## oracle over all {len(ContractEnv.task_list())} tasks x {args.seeds} seeds, logs written")
+    print(f"### oracle over all {len(ContractEnv.task_list())} tasks x {args.seeds} seeds, logs written")
     print("| executor | episodes | wall s | ms / episode |\n|---|---|---|---|")
     for executor in ("serial", "process"):
         wall, n = suite_wall(args.seeds, executor)
@@ -71,7 +71,7 @@ def main() -> None:
             run_episode(TimedEnv(spec.id), oracle(), EpisodeSpec("contracts", spec.id, "oracle", seed))
             per_task[spec.id].append(time.perf_counter() - t0)
     ranked = sorted(per_task.items(), key=lambda kv: -statistics.median(kv[1]))
-    print("\n## time per task (oracle episode in process, no log; median over seeds), 8 slowest and the median task")
+    print("\n### time per task (oracle episode in process, no log; median over seeds), 8 slowest and the median task")
     print("| task | ms |\n|---|---|")
     for task, times in ranked[:8]:
         print(f"| {task} | {1000 * statistics.median(times):.2f} |")
@@ -83,7 +83,7 @@ def main() -> None:
     for _ in range(10000):
         hashlib.sha256(artifact.encode()).hexdigest() == hashlib.sha256(artifact.encode()).hexdigest()  # noqa: B015
     sha_us = (time.perf_counter() - t0) / 10000 * 1e6
-    print("\n## time per issuer verification (final call: real verifier + byte-strict grading) vs SHA-256 only")
+    print("\n### time per issuer verification (final call: real verifier + byte-strict grading) vs SHA-256 only")
     print("| family | calls | median µs | SHA-256 compare µs (published benchmark's check) |\n|---|---|---|---|")
     for name in sorted(FAMILIES):
         times = TimedEnv.timings.get(name, [])
