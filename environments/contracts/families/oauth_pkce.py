@@ -82,8 +82,12 @@ class OAuthCodePkce(Family):
                        "state": env.issue("state", state), "code_verifier": env.issue("code_verifier", verifier)})
 
     def tool_approve_in_browser(self, env: Any, authorization_url: str) -> Any:
-        q = {k: v[0] for k, v in parse_qs(urlsplit(authorization_url).query).items()}
-        if urlsplit(authorization_url)._replace(query="").geturl() != AUTHORIZE or "code_challenge" not in q:
+        try:
+            parts = urlsplit(authorization_url)
+        except ValueError:  # e.g. "Invalid IPv6 URL": the browser cannot open it
+            parts = urlsplit("")
+        q = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if parts._replace(query="").geturl() != AUTHORIZE or "code_challenge" not in q:
             verdict = reject_integrity(400, _body(InvalidRequestError("Missing 'code_challenge' or bad endpoint")))
             return env.present({"authorization_url": "authorization_url"}, verdict)
         code = token(env.np_random, 20)

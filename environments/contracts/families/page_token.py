@@ -64,10 +64,10 @@ class PageToken(Family):
             try:
                 cursor, mac = base64.b64decode(pagination_token, validate=True).decode().rsplit("|", 1)
                 state = json.loads(cursor)
-                good = equal(hmac_sha256_hex(env.fam["secret"], cursor)[:16], mac)
+                good = isinstance(state, dict) and equal(hmac_sha256_hex(env.fam["secret"], cursor)[:16], mac)
             except (ValueError, UnicodeDecodeError):
                 good, state = False, {}
-            offset = state.get("o", 0)
+            offset = state.get("o", 0) if good else 0
             if not good:
                 verdict = reject_integrity(400, {"__type": "InvalidParameterException",
                                                  "Message": "The pagination token is invalid."})
