@@ -25,11 +25,12 @@ from environments.contracts.family import FAMILIES, Ref, Step
 CHORE_TOOLS = ("read_logs", "run_job")
 RENEW_MARGIN = 10.0  # seconds of lifetime the oracle wants left when it uses an artifact
 MAX_RENEWALS = 6
+MAX_POLLS = 20
 NAIVE_HABITS = frozenset({"stale", "visible_text", "hasty"})
 # Which habit a failure label teaches the agent to drop (feedback mode).
 LESSONS = {"EXPIRED_BEFORE_USE": "stale", "REVOKED_TOKEN": "stale", "STALE_PRECONDITION": "stale",
            "REPLAYED": "stale", "PARAMETER_MISMATCH": "stale", "VISIBLE_TEXT_MISMATCH": "visible_text",
-           "SLOW_DOWN": "hasty", "NOT_YET_VALID": "hasty"}
+           "SLOW_DOWN": "hasty", "NOT_YET_VALID": "hasty", "RATE_LIMITED": "hasty"}
 _ANCHOR = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.S)
 
 
@@ -91,6 +92,7 @@ class PlanAgent(Agent):
         self.chore_times: list[float] = []
         self.pending: int | None = None  # plan index of the step whose answer comes next
         self.renewals = 0
+        self.polls = 0
         self.now = 0.0
 
     # -- observation handling ------------------------------------------------------------
@@ -150,8 +152,10 @@ class PlanAgent(Agent):
         if self.pending is not None and "restart" not in obs:
             step = self.plan[self.pending]
             status, body = obs.get("status", 200), obs.get("body")
-            if step.poll and isinstance(body, dict) and body.get("error") == step.poll:
+            polled = isinstance(body, dict) and step.poll in (body.get("error"), body.get("__type"))
+            if step.poll and polled and self.polls < MAX_POLLS:
                 self.pending = None
+                self.polls += 1
                 pause = body.get("interval") or body.get("retry_after") or 0
                 if pause and "hasty" not in self.habits:
                     return Action(make_action("wait", seconds=float(pause)))

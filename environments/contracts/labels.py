@@ -59,6 +59,8 @@ _LABELS = [
           "RFC 9700 4.14.2; auth0 refresh token rotation (reuse detection)"),
     Label("SLOW_DOWN", "validity", "The agent polled faster than the interval the issuer set.",
           "RFC 8628 3.5 slow_down; GitHub device flow docs"),
+    Label("RATE_LIMITED", "validity", "The agent retried before the Retry-After the server set had elapsed.",
+          "RFC 6585 4 (429 Too Many Requests) and RFC 9110 10.2.3 Retry-After; AWS ThrottlingException"),
     Label("STALE_PRECONDITION", "validity",
           "A precondition (ETag, fencing token) was stale: the resource changed after it was read.",
           "RFC 9110 13.1.1 412 Precondition Failed; S3 PreconditionFailed"),

@@ -41,14 +41,16 @@ class PageToken(Family):
 
     def instruction(self, p: Any) -> str:
         return (f"List all resources with get_resources(resources_per_page={p['per_page']}, pagination_token='') and "
-                f"follow PaginationToken until it is empty. Tokens expire {p['ttl']} s after issue.")
+                f"follow PaginationToken until it is empty. Tokens expire {p['ttl']} s after issue. On a 429, "
+                "retry only after retry_after seconds.")
 
     def plan(self, p: Any) -> list[Step]:
         pages = -(-len(ITEMS) // p["per_page"])
         steps = [Step("get_resources", {"resources_per_page": p["per_page"], "pagination_token": ""},
                       produces=("PaginationToken",), ttl="ttl")]
         steps += [Step("get_resources", {"resources_per_page": p["per_page"], "pagination_token":
-                                         Ref("PaginationToken")}, produces=("PaginationToken",), ttl="ttl", renew=0)
+                                         Ref("PaginationToken")}, produces=("PaginationToken",), ttl="ttl", renew=0,
+                       poll="ThrottlingException")
                   for _ in range(pages - 1)]
         return steps
 
@@ -57,7 +59,24 @@ class PageToken(Family):
         mac = hmac_sha256_hex(env.fam["secret"], cursor)[:16]
         return base64.b64encode(f"{cursor}|{mac}".encode()).decode()
 
+    def _throttled(self, env: Any) -> Any:
+        """Task param ``throttle``: the first follow-up page answers 429 with Retry-After; a retry
+        before it elapses is throttled again and graded RATE_LIMITED."""
+        if not env.p.get("throttle"):
+            return None
+        until = env.fam.get("throttled_until")
+        body = {"__type": "ThrottlingException", "Message": "Rate exceeded", "retry_after": env.p["throttle"]}
+        if until is None:
+            env.fam["throttled_until"] = env.clock.now() + env.p["throttle"]
+            return env.respond(429, body)
+        if env.clock.now() < until:
+            return env.present({}, reject_validity("RATE_LIMITED", 429, {**body, "retry_after": until - env.clock.now()}))
+        return None
+
     def tool_get_resources(self, env: Any, resources_per_page: int, pagination_token: str) -> Any:
+        throttled = self._throttled(env) if pagination_token != "" else None
+        if throttled is not None:
+            return throttled
         if pagination_token == "":
             offset, verdict = 0, None
         else:

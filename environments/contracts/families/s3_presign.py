@@ -43,8 +43,10 @@ def s3_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
 
 
 def presign(clock: Any, creds: Credentials, method: str, key: str, expires: int,
-            headers: dict[str, str] | None = None) -> str:
+            headers: dict[str, str] | None = None, params: dict[str, str] | None = None) -> str:
     url = f"https://{BUCKET}.s3.amazonaws.com/{quote(key, safe='/~')}"
+    if params:  # signed response-* overrides (they can make a presigned URL many kB long)
+        url += "?" + urlencode(params, quote_via=quote)
     request = AWSRequest(method=method, url=url, headers=headers or {})
     with clock.frozen():
         S3SigV4QueryAuth(creds, "s3", REGION, expires=expires).add_auth(request)
@@ -132,8 +134,12 @@ class S3PresignedGet(_S3Family):
         return [Step("presign_get", produces=("url",), ttl="ttl"), Step("download", {"url": Ref("url")})]
 
     def tool_presign_get(self, env: Any) -> Any:
+        params = None
+        if env.p.get("disposition_chars"):  # task param: a long signed Content-Disposition override
+            name = token(env.np_random, env.p["disposition_chars"] * 3 // 4)[: env.p["disposition_chars"]]
+            params = {"response-content-disposition": f'attachment; filename="{name}.csv"'}
         url = presign(env.clock, self.creds(env), "GET", env.p.get("key", self.defaults["key"]),
-                      int(env.p.get("ttl", 300)))
+                      int(env.p.get("ttl", 300)), params=params)
         return env.ok({"url": env.link("url", url), "expires_in": int(env.p.get("ttl", 300))})
 
     def tool_download(self, env: Any, url: str) -> Any:
