@@ -114,6 +114,7 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 def _interfaces_and_work(tree: ast.Module, source: str) -> tuple[dict[str, str], int]:
     interfaces: dict[str, str] = {}
     work = 0
+    lines = source.splitlines()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             interfaces[node.name] = _signature(node)
@@ -129,7 +130,7 @@ def _interfaces_and_work(tree: ast.Module, source: str) -> tuple[dict[str, str],
             for target in targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
-                        interfaces[name.id] = (ast.get_source_segment(source, node) or name.id)[:200]
+                        interfaces[name.id] = "\n".join(lines[node.lineno - 1:node.end_lineno])[:200]
                         work += 1
     return interfaces, work
 
@@ -148,6 +149,9 @@ def _resolve_base(module: str, is_init: bool, level: int, dotted: str | None) ->
         return ""  # a relative import beyond the top-level package: nothing internal
     base = package[: len(package) - (level - 1)]
     return ".".join(base + ([dotted] if dotted else []))
+
+
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _imports(tree: ast.Module, module: str, is_init: bool) -> Iterator[ImportRef]:
@@ -170,9 +174,12 @@ def _imports(tree: ast.Module, module: str, is_init: bool) -> Iterator[ImportRef
             for child in node.orelse:
                 yield from visit(child, local, type_only)
             return
-        inner = local or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-        for child in ast.iter_child_nodes(node):
-            yield from visit(child, inner, type_only)
+        # imports are statements: descend only into statement bodies, never into expressions
+        inner = local or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for name in _STATEMENT_FIELDS:
+            for child in getattr(node, name, ()):
+                if isinstance(child, ast.stmt | ast.ExceptHandler | ast.match_case):
+                    yield from visit(child, inner, type_only)
 
     yield from visit(tree, False, False)
 

@@ -121,19 +121,24 @@ class _Simulation:
         rank = upward_rank(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
         bound = {c: (plan.worker[self.members[c][0]] if plan.worker is not None else None) for c in dag}
         waiting = {c: (dag.in_degree(c) if plan.respect_deps else 0) for c in dag}
-        ready_at = {c: 0.0 for c in dag if waiting[c] == 0}
+        pending: list[tuple[float, str, object]] = [(0.0, self.members[c][0], c) for c in dag if waiting[c] == 0]
+        heapq.heapify(pending)  # dependencies done, transfer still in flight: (arrival, name, unit)
+        ready: dict[int | None, list[tuple[float, str, object]]] = {}  # per bound worker: (-rank, name, unit)
         idle = set(range(plan.workers))
         running: list[tuple[float, int, int, object]] = []  # (finish, tie, worker, unit)
         turns: list[Turn] = []
         order: dict[int, list[str]] = {w: [] for w in range(plan.workers)}
         now, tie, done = 0.0, 0, 0
         while done < len(dag):
+            while pending and pending[0][0] <= now + 1e-9:
+                _, name, unit = heapq.heappop(pending)
+                heapq.heappush(ready.setdefault(bound[unit], []), (-rank[unit], name, unit))
             for w in sorted(idle):
-                choices = [c for c, t in ready_at.items() if t <= now + 1e-9 and bound[c] in (None, w)]
-                if not choices:
+                own, pool = ready.get(w), ready.get(None)
+                source = own if own and (not pool or own[0] < pool[0]) else pool
+                if not source:
                     continue
-                unit = min(choices, key=lambda c: (-rank[c], self.members[c][0]))
-                del ready_at[unit]
+                _, _, unit = heapq.heappop(source)
                 idle.discard(w)
                 t = now
                 for m in self.members[unit]:
@@ -145,12 +150,10 @@ class _Simulation:
                     self.finish[m] = t
                 tie += 1
                 heapq.heappush(running, (t, tie, w, unit))
-            upcoming = [t for t in ready_at.values() if t > now + 1e-9]
-            if running:
-                upcoming.append(running[0][0])
+            upcoming = [x[0][0] for x in (pending, running) if x]
             if not upcoming:
                 raise RuntimeError("scheduler stalled: no running unit and nothing becomes ready")
-            now = min(upcoming)
+            now = max(now, min(upcoming))
             while running and running[0][0] <= now + 1e-9:
                 _, _, w, unit = heapq.heappop(running)
                 idle.add(w)
@@ -159,8 +162,9 @@ class _Simulation:
                     for s in dag.successors(unit):
                         waiting[s] -= 1
                         if waiting[s] == 0:
-                            ready_at[s] = max(self.finish[self.members[p][0]] + self.unit_delay(p, s)
-                                              for p in dag.predecessors(s))
+                            arrival = max(self.finish[self.members[p][0]] + self.unit_delay(p, s)
+                                          for p in dag.predecessors(s))
+                            heapq.heappush(pending, (arrival, self.members[s][0], s))
         makespan = max((t.finish for t in turns), default=0.0)
         cp = critical_path(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
         return Schedule(turns, makespan, cp, plan.workers, sum(t.cross_deps for t in turns),

@@ -2,9 +2,9 @@
 
 The simulated coder writes the reference file after the virtual time the environment charges
 for its size and context, and fails with the spec's context-dependent probability
-``p0 + p_miss * missing + p_x * cross + p_len * min(1, ctx / L_max)``: a failed file keeps one
-of its functions (drawn with the agent's seeded generator) as the blank stub. Failures are the
-agent's draw, the test outcome is the real test suite's.
+``p0 + p_miss * missing + p_x * cross + p_len * min(1, ctx / L_max)``: in a failed file each
+blanked function stays a stub with probability 1/2 (at least one; drawn with the agent's seeded
+generator). Failures are the agent's draw, the test outcome is the real test suite's.
 """
 
 from __future__ import annotations
@@ -53,11 +53,16 @@ class SimulatedCoder(Agent):
         p = self.failure.p_fail(obs["missing_fraction"], obs["cross_deps"], obs["context_tokens"])
         source = reference
         if obs["blanked"] and self.rng.random() < p:
-            broken = self.rng.choice(obs["blanked"])
-            source, _ = blank_source(reference, only={broken})
-            self.failed.append(f"{module}:{broken}")
+            broken = self._broken_functions(obs["blanked"])
+            source, _ = blank_source(reference, only=set(broken))
+            self.failed += [f"{module}:{name}" for name in broken]
         return Action(make_action("write_file", module=module, source=source),
                       meta={"p_fail": round(p, 6)})
+
+    def _broken_functions(self, blanked: list[str]) -> list[str]:
+        """A failed file: each blanked function wrong with probability 1/2, at least one."""
+        broken = [name for name in blanked if self.rng.random() < 0.5]
+        return broken or [self.rng.choice(blanked)]
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": None, "failure_model": self.failure.to_dict()}

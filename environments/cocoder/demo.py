@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from agentbed.summary import figure_from_matplotlib, fmt, headline, table, write
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.strategies import STRATEGIES
 from environments.cocoder.sandboxed import TestCache
-from environments.cocoder.tasks import task_ids
+from environments.cocoder.tasks import load_task, task_ids
 from environments.cocoder.team import TeamConfig, run_team
 
 SEEDS = (0, 1, 2)
@@ -27,10 +28,19 @@ LATENCIES = (0.0, 20.0, 60.0)
 CROSS_ERRORS = (0.0, 0.03, 0.1)
 AGENT_COUNTS = (2, 3, 5)
 COMMAND = "agentbed demo --suites cocoder"
+WORKERS = 2
 
 
 def _runs(task: str, config: TeamConfig, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> list[dict[str, Any]]:
-    return [run_team(task, config, s, logs, tests=cache).record.metrics for s in seeds]
+    return _batch([(task, config, s) for s in seeds], cache, logs)
+
+
+def _batch(jobs: list[tuple[str, TeamConfig, int]], cache: TestCache, logs: Path) -> list[dict[str, Any]]:
+    """Team runs two at a time: the sandboxed test runs wait on the sandbox, not on this process."""
+    for task in {job[0] for job in jobs}:
+        load_task(task)  # prepare once, before threads share the task cache
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return list(pool.map(lambda job: run_team(job[0], job[1], job[2], logs, tests=cache).record.metrics, jobs))
 
 
 def _ci(values: list[float]) -> Any:
@@ -61,7 +71,9 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     rows, heads, goal_rows = [], [], []
     for task in tasks:
-        results[task] = {s: _runs(task, TeamConfig(strategy=s, agents=AGENTS), seeds, cache, logs) for s in STRATEGIES}
+        jobs = [(task, TeamConfig(strategy=s, agents=AGENTS), seed) for s in STRATEGIES for seed in seeds]
+        done = iter(_batch(jobs, cache, logs))
+        results[task] = {s: [next(done) for _ in seeds] for s in STRATEGIES}
         for s in STRATEGIES:
             r = results[task][s]
             pr, ms, cost = (_ci([m[k] for m in r]) for k in ("pass_rate", "makespan", "cost_usd"))
@@ -100,11 +112,13 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
                                                                                          message_tokens=0),
                                                         failure=FailureModel(p_cross=0.0))))
         fig, axes = plt.subplots(1, len(configs) // 3 + 1, figsize=(4 * (len(configs) // 3 + 1), 3.6), squeeze=False)
-        for idx, (label, cfg) in enumerate(configs):
+        jobs = [(task, TeamConfig(s, cfg.agents, cfg.method, cfg.theta, cfg.cost, cfg.failure), seed)
+                for _, cfg in configs for s in STRATEGIES for seed in sweep_seeds]
+        done = iter(_batch(jobs, cache, logs))
+        for idx, (label, _) in enumerate(configs):
             points = []
             for s in STRATEGIES:
-                r = _runs(task, TeamConfig(s, cfg.agents, cfg.method, cfg.theta, cfg.cost, cfg.failure), sweep_seeds,
-                          cache, logs)
+                r = [next(done) for _ in sweep_seeds]
                 ms, cost, pr = (float(np.mean([m[k] for m in r])) for k in ("makespan", "cost_usd", "pass_rate"))
                 points.append((ms, cost))
                 sweep_rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{pr:.3f}"])

@@ -46,6 +46,10 @@ class TeamConfig:
     failure: FailureModel = field(default_factory=FailureModel)
     coder: str = "simulated"  # or "model:provider:model"
 
+    def digest(self) -> str:
+        """Short hash of the whole configuration: team runs that differ in any constant never share ids."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
+
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "agents": self.agents, "method": self.method, "theta": self.theta,
                 "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder}
@@ -102,7 +106,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     task = load_task(task_name)
     graph, plan, schedule = plan_team(task, config, seed)
     spec_tokens = task.spec_tokens()
-    options = {"strategy": config.strategy, "agents": config.agents}
+    options = {"strategy": config.strategy, "agents": config.agents, "config": config.digest()}
     team_spec = EpisodeSpec(suite, task_name, config.coder, seed, options)
     team_id = episode_id or team_spec.episode_id
     out_dir.mkdir(parents=True, exist_ok=True)
