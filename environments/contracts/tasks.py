@@ -17,7 +17,7 @@ from typing import Any
 from agentbed.env import TaskSpec
 
 JOBS = {"virus-scan": 420, "nightly-etl": 1800, "compliance-report": 1200, "teammate-edit": 120,
-        "process-image": 45, "gc-pause": 30, "warm-cache": 120}
+        "process-image": 45, "gc-pause": 30, "warm-cache": 120, "full-reindex": 4000}
 
 
 def job(name: str) -> list[Any]:
@@ -75,6 +75,11 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("slack-command-log-review", "slack-request-signing", {"ttl": 300, "chores": logs(12), "chores_at": 1}),
     ("github-webhook-single", "github-webhook", {"deliveries": 1}),
     ("github-webhook-two-deliveries", "github-webhook", {"deliveries": 2}),
+    ("github-app-basic", "github-app-installation", {"jwt_ttl": 600, "ttl": 3600}),
+    ("github-app-reindex", "github-app-installation", {"jwt_ttl": 600, "ttl": 3600, "chores": [job("full-reindex")],
+                                                       "chores_at": 2}),
+    ("api-key-roll-basic", "api-key-rotation", {"grace": 15}),
+    ("api-key-roll-grace-lapses", "api-key-rotation", {"grace": 15, "chores": logs(1), "chores_at": 2}),
     ("idempotency-retry", "idempotency-key", {}),
     ("idempotency-after-reconcile", "idempotency-key", {"chores": [job("compliance-report")], "chores_at": 1}),
     ("page-token-three-pages", "page-token", {"ttl": 900, "per_page": 3}),

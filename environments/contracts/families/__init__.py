@@ -2,12 +2,14 @@
 
 from environments.contracts.families import (  # noqa: F401
     acme_nonce,
+    api_key_rotation,
     azure_sas,
     cloudfront,
     csrf_token,
     device_flow,
     etag,
     gcs_v4,
+    github_app,
     github_webhook,
     idempotency,
     jwt_bearer,
