@@ -1,6 +1,8 @@
 """The episodes of a run directory with their trajectory logs, for exporters.
 
-Episodes come from ``RUN_DIR/index.jsonl`` and from workloads' own ``RUN_DIR/<suite>/index.jsonl``.
+Episodes come from ``RUN_DIR/index.jsonl``, from workloads' own ``RUN_DIR/<suite>/index.jsonl``,
+and from logs in ``RUN_DIR/episodes`` or ``RUN_DIR/<suite>/episodes`` that no index lists (some
+workloads write logs without an index; their record is rebuilt from the log's header and footer).
 Unreadable input is a :class:`~agentbed.errors.UsageError` naming the file; a log that is
 missing or unreadable is reported on the episode (``log_error``) so one bad file does not hide
 the rest of the run.
@@ -14,6 +16,7 @@ from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, read_log
+from agentbed.report.rundir import record_from_log, unindexed_logs
 from agentbed.store import INDEX, read_index
 
 
@@ -48,15 +51,25 @@ def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
     if not root.is_dir():
         raise UsageError(f"{run_dir}: not a run directory (no such directory)")
     indexes = [root / INDEX, *sorted(p / INDEX for p in root.iterdir() if p.is_dir())]
-    found = [index for index in indexes if index.is_file()]
-    if not found:
-        raise UsageError(f"{run_dir}: no {INDEX} here or in a workload folder, so no episodes to export")
     episodes = []
-    for index in found:
+    for index in (i for i in indexes if i.is_file()):
         for record in read_index(index):  # raises UsageError naming the file and line
             path = _log_path(root, index.parent, record)
             try:
                 episodes.append(EpisodeLog(record, path, read_log(path)))
             except LogFormatError as exc:
                 episodes.append(EpisodeLog(record, path if path.exists() else None, [], str(exc)))
+    known = {ep.log_path.resolve() for ep in episodes if ep.log_path is not None}
+    for path in unindexed_logs(root, known):
+        rel = str(path.relative_to(root))
+        try:
+            log = read_log(path)
+        except LogFormatError as exc:
+            raise UsageError(str(exc)) from None
+        record = record_from_log(log, rel)
+        if record is None:
+            raise UsageError(f"{path}: not an agentbed trajectory log (no header)")
+        episodes.append(EpisodeLog(record, path, log))
+    if not episodes:
+        raise UsageError(f"{run_dir}: no {INDEX} and no episode logs here or in a workload folder: nothing to export")
     return episodes

@@ -28,6 +28,25 @@ def _run_info(run: RunContents) -> Markup | None:
     return el("table", el("tbody", *rows), id="run-info")
 
 
+def _workloads(run: RunContents) -> Markup:
+    """One row per workload summary: also what was run when run.json is absent (``agentbed demo``)."""
+    rows = []
+    for suite, summary in run.summaries.items():
+        ok = isinstance(summary, dict)
+        get = summary.get if ok else (lambda key: None)
+        state = "unreadable" if not ok else ("failed" if get("error") else "ok")
+        rows.append(el("tr", el("td", el("a", suite, href=f"#workload-{slug(suite)}")),
+                       el("td", get("title") if isinstance(get("title"), str) else ""),
+                       el("td", fmt_cell(get("episodes")), class_="num"), el("td", fmt_cell(get("seeds")), class_="num"),
+                       el("td", fmt_cell(get("wall_seconds")), class_="num"),
+                       el("td", el("code", get("command")) if isinstance(get("command"), str) else "–"),
+                       el("td", state, class_=f"status-{'ok' if state == 'ok' else 'error'}")))
+    if not rows:
+        return el("p", "No workload left a summary.json.", id="workloads", class_="facts")
+    head = el("tr", *(el("th", c) for c in ("workload", "title", "episodes", "seeds", "wall s", "command", "state")))
+    return el("table", el("thead", head), el("tbody", *rows), id="workloads")
+
+
 def _when(run: RunContents) -> Markup:
     """Wall-clock dates belong in the report (never in trajectory logs)."""
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -65,6 +84,8 @@ def overview_section(run: RunContents) -> Markup:
               _when(run),
               el("h3", "What was run"),
               _run_info(run) or el("p", "run.json is missing or unreadable (see problems below).", class_="facts"),
+              el("h3", "Workloads"),
+              _workloads(run),
               el("h3", "Episodes by status"),
               _status_counts(run.episodes),
               el("div", el("h3", f"Problems ({len(problems)})"), *problems, id="problems") if problems else None,

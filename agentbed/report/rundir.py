@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentbed.log import LogFormatError, verify_log
+from agentbed.log import LogFormatError, read_log, verify_log
 
 SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.jsonl"
@@ -24,10 +24,13 @@ class Problem:
     message: str
 
 
+UNINDEXED = "(no index)"
+
+
 @dataclass
 class Episode:
     record: dict[str, Any]
-    index: str  # the index file it came from, relative to the run directory
+    index: str  # the index file it came from, relative to the run directory, or "<dir>/episodes (no index)"
     log: str  # its trajectory log, relative to the run directory ("" when unknown)
     log_check: str  # "verified", "missing", or why verification failed
 
@@ -116,6 +119,46 @@ def _check_log(root: Path, index_dir: Path, record: dict[str, Any]) -> tuple[Pat
     return log, "verified" if result.ok else f"record {result.first_bad} changed: {result.reason}"
 
 
+def record_from_log(log: list[dict[str, Any]], rel: str) -> dict[str, Any] | None:
+    """An index-like record rebuilt from a log's header and footer, for logs no index lists
+    (workloads that write ``<suite>/episodes/`` without an index). None if there is no header."""
+    if not log or log[0].get("type") != "header" or not isinstance(log[0].get("episode_id"), str):
+        return None
+    header, footer = log[0], (log[-1] if log[-1].get("type") == "footer" else {})
+    agent = header.get("agent") if isinstance(header.get("agent"), dict) else {}
+    return {"episode_id": header["episode_id"], "suite": header.get("suite", ""), "task": header.get("task", ""),
+            "agent": header.get("agent_id") or agent.get("name", ""), "seed": header.get("seed"),
+            "status": footer.get("status", "incomplete"), "success": bool(footer.get("success")),
+            "total_reward": footer.get("total_reward"), "steps": footer.get("steps"),
+            "virtual_seconds": footer.get("virtual_seconds"), "tokens": footer.get("tokens"),
+            "metrics": footer.get("metrics") or {}, "labels": footer.get("labels") or [],
+            "options": header.get("options") or {}, "log": rel, "digest": "", "error": footer.get("error") or ""}
+
+
+def unindexed_logs(root: Path, known: set[Path]) -> list[Path]:
+    """Logs under ``RUN_DIR/episodes`` and ``RUN_DIR/<dir>/episodes`` that no index line names."""
+    folders = [root / "episodes", *sorted(p / "episodes" for p in root.iterdir() if p.is_dir())]
+    return [log for folder in folders if folder.is_dir() for log in sorted(folder.glob("*.jsonl"))
+            if log.resolve() not in known]
+
+
+def _read_unindexed(run: RunContents) -> None:
+    known = {(run.root / e.log).resolve() for e in run.episodes if e.log}
+    for path in unindexed_logs(run.root, known):
+        rel = run.rel(path)
+        try:
+            record = record_from_log(read_log(path), rel)
+        except LogFormatError as exc:
+            run.problems.append(Problem(rel, f"unreadable log ({exc}); episode left out"))
+            continue
+        if record is None:
+            run.problems.append(Problem(rel, "log has no header; episode left out"))
+            continue
+        result = verify_log(path)
+        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel,
+                                    "verified" if result.ok else f"record {result.first_bad} changed: {result.reason}"))
+
+
 def load_run(run_dir: str | Path) -> RunContents:
     root = Path(run_dir)
     run = RunContents(root, None, [], {}, [])
@@ -126,16 +169,19 @@ def load_run(run_dir: str | Path) -> RunContents:
             run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object"))
         run.run_info = info if isinstance(info, dict) else None
     else:
-        run.problems.append(Problem("run.json", "not found: the report cannot say what was run"))
+        run.problems.append(Problem("run.json", "not found: what was run is taken from the workloads' summaries"))
     indexes = [root / INDEX_NAME] + sorted(p / INDEX_NAME for p in root.iterdir() if p.is_dir())
     for index in indexes:
         if index.is_file():
             _read_index(run, index)
+    # Only `agentbed run` episodes (the top-level index) name a workload that owes a summary.
+    indexed_suites = [e.record.get("suite") for e in run.episodes if e.index == INDEX_NAME]
+    _read_unindexed(run)
     for sub in sorted(p for p in root.iterdir() if p.is_dir()):
         if (sub / SUMMARY_NAME).is_file():
             run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, run.rel(sub / SUMMARY_NAME), run.problems)
     run.named_suites = _suites_named(run.run_info)
-    expected = run.named_suites + [e.record.get("suite") for e in run.episodes]
+    expected = run.named_suites + indexed_suites
     run.expected_suites = list(dict.fromkeys(s for s in expected if isinstance(s, str) and s))
     for suite in run.expected_suites:
         if suite not in run.summaries:

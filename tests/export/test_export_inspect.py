@@ -125,12 +125,26 @@ def test_bad_run_dirs_are_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="no-such"):
         export_inspect(tmp_path / "no-such", tmp_path / "out")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(UsageError, match="no index.jsonl"):
+    with pytest.raises(UsageError, match="no index.jsonl and no episode logs"):
         export_inspect(tmp_path / "empty", tmp_path / "out")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "index.jsonl").write_text('{"episode_id": "a"}\n{oops\n{"episode_id": "b"}\n')
     with pytest.raises(UsageError, match="line 2 is not JSON"):
         export_inspect(tmp_path / "bad", tmp_path / "out")
+
+
+def test_logs_without_an_index_are_exported(run_dir, tmp_path, inspect_log):
+    workload = run_dir / "vault-copy" / "episodes"
+    workload.mkdir(parents=True)
+    for log in sorted((run_dir / "episodes").glob("*oracle*.jsonl")):
+        (workload / log.name).write_bytes(log.read_bytes())
+        log.unlink()
+    (run_dir / "index.jsonl").unlink()
+    paths = export_inspect(run_dir, tmp_path / "out")  # the other agents' logs stay in RUN_DIR/episodes
+    assert len(paths) == 5
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-oracle.eval"))
+    assert len(log.samples) == 4 and all(s.metadata["log"].startswith("vault-copy/episodes/") for s in log.samples)
+    assert sum(s.scores["success"].value for s in log.samples) == 4
 
 
 @pytest.mark.slow

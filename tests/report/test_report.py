@@ -169,3 +169,20 @@ def test_cli_renders_a_real_run(tmp_path, agentbed_cmd):
     missing = subprocess.run([*agentbed_cmd, "report", str(tmp_path / "nope")], capture_output=True, text=True,
                              timeout=300)
     assert missing.returncode == 2 and "nope" in missing.stderr
+
+
+def test_logs_without_an_index_are_listed_from_their_headers(run_dir, parse_html):
+    """Workloads that write ``<suite>/episodes/`` without an index still get their episode rows."""
+    workload = run_dir / "contracts" / "episodes"
+    workload.mkdir(parents=True)
+    index = run_dir / "index.jsonl"
+    records = [json.loads(line) for line in index.read_text().splitlines()]
+    for record in records:
+        (run_dir / record["log"]).rename(workload / Path(record["log"]).name)
+    index.unlink()
+    page = parse_html(render_report(run_dir).read_text(encoding="utf-8"))
+    rows = {n["attrs"]["id"]: n for i, n in page.by_id.items() if i.startswith("episode-")}
+    assert len(rows) == len(records)
+    assert all("verified" in n["text"] and "contracts/episodes/" in n["text"] for n in rows.values())
+    assert {n["attrs"]["data-status"] for n in rows.values()} == {r["status"] for r in records}
+    assert "contracts/episodes (no index)" in page.by_id["episodes"]["text"]
