@@ -65,7 +65,13 @@ def reserialise(value: str) -> str | None:
 
 
 def strip_padding(value: str) -> str | None:
-    return value.rstrip("=") if value.endswith("=") else None
+    """Base64 '=' padding dropped, raw or percent-encoded (a SAS ``sig=...%3D`` at the URL's end)."""
+    if value.endswith("="):
+        return value.rstrip("=")
+    stripped = value
+    while stripped.endswith("%3D"):
+        stripped = stripped[:-3]
+    return stripped if stripped != value else None
 
 
 def nfkc(value: str) -> str | None:

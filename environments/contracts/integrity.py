@@ -35,6 +35,12 @@ def _is_subsequence_with_whitespace(sent: str, issued: str) -> bool:
     return len(sent) != len(issued) and _WS.sub("", sent) == _WS.sub("", issued)
 
 
+def _without_padding(text: str) -> str:
+    while text.endswith(("=", "%3D")):
+        text = text[:-1] if text.endswith("=") else text[:-3]
+    return text
+
+
 def classify(sent: str, issued: str, display: str | None = None) -> str | None:
     """None when the bytes match; otherwise the integrity label for how they differ."""
     if sent == issued:
@@ -43,7 +49,7 @@ def classify(sent: str, issued: str, display: str | None = None) -> str | None:
         return "MISSING_TOKEN"
     if display is not None and sent == display:
         return "VISIBLE_TEXT_MISMATCH"
-    if issued.endswith("=") and sent == issued.rstrip("="):
+    if issued.endswith(("=", "%3D")) and sent == _without_padding(issued):
         return "PADDING_LOST"
     if issued.startswith(sent):
         return "TRUNCATED"
@@ -58,7 +64,7 @@ def classify(sent: str, issued: str, display: str | None = None) -> str | None:
     for form in ("NFC", "NFKC"):
         if unicodedata.normalize(form, sent) == unicodedata.normalize(form, issued):
             return "UNICODE_NORMALISED"
-    if sent.lower() == issued.lower():
+    if sent.casefold() == issued.casefold():
         return "CASE_CHANGED"
     value = _json_value(issued)
     if value is not _NOT_JSON and _json_value(sent) == value:

@@ -28,7 +28,7 @@ class GithubWebhook(WebhookFamily):
 
     def payload(self, env: Any, n: int) -> str:
         event = {"action": "completed", "check_run": {"id": 4000 + n, "name": "ci / test (3.11)", "conclusion":
-                                                      "success", "output": {"title": "All 812 tests passed ✓"}},
+                                                      "success", "output": {"title": "All 812 tests passed ✓ (\ufb01x: \ufb02aky retry)"}},
                  "repository": {"full_name": "octo-org/agentbed"}, "sender": {"login": "octocat"}}
         return json.dumps(event, ensure_ascii=False, indent=2)
 
