@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from agentbed.results import write_results
 from agentbed.stats import bootstrap_ci, paired_difference_ci
 from agentbed.summary import figure_from_matplotlib, fmt, headline, table, write_summary
 from controllers.cocoder.costmodel import CostModel, FailureModel
@@ -28,6 +29,7 @@ LATENCIES = (0.0, 20.0, 60.0)
 CROSS_ERRORS = (0.0, 0.03, 0.1)
 AGENT_COUNTS = (2, 3, 5)
 COMMAND = "agentbed demo --suites cocoder"
+SYNTHETIC_TASK = "synth-60"
 WORKERS = 2
 
 
@@ -47,13 +49,34 @@ def _ci(values: list[float]) -> Any:
     return bootstrap_ci(values, seed=0)
 
 
-def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of points not dominated in (makespan, cost), both lower-is-better."""
-    keep = []
-    for i, (a, b) in enumerate(points):
-        if not any((c <= a and d <= b) and (c < a or d < b) for j, (c, d) in enumerate(points) if j != i):
-            keep.append(i)
-    return keep
+# metric -> (higher is better, tolerance in the metric's unit) for the regression gate
+GATED = {"pass_rate": (True, 0.05), "makespan": (False, 10.0), "cost_usd": (False, 0.002)}
+
+
+def gate_metrics(results: dict[str, dict[str, list[dict[str, Any]]]], seeds: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Per strategy and metric, the value of each ``repository/seed`` unit (agentbed.results/1)."""
+    out = []
+    for strategy in STRATEGIES:
+        for metric, (higher, tolerance) in GATED.items():
+            values = {f"{task}/{seed}": float(runs[strategy][i][metric])
+                      for task, runs in results.items() for i, seed in enumerate(seeds)}
+            out.append({"suite": "cocoder", "agent": strategy, "metric": metric, "higher_is_better": higher,
+                        "tolerance": tolerance, "values": dict(sorted(values.items()))})
+    return out
+
+
+def _intervals(results: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    return {task: {s: {m: _ci([r[m] for r in runs[s]]).to_dict() for m in GATED} for s in STRATEGIES}
+            for task, runs in results.items()}
+
+
+def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
+    """Indices of points that no other point dominates (every coordinate lower-is-better)."""
+
+    def dominates(p: tuple[float, ...], q: tuple[float, ...]) -> bool:
+        return all(a <= b for a, b in zip(p, q, strict=True)) and any(a < b for a, b in zip(p, q, strict=True))
+
+    return [i for i, p in enumerate(points) if not any(dominates(q, p) for j, q in enumerate(points) if j != i)]
 
 
 def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int, ...] = SEEDS,
@@ -65,7 +88,8 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
 
     out_dir = Path(out_dir)
     logs = out_dir / "cocoder" / "episodes"
-    tasks = tasks or [t for t in task_ids(include_synthetic=False)] or ["synth-12"]
+    # the fetched real repositories, and a larger synthetic one where parallelism has room
+    tasks = tasks or [*task_ids(include_synthetic=False), SYNTHETIC_TASK]
     cache = TestCache()
     base = TeamConfig(agents=AGENTS)
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -120,7 +144,7 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
             for s in STRATEGIES:
                 r = [next(done) for _ in sweep_seeds]
                 ms, cost, pr = (float(np.mean([m[k] for m in r])) for k in ("makespan", "cost_usd", "pass_rate"))
-                points.append((ms, cost))
+                points.append((ms, cost, -pr))
                 sweep_rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{pr:.3f}"])
             front = pareto_front(points)
             for i in front:
@@ -133,11 +157,16 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
             ax.set_ylabel("cost ($)")
         for ax in axes[0]:
             ax.legend(fontsize=6)
-        figures.append(figure_from_matplotlib(f"Makespan vs cost on {task} per sweep point (* = Pareto-optimal)", fig))
+        figures.append(figure_from_matplotlib(
+            f"Makespan vs cost on {task} per sweep point (* in the table = Pareto-optimal in makespan, cost and"
+            " pass rate)", fig))
         plt.close(fig)
-        tables.append(table(f"Sweeps on {task} (mean over seeds {list(sweep_seeds)}; * marks the Pareto front)",
+        tables.append(table(f"Sweeps on {task} (mean over seeds {list(sweep_seeds)}; * marks the Pareto front in"
+                            " makespan, cost and pass rate)",
                             ["repository", "setting", "strategy", "makespan s", "cost $", "pass rate"], sweep_rows,
                             note=f"lambda = message latency, p_x = cross-group error rate, k = agents. {COMMAND}"))
+    write_results(out_dir / "cocoder" / "results.json", gate_metrics(results, seeds), suite="cocoder",
+                  seeds=list(seeds), command=COMMAND, config=base.to_dict(), intervals=_intervals(results))
     n = sum(len(r) for t in results.values() for r in t.values())
     summary = {"suite": "cocoder", "title": "CoCoder: graph-partitioned multi-agent coding", "episodes": n,
                "seeds": len(seeds), "headline": heads, "tables": tables, "figures": figures, "command": COMMAND,

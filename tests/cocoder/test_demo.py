@@ -1,0 +1,20 @@
+from agentbed.results import load_results
+from environments.cocoder.demo import GATED, pareto_front, run_demo
+
+
+def test_pareto_front_uses_every_objective():
+    # (makespan, cost, -pass rate): the fast cheap but failing point does not dominate the others
+    points = [(100.0, 1.0, -0.5), (300.0, 2.0, -1.0), (400.0, 3.0, -1.0), (100.0, 1.0, -0.4)]
+    assert pareto_front(points) == [0, 1]
+
+
+def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
+    summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=False)
+    assert summary["suite"] == "cocoder" and summary["episodes"] == 4
+    goal = summary["tables"][1]
+    assert goal["rows"][0][0] == "synth-12" and goal["rows"][0][-1] in ("met", "NOT met")
+    results = load_results(tmp_path / "cocoder")
+    assert {(m["agent"], m["metric"]) for m in results["metrics"]} == {
+        (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder") for metric in GATED}
+    assert all(set(m["values"]) == {"synth-12/0"} for m in results["metrics"])
+    assert (tmp_path / "cocoder" / "summary.json").is_file()
