@@ -7,6 +7,7 @@ whether a module waits for its dependencies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -25,6 +26,26 @@ class Plan:
     workers: int
     respect_deps: bool  # False: all files at once, dependencies seen as interfaces only
     groups: list[list[str]] = field(default_factory=list)
+
+
+MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on repository-sized graphs
+
+
+def _zero_communication_makespan(graph: nx.DiGraph, agents: int) -> Callable[[list[set[str]]], float]:
+    """Makespan of a grouping when messages are free (the paper's merge criterion)."""
+    from controllers.cocoder.costmodel import CostModel
+    from controllers.cocoder.schedule import simulate
+
+    free = CostModel(latency=0.0, read_rate=float("inf"), message_tokens=0)
+    out = {m: graph.nodes[m].get("tokens", 1) for m in graph}
+    spec = {m: graph.nodes[m].get("api_tokens", 0) for m in graph}
+
+    def makespan(groups: list[set[str]]) -> float:
+        owner = assign_to_agents(graph, groups, agents)
+        plan = Plan("cocoder", {m: f"a{owner[m]}" for m in graph}, owner, agents, True)
+        return simulate(graph, plan, free, out, spec).makespan
+
+    return makespan
 
 
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
@@ -47,7 +68,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         return Plan(strategy, {m: f"f{i}" for i, m in enumerate(modules)}, None, agents, True,
                     [[m] for m in modules])
     if strategy == "cocoder":
-        groups = cocoder_partition(graph, method=method, theta=theta, seed=seed)
+        merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
+        groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
         owner = assign_to_agents(graph, groups, agents)
         used = sorted(set(owner.values()))
         renumber = {a: i for i, a in enumerate(used)}

@@ -72,3 +72,14 @@ def test_assign_packs_groups_onto_k_agents_and_counts_cut_edges(synth_repo):
 def test_unknown_method_is_a_usage_error():
     with pytest.raises(UsageError, match="--method"):
         communities(nx.path_graph(3), "infomap")
+
+
+def test_small_groups_merge_only_when_the_zero_communication_makespan_does_not_grow():
+    from controllers.cocoder.partition import merge_small_groups
+
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    groups = [{"a", "b"}, {"c"}]
+    merged = merge_small_groups(g, groups, makespan=lambda gs: 10.0)  # merging costs nothing
+    assert sorted(map(sorted, merged)) == [["a", "b", "c"]]
+    kept = merge_small_groups(g, groups, makespan=lambda gs: 10.0 * (1 + (len(gs) == 1)))
+    assert sorted(map(sorted, kept)) == [["a", "b"], ["c"]]
