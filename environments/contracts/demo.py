@@ -14,7 +14,7 @@ from attacks.contracts.agents import corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
 from environments.contracts.agents import oracle
 from environments.contracts.env import ContractEnv
-from environments.contracts.report import build_summary, who
+from environments.contracts.report import build_summary, by_agent, rate, who
 
 DEMO_SEEDS = 3
 DEMO_CORRUPTIONS = ("truncate", "url-decode", "newline", "visible-text")
@@ -44,10 +44,8 @@ def _figure(records: list[dict[str, Any]]) -> dict[str, Any]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from environments.contracts.report import _by_agent, _rate
-
-    groups = _by_agent(records)
-    rates = {a: _rate(r, "pass") for a, r in groups.items()}
+    groups = by_agent(records)
+    rates = {a: rate(r, "pass") for a, r in groups.items()}
     fig, ax = plt.subplots(figsize=(7, 3))
     names = list(rates)
     est = [rates[a].estimate for a in names]

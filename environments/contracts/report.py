@@ -22,7 +22,7 @@ def who(record: dict[str, Any]) -> str:
     return record["agent"] + ("+feedback" if feedback else "")
 
 
-def _by_agent(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def by_agent(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         grouped[who(r)].append(r)
@@ -36,7 +36,7 @@ def per_task_passes(recs: list[dict[str, Any]]) -> dict[str, list[bool]]:
     return dict(out)
 
 
-def _rate(recs: list[dict[str, Any]], key: str) -> Any:
+def rate(recs: list[dict[str, Any]], key: str) -> Any:
     values = [1.0 if (r.get("metrics") or {}).get(key) else 0.0 for r in recs]
     return bootstrap_ci(values, groups=[r["task"] for r in recs])
 
@@ -59,12 +59,12 @@ def feedback_pairs(records: list[dict[str, Any]]) -> dict[str, tuple[list[float]
 def build_summary(records: list[dict[str, Any]], command: str, *,
                   corruption_checks: list[list[Any]] | None = None, figures: list[dict[str, Any]] | None = None
                   ) -> dict[str, Any]:
-    groups = _by_agent(records)
+    groups = by_agent(records)
     seeds = sorted({r["seed"] for r in records})
     heads, agent_rows, axis_rows, label_rows = [], [], [], []
     task_table: dict[str, dict[str, str]] = defaultdict(dict)
     for agent, recs in groups.items():
-        passes = _rate(recs, "pass")
+        passes = rate(recs, "pass")
         per_task = per_task_passes(recs)
         k = min(len(v) for v in per_task.values())
         pk = pass_hat_k_ci(per_task, k)
@@ -73,7 +73,7 @@ def build_summary(records: list[dict[str, Any]], command: str, *,
         errors = sum(1 for r in recs if r["status"] == "error")
         agent_rows.append([agent, len(recs), len({r["seed"] for r in recs}), fmt(passes), f"pass^{k} {fmt(pk)}",
                            errors])
-        axis_rows.append([agent, *(fmt(_rate(recs, axis)) for axis in AXES), fmt(_rate(recs, "recovered"))])
+        axis_rows.append([agent, *(fmt(rate(recs, axis)) for axis in AXES), fmt(rate(recs, "recovered"))])
         counts = Counter((r.get("metrics") or {}).get("headline", "ERROR") for r in recs)
         for label, n in counts.most_common():
             axis = LABELS[label].axis if label in LABELS else "error"

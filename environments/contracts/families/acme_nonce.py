@@ -7,7 +7,7 @@ urn:ietf:params:acme:error:badNonce "JWS has invalid anti-replay nonce".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import token
@@ -20,6 +20,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 BAD_NONCE = {"type": "urn:ietf:params:acme:error:badNonce", "detail": "JWS has invalid anti-replay nonce {n}",
              "status": 400}
@@ -36,7 +39,7 @@ class AcmeNonce(Family):
              tool("acme_post", "POST a JWS to an ACME resource (newAccount, newOrder, finalize) with a nonce.",
                   cost=1.0, resource={"type": "string", "enum": list(RESOURCES)}, nonce={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"live": [], "spent": [], "done": []}
 
     def instruction(self, p: Any) -> str:
@@ -48,15 +51,15 @@ class AcmeNonce(Family):
             Step("acme_post", {"resource": r, "nonce": Ref("replay_nonce")}, produces=("replay_nonce",))
             for r in RESOURCES]
 
-    def _nonce(self, env: Any) -> str:
+    def _nonce(self, env: ContractEnv) -> str:
         nonce = env.issue("replay_nonce", token(env.np_random, 16))
         env.fam["live"].append(nonce)
         return nonce
 
-    def tool_new_nonce(self, env: Any) -> Any:
+    def tool_new_nonce(self, env: ContractEnv) -> Any:
         return env.ok({"replay_nonce": self._nonce(env)})
 
-    def tool_acme_post(self, env: Any, resource: str, nonce: str) -> Any:
+    def tool_acme_post(self, env: ContractEnv, resource: str, nonce: str) -> Any:
         if nonce in env.fam["live"]:
             env.fam["live"].remove(nonce)
             env.fam["spent"].append(nonce)

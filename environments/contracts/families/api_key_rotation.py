@@ -8,7 +8,7 @@ stripe-python surfaces them, type invalid_request_error).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import token
@@ -21,6 +21,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 def _masked(key: str) -> str:
@@ -45,7 +48,7 @@ class ApiKeyRotation(Family):
              api_key={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         first = "sk_test_" + token(rng, 24)
         return {"keys": {first: None}}
 
@@ -58,7 +61,7 @@ class ApiKeyRotation(Family):
                 Step("roll_api_key", {"api_key": Ref("api_key")}, produces=("api_key",)),
                 Step("list_charges", {"api_key": Ref("api_key")})]
 
-    def _check(self, env: Any, api_key: str) -> Any:
+    def _check(self, env: ContractEnv, api_key: str) -> Any:
         keys = env.fam["keys"]
         if api_key not in keys:
             return reject_integrity(401, _error(f"Invalid API Key provided: {_masked(api_key)}"))
@@ -67,11 +70,11 @@ class ApiKeyRotation(Family):
             return reject_validity("EXPIRED_BEFORE_USE", 401, _error(f"Expired API Key provided: {_masked(api_key)}"))
         return None
 
-    def tool_get_api_key(self, env: Any) -> Any:
+    def tool_get_api_key(self, env: ContractEnv) -> Any:
         current = next(k for k, exp in env.fam["keys"].items() if exp is None)
         return env.ok({"api_key": env.issue("api_key", current)})
 
-    def tool_roll_api_key(self, env: Any, api_key: str) -> Any:
+    def tool_roll_api_key(self, env: ContractEnv, api_key: str) -> Any:
         verdict = self._check(env, api_key)
         if verdict is None:
             new = "sk_test_" + token(env.np_random, 24)
@@ -80,7 +83,7 @@ class ApiKeyRotation(Family):
             verdict = accept({"api_key": env.issue("api_key", new), "old_key_expires_in": env.p["grace"]})
         return env.present({"api_key": "api_key"}, verdict)
 
-    def tool_list_charges(self, env: Any, api_key: str) -> Any:
+    def tool_list_charges(self, env: ContractEnv, api_key: str) -> Any:
         verdict = self._check(env, api_key) or accept({"object": "list", "data": [{"id": "ch_3Nf", "amount": 2000}],
                                                        "has_more": False})
         return env.present({"api_key": "api_key"}, verdict, final=True)

@@ -14,7 +14,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from agentbed.tools import tool
@@ -28,6 +28,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 ACCOUNT, CONTAINER, BLOB = "agentbedstore", "exports", "invoices/2026-01.pdf"
 VERSION = "2020-12-06"
@@ -62,7 +65,7 @@ class AzureSas(Family):
     tools = (tool("generate_sas", "Create a read SAS URL for the invoice blob.", cost=1.0),
              tool("download", "HTTP GET a URL and return the blob's digest.", cost=2.0, url={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"key": base64.b64encode(random_bytes(rng, 64)).decode()}
 
     def instruction(self, p: Any) -> str:
@@ -73,7 +76,7 @@ class AzureSas(Family):
         return [Step("generate_sas", produces=("url", "not_before"), ttl="ttl"),
                 Step("download", {"url": Ref("url")}, wait_for="not_before")]
 
-    def tool_generate_sas(self, env: Any) -> Any:
+    def tool_generate_sas(self, env: ContractEnv) -> Any:
         now = env.clock.now()
         start = now + env.p.get("start_delay", 0)
         st, se = (dt.datetime.fromtimestamp(t, dt.UTC).strftime(FMT) for t in (start, now + env.p["ttl"]))
@@ -83,7 +86,7 @@ class AzureSas(Family):
         url = f"https://{ACCOUNT}.blob.core.windows.net/{CONTAINER}/{BLOB}?{query}"
         return env.ok({"url": env.link("url", url), "not_before": start})
 
-    def tool_download(self, env: Any, url: str) -> Any:
+    def tool_download(self, env: ContractEnv, url: str) -> Any:
         try:
             q = {k: v[0] for k, v in parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
             sp, st, se, sig = q["sp"], q["st"], q["se"], q["sig"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from botocore.signers import CloudFrontSigner
@@ -30,6 +30,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 KEY_PAIR_ID, KEY = "K2JCJMDEHXQW5F", "cloudfront-key-pair"
 RESOURCE = "https://d111111abcdef8.cloudfront.net/videos/launch-keynote.mp4"
@@ -86,10 +89,10 @@ class CloudFrontSignedUrl(Family):
     def plan(self, p: Any) -> list[Step]:
         return [Step("sign_cloudfront_url", produces=("url",), ttl="ttl"), Step("download", {"url": Ref("url")})]
 
-    def tool_sign_cloudfront_url(self, env: Any) -> Any:
+    def tool_sign_cloudfront_url(self, env: ContractEnv) -> Any:
         expires = dt.datetime.fromtimestamp(int(env.clock.now() + env.p["ttl"]), dt.UTC)
         url = CloudFrontSigner(KEY_PAIR_ID, _rsa_sha1).generate_presigned_url(RESOURCE, date_less_than=expires)
         return env.ok({"url": env.link("url", url)})
 
-    def tool_download(self, env: Any, url: str) -> Any:
+    def tool_download(self, env: ContractEnv, url: str) -> Any:
         return env.present({"url": "url"}, verify(url, env.clock.now()), final=True)

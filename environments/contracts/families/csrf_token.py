@@ -8,7 +8,7 @@ has expired.", "The CSRF token is invalid.", "The CSRF token is missing.".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
 
@@ -24,8 +24,11 @@ from environments.contracts.family import (
     reject_validity,
 )
 
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
-def _serializer(env: Any) -> URLSafeTimedSerializer:
+
+def _serializer(env: ContractEnv) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(env.fam["secret_key"], salt="wtf-csrf-token")
 
 
@@ -39,7 +42,7 @@ class FlaskCsrf(Family):
              tool("submit_form", "POST the settings form with its csrf_token.", cost=1.0, csrf_token={"type": "string"},
                   display_name={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret_key": hex_token(rng, 24), "raw": hex_token(rng, 20)}
 
     def instruction(self, p: Any) -> str:
@@ -49,13 +52,13 @@ class FlaskCsrf(Family):
         return [Step("load_form", produces=("csrf_token",), ttl="ttl"),
                 Step("submit_form", {"csrf_token": Ref("csrf_token"), "display_name": "Ada"})]
 
-    def tool_load_form(self, env: Any) -> Any:
+    def tool_load_form(self, env: ContractEnv) -> Any:
         with env.clock.frozen():
             signed = _serializer(env).dumps(env.fam["raw"])
         html = f'<form method="post"><input type="hidden" name="csrf_token" value="{signed}"></form>'
         return env.ok({"html": html, "csrf_token": env.issue("csrf_token", signed)})
 
-    def tool_submit_form(self, env: Any, csrf_token: str, display_name: str) -> Any:
+    def tool_submit_form(self, env: ContractEnv, csrf_token: str, display_name: str) -> Any:
         try:
             with env.clock.frozen():
                 raw = _serializer(env).loads(csrf_token, max_age=env.p["ttl"])

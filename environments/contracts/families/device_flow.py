@@ -8,7 +8,7 @@ the interval; ``authorization_pending`` until the user approves; ``expired_token
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import hex_token, token
@@ -21,6 +21,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 URI = "https://github.com/login/device"
 
@@ -38,7 +41,7 @@ class DeviceFlow(Family):
         tool("get_user", "GET /user with the access token.", cost=1.0, access_token={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"device": None, "tokens": []}
 
     def instruction(self, p: Any) -> str:
@@ -52,7 +55,7 @@ class DeviceFlow(Family):
                      poll="authorization_pending"),
                 Step("get_user", {"access_token": Ref("access_token")})]
 
-    def tool_request_device_code(self, env: Any) -> Any:
+    def tool_request_device_code(self, env: ContractEnv) -> Any:
         code, user = hex_token(env.np_random, 20), token(env.np_random, 6).upper()[:8]
         now = env.clock.now()
         env.fam["device"] = {"code": code, "expires": now + env.p["ttl"], "interval": 5, "last_poll": None,
@@ -60,7 +63,7 @@ class DeviceFlow(Family):
         return env.ok({"device_code": env.issue("device_code", code), "user_code": user, "verification_uri": URI,
                        "expires_in": env.p["ttl"], "interval": 5})
 
-    def tool_poll_token(self, env: Any, device_code: str) -> Any:
+    def tool_poll_token(self, env: ContractEnv, device_code: str) -> Any:
         device, now = env.fam["device"], env.clock.now()
         if device is None or device_code != device["code"]:
             verdict = reject_integrity(200, {"error": "incorrect_device_code",
@@ -85,7 +88,7 @@ class DeviceFlow(Family):
                               "scope": "repo"})
         return env.present({"device_code": "device_code"}, verdict)
 
-    def tool_get_user(self, env: Any, access_token: str) -> Any:
+    def tool_get_user(self, env: ContractEnv, access_token: str) -> Any:
         if access_token in env.fam["tokens"]:
             verdict = accept({"login": "octocat", "id": 583231})
         else:

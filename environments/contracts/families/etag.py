@@ -8,7 +8,7 @@ A background job (a teammate's edit) changes the document, so an ETag read befor
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.family import (
@@ -20,6 +20,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 FAILED = {"Error": {"Code": "PreconditionFailed",
                     "Message": "At least one of the pre-conditions you specified did not hold", "Condition": "If-Match"}}
@@ -39,7 +42,7 @@ class ETagIfMatch(Family):
              tool("put_document", "Append a line to the runbook: PUT with If-Match: <ETag>.", cost=1.0,
                   if_match={"type": "string"}, line={"type": "string", "maxLength": 200}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"content": f"# Runbook\nrevision {int(rng.integers(100, 999))}\n", "history": []}
 
     def instruction(self, p: Any) -> str:
@@ -50,15 +53,15 @@ class ETagIfMatch(Family):
         return [Step("get_document", produces=("ETag",), ttl="volatile"),
                 Step("put_document", {"if_match": Ref("ETag"), "line": "reviewed"})]
 
-    def on_job(self, env: Any, job: str) -> None:
+    def on_job(self, env: ContractEnv, job: str) -> None:
         if job in env.p.get("mutating_jobs", ()):
             env.fam["history"].append(_etag(env.fam["content"]))
             env.fam["content"] += f"edited by {job}\n"
 
-    def tool_get_document(self, env: Any) -> Any:
+    def tool_get_document(self, env: ContractEnv) -> Any:
         return env.ok({"ETag": env.issue("ETag", _etag(env.fam["content"])), "content": env.fam["content"]})
 
-    def tool_put_document(self, env: Any, if_match: str, line: str) -> Any:
+    def tool_put_document(self, env: ContractEnv, if_match: str, line: str) -> Any:
         current = _etag(env.fam["content"])
         if if_match == current:
             env.fam["history"].append(current)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from cryptography.exceptions import InvalidSignature
@@ -29,6 +29,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 HOST = "storage.googleapis.com"
 EMAIL = "signer@agentbed-demo.iam.gserviceaccount.com"
@@ -101,11 +104,11 @@ class GcsSignedUrl(Family):
     def plan(self, p: Any) -> list[Step]:
         return [Step("sign_gcs_url", produces=("url",), ttl="ttl"), Step("download", {"url": Ref("url")})]
 
-    def tool_sign_gcs_url(self, env: Any) -> Any:
+    def tool_sign_gcs_url(self, env: ContractEnv) -> Any:
         url = sign_url(env.clock.now(), "/agentbed-exports/ledger.parquet", int(env.p["ttl"]))
         return env.ok({"url": env.link("url", url), "expires_in": env.p["ttl"]})
 
-    def tool_download(self, env: Any, url: str) -> Any:
+    def tool_download(self, env: ContractEnv, url: str) -> Any:
         verdict = verify_url(url, env.clock.now())
         if verdict.accepted:
             verdict = accept({"size": 5120, "md5Hash": "mMvS3u1mJg0nYc0yrkTtQg=="})

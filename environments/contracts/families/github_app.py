@@ -11,7 +11,7 @@ representing the future time at which the assertion expires" and 401 "Bad creden
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jwt
 
@@ -27,6 +27,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 APP_ID = "123456"
 DOCS = "https://docs.github.com/rest"
@@ -48,7 +51,7 @@ class GithubAppToken(Family):
              installation_token={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"tokens": {}}
 
     def instruction(self, p: Any) -> str:
@@ -61,14 +64,14 @@ class GithubAppToken(Family):
                      renew=0),
                 Step("list_repo_issues", {"installation_token": Ref("token")})]
 
-    def tool_create_app_jwt(self, env: Any) -> Any:
+    def tool_create_app_jwt(self, env: ContractEnv) -> Any:
         now = int(env.clock.now())
         claims = {"iat": now - 60, "exp": now + int(env.p["jwt_ttl"]), "iss": APP_ID}
         with env.clock.frozen():
             encoded = jwt.encode(claims, private_key("jwt-issuer"), algorithm="RS256")
         return env.ok({"app_jwt": env.issue("app_jwt", encoded)})
 
-    def tool_create_installation_token(self, env: Any, app_jwt: str) -> Any:
+    def tool_create_installation_token(self, env: ContractEnv, app_jwt: str) -> Any:
         try:
             with env.clock.frozen():
                 jwt.decode(app_jwt, public_key("jwt-issuer"), algorithms=["RS256"], issuer=APP_ID)
@@ -85,7 +88,7 @@ class GithubAppToken(Family):
                 expires, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")})
         return env.present({"app_jwt": "app_jwt"}, verdict)
 
-    def tool_list_repo_issues(self, env: Any, installation_token: str) -> Any:
+    def tool_list_repo_issues(self, env: ContractEnv, installation_token: str) -> Any:
         expires = env.fam["tokens"].get(installation_token)
         bad = {"message": "Bad credentials", "documentation_url": DOCS}
         if expires is None:

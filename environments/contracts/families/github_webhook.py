@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from environments.contracts.families.common import equal, hmac_sha256_hex, random_bytes
 from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 @register
@@ -26,20 +29,20 @@ class GithubWebhook(WebhookFamily):
     receive_tool, forward_tool = "receive_delivery", "forward_delivery"
     tools = WebhookFamily.make_tools("GitHub", receive_tool, forward_tool, headers)
 
-    def payload(self, env: Any, n: int) -> str:
+    def payload(self, env: ContractEnv, n: int) -> str:
         event = {"action": "completed", "check_run": {"id": 4000 + n, "name": "ci / test (3.11)", "conclusion":
                                                       "success", "output": {"title": "All 812 tests passed ✓ (\ufb01x: \ufb02aky retry)"}},
                  "repository": {"full_name": "octo-org/agentbed"}, "sender": {"login": "octocat"}}
         return json.dumps(event, ensure_ascii=False, indent=2)
 
-    def sign(self, env: Any, payload: str) -> dict[str, str]:
+    def sign(self, env: ContractEnv, payload: str) -> dict[str, str]:
         return {"x_hub_signature_256": "sha256=" + hmac_sha256_hex(env.fam["secret"], payload),
                 "x_github_delivery": str(uuid.UUID(bytes=random_bytes(env.np_random, 16), version=4))}
 
     def delivery_id(self, headers: dict[str, str], payload: str) -> str:
         return headers["x_github_delivery"]
 
-    def verify(self, env: Any, payload: str, headers: dict[str, str]) -> Verdict:
+    def verify(self, env: ContractEnv, payload: str, headers: dict[str, str]) -> Verdict:
         if not equal("sha256=" + hmac_sha256_hex(env.fam["secret"], payload), headers["x_hub_signature_256"]):
             return reject_integrity(401, {"error": "Signatures didn't match!"})
         return accept({})

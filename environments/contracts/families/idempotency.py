@@ -9,7 +9,7 @@ so the agent must retry with the same key and parameters.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import hex_token, token
@@ -22,6 +22,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 PRUNE_AFTER = 86400
 MISMATCH = ("Keys for idempotent requests can only be used with the same parameters they were first used with. "
@@ -40,7 +43,7 @@ class IdempotencyKey(Family):
              idempotency_key={"type": "string"}, amount={"type": "integer"}, currency={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"keys": {}, "charges": [], "amount": int(rng.integers(1000, 99999))}
 
     def instruction(self, p: Any) -> str:
@@ -53,11 +56,11 @@ class IdempotencyKey(Family):
         return [Step("begin_checkout", produces=("idempotency_key", "amount", "currency")),
                 Step("create_payment_intent", args, poll="api_connection_error")]
 
-    def tool_begin_checkout(self, env: Any) -> Any:
+    def tool_begin_checkout(self, env: ContractEnv) -> Any:
         key = env.issue("idempotency_key", token(env.np_random, 24, "idem_"))
         return env.ok({"idempotency_key": key, "amount": env.fam["amount"], "currency": "eur"})
 
-    def tool_create_payment_intent(self, env: Any, idempotency_key: str, amount: int, currency: str) -> Any:
+    def tool_create_payment_intent(self, env: ContractEnv, idempotency_key: str, amount: int, currency: str) -> Any:
         params, now = [amount, currency], env.clock.now()
         stored = env.fam["keys"].get(idempotency_key)
         if stored is not None and now - stored["at"] > PRUNE_AFTER:

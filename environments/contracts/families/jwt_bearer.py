@@ -7,7 +7,7 @@ exception messages inside RFC 6750 WWW-Authenticate invalid_token answers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jwt
 
@@ -23,6 +23,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 AUDIENCE = "https://api.example.com"
 
@@ -40,10 +43,10 @@ class JwtBearer(Family):
     tools = (tool("get_access_token", "Client credentials grant: a signed JWT access token.", cost=1.0),
              tool("call_api", "GET /v1/orders with Authorization: Bearer <token>.", cost=1.0, token={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": token(rng, 32)}
 
-    def _keys(self, env: Any) -> tuple[Any, Any, str]:
+    def _keys(self, env: ContractEnv) -> tuple[Any, Any, str]:
         if env.p.get("alg", "HS256") == "RS256":
             return private_key("jwt-issuer"), public_key("jwt-issuer"), "RS256"
         return env.fam["secret"], env.fam["secret"], "HS256"
@@ -56,7 +59,7 @@ class JwtBearer(Family):
         return [Step("get_access_token", produces=("access_token", "not_before"), ttl="ttl"),
                 Step("call_api", {"token": Ref("access_token")}, wait_for="not_before")]
 
-    def tool_get_access_token(self, env: Any) -> Any:
+    def tool_get_access_token(self, env: ContractEnv) -> Any:
         signing, _, alg = self._keys(env)
         now = int(env.clock.now())
         nbf = now + int(env.p.get("nbf_delay", 0))
@@ -67,7 +70,7 @@ class JwtBearer(Family):
         return env.ok({"access_token": env.issue("access_token", encoded), "token_type": "Bearer",
                        "expires_in": env.p["ttl"], "not_before": nbf})
 
-    def tool_call_api(self, env: Any, token: str) -> Any:
+    def tool_call_api(self, env: ContractEnv, token: str) -> Any:
         _, verifying, alg = self._keys(env)
         try:
             with env.clock.frozen():

@@ -9,7 +9,7 @@ the lock and the old token is stale.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.family import (
@@ -21,6 +21,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 CONDITIONAL = {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
                "message": "The conditional request failed"}
@@ -36,7 +39,7 @@ class LeaseFencing(Family):
              tool("write_record", "Conditional write guarded by the lease and fencing token.", cost=1.0,
                   lease_id={"type": "string"}, fencing_token={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"token": int(rng.integers(30, 90)), "lease": None, "expires": 0.0}
 
     def instruction(self, p: Any) -> str:
@@ -47,12 +50,12 @@ class LeaseFencing(Family):
         return [Step("acquire_lock", produces=("lease_id", "fencing_token"), ttl="ttl"),
                 Step("write_record", {"lease_id": Ref("lease_id"), "fencing_token": Ref("fencing_token")})]
 
-    def _lapse(self, env: Any) -> None:
+    def _lapse(self, env: ContractEnv) -> None:
         if env.fam["lease"] is not None and env.clock.now() >= env.fam["expires"]:
             env.fam["lease"] = None
             env.fam["token"] += 1  # another worker took the lock in between
 
-    def tool_acquire_lock(self, env: Any) -> Any:
+    def tool_acquire_lock(self, env: ContractEnv) -> Any:
         self._lapse(env)
         env.fam["token"] += 1
         lease = f"{int(env.np_random.integers(1 << 62)):x}"
@@ -60,7 +63,7 @@ class LeaseFencing(Family):
         return env.ok({"lease_id": env.issue("lease_id", lease), "TTL": env.p["ttl"],
                        "fencing_token": env.issue("fencing_token", str(env.fam["token"]))})
 
-    def tool_write_record(self, env: Any, lease_id: str, fencing_token: str) -> Any:
+    def tool_write_record(self, env: ContractEnv, lease_id: str, fencing_token: str) -> Any:
         self._lapse(env)
         issued = {v["value"] for v in env.state["issued"].get("lease_id", [])}
         old_tokens = {v["value"] for v in env.state["issued"].get("fencing_token", [])}

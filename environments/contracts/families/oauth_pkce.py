@@ -8,7 +8,7 @@ lifetime and single use are the server's job (RFC 6749 4.1.2), enforced on the v
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from authlib.integrations.base_client import MismatchingStateError
@@ -30,6 +30,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 AUTHORIZE = "https://auth.example.com/oauth2/authorize"
 REDIRECT = "https://app.example.com/callback"
@@ -54,7 +57,7 @@ class OAuthCodePkce(Family):
         tool("get_userinfo", "GET /userinfo with a bearer access token.", cost=1.0, access_token={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"pending": {}, "codes": {}, "tokens": {}}
 
     def instruction(self, p: Any) -> str:
@@ -72,7 +75,7 @@ class OAuthCodePkce(Family):
                      ttl="token_ttl", renew=0),
                 Step("get_userinfo", {"access_token": Ref("access_token")})]
 
-    def tool_start_authorization(self, env: Any) -> Any:
+    def tool_start_authorization(self, env: ContractEnv) -> Any:
         state, verifier = token(env.np_random, 24), token(env.np_random, 48)
         env.fam["pending"] = {"state": state, "verifier": verifier}
         query = urlencode({"response_type": "code", "client_id": "agentbed-cli", "redirect_uri": REDIRECT,
@@ -81,7 +84,7 @@ class OAuthCodePkce(Family):
         return env.ok({"authorization_url": env.link("authorization_url", f"{AUTHORIZE}?{query}"),
                        "state": env.issue("state", state), "code_verifier": env.issue("code_verifier", verifier)})
 
-    def tool_approve_in_browser(self, env: Any, authorization_url: str) -> Any:
+    def tool_approve_in_browser(self, env: ContractEnv, authorization_url: str) -> Any:
         try:
             parts = urlsplit(authorization_url)
         except ValueError:  # e.g. "Invalid IPv6 URL": the browser cannot open it
@@ -97,7 +100,7 @@ class OAuthCodePkce(Family):
                           "code": env.issue("code", code), "state": q.get("state", "")})
         return env.present({"authorization_url": "authorization_url"}, verdict)
 
-    def tool_exchange_code(self, env: Any, code: str, state: str, code_verifier: str) -> Any:
+    def tool_exchange_code(self, env: ContractEnv, code: str, state: str, code_verifier: str) -> Any:
         slots = {"code": "code", "state": "state", "code_verifier": "code_verifier"}
         if state != env.fam["pending"].get("state"):
             return env.present(slots, reject_integrity(400, {"error": "mismatching_state",
@@ -125,7 +128,7 @@ class OAuthCodePkce(Family):
         return env.present(slots, accept({"access_token": env.issue("access_token", access), "token_type": "Bearer",
                                           "expires_in": ttl}))
 
-    def tool_get_userinfo(self, env: Any, access_token: str) -> Any:
+    def tool_get_userinfo(self, env: ContractEnv, access_token: str) -> Any:
         expires = env.fam["tokens"].get(access_token)
         if expires is None:
             verdict = reject_integrity(401, {"WWW-Authenticate": 'Bearer error="invalid_token", '

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import equal, hex_token, hmac_sha256_hex
@@ -22,6 +22,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 ITEMS = [f"arn:aws:ec2:us-east-1:123456789012:instance/i-{i:017x}" for i in range(9)]
 
@@ -36,7 +39,7 @@ class PageToken(Family):
                   "page and keep ResourcesPerPage unchanged.", cost=2.0, resources_per_page={"type": "integer"},
                   pagination_token={"type": "string"}),)
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": hex_token(rng, 16), "issued": {}}
 
     def instruction(self, p: Any) -> str:
@@ -54,12 +57,12 @@ class PageToken(Family):
                   for _ in range(pages - 1)]
         return steps
 
-    def _token(self, env: Any, offset: int, per_page: int) -> str:
+    def _token(self, env: ContractEnv, offset: int, per_page: int) -> str:
         cursor = json.dumps({"o": offset, "n": per_page, "t": int(env.clock.now())}, separators=(",", ":"))
         mac = hmac_sha256_hex(env.fam["secret"], cursor)[:16]
         return base64.b64encode(f"{cursor}|{mac}".encode()).decode()
 
-    def _throttled(self, env: Any) -> Any:
+    def _throttled(self, env: ContractEnv) -> Any:
         """Task param ``throttle``: the first follow-up page answers 429 with Retry-After; a retry
         before it elapses is throttled again and graded RATE_LIMITED."""
         if not env.p.get("throttle"):
@@ -73,7 +76,7 @@ class PageToken(Family):
             return env.present({}, reject_validity("RATE_LIMITED", 429, {**body, "retry_after": until - env.clock.now()}))
         return None
 
-    def tool_get_resources(self, env: Any, resources_per_page: int, pagination_token: str) -> Any:
+    def tool_get_resources(self, env: ContractEnv, resources_per_page: int, pagination_token: str) -> Any:
         throttled = self._throttled(env) if pagination_token != "" else None
         if throttled is not None:
             return throttled

@@ -8,7 +8,7 @@ access tokens answer RFC 6750 invalid_token.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from authlib.oauth2.rfc6749.errors import InvalidGrantError
 
@@ -23,6 +23,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 @register
@@ -39,7 +42,7 @@ class RefreshRotation(Family):
              access_token={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"refresh": {}, "access": {}, "revoked": False}
 
     def instruction(self, p: Any) -> str:
@@ -52,17 +55,17 @@ class RefreshRotation(Family):
                        ttl="ttl") for _ in range(p["rotations"])]
         return steps + [Step("get_report", {"access_token": Ref("access_token")}, renew=len(steps) - 1)]
 
-    def _pair(self, env: Any) -> dict[str, Any]:
+    def _pair(self, env: ContractEnv) -> dict[str, Any]:
         access, refresh = token(env.np_random, 32, "at_"), token(env.np_random, 32, "rt_")
         env.fam["access"][access] = env.clock.now() + env.p["ttl"]
         env.fam["refresh"][refresh] = "active"
         return {"access_token": env.issue("access_token", access), "refresh_token": env.issue("refresh_token", refresh),
                 "token_type": "Bearer", "expires_in": env.p["ttl"]}
 
-    def tool_login(self, env: Any) -> Any:
+    def tool_login(self, env: ContractEnv) -> Any:
         return env.ok(self._pair(env))
 
-    def tool_refresh(self, env: Any, refresh_token: str) -> Any:
+    def tool_refresh(self, env: ContractEnv, refresh_token: str) -> Any:
         status = env.fam["refresh"].get(refresh_token)
         if status is None:
             verdict = reject_integrity(400, dict(InvalidGrantError("Invalid refresh token").get_body()))
@@ -76,7 +79,7 @@ class RefreshRotation(Family):
             verdict = accept(self._pair(env))
         return env.present({"refresh_token": "refresh_token"}, verdict)
 
-    def tool_get_report(self, env: Any, access_token: str) -> Any:
+    def tool_get_report(self, env: ContractEnv, access_token: str) -> Any:
         expires = env.fam["access"].get(access_token)
         if expires is None and access_token in {v["value"] for v in env.state["issued"].get("access_token", [])}:
             verdict = reject_validity("REVOKED_TOKEN", 401, {

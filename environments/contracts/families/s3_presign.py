@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from botocore.auth import S3SigV4QueryAuth
@@ -31,6 +31,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 REGION = "us-east-1"
 BUCKET = "agentbed-reports"
@@ -54,8 +57,10 @@ def presign(clock: Any, creds: Credentials, method: str, key: str, expires: int,
 
 
 def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: dict[str, str],
-                     now: float) -> Verdict:
-    """Real SigV4 query verification at the URL's X-Amz-Date; expiry against virtual now."""
+                     now: float, sessions: dict[str, float] | None = None) -> Verdict:
+    """Real SigV4 query verification at the URL's X-Amz-Date; expiry against virtual now.
+    ``sessions`` maps STS session tokens to their expiry: a URL signed with temporary
+    credentials dies with them (ExpiredToken), whatever its X-Amz-Expires."""
     try:
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)
@@ -91,6 +96,14 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
         return reject_integrity(403, s3_error(
             "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you "
             "provided. Check your key and signing method.", AWSAccessKeyId=access_key))
+    session = params.get("X-Amz-Security-Token")
+    if session is not None and sessions is not None:
+        if session not in sessions:
+            return reject_integrity(403, s3_error("InvalidToken", "The provided token is malformed or otherwise "
+                                                  "invalid."))
+        if now >= sessions[session]:
+            return reject_validity("EXPIRED_BEFORE_USE", 400, s3_error("ExpiredToken",
+                                                                       "The provided token has expired."))
     if now > signed_at.timestamp() + expires:
         expiry = dt.datetime.fromtimestamp(signed_at.timestamp() + expires, dt.UTC)
         return reject_validity("EXPIRED_BEFORE_USE", 403, s3_error(
@@ -104,14 +117,32 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
 class _S3Family(Family):
     defaults = {"ttl": 300, "key": "reports/2026/Q3 summary+final.csv"}
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         access_key = "AKIA" + token(rng, 12).upper().replace("-", "A").replace("_", "B")[:16]
-        return {"access_key": access_key, "secret": token(rng, 30), "object": token(rng, 48)}
+        state = {"access_key": access_key, "secret": token(rng, 30), "object": token(rng, 48), "sessions": {}}
+        if env.p.get("sts_ttl"):  # task param: the signer holds STS temporary credentials
+            session = "IQoJb3JpZ2luX2VjE" + token(rng, 120)
+            state["sessions"][session] = env.clock.now() + env.p["sts_ttl"]
+            state["access_key"] = "ASIA" + access_key[4:]
+        return state
 
-    def creds(self, env: Any) -> Credentials:
-        return Credentials(env.fam["access_key"], env.fam["secret"])
+    def creds(self, env: ContractEnv) -> Credentials:
+        """The signer's credentials; expired STS credentials are refreshed first, as botocore's
+        RefreshableCredentials do."""
+        sessions = env.fam["sessions"]
+        if not sessions:
+            return Credentials(env.fam["access_key"], env.fam["secret"])
+        session = list(sessions)[-1]
+        if env.clock.now() >= sessions[session]:
+            session = "IQoJb3JpZ2luX2VjE" + token(env.np_random, 120)
+            sessions[session] = env.clock.now() + env.p["sts_ttl"]
+        return Credentials(env.fam["access_key"], env.fam["secret"], session)
 
-    def secrets(self, env: Any) -> dict[str, str]:
+    def lifetime_param(self, p: Any) -> str:
+        """The URL lives X-Amz-Expires, or less when the signing credentials expire first."""
+        return "sts_ttl" if p.get("sts_ttl") and p["sts_ttl"] < p.get("ttl", 300) else "ttl"
+
+    def secrets(self, env: ContractEnv) -> dict[str, str]:
         return {env.fam["access_key"]: env.fam["secret"]}
 
 
@@ -127,13 +158,17 @@ class S3PresignedGet(_S3Family):
     )
 
     def instruction(self, p: Any) -> str:
+        sts = (f" The signer uses STS temporary credentials that live {p['sts_ttl']} s (refreshed when expired); a "
+               "URL stops working when its credentials expire."
+               if p.get("sts_ttl") else "")
         return (f"Download s3://{BUCKET}/{p.get('key', self.defaults['key'])} with a presigned URL: call presign_get, "
-                f"then download(url). Presigned URLs expire {p.get('ttl', 300)} s after signing.")
+                f"then download(url). Presigned URLs expire {p.get('ttl', 300)} s after signing.{sts}")
 
     def plan(self, p: Any) -> list[Step]:
-        return [Step("presign_get", produces=("url",), ttl="ttl"), Step("download", {"url": Ref("url")})]
+        return [Step("presign_get", produces=("url",), ttl=self.lifetime_param(p)),
+                Step("download", {"url": Ref("url")})]
 
-    def tool_presign_get(self, env: Any) -> Any:
+    def tool_presign_get(self, env: ContractEnv) -> Any:
         params = None
         if env.p.get("disposition_chars"):  # task param: a long signed Content-Disposition override
             name = token(env.np_random, env.p["disposition_chars"] * 3 // 4)[: env.p["disposition_chars"]]
@@ -142,8 +177,8 @@ class S3PresignedGet(_S3Family):
                       int(env.p.get("ttl", 300)), params=params)
         return env.ok({"url": env.link("url", url), "expires_in": int(env.p.get("ttl", 300))})
 
-    def tool_download(self, env: Any, url: str) -> Any:
-        verdict = verify_presigned(url, "GET", {}, self.secrets(env), env.clock.now())
+    def tool_download(self, env: ContractEnv, url: str) -> Any:
+        verdict = verify_presigned(url, "GET", {}, self.secrets(env), env.clock.now(), env.fam["sessions"])
         if verdict.accepted:
             data = env.fam["object"].encode()
             verdict = accept({"ContentLength": len(data), "sha256": hashlib.sha256(data).hexdigest()})
@@ -171,15 +206,16 @@ class S3PresignedPut(_S3Family):
         return [Step("presign_put", produces=("url", "content_type"), ttl="ttl"),
                 Step("upload", {"url": Ref("url"), "content_type": Ref("content_type")})]
 
-    def tool_presign_put(self, env: Any) -> Any:
+    def tool_presign_put(self, env: ContractEnv) -> Any:
         content_type = env.p.get("content_type", "text/csv; charset=utf-8")
         url = presign(env.clock, self.creds(env), "PUT", env.p.get("key", self.defaults["key"]),
                       int(env.p.get("ttl", 300)), {"Content-Type": content_type})
         return env.ok({"url": env.link("url", url), "content_type": env.issue("content_type", content_type),
                        "expires_in": int(env.p.get("ttl", 300))})
 
-    def tool_upload(self, env: Any, url: str, content_type: str) -> Any:
-        verdict = verify_presigned(url, "PUT", {"Content-Type": content_type}, self.secrets(env), env.clock.now())
+    def tool_upload(self, env: ContractEnv, url: str, content_type: str) -> Any:
+        verdict = verify_presigned(url, "PUT", {"Content-Type": content_type}, self.secrets(env), env.clock.now(),
+                                   env.fam["sessions"])
         if verdict.accepted:
             verdict = accept({"ETag": '"' + hashlib.md5(env.fam["object"].encode()).hexdigest() + '"'})
         return env.present({"url": "url", "content_type": "content_type"}, verdict, final=True)

@@ -7,7 +7,7 @@ match"). The session rotates: each response sets a new cookie, as sliding sessio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
 
@@ -23,6 +23,9 @@ from environments.contracts.family import (
     reject_validity,
 )
 
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
+
 
 @register
 class SignedCookie(Family):
@@ -33,7 +36,7 @@ class SignedCookie(Family):
     tools = (tool("sign_in", "POST /login: sets the session cookie.", cost=1.0),
              tool("get_cart", "GET /cart with Cookie: session=<value>.", cost=1.0, session={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": hex_token(rng, 24), "user": "u" + hex_token(rng, 4)}
 
     def instruction(self, p: Any) -> str:
@@ -42,13 +45,13 @@ class SignedCookie(Family):
     def plan(self, p: Any) -> list[Step]:
         return [Step("sign_in", produces=("session",), ttl="ttl"), Step("get_cart", {"session": Ref("session")})]
 
-    def tool_sign_in(self, env: Any) -> Any:
+    def tool_sign_in(self, env: ContractEnv) -> Any:
         with env.clock.frozen():
             cookie = TimestampSigner(env.fam["secret"]).sign(env.fam["user"]).decode()
         return env.ok({"set_cookie": f"session={cookie}; Path=/; HttpOnly; Secure",
                        "session": env.issue("session", cookie)})
 
-    def tool_get_cart(self, env: Any, session: str) -> Any:
+    def tool_get_cart(self, env: ContractEnv, session: str) -> Any:
         try:
             with env.clock.frozen():
                 user = TimestampSigner(env.fam["secret"]).unsign(session, max_age=env.p["ttl"]).decode()

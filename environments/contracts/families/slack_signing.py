@@ -8,12 +8,15 @@ The app answers 401 with its own message, as Bolt does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote_plus
 
 from environments.contracts.families.common import equal, hex_token, hmac_sha256_hex
 from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity, reject_validity
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 @register
@@ -26,19 +29,19 @@ class SlackSigning(WebhookFamily):
     receive_tool, forward_tool = "receive_command", "forward_command"
     tools = WebhookFamily.make_tools("Slack", receive_tool, forward_tool, headers)
 
-    def payload(self, env: Any, n: int) -> str:
+    def payload(self, env: ContractEnv, n: int) -> str:
         fields = {"token": hex_token(env.np_random, 12), "team_id": "T0001", "channel_name": "deploys",
                   "command": "/deploy", "text": "api-gateway prod & staging --force",
                   "response_url": "https://hooks.slack.com/commands/T0001/" + hex_token(env.np_random, 8),
                   "trigger_id": hex_token(env.np_random, 10)}
         return "&".join(f"{k}={quote_plus(v)}" for k, v in fields.items())
 
-    def sign(self, env: Any, payload: str) -> dict[str, str]:
+    def sign(self, env: ContractEnv, payload: str) -> dict[str, str]:
         ts = str(int(env.clock.now()))
         return {"x_slack_request_timestamp": ts,
                 "x_slack_signature": "v0=" + hmac_sha256_hex(env.fam["secret"], f"v0:{ts}:{payload}")}
 
-    def verify(self, env: Any, payload: str, headers: dict[str, str]) -> Verdict:
+    def verify(self, env: ContractEnv, payload: str, headers: dict[str, str]) -> Verdict:
         ts, signature = headers["x_slack_request_timestamp"], headers["x_slack_signature"]
         expected = "v0=" + hmac_sha256_hex(env.fam["secret"], f"v0:{ts}:{payload}")
         if not equal(expected, signature):

@@ -9,7 +9,7 @@ has expired." A corrupted handle: ReceiptHandleIsInvalid "The input receipt hand
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import hex_token, random_bytes
@@ -23,6 +23,9 @@ from environments.contracts.family import (
     reject_validity,
 )
 
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
+
 
 @register
 class SqsReceiptHandle(Family):
@@ -34,7 +37,7 @@ class SqsReceiptHandle(Family):
              tool("delete_message", "DeleteMessage with the ReceiptHandle once the job is processed.", cost=1.0,
                   receipt_handle={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"message_id": hex_token(rng, 16), "handles": {}, "invisible_until": 0.0, "deleted": False}
 
     def instruction(self, p: Any) -> str:
@@ -45,7 +48,7 @@ class SqsReceiptHandle(Family):
         return [Step("receive_message", produces=("ReceiptHandle",), ttl="ttl"),
                 Step("delete_message", {"receipt_handle": Ref("ReceiptHandle")})]
 
-    def tool_receive_message(self, env: Any) -> Any:
+    def tool_receive_message(self, env: ContractEnv) -> Any:
         now = env.clock.now()
         if now < env.fam["invisible_until"] or env.fam["deleted"]:
             return env.ok({"Messages": []})
@@ -57,7 +60,7 @@ class SqsReceiptHandle(Family):
                                      "Body": '{"job": "resize", "image": "s3://uploads/cat.png"}'}],
                        "ReceiptHandle": handle})
 
-    def tool_delete_message(self, env: Any, receipt_handle: str) -> Any:
+    def tool_delete_message(self, env: ContractEnv, receipt_handle: str) -> Any:
         expires = env.fam["handles"].get(receipt_handle)
         if expires is None:
             verdict = reject_integrity(400, {"Error": {"Code": "ReceiptHandleIsInvalid",

@@ -8,13 +8,16 @@ and ``Webhook.construct_event`` (tolerance 300 s, run under the virtual clock). 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 import stripe
 
 from environments.contracts.families.common import hex_token
 from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity, reject_validity
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 @register
@@ -27,7 +30,7 @@ class StripeWebhook(WebhookFamily):
     receive_tool, forward_tool = "receive_event", "forward_event"
     tools = WebhookFamily.make_tools("Stripe", receive_tool, forward_tool, headers)
 
-    def payload(self, env: Any, n: int) -> str:
+    def payload(self, env: ContractEnv, n: int) -> str:
         # Raw UTF-8 with an Angstrom sign (U+212B, changed by NFC) and an ampersand: real customer data.
         event = {"id": "evt_" + hex_token(env.np_random, 12), "object": "event", "api_version": "2024-06-20",
                  "created": int(env.clock.now()), "type": "invoice.paid",
@@ -35,7 +38,7 @@ class StripeWebhook(WebhookFamily):
                                      "R&D AB", "amount_paid": 129900, "currency": "sek"}}}
         return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
-    def sign(self, env: Any, payload: str) -> dict[str, str]:
+    def sign(self, env: ContractEnv, payload: str) -> dict[str, str]:
         header = stripe.WebhookSignature.generate_signature_header(payload, env.fam["secret"],
                                                                    timestamp=int(env.clock.now()))
         return {"stripe_signature": header}
@@ -43,7 +46,7 @@ class StripeWebhook(WebhookFamily):
     def delivery_id(self, headers: dict[str, str], payload: str) -> str:
         return json.loads(payload)["id"]
 
-    def verify(self, env: Any, payload: str, headers: dict[str, str]) -> Verdict:
+    def verify(self, env: ContractEnv, payload: str, headers: dict[str, str]) -> Verdict:
         try:
             with env.clock.frozen():
                 stripe.Webhook.construct_event(payload, headers["stripe_signature"], env.fam["secret"], tolerance=300)

@@ -10,7 +10,7 @@ corrupted token: 403 InvalidClientTokenId (docs.aws.amazon.com STS API reference
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -27,6 +27,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 URL = "https://agentbed-reports.s3.amazonaws.com/?list-type=2"
 
@@ -50,7 +53,7 @@ class StsSessionCredentials(Family):
              access_key_id={"type": "string"}, secret_access_key={"type": "string"}, session_token={"type": "string"}),
     )
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"sessions": {}, "rng_salt": token(rng, 8)}
 
     def instruction(self, p: Any) -> str:
@@ -62,7 +65,7 @@ class StsSessionCredentials(Family):
                 Step("list_objects", {"access_key_id": Ref("AccessKeyId"), "secret_access_key": Ref("SecretAccessKey"),
                                       "session_token": Ref("SessionToken")})]
 
-    def tool_get_session_token(self, env: Any) -> Any:
+    def tool_get_session_token(self, env: ContractEnv) -> Any:
         rng = env.np_random
         key_id = "ASIA" + token(rng, 12).upper().replace("-", "Q").replace("_", "Z")[:16]
         secret, session = token(rng, 30), "IQoJb3JpZ2luX2VjE" + token(rng, 180)
@@ -74,7 +77,7 @@ class StsSessionCredentials(Family):
             "SessionToken": env.issue("SessionToken", session),
             "Expiration": dt.datetime.fromtimestamp(expires, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}})
 
-    def tool_list_objects(self, env: Any, access_key_id: str, secret_access_key: str, session_token: str) -> Any:
+    def tool_list_objects(self, env: ContractEnv, access_key_id: str, secret_access_key: str, session_token: str) -> Any:
         sent = _sign(env.clock, Credentials(access_key_id, secret_access_key, session_token))
         session = env.fam["sessions"].get(access_key_id)
         invalid = {"Error": {"Code": "InvalidClientTokenId",

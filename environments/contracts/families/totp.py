@@ -8,7 +8,7 @@ zeros included (RFC 4226). Services answer a late or wrong code alike: "Invalid 
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyotp
 
@@ -24,6 +24,9 @@ from environments.contracts.family import (
     reject_validity,
 )
 
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
+
 INVALID = {"error": "invalid_otp", "message": "Invalid two-factor code."}
 
 
@@ -36,7 +39,7 @@ class Totp(Family):
     tools = (tool("read_authenticator", "Read the current 6-digit code from the authenticator app.", cost=2.0),
              tool("verify_otp", "Submit the two-factor code to finish signing in.", cost=1.0, code={"type": "string"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": base64.b32encode(random_bytes(rng, 20)).decode()}
 
     def instruction(self, p: Any) -> str:
@@ -45,14 +48,14 @@ class Totp(Family):
     def plan(self, p: Any) -> list[Step]:
         return [Step("read_authenticator", produces=("code",), ttl="ttl"), Step("verify_otp", {"code": Ref("code")})]
 
-    def tool_read_authenticator(self, env: Any) -> Any:
+    def tool_read_authenticator(self, env: ContractEnv) -> Any:
         totp = pyotp.TOTP(env.fam["secret"])
         with env.clock.frozen():
             code = totp.now()
         remaining = 30 - int(env.clock.now()) % 30
         return env.ok({"code": env.issue("code", code), "seconds_remaining": remaining})
 
-    def tool_verify_otp(self, env: Any, code: str) -> Any:
+    def tool_verify_otp(self, env: ContractEnv, code: str) -> Any:
         totp = pyotp.TOTP(env.fam["secret"])
         with env.clock.frozen():
             valid = totp.verify(code, valid_window=1)

@@ -7,7 +7,7 @@ a token is valid for 300 s and redeemable once; an expired or reused token answe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.tools import tool
 from environments.contracts.families.common import token
@@ -20,6 +20,9 @@ from environments.contracts.family import (
     reject_integrity,
     reject_validity,
 )
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 def _fail(code: str) -> dict[str, Any]:
@@ -36,7 +39,7 @@ class Turnstile(Family):
              tool("submit_signup", "POST the form; the server calls siteverify with the token.", cost=1.0,
                   token={"type": "string"}, preview={"type": "boolean"}))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"tokens": {}}
 
     def instruction(self, p: Any) -> str:
@@ -50,12 +53,12 @@ class Turnstile(Family):
                       Step("solve_challenge", produces=("token",), ttl="ttl")]
         return steps + [Step("submit_signup", {"token": Ref("token"), "preview": False})]
 
-    def tool_solve_challenge(self, env: Any) -> Any:
+    def tool_solve_challenge(self, env: ContractEnv) -> Any:
         value = env.issue("token", "0." + token(env.np_random, 300))
         env.fam["tokens"][value] = {"expires": env.clock.now() + 300, "used": False}
         return env.ok({"token": value})
 
-    def tool_submit_signup(self, env: Any, token: str, preview: bool) -> Any:
+    def tool_submit_signup(self, env: ContractEnv, token: str, preview: bool) -> Any:
         record = env.fam["tokens"].get(token)
         if record is None:
             verdict = reject_integrity(200, _fail("invalid-input-response"))

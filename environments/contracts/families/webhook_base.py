@@ -8,11 +8,14 @@ the other and each must be forwarded once; the receiver dedupes by delivery id.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentbed.tools import Tool, tool
 from environments.contracts.families.common import hex_token
 from environments.contracts.family import Family, Ref, Step, Verdict, accept, reject_validity
+
+if TYPE_CHECKING:
+    from environments.contracts.env import ContractEnv
 
 
 class WebhookFamily(Family):
@@ -27,16 +30,16 @@ class WebhookFamily(Family):
                 tool(forward, "Forward a delivery to the application's webhook endpoint, which verifies "
                      "its signature.", cost=1.0, **fields))
 
-    def setup(self, env: Any, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": "whsec_" + hex_token(rng, 24), "received": 0, "forwarded": [], "deliveries": {}}
 
-    def payload(self, env: Any, n: int) -> str:
+    def payload(self, env: ContractEnv, n: int) -> str:
         raise NotImplementedError
 
-    def sign(self, env: Any, payload: str) -> dict[str, str]:
+    def sign(self, env: ContractEnv, payload: str) -> dict[str, str]:
         raise NotImplementedError
 
-    def verify(self, env: Any, payload: str, headers: dict[str, str]) -> Verdict:
+    def verify(self, env: ContractEnv, payload: str, headers: dict[str, str]) -> Verdict:
         raise NotImplementedError
 
     def delivery_id(self, headers: dict[str, str], payload: str) -> str:
@@ -52,7 +55,7 @@ class WebhookFamily(Family):
         one = [Step(self.receive_tool, produces=("payload", *self.headers), ttl="ttl"), Step(self.forward_tool, args)]
         return one * p.get("deliveries", 1)
 
-    def receive(self, env: Any) -> Any:
+    def receive(self, env: ContractEnv) -> Any:
         env.fam["received"] += 1
         payload = self.payload(env, env.fam["received"])
         headers = self.sign(env, payload)
@@ -60,7 +63,7 @@ class WebhookFamily(Family):
         body.update({k: env.issue(k, v) for k, v in headers.items()})
         return env.ok(body)
 
-    def forward(self, env: Any, payload: str, **headers: str) -> Any:
+    def forward(self, env: ContractEnv, payload: str, **headers: str) -> Any:
         verdict = self.verify(env, payload, headers)
         final = False
         if verdict.accepted:
@@ -75,5 +78,5 @@ class WebhookFamily(Family):
         slots = {h: h for h in ("payload", *self.headers)}
         return env.present(slots, verdict, final=final)
 
-    def handle(self, env: Any, name: str, arguments: dict[str, Any]) -> Any:
+    def handle(self, env: ContractEnv, name: str, arguments: dict[str, Any]) -> Any:
         return self.receive(env) if name == self.receive_tool else self.forward(env, **arguments)
