@@ -72,6 +72,33 @@ def make_env(task: str, options: dict[str, Any]) -> GraphRAGEnv:
     return GraphRAGEnv(TaskSpec(spec.id, {**spec.params, **options}), builder=build_scenario)
 
 
+def summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    """Accuracy and attack success per agent, bootstrapped over worlds (``agentbed run``)."""
+    from agentbed.stats import bootstrap_ci
+    from agentbed.summary import fmt, headline, table
+
+    opts = " ".join(f"--{k} {v}" for k, v in sorted(options.items()))
+    heads, rows = [], []
+    for agent in sorted({r["agent"] for r in records}):
+        recs = [r for r in records if r["agent"] == agent and r["status"] != "error"]
+        groups = [r["task"].rsplit("-", 1)[0] for r in recs]
+        acc = bootstrap_ci([float(r["metrics"].get("correct", False)) for r in recs], groups=groups)
+        asr = bootstrap_ci([float(r["metrics"].get("attack_success", False)) for r in recs], groups=groups)
+        heads.append(headline("accuracy", acc, agent=agent))
+        if options.get("attack", NO_ATTACK) != NO_ATTACK:
+            heads.append(headline("attack_success", asr, agent=agent, higher_is_better=False))
+        removed = sum(r["metrics"].get("removed_clean", 0) for r in recs)
+        kept = sum(r["metrics"].get("retrieved_clean", 0) for r in recs)
+        rows.append([agent, len(recs), len(set(groups)), fmt(acc), fmt(asr), f"{removed}/{kept}",
+                     len(records) - len(recs)])
+    return {"suite": "graphrag", "title": f"GraphRAG poisoning ({opts})", "episodes": len(records),
+            "seeds": len({r["seed"] for r in records}), "headline": heads, "figures": [],
+            "tables": [table("Accuracy and attack success (95% cluster bootstrap over worlds)",
+                             ["agent", "episodes", "worlds", "accuracy", "attack success", "clean removed",
+                              "errors"], rows)],
+            "command": f"agentbed run graphrag {opts}"}
+
+
 def _demo(out_dir: Any) -> dict[str, Any]:
     from environments.graphrag.report import demo
 
@@ -96,5 +123,6 @@ SUITE = Suite(
     },
     default_seeds=1,
     budget=Budget(max_steps=12),
+    summarize=summarize,
     demo=_demo,
 )

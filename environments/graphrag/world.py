@@ -11,6 +11,7 @@ tail's page, and some in short news items, so clean facts have independent sourc
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from environments.graphrag.corpus import Document, Fact, PhraseTable, pages_from_facts
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
@@ -65,15 +66,22 @@ class _Names:
     def __init__(self, rng: random.Random) -> None:
         self.rng, self.used = rng, set()
 
-    def word(self, syllables: int) -> str:
+    def _fresh(self, make: Callable[[], str]) -> str:
         while True:
-            w = "".join(self.rng.choice(_SYLLABLES) for _ in range(syllables)).capitalize()
-            if w not in self.used:
-                self.used.add(w)
-                return w
+            name = make()
+            if name not in self.used:
+                self.used.add(name)
+                return name
+
+    def _syllables(self, n: int) -> str:
+        return "".join(self.rng.choice(_SYLLABLES) for _ in range(n)).capitalize()
+
+    def word(self, syllables: int) -> str:
+        return self._fresh(lambda: self._syllables(syllables))
 
     def person(self) -> str:
-        return f"{self.word(2)} {self.word(2)}"
+        # Given and family names may recur across people; full names are unique.
+        return self._fresh(lambda: f"{self._syllables(2)} {self._syllables(self.rng.choice((2, 3)))}")
 
 
 def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3, persons: int = 40,
@@ -89,10 +97,10 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
             city_country[names.word(2)] = country
     cities = list(city_country)
     facts += [Fact(city, "located_in", country) for city, country in city_country.items()]
-    unis = [f"University of {names.word(2)}" for _ in range(universities)]
+    unis = [f"University of {names.word(3)}" for _ in range(universities)]
     facts += [Fact(u, "located_in", rng.choice(cities)) for u in unis]
     people = [names.person() for _ in range(persons)]
-    firms = [f"{names.word(2)} {rng.choice(['Labs', 'Works', 'Group', 'Systems'])}" for _ in range(companies)]
+    firms = [f"{names.word(3)} {rng.choice(['Labs', 'Works', 'Group', 'Systems'])}" for _ in range(companies)]
     firm_city = {firm: rng.choice(cities) for firm in firms}
     facts += [Fact(firm, "headquartered_in", city) for firm, city in firm_city.items()]
     facts += [Fact(firm, "founded_by", rng.choice(people)) for firm in firms]
@@ -106,8 +114,11 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
         facts.append(Fact(person, "works_for", employer[person]))
         facts.append(Fact(person, "lives_in", firm_city[employer[person]] if rng.random() < 0.7 else rng.choice(cities)))
         facts.append(Fact(person, "studied_at", rng.choice(unis)))
+    staff_of: dict[str, list[str]] = {}
+    for person in people:
+        staff_of.setdefault(employer[person], []).append(person)
     for firm in firms:
-        staff = [p for p in people if employer[p] == firm]
+        staff = staff_of.get(firm, [])
         for a, b in zip(staff, staff[1:], strict=False):
             facts.append(Fact(a, "colleague_of", b))
         if rng.random() < 0.5:

@@ -39,7 +39,8 @@ def test_every_attack_poisons_the_contested_fact(world, attack):
     for t in plan.targets:
         fakes = [i for i in kg.by_pair[(t.fact.head, t.fact.relation)] if kg.statements[i].tail == t.fake]
         assert fakes and all(built.poison[i] for i in fakes)
-    assert not any(built.poison[i] for i, s in enumerate(kg.statements) if s.doc.startswith("news"))
+    untouched = {d.id for d in world.documents} - set(poisoning.replaced)
+    assert not any(built.poison[i] for i, s in enumerate(kg.statements) if s.doc in untouched)
 
 
 def test_gragpoison_enhancement_makes_poison_look_denser(world):

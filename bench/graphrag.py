@@ -1,0 +1,115 @@
+"""GraphRAG benchmark: index build time at 10k and 100k triples, and time per query of every
+defense beside the undefended pipeline, in one run.
+
+    .venv/bin/python bench/graphrag.py            # add --quick for 10k triples only
+
+Build = template extraction + graph + communities + summaries. Per query = local search +
+the defense + the reader's answer, median over the targeted questions with GragPoison applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from attacks.graphrag.scenario import poisoned_index  # noqa: E402
+from controllers.graphrag import DEFENSES, make_defense  # noqa: E402
+from environments.graphrag.agents import answer_chain  # noqa: E402
+from environments.graphrag.corpus import template_extract  # noqa: E402
+from environments.graphrag.env import statement_row  # noqa: E402
+from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries, local_search  # noqa: E402
+from environments.graphrag.pipeline import Query  # noqa: E402
+from environments.graphrag.real import available, load_real  # noqa: E402
+from environments.graphrag.world import generate_world  # noqa: E402
+
+
+def world_with_triples(target: int):
+    persons = max(40, int(target / 6.4))
+    return generate_world(7, persons=persons, companies=max(12, persons // 25), countries=max(5, persons // 300),
+                          universities=max(5, persons // 200), news=persons // 10, questions=10)
+
+
+def build_row(target: int, leiden: bool) -> list[str]:
+    data = world_with_triples(target)
+    t = time.perf_counter()
+    statements = template_extract(data.documents, data.table)
+    t_extract = time.perf_counter() - t
+    t = time.perf_counter()
+    kg = KnowledgeGraph(statements)
+    _ = kg.simple
+    t_graph = time.perf_counter() - t
+    t = time.perf_counter()
+    membership = communities(kg, "louvain", seed=0)
+    t_louvain = time.perf_counter() - t
+    t = time.perf_counter()
+    community_summaries(kg, membership, phrase=data.table.phrases)
+    t_summaries = time.perf_counter() - t
+    t_leiden = float("nan")
+    if leiden:
+        t = time.perf_counter()
+        communities(kg, "leiden", seed=0)
+        t_leiden = time.perf_counter() - t
+    total = t_extract + t_graph + t_louvain + t_summaries
+    return [f"{len(data.facts):,}", f"{len(statements):,}", f"{t_extract:.2f}", f"{t_graph:.2f}", f"{t_louvain:.2f}",
+            f"{t_leiden:.2f}", f"{t_summaries:.2f}", f"{total:.2f}"]
+
+
+def query_rows(dataset, label: str) -> list[list[str]]:
+    built = poisoned_index(dataset, "gragpoison", targets=20, seed=0, community_method="none")
+    kg = built.index.kg
+    questions = [q for q in dataset.questions if q.id in built.attacker_answers]
+    rows = []
+    for name in DEFENSES:
+        defense = make_defense(name)  # trained outside the timed loop
+        times = []
+        for q in questions:
+            t = time.perf_counter()
+            retrieved = local_search(kg, q.topic, q.plan)
+            removed = defense(kg, Query(q.text, q.topic, q.plan), retrieved).removed if defense else set()
+            answer_chain([statement_row(built.index, i) for i in retrieved if i not in removed], q.topic, q.plan)
+            times.append(time.perf_counter() - t)
+        med = statistics.median(times) * 1000
+        rows.append([label, name, str(len(questions)), f"{med:.1f}"])
+    base = float(rows[0][3])
+    for r in rows:
+        r.append(f"{float(r[3]) / base:.1f}x")
+    return rows
+
+
+def show(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(columns, *rows, strict=True)]
+    print(title)
+    for row in [columns, *rows]:
+        print("  " + "  ".join(str(x).rjust(w) for x, w in zip(row, widths, strict=True)))
+    print()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="10k triples only")
+    args = parser.parse_args()
+    try:
+        import graspologic_native  # noqa: F401
+
+        leiden = True
+    except ImportError:
+        leiden = False
+    sizes = [10_000] if args.quick else [10_000, 100_000]
+    show("Index build (seconds; Leiden is graspologic-native, nan if not installed)",
+         ["facts", "statements", "extract", "graph", "louvain", "leiden", "summaries", "total"],
+         [build_row(n, leiden) for n in sizes])
+    rows = query_rows(generate_world(1000), "world-1000")
+    if available("nations"):
+        rows += query_rows(load_real("nations", seed=0), "nations")
+    show("Time per query with GragPoison applied (median ms; local search + defense + reader)",
+         ["dataset", "defense", "queries", "median ms", "vs undefended"], rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
