@@ -36,6 +36,8 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("s3-get-long-url", "s3-presigned-get", {"ttl": 300, "disposition_chars": 8400}),
     ("s3-get-extreme-url-after-scan", "s3-presigned-get", {"ttl": 300, "disposition_chars": 11200,
                                                            "chores": [job("virus-scan")], "chores_at": 1}),
+    ("s3-get-long-url-recall", "s3-presigned-get", {"ttl": 3600, "disposition_chars": 11200, "chores": logs(8),
+                                                    "chores_at": 1}),
     ("s3-get-sts-signer-expires", "s3-presigned-get", {"ttl": 3600, "sts_ttl": 900, "chores": [job("nightly-etl")],
                                                        "chores_at": 1}),
     ("s3-put-basic", "s3-presigned-put", {"ttl": 300}),

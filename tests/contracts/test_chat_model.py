@@ -55,3 +55,21 @@ def test_chat_agent_newline_in_the_raw_arguments_is_graded_whitespace():
     record, _ = run_with_stub(corrupt=True)
     assert record.status == "ok" and not record.success
     assert record.labels == ["WHITESPACE"] and record.metrics["integrity_issuer"]
+
+
+def test_chat_agent_runs_every_task_with_the_tools_bound():
+    from environments.contracts.env import ContractEnv as Env
+
+    stub = OpenAIStub(lambda body: Reply([("end_task", '{"reason": "stub"}')]))
+    stub.start()
+    try:
+        agent = ChatAgent.from_model_string(MODEL, base_url=stub.base_url, api_key="test", seed=0, timeout=10.0)
+        for spec in Env.task_list():
+            env = Env(spec.id)
+            record = run_episode(env, agent, EpisodeSpec("contracts", spec.id, f"model:{MODEL}", 0),
+                                 budget=Budget(max_steps=3))
+            assert record.status == "ok" and record.labels == ["GOAL_NOT_MET"], (spec.id, record.error)
+            bound = {t["function"]["name"] for t in stub.requests[-1]["tools"]}
+            assert bound == {t.name for t in env.tools}, spec.id
+    finally:
+        stub.stop()

@@ -110,3 +110,14 @@ def test_feedback_mode_restarts_the_task_with_the_label_and_explanation():
     obs = json.loads(env.step(make_action("submit_signup", token=token, preview=False))[0])
     assert obs["body"] == {"success": False, "error-codes": ["timeout-or-duplicate"]}
     assert obs["feedback"]["label"] == "REPLAYED" and obs["attempt"] == 2 and "instruction" in obs["restart"]
+
+
+def test_same_bytes_whatever_the_executor(tmp_path):
+    from agentbed.executors import execute
+
+    specs = [EpisodeSpec("contracts", t, a, s, {"feedback": "off"})
+             for t in ("gcs-after-scan", "device-flow-basic", "stripe-webhook-basic") for a in ("oracle", "naive")
+             for s in (0, 1)]
+    serial = {r.episode_id: r.digest for r in execute(specs, tmp_path / "serial", executor="serial")}
+    process = {r.episode_id: r.digest for r in execute(specs, tmp_path / "process", executor="process", jobs=2)}
+    assert serial == process and len(serial) == len(specs)
