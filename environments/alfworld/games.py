@@ -40,6 +40,7 @@ DEFAULT_GAME_COUNT = 320
 MAX_EPISODE_STEPS = 50
 MAX_ATTEMPTS = 20
 HELDOUT_EVERY = 5
+EXPERT_SEED = 0  # the handcoded expert's random stream, in the solvability check and in every episode
 
 SHORT_NAMES = {"pick_and_place_simple": "simple", "look_at_obj_in_light": "light",
                "pick_clean_then_place_in_recep": "clean", "pick_heat_then_place_in_recep": "heat",
@@ -221,7 +222,7 @@ def game_data(draft: GameDraft) -> tuple[dict[str, Any], dict[str, Any]]:
     return game, traj
 
 
-def expert_walkthrough(game_file: Path, seed: int = 0, max_steps: int = MAX_EPISODE_STEPS) -> list[str] | None:
+def expert_walkthrough(game_file: Path, seed: int = EXPERT_SEED, max_steps: int = MAX_EPISODE_STEPS) -> list[str] | None:
     """The handcoded expert's winning command list within ``max_steps``, or ``None``."""
     from environments.alfworld.tw import load_game
 

@@ -10,9 +10,12 @@ its YAML config or downloaded data. Two things are changed, both about the handc
 * ``AlfredExpert`` lets ``HandCodedAgentFailed`` escape from ``step``; here a failed or
   timed-out expert is recorded (``expert_error``) and recommends nothing.
 
-Speed: TextWorld re-parses the same grammar templates with TatSu at every step (over half
-of a step's time). ``_memoize_template_parsing`` caches the parse per template text and hands
-out deep copies, so derivations are unchanged (tests compare whole traces with and without).
+Speed: TextWorld spends most of a step re-deriving the text of every admissible command: it
+re-parses the same grammar templates with TatSu each time and deep-copies entity records for
+every symbol it expands. ``set_textgen_acceleration`` caches the parse per template text
+(handing out deep copies of the parsed symbols) and copies a derivation context's two
+dictionaries shallowly: derivation only adds keys to them and never mutates the entity records.
+The text is unchanged (tests compare whole traces with and without).
 
 These imports need the ``alfworld`` extra; the rest of the package imports this module lazily.
 """
@@ -41,12 +44,20 @@ def _cached_parse(text: str, **kwargs: Any) -> Any:
     return copy.deepcopy(parsed)  # derivation mutates the symbols it is given
 
 
-def set_template_cache(enabled: bool) -> None:
-    """Turn the template-parse cache on (the default) or off (to compare traces)."""
+_ORIGINAL_COPY_CONTEXT = textgen.copy_context
+
+
+def _shallow_copy_context(context: dict[str, Any]) -> dict[str, Any]:
+    return {**context, "variables": dict(context["variables"]), "mapping": dict(context["mapping"])}
+
+
+def set_textgen_acceleration(enabled: bool) -> None:
+    """Turn the two shortcuts on (the default) or off (to compare traces or time the original)."""
     textgen._parse_and_convert = _cached_parse if enabled else _ORIGINAL_PARSE
+    textgen.copy_context = _shallow_copy_context if enabled else _ORIGINAL_COPY_CONTEXT
 
 
-set_template_cache(True)
+set_textgen_acceleration(True)
 
 
 class SeededAlfredExpert(AlfredExpert):
