@@ -68,8 +68,9 @@ class SimulatedCoder(Agent):
         return {"name": self.name, "model": None, "failure_model": self.failure.to_dict()}
 
 
-def langchain_coder(model: str, seed: int) -> Agent:
-    """A real model through LangChain (``provider:model``); token counts come from the provider."""
+def langchain_coder(model: str, seed: int, **client: Any) -> Agent:
+    """A real model through LangChain (``provider:model``, tools bound); token counts come from the
+    provider's usage metadata. ``client`` goes to the chat model (``base_url``, ``api_key``...)."""
     from agentbed.agents.chat import ChatAgent
 
-    return ChatAgent.from_model_string(model, seed=seed, name=f"model:{model}", system_prompt=CODER_PROMPT)
+    return ChatAgent.from_model_string(model, seed=seed, name=f"model:{model}", system_prompt=CODER_PROMPT, **client)
