@@ -30,7 +30,8 @@ NAIVE_HABITS = frozenset({"stale", "visible_text", "hasty"})
 # Which habit a failure label teaches the agent to drop (feedback mode).
 LESSONS = {"EXPIRED_BEFORE_USE": "stale", "REVOKED_TOKEN": "stale", "STALE_PRECONDITION": "stale",
            "REPLAYED": "stale", "PARAMETER_MISMATCH": "stale", "VISIBLE_TEXT_MISMATCH": "visible_text",
-           "SLOW_DOWN": "hasty", "NOT_YET_VALID": "hasty", "RATE_LIMITED": "hasty"}
+           "SLOW_DOWN": "hasty", "NOT_YET_VALID": "hasty", "RATE_LIMITED": "hasty",
+           "BACKOFF_VIOLATION": "hasty"}
 _ANCHOR = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.S)
 
 
@@ -44,7 +45,7 @@ def full_plan(task: TaskSpec) -> list[Step]:
     def shift(j: int | None) -> int | None:
         return j if j is None or j < at else j + len(chores)
 
-    moved = [Step(s.tool, s.args, s.produces, s.ttl, shift(s.renew), s.poll, s.wait_for) for s in steps]
+    moved = [Step(s.tool, s.args, s.produces, s.ttl, shift(s.renew), s.poll, s.wait_for, s.backoff) for s in steps]
     return moved[:at] + chores + moved[at:]
 
 
@@ -152,11 +153,12 @@ class PlanAgent(Agent):
         if self.pending is not None and "restart" not in obs:
             step = self.plan[self.pending]
             status, body = obs.get("status", 200), obs.get("body")
-            polled = isinstance(body, dict) and step.poll in (body.get("error"), body.get("__type"))
+            polled = isinstance(body, dict) and step.poll in (body.get("error"), body.get("__type"),
+                                                              find_field(body, "Code"))
             if step.poll and polled and self.polls < MAX_POLLS:
                 self.pending = None
                 self.polls += 1
-                pause = body.get("interval") or body.get("retry_after") or 0
+                pause = body.get("interval") or body.get("retry_after") or step.backoff * 2 ** (self.polls - 1)
                 if pause and "hasty" not in self.habits:
                     return Action(make_action("wait", seconds=float(pause)))
                 return self._next()

@@ -66,6 +66,8 @@ class Step:
     renews it in time; ``renew``: index of the step that renews it (default: this one).
     ``poll``: repeat while the body's ``error`` equals this, waiting the body's ``interval``.
     ``wait_for``: a body field holding a not-before time (epoch seconds) to wait for first.
+    ``backoff``: when polling without a server-given interval, wait ``backoff * 2**(n-1)`` s
+    before the n-th retry (exponential backoff).
     """
 
     tool: str
@@ -75,6 +77,7 @@ class Step:
     renew: int | None = None
     poll: str | None = None
     wait_for: str | None = None
+    backoff: float = 0.0
 
 
 class Family:

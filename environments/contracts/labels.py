@@ -61,6 +61,9 @@ _LABELS = [
           "RFC 8628 3.5 slow_down; GitHub device flow docs"),
     Label("RATE_LIMITED", "validity", "The agent retried before the Retry-After the server set had elapsed.",
           "RFC 6585 4 (429 Too Many Requests) and RFC 9110 10.2.3 Retry-After; AWS ThrottlingException"),
+    Label("BACKOFF_VIOLATION", "validity", "The agent retried sooner than the exponential backoff the service asks for.",
+          "S3 503 SlowDown 'Please reduce your request rate.' with SDK exponential backoff (AWS SDKs and Tools "
+          "reference, retry behavior); published ContractBench label"),
     Label("STALE_PRECONDITION", "validity",
           "A precondition (ETag, fencing token) was stale: the resource changed after it was read.",
           "RFC 9110 13.1.1 412 Precondition Failed; S3 PreconditionFailed"),

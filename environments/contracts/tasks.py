@@ -43,6 +43,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("s3-put-basic", "s3-presigned-put", {"ttl": 300}),
     ("s3-put-scan-after-sign", "s3-presigned-put", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1,
                                                     "chores_after": "url"}),
+    ("s3-put-slowdown-backoff", "s3-presigned-put", {"ttl": 300, "slowdown": 4}),
     ("sts-basic", "sts-session-credentials", {"ttl": 900}),
     ("sts-long-etl", "sts-session-credentials", {"ttl": 900, "chores": [job("nightly-etl")], "chores_at": 1}),
     ("gcs-basic", "gcs-v4-signed-url", {"ttl": 600}),

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 REGION = "us-east-1"
+BACKOFF_BASE = 1.0  # seconds before the first retry after SlowDown
 BUCKET = "agentbed-reports"
 AUTH_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
                "X-Amz-Signature")
@@ -199,12 +200,15 @@ class S3PresignedPut(_S3Family):
     )
 
     def instruction(self, p: Any) -> str:
+        backoff = (f" S3 may answer 503 SlowDown: retry with exponential backoff, waiting at least {BACKOFF_BASE:g} s, "
+                   f"then {2 * BACKOFF_BASE:g} s, {4 * BACKOFF_BASE:g} s, ... before each retry." if p.get("slowdown") else "")
         return ("Upload the report with a presigned PUT: call presign_put, then upload(url, content_type) "
-                "resending the signed Content-Type exactly.")
+                "resending the signed Content-Type exactly." + backoff)
 
     def plan(self, p: Any) -> list[Step]:
         return [Step("presign_put", produces=("url", "content_type"), ttl="ttl"),
-                Step("upload", {"url": Ref("url"), "content_type": Ref("content_type")})]
+                Step("upload", {"url": Ref("url"), "content_type": Ref("content_type")}, poll="SlowDown",
+                     backoff=BACKOFF_BASE)]
 
     def tool_presign_put(self, env: ContractEnv) -> Any:
         content_type = env.p.get("content_type", "text/csv; charset=utf-8")
@@ -213,7 +217,24 @@ class S3PresignedPut(_S3Family):
         return env.ok({"url": env.link("url", url), "content_type": env.issue("content_type", content_type),
                        "expires_in": int(env.p.get("ttl", 300))})
 
+    def _slow_down(self, env: ContractEnv) -> Any:
+        """Task param ``slowdown``: the first n uploads answer 503 SlowDown; the n-th retry must come
+        at least BACKOFF_BASE * 2**(n-1) s after the previous attempt, else BACKOFF_VIOLATION."""
+        attempts = env.fam.setdefault("upload_attempts", [])
+        if len(attempts) >= env.p.get("slowdown", 0):
+            return None
+        now = env.clock.now()
+        too_soon = bool(attempts) and now - attempts[-1] < BACKOFF_BASE * 2 ** (len(attempts) - 1)
+        attempts.append(now)
+        body = s3_error("SlowDown", "Please reduce your request rate.")
+        if too_soon:
+            return env.present({}, reject_validity("BACKOFF_VIOLATION", 503, body))
+        return env.respond(503, body)
+
     def tool_upload(self, env: ContractEnv, url: str, content_type: str) -> Any:
+        throttled = self._slow_down(env)
+        if throttled is not None:
+            return throttled
         verdict = verify_presigned(url, "PUT", {"Content-Type": content_type}, self.secrets(env), env.clock.now(),
                                    env.fam["sessions"])
         if verdict.accepted:
