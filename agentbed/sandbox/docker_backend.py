@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import signal
 import socket
 import struct
 import time
@@ -111,6 +112,9 @@ class DockerSandbox(Sandbox):
             labels={LABEL: "1", OWNER_LABEL: owner_tag()})
         self.id = self.container.id
         try:
+            self.container.reload()
+            self._init_pid = int(self.container.attrs["State"]["Pid"])
+            self._procs_file = _cgroup_procs_file(self._init_pid)
             self._oom_baseline = self._probe()[0]
         except Exception:
             self.cleanup()
@@ -131,7 +135,7 @@ class DockerSandbox(Sandbox):
             self._kill_all()
             raise
         finally:
-            raw.close()
+            _hang_up(raw, conn)
         if reason:
             self._kill_all()
         code = self._exit_code(exec_id)
@@ -156,8 +160,28 @@ class DockerSandbox(Sandbox):
         raise SandboxError(f"docker exec {exec_id[:12]} did not report an exit code")
 
     def _kill_all(self) -> None:
-        exec_id = self.client.api.exec_create(self.id, _KILL_ALL, user=USER)["Id"]
-        self.client.api.exec_start(exec_id)
+        """SIGKILL every process in the container but PID 1 (docker exec has no kill).
+
+        With the engine on this host (as root), from the host: kill every process listed in
+        the container's cgroup, round after round until none is left (a fork bomb that holds
+        every pid leaves no room for a fresh exec). Otherwise by ``kill -9 -1`` inside."""
+        if self._procs_file is None:
+            exec_id = self.client.api.exec_create(self.id, _KILL_ALL, user=USER)["Id"]
+            self.client.api.exec_start(exec_id, detach=True)
+            self._exit_code(exec_id)
+            return
+        for _ in range(500):
+            with open(self._procs_file) as fh:
+                others = [int(pid) for pid in fh.read().split() if int(pid) != self._init_pid]
+            if not others:
+                return
+            for pid in others:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.002)
+        raise SandboxError(f"could not kill the processes of container {self.id[:12]}")
 
     def _probe(self) -> tuple[int, int]:
         """(OOM kills so far in the container's memory cgroup, free blocks of the workdir)."""
@@ -174,6 +198,41 @@ class DockerSandbox(Sandbox):
         except Exception as exc:
             if "No such container" not in str(exc) and "is already in progress" not in str(exc):
                 raise SandboxError(f"could not remove container {self.id[:12]}: {exc}") from exc
+
+
+def _cgroup_procs_file(host_pid: int) -> str | None:
+    """The cgroup.procs listing every process of the container whose init is ``host_pid``,
+    when this process can see and signal them (root, engine on this host); else None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        with open(f"/proc/{host_pid}/cgroup") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            candidate = f"/sys/fs/cgroup/pids{path}/cgroup.procs"
+        elif controllers == "" and len(lines) == 1:  # cgroup v2
+            candidate = f"/sys/fs/cgroup{path}/cgroup.procs"
+        else:
+            continue
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _hang_up(raw: socket.socket, conn: Any) -> None:
+    """Really close the exec connection: other objects share its fd, so close() alone would
+    leave the daemon blocked writing a flood of output into it."""
+    try:
+        raw.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    raw.close()
+    if conn is not raw:
+        conn.close()
 
 
 def _pump_socket(raw: socket.socket, stdin: bytes | None, deadline: float,

@@ -214,9 +214,13 @@ class LocalSandbox(Sandbox):
             os.close(info_write)
         try:
             reason = pump(proc, stdin, start + timeout, out, err)
+            if not reason:  # the streams closed; the command may still run
+                try:
+                    proc.wait(timeout=max(start + timeout - time.monotonic(), 0.001))
+                except subprocess.TimeoutExpired:
+                    reason = "timeout"
         finally:
-            self._end(proc)
-            _wait_namespace_gone(info_read)
+            _stop(proc, info_read)
         code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         duration = time.monotonic() - start
         stderr = err.value()
@@ -228,19 +232,6 @@ class LocalSandbox(Sandbox):
         status = classify(code, timed_out=reason == "timeout", output_limited=reason == "output_limit",
                           oom=oom, disk_full=disk)
         return ExecResult(code, out.value(), stderr, out.truncated, err.truncated, duration, status)
-
-    @staticmethod
-    def _end(proc: subprocess.Popen[bytes]) -> None:
-        """Kill the launcher's process group (bubblewrap's init then takes the rest down)."""
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
 
     def _workdir_full(self) -> bool:
         if self._holder is None:
@@ -256,31 +247,48 @@ class LocalSandbox(Sandbox):
         if self.as_root:
             kill_uid(self.uid)
         if self._holder is not None:
-            self._end(self._holder)  # its mount namespace, with the workdir tmpfs, goes with it
+            _stop(self._holder)  # its mount namespace, with the workdir tmpfs, goes with it
             self._holder = None
         if self._host_workdir is not None:
             remove_tree(self._host_workdir)
             self._host_workdir = None
 
 
-def _wait_namespace_gone(info_fd: int, limit: float = 10.0) -> None:
-    """Return once bubblewrap's init has exited: the kernel kills and reaps every other
-    process of its PID namespace before that, so nothing the command started survives."""
-    with os.fdopen(info_fd, "rb") as info:
-        found = re.search(rb'"child-pid":\s*(\d+)', info.read())
-    if not found:
-        return  # bubblewrap failed before starting its init
-    stat_path = f"/proc/{int(found.group(1))}/stat"
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        try:
-            with open(stat_path, "rb") as fh:
-                state = fh.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return
-        if state in (b"Z", b"X"):
-            return
-        time.sleep(0.0005)
+def _stop(proc: subprocess.Popen[bytes], info_fd: int | None = None) -> None:
+    """End a launcher and reap it. If it still runs, SIGKILL bubblewrap's init (its host pid
+    is on ``info_fd``): the kernel then kills the whole PID namespace and bubblewrap reaps
+    its init, so no zombie is left to the host's init. The process group is the fallback."""
+    try:
+        if proc.poll() is None:
+            init_pid = _init_pid(info_fd) if info_fd is not None else None
+            if init_pid is not None:
+                try:
+                    os.kill(init_pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                proc.wait(timeout=5 if init_pid is not None else 0)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+    finally:
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        if info_fd is not None:
+            os.close(info_fd)
+
+
+def _init_pid(info_fd: int) -> int | None:
+    """bubblewrap's ``--info-fd`` JSON names its init's host pid ("child-pid")."""
+    ready, _, _ = select.select([info_fd], [], [], 1.0)
+    if not ready:
+        return None
+    found = re.search(rb'"child-pid":\s*(\d+)', os.read(info_fd, 4096))
+    return int(found.group(1)) if found else None
 
 
 def remove_tree(path: str) -> None:
