@@ -37,6 +37,8 @@ class KnowledgeGraph:
                 self.incident.setdefault(entity, []).append(i)
                 self.docs_of_entity.setdefault(entity, set()).add(s.doc)
         self._simple: nx.Graph | None = None
+        self._degree: dict[str, int] | None = None
+        self.search_cache: dict[tuple[str, tuple[str, ...], int, int], list[int]] = {}
 
     @property
     def simple(self) -> nx.Graph:
@@ -46,7 +48,9 @@ class KnowledgeGraph:
         return self._simple
 
     def degree(self, entity: str) -> int:
-        return self.simple.degree(entity) if entity in self.simple else 0
+        if self._degree is None:
+            self._degree = dict(self.simple.degree())
+        return self._degree.get(entity, 0)
 
     def entities(self) -> list[str]:
         return sorted(self.incident)
@@ -132,8 +136,16 @@ def local_search(kg: KnowledgeGraph, topic: str, plan: Sequence[str], *, max_inc
     Starting at the topic entity, every hop adds the statements incident to the frontier and
     moves the frontier to the objects of the plan's relation (every candidate, conflicting ones
     included). Then relationships among the selected entities are added, highest combined
-    degree first, up to ``max_network``.
+    degree first, up to ``max_network``. Results are cached on the graph (it never changes).
     """
+    key = (topic, tuple(plan), max_incident, max_network)
+    if key not in kg.search_cache:
+        kg.search_cache[key] = _local_search(kg, topic, plan, max_incident, max_network)
+    return list(kg.search_cache[key])
+
+
+def _local_search(kg: KnowledgeGraph, topic: str, plan: Sequence[str], max_incident: int,
+                  max_network: int) -> list[int]:
     frontier, selected_entities = {topic}, {topic}
     chosen: dict[int, None] = {}
     for relation in [*plan, None]:

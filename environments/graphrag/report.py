@@ -119,8 +119,9 @@ def paired_gain(cells: list[Cell], attack: str, better: str, worse: str = "none"
     a = {r.task: float(r.metrics.get("attack_success", False)) for r in by[(attack, worse)].records}
     b = {r.task: float(r.metrics.get("attack_success", False)) for r in by[(attack, better)].records}
     tasks = sorted(set(a) & set(b))
+    groups = [t.rsplit("-", 1)[0] for t in tasks]
     return paired_difference_ci([a[t] for t in tasks], [b[t] for t in tasks],
-                                groups=[t.rsplit("-", 1)[0] for t in tasks], seed=0)
+                                groups=groups if len(set(groups)) > 1 else None, seed=0)
 
 
 def figure(cells_by_dataset: dict[str, list[Cell]], defenses: Sequence[str]) -> dict[str, Any]:
