@@ -26,6 +26,7 @@ from typing import Any
 from agentbed.agents.base import Agent
 from agentbed.branch import ForkPoint, Prefix, PrefixMismatch
 from agentbed.control import StepView
+from agentbed.env import ToolEnv
 from agentbed.errors import UsageError
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import VERSIONS, Budget, EpisodeSpec
@@ -143,7 +144,6 @@ def _branch(target: BranchTarget, point: ForkPoint, base_copy: Agent, action: st
         reseed_agent(agent, rseed)
     writer = TrajectoryWriter(log_dir / f"{spec.episode_id}.jsonl") if log_dir is not None else None
     record = point.run(agent, spec, budget=Budget(max_steps=target.max_steps), writer=writer, env=env)
-    env.close()
     if record.status == "error":
         counts.branch_errors += 1
         counts.error_examples.append(record.error.strip().splitlines()[-1][:300] if record.error else "error")
@@ -158,7 +158,7 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
     rows: list[dict[str, Any]] = []
     if target.uses_global_random:
         random.seed(seed)
-    env = target.make_env(game)
+    env, branch_env = _envs(target, game)
     agent = target.base_agents[flaw](seed)
     observation, _ = env.reset(seed=seed)
     agent.reset(seed=seed, task=env.task)
@@ -177,7 +177,7 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
             counts.checkpoints += 1
             prefix = Prefix(game, seed, list(actions_so_far), [first_observation] + [h.observation for h in history],
                             episode_id=trajectory)
-            point = ForkPoint(lambda: target.make_env(game), prefix, t, method,
+            point = ForkPoint(lambda: branch_env, prefix, t, method,
                               seed_global_random=target.uses_global_random)
             features = prefix_features(history, risks, first_observation, target.max_steps)
             for action in actions:
@@ -195,8 +195,26 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
         history.append(StepView(observation, proposed.text, _reward, info))
         if terminated or truncated:
             break
-    env.close()
     return rows, counts
+
+
+_ENVS: dict[tuple[str, str], tuple[ToolEnv, ToolEnv]] = {}
+
+
+def _envs(target: BranchTarget, game: str) -> tuple[ToolEnv, ToolEnv]:
+    """Two environments for ``game`` (the live trajectory's and the branches'), reused across
+    trajectories of the same game: ``reset`` rebuilds an episode completely, while building an
+    environment can cost seconds (ALFWorld parses its PDDL, ScienceWorld starts a JVM).
+    Branches run one at a time, so one environment serves all of them; the verified replay
+    would expose any state a reset failed to clear."""
+    key = (target.name, game)
+    if key not in _ENVS:
+        for live, branch in _ENVS.values():
+            live.close()
+            branch.close()
+        _ENVS.clear()
+        _ENVS[key] = (target.make_env(game), target.make_env(game))
+    return _ENVS[key]
 
 
 def _unit(args: tuple[str, dict[str, Any], str, str, int, BuildConfig, str | None]) -> tuple[list[dict], _Counts]:
