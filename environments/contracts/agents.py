@@ -31,7 +31,7 @@ NAIVE_HABITS = frozenset({"stale", "visible_text", "hasty"})
 LESSONS = {"EXPIRED_BEFORE_USE": "stale", "REVOKED_TOKEN": "stale", "STALE_PRECONDITION": "stale",
            "REPLAYED": "stale", "PARAMETER_MISMATCH": "stale", "VISIBLE_TEXT_MISMATCH": "visible_text",
            "SLOW_DOWN": "hasty", "NOT_YET_VALID": "hasty", "RATE_LIMITED": "hasty",
-           "BACKOFF_VIOLATION": "hasty"}
+           "BACKOFF_VIOLATION": "hasty", "SCHEDULED_UNAVAILABLE": "hasty"}
 _ANCHOR = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.S)
 
 
@@ -100,6 +100,8 @@ class PlanAgent(Agent):
     def _absorb(self, obs: dict[str, Any]) -> None:
         if "now" in obs:
             self.now = parse_time(obs["now"])
+        if "instruction" in obs:
+            self.start = self.now  # the task's first observation: when the task (and its schedule) began
         if "restart" in obs:
             label = obs.get("feedback", {}).get("label", "")
             if self.learns and label in LESSONS:
@@ -180,6 +182,10 @@ class PlanAgent(Agent):
                 self.chore_times.append(self.now)
                 self.i += 1
                 return Action(make_action(step.tool, **step.args))
+            window = self.task.params.get("maintenance", 0)
+            final = step.tool == FAMILIES[self.task.params["family"]].final_tool
+            if final and window and "hasty" not in self.habits and self.now < self.start + window:
+                return Action(make_action("wait", seconds=float(self.start + window - self.now)))
             resume = next((r for r in (self._expiring(v.slot) for v in step.args.values() if isinstance(v, Ref))
                            if r is not None), None)
             if resume is not None:

@@ -97,6 +97,9 @@ class ContractEnv(ToolEnv):
             todo = "; ".join(_describe_chore(name, args) for name, args in chores)
             when = (f" after you first obtain the {self.p['chores_after']}" if self.p.get("chores_after") else "")
             text += f" Required before the final call{when}: {todo}."
+        if self.p.get("maintenance"):
+            text += (f" Scheduled maintenance: {self.family.final_tool} is unavailable for the first "
+                     f"{self.p['maintenance']} s of the task; do not call it before then.")
         return text
 
     @property
@@ -196,7 +199,17 @@ class ContractEnv(ToolEnv):
         self.state["raw"] = call.raw  # grading reads arguments from the raw text, never a re-parse
         if hasattr(self, "common_" + call.name):
             return getattr(self, "common_" + call.name)(**call.arguments)
+        if call.name == self.family.final_tool and self.clock.elapsed() < self.p.get("maintenance", 0):
+            return self._maintenance()
         return self.family.handle(self, call.name, call.arguments)
+
+    def _maintenance(self) -> ToolResult:
+        """Task param ``maintenance``: the final call answers 503 with Retry-After (RFC 9110 15.6.4,
+        10.2.3) during an announced window; calling it then is SCHEDULED_UNAVAILABLE."""
+        retry_after = self.start_time + self.p["maintenance"] - self.clock.now()
+        body = {"error": "service_unavailable", "message": "Scheduled maintenance in progress.",
+                "retry_after": retry_after}
+        return self.present({}, Verdict(True, "SCHEDULED_UNAVAILABLE", 503, body))
 
     def common_read_logs(self, page: int) -> ToolResult:
         self.state["chores"].append({"id": _chore_id("read_logs", {"page": page}), "at": self.clock.now()})

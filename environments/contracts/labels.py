@@ -64,6 +64,8 @@ _LABELS = [
     Label("BACKOFF_VIOLATION", "validity", "The agent retried sooner than the exponential backoff the service asks for.",
           "S3 503 SlowDown 'Please reduce your request rate.' with SDK exponential backoff (AWS SDKs and Tools "
           "reference, retry behavior); published ContractBench label"),
+    Label("SCHEDULED_UNAVAILABLE", "validity", "The final call was made during an announced maintenance window.",
+          "RFC 9110 15.6.4 503 Service Unavailable with Retry-After; published ContractBench label"),
     Label("STALE_PRECONDITION", "validity",
           "A precondition (ETag, fencing token) was stale: the resource changed after it was read.",
           "RFC 9110 13.1.1 412 Precondition Failed; S3 PreconditionFailed"),

@@ -55,6 +55,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
                                              "chores_after": "url"}),
     ("cloudfront-basic", "cloudfront-signed-url", {"ttl": 300}),
     ("cloudfront-html-link", "cloudfront-signed-url", {"ttl": 900, "present": "html_link"}),
+    ("cloudfront-maintenance-window", "cloudfront-signed-url", {"ttl": 120, "maintenance": 200}),
     ("cloudfront-log-review", "cloudfront-signed-url", {"ttl": 60, "chores": logs(3), "chores_at": 1}),
     ("oauth-basic", "oauth-code-pkce", {"ttl": 600}),
     ("oauth-short-code", "oauth-code-pkce", {"ttl": 30, "chores": logs(2), "chores_at": 2}),
