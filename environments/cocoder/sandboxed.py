@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentbed.sandbox import Limits, open_sandbox
+from agentbed.sandbox import Limits, SandboxUnavailable, open_sandbox
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MEMORY_MB = 2048
+SANDBOX_ATTEMPTS = 3  # an infrastructure failure (a container that vanished) is retried, a test failure never
 _RUN_IN_DIR = ("import os, sys; os.chdir(sys.argv[1]); sys.path.insert(0, os.getcwd()); "
                "sys.argv = sys.argv[2:]; import runpy; runpy.run_module(sys.argv[0], run_name='__main__')")
 
@@ -34,11 +35,19 @@ def sandbox_exec(tree: Path, module_argv: list[str], *, timeout: float = DEFAULT
     """Copy ``tree`` into a fresh sandbox (agentbed.sandbox) and run ``python -m <module_argv>`` there."""
     limits = Limits(memory_bytes=memory_mb * 1024 * 1024, cpu_seconds=int(timeout) + 5,
                     disk_bytes=1024 * 1024 * 1024, processes=256)
-    with open_sandbox(backend=backend, limits=limits) as sb:
-        sb.copy_in(tree, "work")
-        r = sb.exec([sb.python, "-c", _RUN_IN_DIR, "work", *module_argv], timeout=timeout)
-        return ExecOutcome(r.exit_code, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace"),
-                           r.status, sb.backend)
+    for attempt in range(1, SANDBOX_ATTEMPTS + 1):
+        try:
+            with open_sandbox(backend=backend, limits=limits) as sb:
+                sb.copy_in(tree, "work")
+                r = sb.exec([sb.python, "-c", _RUN_IN_DIR, "work", *module_argv], timeout=timeout)
+                return ExecOutcome(r.exit_code, r.stdout.decode("utf-8", "replace"),
+                                   r.stderr.decode("utf-8", "replace"), r.status, sb.backend)
+        except SandboxUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the sandbox itself failed (a container gone), not the code
+            if attempt == SANDBOX_ATTEMPTS:
+                raise RuntimeError(f"sandbox failed {attempt} times running {module_argv[0]}: {exc}") from exc
+    raise AssertionError("unreachable")
 
 
 def current_backend() -> str:

@@ -55,14 +55,17 @@ def test_env_passes_check_env_and_bad_actions_are_observations(sandbox):
     assert json.loads(obs).get("module") != first
 
 
-def test_cli_runs_a_team_and_rejects_a_bad_strategy(sandbox, tmp_path):
-    agentbed = [sys.executable, "-m", "agentbed.cli"]
-    ok = subprocess.run([*agentbed, "run", "cocoder", "--strategy", "cocoder", "--agents", "2", "--task", TASK,
-                         "--seeds", "1", "--out", str(tmp_path / "run")], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    bad = subprocess.run([*agentbed, "run", "cocoder", "--strategy", "magic", "--task", TASK],
-                         capture_output=True, text=True)
-    assert bad.returncode == 2 and "--strategy" in bad.stderr and "Traceback" not in bad.stderr
+def test_cli_runs_a_team_and_rejects_a_bad_strategy(sandbox, tmp_path, capsys):
+    from agentbed.cli import main
+
+    assert main(["run", "cocoder", "--strategy", "cocoder", "--agents", "2", "--task", TASK, "--seeds", "1",
+                 "--executor", "serial", "--out", str(tmp_path / "run")]) == 0
+    manifests = list((tmp_path / "run" / "episodes").glob("*.team.json"))
+    assert len(manifests) == 1 and verify_manifest(manifests[0]) == []
+    capsys.readouterr()
+    assert main(["run", "cocoder", "--strategy", "magic", "--task", TASK]) == 2
+    err = capsys.readouterr().err
+    assert "--strategy" in err and "Traceback" not in err
 
 
 def test_fetch_script_rejects_an_unknown_repository():

@@ -1,0 +1,33 @@
+import json
+
+from conftest import write_package
+
+from agentbed.cli import main
+
+
+def test_plan_verb_reports_every_strategy(synth_repo, capsys):
+    assert main(["cocoder-plan", str(synth_repo.package_dir), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["modules"] == 21 and set(report["strategies"]) == {"sequential", "file-parallel", "per-file",
+                                                                      "cocoder"}
+    assert report["cycles"]
+
+
+def test_cycle_only_package_is_planned_as_one_unit_with_a_message(tmp_path, capsys):
+    pkg = write_package(tmp_path, {
+        "ring/__init__.py": "",
+        "ring/a.py": "import ring.b\n\ndef f():\n    return ring.b.g()\n",
+        "ring/b.py": "import ring.a\n\ndef g():\n    return 1\n",
+    })
+    assert main(["cocoder-plan", str(pkg)]) == 0
+    assert "import cycle of 2 modules (written by one agent): ring.a, ring.b" in capsys.readouterr().out
+
+
+def test_bad_packages_exit_2_with_one_line(tmp_path, capsys):
+    bad = write_package(tmp_path, {"bad/__init__.py": "def f(:\n"})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for target, words in [(bad, "syntax error"), (empty, "no Python modules"), (tmp_path / "missing", "not a directory")]:
+        assert main(["cocoder-plan", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
