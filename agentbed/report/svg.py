@@ -18,7 +18,9 @@ XLINK_NS = "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG_NS)
 ET.register_namespace("xlink", XLINK_NS)
 
-_FORBIDDEN_TAGS = {"script", "foreignObject", "iframe", "object", "embed", "audio", "video", "metadata"}
+# Active content, and SMIL animation (it can set an href to a script URL after sanitising).
+_FORBIDDEN_TAGS = {"script", "foreignObject", "iframe", "object", "embed", "audio", "video", "metadata",
+                   "set", "animate", "animateMotion", "animateTransform", "discard", "handler", "listener"}
 _HREF_ATTRS = {"href", f"{{{XLINK_NS}}}href"}
 # Raster images embedded by matplotlib (imshow) are kept: they are inline data, not a fetch.
 _INLINE_RASTER = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$")

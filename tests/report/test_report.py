@@ -135,9 +135,10 @@ def test_sanitize_svg_removes_active_content_and_prefixes_ids():
            '<script>alert(1)</script><defs><clipPath id="p1"><rect width="1" height="1"/></clipPath>'
            '<path id="m0" d="M0 0"/></defs><use xlink:href="#m0"/><image href="https://example.org/a.png"/><image href="data:image/png;base64,iVBORw0KGgo="/>'
            '<image href="data:image/svg+xml;base64,PHN2Zz4="/>'
+           '<a href="javascript:alert(1)"><set attributeName="href" to="javascript:alert(2)"/></a>'
            '<g clip-path="url(#p1)" style="fill: url(https://example.org/x)"/></svg>')
     out = sanitize_svg(svg, "fig7")
-    assert "script" not in out and "onload" not in out and "example.org" not in out
+    assert "script" not in out and "onload" not in out and "example.org" not in out and "<set" not in out
     assert "data:image/png;base64,iVBORw0KGgo=" in out and "svg+xml" not in out
     assert 'id="fig7-p1"' in out and 'url(#fig7-p1)' in out and '"#fig7-m0"' in out
     with pytest.raises(InvalidSvg):
