@@ -152,7 +152,7 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
             ax = axes[0][min(idx // 3, axes.shape[1] - 1)]
             for i, s in enumerate(STRATEGIES):
                 ax.scatter(points[i][0], points[i][1], marker="o*sD"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
-                ax.annotate(label, points[i], fontsize=6)
+                ax.annotate(label, points[i][:2], fontsize=6)
             ax.set_xlabel("makespan (virtual s)")
             ax.set_ylabel("cost ($)")
         for ax in axes[0]:

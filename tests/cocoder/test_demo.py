@@ -1,3 +1,5 @@
+import pytest
+
 from agentbed.results import load_results
 from environments.cocoder.demo import GATED, pareto_front, run_demo
 
@@ -18,3 +20,17 @@ def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
         (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder") for metric in GATED}
     assert all(set(m["values"]) == {"synth-12/0"} for m in results["metrics"])
     assert (tmp_path / "cocoder" / "summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
+    import environments.cocoder.demo as demo
+
+    monkeypatch.setattr(demo, "LATENCIES", (60.0,))
+    monkeypatch.setattr(demo, "CROSS_ERRORS", (0.1,))
+    monkeypatch.setattr(demo, "AGENT_COUNTS", (2,))
+    summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=True)
+    assert summary["figures"] and summary["figures"][0]["svg"].startswith("<svg")
+    sweep = summary["tables"][-1]
+    assert {row[1] for row in sweep["rows"]} == {"lambda=60", "p_x=0.1", "k=2", "free lossless transfer"}
+    assert any(row[2].endswith(" *") for row in sweep["rows"])
