@@ -72,11 +72,16 @@ def export_inspect(run_dir: str | Path, out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     run_info = _run_info(root)
     created = _created(root)
-    paths = []
+    paths: list[Path] = []
+    used: set[str] = set()
     for (suite, agent), group in sorted(groups.items()):
         group.sort(key=lambda ep: (str(ep.record.get("task")), _seed_key(ep.record.get("seed")),
                                    ep.record["episode_id"]))
-        path = out / f"{_FILE_UNSAFE.sub('_', suite)}-{_FILE_UNSAFE.sub('_', agent)}.eval"
+        stem = f"{_FILE_UNSAFE.sub('_', suite)}-{_FILE_UNSAFE.sub('_', agent)}"
+        if stem in used:  # e.g. suite "a-b" + agent "c" and suite "a" + agent "b-c"
+            stem += "-" + _stable_id(suite, agent)[:8]
+        used.add(stem)
+        path = out / f"{stem}.eval"
         write_eval_log(eval_log(suite, agent, group, run_info, created), str(path))
         paths.append(path)
     return paths
