@@ -301,3 +301,28 @@ def ensure_games(count: int = DEFAULT_GAME_COUNT, seed: int = DEFAULT_SEED, work
 
 def read_traj(game_file: Path) -> dict[str, Any]:
     return json.loads((Path(game_file).parent / "traj_data.json").read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m environments.alfworld.games --count 320``: generate the games into the cache."""
+    import argparse
+    import time
+    from collections import Counter
+
+    parser = argparse.ArgumentParser(description="Generate ALFWorld games checked by the handcoded expert.")
+    parser.add_argument("--count", type=int, default=DEFAULT_GAME_COUNT)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: CPUs, at most 4)")
+    args = parser.parse_args(argv)
+    if args.count < 1:
+        parser.error("--count must be at least 1")
+    start = time.perf_counter()
+    paths = ensure_games(args.count, args.seed, args.workers)
+    types = Counter(read_traj(p)["task_type"] for p in paths)
+    print(f"{len(paths)} games in {cache_root() / f'seed{args.seed}'} ({time.perf_counter() - start:.0f} s): "
+          + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -12,9 +12,9 @@ its YAML config or downloaded data. Two things are changed, both about the handc
 
 Speed: TextWorld spends most of a step re-deriving the text of every admissible command: it
 re-parses the same grammar templates with TatSu each time and deep-copies entity records for
-every symbol it expands. ``set_textgen_acceleration`` caches the parse per template text
-(handing out deep copies of the parsed symbols) and copies a derivation context's two
-dictionaries shallowly: derivation only adds keys to them and never mutates the entity records.
+every symbol it expands. ``set_textgen_acceleration`` caches the parse of each template text and of each
+rule condition (handing out deep copies of what was parsed) and copies a derivation context's
+two dictionaries shallowly: derivation only adds keys to them and never mutates the entities.
 The text is unchanged (tests compare whole traces with and without).
 
 These imports need the ``alfworld`` extra; the rest of the package imports this module lazily.
@@ -31,6 +31,7 @@ import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredExpert, AlfredInfos
 from textworld.envs import PddlEnv
 from textworld.envs.pddl import textgen
+from textworld.logic import Rule
 
 _ORIGINAL_PARSE = textgen._parse_and_convert
 _PARSE_CACHE: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
@@ -51,10 +52,25 @@ def _shallow_copy_context(context: dict[str, Any]) -> dict[str, Any]:
     return {**context, "variables": dict(context["variables"]), "mapping": dict(context["mapping"])}
 
 
+_QUERY_CACHE: dict[str, Rule] = {}
+
+
+class _CachedRuleQueries:
+    """Stands in for ``Rule`` inside TextWorld's text generator, which only parses queries with it."""
+
+    @staticmethod
+    def parse_conjunctive_query(expression: str) -> Rule:
+        rule = _QUERY_CACHE.get(expression)
+        if rule is None:
+            rule = _QUERY_CACHE[expression] = Rule.parse_conjunctive_query(expression)
+        return copy.deepcopy(rule)
+
+
 def set_textgen_acceleration(enabled: bool) -> None:
-    """Turn the two shortcuts on (the default) or off (to compare traces or time the original)."""
+    """Turn the shortcuts on (the default) or off (to compare traces or time the original)."""
     textgen._parse_and_convert = _cached_parse if enabled else _ORIGINAL_PARSE
     textgen.copy_context = _shallow_copy_context if enabled else _ORIGINAL_COPY_CONTEXT
+    textgen.Rule = _CachedRuleQueries if enabled else Rule
 
 
 set_textgen_acceleration(True)
