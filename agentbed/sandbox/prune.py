@@ -54,7 +54,7 @@ def prune_containers(everything: bool, report: PruneReport) -> None:
     for container in client.containers.list(all=True, filters={"label": LABEL}):
         owner_host, _, owner_pid = container.labels.get(OWNER_LABEL, "").rpartition(":")
         dead_owner = owner_host == host and owner_pid.isdigit() and _orphaned(int(owner_pid), False)
-        if everything or container.status != "running" or dead_owner:
+        if everything or dead_owner:  # a live owner's container may still be starting
             container.remove(force=True)
             report.containers.append(container.short_id)
     client.close()
