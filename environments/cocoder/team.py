@@ -14,7 +14,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +68,8 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     return graph, plan, schedule
 
 
-def _turn_params(schedule: Schedule, plan: Plan, cost: CostModel, spec_tokens: dict[str, int],
-                 worker: int) -> list[dict[str, Any]]:
+def _turn_params(schedule: Schedule, plan: Plan, worker: int) -> list[dict[str, Any]]:
+    """The environment's queue for one agent: its modules in planned order, with their context facts."""
     turns = []
     for t in sorted((t for t in schedule.turns if t.worker == worker), key=lambda t: t.start):
         turns.append({"module": t.module, "base_context_tokens": t.context_tokens - t.history_tokens,
@@ -82,7 +82,7 @@ def _turn_params(schedule: Schedule, plan: Plan, cost: CostModel, spec_tokens: d
 def single_agent_turns(task: RepoTask, cost: CostModel) -> list[dict[str, Any]]:
     """The whole repository for one agent (the environment's default task)."""
     _, plan, schedule = plan_team(task, TeamConfig(strategy="sequential", agents=1, cost=cost), 0)
-    return _turn_params(schedule, plan, cost, task.spec_tokens(), 0)
+    return _turn_params(schedule, plan, 0)
 
 
 def _make_coder(config: TeamConfig, seed: int, worker: int) -> Agent:
@@ -105,7 +105,6 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     tests = tests or TestCache()
     task = load_task(task_name)
     graph, plan, schedule = plan_team(task, config, seed)
-    spec_tokens = task.spec_tokens()
     options = {"strategy": config.strategy, "agents": config.agents, "config": config.digest()}
     team_spec = EpisodeSpec(suite, task_name, config.coder, seed, options)
     team_id = episode_id or team_spec.episode_id
@@ -115,7 +114,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     contexts: dict[str, int] = {}
     members, failed, provider_tokens, statuses = [], [], 0, []
     for worker in range(plan.workers):
-        turns = _turn_params(schedule, plan, config.cost, spec_tokens, worker)
+        turns = _turn_params(schedule, plan, worker)
         if not turns:
             continue
         params = {"repo": task_name, "worker": worker, "strategy": config.strategy, "turns": turns,
@@ -187,7 +186,3 @@ def verify_manifest(path: Path) -> list[str]:
         if not result.ok:
             problems.append(result.message(str(log)))
     return problems
-
-
-def record_dict(record: EpisodeRecord) -> dict[str, Any]:
-    return asdict(record)
