@@ -25,4 +25,5 @@ from environments.contracts.families import (  # noqa: F401
     sts,
     totp,
     turnstile,
+    x509_client_cert,
 )
