@@ -41,6 +41,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="100,1000,10000")
     args = parser.parse_args()
+    header = ("package", "modules", "edges", "ours graph s", "grimp graph s", "partition s", "schedule s", "groups",
+              "makespan (virtual s)")
+    print(" | ".join(header), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(s) for s in args.sizes.split(",")]:
@@ -55,17 +58,19 @@ def main() -> None:
             sched, t_sched = timed(simulate, graph, plan, CostModel(), out, spec)
             rows.append((f"synthetic {n}", graph.number_of_nodes(), graph.number_of_edges(), t_graph, t_grimp,
                          t_part, t_sched, len(plan.groups), sched.makespan))
-    for name in ("networkx", "gymnasium"):
+            _print(rows[-1])
+    for name in ("gymnasium", "networkx"):
         pkg_dir = Path(importlib.import_module(name).__file__).parent
         graph, t_graph = timed(build_dependency_graph, pkg_dir, collapse_reexports=False)
         t_grimp = grimp_time(pkg_dir.parent, name)
         rows.append((f"installed {name}", graph.number_of_nodes(), graph.number_of_edges(), t_graph, t_grimp,
                      float("nan"), float("nan"), 0, float("nan")))
-    header = ("package", "modules", "edges", "ours graph s", "grimp graph s", "partition s", "schedule s", "groups",
-              "makespan (virtual s)")
-    print(" | ".join(header))
-    for r in rows:
-        print(" | ".join([r[0], str(r[1]), str(r[2])] + [f"{x:.3f}" for x in r[3:7]] + [str(r[7]), f"{r[8]:.0f}"]))
+        _print(rows[-1])
+
+
+def _print(r: tuple) -> None:
+    print(" | ".join([r[0], str(r[1]), str(r[2])] + [f"{x:.3f}" for x in r[3:7]] + [str(r[7]), f"{r[8]:.0f}"]),
+          flush=True)
 
 
 if __name__ == "__main__":
