@@ -68,6 +68,7 @@ def query_rows(dataset, label: str) -> list[list[str]]:
         defense = make_defense(name)  # trained outside the timed loop
         times = []
         for q in questions:
+            kg.search_cache.clear()  # every defense pays for its own retrieval
             t = time.perf_counter()
             retrieved = local_search(kg, q.topic, q.plan)
             removed = defense(kg, Query(q.text, q.topic, q.plan), retrieved).removed if defense else set()
