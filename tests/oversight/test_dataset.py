@@ -1,0 +1,112 @@
+"""The branching dataset on the vault environment (real engine, real ForkPoint)."""
+
+import json
+
+import pytest
+
+from agentbed.errors import UsageError
+from controllers.oversight.benchmarks import load_target
+from controllers.oversight.benchmarks.flawed import FLAW_PRESETS
+from controllers.oversight.benchmarks.vault import VaultFlawed
+from controllers.oversight.dataset import BuildConfig, Dataset, branch_trajectory, build_dataset
+from environments.vault.env import VaultEnv
+
+SMALL = dict(games=5, seeds=2, rollouts=2, checkpoints=2, first=1, every=3)
+
+
+def _strip(rows):
+    return [{k: v for k, v in r.items() if k != "method"} for r in rows]
+
+
+def test_every_candidate_action_is_branched_at_every_checkpoint():
+    ds = build_dataset(BuildConfig("vault", **SMALL))
+    counts = ds.provenance["counts"]
+    assert counts["replay_mismatches"] == 0 and counts["branch_errors"] == 0
+    assert counts["checkpoints"] > 0
+    per_checkpoint = {}
+    for row in ds.rows:
+        per_checkpoint.setdefault((row["trajectory"], row["checkpoint"]), []).append((row["action"], row["rollout"]))
+    for pairs in per_checkpoint.values():
+        assert sorted(pairs) == sorted((a, r) for a in ("continue", "expert", "reflect") for r in range(2))
+    assert ds.provenance["actions"] == ["continue", "expert", "reflect", "quit"]
+
+
+def test_snapshot_and_replay_branch_from_the_same_state():
+    snap = build_dataset(BuildConfig("vault", method="snapshot", **SMALL))
+    replay = build_dataset(BuildConfig("vault", method="replay", **SMALL))
+    assert _strip(snap.rows) == _strip(replay.rows)
+    assert replay.provenance["counts"]["replays"] == replay.provenance["counts"]["branches"]
+
+
+def test_same_config_same_bytes(tmp_path):
+    a = build_dataset(BuildConfig("vault", **SMALL)).save(tmp_path / "a.jsonl")
+    b = build_dataset(BuildConfig("vault", **SMALL)).save(tmp_path / "b.jsonl")
+    assert a.read_bytes() == b.read_bytes()
+    loaded = Dataset.load(a)
+    assert loaded.rows == build_dataset(BuildConfig("vault", **SMALL)).rows
+
+
+def test_process_workers_give_the_same_rows():
+    assert build_dataset(BuildConfig("vault", workers=2, **SMALL)).rows == build_dataset(BuildConfig("vault", **SMALL)).rows
+
+
+class _Drifting(VaultEnv):
+    """A vault whose observations drift between episodes (like a nondeterministic simulator)."""
+
+    episodes = 0
+
+    def setup(self, rng):
+        type(self).episodes += 1
+        first = super().setup(rng)
+        return first if type(self).episodes % 2 else first + " "
+
+
+def test_replays_that_diverge_are_discarded_and_counted():
+    target = load_target("vault")
+    spec = {g.id: g for g in __import__("controllers.oversight.benchmarks.vault", fromlist=["x"]).vault_games()}
+    target.make_env = lambda game: _Drifting(spec[game])
+    rows, counts = branch_trajectory(target, "ttl60-chores3", "noisy", 0,
+                                     BuildConfig("vault", rollouts=2, checkpoints=2, first=1, every=2, method="replay"))
+    assert counts.replay_mismatches > 0
+    assert counts.mismatch_examples[0]["diverged_at"] == 0
+    assert len(rows) == counts.branches - counts.replay_mismatches
+
+
+def test_rows_carry_prefix_features_only():
+    ds = build_dataset(BuildConfig("vault", **SMALL))
+    by_checkpoint = {}
+    for row in ds.rows:
+        by_checkpoint.setdefault((row["trajectory"], row["checkpoint"]), set()).add(json.dumps(row["features"]))
+    assert all(len(v) == 1 for v in by_checkpoint.values())  # identical for every action and rollout
+    assert all(row["features"]["step"] == row["checkpoint"] for row in ds.rows)
+
+
+def test_flawed_agent_risk_is_in_unit_interval():
+    agent = VaultFlawed(FLAW_PRESETS["noisy"], 0)
+    env = VaultEnv("long-chores")
+    obs, _ = env.reset(seed=0)
+    agent.reset(seed=0)
+    for _ in range(10):
+        action = agent.act(obs, env.tool_specs())
+        assert 0.0 <= action.risk <= 1.0
+        obs, *_ = env.step(action.text)
+
+
+def test_bad_dataset_files_are_named(tmp_path):
+    missing = tmp_path / "none.jsonl"
+    with pytest.raises(UsageError, match="none.jsonl"):
+        Dataset.load(missing)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"provenance": {"schema": "agentbed.oversight.dataset/1"}}\n{"game": "x"}\n')
+    with pytest.raises(UsageError, match=r"bad.jsonl:2: row lacks field"):
+        Dataset.load(bad)
+    bad.write_text("not json\n")
+    with pytest.raises(UsageError, match=r"bad.jsonl:1: not JSON"):
+        Dataset.load(bad)
+
+
+def test_unknown_benchmark_and_flaw_are_usage_errors():
+    with pytest.raises(UsageError, match="unknown benchmark"):
+        build_dataset(BuildConfig("nope"))
+    with pytest.raises(UsageError, match="--flaws"):
+        build_dataset(BuildConfig("vault", flaws=["sleepy"]))

@@ -1,0 +1,62 @@
+"""Evaluation and the ``agentbed oversight`` verb on a vault dataset."""
+
+import json
+
+import numpy as np
+import pytest
+
+from agentbed.cli import main
+from controllers.oversight.dataset import BuildConfig, build_dataset
+from controllers.oversight.evaluate import EvalConfig, evaluate, expected_calibration_error
+
+
+@pytest.fixture(scope="module")
+def vault_dataset(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ov") / "vault.jsonl"
+    build_dataset(BuildConfig("vault", games=15, seeds=2, rollouts=2, checkpoints=3, first=1, every=3)).save(path)
+    return path
+
+
+def test_evaluation_reports_every_controller_with_intervals(vault_dataset):
+    from controllers.oversight.dataset import Dataset
+
+    result = evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=200))
+    names = set(result["controllers"])
+    assert {"scalar", "scalar+platt", "scalar+isotonic", "action-conditioned", "oracle"} <= names
+    assert result["controllers"]["oracle"]["regret"]["estimate"] == 0
+    for c in result["controllers"].values():
+        r = c["regret"]
+        assert r["low"] <= r["estimate"] + 1e-9 and r["estimate"] <= r["high"] + 1e-9
+        assert r["estimate"] >= 0
+    assert len(result["cost_sweep"]) == 25
+    assert {c["score"] for c in result["calibration"]} == {"raw", "platt", "isotonic"}
+    assert set(result["advantage"]) == {"expert", "reflect"}
+    assert result["regime"] in {"gain", "no significant gain"}
+
+
+def test_ece_of_a_perfectly_calibrated_score_is_zero():
+    p = np.asarray([0.0, 0.0, 1.0, 1.0])
+    assert expected_calibration_error(p, np.asarray([0.0, 0.0, 1.0, 1.0])) == 0.0
+    assert expected_calibration_error(np.full(4, 0.5), np.asarray([0.0, 0.0, 1.0, 1.0])) == 0.0
+    assert expected_calibration_error(np.full(4, 0.9), np.zeros(4)) == pytest.approx(0.9)
+
+
+def test_cli_build_and_evaluate(tmp_path, capsys):
+    out = tmp_path / "d.jsonl"
+    assert main(["oversight", "build", "vault", "--games", "6", "--rollouts", "1", "--first", "1", "--every", "3",
+                 "--out", str(out)]) == 0
+    assert main(["oversight", "evaluate", str(out), "--no-grid", "--resamples", "100", "--folds", "3",
+                 "--summary", str(tmp_path / "s.json"), "--json", str(tmp_path / "r.json")]) == 0
+    text = capsys.readouterr().out
+    assert "Calibration decomposition" in text and "Regret per controller" in text
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["suite"] == "oversight" and summary["figures"][0]["svg"].startswith("<svg")
+    assert json.loads((tmp_path / "r.json").read_text())["benchmark"] == "vault"
+
+
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
+    assert main(["oversight", "evaluate", str(tmp_path / "missing.jsonl")]) == 2
+    assert main(["oversight", "build", "nope", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert main(["oversight", "build", "vault", "--rollouts", "0", "--out", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("agentbed: error:") for line in err)
