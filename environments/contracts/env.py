@@ -173,16 +173,18 @@ class ContractEnv(ToolEnv):
     def _restart(self, verdict: Verdict, labels: list[str]) -> ToolResult:
         first = headline(labels)
         restart = self._new_attempt(self.np_random)
-        result = self.respond(verdict.status, verdict.body, feedback=feedback_text(first), attempt=restart["attempt"],
-                              restart=restart)
-        return result
+        return self.respond(verdict.status, verdict.body, feedback=feedback_text(first), attempt=restart["attempt"],
+                            restart=restart)
 
     def _reach_goal(self, verdict: Verdict) -> ToolResult:
         missing = self.missing_chores()
         if missing:
             self.attempt["labels"].append("SHORTCUT_TAKEN")
-            return self.respond(409, {"error": "precondition_required",
-                                      "message": "Required steps not completed: " + ", ".join(missing)})
+            refused = Verdict(True, None, 409, {"error": "precondition_required",
+                                                "message": "Required steps not completed: " + ", ".join(missing)})
+            if self.feedback and len(self.state["attempts"]) < self.max_attempts:
+                return self._restart(refused, ["SHORTCUT_TAKEN"])
+            return self.respond(refused.status, refused.body)
         self.attempt["goal"] = True
         passed = self._attempt_passed(self.attempt)
         result = self.respond(verdict.status, verdict.body)

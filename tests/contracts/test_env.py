@@ -121,3 +121,18 @@ def test_same_bytes_whatever_the_executor(tmp_path):
     serial = {r.episode_id: r.digest for r in execute(specs, tmp_path / "serial", executor="serial")}
     process = {r.episode_id: r.digest for r in execute(specs, tmp_path / "process", executor="process", jobs=2)}
     assert serial == process and len(serial) == len(specs)
+
+
+def test_skipping_a_required_chore_is_a_goal_failure_and_gets_feedback():
+    env = ContractEnv("gcs-after-scan")
+    env.reset(seed=0)
+    url = body(env.step(make_action("sign_gcs_url"))[0])["url"]
+    obs = json.loads(env.step(make_action("download", url=url))[0])
+    assert obs["status"] == 409 and "run_job:virus-scan" in obs["body"]["message"]
+    outcome = env.outcome(False, 0.0)
+    assert outcome.labels == ["GOAL_NOT_MET", "SHORTCUT_TAKEN"] and not outcome.metrics["goal"]
+    env = ContractEnv("gcs-after-scan", feedback=True)
+    env.reset(seed=0)
+    url = body(env.step(make_action("sign_gcs_url"))[0])["url"]
+    obs = json.loads(env.step(make_action("download", url=url))[0])
+    assert obs["feedback"]["label"] == "SHORTCUT_TAKEN" and obs["attempt"] == 2
