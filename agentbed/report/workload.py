@@ -31,13 +31,19 @@ def _headline(summary: dict[str, Any], base: str, where: str, problems: list[Pro
     if not isinstance(items, list):
         problems.append(Problem(where, "headline is not a list"))
         return None
-    if not items:
-        return None
-    rows = []
+    valid = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not all(isinstance(item.get(k), int | float) for k in ("estimate", "low", "high")):
             problems.append(Problem(where, f"headline[{i}] lacks numeric estimate/low/high; left out"))
-            continue
+        else:
+            valid.append(item)
+    if not valid:
+        return None
+    commands = [item.get("command") or summary.get("command") or "not stated" for item in valid]
+    # One shared command goes under the table; a column only when metrics come from different commands.
+    per_row = len(set(commands)) > 1
+    rows = []
+    for item, command in zip(valid, commands, strict=True):
         group = ", ".join(f"{k}={fmt_cell(v)}" for k, v in item.items() if k not in _HEADLINE_KNOWN)
         direction = {True: "higher is better", False: "lower is better"}.get(item.get("higher_is_better"), "")
         episodes, seeds = item.get("episodes", summary.get("episodes")), item.get("seeds", summary.get("seeds"))
@@ -49,16 +55,14 @@ def _headline(summary: dict[str, Any], base: str, where: str, problems: list[Pro
                        el("td", fmt_cell(episodes) if episodes is not None else "not stated", class_="num"),
                        el("td", fmt_cell(seeds) if seeds is not None else "not stated", class_="num"),
                        el("td", direction),
-                       el("td", el("code", item.get("command") or summary.get("command") or "not stated")),
+                       el("td", el("code", command)) if per_row else None,
                        class_="headline-metric"))
-    if not rows:
-        return None
-    confidence = next((i["confidence"] for i in items if isinstance(i, dict) and isinstance(i.get("confidence"), float)),
-                      0.95)
-    head = el("tr", *(el("th", c) for c in ("metric", "group", "estimate", f"{confidence * 100:g}% interval",
-                                            "n", "episodes", "seeds", "direction", "command")))
-    return el("div", el("h3", "Headline metrics"), el("div", el("table", el("thead", head), el("tbody", *rows)),
-                                                     class_="scroll"),
+    confidence = next((i["confidence"] for i in valid if isinstance(i.get("confidence"), float)), 0.95)
+    columns = ["metric", "group", "estimate", f"{confidence * 100:g}% interval", "n", "episodes", "seeds", "direction"]
+    head = el("tr", *(el("th", c) for c in columns + (["command"] if per_row else [])))
+    return el("div", el("h3", "Headline metrics"),
+              el("div", el("table", el("thead", head), el("tbody", *rows)), class_="scroll"),
+              None if per_row else el("div", commands[0], class_="command"),
               id=f"{base}-headline", class_="headline")
 
 

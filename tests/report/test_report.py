@@ -187,3 +187,17 @@ def test_logs_without_an_index_are_listed_from_their_headers(run_dir, parse_html
     assert all("verified" in n["text"] and "contracts/episodes/" in n["text"] for n in rows.values())
     assert {n["attrs"]["data-status"] for n in rows.values()} == {r["status"] for r in records}
     assert "contracts/episodes (no index)" in page.by_id["episodes"]["text"]
+
+
+def test_headlines_from_different_commands_name_each(tmp_path, summaries, write_json, parse_html):
+    summary = json.loads(json.dumps(summaries["oversight"]))
+    summary["headline"][1]["command"] = "agentbed oversight --controller action-conditioned"
+    write_json(tmp_path / "run" / "oversight" / "summary.json", summary)
+    page = parse_html(render_report(tmp_path / "run").read_text(encoding="utf-8"))
+    node = page.by_id["workload-oversight-headline"]
+    assert "agentbed oversight --controller action-conditioned" in node["text"]
+    assert summary["command"] in node["text"] and node["inner"].count("th") == 9  # a command column
+    write_json(tmp_path / "run2" / "oversight" / "summary.json", summaries["oversight"])  # one command for all
+    page = parse_html(render_report(tmp_path / "run2").read_text(encoding="utf-8"))
+    shared = page.by_id["workload-oversight-headline"]
+    assert shared["inner"].count("th") == 8 and shared["text"].count(summary["command"]) == 1
