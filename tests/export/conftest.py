@@ -63,12 +63,23 @@ class StopAtSecondStep:
         return stop(reason="enough")
 
 
-def write_run(root: Path, controllers: dict[str, Controller] | None = None) -> Path:
+class BinarySender(Agent):
+    """Sends bytes that are not UTF-8, then gives up: the log keeps them as base64."""
+
+    name = "binary"
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        return Action(b'{"tool": "submit", "arguments": {"answer": "\xff\xfe"}}')
+
+
+def write_run(root: Path, controllers: dict[str, Controller] | None = None,
+              agents: dict[str, Callable[[], Agent]] | None = None) -> Path:
     controllers = controllers or {}
+    agents = agents or AGENTS
     store = RunStore(root)
-    store.create({"suite": "vault", "tasks": list(TASKS), "agents": list(AGENTS), "seeds": list(SEEDS),
+    store.create({"suite": "vault", "tasks": list(TASKS), "agents": list(agents), "seeds": list(SEEDS),
                   "options": {}, "command": "fixture", "executor": "serial"})
-    for agent, make in AGENTS.items():
+    for agent, make in agents.items():
         for task in TASKS:
             for seed in SEEDS:
                 spec = EpisodeSpec("vault", task, agent, seed)
@@ -95,6 +106,11 @@ def inspect_log() -> ModuleType:
 @pytest.fixture
 def make_run() -> Callable[..., Path]:
     return write_run
+
+
+@pytest.fixture
+def binary_sender() -> type[Agent]:
+    return BinarySender
 
 
 @pytest.fixture

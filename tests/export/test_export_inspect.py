@@ -95,6 +95,15 @@ def test_controller_verdicts_are_kept(tmp_path, inspect_log, make_run, stop_at_s
     assert sample.scores["success"].metadata["status"] == "stopped"
 
 
+def test_bytes_actions_are_shown_escaped(tmp_path, inspect_log, make_run, binary_sender):
+    run = make_run(tmp_path / "run", agents={"binary": binary_sender})
+    export_inspect(run, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-binary.eval"))
+    first = log.samples[0].messages
+    assert first[1].role == "assistant" and not first[1].tool_calls and "\\xff\\xfe" in first[1].text
+    assert first[2].role == "user" and "invalid_utf8" in first[2].text
+
+
 def test_error_episodes_carry_their_traceback(run_dir, tmp_path, inspect_log):
     export_inspect(run_dir, tmp_path / "out")
     log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-crashing.eval"))
