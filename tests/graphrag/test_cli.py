@@ -1,0 +1,38 @@
+import json
+
+import pytest
+
+from agentbed.cli import main
+
+
+@pytest.mark.parametrize("argv, culprit", [
+    (["graphrag", "grid", "--attacks", "bogus"], "--attacks"),
+    (["graphrag", "grid", "--defenses", "tdp,nope"], "--defenses"),
+    (["graphrag", "grid", "--dataset", "fb15k"], "--dataset"),
+    (["graphrag", "grid", "--worlds", "0"], "--worlds"),
+    (["run", "graphrag", "--attack", "nope"], "--attack"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, culprit):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert culprit in err and len(err.splitlines()) == 1
+
+
+def test_grid_prints_and_saves_cells(tmp_path, capsys):
+    out = tmp_path / "cells.json"
+    assert main(["graphrag", "grid", "--attacks", "gragpoison", "--defenses", "none,tdp", "--worlds", "1",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "gragpoison" in printed and "regenerate" in printed
+    cells = json.loads(out.read_text())["cells"]
+    assert [(c["attack"], c["defense"]) for c in cells] == [("gragpoison", "none"), ("gragpoison", "tdp")]
+    assert cells[0]["attack_success"]["estimate"] > cells[1]["attack_success"]["estimate"]
+
+
+def test_run_writes_summary_with_attack_success(tmp_path):
+    run = tmp_path / "run"
+    assert main(["run", "graphrag", "--attack", "gragpoison", "--defense", "tdp", "--worlds", "1",
+                 "--out", str(run), "--quiet"]) == 0
+    summary = json.loads((run / "graphrag" / "summary.json").read_text())
+    metrics = {h["metric"] for h in summary["headline"]}
+    assert metrics == {"accuracy", "attack_success"}
