@@ -40,9 +40,16 @@ class CappedBuffer:
 
 
 def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
-         out: CappedBuffer, err: CappedBuffer) -> str:
-    """Drive ``proc``'s pipes. Returns "" (streams closed), "timeout" or "output_limit"."""
+         out: CappedBuffer, err: CappedBuffer, until_exit: bool = False) -> str:
+    """Drive ``proc``'s pipes. Returns "" (streams closed), "timeout" or "output_limit".
+
+    With ``until_exit`` it also returns "" once ``proc`` itself has exited, after taking what
+    is already in the pipes: a background process holding them open must not keep it waiting.
+    """
     sel = selectors.DefaultSelector()
+    exit_fd = os.pidfd_open(proc.pid) if until_exit else None
+    if exit_fd is not None:
+        sel.register(exit_fd, selectors.EVENT_READ)
     buffers = {}
     for stream, buffer in ((proc.stdout, out), (proc.stderr, err)):
         if stream is not None:
@@ -63,6 +70,8 @@ def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
                 return "timeout"
             for key, _ in sel.select(remaining):
                 fd = key.fd
+                if fd == exit_fd:
+                    return _drain(buffers)
                 if proc.stdin is not None and key.fileobj is proc.stdin:
                     try:
                         pending = pending[os.write(fd, pending[:CHUNK]):]
@@ -86,3 +95,20 @@ def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
         return ""
     finally:
         sel.close()
+        if exit_fd is not None:
+            os.close(exit_fd)
+
+
+def _drain(buffers: dict[int, CappedBuffer]) -> str:
+    """Take what the pipes hold now, without waiting for them to close."""
+    for fd, buffer in buffers.items():
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            if buffer.add(data):
+                return "output_limit"
+    return ""

@@ -35,8 +35,11 @@ LABEL = "agentbed.sandbox"
 OWNER_LABEL = "agentbed.sandbox.owner"  # "<hostname>:<pid>" of the process that started it
 WORKDIR = "/sandbox"
 USER = "1000:1000"
-# PID 1: reap orphans (they are re-parented here) and otherwise sleep.
+# PID 1: reap orphans (they are re-parented here) and otherwise sleep. It ignores every
+# signal code inside could send it (Python's own SIGINT handler would let `kill -INT 1` end it).
 _REAPER = ("import os, signal\n"
+           "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):\n"
+           "    signal.signal(s, signal.SIG_IGN)\n"
            "def reap(*_):\n"
            "    try:\n"
            "        while os.waitpid(-1, os.WNOHANG)[0] > 0: pass\n"

@@ -19,6 +19,7 @@ sandbox runs as that user (mapped to uid 1000 inside) and the workdir is a host 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 from agentbed.sandbox.base import (
     ExecResult,
@@ -41,13 +43,13 @@ from agentbed.sandbox.base import (
     stderr_says_disk_full,
     stderr_says_oom,
 )
-from agentbed.sandbox.capture import CappedBuffer, pump
 
 INSIDE_UID = 1000
 WORKDIR = "/sandbox"
 OWNER_VAR = "AGENTBED_SANDBOX_OWNER"  # marks our host-side processes so prune can find orphans
 UID_RANGE = (1_000_000, 2_000_000)  # per-sandbox host uids when run by root
 WORKDIR_PREFIX = "agentbed-sbx-"
+PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))  # the exec server runs from here, read-only
 _SYSTEM_DIRS = ("/usr", "/etc")
 _MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -129,6 +131,8 @@ class LocalSandbox(Sandbox):
         self._host_workdir: str | None = None
         self._env = {OWNER_VAR: str(os.getpid()), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
         roots = python_roots()
+        if not any(PACKAGE_DIR == r or PACKAGE_DIR.startswith(r + "/") for r in roots):
+            roots.append(PACKAGE_DIR)
         if self.as_root:
             self.uid = random.SystemRandom().randrange(*UID_RANGE)
             self._start_holder(roots)
@@ -146,11 +150,12 @@ class LocalSandbox(Sandbox):
             # RLIMIT_NPROC counts all of this user's threads, so leave room for those running now.
             self._nproc = count_tasks(self.uid) + self.limits.processes + 2
         self._prefix = self._prlimit() + launcher + self._bwrap_args(sources, work_source)
-        probe = self._run(["true"], 30, None, 64 * 1024)
-        if probe.exit_code != 0:
+        self._session: _Session | None = None
+        try:
+            self._start_session()
+        except SandboxUnavailable:
             self.cleanup()
-            raise SandboxUnavailable("bubblewrap could not start a sandbox: "
-                                     + probe.stderr.decode(errors="replace").strip()[-300:])
+            raise
 
     # -- set-up ------------------------------------------------------------------------
     def _start_holder(self, roots: list[str]) -> None:
@@ -197,41 +202,59 @@ class LocalSandbox(Sandbox):
                 f"--fsize={lim.file_size_bytes}", f"--nofile={lim.open_files}", "--core=0", "--"]
 
     # -- running -----------------------------------------------------------------------
-    def _run(self, argv: list[str], timeout: float, stdin: bytes | None, output_bytes: int) -> ExecResult:
-        # A shell is PID 1 (bubblewrap's --as-pid-1) and runs the command as its child, so the
-        # command keeps normal signal semantics, an unknown command is exit 127, and when the
-        # shell exits the kernel kills the rest of the namespace.
-        argv = ["/bin/sh", "-c", '"$@"; exit $?', "sh", *argv]
-        out, err = CappedBuffer(output_bytes), CappedBuffer(output_bytes)
+    def _start_session(self) -> None:
+        """Start bubblewrap with the exec server as its PID 1 (see session_server.py)."""
         info_read, info_write = os.pipe()  # bubblewrap writes its init's host pid here
-        start = time.monotonic()
         try:
-            proc = subprocess.Popen(self._prefix + ["--info-fd", str(info_write), "--", *argv],
-                                    stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env,
-                                    start_new_session=True, pass_fds=(info_write,))
+            proc = subprocess.Popen(self._prefix + ["--info-fd", str(info_write), "--", self.python, "-I", "-S",
+                                                    os.path.join(PACKAGE_DIR, "session_server.py")],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=self._env, start_new_session=True, pass_fds=(info_write,))
         finally:
             os.close(info_write)
+        session = _Session(proc, info_read)
         try:
-            reason = pump(proc, stdin, start + timeout, out, err)
-            if not reason:  # the streams closed; the command may still run
-                try:
-                    proc.wait(timeout=max(start + timeout - time.monotonic(), 0.001))
-                except subprocess.TimeoutExpired:
-                    reason = "timeout"
-        finally:
-            _stop(proc, info_read)
-        code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
-        duration = time.monotonic() - start
-        stderr = err.value()
+            ready = session.replies.line(time.monotonic() + 60)
+        except EOFError:
+            ready = None
+        if ready is None or b"ready" not in ready:
+            session.stop()
+            detail = proc.stderr.read().decode(errors="replace").strip()[-300:] if proc.stderr else ""
+            raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {detail or 'no answer'}")
+        self._session = session
+
+    def _run(self, argv: list[str], timeout: float, stdin: bytes | None, output_bytes: int) -> ExecResult:
+        start = time.monotonic()
+        if self._session is None or self._session.proc.poll() is not None:
+            self._start_session()  # the previous one was killed (timeout) or died
+        session = self._session
+        assert session is not None and session.proc.stdin is not None
+        request = {"argv": argv, "timeout": timeout, "stdin": None if stdin is None else len(stdin),
+                   "output": output_bytes, "cwd": WORKDIR}
+        deadline = start + timeout + 10  # the server enforces ``timeout``; this is the backstop
+        try:
+            session.proc.stdin.write(json.dumps(request).encode() + b"\n" + (stdin or b""))
+            session.proc.stdin.flush()
+            header = session.replies.line(deadline)
+            reply = json.loads(header) if header is not None else None
+            out = session.replies.exactly(reply["out"], deadline) if reply else None
+            err = session.replies.exactly(reply["err"], deadline) if reply else None
+        except (EOFError, BrokenPipeError, ValueError):
+            reply = out = err = None
+        if reply is None or out is None or err is None:  # the server died or stopped answering
+            self._session = None
+            session.stop()
+            timed_out = time.monotonic() >= deadline
+            return ExecResult(137, b"", b"", False, False, time.monotonic() - start,
+                              "timeout" if timed_out else "killed")
+        code, reason = int(reply["code"]), reply["reason"]
         failed = code != 0 and not reason
-        oom = failed and stderr_says_oom(stderr)
-        disk = failed and (stderr_says_disk_full(stderr) or self._workdir_full())
-        if reason and self.as_root:
-            kill_uid(self.uid)  # belt and braces: the PID namespace is already gone
+        oom = failed and stderr_says_oom(err)
+        disk = failed and (stderr_says_disk_full(err) or self._workdir_full())
         status = classify(code, timed_out=reason == "timeout", output_limited=reason == "output_limit",
                           oom=oom, disk_full=disk)
-        return ExecResult(code, out.value(), stderr, out.truncated, err.truncated, duration, status)
+        return ExecResult(code, out, err, bool(reply["out_truncated"]), bool(reply["err_truncated"]),
+                          time.monotonic() - start, status)
 
     def _workdir_full(self) -> bool:
         if self._holder is None:
@@ -244,6 +267,9 @@ class LocalSandbox(Sandbox):
 
     # -- teardown ----------------------------------------------------------------------
     def _release(self) -> None:
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
         if self.as_root:
             kill_uid(self.uid)
         if self._holder is not None:
@@ -254,13 +280,62 @@ class LocalSandbox(Sandbox):
             self._host_workdir = None
 
 
-def _stop(proc: subprocess.Popen[bytes], info_fd: int | None = None) -> None:
+class _Replies:
+    """Reads the exec server's replies from a pipe, with a deadline."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.fd = stream.fileno()
+        self.buffer = bytearray()
+
+    def _fill(self, deadline: float) -> bool:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            return False
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            raise EOFError("the sandbox's exec server exited")
+        self.buffer += data
+        return True
+
+    def line(self, deadline: float) -> bytes | None:
+        while b"\n" not in self.buffer:
+            if not self._fill(deadline):
+                return None
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        return line
+
+    def exactly(self, size: int, deadline: float) -> bytes | None:
+        while len(self.buffer) < size:
+            if not self._fill(deadline):
+                return None
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+
+class _Session:
+    """A running bubblewrap whose PID 1 is the exec server."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], info_fd: int) -> None:
+        self.proc = proc
+        self.info_fd = info_fd
+        self.init_pid = _init_pid(info_fd)  # the exec server's host pid
+        assert proc.stdout is not None
+        self.replies = _Replies(proc.stdout)
+
+    def stop(self) -> None:
+        _stop(self.proc, self.info_fd, self.init_pid)
+
+
+def _stop(proc: subprocess.Popen[bytes], info_fd: int | None = None, init_pid: int | None = None) -> None:
     """End a launcher and reap it. If it still runs, SIGKILL bubblewrap's init (its host pid
     is on ``info_fd``): the kernel then kills the whole PID namespace and bubblewrap reaps
     its init, so no zombie is left to the host's init. The process group is the fallback."""
     try:
         if proc.poll() is None:
-            init_pid = _init_pid(info_fd) if info_fd is not None else None
+            if init_pid is None and info_fd is not None:
+                init_pid = _init_pid(info_fd)
             if init_pid is not None:
                 try:
                     os.kill(init_pid, signal.SIGKILL)

@@ -38,9 +38,11 @@ def leftovers(sb) -> list[str]:
         return [" ".join(p) for p in procs if "signal.pause" not in " ".join(p)]
     found = []
     marker = re.compile(rb"AGENTBED_SANDBOX_OWNER=" + str(os.getpid()).encode() + rb"\0")
-    holder = sb._holder.pid if sb._holder is not None else None
+    machinery = {sb._holder.pid if sb._holder is not None else None}
+    if sb._session is not None:
+        machinery |= {sb._session.proc.pid, sb._session.init_pid}
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == holder:
+        if not entry.name.isdigit() or int(entry.name) in machinery:
             continue
         try:
             if sb.as_root and os.stat(entry.path).st_uid == sb.uid:

@@ -108,3 +108,20 @@ def test_copy_out_refuses_links_leaving_the_destination(sandbox, tmp_path):
     with pytest.raises((SandboxError, tarfile.TarError)):
         sandbox.copy_out("d", tmp_path / "d")
     assert not os.path.lexists(tmp_path / "d" / "link")
+
+
+def test_workdir_survives_a_timeout(sandbox):
+    sandbox.write_file("kept.txt", b"still here")
+    assert sandbox.exec("sleep 60", timeout=1).status == "timeout"
+    assert sandbox.exec(["cat", "kept.txt"]).stdout == b"still here"
+
+
+def test_sandboxed_code_cannot_touch_the_exec_machinery(sandbox):
+    """PID 1 (the local exec server, the Docker reaper) ignores signals from inside and is
+    not readable through /proc, so code cannot take over or fake later results."""
+    for sig in ("KILL", "TERM", "INT", "STOP"):
+        sandbox.exec(f"kill -{sig} 1")
+    assert sandbox.exec(["echo", "still serving"]).stdout == b"still serving\n"
+    if sandbox.backend == "local":
+        fds = sandbox.exec("ls /proc/1/fd")
+        assert fds.status == "nonzero" and b"Permission denied" in fds.stderr
