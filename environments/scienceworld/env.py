@@ -55,6 +55,10 @@ def _release(backend: Any) -> None:
     _POOL.append(backend)
 
 
+def _closed() -> None:
+    return None
+
+
 @atexit.register
 def _shutdown() -> None:
     for backend in _ALL:
@@ -62,6 +66,7 @@ def _shutdown() -> None:
             backend.close()
         except Exception:  # noqa: BLE001, S110 - the JVM may already be gone at exit
             pass
+        backend.close = _closed  # its __del__ would close the gateway a second time
     _ALL.clear()
     _POOL.clear()
 
@@ -104,8 +109,8 @@ class ScienceWorldToolEnv(ToolEnv):
         self._backend.load(p["task"], int(p["variation"]), SIMPLIFICATIONS, generateGoldPath=False)
         # load() builds a fresh world; the package's reset() would rebuild it again (about 1 s)
         # and yields the same observations, so the first observation is a plain "look around".
-        observation, _, _ = self._step("look around")
-        self.state = {"score": 0, "done": False}
+        observation, score, _ = self._step("look around")
+        self.state = {"score": score, "done": False}
         return f"Task: {self._backend.get_task_description()}\n\n{observation}"
 
     def _step(self, command: str) -> tuple[str, int, bool]:
