@@ -324,9 +324,10 @@ def condense(graph: nx.DiGraph) -> tuple[nx.DiGraph, dict[str, int]]:
         data["work"] = sum(graph.nodes[m]["work"] for m in members)
         data["tokens"] = sum(graph.nodes[m]["tokens"] for m in members)
     for u, v in dag.edges:
-        dag.edges[u, v]["tokens"] = sum(
-            graph.edges[a, b]["tokens"] for a in dag.nodes[u]["members"] for b in graph.successors(a)
-            if mapping[b] == v and graph.edges[a, b].get("ordering", True))
+        dag.edges[u, v]["tokens"] = 0
+    for a, b, data in order.edges(data=True):  # one pass over module edges
+        if mapping[a] != mapping[b]:
+            dag.edges[mapping[a], mapping[b]]["tokens"] += data.get("tokens", 0)
     return dag, mapping
 
 

@@ -80,6 +80,7 @@ class _Simulation:
         self.history: dict[str, int] = {}
         self.written: dict[str, set[str]] = {}
         self.finish: dict[str, float] = {}
+        self._unit_delays: dict[tuple[object, object], float] | None = None
 
     def delay(self, u: str, v: str) -> float:
         if not self.plan.respect_deps or self.plan.context[u] == self.plan.context[v]:
@@ -87,8 +88,15 @@ class _Simulation:
         return self.cost.transfer_delay(self.graph.edges[u, v]["tokens"])
 
     def unit_delay(self, a: object, b: object) -> float:
-        return max((self.delay(u, v) for u in self.members[a] for v in self.graph.successors(u)
-                    if self.unit_of[v] == b and v in self.deps and u in self.deps[v]), default=0.0)
+        """The longest transfer on any dependency from unit a to unit b."""
+        if self._unit_delays is None:
+            self._unit_delays = {}
+            for v, deps in self.deps.items():
+                for u in deps:
+                    key = (self.unit_of[u], self.unit_of[v])
+                    if key[0] != key[1]:
+                        self._unit_delays[key] = max(self._unit_delays.get(key, 0.0), self.delay(u, v))
+        return self._unit_delays.get((a, b), 0.0)
 
     def unit_estimate(self, c: object) -> float:
         return sum(self.cost.task_time(self.out[m], self.cost.prompt_tokens + self.spec[m]) for m in self.members[c])
