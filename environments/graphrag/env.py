@@ -101,15 +101,25 @@ class GraphRAGEnv(ToolEnv):
 
     # -- episode ---------------------------------------------------------------------------
     def setup(self, rng: Any) -> str:
+        q = self._prepare()
+        self.state = {"answer": None}
+        return json.dumps({"question": q.text, "topic": q.topic, "relations": list(q.plan),
+                           "instructions": "Use the tools, then call answer with one entity name."})
+
+    def _prepare(self) -> Question:
+        """Derived, read-only structures for ``self.task`` (rebuilt, never snapshotted)."""
         self.scenario = self.builder(self.task)
+        self._prepared_for = self.task
         q = self.scenario.question(self.task.params["question"])
         self.query = Query(q.text, q.topic, q.plan)
         self._verdicts: dict[tuple[str, tuple[str, ...]], tuple[list[int], Verdict]] = {}
-        retrieved, verdict = self._retrieve(q.topic, q.plan)
-        self.state = {"answer": None, "calls": 0}
-        self._episode_retrieval = (retrieved, verdict)
-        return json.dumps({"question": q.text, "topic": q.topic, "relations": list(q.plan),
-                           "instructions": "Use the tools, then call answer with one entity name."})
+        self._episode_retrieval = self._retrieve(q.topic, q.plan)
+        return q
+
+    def restore(self, snapshot: Any) -> None:
+        super().restore(snapshot)
+        if self.scenario is None or getattr(self, "_prepared_for", None) != self.task:
+            self._prepare()
 
     def _retrieve(self, entity: str, plan: Sequence[str]) -> tuple[list[int], Verdict]:
         key = (entity, tuple(plan))

@@ -53,6 +53,9 @@ def test_snapshot_restore_and_tools():
     assert "summary" in json.loads(env.step(make_action("read_community", entity=obs["topic"]))[0])
     env.restore(snap)
     assert env.steps == 0 and env.state["answer"] is None
+    fresh = make_env("world-1000-q1", SUITE.resolve_options({}))  # a fork restores into a new env
+    fresh.restore(snap)
+    assert json.loads(fresh.step(make_action("local_search", entity=obs["topic"], relations=obs["relations"]))[0]) == rows
 
 
 def test_outcome_labels_attack_success():
@@ -60,3 +63,28 @@ def test_outcome_labels_attack_success():
     task = task_ids(opts)[0]
     rec = run_episode(make_env(task, opts), ReaderAgent(), EpisodeSpec("graphrag", task, "reader", 0, opts))
     assert rec.status == "ok" and rec.labels == ["ATTACK_SUCCESS"] and rec.metrics["targeted"]
+
+
+def test_branching_from_a_recorded_log(tmp_path):
+    from agentbed.agents.base import Action, Agent
+    from agentbed.branch import ForkPoint, Prefix
+    from agentbed.log import TrajectoryWriter
+
+    opts = SUITE.resolve_options({"attack": "gragpoison", "defense": "none"})
+    task = task_ids(opts)[0]
+    log = tmp_path / "parent.jsonl"
+    spec = EpisodeSpec("graphrag", task, "reader", 0, opts)
+    parent = run_episode(make_env(task, opts), ReaderAgent(), spec, writer=TrajectoryWriter(log))
+    assert parent.labels == ["ATTACK_SUCCESS"]
+
+    env = make_env(task, opts)
+    gold = env.builder(env.task).question(env.task.params["question"]).answer
+
+    class Gold(Agent):  # the counterfactual continuation at the fork: answer correctly
+        def act(self, observation, tools):
+            return Action(make_action("answer", answer=gold))
+
+    for method in ("snapshot", "replay"):
+        fork = ForkPoint(lambda: make_env(task, opts), Prefix.from_log(log), at_step=1, method=method)
+        branch = fork.run(Gold(), spec)
+        assert branch.status == "ok" and branch.success and branch.steps == 1
