@@ -38,7 +38,7 @@ def training_pairs(worlds: Sequence[int] = TRAIN_WORLDS, attacks: Sequence[str] 
                 frontier = {q.topic}
                 for relation in q.plan:
                     nxt: set[str] = set()
-                    for entity in frontier:
+                    for entity in sorted(frontier):
                         conflict = build_conflict(kg, alive, entity, relation)
                         if conflict is None:
                             nxt.update(objects_at(kg, alive, entity, relation))
