@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
     listing.set_defaults(func=_benchmarks)
 
     build = verbs.add_parser("build", help="branch base-agent trajectories into a dataset file")
-    build.add_argument("benchmark", help=f"one of: {', '.join(sorted(TARGETS))}")
+    build.add_argument("benchmark", help=f"one of: {', '.join(sorted(TARGETS))}, or suite:NAME for any suite")
     build.add_argument("--out", required=True, help="dataset file to write (JSON Lines)")
     build.add_argument("--games", type=_positive, default=None, help="use the first N games (default: all)")
     build.add_argument("--flaws", default="", help="comma-separated base agents (default: all)")
@@ -42,6 +42,8 @@ def register(subparsers: Any) -> None:
     build.add_argument("--every", type=_positive, default=4, help="steps between checkpoints")
     build.add_argument("--method", choices=("auto", "snapshot", "replay"), default="auto")
     build.add_argument("--workers", type=_positive, default=1, help="processes")
+    build.add_argument("--base-agents", default="", help="suite:NAME only: comma-separated base agents")
+    build.add_argument("--interventions", default="", help="suite:NAME only: comma-separated handover agents")
     build.add_argument("--logs", default=None, help="directory for one trajectory log per branch")
     build.set_defaults(func=_build)
 
@@ -76,13 +78,16 @@ def _nonnegative(text: str) -> int:
 def _benchmarks(args: argparse.Namespace) -> int:
     for name in sorted(TARGETS):
         print(name)
+    print("suite:NAME (any installed suite; --base-agents and --interventions name its agents)")
     return 0
 
 
 def _build(args: argparse.Namespace) -> int:
-    if args.benchmark not in TARGETS:
-        raise UsageError(f"benchmark: unknown {args.benchmark!r}; benchmarks: {', '.join(sorted(TARGETS))}")
+    if args.benchmark not in TARGETS and not args.benchmark.startswith("suite:"):
+        raise UsageError(f"benchmark: unknown {args.benchmark!r}; benchmarks: {', '.join(sorted(TARGETS))}, suite:NAME")
     options: dict[str, Any] = {"games": args.games} if args.benchmark == "alfworld" and args.games else {}
+    if args.benchmark.startswith("suite:"):
+        options = {"base": args.base_agents, "interventions": args.interventions}
     config = BuildConfig(benchmark=args.benchmark, games=args.games,
                          flaws=[f for f in args.flaws.split(",") if f], seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,

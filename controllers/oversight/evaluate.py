@@ -194,7 +194,14 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, An
         "spearman_risk_failure": _spearman(cps.risk, p_fail), "cost_sweep": sweep,
         "regime": "gain" if gain["high"] < 0 else "no significant gain",
         "replay": {k: prov["counts"][k] for k in ("branches", "replays", "replay_mismatches", "branch_errors")},
+        "regret_per_checkpoint": {name: {unit_key(g, k): float(v) for g, k, v in zip(games, cps.keys, r, strict=True)}
+                                  for name, r in regrets.items()},
     }
+
+
+def unit_key(game: str, key: tuple[str, int]) -> str:
+    """A checkpoint's unit for the gate: the game (the resampled group), then trajectory and step."""
+    return f"{game}/{key[0]}@{key[1]}"
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:

@@ -108,8 +108,9 @@ def headlines(result: dict[str, Any]) -> list[dict[str, Any]]:
     b = result["benchmark"]
     out = [headline("regret", _iv(result["controllers"][name]["regret"]), higher_is_better=False, benchmark=b,
                     controller=name) for name in ("scalar", "scalar+platt", "action-conditioned")]
-    out.append(headline("regret_ratio_ac_to_scalar", _iv(result["ratio_action_conditioned_to_scalar"]),
-                        higher_is_better=False, benchmark=b))
+    ratio = result["ratio_action_conditioned_to_scalar"]
+    if np.isfinite(ratio["estimate"]):  # undefined when scalar routing has no regret at all
+        out.append(headline("regret_ratio_ac_to_scalar", _iv(ratio), higher_is_better=False, benchmark=b))
     return out
 
 

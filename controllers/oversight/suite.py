@@ -12,12 +12,14 @@ from typing import Any
 
 from agentbed.agents.base import Agent
 from agentbed.env import ToolEnv
+from agentbed.results import write_results
 from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
 from agentbed.summary import write_summary
 from controllers.oversight.benchmarks.alfworld import BASE_FLAWS
 
-DEMO = {"games": 12, "seeds": 1, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2}
+DEMO = {"games": 10, "seeds": 1, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2}
+GATED = ("scalar", "scalar+platt", "scalar+isotonic", "action-conditioned", "always-continue", "always-intervene")
 DEMO_BUILD = ("agentbed oversight build alfworld --games {games} --seeds {seeds} --checkpoints {checkpoints} "
               "--first {first} --every {every} --rollouts {rollouts} --workers 2 --out {out}")
 
@@ -64,7 +66,19 @@ def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str =
                "seeds": s["seeds"], "headline": headlines(result), "tables": tables(result, command),
                "figures": figures(result), "command": command}
     write_summary(summary, where / "summary.json")
+    write_results(where / "results.json", gate_metrics(result), command=command, suite="oversight",
+                  config={"build": s, "benchmark": benchmark, "costs": result["costs"]},
+                  intervals={name: result["controllers"][name]["regret"] for name in GATED},
+                  ratio_action_conditioned_to_scalar=result["ratio_action_conditioned_to_scalar"],
+                  differences=result["differences"], replay=result["replay"])
     return summary
+
+
+def gate_metrics(result: dict[str, Any], tolerance: float = 0.05) -> list[dict[str, Any]]:
+    """Per-checkpoint regret of each controller, in the gate's results format (lower is better)."""
+    return [{"suite": "oversight", "agent": name, "metric": "regret", "higher_is_better": False,
+             "tolerance": tolerance, "values": dict(sorted(result["regret_per_checkpoint"][name].items()))}
+            for name in GATED]
 
 
 SUITE = Suite(

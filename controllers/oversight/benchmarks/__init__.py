@@ -67,7 +67,13 @@ TARGETS: dict[str, str] = {
 
 
 def load_target(name: str, **options: Any) -> BranchTarget:
-    """The target called ``name``; ``options`` go to its loader (e.g. ``games=20``)."""
+    """The target called ``name``; ``options`` go to its loader (e.g. ``games=20``).
+
+    ``suite:NAME`` branches any installed suite with its own agents (see ``suite_adapter``)."""
+    if name.startswith("suite:"):
+        from controllers.oversight.benchmarks.suite_adapter import suite_target
+
+        return suite_target(name.removeprefix("suite:"), **options)
     if name not in TARGETS:
         raise UsageError(f"unknown benchmark {name!r}; benchmarks: {', '.join(sorted(TARGETS))}")
     module, attr = TARGETS[name].split(":")
