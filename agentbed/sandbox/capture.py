@@ -8,9 +8,11 @@ deadline passes, or a stream exceeds its cap, and says which of these ended it.
 from __future__ import annotations
 
 import os
+import select
 import selectors
 import subprocess
 import time
+from collections.abc import Callable
 
 CHUNK = 64 * 1024
 
@@ -39,6 +41,54 @@ class CappedBuffer:
         return b"".join(self._parts)
 
 
+class ReplyReader:
+    """Lines and exact byte counts from a stream, with deadlines. ``read_chunk(deadline)``
+    returns the next bytes, or None once the deadline has passed; it raises EOFError when the
+    stream ends."""
+
+    def __init__(self, read_chunk: Callable[[float], bytes | None]) -> None:
+        self.read_chunk = read_chunk
+        self.buffer = bytearray()
+
+    def _fill(self, deadline: float) -> bool:
+        data = self.read_chunk(deadline)
+        if data is None:
+            return False
+        self.buffer += data
+        return True
+
+    def line(self, deadline: float) -> bytes | None:
+        while b"\n" not in self.buffer:
+            if not self._fill(deadline):
+                return None
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        return line
+
+    def exactly(self, size: int, deadline: float) -> bytes | None:
+        while len(self.buffer) < size:
+            if not self._fill(deadline):
+                return None
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+
+def pipe_chunks(fd: int) -> Callable[[float], bytes | None]:
+    """``read_chunk`` for a pipe."""
+
+    def read_chunk(deadline: float) -> bytes | None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return None
+        data = os.read(fd, 1 << 20)
+        if not data:
+            raise EOFError("the stream ended")
+        return data
+
+    return read_chunk
+
+
 def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
          out: CappedBuffer, err: CappedBuffer, until_exit: bool = False) -> str:
     """Drive ``proc``'s pipes. Returns "" (streams closed), "timeout" or "output_limit".
@@ -47,7 +97,8 @@ def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
     is already in the pipes: a background process holding them open must not keep it waiting.
     """
     sel = selectors.DefaultSelector()
-    exit_fd = os.pidfd_open(proc.pid) if until_exit else None
+    exit_fd = _pidfd(proc.pid) if until_exit else None
+    poll_exit = until_exit and exit_fd is None  # no pidfd (old kernel, seccomp): poll instead
     if exit_fd is not None:
         sel.register(exit_fd, selectors.EVENT_READ)
     buffers = {}
@@ -68,7 +119,9 @@ def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout"
-            for key, _ in sel.select(remaining):
+            if poll_exit and proc.poll() is not None:
+                return _drain(buffers)
+            for key, _ in sel.select(min(remaining, 0.05) if poll_exit else remaining):
                 fd = key.fd
                 if fd == exit_fd:
                     return _drain(buffers)
@@ -97,6 +150,13 @@ def pump(proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float,
         sel.close()
         if exit_fd is not None:
             os.close(exit_fd)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _drain(buffers: dict[int, CappedBuffer]) -> str:

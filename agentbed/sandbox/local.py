@@ -1,25 +1,26 @@
 """The local backend: bubblewrap namespaces, resource limits and a private workdir.
 
-Every command runs in fresh user, PID, network, IPC and UTS namespaces made by bubblewrap
-(``bwrap``). Its filesystem is built from an allowlist: read-only ``/usr``, ``/etc`` and the
-host Python (the venv and its base interpreter, so ``sandbox.python`` has pytest), a fresh
-``/proc`` for its own PID namespace, a minimal ``/dev``, a per-command ``/tmp`` and the
-sandbox's workdir at ``/sandbox``, the only place that persists between commands. The
-network namespace has only a loopback interface. When the command ends, bubblewrap's init
-exits and the kernel kills everything left in the PID namespace, so background processes
-never outlive their command.
+Each sandbox is one bubblewrap (``bwrap``) session in its own user, PID, network, IPC and UTS
+namespaces. Its filesystem is built from an allowlist: read-only ``/usr``, ``/etc``, the host
+Python (the venv and its base interpreter, so ``sandbox.python`` has pytest) and this
+package's directory, a ``/proc`` of its own PID namespace, a minimal ``/dev``, a private
+``/tmp`` and the workdir at ``/sandbox``. The network namespace has only a loopback
+interface. PID 1 is the exec server (session_server.py): a command costs a fork and exec
+instead of new namespaces, and after each command the server kills and reaps everything
+else, so background processes never outlive their command. If the server stops answering,
+the host kills the session (the kernel then kills its whole PID namespace) and the next
+command starts a new one on the same workdir.
 
-Run by root, the commands do not run as root: each sandbox gets its own unused host uid, so
-RLIMIT_NPROC caps exactly its processes and the host's files are seen as by a stranger. A
-small holder process keeps a private mount namespace with the workdir (a size-limited tmpfs
-that only exists there) and read-only views of host paths that uid could not reach (a Python
-under /root), and bubblewrap starts inside that namespace. Run by an ordinary user, the
-sandbox runs as that user (mapped to uid 1000 inside) and the workdir is a host temp dir.
+Run by root, commands do not run as root: each sandbox gets its own unused host uid, so
+RLIMIT_NPROC caps exactly its processes and host files are seen as by a stranger. A holder
+process keeps a private mount namespace with the workdir (a size-limited tmpfs that exists
+only there) and read-only views of host paths that uid could not reach (a Python under
+/root); bubblewrap starts inside it. Run by an ordinary user, the sandbox runs as that user
+(uid 1000 inside) and the workdir is a host temp dir.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -32,7 +33,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO
 
 from agentbed.sandbox.base import (
     ExecResult,
@@ -43,6 +43,8 @@ from agentbed.sandbox.base import (
     stderr_says_disk_full,
     stderr_says_oom,
 )
+from agentbed.sandbox.capture import ReplyReader, pipe_chunks
+from agentbed.sandbox.session import GRACE, encode_request, read_reply, wait_ready
 
 INSIDE_UID = 1000
 WORKDIR = "/sandbox"
@@ -213,11 +215,7 @@ class LocalSandbox(Sandbox):
         finally:
             os.close(info_write)
         session = _Session(proc, info_read)
-        try:
-            ready = session.replies.line(time.monotonic() + 60)
-        except EOFError:
-            ready = None
-        if ready is None or b"ready" not in ready:
+        if not wait_ready(session.replies, time.monotonic() + 60):
             session.stop()
             detail = proc.stderr.read().decode(errors="replace").strip()[-300:] if proc.stderr else ""
             raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {detail or 'no answer'}")
@@ -229,31 +227,24 @@ class LocalSandbox(Sandbox):
             self._start_session()  # the previous one was killed (timeout) or died
         session = self._session
         assert session is not None and session.proc.stdin is not None
-        request = {"argv": argv, "timeout": timeout, "stdin": None if stdin is None else len(stdin),
-                   "output": output_bytes, "cwd": WORKDIR}
-        deadline = start + timeout + 10  # the server enforces ``timeout``; this is the backstop
+        deadline = start + timeout + GRACE
         try:
-            session.proc.stdin.write(json.dumps(request).encode() + b"\n" + (stdin or b""))
+            session.proc.stdin.write(encode_request(argv, timeout, stdin, output_bytes, WORKDIR))
             session.proc.stdin.flush()
-            header = session.replies.line(deadline)
-            reply = json.loads(header) if header is not None else None
-            out = session.replies.exactly(reply["out"], deadline) if reply else None
-            err = session.replies.exactly(reply["err"], deadline) if reply else None
-        except (EOFError, BrokenPipeError, ValueError):
-            reply = out = err = None
-        if reply is None or out is None or err is None:  # the server died or stopped answering
+            reply = read_reply(session.replies, deadline)
+        except (EOFError, BrokenPipeError):
+            reply = None
+        if reply is None:  # the server died or stopped answering: end the session
             self._session = None
             session.stop()
-            timed_out = time.monotonic() >= deadline
-            return ExecResult(137, b"", b"", False, False, time.monotonic() - start,
-                              "timeout" if timed_out else "killed")
-        code, reason = int(reply["code"]), reply["reason"]
-        failed = code != 0 and not reason
-        oom = failed and stderr_says_oom(err)
-        disk = failed and (stderr_says_disk_full(err) or self._workdir_full())
-        status = classify(code, timed_out=reason == "timeout", output_limited=reason == "output_limit",
-                          oom=oom, disk_full=disk)
-        return ExecResult(code, out, err, bool(reply["out_truncated"]), bool(reply["err_truncated"]),
+            status = "timeout" if time.monotonic() >= deadline else "killed"
+            return ExecResult(137, b"", b"", False, False, time.monotonic() - start, status)
+        failed = reply.code != 0 and not reply.reason
+        oom = failed and stderr_says_oom(reply.stderr)
+        disk = failed and (stderr_says_disk_full(reply.stderr) or self._workdir_full())
+        status = classify(reply.code, timed_out=reply.reason == "timeout",
+                          output_limited=reply.reason == "output_limit", oom=oom, disk_full=disk)
+        return ExecResult(reply.code, reply.stdout, reply.stderr, reply.stdout_truncated, reply.stderr_truncated,
                           time.monotonic() - start, status)
 
     def _workdir_full(self) -> bool:
@@ -280,40 +271,6 @@ class LocalSandbox(Sandbox):
             self._host_workdir = None
 
 
-class _Replies:
-    """Reads the exec server's replies from a pipe, with a deadline."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.fd = stream.fileno()
-        self.buffer = bytearray()
-
-    def _fill(self, deadline: float) -> bool:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
-            return False
-        data = os.read(self.fd, 1 << 20)
-        if not data:
-            raise EOFError("the sandbox's exec server exited")
-        self.buffer += data
-        return True
-
-    def line(self, deadline: float) -> bytes | None:
-        while b"\n" not in self.buffer:
-            if not self._fill(deadline):
-                return None
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        return line
-
-    def exactly(self, size: int, deadline: float) -> bytes | None:
-        while len(self.buffer) < size:
-            if not self._fill(deadline):
-                return None
-        data = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        return data
-
-
 class _Session:
     """A running bubblewrap whose PID 1 is the exec server."""
 
@@ -322,7 +279,7 @@ class _Session:
         self.info_fd = info_fd
         self.init_pid = _init_pid(info_fd)  # the exec server's host pid
         assert proc.stdout is not None
-        self.replies = _Replies(proc.stdout)
+        self.replies = ReplyReader(pipe_chunks(proc.stdout.fileno()))
 
     def stop(self) -> None:
         _stop(self.proc, self.info_fd, self.init_pid)

@@ -33,16 +33,20 @@ def harden() -> None:
 
 
 def kill_everything_else(proc: subprocess.Popen) -> None:
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
+    """SIGKILL every other process of the namespace, again until none is left, and reap."""
     while True:
         try:
-            os.waitpid(-1, 0)
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if proc.returncode is None:
+            proc.wait()
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
         except ChildProcessError:
             return
+        time.sleep(0.001)
 
 
 def read_exactly(stream, size: int) -> bytes:
