@@ -35,7 +35,6 @@ def best_supported(rows: Sequence[Sequence[Any]], entity: str, relation: str) ->
             doc = chunk.split("#", 1)[0]
             if negated:
                 score[tail] -= RETRACTION_WEIGHT[bool(dated)]
-                score.setdefault(tail, score[tail])
             elif (doc, bool(dated)) not in claim_docs[tail]:
                 claim_docs[tail].add((doc, bool(dated)))
                 score[tail] += CLAIM_WEIGHT[bool(dated)]

@@ -10,6 +10,7 @@ before the agent sees it. The index is rebuilt deterministically from the task's
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -204,8 +205,6 @@ def detection_metrics(poison: Sequence[bool], retrieved: Sequence[int], verdict:
     if pois and clean and verdict.suspicion:
         sp = sorted(verdict.suspicion.get(i, 0.0) for i in pois)
         sc = [verdict.suspicion.get(i, 0.0) for i in clean]
-        import bisect
-
         wins = sum(bisect.bisect_left(sp, x) + 0.0 for x in sc)  # poison strictly below clean
         ties = sum(bisect.bisect_right(sp, x) - bisect.bisect_left(sp, x) for x in sc)
         out["auc"] = 1.0 - (wins + 0.5 * ties) / (len(sp) * len(sc))
