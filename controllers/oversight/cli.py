@@ -35,6 +35,7 @@ def register(subparsers: Any) -> None:
     build.add_argument("--out", required=True, help="dataset file to write (JSON Lines)")
     build.add_argument("--games", type=_positive, default=None, help="use the first N games (default: all)")
     build.add_argument("--flaws", default="", help="comma-separated base agents (default: all)")
+    build.add_argument("--model", default="", help="also branch a chat model as base agent (provider:model)")
     build.add_argument("--seeds", type=_positive, default=1, help="base trajectories per game and flaw")
     build.add_argument("--rollouts", type=_positive, default=2, help="rollouts per candidate action")
     build.add_argument("--checkpoints", type=_positive, default=3, help="checkpoints per trajectory")
@@ -89,7 +90,8 @@ def _build(args: argparse.Namespace) -> int:
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
     config = BuildConfig(benchmark=args.benchmark, games=args.games,
-                         flaws=[f for f in args.flaws.split(",") if f], seeds=args.seeds, first=args.first,
+                         flaws=[f for f in args.flaws.split(",") if f] + ([f"model:{args.model}"] if args.model else []),
+                         seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,
                          workers=args.workers, target_options=options)
     dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))

@@ -159,7 +159,7 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
     if target.uses_global_random:
         random.seed(seed)
     env, branch_env = _envs(target, game)
-    agent = target.base_agents[flaw](seed)
+    agent = make_base_agent(target, flaw, seed)
     observation, _ = env.reset(seed=seed)
     agent.reset(seed=seed, task=env.task)
     tools = env.tool_specs()
@@ -217,6 +217,17 @@ def _envs(target: BranchTarget, game: str) -> tuple[ToolEnv, ToolEnv]:
     return _ENVS[key]
 
 
+def make_base_agent(target: BranchTarget, flaw: str, seed: int) -> Agent:
+    """A named base agent of the target, or ``model:provider:model`` for a chat model (its
+    stated confidence is the risk score; temperature 0, so rollouts differ only through the
+    provider's own nondeterminism)."""
+    if flaw.startswith("model:"):
+        from agentbed.agents.chat import ChatAgent
+
+        return ChatAgent.from_model_string(flaw.removeprefix("model:"), seed=seed, temperature=0)
+    return target.base_agents[flaw](seed)
+
+
 def _unit(args: tuple[str, dict[str, Any], str, str, int, BuildConfig, str | None]) -> tuple[list[dict], _Counts]:
     name, options, game, flaw, seed, config, log_dir = args
     target = load_target(name, **options)
@@ -237,8 +248,10 @@ def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
     """Branch every (game, flaw, seed) of ``config`` and return the rows with their provenance."""
     target = load_target(config.benchmark, **config.target_options)
     games = target.games[: config.games] if config.games else list(target.games)
-    flaws = config.flaws or list(target.base_agents)
-    unknown = [f for f in flaws if f not in target.base_agents]
+    models = [f for f in config.flaws if f.startswith("model:")]
+    flaws = [f for f in config.flaws if not f.startswith("model:")] or list(target.base_agents)
+    flaws += models
+    unknown = [f for f in flaws if f not in target.base_agents and not f.startswith("model:")]
     if unknown:
         raise UsageError(f"--flaws: {target.name} has no base agent {unknown[0]!r} "
                          f"(agents: {', '.join(target.base_agents)})")

@@ -89,7 +89,7 @@ def target(**options: Any) -> BranchTarget:
     presets: dict[str, Flaws] = dict(FLAW_PRESETS)
     return BranchTarget(
         name="scienceworld",
-        games=list(specs),
+        games=sorted(specs, key=lambda g: (specs[g].params["variation"], g)),  # first N games span the tasks
         make_env=lambda game: ScienceWorldToolEnv(specs[game]),
         base_agents={name: (lambda seed, f=f: ScienceWorldFlawed(f, seed)) for name, f in presets.items()},
         interventions={"expert": _expert, "reflect": lambda env, agent: reflect(agent)},
