@@ -232,6 +232,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise UsageError(f"--suites: suite {name!r} has no demo")
     out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     out.mkdir(parents=True, exist_ok=True)
+    meta = {"command": "agentbed " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("agentbed") else "agentbed demo",
+            "suites": wanted, "kind": "demo"}
+    (out / "run.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     summaries = []
     for name in wanted:
         t0 = time.perf_counter()

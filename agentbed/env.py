@@ -52,6 +52,12 @@ class SnapshotUnsupported(NotImplementedError):
     """The environment's state cannot be copied; branch by verified replay instead."""
 
 
+# Spaces carry no per-episode state, and building gymnasium's Text space re-derives its
+# character table (a fifth of a trivial episode's cost), so every environment shares these.
+_OBSERVATION_SPACE = AnyText()
+_ACTION_SPACE = AnyText()
+
+
 class ToolEnv(gym.Env[str, str]):
     """Base class for every agentbed environment.
 
@@ -75,8 +81,8 @@ class ToolEnv(gym.Env[str, str]):
             raise ValueError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.task = self.resolve_task(task)
-        self.observation_space = AnyText()
-        self.action_space = AnyText()
+        self.observation_space = _OBSERVATION_SPACE
+        self.action_space = _ACTION_SPACE
         self.clock = VirtualClock(self.start_time)
         self.state: Any = None
         self.steps = 0

@@ -61,6 +61,9 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+_MADE_DIRS: set[Path] = set()
+
+
 class TrajectoryWriter:
     """Appends chained records to one episode's log file.
 
@@ -70,7 +73,9 @@ class TrajectoryWriter:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.parent not in _MADE_DIRS:  # one mkdir per directory, not per episode
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _MADE_DIRS.add(self.path.parent)
         self._tmp = self.path.with_name(self.path.name + ".part")
         self._fh: IO[str] | None = open(self._tmp, "w", encoding="utf-8")
         self.last_hash = GENESIS

@@ -126,7 +126,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
                          task_params=env.task.params, agent_id=spec.agent, agent=agent.describe(), seed=spec.seed, options=spec.options,
                          budget=asdict(budget), parent=parent, versions=VERSIONS,
-                         tools=[t.to_dict() for t in tools], observation=observation, info=info,
+                         tools=_tool_dicts(tools), observation=observation, info=info,
                          clock=env.clock.now())
             header_written = True
         step0 = len(history)
@@ -164,7 +164,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
                              reward=reward, terminated=terminated, truncated=truncated, info=info,
                              clock=env.clock.now(), usage=action.usage.to_dict() if action.usage else None,
                              model_output=action.model_output, risk=action.risk, control=verdict_info,
-                             agent=agent.name)
+                             agent=agent.name, meta=action.meta or None)
             if terminated:
                 break
             if truncated:
@@ -194,6 +194,18 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
         record.digest = writer.last_hash
     record.wall_seconds = time.perf_counter() - wall0
     return record
+
+
+_TOOL_DICTS: dict[tuple[int, ...], list[dict[str, Any]]] = {}
+
+
+def _tool_dicts(tools: list[Any]) -> list[dict[str, Any]]:
+    """Tool declarations for the log header, built once per tool set (tools are immutable)."""
+    key = tuple(id(t) for t in tools)
+    cached = _TOOL_DICTS.get(key)
+    if cached is None:
+        cached = _TOOL_DICTS[key] = [t.to_dict() for t in tools]
+    return cached
 
 
 def _write_control(writer: TrajectoryWriter | None, step: int, proposed: Action, verdict: dict[str, Any] | None,
