@@ -11,6 +11,7 @@ from typing import Any
 
 import environments.graphrag  # noqa: F401 - registers agentbed/graphrag-v0
 from agentbed.env import TaskSpec
+from agentbed.errors import UsageError
 from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.graphrag import ATTACKS
@@ -57,8 +58,15 @@ def world_seeds(options: dict[str, Any]) -> list[int]:
     return [0]
 
 
+def check_options(options: dict[str, Any]) -> None:
+    for name, least in (("worlds", 1), ("budget", 1), ("targets", 0)):
+        if name in options and int(options[name]) < least:
+            raise UsageError(f"--{name}: must be at least {least}, got {options[name]}")
+
+
 def task_ids(options: dict[str, Any]) -> list[str]:
     """The targeted questions (those the attack plan can flip), the same for every attack."""
+    check_options(options)
     name = options.get("dataset", "world")
     ids = []
     for world in world_seeds(options):

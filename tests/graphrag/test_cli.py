@@ -11,6 +11,8 @@ from agentbed.cli import main
     (["graphrag", "grid", "--dataset", "fb15k"], "--dataset"),
     (["graphrag", "grid", "--worlds", "0"], "--worlds"),
     (["run", "graphrag", "--attack", "nope"], "--attack"),
+    (["run", "graphrag", "--budget", "0"], "--budget"),
+    (["run", "graphrag", "--worlds", "-1"], "--worlds"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, culprit):
     assert main(argv) == 2
