@@ -35,7 +35,7 @@ def leftovers(sb) -> list[str]:
     """Processes the sandbox still has besides its idle machinery."""
     if sb.backend == "docker":
         procs = sb.container.top(ps_args="-o pid,args")["Processes"] if not sb.closed else []
-        return [" ".join(p) for p in procs if "signal.pause" not in " ".join(p)]
+        return [" ".join(p) for p in procs if "session_server.py" not in " ".join(p)]
     found = []
     marker = re.compile(rb"AGENTBED_SANDBOX_OWNER=" + str(os.getpid()).encode() + rb"\0")
     machinery = {sb._holder.pid if sb._holder is not None else None}
