@@ -36,10 +36,11 @@ def test_missing_files_name_the_fetch_command(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_tdp_transfers_to_nations_without_retraining(nations_available):
-    undefended = run_cell("nations", "gragpoison", "none")
-    defended = run_cell("nations", "gragpoison", "tdp")
-    clean = run_cell("nations", "none", "tdp")
+@pytest.mark.parametrize("name", ["nations", "umls"])
+def test_tdp_transfers_to_real_graphs_without_retraining(nations_available, name):
+    undefended = run_cell(name, "gragpoison", "none")
+    defended = run_cell(name, "gragpoison", "tdp")
+    clean = run_cell(name, "none", "tdp")
     assert undefended.interval("attack_success").estimate >= 0.5
     assert defended.interval("attack_success").estimate <= 0.15
     assert clean.interval("accuracy").estimate >= 0.98
