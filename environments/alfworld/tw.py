@@ -15,6 +15,9 @@ re-parses the same grammar templates with TatSu each time and deep-copies entity
 every symbol it expands. ``set_textgen_acceleration`` caches the parse of each template text and of each
 rule condition (handing out deep copies of what was parsed) and copies a derivation context's
 two dictionaries shallowly: derivation only adds keys to them and never mutates the entities.
+Loading and every reset also translate the PDDL problem to SAS twice (fast-downward's
+translator, about a second a game): the translation of a (domain, problem) pair is cached for
+the last few games, so branching replays of the same game skip it.
 The text is unchanged (tests compare whole traces with and without).
 
 These imports need the ``alfworld`` extra; the rest of the package imports this module lazily.
@@ -24,9 +27,11 @@ from __future__ import annotations
 
 import copy
 import random
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+import fast_downward
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredExpert, AlfredInfos
 from textworld.envs import PddlEnv
@@ -66,8 +71,25 @@ class _CachedRuleQueries:
         return copy.deepcopy(rule)
 
 
+_ORIGINAL_PDDL2SAS = fast_downward.pddl2sas
+_SAS_CACHE: OrderedDict[tuple[str, str, bool], tuple[Any, str]] = OrderedDict()
+_SAS_CACHE_GAMES = 8
+
+
+def _cached_pddl2sas(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> tuple[Any, str]:
+    key = (domain, problem, optimize)
+    hit = _SAS_CACHE.get(key)
+    if hit is None:
+        hit = _SAS_CACHE[key] = _ORIGINAL_PDDL2SAS(domain, problem, verbose=verbose, optimize=optimize)
+        while len(_SAS_CACHE) > 2 * _SAS_CACHE_GAMES:
+            _SAS_CACHE.popitem(last=False)
+    _SAS_CACHE.move_to_end(key)
+    return hit  # TextWorld's PddlState only reads the translated task (actions, types, objects, init)
+
+
 def set_textgen_acceleration(enabled: bool) -> None:
     """Turn the shortcuts on (the default) or off (to compare traces or time the original)."""
+    fast_downward.pddl2sas = _cached_pddl2sas if enabled else _ORIGINAL_PDDL2SAS
     textgen._parse_and_convert = _cached_parse if enabled else _ORIGINAL_PARSE
     textgen.copy_context = _shallow_copy_context if enabled else _ORIGINAL_COPY_CONTEXT
     textgen.Rule = _CachedRuleQueries if enabled else Rule
