@@ -108,11 +108,13 @@ class _Counts:
     replays: int = 0
     replay_mismatches: int = 0
     branch_errors: int = 0
+    trajectory_errors: int = 0
     mismatch_examples: list[dict[str, Any]] = field(default_factory=list)
     error_examples: list[str] = field(default_factory=list)
 
     def add(self, other: _Counts) -> None:
-        for name in ("trajectories", "checkpoints", "branches", "replays", "replay_mismatches", "branch_errors"):
+        for name in ("trajectories", "checkpoints", "branches", "replays", "replay_mismatches", "branch_errors",
+                     "trajectory_errors"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.mismatch_examples = (self.mismatch_examples + other.mismatch_examples)[:5]
         self.error_examples = (self.error_examples + other.error_examples)[:3]
@@ -171,7 +173,12 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
     method = config.method if config.method != "auto" else ("snapshot" if env.can_snapshot else "replay")
     for t in range(target.max_steps):
         before = agent.fork() if t in wanted else None
-        proposed = agent.act(observation, tools)
+        try:
+            proposed = agent.act(observation, tools)
+        except Exception as exc:  # noqa: BLE001 - a crashing base agent ends its trajectory, counted
+            counts.trajectory_errors += 1
+            counts.error_examples = (counts.error_examples + [f"{trajectory} step {t}: {type(exc).__name__}: {exc}"])[:3]
+            break
         risks.append(0.5 if proposed.risk is None else float(proposed.risk))
         if before is not None:
             counts.checkpoints += 1

@@ -110,3 +110,28 @@ def test_unknown_benchmark_and_flaw_are_usage_errors():
         build_dataset(BuildConfig("nope"))
     with pytest.raises(UsageError, match="--flaws"):
         build_dataset(BuildConfig("vault", flaws=["sleepy"]))
+
+
+def test_any_suite_branches_through_its_own_agents():
+    ds = build_dataset(BuildConfig("suite:vault", rollouts=1, checkpoints=2, first=1, every=2,
+                                   target_options={"base": "naive", "interventions": "oracle"}))
+    assert ds.provenance["benchmark"] == "suite-vault"
+    assert ds.provenance["actions"] == ["continue", "oracle", "quit"]
+    assert {r["action"] for r in ds.rows} == {"continue", "oracle"}
+    assert ds.provenance["counts"]["branches"] == len(ds.rows) + ds.provenance["counts"]["branch_errors"]
+    with pytest.raises(UsageError, match="interventions"):
+        build_dataset(BuildConfig("suite:vault", target_options={"base": "naive"}))
+    with pytest.raises(UsageError, match="no agent"):
+        build_dataset(BuildConfig("suite:vault", target_options={"base": "nobody", "interventions": "oracle"}))
+
+
+def test_a_crashing_base_agent_is_counted_not_fatal():
+    target = load_target("vault")
+
+    class Crashing(VaultFlawed):
+        def correct_action(self):
+            raise RuntimeError("boom")
+
+    target.base_agents = {"crash": lambda seed: Crashing(FLAW_PRESETS["noisy"].__class__(), seed)}
+    rows, counts = branch_trajectory(target, "ttl60-chores3", "crash", 0, BuildConfig("vault"))
+    assert rows == [] and counts.trajectory_errors == 1 and "boom" in counts.error_examples[0]
