@@ -48,7 +48,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(s) for s in args.sizes.split(",")]:
             package = f"bench{n}"
-            repo = generate_repo(SynthSpec(modules=n, hubs=max(1, n // 200), cycles=max(1, n // 100), seed=1,
+            repo = generate_repo(SynthSpec(modules=n, hubs=max(1, min(10, n // 100)), cycles=max(1, n // 100), seed=1,
                                            package=package), Path(tmp) / package, with_tests=False)
             graph, t_graph = timed(build_dependency_graph, repo.package_dir, collapse_reexports=False)
             t_grimp = grimp_time(Path(tmp) / package, package)
