@@ -140,7 +140,8 @@ def _synthetic_tree(name: str) -> Path:
 
 def _reference_tree(repo: PinnedRepo) -> Path:
     tree = cache_dir() / "tasks" / repo.name / "tree"
-    if not (tree / repo.package).is_dir():
+    golden_missing = repo.test_license == "golden" and not (tree / repo.tests / "golden.json").is_file()
+    if not (tree / repo.package).is_dir() or golden_missing:  # absent, or a preparation that stopped halfway
         if tree.exists():
             shutil.rmtree(tree)
         shutil.copytree(repo_dir(repo), tree)
