@@ -70,6 +70,17 @@ def container_exists(container_id: str) -> bool:
 
 
 @pytest.fixture
+def sandbox_leftovers():
+    """``leftovers(sandbox)``: the sandbox's processes besides its own machinery."""
+    return leftovers
+
+
+@pytest.fixture
+def container_exists_fn():
+    return container_exists
+
+
+@pytest.fixture
 def limits() -> Limits:
     return TEST_LIMITS
 

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import leftovers  # noqa: I001 - tests/sandbox/conftest.py
 
 from agentbed.sandbox import SandboxError
 
@@ -24,11 +23,11 @@ def py(sandbox, code: str, timeout: float = 30, **kw):
     return sandbox.exec([sandbox.python, "-c", code], timeout=timeout, **kw)
 
 
-def test_fork_bomb(sandbox, limits):
+def test_fork_bomb(sandbox, limits, sandbox_leftovers):
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
     result = py(sandbox, bomb, timeout=3)
     assert result.status == "timeout"
-    assert leftovers(sandbox) == []
+    assert sandbox_leftovers(sandbox) == []
     # The limit held: the sandbox is still usable and counts its own processes.
     probe = sandbox.exec("for i in $(seq 8); do sleep 5 & done; ls /proc | grep -c '^[0-9]'", timeout=10)
     assert probe.ok and int(probe.stdout) < limits.processes
@@ -233,10 +232,10 @@ def test_output_flood(sandbox, limits):
     assert result.status == "output_limit" and result.stderr_truncated and not result.stdout_truncated
 
 
-def test_orphaned_background_processes(sandbox):
+def test_orphaned_background_processes(sandbox, sandbox_leftovers):
     result = sandbox.exec("(sleep 2; echo survived > marker) & setsid sh -c 'sleep 300' & nohup sleep 300 >/dev/null 2>&1 & echo started")
     assert result.stdout == b"started\n"
-    assert leftovers(sandbox) == []
+    assert sandbox_leftovers(sandbox) == []
     time.sleep(3)
     assert sandbox.exec(["cat", "marker"]).status == "nonzero"
 

@@ -32,7 +32,7 @@ def _marked_processes(owner: int) -> list[int]:
     return found
 
 
-def test_prune_after_a_crash(backend, agentbed_cmd):
+def test_prune_after_a_crash(backend, agentbed_cmd, container_exists_fn):
     owner = subprocess.Popen([sys.executable, "-c", CRASHING_OWNER, backend], stdout=subprocess.PIPE, text=True)
     container_id = owner.stdout.readline().strip()
     time.sleep(1.0)  # let the command start
@@ -40,9 +40,7 @@ def test_prune_after_a_crash(backend, agentbed_cmd):
     owner.wait()
 
     if backend == "docker":
-        from conftest import container_exists
-
-        assert container_exists(container_id)
+        assert container_exists_fn(container_id)
     else:
         assert _marked_processes(owner.pid)
 
@@ -51,10 +49,8 @@ def test_prune_after_a_crash(backend, agentbed_cmd):
     assert done.returncode == 0, done.stderr
     assert re.match(r"removed \d+ container\(s\), \d+ process\(es\), \d+ workdir\(s\)", done.stdout)
     if backend == "docker":
-        from conftest import container_exists
-
         assert container_id[:12] in done.stdout
-        assert not container_exists(container_id)
+        assert not container_exists_fn(container_id)
     else:
         time.sleep(0.2)
         assert _marked_processes(owner.pid) == []
