@@ -51,7 +51,7 @@ class Flaws:
 
 FLAWS: dict[str, Flaws] = {
     "none": Flaws(),
-    "noisy": Flaws(noise=0.35),
+    "noisy": Flaws(noise=0.5),
     "looping": Flaws(noise=0.05, loop=0.08, escape=0.05),
     "forgetful": Flaws(noise=0.05, forget=0.06),
     "mixed": Flaws(noise=0.15, loop=0.04, escape=0.05, forget=0.03),

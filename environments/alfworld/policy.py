@@ -83,6 +83,7 @@ class Memory:
     holding: str = ""
     transformed: bool = False
     placed: list[str] = field(default_factory=list)  # target objects already in the goal receptacle
+    two_at: str = ""  # pick-two tasks: the receptacle holding the first object (the second goes there too)
 
     def update(self, command: str, feedback: str) -> None:
         first_line = feedback.strip().splitlines()[0] if feedback.strip() else ""
@@ -148,20 +149,21 @@ def choose_command(goal: Goal, memory: Memory, commands: list[str], order: list[
                 return use[0]
             lamp_at = [r for r, objs in memory.seen.items() if any(object_class(o) == goal.toggle for o in objs)]
             return (go(lamp_at[0]) if lamp_at else None) or explore()
-        put = [c for c in commands if c.startswith(f"move {held} to ") and object_class(c.split(" to ")[-1]) == goal.recep]
+        put = [c for c in commands if c.startswith(f"move {held} to ") and object_class(c.split(" to ")[-1]) == goal.recep
+               and memory.two_at in ("", c.split(" to ")[-1])]
         if put:
             if goal.kind == "two":
                 memory.placed.append(held)
+                memory.two_at = put[0].split(" to ")[-1]
             return put[0]
-        targets = goal_receptacles()
+        targets = [memory.two_at] if memory.two_at else goal_receptacles()
         fresh = [r for r in targets if r not in memory.visited] or targets
         return (go(fresh[0]) if fresh else None) or explore(goal.recep)
     takes = [c for c in commands if c.startswith(f"take {goal.obj} ")
              and c.split(" from ")[0].removeprefix("take ") not in memory.placed
-             and not (goal.kind == "two" and object_class(c.split(" from ")[-1]) == goal.recep)]
+             and c.split(" from ")[-1] != memory.two_at]
     if takes:
         return takes[0]
     known = [r for r in order for o in memory.seen.get(r, [])
-             if object_class(o) == goal.obj and o not in memory.placed
-             and not (goal.kind == "two" and object_class(r) == goal.recep)]
+             if object_class(o) == goal.obj and o not in memory.placed and r != memory.two_at]
     return (go(known[0]) if known else None) or explore()
