@@ -189,11 +189,10 @@ class LocalSandbox(Sandbox):
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
-        for target, source in sources.items():
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.disk_bytes), "--tmpfs", "/tmp"]
+        for target, source in sources.items():  # after /tmp: a later mount covers an earlier one
             args += ["--ro-bind", source, target]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.disk_bytes), "--tmpfs", "/tmp",
-                 "--bind", work_source, WORKDIR, "--chdir", WORKDIR]
-        return args
+        return args + ["--bind", work_source, WORKDIR, "--chdir", WORKDIR]
 
     def _prlimit(self) -> list[str]:
         """Resource limits, applied by util-linux prlimit before the launcher (a Python
@@ -216,9 +215,10 @@ class LocalSandbox(Sandbox):
             os.close(info_write)
         session = _Session(proc, info_read)
         if not wait_ready(session.replies, time.monotonic() + 60):
+            exited = proc.poll() is not None  # then its stderr is complete and safe to read
+            detail = proc.stderr.read().decode(errors="replace") if exited and proc.stderr else ""
             session.stop()
-            detail = proc.stderr.read().decode(errors="replace").strip()[-300:] if proc.stderr else ""
-            raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {detail or 'no answer'}")
+            raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {detail.strip()[-300:] or 'no answer'}")
         self._session = session
 
     def _run(self, argv: list[str], timeout: float, stdin: bytes | None, output_bytes: int) -> ExecResult:
