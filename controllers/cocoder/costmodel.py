@@ -28,6 +28,7 @@ class CostModel:
     price_out: float = 2.0e-6  # dollars per output token
     message_tokens: int = 200  # overhead of one cross-agent message
     prompt_tokens: int = 400  # system prompt and task statement of every turn
+    test_seconds: float = 30.0  # the leader's test run before a repair round
 
     def task_time(self, out_tokens: float, context_tokens: float) -> float:
         return self.t0 + out_tokens / self.write_rate + context_tokens / self.context_rate

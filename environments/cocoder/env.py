@@ -45,7 +45,7 @@ class CoCoderEnv(ToolEnv):
 
             turns = single_agent_turns(self.repo, self.cost)
         self.turns = turns
-        self.state = {"i": 0, "written": {}, "history": 0, "durations": {}, "context": {}}
+        self.state = {"i": 0, "written": {}, "history": 0, "durations": {}, "context": {}, "out": {}}
         return self._prompt()
 
     def _prompt(self) -> str:
@@ -58,6 +58,7 @@ class CoCoderEnv(ToolEnv):
         interfaces = {u: self.repo.graph.nodes[u]["interface"] for u in sorted(deps)}
         return json.dumps({
             "module": mt.module, "path": mt.relpath, "remaining": len(self.turns) - i,
+            "repair_request": turn.get("repair"),
             "skeleton": mt.skeleton, "blanked": mt.blanked, "dependency_interfaces": interfaces,
             "context_tokens": self._context_tokens(turn), "missing_fraction": turn["missing_fraction"],
             "cross_deps": turn["cross_deps"]}, ensure_ascii=False)
@@ -80,6 +81,7 @@ class CoCoderEnv(ToolEnv):
         self.state["written"][module] = source
         self.state["durations"][module] = duration
         self.state["context"][module] = ctx
+        self.state["out"][module] = out
         self.state["history"] += estimate_tokens(self.repo.modules[module].skeleton) + out
         self.state["i"] = i + 1
         done = self.state["i"] >= len(self.turns)

@@ -73,6 +73,7 @@ class TestReport:
     status: str
     backend: str
     tail: str = ""
+    crash_files: tuple[str, ...] = ()  # where failing tests crashed: the leader's repair targets
 
     def pass_rate(self, total: int) -> float:
         return min(1.0, self.passed / total) if total else 0.0
@@ -99,11 +100,22 @@ def parse_pytest_summary(stdout: str) -> dict[str, int]:
 def run_tests(tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
               memory_mb: int = DEFAULT_MEMORY_MB) -> TestReport:
     """Run the repository's pytest suite on ``tree`` inside the sandbox."""
-    outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+    outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=line",
                                   "--timeout=60", tests], timeout=timeout, memory_mb=memory_mb)
     c = parse_pytest_summary(outcome.stdout)
     return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
-                      (outcome.stdout + outcome.stderr)[-1500:])
+                      (outcome.stdout + outcome.stderr)[-1500:], crash_files(outcome.stdout))
+
+
+_CRASH = re.compile(r"^(\S+?\.py):\d+: ", re.M)
+
+
+def crash_files(stdout: str) -> tuple[str, ...]:
+    """Files (relative to the tree) where failing tests crashed, from pytest's ``--tb=line`` lines."""
+    found = set()
+    for path in _CRASH.findall(stdout):
+        found.add(path.split("/work/", 1)[1] if "/work/" in path else path)
+    return tuple(sorted(found))
 
 
 def tree_digest(tree: Path) -> str:

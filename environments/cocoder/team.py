@@ -25,12 +25,13 @@ from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
+from controllers.cocoder.depgraph import estimate_tokens
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Schedule, replay_timeline, simulate
 from controllers.cocoder.strategies import Plan, make_plan
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
 from environments.cocoder.env import CoCoderEnv
-from environments.cocoder.sandboxed import TestCache
+from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 
 MANIFEST_SCHEMA = "agentbed.cocoder.team/1"
@@ -45,6 +46,7 @@ class TeamConfig:
     cost: CostModel = field(default_factory=CostModel)
     failure: FailureModel = field(default_factory=FailureModel)
     coder: str = "simulated"  # or "model:provider:model"
+    repair_rounds: int = 1  # leader test-and-repair rounds after the write phase
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""
@@ -52,7 +54,8 @@ class TeamConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "agents": self.agents, "method": self.method, "theta": self.theta,
-                "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder}
+                "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder,
+                "repair_rounds": self.repair_rounds}
 
 
 def work_graph(task: RepoTask) -> nx.DiGraph:
@@ -97,78 +100,145 @@ class TeamResult:
     manifest: dict[str, Any]
 
 
+@dataclass
+class _Ledger:
+    """What the team's agents did across the write phase and the repair rounds."""
+
+    written: dict[str, str] = field(default_factory=dict)
+    context_tokens: int = 0
+    output_tokens: int = 0
+    members: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    provider_tokens: int = 0
+    statuses: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _RunContext:
+    task: str
+    config: TeamConfig
+    seed: int
+    suite: str
+    options: dict[str, Any]
+    team_id: str
+    out_dir: Path
+    agent_factory: Callable[[int], Agent] | None
+
+
+def _run_agent(ctx: _RunContext, ledger: _Ledger, worker: int, turns: list[dict[str, Any]],
+               round_: int) -> dict[str, float]:
+    """One agent's episode through the runner into its own log; returns each turn's duration."""
+    config = ctx.config
+    params = {"repo": ctx.task, "worker": worker, "strategy": config.strategy, "turns": turns,
+              "cost": config.cost.to_dict()}
+    env = CoCoderEnv(TaskSpec(f"{ctx.task}/{config.strategy}/w{worker}/r{round_}", params))
+    salt = worker + 1000 * round_  # a repair draws fresh randomness
+    agent = ctx.agent_factory(worker) if ctx.agent_factory else _make_coder(config, ctx.seed, salt)
+    spec = EpisodeSpec(ctx.suite, ctx.task, config.coder, ctx.seed, {**ctx.options, "worker": worker, "round": round_})
+    log_path = ctx.out_dir / (f"{ctx.team_id}.w{worker}.jsonl" if round_ == 0 else
+                              f"{ctx.team_id}.w{worker}.repair{round_}.jsonl")
+    record = run_episode(env, agent, spec, budget=Budget(max_steps=2 * len(turns) + 4),
+                         writer=TrajectoryWriter(log_path))
+    state = env.state or {"written": {}, "durations": {}, "context": {}, "out": {}}
+    ledger.written.update(state["written"])
+    ledger.context_tokens += sum(state["context"].values())
+    ledger.output_tokens += sum(state["out"].values())
+    ledger.failed += getattr(agent, "failed", [])
+    ledger.provider_tokens += record.tokens
+    ledger.statuses.append(record.status)
+    ledger.members.append({"worker": worker, "round": round_, "log": log_path.name, "digest": record.digest,
+                           "status": record.status, "modules": [t["module"] for t in turns],
+                           "steps": record.steps, "busy_seconds": record.virtual_seconds})
+    return dict(state["durations"])
+
+
 def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, suite: str = "cocoder",
              tests: TestCache | None = None, agent_factory: Callable[[int], Agent] | None = None,
              episode_id: str | None = None) -> TeamResult:
-    """Run one team on one task with one seed; logs and the manifest go to ``out_dir``."""
+    """Run one team on one task with one seed; logs and the manifest go to ``out_dir``.
+
+    The write phase follows the plan; then, for up to ``config.repair_rounds`` rounds, the leader
+    runs the tests and sends each agent a repair request for its modules where failing tests
+    crashed (after the test run and one message latency); each repair is a runner episode too.
+    """
     wall0 = time.perf_counter()
     tests = tests or TestCache()
     task = load_task(task_name)
     graph, plan, schedule = plan_team(task, config, seed)
     options = {"strategy": config.strategy, "agents": config.agents, "config": config.digest()}
     team_spec = EpisodeSpec(suite, task_name, config.coder, seed, options)
-    team_id = episode_id or team_spec.episode_id
     out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, str] = {}
+    ctx = _RunContext(task_name, config, seed, suite, options, episode_id or team_spec.episode_id, out_dir,
+                      agent_factory)
+    ledger = _Ledger()
     durations: dict[str, float] = {}
-    contexts: dict[str, int] = {}
-    members, failed, provider_tokens, statuses = [], [], 0, []
     for worker in range(plan.workers):
         turns = _turn_params(schedule, plan, worker)
-        if not turns:
-            continue
-        params = {"repo": task_name, "worker": worker, "strategy": config.strategy, "turns": turns,
-                  "cost": config.cost.to_dict()}
-        env = CoCoderEnv(TaskSpec(f"{task_name}/{config.strategy}/w{worker}", params))
-        agent = agent_factory(worker) if agent_factory else _make_coder(config, seed, worker)
-        spec = EpisodeSpec(suite, task_name, config.coder, seed, {**options, "worker": worker})
-        log_path = out_dir / f"{team_id}.w{worker}.jsonl"
-        record = run_episode(env, agent, spec, budget=Budget(max_steps=2 * len(turns) + 4),
-                             writer=TrajectoryWriter(log_path))
-        state = env.state or {"written": {}, "durations": {}, "context": {}}
-        written.update(state["written"])
-        durations.update(state["durations"])
-        contexts.update(state["context"])
-        failed += getattr(agent, "failed", [])
-        provider_tokens += record.tokens
-        statuses.append(record.status)
-        members.append({"worker": worker, "log": log_path.name, "digest": record.digest, "status": record.status,
-                        "modules": [t["module"] for t in turns], "steps": record.steps,
-                        "busy_seconds": record.virtual_seconds})
+        if turns:
+            durations.update(_run_agent(ctx, ledger, worker, turns, 0))
     for m in graph.nodes:  # an unwritten module (agent error, budget) took no time and stays a skeleton
         durations.setdefault(m, 0.0)
     timeline = replay_timeline(schedule, graph, plan, config.cost, durations)
     makespan = max((f for _, f in timeline.values()), default=0.0)
-    with tempfile.TemporaryDirectory(prefix="cocoder-final-") as tmp:
-        report = tests.run(assemble(task, written, Path(tmp) / "tree"), task.tests)
-    context_tokens = sum(contexts.values())
-    out_tokens = sum(len(s) // 4 for s in written.values())
-    messages = schedule.messages
+    report = _test(task, ledger.written, tests)
+    first_pass_rate, write_makespan = report.pass_rate(task.reference_tests), makespan
+    messages, repairs, rounds = schedule.messages, [], []
+    turn_of = {t.module: t for t in schedule.turns}
+    for round_ in range(1, config.repair_rounds + 1):
+        targets = sorted(m for m in graph.nodes if task.modules[m].relpath in report.crash_files)
+        if report.passed >= task.reference_tests or not targets:
+            break
+        start = makespan + config.cost.test_seconds + config.cost.latency  # leader tests, then messages
+        ends = [start]
+        for worker in sorted({turn_of[m].worker for m in targets}):
+            mods = [m for m in targets if turn_of[m].worker == worker]
+            request = (f"{report.failed + report.errors} tests fail; failing tests crash in this module. "
+                       "Rewrite it completely.")
+            turns = [{"module": m, "repair": request, "fresh_context": True,
+                      "base_context_tokens": config.cost.prompt_tokens + task.spec_tokens()[m]
+                      + estimate_tokens(ledger.written.get(m, "")) + estimate_tokens(request),
+                      "missing_fraction": turn_of[m].missing_fraction, "cross_deps": turn_of[m].cross_deps,
+                      "transferred_tokens": 0} for m in mods]
+            ends.append(start + sum(_run_agent(ctx, ledger, worker, turns, round_).values()))
+            messages += 1
+        makespan = max(ends)
+        repairs += targets
+        rounds.append({"round": round_, "start": start, "end": makespan, "modules": targets})
+        report = _test(task, ledger.written, tests)
     pass_rate = report.pass_rate(task.reference_tests)
     metrics = {
-        "pass_rate": pass_rate, "passed": report.passed, "reference_tests": task.reference_tests,
-        "makespan": makespan, "planned_makespan": schedule.makespan, "critical_path": schedule.critical_path,
-        "context_tokens": context_tokens, "output_tokens": out_tokens, "tokens": context_tokens + out_tokens,
-        "cost_usd": config.cost.dollars(context_tokens, out_tokens, messages), "messages": messages,
-        "cut_edges": len(cut_edges(graph, plan.context)) if plan.respect_deps else 0,
-        "transferred_tokens": schedule.transferred_tokens, "agents_used": len(members), "groups": len(plan.groups),
-        "modules": graph.number_of_nodes(), "failed_functions": len(failed), "provider_tokens": provider_tokens,
-        "test_status": report.status, "sandbox": report.backend, "wall_seconds": time.perf_counter() - wall0}
-    manifest = {"schema": MANIFEST_SCHEMA, "episode_id": team_id, "suite": suite, "task": task_name,
-                "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": members,
+        "pass_rate": pass_rate, "pass_rate_before_repair": first_pass_rate, "passed": report.passed,
+        "reference_tests": task.reference_tests, "makespan": makespan, "write_makespan": write_makespan, "planned_makespan": schedule.makespan, "critical_path": schedule.critical_path,
+        "context_tokens": ledger.context_tokens, "output_tokens": ledger.output_tokens,
+        "tokens": ledger.context_tokens + ledger.output_tokens,
+        "cost_usd": config.cost.dollars(ledger.context_tokens, ledger.output_tokens, messages),
+        "messages": messages, "cut_edges": len(cut_edges(graph, plan.context)) if plan.respect_deps else 0,
+        "transferred_tokens": schedule.transferred_tokens, "repairs": len(repairs),
+        "agents_used": len({m["worker"] for m in ledger.members}), "groups": len(plan.groups),
+        "modules": graph.number_of_nodes(), "failed_functions": len(ledger.failed),
+        "provider_tokens": ledger.provider_tokens, "test_status": report.status, "sandbox": report.backend,
+        "wall_seconds": time.perf_counter() - wall0}
+    manifest = {"schema": MANIFEST_SCHEMA, "episode_id": ctx.team_id, "suite": suite, "task": task_name,
+                "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": ledger.members,
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
-                "failed": sorted(failed), "metrics": metrics, "notes": task.notes}
-    manifest_path = out_dir / f"{team_id}.team.json"
+                "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}
+    manifest_path = out_dir / f"{ctx.team_id}.team.json"
     text = json.dumps(manifest, indent=1, sort_keys=True, default=str)
     manifest_path.write_text(text, encoding="utf-8")
+    statuses = ledger.statuses
     status = "ok" if all(s == "ok" for s in statuses) else "error" if "error" in statuses else "budget"
     record = EpisodeRecord(
-        episode_id=team_id, suite=suite, task=task_name, agent=team_spec.agent, seed=seed,
-        status=status, success=pass_rate >= 1.0, total_reward=pass_rate, steps=sum(m["steps"] for m in members),
-        virtual_seconds=makespan, tokens=provider_tokens, metrics={k: v for k, v in metrics.items()},
-        labels=[config.strategy], options=options, log=str(manifest_path),
+        episode_id=ctx.team_id, suite=suite, task=task_name, agent=team_spec.agent, seed=seed,
+        status=status, success=pass_rate >= 1.0, total_reward=pass_rate,
+        steps=sum(m["steps"] for m in ledger.members), virtual_seconds=makespan, tokens=ledger.provider_tokens,
+        metrics=dict(metrics), labels=[config.strategy], options=options, log=str(manifest_path),
         digest=hashlib.sha256(text.encode("utf-8")).hexdigest(), wall_seconds=metrics["wall_seconds"])
     return TeamResult(record, manifest)
+
+
+def _test(task: RepoTask, written: dict[str, str], tests: TestCache) -> TestReport:
+    with tempfile.TemporaryDirectory(prefix="cocoder-final-") as tmp:
+        return tests.run(assemble(task, written, Path(tmp) / "tree"), task.tests)
 
 
 def verify_manifest(path: Path) -> list[str]:

@@ -81,3 +81,18 @@ def test_real_repositories_pass_their_tests_with_a_perfect_coder(sandbox, tmp_pa
     for repo in REPOS:
         m = run_team(repo.name, TeamConfig(strategy="cocoder", failure=PERFECT), 0, tmp_path).record.metrics
         assert m["pass_rate"] == 1.0, (repo.name, m)
+
+
+def test_leader_repairs_modules_where_failing_tests_crash(sandbox, tmp_path):
+    config = TeamConfig(strategy="cocoder", failure=FailureModel(p0=0.4))
+    result = run_team(TASK, config, 0, tmp_path)
+    m = result.record.metrics
+    assert m["repairs"] > 0 and m["pass_rate"] > m["pass_rate_before_repair"]
+    (round_,) = result.manifest["repair_rounds"]
+    assert round_["start"] == pytest.approx(m["write_makespan"] + config.cost.test_seconds + config.cost.latency)
+    assert m["makespan"] > round_["start"]
+    assert any(a["round"] == 1 for a in result.manifest["agents"])
+    assert verify_manifest(tmp_path / result.record.log.split("/")[-1]) == []
+    no_repair = run_team(TASK, TeamConfig(strategy="cocoder", failure=FailureModel(p0=0.4), repair_rounds=0), 0,
+                         tmp_path / "none").record.metrics
+    assert no_repair["pass_rate"] == m["pass_rate_before_repair"] and no_repair["repairs"] == 0
