@@ -20,7 +20,8 @@ from environments.cocoder.team import TeamConfig, run_team
 def config_from_options(options: dict[str, Any], coder: str = "simulated") -> TeamConfig:
     return TeamConfig(strategy=options["strategy"], agents=options["agents"], method=options["method"],
                       cost=CostModel(latency=options["latency"]),
-                      failure=FailureModel(p_cross=options["cross_error"]), coder=coder)
+                      failure=FailureModel(p_cross=options["cross_error"]), coder=coder,
+                      repair_rounds=options["repair_rounds"])
 
 
 def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
@@ -51,6 +52,7 @@ SUITE = Suite(
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),
+        "repair_rounds": Option(1, "leader test-and-repair rounds after the write phase", type=int),
     },
     default_seeds=3,
     budget=Budget(max_steps=400),
