@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,8 @@ def demo(out_dir: Path) -> dict[str, Any]:
     games.ensure_games(DEMO_GAMES, workers=2)
     options = {"split": "all", "task_type": "all", "games": DEMO_GAMES}
     specs = [EpisodeSpec("alfworld", task, agent, 0, options) for agent in DEMO_AGENTS for task in select_tasks(options)]
-    run_dir = Path(tempfile.mkdtemp(prefix="alfworld-demo-", dir=out_dir if out_dir.exists() else None))
+    run_dir = out_dir / "alfworld" / "episodes"
+    run_dir.mkdir(parents=True, exist_ok=True)
     records = list(execute(specs, run_dir, executor="process", jobs=2))
     summary = summarize(records, options)
     write_summary(summary, out_dir / "alfworld" / "summary.json")

@@ -56,7 +56,20 @@ def test_every_scripted_action_states_a_risk_in_unit_interval() -> None:
             break
 
 
-def test_flaws_cause_real_failures_and_risk_rises_with_trouble() -> None:
+def test_stated_risk_rises_when_the_agent_is_stuck_in_a_loop() -> None:
+    env = AlfworldEnv("003-heat")
+    agent = make_base_agent("looping", 0, loop=1.0, escape=0.0)
+    agent.reset(seed=0)
+    observation, _ = env.reset(seed=0)
+    risks = []
+    for _ in range(12):
+        action = agent.act(observation, env.tool_specs())
+        risks.append(action.risk)
+        observation, *_ = env.step(action.text)
+    assert agent.loop and min(risks[-3:]) > max(risks[:2]) + 0.1
+
+
+def test_flaws_cause_real_failures() -> None:
     outcomes = {flaw: [_play(t, make_base_agent(flaw, 0), seed=s) for t in GAMES for s in (0, 1)]
                 for flaw in ("none", "looping")}
     rate = {flaw: sum(r.success for r in recs) / len(recs) for flaw, recs in outcomes.items()}
