@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import random
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,11 @@ def _cached_pddl2sas(domain: str, problem: str, verbose: bool = False, optimize:
     key = (domain, problem, optimize)
     hit = _SAS_CACHE.get(key)
     if hit is None:
-        hit = _SAS_CACHE[key] = _ORIGINAL_PDDL2SAS(domain, problem, verbose=verbose, optimize=optimize)
+        argv = sys.argv[:]  # fast-downward's translator overwrites sys.argv for its option parser
+        try:
+            hit = _SAS_CACHE[key] = _ORIGINAL_PDDL2SAS(domain, problem, verbose=verbose, optimize=optimize)
+        finally:
+            sys.argv = argv
         while len(_SAS_CACHE) > 2 * _SAS_CACHE_GAMES:
             _SAS_CACHE.popitem(last=False)
     _SAS_CACHE.move_to_end(key)
