@@ -63,8 +63,9 @@ def run(request: dict, stdin: bytes | None) -> tuple[dict, bytes, bytes]:
     try:
         proc = subprocess.Popen(request["argv"], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=request["cwd"])
-    except OSError as exc:  # as a shell would say it: 127 not found, 126 not executable
-        message = f"{request['argv'][0]}: {exc.strerror}\n".encode()
+    except (OSError, ValueError) as exc:  # as a shell would: 127 not found, 126 cannot run
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)  # ValueError: a NUL byte
+        message = f"{request['argv'][0]!r}: {reason}\n".encode(errors="replace")
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         return {"code": code, "reason": "", "out": 0, "err": len(message),
                 "out_truncated": False, "err_truncated": False}, b"", message

@@ -32,6 +32,13 @@ def test_unknown_command_is_a_result(sandbox):
     assert result.status == "not_found" and result.exit_code == 127
 
 
+def test_unrunnable_arguments_are_a_result(sandbox):
+    for argv in (["echo", "nul\x00byte"], ["/sandbox"]):  # a NUL byte; a directory
+        result = sandbox.exec(argv)
+        assert result.status == "nonzero" and result.exit_code == 126, (argv, result)
+    assert sandbox.exec(["echo", "still fine"]).ok
+
+
 def test_workdir_persists_between_commands(sandbox):
     assert sandbox.exec("echo kept > note.txt").ok
     assert sandbox.exec(["cat", "note.txt"]).stdout == b"kept\n"
