@@ -141,7 +141,12 @@ def _branch(target: BranchTarget, point: ForkPoint, base_copy: Agent, action: st
     rseed = _rollout_seed(spec.seed, point.at_step, rollout)
     if target.uses_global_random:
         random.seed(rseed)
-    agent = base_copy.fork() if action == CONTINUE else target.interventions[action](env, base_copy.fork())
+    try:
+        agent = base_copy.fork() if action == CONTINUE else target.interventions[action](env, base_copy.fork())
+    except Exception as exc:  # noqa: BLE001 - an intervention that does not apply here is a counted error
+        counts.branch_errors += 1
+        counts.error_examples = (counts.error_examples + [f"{action}: {type(exc).__name__}: {exc}"])[:3]
+        return None
     if rollout > 0:
         reseed_agent(agent, rseed)
     writer = TrajectoryWriter(log_dir / f"{spec.episode_id}.jsonl") if log_dir is not None else None
@@ -258,6 +263,11 @@ def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
     models = [f for f in config.flaws if f.startswith("model:")]
     flaws = [f for f in config.flaws if not f.startswith("model:")] or list(target.base_agents)
     flaws += models
+    for model in models:  # a model that cannot even be constructed (no provider package, no key) is bad input
+        try:
+            make_base_agent(target, model, 0)
+        except Exception as exc:  # noqa: BLE001 - any provider error becomes one line
+            raise UsageError(f"--model {model.removeprefix('model:')}: {type(exc).__name__}: {exc}") from None
     unknown = [f for f in flaws if f not in target.base_agents and not f.startswith("model:")]
     if unknown:
         raise UsageError(f"--flaws: {target.name} has no base agent {unknown[0]!r} "

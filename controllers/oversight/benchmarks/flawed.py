@@ -99,6 +99,8 @@ class FlawedAgent(Agent):
 
 def reflect(agent: FlawedAgent) -> FlawedAgent:
     """Self-repair: the same agent re-reads its goal, clears its loop and halves its noise."""
+    if not isinstance(agent, FlawedAgent):
+        raise TypeError(f"reflect applies to scripted flawed agents, not {type(agent).__name__}")
     fixed = copy.deepcopy(agent)
     fixed.flaws = replace(agent.flaws, noise=agent.flaws.noise / 2, loop=0.0, forget_after=None)
     fixed.looping = False
