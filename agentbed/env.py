@@ -116,6 +116,10 @@ class ToolEnv(gym.Env[str, str]):
         """Grade the episode. The default: success when it terminated with positive return."""
         return Outcome(success=bool(terminated and total_reward > 0))
 
+    def end_episode(self) -> None:
+        """Release per-episode resources (a sandbox); the runner calls it however the episode
+        ended, errors included. The environment stays usable: the next reset starts afresh."""
+
     def episode_info(self) -> dict[str, Any]:
         """Extra info returned by reset() and recorded in the log header."""
         return {}

@@ -176,6 +176,12 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
         status, success, metrics, labels = "error", False, {}, ["ERROR"]
         error = traceback.format_exc()
         step0 = 0
+    finally:
+        try:
+            env.end_episode()
+        except Exception:  # noqa: BLE001 - a failed clean-up is recorded, never raised
+            error = (error + "\n" if error else "") + "end_episode failed:\n" + traceback.format_exc()
+            status = "error"
     record = EpisodeRecord(
         episode_id=spec.episode_id, suite=spec.suite, task=spec.task, agent=spec.agent, seed=spec.seed,
         status=status, success=success and status != "error", total_reward=total_reward,

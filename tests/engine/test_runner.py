@@ -88,3 +88,23 @@ def test_controller_can_replace_hand_over_and_stop(tmp_path):
     assert record.status == "stopped" and record.steps == 1
     records = read_log(writer.path)
     assert records[-2]["type"] == "control" and records[-2]["verdict"]["reason"] == "too risky"
+
+
+class _Tracked(VaultEnv):
+    ended = 0
+
+    def end_episode(self):
+        _Tracked.ended += 1
+
+
+class _TrackedBroken(_Tracked):
+    def tool_get_token(self):
+        raise RuntimeError("boom")
+
+
+def test_end_episode_runs_on_success_and_on_error():
+    _Tracked.ended = 0
+    run_episode(_Tracked("open-fast"), VaultOracle(), SPEC)
+    record = run_episode(_TrackedBroken("open-fast"), VaultOracle(), SPEC)
+    assert record.status == "error"
+    assert _Tracked.ended == 2
