@@ -34,7 +34,7 @@ from environments.alfworld.layouts import (
     RoomKind,
 )
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_SEED = 0
 DEFAULT_GAME_COUNT = 320
 MAX_EPISODE_STEPS = 50
@@ -148,15 +148,21 @@ def sample_game(index: int, seed: int = DEFAULT_SEED, attempt: int = 0) -> GameD
 
     serial: dict[str, int] = {}
 
-    def place(otype: str, allowed: list[str]) -> None:
+    def place(otype: str, allowed: list[str], recep: str = "") -> None:
         serial[otype] = serial.get(otype, 0) + 1
-        recep = rng.choice([rid for rt in allowed for rid in by_type[rt]])
+        recep = recep or rng.choice([rid for rt in allowed for rid in by_type[rt]])
         draft.objects.append((f"{otype}_bar_{serial[otype]}", otype, recep))
 
     target_homes = [rt for rt in _homes(obj, present, fits) if rt not in (parent, appliance)]
-    n_targets = rng.randint(2, 3) if task_type == "pick_two_obj_and_place" else rng.randint(1, 2)
-    for _ in range(n_targets):
-        place(obj, target_homes)
+    if task_type == "pick_two_obj_and_place":
+        # Half the pick-two games keep the objects together: ALFWorld's expert, after placing the
+        # first, searches again where it found it, and rarely wins within 50 steps otherwise.
+        together = rng.choice([rid for rt in target_homes for rid in by_type[rt]]) if rng.random() < 0.5 else ""
+        for _ in range(rng.randint(2, 3)):
+            place(obj, target_homes, together)
+    else:
+        for _ in range(rng.randint(1, 2)):
+            place(obj, target_homes)
     if draft.toggle_target:
         place("DeskLamp", [s for s in LAMP_STANDS if s in by_type])
     others = [o for o in room.objects if o != obj and _homes(o, present, fits)]
