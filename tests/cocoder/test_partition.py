@@ -34,8 +34,21 @@ def test_out_hub_is_an_aggregator():
     assert hubs.out_hubs == ("hub",) and hubs.in_hubs == ()
 
 
-@pytest.mark.parametrize("method", ["louvain", "greedy", "leiden"])
+def _require_method(method):
+    import importlib.util
+
+    from agentbed.testing import require
+
+    needs = {"leiden": ("graspologic_native", "leiden"), "infomap": ("infomap", "infomap")}
+    if method in needs:
+        module, extra = needs[method]
+        require(importlib.util.find_spec(module) is not None, f"the {method} community detection",
+                f"pip install -e '.[{extra}]'")
+
+
+@pytest.mark.parametrize("method", ["louvain", "greedy", "leiden", "infomap"])
 def test_partition_is_seeded_and_covers_every_module(synth_repo, method):
+    _require_method(method)
     graph = build_dependency_graph(synth_repo.package_dir)
     a = cocoder_partition(graph, method=method, seed=3)
     b = cocoder_partition(graph, method=method, seed=3)
@@ -71,7 +84,7 @@ def test_assign_packs_groups_onto_k_agents_and_counts_cut_edges(synth_repo):
 
 def test_unknown_method_is_a_usage_error():
     with pytest.raises(UsageError, match="--method"):
-        communities(nx.path_graph(3), "infomap")
+        communities(nx.path_graph(3), "walktrap")
 
 
 def test_small_groups_merge_only_when_the_zero_communication_makespan_does_not_grow():
