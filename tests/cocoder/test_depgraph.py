@@ -2,7 +2,7 @@ import sys
 
 import grimp
 import pytest
-from conftest import write_package
+from package_files import write_package
 
 from agentbed.errors import UsageError
 from controllers.cocoder.depgraph import MAX_FILE_BYTES, build_dependency_graph, condense, cycles

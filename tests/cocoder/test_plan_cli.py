@@ -1,6 +1,6 @@
 import json
 
-from conftest import write_package
+from package_files import write_package
 
 from agentbed.cli import main
 
