@@ -58,7 +58,8 @@ def _agentbed(task: str, commands: list[str]) -> Timing:
 
 
 def measure(play: Callable[[], Timing], repeats: int) -> Timing:
-    """The median of each timing over ``repeats`` runs."""
+    """The median of each timing over ``repeats`` runs, after one untimed warm-up run."""
+    play()
     runs = [play() for _ in range(repeats)]
     return tuple(statistics.median(r[i] for r in runs) for i in range(3))  # type: ignore[return-value]
 
