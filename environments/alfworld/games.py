@@ -269,6 +269,7 @@ def ensure_game(index: int, seed: int = DEFAULT_SEED, root: Path | None = None) 
             continue
         game, traj = game_data(draft)
         work = Path(tempfile.mkdtemp(prefix=f".{game_id(index)}.", dir=final.parent))
+        work.chmod(0o755)
         try:
             walkthrough = expert_walkthrough(_write_game(work, game, traj))
             if walkthrough is None:

@@ -39,6 +39,8 @@ def test_summary_of_real_episodes_has_intervals_and_the_expert_difference() -> N
     assert all(h["low"] <= h["estimate"] <= h["high"] for h in summary["headline"])
     assert summary["tables"][1]["rows"][0][0] == "scripted-looping"
     assert summary["figures"][0]["svg"].startswith("<svg")
+    from_index = summarize([r.to_dict() for r in records], {})  # `agentbed run` passes index rows
+    assert from_index["tables"] == summary["tables"]
 
 
 def test_generation_cli_rejects_bad_counts() -> None:
