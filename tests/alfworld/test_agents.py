@@ -154,3 +154,26 @@ def test_expert_and_reflect_work_as_mid_episode_handover_agents() -> None:
 
 def test_flaw_table_names_the_documented_flaws() -> None:
     assert {"none", "noisy", "looping", "forgetful", "mixed"} <= set(FLAWS)
+
+
+def test_reseed_gives_distinct_reproducible_rollouts_from_one_state() -> None:
+    task, seed = "002-clean", 6
+    prefix, _ = _prefix_of(make_base_agent("noisy", seed), task, seed, 5)
+    point = ForkPoint(lambda: AlfworldEnv(task), prefix, at_step=5)
+    base = point.replay_agent(make_base_agent("noisy", seed))
+
+    def rollout(k: int) -> list[str]:
+        agent = base.fork()
+        agent.reseed(k)
+        env = point.materialize()
+        observation, texts = env.last_observation, []
+        for _ in range(8):
+            action = agent.act(observation, env.tool_specs()).text
+            observation, _, terminated, truncated, _ = env.step(action)
+            texts.append(action)
+            if terminated or truncated:
+                break
+        return texts
+
+    assert rollout(1) == rollout(1)
+    assert len({tuple(rollout(k)) for k in range(4)}) > 1
