@@ -150,3 +150,26 @@ def test_snapshot_is_refused_so_branching_replays() -> None:
     env.reset(seed=0)
     with pytest.raises(SnapshotUnsupported):
         env.snapshot()
+
+
+def test_trajectory_bytes_do_not_depend_on_the_process_hash_seed(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from agentbed.log import TrajectoryWriter\n"
+        "from agentbed.runner import Budget, EpisodeSpec, run_episode\n"
+        "from environments.alfworld.agents import make_base_agent\n"
+        "from environments.alfworld.env import AlfworldEnv\n"
+        f"run_episode(AlfworldEnv({TASK!r}), make_base_agent('mixed', 3), EpisodeSpec('alfworld', {TASK!r}, 'mixed', 3),"
+        " budget=Budget(50), writer=TrajectoryWriter(sys.argv[1]))\n"
+    )
+    logs = []
+    for hash_seed in ("1", "2"):
+        log = tmp_path / f"h{hash_seed}.jsonl"
+        subprocess.run([sys.executable, "-c", script, str(log)], check=True,
+                       env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        logs.append(log.read_bytes())
+    assert logs[0] == logs[1] == _run(tmp_path, "here")
