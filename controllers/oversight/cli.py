@@ -26,6 +26,7 @@ from controllers.oversight.utility import Costs
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("oversight", help="prefix-branching oversight: build datasets, evaluate controllers")
     verbs = parser.add_subparsers(dest="oversight_command", metavar="VERB", parser_class=type(parser))
+    parser.set_defaults(func=lambda args: _no_verb(parser))
 
     listing = verbs.add_parser("benchmarks", help="list the benchmarks that can be branched")
     listing.set_defaults(func=_benchmarks)
@@ -60,6 +61,11 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--json", default=None, help="write the full evaluation (per-checkpoint advantage too)")
     ev.add_argument("--summary", default=None, help="write tables and figures in the report's summary format")
     ev.set_defaults(func=_evaluate)
+
+
+def _no_verb(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
 
 
 def _positive(text: str) -> int:
