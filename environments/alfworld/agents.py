@@ -93,6 +93,7 @@ class ScriptedAlfworldAgent(Agent):
 
     # -- acting --------------------------------------------------------------------------
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        self._resume_on_reset = False  # only a reset before the first action after repair is skipped
         text, commands = parse_observation(observation)
         if not self.intro and "Your task is to:" in text:
             self.intro = text
