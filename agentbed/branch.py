@@ -47,6 +47,8 @@ class Prefix:
     observations: list[str]
     episode_id: str = ""
     digest: str = ""
+    rewards: list[float] | None = None
+    infos: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_log(cls, path: str | Path) -> Prefix:
@@ -56,11 +58,13 @@ class Prefix:
         return cls(task=header["task"], seed=header["seed"],
                    actions=[decode_action(r["action"]) for r in steps],
                    observations=[header["observation"]] + [r["observation"] for r in steps],
-                   episode_id=header["episode_id"], digest=records[-1].get("hash", ""))
+                   episode_id=header["episode_id"], digest=records[-1].get("hash", ""),
+                   rewards=[r["reward"] for r in steps], infos=[r["info"] for r in steps])
 
     @classmethod
     def from_history(cls, task: str, seed: int, first_observation: str, history: list[StepView]) -> Prefix:
-        return cls(task, seed, [s.action for s in history], [first_observation] + [s.observation for s in history])
+        return cls(task, seed, [s.action for s in history], [first_observation] + [s.observation for s in history],
+                   rewards=[s.reward for s in history], infos=[s.info for s in history])
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -88,36 +92,32 @@ class ForkPoint:
 
     def _replay(self) -> ToolEnv:
         env = self.make_env()
-        if self.seed_global_random:
-            random.seed(self.prefix.seed)
-        observation, _ = env.reset(seed=self.prefix.seed)
-        _check(0, "observation", self.prefix.observations[0], observation)
-        for i in range(self.at_step):
-            observation, *_ = env.step(self.prefix.actions[i])
-            _check(i + 1, "observation", self.prefix.observations[i + 1], observation)
+        try:
+            if self.seed_global_random:
+                random.seed(self.prefix.seed)
+            observation, _ = env.reset(seed=self.prefix.seed)
+            _check(0, "observation", self.prefix.observations[0], observation)
+            for i in range(self.at_step):
+                observation, *_ = env.step(self.prefix.actions[i])
+                _check(i + 1, "observation", self.prefix.observations[i + 1], observation)
+        except BaseException:
+            env.close()  # a discarded replay must not leak its environment (a JVM, a sandbox)
+            raise
         self.replays += 1
         return env
 
     def materialize(self) -> ToolEnv:
         """A fresh environment in the state after ``at_step`` actions."""
-        use_snapshot = self.method == "snapshot" or (self.method == "auto" and self._can_snapshot())
-        if not use_snapshot:
-            return self._replay()
-        if self._snapshot is None:
-            env = self._replay()
-            self._snapshot = env.snapshot()
+        if self._snapshot is not None:
+            env = self.make_env()
+            env.reset(seed=self.prefix.seed)
+            env.restore(self._snapshot)
             return env
-        env = self.make_env()
-        env.reset(seed=self.prefix.seed)
-        env.restore(self._snapshot)
+        env = self._replay()
+        # the first replay decides "auto": no extra environment is built just to ask
+        if self.method == "snapshot" or (self.method == "auto" and env.can_snapshot):
+            self._snapshot = env.snapshot()
         return env
-
-    def _can_snapshot(self) -> bool:
-        probe = self.make_env()
-        try:
-            return bool(probe.can_snapshot)
-        finally:
-            probe.close()
 
     def replay_agent(self, agent: Agent, task: Any = None) -> Agent:
         """Drive ``agent`` along the prefix, checking it reproduces the recorded actions."""
@@ -130,7 +130,9 @@ class ForkPoint:
         return agent
 
     def history(self) -> list[StepView]:
-        return [StepView(self.prefix.observations[i + 1], self.prefix.actions[i], 0.0, {})
+        rewards = self.prefix.rewards or [0.0] * len(self.prefix)
+        infos = self.prefix.infos or [{}] * len(self.prefix)
+        return [StepView(self.prefix.observations[i + 1], self.prefix.actions[i], rewards[i], infos[i])
                 for i in range(self.at_step)]
 
     def run(self, agent: Agent, spec: EpisodeSpec, *, budget: Budget = Budget(),

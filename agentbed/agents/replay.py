@@ -40,7 +40,7 @@ class ReplayAgent(Agent):
         self.position += 1
         usage = Usage(**step["usage"]) if step.get("usage") else None
         return Action(decode_action(step["action"]), usage=usage, model_output=step.get("model_output"),
-                      risk=step.get("risk"))
+                      risk=step.get("risk"), meta=dict(step.get("meta") or {}))
 
     def describe(self) -> dict[str, Any]:
         return dict(self.described)
