@@ -20,7 +20,7 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec
 from agentbed.tools import Tool, make_action
-from environments.contracts.family import FAMILIES, Ref, Step
+from environments.contracts.family import FAMILIES, Join, Ref, Step, ref_slots
 
 CHORE_TOOLS = ("read_logs", "run_job")
 RENEW_MARGIN = 10.0  # seconds of lifetime the oracle wants left when it uses an artifact
@@ -144,7 +144,14 @@ class PlanAgent(Agent):
         return (producer.renew if producer.renew is not None else index) if stale else None
 
     def _args(self, step: Step) -> dict[str, Any]:
-        return {k: self._value(v.slot) if isinstance(v, Ref) else v for k, v in step.args.items()}
+        return {k: self._argument(v) for k, v in step.args.items()}
+
+    def _argument(self, value: Any) -> Any:
+        if isinstance(value, Ref):
+            return self._value(value.slot)
+        if isinstance(value, Join):
+            return "".join(str(self._value(slot)) for slot in value.slots)
+        return value
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         try:
@@ -186,8 +193,8 @@ class PlanAgent(Agent):
             final = step.tool == FAMILIES[self.task.params["family"]].final_tool
             if final and window and "hasty" not in self.habits and self.now < self.start + window:
                 return Action(make_action("wait", seconds=float(self.start + window - self.now)))
-            resume = next((r for r in (self._expiring(v.slot) for v in step.args.values() if isinstance(v, Ref))
-                           if r is not None), None)
+            slots = [slot for v in step.args.values() for slot in ref_slots(v)]
+            resume = next((r for r in (self._expiring(slot) for slot in slots) if r is not None), None)
             if resume is not None:
                 self.renewals += 1
                 self.i = resume

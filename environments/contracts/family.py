@@ -58,6 +58,21 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class Join:
+    """An argument assembled from earlier observations: the body fields ``slots`` concatenated
+    in order (a URL handed out in fragments)."""
+
+    slots: tuple[str, ...]
+
+
+def ref_slots(value: Any) -> tuple[str, ...]:
+    """The observation fields a plan argument is taken from."""
+    if isinstance(value, Ref):
+        return (value.slot,)
+    return value.slots if isinstance(value, Join) else ()
+
+
+@dataclass(frozen=True)
 class Step:
     """One call of a family's reference plan.
 

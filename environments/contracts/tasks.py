@@ -112,6 +112,12 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("session-cookie-log-review", "signed-session-cookie", {"ttl": 60, "chores": logs(3), "chores_at": 1}),
     ("turnstile-basic", "turnstile-token", {"ttl": 300}),
     ("turnstile-preview-then-submit", "turnstile-token", {"ttl": 300, "preview": True}),
+    ("hash-chain-five", "hash-chain", {"ttl": 120, "records": 5}),
+    ("hash-chain-cache-warm", "hash-chain", {"ttl": 120, "records": 5, "chores": [job("warm-cache")], "chores_at": 3}),
+    ("content-negotiation-chain", "content-negotiation", {"formats": 4}),
+    ("url-fragments-basic", "url-fragments", {"ttl": 300, "parts": 4}),
+    ("url-fragments-after-scan", "url-fragments", {"ttl": 300, "parts": 4, "chores": [job("virus-scan")],
+                                                   "chores_at": 5}),
     ("turnstile-after-scan", "turnstile-token", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
 ]
 
