@@ -118,6 +118,13 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("url-fragments-basic", "url-fragments", {"ttl": 300, "parts": 4}),
     ("url-fragments-after-scan", "url-fragments", {"ttl": 300, "parts": 4, "chores": [job("virus-scan")],
                                                    "chores_at": 5}),
+    ("constraint-overload-basic", "constraint-overload", {"ttl": 300}),
+    ("constraint-overload-after-scan", "constraint-overload", {"ttl": 300, "chores": [job("virus-scan")],
+                                                               "chores_at": 1}),
+    ("multi-resource-priority", "multi-resource", {"session_ttl": 900, "ttl": 60, "chores": logs(3), "chores_at": 3}),
+    ("multi-resource-session-deadline", "multi-resource", {"session_ttl": 300, "ttl": 600,
+                                                           "chores": [job("virus-scan")], "chores_at": 4}),
+    ("booking-saga-compensation", "booking-saga", {"ttl": 30}),
     ("turnstile-after-scan", "turnstile-token", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
 ]
 
