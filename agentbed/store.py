@@ -6,11 +6,12 @@ Layout::
     RUN_DIR/index.jsonl              one EpisodeRecord per finished episode
     RUN_DIR/episodes/<id>.jsonl      one chained trajectory log per episode
 
-A log is written to ``<id>.jsonl.part`` and renamed when complete; the index line is
-appended (one ``write`` on an O_APPEND descriptor, then fsync) only after the rename. A run
-killed at any point therefore leaves complete logs, possibly some without an index line, and
-``.part`` files: resuming deletes the ``.part`` files and re-runs every episode not in the
-index, so no episode is lost or counted twice.
+The index line of an episode is appended (one ``write`` on an O_APPEND descriptor, then
+fsync) only after its log is closed, and it carries the log's final digest. An episode is
+finished exactly when the index lists it. A run killed at any point leaves finished
+episodes, possibly some logs without an index line (complete or cut short), and perhaps a
+torn last index line: resuming cuts the torn line and re-runs every episode not in the index,
+overwriting its log, so no episode is lost or counted twice.
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ class RunStore:
         return self.episodes / f"{episode_id}.jsonl"
 
     def discard_partial(self) -> int:
-        """Delete logs left half-written by a killed run and cut a torn last index line (a
-        kill during its write) so that new lines start on a line of their own; return how
-        many logs were deleted."""
+        """Cut a torn last index line (a kill during its write) so that new lines start on a
+        line of their own, and delete ``.part`` files that older versions left; return how
+        many were deleted. Logs of unlisted episodes are overwritten when they are re-run."""
         index = self.root / INDEX
         if index.exists():
             data = index.read_bytes()

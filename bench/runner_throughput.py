@@ -25,7 +25,6 @@ diagnostic row measures the engine change the profile points to (see ``shared_te
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import json
 import pstats
@@ -33,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,21 +82,6 @@ class Timing:
 
     def per(self, clock: str) -> float:
         return (self.wall if clock == "wall" else self.cpu) / self.n
-
-
-@contextlib.contextmanager
-def shared_text_spaces() -> Iterator[None]:
-    """What-if for the profile's top engine cost: every ToolEnv builds two ``AnyText`` spaces in
-    ``__init__`` (gymnasium's ``Text.__init__`` builds per-character tables each time). Here all
-    envs share one instance, for this process only, to measure what sharing would save."""
-    import agentbed.env
-
-    original, shared = agentbed.env.AnyText, agentbed.env.AnyText()
-    agentbed.env.AnyText = lambda *args, **kwargs: shared
-    try:
-        yield
-    finally:
-        agentbed.env.AnyText = original
 
 
 def timed(fn: Callable[[], int], n: int, repeats: int) -> Timing:
@@ -179,8 +163,6 @@ def main() -> int:
         full = timed(logged, args.episodes, args.repeats)
         logs = sorted(tmp_path.glob("*/*.jsonl"))
         assert len(logs) == args.episodes * args.repeats and verify_log(logs[0]).ok, "agentbed logs missing"
-        with shared_text_spaces():
-            what_if = timed(logged, args.episodes, args.repeats)
         inspect, inspect_own = inspect_run(args.inspect_samples, tmp_path / "inspect-logs")
 
         print(f"runner throughput, vault '{TASK}' task (one step); agentbed and the bare loop: median of "
@@ -192,7 +174,6 @@ def main() -> int:
         print(row("bare gymnasium loop (no runner, no log)", bare, bare))
         print(row("agentbed run_episode, no log (diagnostic)", nolog, bare))
         print(row("agentbed run_episode + TrajectoryWriter", full, bare))
-        print(row("what-if: agentbed + TrajectoryWriter, ToolEnv spaces shared (diagnostic)", what_if, bare))
         print(row("Inspect AI eval, mockllm", inspect, bare))
         print(f"\nInspect's own reported duration: {inspect_own:.1f} s "
               f"({inspect_own / args.inspect_samples * 1e3:.2f} ms per sample)")
@@ -203,8 +184,6 @@ def main() -> int:
                   f"{verdict(vs_inspect, GOAL_VS_INSPECT, True)}); agentbed time / bare loop's = {vs_bare:.1f}x "
                   f"(goal <= {GOAL_VS_BARE:.0f}x: {verdict(vs_bare, GOAL_VS_BARE, False)})")
         print(f"share of agentbed's wall time spent logging: {(full.wall - nolog.wall) / full.wall:.0%}")
-        print(f"what-if, spaces shared: agentbed throughput / Inspect's = {inspect.per('wall') / what_if.per('wall'):,.0f}x "
-              f"(wall), {inspect.per('cpu') / what_if.per('cpu'):,.0f}x (CPU)")
 
         if args.profile:
             profiler = cProfile.Profile()

@@ -54,9 +54,16 @@ def test_removed_reordered_and_truncated_records_are_detected(log_path, tmp_path
     assert not result.ok and "footer" in result.reason
 
 
-def test_writer_leaves_only_a_part_file_until_closed(tmp_path):
+def test_an_unfinished_log_is_reported_as_truncated(tmp_path):
     writer = TrajectoryWriter(tmp_path / "x.jsonl")
     writer.write("header", schema="agentbed.trajectory/1")
-    assert not (tmp_path / "x.jsonl").exists() and (tmp_path / "x.jsonl.part").exists()
+    assert not (tmp_path / "x.jsonl").exists()  # buffered: nothing on disk for a short prefix
+    for _ in range(TrajectoryWriter.FLUSH_RECORDS):  # a full batch reaches the disk
+        writer.write("step")
+    result = verify_log(tmp_path / "x.jsonl")  # as a crash at this point would leave it
+    assert not result.ok and "footer" in result.reason
+    writer.write("footer")
     writer.close()
+    assert len((tmp_path / "x.jsonl").read_text().splitlines()) == TrajectoryWriter.FLUSH_RECORDS + 2
+    assert verify_log(tmp_path / "x.jsonl").ok
     assert (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.jsonl.part").exists()
