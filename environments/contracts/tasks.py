@@ -110,6 +110,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("csrf-after-scan", "flask-wtf-csrf", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
     ("session-cookie-basic", "signed-session-cookie", {"ttl": 600}),
     ("session-cookie-log-review", "signed-session-cookie", {"ttl": 60, "chores": logs(3), "chores_at": 1}),
+    ("session-cookie-rotation", "signed-session-cookie", {"ttl": 60, "pages": 7, "rotate_every": 3}),
     ("turnstile-basic", "turnstile-token", {"ttl": 300}),
     ("turnstile-preview-then-submit", "turnstile-token", {"ttl": 300, "preview": True}),
     ("hash-chain-five", "hash-chain", {"ttl": 120, "records": 5}),
