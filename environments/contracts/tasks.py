@@ -63,6 +63,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("oauth-token-expiry", "oauth-code-pkce", {"ttl": 600, "token_ttl": 60, "chores": [job("warm-cache")],
                                                "chores_at": 3}),
     ("oauth-html-link", "oauth-code-pkce", {"ttl": 600, "present": "html_link"}),
+    ("oauth-pkce-rotation", "oauth-code-pkce", {"ttl": 30, "token_ttl": 60, "rotations": 2}),
     ("refresh-one-rotation", "refresh-token-rotation", {"ttl": 300, "rotations": 1}),
     ("refresh-two-rotations", "refresh-token-rotation", {"ttl": 300, "rotations": 2}),
     ("refresh-expiring-access", "refresh-token-rotation", {"ttl": 60, "rotations": 1, "chores": [job("warm-cache")],

@@ -4,6 +4,8 @@ authlib supplies the real pieces: ``create_s256_code_challenge`` / ``compare_s25
 (RFC 7636), the verifier syntax (``CODE_VERIFIER_PATTERN``), ``InvalidGrantError`` /
 ``InvalidRequestError`` bodies (RFC 6749 5.2) and the client's ``MismatchingStateError``. Code
 lifetime and single use are the server's job (RFC 6749 4.1.2), enforced on the virtual clock.
+Task param ``rotations``: the token response also carries a refresh token that rotates on every
+refresh; reusing a rotated one revokes the grant (RFC 9700 4.14.2), PKCE and rotation together.
 """
 
 from __future__ import annotations
@@ -54,25 +56,31 @@ class OAuthCodePkce(Family):
              "parameters (code, state).", cost=5.0, authorization_url={"type": "string"}),
         tool("exchange_code", "Client: check state, then POST the code and code_verifier to the token endpoint.",
              cost=2.0, code={"type": "string"}, state={"type": "string"}, code_verifier={"type": "string"}),
+        tool("refresh", "POST grant_type=refresh_token: a new access token and a new (rotated) refresh token.",
+             cost=1.0, refresh_token={"type": "string"}),
         tool("get_userinfo", "GET /userinfo with a bearer access token.", cost=1.0, access_token={"type": "string"}),
     )
 
     def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
-        return {"pending": {}, "codes": {}, "tokens": {}}
+        return {"pending": {}, "codes": {}, "tokens": {}, "refresh": {}, "revoked": False}
 
     def instruction(self, p: Any) -> str:
         return ("Log in with OAuth: start_authorization, approve_in_browser(authorization_url), exchange_code(code, "
                 "state, code_verifier) with the state and verifier from start_authorization, then "
                 f"get_userinfo(access_token). Codes live {p['ttl']} s and are single use; access tokens "
-                f"live {p.get('token_ttl', 3600)} s.")
+                f"live {p.get('token_ttl', 3600)} s."
+                + (f" Before get_userinfo, refresh {p['rotations']} time(s) with the latest refresh token: refresh "
+                   "tokens rotate and work once; reusing one revokes the session." if p.get("rotations") else ""))
 
     def plan(self, p: Any) -> list[Step]:
         return [Step("start_authorization", produces=("authorization_url", "state", "code_verifier")),
                 Step("approve_in_browser", {"authorization_url": Ref("authorization_url")}, produces=("code",),
                      ttl="ttl", renew=0),
                 Step("exchange_code", {"code": Ref("code"), "state": Ref("state"),
-                                       "code_verifier": Ref("code_verifier")}, produces=("access_token",),
-                     ttl="token_ttl", renew=0),
+                                       "code_verifier": Ref("code_verifier")}, produces=("access_token", "refresh_token"),
+                     ttl="token_ttl", renew=0)] + [
+                Step("refresh", {"refresh_token": Ref("refresh_token")}, produces=("access_token", "refresh_token"),
+                     ttl="token_ttl") for _ in range(p.get("rotations", 0))] + [
                 Step("get_userinfo", {"access_token": Ref("access_token")})]
 
     def tool_start_authorization(self, env: ContractEnv) -> Any:
@@ -121,16 +129,43 @@ class OAuthCodePkce(Family):
         if not compare_s256_code_challenge(code_verifier, record["challenge"]):
             return env.present(slots, reject_integrity(400, _body(InvalidGrantError("Code challenge failed."))))
         record["used"] = True
+        grant = self._grant(env)
+        record["tokens"] = [grant["access_token"]]
+        return env.present(slots, accept(grant))
+
+    def _grant(self, env: ContractEnv) -> dict[str, Any]:
+        """A token response; with task param ``rotations`` it carries a rotating refresh token."""
         access = token(env.np_random, 32, "ya29.")
-        record["tokens"] = [access]
         ttl = env.p.get("token_ttl", 3600)
         env.fam["tokens"][access] = env.clock.now() + ttl
-        return env.present(slots, accept({"access_token": env.issue("access_token", access), "token_type": "Bearer",
-                                          "expires_in": ttl}))
+        grant = {"access_token": env.issue("access_token", access), "token_type": "Bearer", "expires_in": ttl}
+        if env.p.get("rotations"):
+            refresh = token(env.np_random, 32, "1//")
+            env.fam["refresh"][refresh] = "active"
+            grant["refresh_token"] = env.issue("refresh_token", refresh)
+        return grant
+
+    def tool_refresh(self, env: ContractEnv, refresh_token: str) -> Any:
+        """RFC 9700 4.14.2: a rotated refresh token presented again revokes the whole grant."""
+        status = env.fam["refresh"].get(refresh_token)
+        if status is None:
+            verdict = reject_integrity(400, _body(InvalidGrantError("Invalid refresh token")))
+        elif status == "rotated" or env.fam["revoked"]:
+            env.fam["revoked"] = True
+            env.fam["tokens"].clear()
+            verdict = reject_validity("REVOKED_TOKEN", 400, _body(InvalidGrantError("Unknown or invalid refresh "
+                                                                                     "token.")))
+        else:
+            env.fam["refresh"][refresh_token] = "rotated"
+            verdict = accept(self._grant(env))
+        return env.present({"refresh_token": "refresh_token"}, verdict)
 
     def tool_get_userinfo(self, env: ContractEnv, access_token: str) -> Any:
         expires = env.fam["tokens"].get(access_token)
-        if expires is None:
+        if expires is None and env.fam["revoked"]:
+            verdict = reject_validity("REVOKED_TOKEN", 401, {
+                "WWW-Authenticate": 'Bearer error="invalid_token", error_description="The access token was revoked"'})
+        elif expires is None:
             verdict = reject_integrity(401, {"WWW-Authenticate": 'Bearer error="invalid_token", '
                                              'error_description="The access token is invalid"'})
         elif env.clock.now() >= expires:
