@@ -17,7 +17,7 @@ from typing import Any
 from agentbed.env import TaskSpec
 
 JOBS = {"virus-scan": 420, "nightly-etl": 1800, "compliance-report": 1200, "teammate-edit": 120,
-        "process-image": 45, "gc-pause": 30, "warm-cache": 120, "full-reindex": 4000}
+        "process-image": 45, "gc-pause": 30, "warm-cache": 120, "full-reindex": 4000, "replica-sync": 5}
 
 
 def job(name: str) -> list[Any]:
@@ -97,6 +97,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("etag-basic", "etag-if-match", {}),
     ("etag-concurrent-edit", "etag-if-match", {"chores": [job("teammate-edit")], "chores_at": 1,
                                                "mutating_jobs": ["teammate-edit"]}),
+    ("event-store-three-conflicts", "event-store", {}),
     ("sqs-basic", "sqs-receipt-handle", {"ttl": 30}),
     ("sqs-long-processing", "sqs-receipt-handle", {"ttl": 30, "chores": [job("process-image")], "chores_at": 1,
                                                    "chores_after": "ReceiptHandle"}),

@@ -10,6 +10,7 @@ from environments.contracts.families import (  # noqa: F401
     csrf_token,
     device_flow,
     etag,
+    event_store,
     gcs_v4,
     github_app,
     github_webhook,
