@@ -17,7 +17,8 @@ from typing import Any
 from agentbed.env import TaskSpec
 
 JOBS = {"virus-scan": 420, "nightly-etl": 1800, "compliance-report": 1200, "teammate-edit": 120,
-        "process-image": 45, "gc-pause": 30, "warm-cache": 120, "full-reindex": 4000, "replica-sync": 5}
+        "process-image": 45, "gc-pause": 30, "warm-cache": 120, "full-reindex": 4000,
+        "replica-sync-1": 5, "replica-sync-2": 5, "replica-sync-3": 5}
 
 
 def job(name: str) -> list[Any]:

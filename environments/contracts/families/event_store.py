@@ -28,7 +28,7 @@ from environments.contracts.family import (
 if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
-WRITER_JOB = "replica-sync"
+WRITER_JOBS = ("replica-sync-1", "replica-sync-2", "replica-sync-3")  # one concurrent writer per append
 STREAM = "order-7731"
 
 
@@ -55,21 +55,21 @@ class EventStore(Family):
         return {"events": [{"id": hex_token(rng, 16), "type": "OrderPlaced", "by": "shop"}], "mine": []}
 
     def instruction(self, p: Any) -> str:
-        return ("Append ItemPicked, ItemPacked and ItemShipped to the order stream. Before each append run job "
-                f"'{WRITER_JOB}' (another writer appends meanwhile) and append with the stream's current revision. "
+        return ("Append ItemPicked, ItemPacked and ItemShipped to the order stream. Before the n-th append run job "
+                "'replica-sync-<n>' (another writer appends meanwhile) and append with the stream's current revision. "
                 "Then close_stream with your three event ids concatenated in order.")
 
     def plan(self, p: Any) -> list[Step]:
         steps: list[Step] = []
-        for n, kind in enumerate(("ItemPicked", "ItemPacked", "ItemShipped"), 1):
+        for n, (kind, job) in enumerate(zip(("ItemPicked", "ItemPacked", "ItemShipped"), WRITER_JOBS, strict=True), 1):
             steps += [Step("read_stream", produces=("revision",), ttl="volatile"),
-                      Step("run_job", {"job": WRITER_JOB}),
+                      Step("run_job", {"job": job}),
                       Step("append_event", {"expected_revision": Ref("revision"), "event_type": kind},
                            produces=(f"event_id_{n}",))]
         return steps + [Step("close_stream", {"event_ids": Join(("event_id_1", "event_id_2", "event_id_3"))})]
 
     def on_job(self, env: ContractEnv, job: str) -> None:
-        if job == WRITER_JOB:
+        if job in WRITER_JOBS:
             env.fam["events"].append({"id": hex_token(env.np_random, 16), "type": "StockAdjusted", "by": "replica"})
 
     def tool_read_stream(self, env: ContractEnv) -> Any:
