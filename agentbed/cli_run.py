@@ -216,10 +216,12 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
             continue
         for h in summary.get("headline", []):
             who = ", ".join(str(h[k]) for k in h if k not in {"metric", "estimate", "low", "high", "n",
-                                                              "higher_is_better", "confidence", "seeds"})
+                                                              "higher_is_better", "confidence", "seeds"}
+                            and isinstance(h[k], str))
             table.add_row(summary.get("suite", ""), h["metric"], who, f"{h['estimate']:.3f}",
                           f"[{h['low']:.3f}, {h['high']:.3f}]", str(h.get("n", "")))
-    Console().print(table)
+    # a log file or a pipe gets the full width rather than rich's 80-column default
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
 
 
 # -- demo -------------------------------------------------------------------------------------
