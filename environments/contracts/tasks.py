@@ -99,6 +99,8 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("etag-concurrent-edit", "etag-if-match", {"chores": [job("teammate-edit")], "chores_at": 1,
                                                "mutating_jobs": ["teammate-edit"]}),
     ("event-store-three-conflicts", "event-store", {}),
+    ("vault-token-tree", "vault-token-tree", {"root_ttl": 90}),
+    ("vault-token-tree-cascade", "vault-token-tree", {"root_ttl": 90, "chores": [job("warm-cache")], "chores_at": 3}),
     ("sqs-basic", "sqs-receipt-handle", {"ttl": 30}),
     ("sqs-long-processing", "sqs-receipt-handle", {"ttl": 30, "chores": [job("process-image")], "chores_at": 1,
                                                    "chores_after": "ReceiptHandle"}),

@@ -32,5 +32,6 @@ from environments.contracts.families import (  # noqa: F401
     totp,
     turnstile,
     url_fragments,
+    vault_tokens,
     x509_client_cert,
 )
