@@ -113,6 +113,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
                                                            "chores_at": 1}),
     ("csrf-basic", "flask-wtf-csrf", {"ttl": 3600}),
     ("csrf-after-scan", "flask-wtf-csrf", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
+    ("csrf-sudo-unlock", "flask-wtf-csrf", {"ttl": 3600, "unlock_ttl": 60, "chores": logs(3), "chores_at": 2}),
     ("session-cookie-basic", "signed-session-cookie", {"ttl": 600}),
     ("session-cookie-log-review", "signed-session-cookie", {"ttl": 60, "chores": logs(3), "chores_at": 1}),
     ("session-cookie-rotation", "signed-session-cookie", {"ttl": 60, "pages": 7, "rotate_every": 3}),

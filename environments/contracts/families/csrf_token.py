@@ -4,6 +4,9 @@ Flask-WTF's scheme: the raw token is signed with itsdangerous ``URLSafeTimedSeri
 "wtf-csrf-token") and checked with ``loads(max_age=WTF_CSRF_TIME_LIMIT)``; itsdangerous reads
 the time, so it runs under the virtual clock. Messages are flask_wtf/csrf.py's: "The CSRF token
 has expired.", "The CSRF token is invalid.", "The CSRF token is missing.".
+Task param ``unlock_ttl``: the form also needs a sudo-mode grant (as GitHub's sudo mode asks for
+the password again before a sensitive change): confirm_password, sent with the CSRF token,
+returns an unlock token signed the same way that lives ``unlock_ttl`` seconds.
 """
 
 from __future__ import annotations
@@ -39,18 +42,68 @@ class FlaskCsrf(Family):
     catalogue = (29, 30)
     final_tool = "submit_form"
     tools = (tool("load_form", "GET the settings form; it embeds a csrf_token.", cost=1.0),
-             tool("submit_form", "POST the settings form with its csrf_token.", cost=1.0, csrf_token={"type": "string"},
-                  display_name={"type": "string"}))
+             tool("confirm_password", "Sudo mode: re-enter the password (POST with the csrf_token); returns an "
+                  "unlock_token.", cost=1.0, csrf_token={"type": "string"}),
+             tool("submit_form", "POST the settings form with its csrf_token (and unlock_token where sudo mode is "
+                  "required).", cost=1.0, required=("csrf_token", "display_name"), csrf_token={"type": "string"},
+                  display_name={"type": "string"}, unlock_token={"type": "string"}))
 
     def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret_key": hex_token(rng, 24), "raw": hex_token(rng, 20)}
 
     def instruction(self, p: Any) -> str:
+        if p.get("unlock_ttl"):
+            return (f"load_form, then confirm_password(csrf_token) for sudo mode, then submit_form(csrf_token, "
+                    f"unlock_token, display_name='Ada'). WTF_CSRF_TIME_LIMIT is {p['ttl']} s; the unlock token "
+                    f"lives {p['unlock_ttl']} s.")
         return (f"load_form, then submit_form(csrf_token, display_name='Ada'). WTF_CSRF_TIME_LIMIT is {p['ttl']} s.")
 
     def plan(self, p: Any) -> list[Step]:
-        return [Step("load_form", produces=("csrf_token",), ttl="ttl"),
-                Step("submit_form", {"csrf_token": Ref("csrf_token"), "display_name": "Ada"})]
+        submit = {"csrf_token": Ref("csrf_token"), "display_name": "Ada"}
+        unlock = []
+        if p.get("unlock_ttl"):
+            unlock = [Step("confirm_password", {"csrf_token": Ref("csrf_token")}, produces=("unlock_token",),
+                           ttl="unlock_ttl")]
+            submit["unlock_token"] = Ref("unlock_token")
+        return [Step("load_form", produces=("csrf_token",), ttl="ttl"), *unlock, Step("submit_form", submit)]
+
+    def _check_csrf(self, env: ContractEnv, csrf_token: str) -> Any:
+        """None if the CSRF token is valid now, else the verdict flask_wtf's messages give."""
+        try:
+            with env.clock.frozen():
+                raw = _serializer(env).loads(csrf_token, max_age=env.p["ttl"])
+        except SignatureExpired:
+            return reject_validity("EXPIRED_BEFORE_USE", 400, {"error": "Bad Request",
+                                                               "message": "The CSRF token has expired."})
+        except BadData:
+            return reject_integrity(400, {"error": "Bad Request", "message": "The CSRF token is invalid."})
+        return None if raw == env.fam["raw"] else reject_integrity(400, {"error": "Bad Request",
+                                                                         "message": "The CSRF tokens do not match."})
+
+    def _unlocker(self, env: ContractEnv) -> URLSafeTimedSerializer:
+        return URLSafeTimedSerializer(env.fam["secret_key"], salt="sudo-mode")
+
+    def tool_confirm_password(self, env: ContractEnv, csrf_token: str) -> Any:
+        verdict = self._check_csrf(env, csrf_token)
+        if verdict is None:
+            with env.clock.frozen():
+                unlock = self._unlocker(env).dumps({"sudo": env.fam["raw"][:8]})
+            verdict = accept({"unlock_token": env.issue("unlock_token", unlock),
+                              "expires_in": env.p.get("unlock_ttl", 300)})
+        return env.present({"csrf_token": "csrf_token"}, verdict)
+
+    def _check_unlock(self, env: ContractEnv, unlock_token: str) -> Any:
+        if not unlock_token:
+            return reject_integrity(403, {"error": "sudo_required", "message": "Confirm your password to continue."})
+        try:
+            with env.clock.frozen():
+                self._unlocker(env).loads(unlock_token, max_age=env.p["unlock_ttl"])
+        except SignatureExpired:
+            return reject_validity("EXPIRED_BEFORE_USE", 403, {"error": "sudo_expired",
+                                                               "message": "Sudo mode expired; confirm your password."})
+        except BadData:
+            return reject_integrity(403, {"error": "sudo_required", "message": "Confirm your password to continue."})
+        return None
 
     def tool_load_form(self, env: ContractEnv) -> Any:
         with env.clock.frozen():
@@ -58,15 +111,10 @@ class FlaskCsrf(Family):
         html = f'<form method="post"><input type="hidden" name="csrf_token" value="{signed}"></form>'
         return env.ok({"html": html, "csrf_token": env.issue("csrf_token", signed)})
 
-    def tool_submit_form(self, env: ContractEnv, csrf_token: str, display_name: str) -> Any:
-        try:
-            with env.clock.frozen():
-                raw = _serializer(env).loads(csrf_token, max_age=env.p["ttl"])
-            verdict = accept({"saved": True}) if raw == env.fam["raw"] else reject_integrity(
-                400, {"error": "Bad Request", "message": "The CSRF tokens do not match."})
-        except SignatureExpired:
-            verdict = reject_validity("EXPIRED_BEFORE_USE", 400, {"error": "Bad Request",
-                                                                  "message": "The CSRF token has expired."})
-        except BadData:
-            verdict = reject_integrity(400, {"error": "Bad Request", "message": "The CSRF token is invalid."})
-        return env.present({"csrf_token": "csrf_token"}, verdict, final=True)
+    def tool_submit_form(self, env: ContractEnv, csrf_token: str, display_name: str, unlock_token: str = "") -> Any:
+        slots = {"csrf_token": "csrf_token"}
+        verdict = self._check_csrf(env, csrf_token)
+        if env.p.get("unlock_ttl"):
+            slots["unlock_token"] = "unlock_token"
+            verdict = verdict or self._check_unlock(env, unlock_token)
+        return env.present(slots, verdict or accept({"saved": True}), final=True)

@@ -3,7 +3,7 @@ cascading-token-revocation pattern).
 
 Vault tokens form a tree: a token created with another token as parent is revoked when the
 parent is revoked or expires, together with all of its own children. The root (a login token
-with a short TTL) derives two sibling child tokens with different policies; revoking one child
+with a short TTL) derives two sibling child tokens with different policies;
 once the root expires both children are gone, whatever their own TTL.
 Vault answers a dead token with 403 {"errors": ["permission denied"]}.
 """
