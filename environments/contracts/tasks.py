@@ -48,6 +48,7 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("s3-put-slowdown-backoff", "s3-presigned-put", {"ttl": 300, "slowdown": 4}),
     ("sts-basic", "sts-session-credentials", {"ttl": 900}),
     ("sts-long-etl", "sts-session-credentials", {"ttl": 900, "chores": [job("nightly-etl")], "chores_at": 1}),
+    ("sts-canonical-key", "sts-session-credentials", {"ttl": 900, "fetch_key": True}),
     ("gcs-basic", "gcs-v4-signed-url", {"ttl": 600}),
     ("gcs-html-link", "gcs-v4-signed-url", {"ttl": 900, "present": "html_link"}),
     ("gcs-after-scan", "gcs-v4-signed-url", {"ttl": 300, "chores": [job("virus-scan")], "chores_at": 1}),
