@@ -33,7 +33,7 @@ SERVICES = ("flight", "hotel", "car")
 class BookingSaga(Family):
     name = "booking-saga"
     title = "Booking saga: per-service compensation tokens undone in reverse order before a deadline"
-    catalogue = (22,)
+    catalogue = ()
     final_tool = "compensate"
     tools = (
         tool("reserve", "Reserve one service of the trip (flight, hotel, car): a booking and its compensation token.",

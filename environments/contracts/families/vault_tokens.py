@@ -36,7 +36,7 @@ POLICIES = ("read-reports", "write-reports")
 class VaultTokenTree(Family):
     name = "vault-token-tree"
     title = "Vault token hierarchy: child tokens revoked with their parent (cascading revocation)"
-    catalogue = (16,)
+    catalogue = ()
     final_tool = "write_secret"
     tools = (
         tool("login", "auth/approle/login: a root token for this task with a short TTL.", cost=1.0),
