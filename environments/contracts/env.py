@@ -199,6 +199,10 @@ class ContractEnv(ToolEnv):
     # -- dispatch ------------------------------------------------------------------------
     def call_tool(self, call: ToolCall) -> ToolResult:
         self.state["raw"] = call.raw  # grading reads arguments from the raw text, never a re-parse
+        bad = next((name for name, value in call.arguments.items() if not _encodable(value)), None)
+        if bad is not None:  # a lone surrogate cannot go over HTTP; real clients fail to encode it
+            return self.respond(400, {"error": "invalid_request",
+                                      "message": f"argument {bad!r} is not valid UTF-8 text (lone surrogate)"})
         if hasattr(self, "common_" + call.name):
             return getattr(self, "common_" + call.name)(**call.arguments)
         if call.name == self.family.final_tool and self.clock.elapsed() < self.p.get("maintenance", 0):
@@ -264,6 +268,21 @@ class ContractEnv(ToolEnv):
                    **self._axes(final)}
         labels = sorted(set(final_labels)) or ["SUCCESS"]
         return Outcome(passed, metrics, labels if not passed else ["SUCCESS"])
+
+
+def _encodable(value: Any) -> bool:
+    """Whether ``value`` (a JSON value) can be sent as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_encodable(k) and _encodable(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_encodable(v) for v in value)
+    return True
 
 
 def _chore_id(name: str, args: dict[str, Any]) -> str:
