@@ -2,7 +2,8 @@
 
 The wrapper watches observations for artifacts (every string a response carried, and the
 href/visible text of every link) and, in each action, corrupts the longest argument that is one
-of them, as a real pipeline between the model and the tool would. ``applied`` counts the
+of them or several of them concatenated (an assembled URL, an id proof), as a real pipeline
+between the model and the tool would. ``applied`` counts the
 corruptions that changed an argument, so tests know when a corruption applied to a task.
 """
 
@@ -60,6 +61,19 @@ class CorruptingAgent(Agent):
             elif len(text) >= MIN_ARTIFACT_CHARS:
                 self.seen.add(text)
 
+    def _assembled(self, text: str) -> bool:
+        """Whether ``text`` is two or more seen strings concatenated (a URL assembled from
+        fragments, a proof made of ids): the pipeline carries it like any other artifact."""
+        pieces = [0] + [None] * len(text)  # pieces[i]: fewest seen strings spelling text[:i]
+        for i in range(len(text)):
+            if pieces[i] is None:
+                continue
+            for seen in self.seen:
+                j = i + len(seen)
+                if text.startswith(seen, i) and (pieces[j] is None or pieces[j] > pieces[i] + 1):
+                    pieces[j] = pieces[i] + 1
+        return pieces[len(text)] is not None and pieces[len(text)] >= 2
+
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         self._watch(observation)
         action = self.inner.act(observation, tools)
@@ -68,7 +82,7 @@ class CorruptingAgent(Agent):
         except (TypeError, ValueError):
             return action
         args = call.get("arguments", {})
-        candidates = [k for k, v in args.items() if isinstance(v, str) and v in self.seen]
+        candidates = [k for k, v in args.items() if isinstance(v, str) and (v in self.seen or self._assembled(v))]
         if not candidates:
             return action
         target = max(candidates, key=lambda k: len(args[k]))
