@@ -6,6 +6,7 @@ itsdangerous-signed session cookie (max_age is the session expiry), a CSRF token
 nonce, an idempotency key, the approval's ETag for If-Match, the form id, the amount exactly as
 formatted, and the server's HMAC-SHA256 over the form. Each constraint is checked the way its
 real counterpart is and answered with that counterpart's error.
+Task params: ``ttl`` (session max_age).
 """
 
 from __future__ import annotations

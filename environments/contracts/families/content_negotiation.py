@@ -5,6 +5,7 @@ RFC 9110 12.5.1: the client names the representation it wants in Accept; a serve
 produce it answers 406 Not Acceptable (15.5.7) listing what it can. Each step of the chain
 answers with a single-use conversion ticket and the media type the next request must accept;
 a ticket used twice is answered 410 Gone (a replay).
+Task params: ``formats`` (steps of the chain, at most 4).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ meanwhile the append fails with WrongExpectedVersion and the client must re-read
 Here a replica-sync job (a concurrent writer) runs before each of the agent's appends, so every
 append conflicts unless the revision is re-read after it. The stream is closed with the ids of
 the agent's events concatenated in order, the proof that exactly those events were written.
+Task params: none (the three writers are the jobs ``replica-sync-1..3`` in tasks.JOBS).
 """
 
 from __future__ import annotations

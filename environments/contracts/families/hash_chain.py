@@ -5,6 +5,7 @@ append must name the current head (SHA-256 over the previous head and the new re
 chain is sealed with the head after the last record. An append naming an older head is a stale
 precondition, as a conditional write would answer (DynamoDB ConditionalCheckFailedException); a
 chain not sealed before its deadline is closed (a validity failure).
+Task params: ``ttl`` (seconds from open to seal), ``records`` (appends, default 5).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ resource is then fetched through its own S3 SigV4 presigned link (s3_presign.py)
 the link's. Resources must be fetched in the priority order the session lists, and each
 download answers with a per-resource proof (the object's SHA-256). A link for one resource
 used for another is the wrong artifact; an out-of-order download is refused with 409.
+Task params: ``session_ttl`` (flow token max_age), ``ttl`` (each link's X-Amz-Expires).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ Each forward step (flight, hotel, car) returns a compensation token; the payment
 declines, the saga aborts, and every completed step must be undone with its own token, in
 reverse order, before the compensation deadline. A token is single use; a compensation after
 the deadline is refused (the reservation already converted into a no-show charge).
+Task params: ``ttl`` (compensation deadline, seconds after the abort).
 """
 
 from __future__ import annotations

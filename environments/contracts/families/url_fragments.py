@@ -4,6 +4,7 @@ Issuer and verifier are the S3 SigV4 ones (s3_presign.py). The URL is split into
 must be fetched in order (each answer names the next part) and concatenated byte for byte;
 the download deadline is the URL's own X-Amz-Expires. The assembled URL is the byte-strict
 reference, so a fragment altered, dropped or reordered is graded like a damaged URL.
+Task params: ``ttl`` (X-Amz-Expires of the URL), ``parts`` (fragments, default 4).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ parent is revoked or expires, together with all of its own children. The root (a
 with a short TTL) derives two sibling child tokens with different policies;
 once the root expires both children are gone, whatever their own TTL.
 Vault answers a dead token with 403 {"errors": ["permission denied"]}.
+Task params: ``root_ttl`` (root token TTL), ``child_ttl`` (children's own TTL, default 3600).
 """
 
 from __future__ import annotations
