@@ -82,7 +82,7 @@ def test_multi_resource_refuses_another_resources_link_and_out_of_order_download
     wrong = call(env, "download", flow_token=flow, resource="incident-timeline.json", url=second)
     assert wrong["body"]["Error"]["Code"] == "SignatureDoesNotMatch"
     order = call(env, "download", flow_token=flow, resource="customer-impact.csv", url=second)
-    assert order["body"]["error"] == "priority_order"
+    assert order["body"]["error"] == "priority_order" and "SHORTCUT_TAKEN" in env.attempt["labels"]
     assert "proof" in call(env, "download", flow_token=flow, resource="incident-timeline.json", url=first)["body"]
 
 
@@ -91,7 +91,7 @@ def test_saga_compensations_go_in_reverse_order_before_the_deadline():
     tokens = {s: call(env, "reserve", service=s)["body"][f"{s}_compensation_token"] for s in ("flight", "hotel", "car")}
     assert call(env, "charge_card")["body"]["saga"] == "aborted"
     early = call(env, "compensate", service="flight", compensation_token=tokens["flight"])
-    assert early["body"]["error"] == "compensation_order"
+    assert early["body"]["error"] == "compensation_order" and "SHORTCUT_TAKEN" in env.attempt["labels"]
     assert call(env, "compensate", service="car", compensation_token=tokens["car"])["status"] == 200
     call(env, "wait", seconds=60)
     late = call(env, "compensate", service="hotel", compensation_token=tokens["hotel"])

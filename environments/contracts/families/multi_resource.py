@@ -5,7 +5,8 @@ A flow token (itsdangerous-signed, max_age = the session deadline) authorises th
 resource is then fetched through its own S3 SigV4 presigned link (s3_presign.py) whose expiry is
 the link's. Resources must be fetched in the priority order the session lists, and each
 download answers with a per-resource proof (the object's SHA-256). A link for one resource
-used for another is the wrong artifact; an out-of-order download is refused with 409.
+used for another is the wrong artifact; an out-of-order download is refused with 409 and
+graded SHORTCUT_TAKEN (a higher-priority resource was skipped).
 Task params: ``session_ttl`` (flow token max_age), ``ttl`` (each link's X-Amz-Expires).
 """
 
@@ -110,8 +111,10 @@ class MultiResource(Family):
             verdict = reject_integrity(403, WRONG_OBJECT)  # a valid link, but for another resource
         if verdict.accepted:
             expected = RESOURCES[len(env.fam["done"])] if len(env.fam["done"]) < len(RESOURCES) else None
-            if resource != expected:
-                return env.respond(409, {"error": "priority_order", "message": f"Fetch {expected} first."})
+            if resource != expected:  # a higher-priority resource was skipped
+                verdict = reject_validity("SHORTCUT_TAKEN", 409, {"error": "priority_order",
+                                                                  "message": f"Fetch {expected} first."})
+                return env.present(slots, verdict)
             env.fam["done"].append(resource)
             proof = hashlib.sha256((env.fam["secret"] + resource).encode()).hexdigest()
             verdict = accept({"resource": resource, "proof": proof, "remaining": len(RESOURCES) - len(env.fam["done"])})

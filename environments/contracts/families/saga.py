@@ -3,8 +3,9 @@ multi-service-saga pattern).
 
 Each forward step (flight, hotel, car) returns a compensation token; the payment step then
 declines, the saga aborts, and every completed step must be undone with its own token, in
-reverse order, before the compensation deadline. A token is single use; a compensation after
-the deadline is refused (the reservation already converted into a no-show charge).
+reverse order (out of order is 409, graded SHORTCUT_TAKEN), before the compensation deadline.
+A token is single use; a compensation after the deadline is refused (the reservation already
+converted into a no-show charge).
 Task params: ``ttl`` (compensation deadline, seconds after the abort).
 """
 
@@ -89,8 +90,9 @@ class BookingSaga(Family):
                 "message": "The cancellation deadline passed; the reservation was charged as a no-show."})
         else:
             pending = [s for s in reversed(SERVICES) if s in env.fam["tokens"].values() and s not in env.fam["undone"]]
-            if pending and pending[0] != service:
-                return env.respond(409, {"error": "compensation_order", "message": f"Compensate {pending[0]} first."})
+            if pending and pending[0] != service:  # undoing out of order skips a later step's compensation
+                return env.present(slots, reject_validity("SHORTCUT_TAKEN", 409, {
+                    "error": "compensation_order", "message": f"Compensate {pending[0]} first."}))
             env.fam["spent"].append(compensation_token)
             env.fam["undone"].append(service)
             verdict = accept({"service": service, "status": "cancelled", "refund": "full"})
