@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.agents.faults import FaultyAgent
-from agentbed.log import SCHEMA_ID, TrajectoryWriter
-from agentbed.runner import VERSIONS, EpisodeRecord, EpisodeSpec, run_episode
+from agentbed.log import TrajectoryWriter
+from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
 from agentbed.suite import get_suite
 
 EXECUTORS = ("serial", "process", "ray")
@@ -49,9 +49,7 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
 
 def _setup_failure(spec: EpisodeSpec, log: Path, error: str) -> EpisodeRecord:
     writer = TrajectoryWriter(log)
-    writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
-                 task_params={}, agent_id=spec.agent, agent={"name": spec.agent}, seed=spec.seed, options=spec.options, budget=None,
-                 parent=None, versions=VERSIONS, tools=[], observation="", info={}, clock=None)
+    write_header(writer, spec)
     writer.write("footer", status="error", stop_reason="setup", success=False, total_reward=0.0, steps=0,
                  virtual_seconds=0.0, tokens=0, metrics={}, labels=["ERROR"], error=error)
     writer.close()

@@ -123,10 +123,8 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             info = {"task": env.task.id, "clock": env.clock.now(), "resumed_at_step": len(history)}
         tools = env.tool_specs()
         if writer is not None:
-            writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
-                         task_params=env.task.params, agent_id=spec.agent, agent=agent.describe(), seed=spec.seed, options=spec.options,
-                         budget=asdict(budget), parent=parent, versions=VERSIONS,
-                         tools=_tool_dicts(tools), observation=observation, info=info,
+            write_header(writer, spec, task_params=env.task.params, agent=agent.describe(), budget=asdict(budget),
+                         parent=parent, tools=_tool_dicts(tools), observation=observation, info=info,
                          clock=env.clock.now())
             header_written = True
         step0 = len(history)
@@ -189,10 +187,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
         tokens=tokens, metrics=metrics, labels=labels, options=spec.options, error=error[-4000:])
     if writer is not None:
         if not header_written:
-            writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
-                         task_params={}, agent_id=spec.agent, agent={"name": spec.agent}, seed=spec.seed, options=spec.options,
-                         budget=asdict(budget), parent=parent, versions=VERSIONS, tools=[], observation="",
-                         info={}, clock=env.clock.now())
+            write_header(writer, spec, budget=asdict(budget), parent=parent, clock=env.clock.now())
         writer.write("footer", status=status, stop_reason=stop_reason, success=record.success,
                      total_reward=total_reward, steps=record.steps, virtual_seconds=record.virtual_seconds,
                      tokens=tokens, metrics=metrics, labels=labels, error=error or None)
@@ -200,6 +195,17 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
         record.digest = writer.last_hash
     record.wall_seconds = time.perf_counter() - wall0
     return record
+
+
+def write_header(writer: TrajectoryWriter, spec: EpisodeSpec, *, task_params: dict[str, Any] | None = None,
+                 agent: dict[str, Any] | None = None, budget: dict[str, Any] | None = None,
+                 parent: dict[str, Any] | None = None, tools: list[dict[str, Any]] | None = None,
+                 observation: str = "", info: dict[str, Any] | None = None, clock: float | None = None) -> None:
+    """The first record of every log; the defaults describe an episode that failed before it began."""
+    writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
+                 task_params=task_params or {}, agent_id=spec.agent, agent=agent or {"name": spec.agent},
+                 seed=spec.seed, options=spec.options, budget=budget, parent=parent, versions=VERSIONS,
+                 tools=tools or [], observation=observation, info=info or {}, clock=clock)
 
 
 _TOOL_DICTS: dict[tuple[int, ...], list[dict[str, Any]]] = {}
