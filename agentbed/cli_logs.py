@@ -33,21 +33,52 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_branch)
 
 
-def _log_files(path: Path) -> list[tuple[Path, str | None]]:
-    if path.is_dir():
-        digests = {r.get("log"): r.get("digest") for r in read_index(path / "index.jsonl")}
-        files = sorted(path.rglob("*.jsonl"))
-        return [(f, digests.get(str(f.relative_to(path)))) for f in files if f.name != "index.jsonl"]
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or directory")
-    return [(path, None)]
+def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:
+    """Logs to verify, each with the digest an index or a team manifest recorded for it, and
+    the problems found on the way (a manifest naming a log that is not there)."""
+    if not path.is_dir():
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+        return [(path, None)], []
+    digests: dict[Path, str] = {}
+    for index in path.rglob("index.jsonl"):
+        for r in read_index(index):
+            if r.get("log") and r.get("digest"):
+                digests[(index.parent / r["log"]).resolve()] = r["digest"]
+    problems = []
+    for manifest in path.rglob("*.team.json"):
+        # a team manifest (multi-agent runs) lists every member's log with its final digest
+        try:
+            members = json.loads(manifest.read_text(encoding="utf-8")).get("agents", [])
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            problems.append(f"{manifest}: not a valid team manifest")
+            continue
+        for member in members:
+            log = (manifest.parent / member["log"]).resolve()
+            if not log.exists():
+                problems.append(f"{manifest}: member log {member['log']} is missing")
+            digests[log] = member.get("digest")
+    files = sorted(f for f in path.rglob("*.jsonl") if f.name != "index.jsonl")
+    # every log an index or manifest lists is checked; other JSONL files (datasets a workload
+    # wrote) only when their first line says they are trajectories
+    return [(f, digests.get(f.resolve())) for f in files
+            if f.resolve() in digests or _looks_like_log(f)], problems
+
+
+def _looks_like_log(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return b"agentbed.trajectory/" in fh.readline(4096)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     bad = 0
     total = 0
     for raw in args.paths:
-        for path, digest in _log_files(Path(raw)):
+        files, problems = _log_files(Path(raw))
+        for problem in problems:
+            bad += 1
+            print(problem)
+        for path, digest in files:
             result = verify_log(path, digest or None)
             total += 1
             if not result.ok:

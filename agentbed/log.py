@@ -181,7 +181,7 @@ def verify_lines(lines: list[bytes], expected_digest: str | None = None) -> Veri
     if not lines:
         return VerifyResult(False, 0, 1, "empty log")
     if expected_digest is not None and prev != expected_digest:
-        return VerifyResult(False, len(lines), len(lines), "last record differs from the digest in the run index")
+        return VerifyResult(False, len(lines), len(lines), "last record differs from the digest recorded for this log (run index or team manifest)")
     if record.get("type") != "footer":
         return VerifyResult(False, len(lines), len(lines) + 1, "log ends without a footer (truncated)")
     return VerifyResult(True, len(lines), None, "", prev)

@@ -139,3 +139,30 @@ def test_a_model_without_its_key_is_a_usage_error_before_anything_runs(agentbed_
     assert result.returncode == 2 and "OPENAI_API_KEY" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "m").exists()
+
+
+def test_verify_checks_team_manifests_and_ignores_other_jsonl(agentbed_cmd, tmp_path):
+    from agentbed.log import TrajectoryWriter
+    from agentbed.runner import EpisodeSpec
+    from agentbed.runner import run_episode as run_one
+    from environments.vault.agents import VaultOracle
+    from environments.vault.env import VaultEnv
+
+    members = []
+    for worker in range(2):
+        writer = TrajectoryWriter(tmp_path / f"team.w{worker}.jsonl")
+        run_one(VaultEnv("open-fast"), VaultOracle(), EpisodeSpec("vault", "open-fast", "oracle", worker), writer=writer)
+        members.append({"log": writer.path.name, "digest": writer.last_hash})
+    manifest = tmp_path / "team.team.json"
+    manifest.write_text(json.dumps({"agents": members}))
+    (tmp_path / "dataset.jsonl").write_text('{"provenance": {}}\n{"row": 1}\n')  # not a log
+    assert "2 of 2 logs verified" in run(agentbed_cmd, "verify", str(tmp_path), check=0).stdout
+
+    members[0]["digest"], members[1]["digest"] = members[1]["digest"], members[0]["digest"]
+    manifest.write_text(json.dumps({"agents": members}))
+    out = run(agentbed_cmd, "verify", str(tmp_path), check=1).stdout
+    assert "digest in the run index" in out or "differs" in out
+
+    members.append({"log": "team.w9.jsonl", "digest": "0" * 64})
+    manifest.write_text(json.dumps({"agents": members}))
+    assert "team.w9.jsonl is missing" in run(agentbed_cmd, "verify", str(tmp_path), check=1).stdout
