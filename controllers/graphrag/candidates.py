@@ -8,6 +8,7 @@ structure: retrieved statements on paths s - x - o through a third entity x.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from environments.graphrag.kg import KnowledgeGraph
@@ -72,3 +73,20 @@ def build_conflict(kg: KnowledgeGraph, retrieved: set[int], entity: str, relatio
             cand.support.update(around_answer[x])
         candidates.append(cand)
     return Conflict(entity, relation, candidates)
+
+
+def walk_plan(kg: KnowledgeGraph, alive: set[int], topic: str, plan: Sequence[str],
+              settle: Callable[[Conflict], Iterable[str]]) -> None:
+    """Follow a query's plan from its topic over the ``alive`` statements. Unconflicted steps
+    follow every object; at a conflict ``settle`` names the answers to follow (it may shrink
+    ``alive`` in place, as a defense that removes evidence does)."""
+    frontier = {topic}
+    for relation in plan:
+        nxt: set[str] = set()
+        for entity in sorted(frontier):
+            conflict = build_conflict(kg, alive, entity, relation)
+            if conflict is None:
+                nxt.update(objects_at(kg, alive, entity, relation))
+            else:
+                nxt.update(settle(conflict))
+        frontier = nxt

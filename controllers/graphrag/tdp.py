@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from controllers.graphrag.candidates import Candidate, build_conflict, objects_at
+from controllers.graphrag.candidates import Candidate, Conflict, walk_plan
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.pipeline import Defense, Query, Verdict
@@ -77,24 +77,19 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     candidate's score falls below the winner's."""
     verdict = Verdict()
     alive = set(retrieved)
-    frontier = {query.topic}
-    for relation in query.plan:
-        nxt: set[str] = set()
-        for entity in sorted(frontier):
-            conflict = build_conflict(kg, alive, entity, relation)
-            if conflict is None:
-                nxt.update(objects_at(kg, alive, entity, relation))
-                continue
-            ctx = QueryContext(kg, alive, conflict)
-            scores = [ranker.score(candidate_features(ctx, c)) for c in conflict.candidates]
-            best = int(np.argmax(scores))
-            winner = conflict.candidates[best]
-            for c, sc in zip(conflict.candidates, scores, strict=True):
-                for i in c.edges:
-                    verdict.suspicion[i] = max(verdict.suspicion.get(i, 0.0), scores[best] - sc)
-                if c is not winner:
-                    verdict.removed |= attributable_unique_edges(kg, alive, c, winner)
-            alive -= verdict.removed
-            nxt.add(winner.answer)
-        frontier = nxt
+
+    def settle(conflict: Conflict) -> list[str]:
+        ctx = QueryContext(kg, alive, conflict)
+        scores = [ranker.score(candidate_features(ctx, c)) for c in conflict.candidates]
+        best = int(np.argmax(scores))
+        winner = conflict.candidates[best]
+        for c, sc in zip(conflict.candidates, scores, strict=True):
+            for i in c.edges:
+                verdict.suspicion[i] = max(verdict.suspicion.get(i, 0.0), scores[best] - sc)
+            if c is not winner:
+                verdict.removed |= attributable_unique_edges(kg, alive, c, winner)
+        alive.difference_update(verdict.removed)
+        return [winner.answer]
+
+    walk_plan(kg, alive, query.topic, query.plan, settle)
     return verdict

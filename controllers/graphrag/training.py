@@ -13,10 +13,10 @@ from functools import lru_cache
 import numpy as np
 
 from attacks.graphrag.scenario import poisoned_index
-from controllers.graphrag.candidates import build_conflict, objects_at
+from controllers.graphrag.candidates import Conflict, walk_plan
 from controllers.graphrag.features import FEATURES, RAW_FEATURES, QueryContext, candidate_features
 from controllers.graphrag.tdp import PairwiseRanker, fit_pairwise
-from environments.graphrag.kg import local_search
+from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.world import generate_world
 
 TRAIN_WORLDS = tuple(range(4))  # evaluation worlds start at 1000
@@ -34,23 +34,25 @@ def training_pairs(worlds: Sequence[int] = TRAIN_WORLDS, attacks: Sequence[str] 
             built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none")
             kg, clean_facts = built.index.kg, set(data.facts)
             for q in data.questions[:targets]:
-                alive = set(local_search(kg, q.topic, q.plan))
-                frontier = {q.topic}
-                for relation in q.plan:
-                    nxt: set[str] = set()
-                    for entity in sorted(frontier):
-                        conflict = build_conflict(kg, alive, entity, relation)
-                        if conflict is None:
-                            nxt.update(objects_at(kg, alive, entity, relation))
-                            continue
-                        ctx = QueryContext(kg, alive, conflict)
-                        phis = {c.answer: candidate_features(ctx, c) for c in conflict.candidates}
-                        clean = [c.answer for c in conflict.candidates
-                                 if any(kg.statements[i].fact() in clean_facts for i in c.claims)]
-                        for good in clean:
-                            pairs += [(phis[good], phis[bad]) for bad in phis if bad not in clean]
-                        nxt.update(clean or phis)
-                    frontier = nxt
+                pairs += _conflict_pairs(kg, clean_facts, set(local_search(kg, q.topic, q.plan)), q.topic, q.plan)
+    return pairs
+
+
+def _conflict_pairs(kg: KnowledgeGraph, clean_facts: set, alive: set[int], topic: str,
+                    plan: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every (clean, poisoned) candidate pair met along one plan, following the clean answers."""
+    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def settle(conflict: Conflict) -> list[str]:
+        ctx = QueryContext(kg, alive, conflict)
+        phis = {c.answer: candidate_features(ctx, c) for c in conflict.candidates}
+        clean = [c.answer for c in conflict.candidates
+                 if any(kg.statements[i].fact() in clean_facts for i in c.claims)]
+        for good in clean:
+            pairs.extend((phis[good], phis[bad]) for bad in phis if bad not in clean)
+        return clean or list(phis)
+
+    walk_plan(kg, alive, topic, plan, settle)
     return pairs
 
 

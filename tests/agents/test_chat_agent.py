@@ -9,13 +9,8 @@ from chat_fakes import ToolCallingFakeModel
 from langchain_core.exceptions import ModelAPIError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agentbed.agents.chat import (
-    NOT_EXECUTED,
-    ChatAgent,
-    action_text,
-    message_from_model_output,
-    tool_calls_of,
-)
+from agentbed.agents.chat import NOT_EXECUTED, ChatAgent
+from agentbed.agents.toolcalls import action_text, message_from_model_output, tool_calls_of
 from agentbed.agents.retry import Backoff
 from agentbed.errors import UsageError
 from agentbed.runner import EpisodeSpec, run_episode

@@ -1,0 +1,158 @@
+"""Tool calls of a chat model's reply on the wire: the raw argument text (from the provider's
+message or captured from the HTTP response), the action text built from it byte for byte, and
+token usage. Provider-format details live here so :mod:`agentbed.agents.chat` holds only the
+conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
+
+from agentbed.agents.base import Usage
+
+
+@dataclass(frozen=True)
+class ModelToolCall:
+    """One tool call of a reply, with its argument text and where that text came from:
+    ``provider`` (kept by the LangChain integration), ``http_response`` (read from the wire),
+    ``invalid_tool_call`` (text LangChain could not parse) or ``reserialised`` (no raw text)."""
+
+    id: str | None
+    name: str | None
+    arguments: str
+    source: str
+
+
+def action_text(name: str | None, arguments: str) -> str:
+    """The raw action for a tool call, the argument text embedded byte for byte.
+
+    Text that is not one complete JSON value is embedded as a JSON string instead (the
+    environment then rejects it as non-object arguments and the exact text stays recoverable):
+    spliced in verbatim, ``{}, "tool": "other"`` would smuggle in a second tool name.
+    An empty argument text means no arguments, as providers send it for parameterless tools.
+    """
+    if not arguments.strip():
+        arguments = "{}"
+    try:
+        json.loads(arguments)
+        embedded = arguments
+    except (ValueError, RecursionError):
+        embedded = json.dumps(arguments, ensure_ascii=False)
+    return '{"tool": ' + json.dumps(name, ensure_ascii=False) + ', "arguments": ' + embedded + "}"
+
+
+def no_tool_action(text: str) -> str:
+    """The action for a reply without a tool call: the environment rejects it (no tool named)."""
+    return json.dumps({"tool": None, "text": text}, ensure_ascii=False)
+
+
+def openai_tool_arguments(body: Any) -> dict[str, str]:
+    """Tool call id -> argument text in an OpenAI response body (chat completions or responses API)."""
+    found: dict[str, str] = {}
+    if not isinstance(body, dict):
+        return found
+    for choice in body.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(call.get("id"), str) and isinstance(function.get("arguments"), str):
+                found[call["id"]] = function["arguments"]
+    for item in body.get("output") or []:
+        if (isinstance(item, dict) and item.get("type") == "function_call" and isinstance(item.get("call_id"), str)
+                and isinstance(item.get("arguments"), str)):
+            found[item["call_id"]] = item["arguments"]
+    return found
+
+
+class ResponseCapture:
+    """An httpx response hook that keeps the tool-call argument text of OpenAI-format responses.
+
+    Pass :meth:`http_client` to the provider client. Captures are per thread (the sync client
+    calls the hook in the calling thread), so forks of one agent may share the capture.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _store(self) -> dict[str, str]:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = {}
+        return store
+
+    def on_response(self, response: httpx.Response) -> None:
+        if "json" not in response.headers.get("content-type", ""):
+            return  # streams and error pages are left to the client
+        response.read()
+        try:
+            body = json.loads(response.content)
+        except (ValueError, RecursionError):
+            return
+        self._store().update(openai_tool_arguments(body))
+
+    def clear(self) -> None:
+        self._store().clear()
+
+    def take(self) -> dict[str, str]:
+        store = self._store()
+        found = dict(store)
+        store.clear()
+        return found
+
+    def http_client(self, **kwargs: Any) -> httpx.Client:
+        try:
+            from openai import DefaultHttpxClient as client_class  # the defaults the SDK would use
+        except ImportError:  # pragma: no cover - openai comes with langchain-openai
+            client_class = httpx.Client
+        return client_class(event_hooks={"response": [self.on_response]}, **kwargs)
+
+
+def tool_calls_of(message: AIMessage, captured: Mapping[str, str] | None = None) -> list[ModelToolCall]:
+    """The reply's tool calls in the order the model wrote them, each with its raw argument text."""
+    captured = captured or {}
+    raw_list = message.additional_kwargs.get("tool_calls")
+    provider_raw: dict[str, str] = {}
+    for call in raw_list if isinstance(raw_list, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(call.get("id"), str) and isinstance(function.get("arguments"), str):
+            provider_raw[call["id"]] = function["arguments"]
+
+    def raw_text(call_id: Any) -> tuple[str, str] | None:
+        if isinstance(call_id, str):
+            if call_id in provider_raw:
+                return provider_raw[call_id], "provider"
+            if call_id in captured:
+                return captured[call_id], "http_response"
+        return None
+
+    calls = []
+    for call in message.tool_calls:
+        raw = raw_text(call.get("id")) or (json.dumps(call.get("args", {}), ensure_ascii=False), "reserialised")
+        calls.append(ModelToolCall(call.get("id"), call.get("name"), *raw))
+    for call in message.invalid_tool_calls:
+        args = call.get("args")
+        raw = raw_text(call.get("id")) or ((args, "invalid_tool_call") if isinstance(args, str) else ("", "reserialised"))
+        calls.append(ModelToolCall(call.get("id"), call.get("name"), *raw))
+    order = list(provider_raw) or list(captured)
+    rank = {call_id: i for i, call_id in enumerate(order)}
+    return sorted(calls, key=lambda c: rank.get(c.id, len(rank)) if isinstance(c.id, str) else len(rank))
+
+
+def usage_of(message: AIMessage) -> Usage | None:
+    meta = message.usage_metadata
+    if not meta:
+        return None
+    return Usage(int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0)), int(meta.get("total_tokens", 0)))
+
+
+def message_from_model_output(model_output: Mapping[str, Any]) -> BaseMessage:
+    """The model reply recorded in a step's ``model_output`` (for replay and branching)."""
+    return messages_from_dict([model_output["message"]])[0]
