@@ -58,6 +58,11 @@ DEFAULT_SYSTEM_PROMPT = (
     "correct and safe, as `confidence: <a number between 0 and 1>`. Never put the confidence inside "
     "the tool arguments."
 )
+REFLECT_PROMPT = (
+    "Before your next action, reflect. Restate the goal in one sentence, list what you have "
+    "already achieved, and name any loop, repeated failure or forgotten sub-goal in your recent "
+    "steps. Then choose the action that makes progress toward the goal."
+)
 NOT_EXECUTED = "not executed: only the first tool call of a reply is executed; call this tool again if you still need it"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -98,6 +103,7 @@ class ChatAgent(Agent):
         self.sleep = sleep
         self.messages: list[BaseMessage] = []
         self._awaiting: _Awaiting | None = None
+        self._pending_note: str | None = None
         self._rng = random.Random(seed)
         self._bound: Any = None
         self._bound_key: tuple[str, ...] | None = None
@@ -131,6 +137,7 @@ class ChatAgent(Agent):
     def reset(self, *, seed: int, task: Any = None) -> None:
         self.messages = []
         self._awaiting = None
+        self._pending_note = None
         self._rng = random.Random(seed)
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
@@ -152,6 +159,15 @@ class ChatAgent(Agent):
         twin.messages = [m.model_copy(deep=True) for m in self.messages]
         twin._rng = random.Random()
         twin._rng.setstate(self._rng.getstate())
+        return twin
+
+    def reflected(self, prompt: str = REFLECT_PROMPT) -> ChatAgent:
+        """The self-repair intervention for a chat model: a fork that, with the next
+        observation, is asked to reflect on its progress before acting (Shinn et al.,
+        "Reflexion", NeurIPS 2023, within one episode). The original is left unchanged."""
+        twin = self.fork()
+        twin.name = f"{self.name}+reflect"
+        twin._pending_note = prompt
         return twin
 
     def describe(self) -> dict[str, Any]:
@@ -218,6 +234,9 @@ class ChatAgent(Agent):
         for call_id in awaiting.skipped if awaiting else ():
             self.messages.append(ToolMessage(NOT_EXECUTED, tool_call_id=call_id))
         self._awaiting = None
+        if self._pending_note:  # after the tool answers: providers require those to follow the call
+            self.messages.append(HumanMessage(self._pending_note))
+            self._pending_note = None
 
     def _record_reply(self, reply: AIMessage, calls: list[ModelToolCall]) -> None:
         self.messages.append(reply)

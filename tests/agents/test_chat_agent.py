@@ -9,9 +9,9 @@ from chat_fakes import ToolCallingFakeModel
 from langchain_core.exceptions import ModelAPIError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agentbed.agents.chat import NOT_EXECUTED, ChatAgent
-from agentbed.agents.toolcalls import action_text, message_from_model_output, tool_calls_of
+from agentbed.agents.chat import NOT_EXECUTED, REFLECT_PROMPT, ChatAgent
 from agentbed.agents.retry import Backoff
+from agentbed.agents.toolcalls import action_text, message_from_model_output, tool_calls_of
 from agentbed.errors import UsageError
 from agentbed.runner import EpisodeSpec, run_episode
 from agentbed.tools import make_action, parse_action
@@ -222,6 +222,22 @@ def test_fork_shares_the_model_and_copies_the_conversation():
     assert agent.messages == before and len(twin.messages) == len(before) + 2
     agent.act(obs2, env.tool_specs())  # the original continues from the same point
     assert [type(m) for m in agent.messages] == [type(m) for m in twin.messages]
+
+
+def test_reflected_fork_is_asked_to_reflect_after_the_tool_answer_and_the_original_is_not():
+    env, obs = vault()
+    agent, model = agent_for(reply(call("get_token", {}, "c1")), reply(call("wait", {"seconds": 2}, "c2")),
+                             reply(call("get_token", {}, "c3")))
+    first = agent.act(obs, env.tool_specs())
+    obs2, *_ = env.step(first.text)
+    repaired = agent.reflected()
+    assert repaired.name == "chat+reflect" and agent.name == "chat"
+    repaired.act(obs2, env.tool_specs())
+    sent = model.seen[-1]
+    assert [type(m) for m in sent] == [SystemMessage, HumanMessage, AIMessage, ToolMessage, HumanMessage]
+    assert sent[3].content == obs2 and sent[4].content == REFLECT_PROMPT
+    agent.act(obs2, env.tool_specs())  # the original was not asked
+    assert [type(m) for m in model.seen[-1]] == [SystemMessage, HumanMessage, AIMessage, ToolMessage]
 
 
 def test_load_history_rebuilds_the_conversation_of_a_recorded_prefix():
