@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.costmodel import CostModel
 from controllers.cocoder.depgraph import build_dependency_graph, cycles
 from controllers.cocoder.partition import METHODS, find_hubs
@@ -22,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", choices=STRATEGIES, action="append", help="default: every strategy")
     p.add_argument("--agents", type=int, default=3)
     p.add_argument("--method", choices=METHODS, default="louvain")
+    p.add_argument("--granularity", choices=GRANULARITIES, default="function",
+                   help="cocoder: split modules bigger than total/k by definitions (function) or not (file)")
     p.add_argument("--latency", type=float, default=20.0, help="seconds per cross-agent message")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -36,20 +39,23 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"--agents: {args.agents} must be at least 1")
     graph = build_dependency_graph(package)
     cost = CostModel(latency=args.latency)
-    out = {m: graph.nodes[m]["tokens"] for m in graph}
     spec = {m: graph.nodes[m]["api_tokens"] for m in graph}
     hubs = find_hubs(graph)
     report = {"package": str(package), "modules": graph.number_of_nodes(), "edges": graph.number_of_edges(),
               "cycles": cycles(graph), "in_hubs": list(hubs.in_hubs), "out_hubs": list(hubs.out_hubs),
               "strategies": {}}
     for strategy in args.strategy or STRATEGIES:
-        plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed)
-        sched = simulate(graph, plan, cost, out, spec)
+        plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed,
+                         granularity=args.granularity)
+        work = plan.work_graph(graph)
+        sched = simulate(work, plan, cost, {n: work.nodes[n]["tokens"] for n in work},
+                         {n: spec[plan.module_of(n)] for n in work})
         context = sum(t.context_tokens for t in sched.turns)
         report["strategies"][strategy] = {
             "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "makespan": round(sched.makespan, 1),
             "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
-            "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(out.values()), sched.messages), 5)}
+            "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
+                                                                      sched.messages), 5)}
     if args.json:
         print(json.dumps(report, indent=1))
         return 0

@@ -8,7 +8,7 @@ graph ends up inside one group, so a cycle is always written by one agent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
@@ -209,17 +209,24 @@ def canonical(groups: Iterable[set[str]]) -> list[set[str]]:
     return sorted((set(g) for g in groups if g), key=lambda g: min(g))
 
 
-def assign_to_agents(graph: nx.DiGraph, groups: list[set[str]], k: int) -> dict[str, int]:
+def assign_to_agents(graph: nx.DiGraph, groups: list[set[str]], k: int,
+                     apart: Mapping[str, str] | None = None) -> dict[str, int]:
     """Module -> agent 0..k-1. With more groups than agents, groups are packed by work
-    (longest processing time first, Graham 1969); a group is never split across agents."""
+    (longest processing time first, Graham 1969); a group is never split across agents.
+    ``apart``: node -> key; groups sharing a key (pieces of one split module) go to different
+    agents while there is one without that key."""
     if k < 1:
         raise UsageError(f"--agents: {k} must be at least 1")
+    apart = apart or {}
     load = [0.0] * k
+    keys: list[set[str]] = [set() for _ in range(k)]
     owner: dict[str, int] = {}
     ordered = sorted(groups, key=lambda g: (-sum(graph.nodes[m].get("tokens", 1) for m in g), min(g)))
     for group in ordered:
-        agent = min(range(k), key=lambda a: (load[a], a))
+        mine = {apart[m] for m in group if m in apart}
+        agent = min(range(k), key=lambda a: (bool(keys[a] & mine), load[a], a))
         load[agent] += sum(graph.nodes[m].get("tokens", 1) for m in group)
+        keys[agent] |= mine
         for m in group:
             owner[m] = agent
     return owner

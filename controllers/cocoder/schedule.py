@@ -77,6 +77,9 @@ class _Simulation:
         self.members = {c: self.dag.nodes[c]["members"] for c in self.dag}
         self.deps = {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)]
                      for m in graph.nodes}
+        # pieces of one split unit, written at once against the shared skeleton's stubs
+        self.interfaces = {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("interface", False)]
+                           for m in graph.nodes}
         self.history: dict[str, int] = {}
         self.written: dict[str, set[str]] = {}
         self.finish: dict[str, float] = {}
@@ -98,6 +101,12 @@ class _Simulation:
                         self._unit_delays[key] = max(self._unit_delays.get(key, 0.0), self.delay(u, v))
         return self._unit_delays.get((a, b), 0.0)
 
+    def interface_delay(self, c: object) -> float:
+        """When a unit's interface messages arrive: sent at the start (the skeleton holds every
+        signature), one per reference to a piece another agent writes."""
+        return max((self.cost.transfer_delay(self.graph.edges[u, m]["tokens"]) for m in self.members[c]
+                    for u in self.interfaces[m] if self.plan.context[u] != self.plan.context[m]), default=0.0)
+
     def unit_estimate(self, c: object) -> float:
         return sum(self.cost.task_time(self.out[m], self.cost.prompt_tokens + self.spec[m]) for m in self.members[c])
 
@@ -116,11 +125,16 @@ class _Simulation:
             else:
                 interfaces += tokens
                 missing += 1
+        for u in self.interfaces[module]:
+            if u in written:
+                continue
+            missing += 1  # written against the sibling's stub
+            cross += int(self.plan.context[u] != ctx)  # and a message to the agent who writes it
         context_tokens = self.cost.prompt_tokens + self.spec[module] + history + transferred + interfaces
         duration = self.cost.task_time(self.out[module], context_tokens)
         self.history[ctx] = history + self.spec[module] + self.out[module]
         written.add(module)
-        n_deps = len(self.deps[module])
+        n_deps = len(self.deps[module]) + len(self.interfaces[module])
         return Turn(module, worker, ctx, start, start + duration, int(context_tokens), int(self.out[module]),
                     missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history))
 
@@ -129,7 +143,8 @@ class _Simulation:
         rank = upward_rank(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
         bound = {c: (plan.worker[self.members[c][0]] if plan.worker is not None else None) for c in dag}
         waiting = {c: (dag.in_degree(c) if plan.respect_deps else 0) for c in dag}
-        pending: list[tuple[float, str, object]] = [(0.0, self.members[c][0], c) for c in dag if waiting[c] == 0]
+        pending: list[tuple[float, str, object]] = [(self.interface_delay(c), self.members[c][0], c)
+                                                    for c in dag if waiting[c] == 0]
         heapq.heapify(pending)  # dependencies done, transfer still in flight: (arrival, name, unit)
         ready: dict[int | None, list[tuple[float, str, object]]] = {}  # per bound worker: (-rank, name, unit)
         idle = set(range(plan.workers))
@@ -170,8 +185,8 @@ class _Simulation:
                     for s in dag.successors(unit):
                         waiting[s] -= 1
                         if waiting[s] == 0:
-                            arrival = max(self.finish[self.members[p][0]] + self.unit_delay(p, s)
-                                          for p in dag.predecessors(s))
+                            arrival = max([self.finish[self.members[p][0]] + self.unit_delay(p, s)
+                                           for p in dag.predecessors(s)] + [self.interface_delay(s)])
                             heapq.heappush(pending, (arrival, self.members[s][0], s))
         makespan = max((t.finish for t in turns), default=0.0)
         cp = critical_path(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
@@ -197,6 +212,7 @@ def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: Cos
         m, unit = turn.module, sim.unit_of[turn.module]
         start = free.get(turn.worker, 0.0)
         if plan.respect_deps and unit not in unit_end:  # a unit waits for its dependencies once
+            start = max(start, sim.interface_delay(unit))
             for p in sim.dag.predecessors(unit):
                 start = max(start, unit_end[p] + sim.unit_delay(p, unit))
         finish = start + durations[m]

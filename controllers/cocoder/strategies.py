@@ -7,12 +7,13 @@ whether a module waits for its dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from agentbed.errors import UsageError
+from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
@@ -26,12 +27,21 @@ class Plan:
     workers: int
     respect_deps: bool  # False: all files at once, dependencies seen as interfaces only
     groups: list[list[str]] = field(default_factory=list)
+    graph: nx.DiGraph | None = None  # the work graph when it differs from the module graph (pieces)
+    pieces: dict[str, Piece] = field(default_factory=dict)
+
+    def work_graph(self, modules: nx.DiGraph) -> nx.DiGraph:
+        return self.graph if self.graph is not None else modules
+
+    def module_of(self, node: str) -> str:
+        return self.pieces[node].module if node in self.pieces else node
 
 
 MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on repository-sized graphs
 
 
-def _zero_communication_makespan(graph: nx.DiGraph, agents: int) -> Callable[[list[set[str]]], float]:
+def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[str, str] | None = None
+                                 ) -> Callable[[list[set[str]]], float]:
     """Makespan of a grouping when messages are free (the paper's merge criterion)."""
     from controllers.cocoder.costmodel import CostModel
     from controllers.cocoder.schedule import simulate
@@ -41,7 +51,7 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int) -> Callable[[li
     spec = {m: graph.nodes[m].get("api_tokens", 0) for m in graph}
 
     def makespan(groups: list[set[str]]) -> float:
-        owner = assign_to_agents(graph, groups, agents)
+        owner = assign_to_agents(graph, groups, agents, apart)
         plan = Plan("cocoder", {m: f"a{owner[m]}" for m in graph}, owner, agents, True)
         return simulate(graph, plan, free, out, spec).makespan
 
@@ -49,13 +59,16 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int) -> Callable[[li
 
 
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
-              theta: float = 0.4) -> Plan:
+              theta: float = 0.4, granularity: str = "function",
+              writable: Mapping[str, Collection[str]] | None = None) -> Plan:
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
     * file-parallel: every file at once by its own agent, dependencies as interfaces only.
     * per-file: a fresh agent per file, dependency-aware, ``agents`` at a time.
-    * cocoder: hub-isolated communities, one agent per group (groups packed onto ``agents``).
+    * cocoder: hub-isolated communities, one agent per group (groups packed onto ``agents``);
+      at ``granularity="function"`` a module or cycle bigger than ``total / agents`` is then
+      split into pieces of its definitions that go to different agents (controllers.cocoder.chunking).
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -68,12 +81,45 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         return Plan(strategy, {m: f"f{i}" for i, m in enumerate(modules)}, None, agents, True,
                     [[m] for m in modules])
     if strategy == "cocoder":
+        if granularity not in GRANULARITIES:
+            raise UsageError(f"--granularity: {granularity!r} is not one of {', '.join(GRANULARITIES)}")
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
-        owner = assign_to_agents(graph, groups, agents)
+        work, pieces = graph, {}
+        apart: dict[str, str] = {}
+        if granularity == "function":
+            work, pieces = split_oversize(graph, agents, writable)
+            apart = {n: p.module if p.definitions else p.unit for n, p in pieces.items()}  # apart: a module's pieces, a cycle's whole members
+            if pieces:  # the first piece in its module's group (cohesion) or every piece alone (balance)
+                options = [_pieces_apart(groups, pieces, keep_first) for keep_first in (True, False)]
+                makespan = _zero_communication_makespan(work, agents, apart)
+                groups = min(options, key=makespan)
+        owner = assign_to_agents(work, groups, agents, apart)
         used = sorted(set(owner.values()))
         renumber = {a: i for i, a in enumerate(used)}
-        worker = {m: renumber[owner[m]] for m in modules}
-        return Plan(strategy, {m: f"a{worker[m]}" for m in modules}, worker, len(used), True,
-                    [sorted(g) for g in groups])
+        worker = {m: renumber[owner[m]] for m in sorted(work.nodes)}
+        return Plan(strategy, {m: f"a{w}" for m, w in worker.items()}, worker, len(used), True,
+                    [sorted(g) for g in groups], work if pieces else None, pieces)
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
+
+
+def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:
+    """Each split module replaced by its pieces: with ``keep_first`` a unit's first piece stays in
+    the module's group; every other piece is a group of its own (the packing gives it another agent)."""
+    first: dict[str, str] = {}
+    by_module: dict[str, list[str]] = {}
+    for node, piece in sorted(pieces.items()):
+        by_module.setdefault(piece.module, []).append(node)
+        if piece.module == piece.unit:
+            first.setdefault(piece.unit, node)
+    out: list[set[str]] = []
+    for group in groups:
+        kept: set[str] = set()
+        for m in sorted(group):
+            for node in by_module.get(m, [m]):
+                if node not in pieces or (keep_first and first[pieces[node].unit] == node):
+                    kept.add(node)
+                else:
+                    out.append({node})
+        out.append(kept)
+    return [g for g in out if g]

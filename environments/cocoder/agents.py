@@ -17,6 +17,7 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
 from controllers.cocoder.costmodel import FailureModel
+from controllers.cocoder.defs import source_view
 from environments.cocoder.blanking import blank_source
 from environments.cocoder.tasks import load_task
 
@@ -50,6 +51,8 @@ class SimulatedCoder(Agent):
             return Action(make_action("write_file", module="", source=""))
         module = obs["module"]
         reference = load_task(self.repo_name).modules[module].reference
+        if obs.get("definitions") is not None:  # one piece of a split module: only what it writes
+            reference = source_view(reference, obs["definitions"], obs.get("omit"))
         p = self.failure.p_fail(obs["missing_fraction"], obs["cross_deps"], obs["context_tokens"])
         source = reference
         if obs["blanked"] and self.rng.random() < p:

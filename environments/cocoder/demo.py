@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,6 @@ from agentbed.results import write_results
 from agentbed.stats import bootstrap_ci, paired_difference_ci
 from agentbed.summary import figure_from_matplotlib, fmt, headline, table, write_summary
 from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.strategies import STRATEGIES
 from environments.cocoder.sandboxed import TestCache
 from environments.cocoder.tasks import load_task, task_ids
 from environments.cocoder.team import TeamConfig, run_team
@@ -31,6 +31,17 @@ AGENT_COUNTS = (2, 3, 5)
 COMMAND = "agentbed demo --suites cocoder"
 SYNTHETIC_TASK = "synth-60"
 WORKERS = 2
+# (label, strategy, granularity): the three baselines, CoCoder at function granularity (pieces of
+# modules bigger than total/k) and at the paper's file granularity
+VARIANTS = (("sequential", "sequential", "function"), ("file-parallel", "file-parallel", "function"),
+            ("per-file", "per-file", "function"), ("cocoder", "cocoder", "function"),
+            ("cocoder-file", "cocoder", "file"))
+LABELS = tuple(v[0] for v in VARIANTS)
+
+
+def variant_config(label: str, base: TeamConfig) -> TeamConfig:
+    _, strategy, granularity = next(v for v in VARIANTS if v[0] == label)
+    return replace(base, strategy=strategy, granularity=granularity)
 
 
 def _runs(task: str, config: TeamConfig, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> list[dict[str, Any]]:
@@ -56,7 +67,7 @@ GATED = {"pass_rate": (True, 0.05), "makespan": (False, 10.0), "cost_usd": (Fals
 def gate_metrics(results: dict[str, dict[str, list[dict[str, Any]]]], seeds: tuple[int, ...]) -> list[dict[str, Any]]:
     """Per strategy and metric, the value of each ``repository/seed`` unit (agentbed.results/1)."""
     out = []
-    for strategy in STRATEGIES:
+    for strategy in LABELS:
         for metric, (higher, tolerance) in GATED.items():
             values = {f"{task}/{seed}": float(runs[strategy][i][metric])
                       for task, runs in results.items() for i, seed in enumerate(seeds)}
@@ -66,8 +77,19 @@ def gate_metrics(results: dict[str, dict[str, list[dict[str, Any]]]], seeds: tup
 
 
 def _intervals(results: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
-    return {task: {s: {m: _ci([r[m] for r in runs[s]]).to_dict() for m in GATED} for s in STRATEGIES}
+    return {task: {s: {m: _ci([r[m] for r in runs[s]]).to_dict() for m in GATED} for s in LABELS}
             for task, runs in results.items()}
+
+
+def _goal_row(task: str, label: str, seq: list[dict[str, Any]], coc: list[dict[str, Any]]) -> list[Any]:
+    """CoCoder (one granularity) against sequential on the paper's three criteria."""
+    speed = _ci([a["makespan"] / b["makespan"] for a, b in zip(seq, coc, strict=True)])
+    saving = _ci([1 - b["cost_usd"] / a["cost_usd"] for a, b in zip(seq, coc, strict=True)])
+    dpass = paired_difference_ci([m["pass_rate"] for m in coc], [m["pass_rate"] for m in seq])
+    seq_pass = _ci([m["pass_rate"] for m in seq])
+    met = speed.estimate >= 2 and saving.estimate >= 0.25 and np.mean([m["pass_rate"] for m in coc]) >= seq_pass.low
+    granularity = "file" if label == "cocoder-file" else "function"
+    return [task, granularity, fmt(speed, 2), fmt(saving, 3), fmt(dpass, 3), "met" if met else "NOT met"]
 
 
 def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
@@ -95,30 +117,25 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     rows, heads, goal_rows = [], [], []
     for task in tasks:
-        jobs = [(task, TeamConfig(strategy=s, agents=AGENTS), seed) for s in STRATEGIES for seed in seeds]
+        jobs = [(task, variant_config(s, base), seed) for s in LABELS for seed in seeds]
         done = iter(_batch(jobs, cache, logs))
-        results[task] = {s: [next(done) for _ in seeds] for s in STRATEGIES}
-        for s in STRATEGIES:
+        results[task] = {s: [next(done) for _ in seeds] for s in LABELS}
+        for s in LABELS:
             r = results[task][s]
             pr, ms, cost = (_ci([m[k] for m in r]) for k in ("pass_rate", "makespan", "cost_usd"))
             rows.append([task, s, fmt(pr), fmt(ms, 1), fmt(cost, 4), f"{np.mean([m['messages'] for m in r]):.1f}",
                          f"{np.mean([m['transferred_tokens'] for m in r]):.0f}", len(r)])
             heads.append(headline("pass_rate", pr, agent=s, task=task))
-        seq, coc = results[task]["sequential"], results[task]["cocoder"]
-        speed = _ci([a["makespan"] / b["makespan"] for a, b in zip(seq, coc, strict=True)])
-        saving = _ci([1 - b["cost_usd"] / a["cost_usd"] for a, b in zip(seq, coc, strict=True)])
-        dpass = paired_difference_ci([m["pass_rate"] for m in coc], [m["pass_rate"] for m in seq])
-        seq_pass = _ci([m["pass_rate"] for m in seq])
-        met = speed.estimate >= 2 and saving.estimate >= 0.25 and np.mean([m["pass_rate"] for m in coc]) >= seq_pass.low
-        goal_rows.append([task, fmt(speed, 2), fmt(saving, 3), fmt(dpass, 3), "met" if met else "NOT met"])
+        goal_rows += [_goal_row(task, label, results[task]["sequential"], results[task][label])
+                      for label in ("cocoder", "cocoder-file")]
     tables = [
         table(f"Per repository and strategy at lambda=20 s, p_x=0.03, {AGENTS} agents (simulated coder)",
               ["repository", "strategy", "pass rate", "makespan s", "cost $", "messages", "tokens transferred",
                "seeds"], rows, note=f"95% bootstrap intervals over seeds {list(seeds)}; tests run in the sandbox. "
                                     f"Regenerate: {COMMAND}"),
         table("Goal: CoCoder vs sequential (speedup >= 2x, cost saving >= 25%, pass rate within sequential's interval)",
-              ["repository", "speedup (seq/cocoder)", "cost saving", "pass rate difference (cocoder - seq)",
-               "goal"], goal_rows,
+              ["repository", "cocoder granularity", "speedup (seq/cocoder)", "cost saving",
+               "pass rate difference (cocoder - seq)", "goal"], goal_rows,
               note="Measured from the simulation, never set by hand. Where the goal is not met the table says so."),
     ]
     figures, sweep_rows = [], []
@@ -136,22 +153,21 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
                                                                                          message_tokens=0),
                                                         failure=FailureModel(p_cross=0.0))))
         fig, axes = plt.subplots(1, len(configs) // 3 + 1, figsize=(4 * (len(configs) // 3 + 1), 3.6), squeeze=False)
-        jobs = [(task, TeamConfig(s, cfg.agents, cfg.method, cfg.theta, cfg.cost, cfg.failure), seed)
-                for _, cfg in configs for s in STRATEGIES for seed in sweep_seeds]
+        jobs = [(task, variant_config(s, cfg), seed) for _, cfg in configs for s in LABELS for seed in sweep_seeds]
         done = iter(_batch(jobs, cache, logs))
         for idx, (label, _) in enumerate(configs):
             points = []
-            for s in STRATEGIES:
+            for s in LABELS:
                 r = [next(done) for _ in sweep_seeds]
                 ms, cost, pr = (float(np.mean([m[k] for m in r])) for k in ("makespan", "cost_usd", "pass_rate"))
                 points.append((ms, cost, -pr))
                 sweep_rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{pr:.3f}"])
             front = pareto_front(points)
             for i in front:
-                sweep_rows[-len(STRATEGIES) + i][2] += " *"
+                sweep_rows[-len(LABELS) + i][2] += " *"
             ax = axes[0][min(idx // 3, axes.shape[1] - 1)]
-            for i, s in enumerate(STRATEGIES):
-                ax.scatter(points[i][0], points[i][1], marker="o*sD"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
+            for i, s in enumerate(LABELS):
+                ax.scatter(points[i][0], points[i][1], marker="o*sDx"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
                 ax.annotate(label, points[i][:2], fontsize=6)
             ax.set_xlabel("makespan (virtual s)")
             ax.set_ylabel("cost ($)")

@@ -21,6 +21,10 @@ from environments.cocoder.tasks import load_task
 DEFAULT_TASK = "synth-12"
 
 
+def _within(qualname: str, definitions: list[str]) -> bool:
+    return any(qualname == d or qualname.startswith(d + ".") for d in definitions)
+
+
 class CoCoderEnv(ToolEnv):
     """Text observations (JSON); one ``write_file`` per module of the agent's queue."""
 
@@ -56,10 +60,17 @@ class CoCoderEnv(ToolEnv):
         mt = self.repo.modules[turn["module"]]
         deps = [u for u in self.repo.graph.predecessors(turn["module"]) if u in self.repo.modules]
         interfaces = {u: self.repo.graph.nodes[u]["interface"] for u in sorted(deps)}
+        own = turn.get("definitions")
+        blanked = mt.blanked if own is None else [q for q in mt.blanked if _within(q, own)]
+        piece = {} if own is None else {
+            "definitions": own, "omit": turn.get("omit"),
+            "instructions": "Write only these definitions, against the skeleton: other agents write the rest"
+                            + (" (also keep the module's imports and globals)." if turn.get("omit") is not None
+                               else ".")}
         return json.dumps({
             "module": mt.module, "path": mt.relpath, "remaining": len(self.turns) - i,
-            "repair_request": turn.get("repair"),
-            "skeleton": mt.skeleton, "blanked": mt.blanked, "dependency_interfaces": interfaces,
+            "repair_request": turn.get("repair"), **piece,
+            "skeleton": mt.skeleton, "blanked": blanked, "dependency_interfaces": interfaces,
             "context_tokens": self._context_tokens(turn), "missing_fraction": turn["missing_fraction"],
             "cross_deps": turn["cross_deps"]}, ensure_ascii=False)
 
@@ -78,14 +89,15 @@ class CoCoderEnv(ToolEnv):
         ctx = self._context_tokens(turn)
         out = estimate_tokens(source)
         duration = self.cost.task_time(out, ctx)
-        self.state["written"][module] = source
-        self.state["durations"][module] = duration
-        self.state["context"][module] = ctx
-        self.state["out"][module] = out
+        unit = turn.get("unit", module)  # a module, or one piece of a split module
+        self.state["written"][unit] = source
+        self.state["durations"][unit] = duration
+        self.state["context"][unit] = ctx
+        self.state["out"][unit] = out
         self.state["history"] += estimate_tokens(self.repo.modules[module].skeleton) + out
         self.state["i"] = i + 1
         done = self.state["i"] >= len(self.turns)
-        info = {"module": module, "out_tokens": out, "context_tokens": ctx, "duration": duration}
+        info = {"module": module, "unit": unit, "out_tokens": out, "context_tokens": ctx, "duration": duration}
         return ToolResult(self._prompt(), reward=1.0 if done else 0.0, terminated=done, info=info, elapsed=duration)
 
     def outcome(self, terminated: bool, total_reward: float) -> Outcome:

@@ -8,6 +8,7 @@ from typing import Any
 import environments.cocoder  # noqa: F401 - registers agentbed/cocoder-v0
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
 from agentbed.suite import Option, Suite
+from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import METHODS
 from controllers.cocoder.strategies import STRATEGIES
@@ -21,7 +22,7 @@ def config_from_options(options: dict[str, Any], coder: str = "simulated") -> Te
     return TeamConfig(strategy=options["strategy"], agents=options["agents"], method=options["method"],
                       cost=CostModel(latency=options["latency"]),
                       failure=FailureModel(p_cross=options["cross_error"]), coder=coder,
-                      repair_rounds=options["repair_rounds"])
+                      repair_rounds=options["repair_rounds"], granularity=options.get("granularity", "function"))
 
 
 def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
@@ -49,6 +50,9 @@ SUITE = Suite(
     options={
         "strategy": Option("cocoder", "how files are split among agents", choices=STRATEGIES),
         "agents": Option(3, "at most this many agents work at once", type=int),
+        "granularity": Option("function", "cocoder: split a module bigger than total/k by its definitions "
+                                          "(function) or keep the paper's file-level partition (file)",
+                              choices=GRANULARITIES),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),

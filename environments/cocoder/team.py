@@ -25,6 +25,7 @@ from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
+from controllers.cocoder.defs import merge_definitions
 from controllers.cocoder.depgraph import estimate_tokens
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Schedule, replay_timeline, simulate
@@ -34,7 +35,7 @@ from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 
-MANIFEST_SCHEMA = "agentbed.cocoder.team/1"
+MANIFEST_SCHEMA = "agentbed.cocoder.team/2"  # /2: logs cover pieces (``units``), ``pieces`` maps them
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class TeamConfig:
     failure: FailureModel = field(default_factory=FailureModel)
     coder: str = "simulated"  # or "model:provider:model"
     repair_rounds: int = 1  # leader test-and-repair rounds after the write phase
+    granularity: str = "function"  # cocoder only: "file" keeps the paper's file-level partition
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""
@@ -55,7 +57,7 @@ class TeamConfig:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "agents": self.agents, "method": self.method, "theta": self.theta,
                 "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder,
-                "repair_rounds": self.repair_rounds}
+                "repair_rounds": self.repair_rounds, "granularity": self.granularity}
 
 
 def work_graph(task: RepoTask) -> nx.DiGraph:
@@ -65,21 +67,50 @@ def work_graph(task: RepoTask) -> nx.DiGraph:
 
 
 def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph, Plan, Schedule]:
-    graph = work_graph(task)
-    plan = make_plan(graph, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta)
-    schedule = simulate(graph, plan, config.cost, task.out_tokens(), task.spec_tokens())
-    return graph, plan, schedule
+    """The plan and its simulated schedule; the graph returned is the work graph (pieces as nodes)."""
+    modules = work_graph(task)
+    writable = {m: task.modules[m].blanked for m in modules}
+    plan = make_plan(modules, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta,
+                     granularity=config.granularity, writable=writable)
+    graph = plan.work_graph(modules)
+    out, spec = task.out_tokens(), task.spec_tokens()
+    out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view
+    spec = {n: spec[plan.module_of(n)] for n in graph}  # every piece sees its module's whole skeleton
+    return graph, plan, simulate(graph, plan, config.cost, out, spec)
 
 
 def _turn_params(schedule: Schedule, plan: Plan, worker: int) -> list[dict[str, Any]]:
     """The environment's queue for one agent: its modules in planned order, with their context facts."""
     turns = []
     for t in sorted((t for t in schedule.turns if t.worker == worker), key=lambda t: t.start):
-        turns.append({"module": t.module, "base_context_tokens": t.context_tokens - t.history_tokens,
+        turns.append({**_unit_fields(plan, t.module), "base_context_tokens": t.context_tokens - t.history_tokens,
                       "missing_fraction": t.missing_fraction, "cross_deps": t.cross_deps,
                       "transferred_tokens": t.transferred_tokens, "fresh_context": plan.strategy in
                       ("per-file", "file-parallel")})
     return turns
+
+
+def _unit_fields(plan: Plan, node: str) -> dict[str, Any]:
+    """What a turn writes: a whole module, or a piece (its definitions; the primary piece also
+    writes the module's remainder, so ``omit`` lists what the other pieces write)."""
+    piece = plan.pieces.get(node)
+    if piece is None or not piece.definitions:
+        return {"module": plan.module_of(node), "unit": node}
+    return {"module": piece.module, "unit": node, "definitions": list(piece.definitions),
+            "omit": list(piece.omit) if piece.primary else None}
+
+
+def compose(task: RepoTask, plan: Plan, written: dict[str, str]) -> dict[str, str]:
+    """Module -> final source: a whole module as written, a split one merged from its pieces
+    into the skeleton (deterministically: each piece contributes only its own definitions)."""
+    out = {n: text for n, text in written.items() if n not in plan.pieces or not plan.pieces[n].definitions}
+    split: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    for node, piece in sorted(plan.pieces.items()):
+        if piece.definitions and node in written:
+            split.setdefault(piece.module, []).append((piece.definitions, written[node]))
+    for module, parts in split.items():
+        out[module] = merge_definitions(task.modules[module].skeleton, parts)
+    return out
 
 
 def single_agent_turns(task: RepoTask, cost: CostModel) -> list[dict[str, Any]]:
@@ -147,7 +178,8 @@ def _run_agent(ctx: _RunContext, ledger: _Ledger, worker: int, turns: list[dict[
     ledger.provider_tokens += record.tokens
     ledger.statuses.append(record.status)
     ledger.members.append({"worker": worker, "round": round_, "log": log_path.name, "digest": record.digest,
-                           "status": record.status, "modules": [t["module"] for t in turns],
+                           "status": record.status, "modules": sorted({t["module"] for t in turns}),
+                           "units": [t.get("unit", t["module"]) for t in turns],
                            "steps": record.steps, "busy_seconds": record.virtual_seconds})
     return dict(state["durations"])
 
@@ -180,12 +212,12 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         durations.setdefault(m, 0.0)
     timeline = replay_timeline(schedule, graph, plan, config.cost, durations)
     makespan = max((f for _, f in timeline.values()), default=0.0)
-    report = _test(task, ledger.written, tests)
+    report = _test(task, compose(task, plan, ledger.written), tests)
     first_pass_rate, write_makespan = report.pass_rate(task.reference_tests), makespan
     messages, repairs, rounds = schedule.messages, [], []
     turn_of = {t.module: t for t in schedule.turns}
     for round_ in range(1, config.repair_rounds + 1):
-        targets = sorted(m for m in graph.nodes if task.modules[m].relpath in report.crash_files)
+        targets = sorted(n for n in graph.nodes if task.modules[plan.module_of(n)].relpath in report.crash_files)
         if report.passed >= task.reference_tests or not targets:
             break
         start = makespan + config.cost.test_seconds + config.cost.latency  # leader tests, then messages
@@ -193,9 +225,9 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         for worker in sorted({turn_of[m].worker for m in targets}):
             mods = [m for m in targets if turn_of[m].worker == worker]
             request = (f"{report.failed + report.errors} tests fail; failing tests crash in this module. "
-                       "Rewrite it completely.")
-            turns = [{"module": m, "repair": request, "fresh_context": True,
-                      "base_context_tokens": config.cost.prompt_tokens + task.spec_tokens()[m]
+                       "Rewrite your part of it completely.")
+            turns = [{**_unit_fields(plan, m), "repair": request, "fresh_context": True,
+                      "base_context_tokens": config.cost.prompt_tokens + task.spec_tokens()[plan.module_of(m)]
                       + estimate_tokens(ledger.written.get(m, "")) + estimate_tokens(request),
                       "missing_fraction": turn_of[m].missing_fraction, "cross_deps": turn_of[m].cross_deps,
                       "transferred_tokens": 0} for m in mods]
@@ -204,7 +236,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         makespan = max(ends)
         repairs += targets
         rounds.append({"round": round_, "start": start, "end": makespan, "modules": targets})
-        report = _test(task, ledger.written, tests)
+        report = _test(task, compose(task, plan, ledger.written), tests)
     pass_rate = report.pass_rate(task.reference_tests)
     metrics = {
         "pass_rate": pass_rate, "pass_rate_before_repair": first_pass_rate, "passed": report.passed,
@@ -215,11 +247,14 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "messages": messages, "cut_edges": len(cut_edges(graph, plan.context)) if plan.respect_deps else 0,
         "transferred_tokens": schedule.transferred_tokens, "repairs": len(repairs),
         "agents_used": len({m["worker"] for m in ledger.members}), "groups": len(plan.groups),
-        "modules": graph.number_of_nodes(), "failed_functions": len(ledger.failed),
+        "modules": len({plan.module_of(n) for n in graph}), "pieces": graph.number_of_nodes(),
+        "split_modules": len({p.module for p in plan.pieces.values() if p.definitions}), "failed_functions": len(ledger.failed),
         "provider_tokens": ledger.provider_tokens, "test_status": report.status, "sandbox": report.backend,
         "wall_seconds": time.perf_counter() - wall0}
     manifest = {"schema": MANIFEST_SCHEMA, "episode_id": ctx.team_id, "suite": suite, "task": task_name,
                 "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": ledger.members,
+                "pieces": {n: {"module": p.module, "definitions": list(p.definitions), "primary": p.primary}
+                           for n, p in sorted(plan.pieces.items())},
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
                 "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}
     manifest_path = out_dir / f"{ctx.team_id}.team.json"
@@ -242,7 +277,9 @@ def _test(task: RepoTask, written: dict[str, str], tests: TestCache) -> TestRepo
 
 
 def verify_manifest(path: Path) -> list[str]:
-    """Problems with a team manifest: a missing agent log or one whose chain or digest is wrong."""
+    """Problems with a team manifest: a missing agent log or one whose chain or digest is wrong;
+    a unit of the timeline no write-phase log covers (or more than one does); pieces of a module
+    that claim the same definition."""
     from agentbed.log import verify_log
 
     manifest = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -255,4 +292,20 @@ def verify_manifest(path: Path) -> list[str]:
         result = verify_log(log, member["digest"])
         if not result.ok:
             problems.append(result.message(str(log)))
+    if manifest.get("schema") != MANIFEST_SCHEMA:
+        return problems
+    covered: dict[str, int] = {}
+    for member in manifest["agents"]:
+        if member["round"] == 0:
+            for unit in member["units"]:
+                covered[unit] = covered.get(unit, 0) + 1
+    for unit in manifest["timeline"]:
+        if covered.get(unit, 0) != 1:
+            problems.append(f"{path}: unit {unit} is written by {covered.get(unit, 0)} logs, not 1")
+    claimed: dict[tuple[str, str], str] = {}
+    for node, piece in manifest.get("pieces", {}).items():
+        for name in piece["definitions"]:
+            other = claimed.setdefault((piece["module"], name), node)
+            if other != node:
+                problems.append(f"{path}: {piece['module']}:{name} is claimed by pieces {other} and {node}")
     return problems

@@ -1,7 +1,7 @@
 import pytest
 
 from agentbed.results import load_results
-from environments.cocoder.demo import GATED, pareto_front, run_demo
+from environments.cocoder.demo import GATED, LABELS, pareto_front, run_demo
 
 
 def test_pareto_front_uses_every_objective():
@@ -12,12 +12,13 @@ def test_pareto_front_uses_every_objective():
 
 def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
     summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=False)
-    assert summary["suite"] == "cocoder" and summary["episodes"] == 4
+    assert summary["suite"] == "cocoder" and summary["episodes"] == len(LABELS)
     goal = summary["tables"][1]
-    assert goal["rows"][0][0] == "synth-12" and goal["rows"][0][-1] in ("met", "NOT met")
+    assert [row[:2] for row in goal["rows"]] == [["synth-12", "function"], ["synth-12", "file"]]
+    assert all(row[-1] in ("met", "NOT met") for row in goal["rows"])
     results = load_results(tmp_path / "cocoder")
     assert {(m["agent"], m["metric"]) for m in results["metrics"]} == {
-        (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder") for metric in GATED}
+        (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder", "cocoder-file") for metric in GATED}
     assert all(set(m["values"]) == {"synth-12/0"} for m in results["metrics"])
     assert (tmp_path / "cocoder" / "summary.json").is_file()
 
