@@ -119,6 +119,8 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             for i, own in enumerate(quals):
                 node = f"{m}#{i}"
                 pieces[node] = Piece(node, m, own, i == 0, rest if i == 0 else (), members[0])
+    if not pieces:
+        return graph, {}
     # top-level names whose definitions have something to write: the rest is complete in the skeleton
     provided = {m: {i.qualname.split(".")[0] for i in definition_items(
         Path(graph.nodes[m]["path"]).read_text(encoding="utf-8"), None if writable is None else writable.get(m, ()))}

@@ -181,3 +181,16 @@ def merge_definitions(skeleton: str, written: Iterable[tuple[Sequence[str], str]
         end, segment = edits[start]
         lines[start - 1:end] = segment
     return "".join(lines)
+
+
+def definition_at(source: str, line: int, candidates: Iterable[str]) -> str | None:
+    """The one of ``candidates`` (qualified names) whose definition spans ``line`` of ``source``."""
+    try:
+        index = index_definitions(ast.parse(source))
+    except SyntaxError:
+        return None
+    for qual in candidates:
+        node = index.get(qual)
+        if node is not None and _start(node) <= line <= (node.end_lineno or node.lineno):
+            return qual
+    return None

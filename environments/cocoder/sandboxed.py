@@ -74,6 +74,7 @@ class TestReport:
     backend: str
     tail: str = ""
     crash_files: tuple[str, ...] = ()  # where failing tests crashed: the leader's repair targets
+    crash_lines: tuple[tuple[str, int], ...] = ()  # the same, with line numbers (to find the function)
 
     def pass_rate(self, total: int) -> float:
         return min(1.0, self.passed / total) if total else 0.0
@@ -104,18 +105,24 @@ def run_tests(tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
                                   "--timeout=60", tests], timeout=timeout, memory_mb=memory_mb)
     c = parse_pytest_summary(outcome.stdout)
     return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
-                      (outcome.stdout + outcome.stderr)[-1500:], crash_files(outcome.stdout))
+                      (outcome.stdout + outcome.stderr)[-1500:], crash_files(outcome.stdout),
+                      crash_lines(outcome.stdout))
 
 
-_CRASH = re.compile(r"^(\S+?\.py):\d+: ", re.M)
+_CRASH = re.compile(r"^(\S+?\.py):(\d+): ", re.M)
+
+
+def crash_lines(stdout: str) -> tuple[tuple[str, int], ...]:
+    """(file relative to the tree, line) where failing tests crashed, from pytest's ``--tb=line`` lines."""
+    found = set()
+    for path, line in _CRASH.findall(stdout):
+        found.add((path.split("/work/", 1)[1] if "/work/" in path else path, int(line)))
+    return tuple(sorted(found))
 
 
 def crash_files(stdout: str) -> tuple[str, ...]:
-    """Files (relative to the tree) where failing tests crashed, from pytest's ``--tb=line`` lines."""
-    found = set()
-    for path in _CRASH.findall(stdout):
-        found.add(path.split("/work/", 1)[1] if "/work/" in path else path)
-    return tuple(sorted(found))
+    """Files (relative to the tree) where failing tests crashed."""
+    return tuple(sorted({path for path, _ in crash_lines(stdout)}))
 
 
 def tree_digest(tree: Path) -> str:

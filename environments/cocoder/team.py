@@ -25,7 +25,7 @@ from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import merge_definitions
+from controllers.cocoder.defs import definition_at, merge_definitions
 from controllers.cocoder.depgraph import estimate_tokens
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Schedule, replay_timeline, simulate
@@ -212,12 +212,13 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         durations.setdefault(m, 0.0)
     timeline = replay_timeline(schedule, graph, plan, config.cost, durations)
     makespan = max((f for _, f in timeline.values()), default=0.0)
-    report = _test(task, compose(task, plan, ledger.written), tests)
+    final = compose(task, plan, ledger.written)
+    report = _test(task, final, tests)
     first_pass_rate, write_makespan = report.pass_rate(task.reference_tests), makespan
     messages, repairs, rounds = schedule.messages, [], []
     turn_of = {t.module: t for t in schedule.turns}
     for round_ in range(1, config.repair_rounds + 1):
-        targets = sorted(n for n in graph.nodes if task.modules[plan.module_of(n)].relpath in report.crash_files)
+        targets = _repair_targets(task, plan, graph, report, final)
         if report.passed >= task.reference_tests or not targets:
             break
         start = makespan + config.cost.test_seconds + config.cost.latency  # leader tests, then messages
@@ -236,7 +237,8 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         makespan = max(ends)
         repairs += targets
         rounds.append({"round": round_, "start": start, "end": makespan, "modules": targets})
-        report = _test(task, compose(task, plan, ledger.written), tests)
+        final = compose(task, plan, ledger.written)
+        report = _test(task, final, tests)
     pass_rate = report.pass_rate(task.reference_tests)
     metrics = {
         "pass_rate": pass_rate, "pass_rate_before_repair": first_pass_rate, "passed": report.passed,
@@ -269,6 +271,32 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         metrics=dict(metrics), labels=[config.strategy], options=options, log=str(manifest_path),
         digest=hashlib.sha256(text.encode("utf-8")).hexdigest(), wall_seconds=metrics["wall_seconds"])
     return TeamResult(record, manifest)
+
+
+def _repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestReport,
+                    final: dict[str, str]) -> list[str]:
+    """Units where failing tests crashed: a whole module by its file; in a split module, the
+    piece whose definitions hold the crash line (every piece when a line is outside them)."""
+    lines: dict[str, list[int]] = {}
+    for path, line in report.crash_lines:
+        lines.setdefault(path, []).append(line)
+    targets: set[str] = set()
+    split: dict[str, list[str]] = {}
+    for node in graph:
+        module = plan.module_of(node)
+        if task.modules[module].relpath not in lines:
+            continue
+        if node in plan.pieces and plan.pieces[node].definitions:
+            split.setdefault(module, []).append(node)
+        else:
+            targets.add(node)
+    for module, nodes in split.items():
+        owner = {q: n for n in nodes for q in plan.pieces[n].definitions}
+        source = final.get(module, task.modules[module].skeleton)
+        for line in lines[task.modules[module].relpath]:
+            found = definition_at(source, line, owner)
+            targets |= {owner[found]} if found else set(nodes)
+    return sorted(targets)
 
 
 def _test(task: RepoTask, written: dict[str, str], tests: TestCache) -> TestReport:

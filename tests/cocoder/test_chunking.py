@@ -167,5 +167,17 @@ def test_failures_in_one_piece_are_repaired_by_its_own_agent(sandbox, tmp_path):
     result = run_team("synth-2", TeamConfig(strategy="cocoder", failure=FailureModel(p0=0.5)), 1, tmp_path)
     m = result.record.metrics
     assert m["failed_functions"] > 0 and m["pass_rate_before_repair"] < 1.0
-    for round_ in result.manifest["repair_rounds"]:
-        assert round_["modules"] and set(round_["modules"]) <= set(result.manifest["timeline"])
+    pieces = result.manifest["pieces"]
+    (round_,) = result.manifest["repair_rounds"]
+    assert round_["modules"] and set(round_["modules"]) <= set(result.manifest["timeline"])
+    for unit in round_["modules"]:  # the leader finds the piece by the line where a test crashed
+        if pieces.get(unit, {}).get("definitions"):
+            mine = {f"{pieces[unit]['module']}:{d}" for d in pieces[unit]["definitions"]}
+            assert any(f in mine or f.rsplit(".", 1)[0] in mine for f in result.manifest["failed"])
+
+
+def test_crash_lines_come_from_pytest_line_tracebacks():
+    from environments.cocoder.sandboxed import crash_files, crash_lines
+
+    out = "/tmp/x/work/pkg/mod.py:12: NotImplementedError\nE   tests/test_a.py:3: AssertionError\n"
+    assert crash_lines(out) == (("pkg/mod.py", 12),) and crash_files(out) == ("pkg/mod.py",)
