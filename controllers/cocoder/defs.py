@@ -12,7 +12,7 @@ import ast
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from controllers.cocoder.depgraph import estimate_tokens
+from controllers.cocoder.depgraph import estimate_tokens, parse
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -84,7 +84,7 @@ def definition_items(source: str, writable: Collection[str] | None = None,
     one-line body, as blanking would choose without knowing what runs at import time). A class
     larger than ``class_limit`` tokens is split into its members, recursively.
     """
-    tree = ast.parse(source)
+    tree = parse(source)
     lines = source.splitlines(keepends=True)
     functions = [q for q, n in index_definitions(tree).items() if not isinstance(n, ast.ClassDef) and _has_body(n)]
     todo = set(functions if writable is None else writable)
@@ -118,7 +118,7 @@ def source_view(reference: str, own: Sequence[str], omit: Collection[str] | None
     """What one piece's agent writes: with ``omit`` (the primary piece), the file without the
     definitions other pieces write; without it, only the ``own`` definitions, each under the
     header lines of the classes that contain it."""
-    tree = ast.parse(reference)
+    tree = parse(reference)
     lines = reference.splitlines(keepends=True)
     index = index_definitions(tree)
     if omit is not None:
@@ -157,12 +157,12 @@ def merge_definitions(skeleton: str, written: Iterable[tuple[Sequence[str], str]
     stubs as they are (its tests fail, as a missing file's would). Deterministic: the result
     depends only on the skeleton and the set of (definitions, text) pairs.
     """
-    index = index_definitions(ast.parse(skeleton))
+    index = index_definitions(parse(skeleton))
     lines = skeleton.splitlines(keepends=True)
     edits: dict[int, tuple[int, list[str]]] = {}
     for own, text in written:
         try:
-            found = index_definitions(ast.parse(text))
+            found = index_definitions(parse(text))
         except SyntaxError:
             continue
         wlines = text.splitlines(keepends=True)
@@ -186,7 +186,7 @@ def merge_definitions(skeleton: str, written: Iterable[tuple[Sequence[str], str]
 def definition_at(source: str, line: int, candidates: Iterable[str]) -> str | None:
     """The one of ``candidates`` (qualified names) whose definition spans ``line`` of ``source``."""
     try:
-        index = index_definitions(ast.parse(source))
+        index = index_definitions(parse(source))
     except SyntaxError:
         return None
     for qual in candidates:

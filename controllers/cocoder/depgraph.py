@@ -18,6 +18,7 @@ followed to the module that defines them so that ``__init__`` does not become a 
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,17 @@ from agentbed.errors import UsageError
 
 MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message
 SKIPPED_DIRS = {"tests", "test", "__pycache__", "docs", "examples"}
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` one call at a time: CPython 3.11's AST conversion keeps its recursion depth in
+    shared state, and two threads parsing at once (the demo runs two team runs in threads) can fail
+    with "AST constructor recursion depth mismatch"."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)
 
 
 def estimate_tokens(text: str) -> int:
@@ -93,7 +105,7 @@ def parse_module(name: str, path: Path) -> ModuleFacts:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
     try:
-        tree = ast.parse(source, filename=str(path))
+        tree = parse(source, filename=str(path))
     except SyntaxError as exc:
         raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
     facts = ModuleFacts(name, path, path.name == "__init__.py", source, tree)

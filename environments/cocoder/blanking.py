@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from controllers.cocoder.depgraph import parse
 from environments.cocoder.sandboxed import sandbox_exec
 
 STUB = "raise NotImplementedError"
@@ -94,7 +95,7 @@ def blank_source(source: str, keep_lines: set[int] = frozenset(), only: set[str]
     ``keep_lines``: first lines (``def`` or first decorator) of functions that must stay
     filled; ``only``: blank just these qualified names (the simulated coder's failures).
     """
-    tree = ast.parse(source)
+    tree = parse(source)
     lines = source.splitlines(keepends=True)
     blanked: list[BlankedFunction] = []
     edits: list[tuple[int, int, str]] = []
