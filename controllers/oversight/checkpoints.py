@@ -24,6 +24,7 @@ class Checkpoints:
     actions: list[str]  # rolled-out actions (quit excluded)
     outcomes: dict[str, list[list[tuple[bool, int]]]]
     primary: str
+    feature_names: tuple[str, ...] = FEATURE_NAMES
 
     @property
     def choices(self) -> list[str]:
@@ -34,7 +35,8 @@ class Checkpoints:
 
     def subset(self, idx: np.ndarray) -> Checkpoints:
         return Checkpoints([self.keys[i] for i in idx], self.games[idx], self.X[idx], self.risk[idx], self.actions,
-                           {a: [v[i] for i in idx] for a, v in self.outcomes.items()}, self.primary)
+                           {a: [v[i] for i in idx] for a, v in self.outcomes.items()}, self.primary,
+                           self.feature_names)
 
     def utilities(self, costs: Costs) -> np.ndarray:
         """Realized utility (mean over rollouts), shape (checkpoints, choices)."""
@@ -58,8 +60,13 @@ class Checkpoints:
         return idx_arr, np.asarray(succ), np.asarray(steps), self.risk[idx_arr]
 
 
-def group_checkpoints(rows: Sequence[dict[str, Any]], actions: Sequence[str], primary: str) -> tuple[Checkpoints, int]:
-    """Group rows by (trajectory, step); checkpoints missing an action are dropped and counted."""
+def group_checkpoints(rows: Sequence[dict[str, Any]], actions: Sequence[str], primary: str,
+                      feature_names: Sequence[str] = FEATURE_NAMES) -> tuple[Checkpoints, int]:
+    """Group rows by (trajectory, step); checkpoints missing an action are dropped and counted.
+
+    ``feature_names`` (the dataset's provenance) are the columns of ``X``: the generic prefix
+    features, then the benchmark's own progress features where it has them."""
+    names = tuple(feature_names)
     rolled = [a for a in actions if a != QUIT]
     by_key: dict[tuple[str, int], dict[str, Any]] = {}
     outcomes: dict[tuple[str, int], dict[str, list[tuple[bool, int]]]] = defaultdict(lambda: defaultdict(list))
@@ -70,10 +77,10 @@ def group_checkpoints(rows: Sequence[dict[str, Any]], actions: Sequence[str], pr
     complete = [k for k in by_key if all(outcomes[k].get(a) for a in rolled)]
     dropped = len(by_key) - len(complete)
     first = [by_key[k] for k in complete]
-    X = feature_matrix([r["features"] for r in first]) if first else np.zeros((0, len(FEATURE_NAMES)))
+    X = feature_matrix([r["features"] for r in first], names) if first else np.zeros((0, len(names)))
     cps = Checkpoints(
         keys=complete, games=np.asarray([r["game"] for r in first], dtype=object), X=X,
         risk=np.asarray([float(r["risk"]) for r in first], dtype=float), actions=rolled,
         outcomes={a: [outcomes[k][a] for k in complete] for a in rolled}, primary=primary if primary in rolled
-        else next(a for a in rolled if a != CONTINUE))
+        else next(a for a in rolled if a != CONTINUE), feature_names=names)
     return cps, dropped

@@ -3,6 +3,7 @@
     agentbed oversight benchmarks
     agentbed oversight build alfworld --games 40 --rollouts 2 --out runs/oversight/alfworld.jsonl
     agentbed oversight evaluate runs/oversight/alfworld.jsonl --summary runs/oversight/alfworld-summary.json
+    agentbed oversight features runs/oversight/alfworld.jsonl --out runs/oversight/alfworld-v2.jsonl
 """
 
 from __future__ import annotations
@@ -49,13 +50,21 @@ def register(subparsers: Any) -> None:
     build.add_argument("--logs", default=None, help="directory for one trajectory log per branch")
     build.set_defaults(func=_build)
 
+    feats = verbs.add_parser("features", help="recompute a dataset's prefix features from its base trajectories")
+    feats.add_argument("dataset", help="a file written by 'agentbed oversight build'")
+    feats.add_argument("--out", required=True, help="dataset file to write (same rows, new features)")
+    feats.add_argument("--workers", type=_positive, default=1, help="processes")
+    feats.set_defaults(func=_features)
+
     ev = verbs.add_parser("evaluate", help="cross-validate the controllers on a dataset and print the tables")
     ev.add_argument("dataset", help="a file written by 'agentbed oversight build'")
     ev.add_argument("--folds", type=_positive, default=5)
     ev.add_argument("--fail-penalty", type=float, default=Costs.fail_penalty, help="w: a failure is worth -w")
     ev.add_argument("--intervene-cost", type=float, default=Costs.intervene)
     ev.add_argument("--step-cost", type=float, default=Costs.step)
-    ev.add_argument("--dispersion-penalty", type=float, default=ForestSettings.dispersion_penalty)
+    ev.add_argument("--dispersion-penalty", type=float, default=ForestSettings.dispersion_penalty,
+                    help="lambda of the action-conditioned controller (default: chosen by inner grouped CV "
+                         "on the training games of each fold)")
     ev.add_argument("--no-grid", action="store_true", help="skip the 5x5 cost sweep")
     ev.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples")
     ev.add_argument("--json", default=None, help="write the full evaluation (per-checkpoint advantage too)")
@@ -105,6 +114,16 @@ def _build(args: argparse.Namespace) -> int:
     counts = dataset.provenance["counts"]
     print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
           f"{counts['replay_mismatches']} replay mismatches and {counts['branch_errors']} branch errors discarded")
+    return 0
+
+
+def _features(args: argparse.Namespace) -> int:
+    from controllers.oversight.refeature import refeature
+
+    dataset = refeature(Dataset.load(args.dataset), workers=args.workers,
+                        progress=lambda m: print(m, file=sys.stderr, flush=True))
+    path = dataset.save(args.out)
+    print(f"wrote {path}: {len(dataset.rows)} rows, {len(dataset.provenance['feature_names'])} features")
     return 0
 
 

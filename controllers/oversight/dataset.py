@@ -192,6 +192,8 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
             point = ForkPoint(lambda: branch_env, prefix, t, method,
                               seed_global_random=target.uses_global_random)
             features = prefix_features(history, risks, first_observation, target.max_steps)
+            if target.progress_features is not None:
+                features.update(target.progress_features(first_observation, history))
             for action in actions:
                 for r in range(config.rollouts):
                     spec = EpisodeSpec(suite=f"oversight-{target.name}", task=game, agent=f"{flaw}.{action}",
@@ -293,7 +295,7 @@ def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
     provenance = {
         "schema": SCHEMA, "benchmark": target.name, "config": asdict(config), "games": games, "flaws": flaws,
         "actions": [CONTINUE, *target.interventions, "quit"], "primary_intervention": target.primary_intervention,
-        "max_steps": target.max_steps, "feature_names": list(FEATURE_NAMES), "versions": VERSIONS,
+        "max_steps": target.max_steps, "feature_names": [*FEATURE_NAMES, *target.progress_feature_names], "versions": VERSIONS,
         "git_commit": _git_commit(), "target_notes": target.notes, "counts": asdict(counts), "rows": len(rows),
     }
     return Dataset(provenance, rows)

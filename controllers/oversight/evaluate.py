@@ -26,6 +26,7 @@ from agentbed.errors import UsageError
 from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
 from controllers.oversight.checkpoints import Checkpoints, group_checkpoints
 from controllers.oversight.dataset import Dataset
+from controllers.oversight.features import FEATURE_NAMES
 from controllers.oversight.policies import (
     ActionConditioned,
     ForestSettings,
@@ -129,7 +130,8 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, An
     """Regret per controller, calibration decomposition, intervention advantage and cost sweep."""
     config = config or EvalConfig()
     prov = dataset.provenance
-    cps, dropped = group_checkpoints(dataset.rows, prov["actions"], prov.get("primary_intervention", ""))
+    cps, dropped = group_checkpoints(dataset.rows, prov["actions"], prov.get("primary_intervention", ""),
+                                     prov.get("feature_names", FEATURE_NAMES))
     if len(cps) < 4:
         raise UsageError(f"the dataset has {len(cps)} complete checkpoints; at least 4 are needed")
     grid = cost_grid() if config.grid else []

@@ -59,5 +59,5 @@ def prefix_features(history: Sequence[StepView], risks: Sequence[float], first_o
     }
 
 
-def feature_matrix(rows: Sequence[dict[str, float]]) -> np.ndarray:
-    return np.asarray([[row[name] for name in FEATURE_NAMES] for row in rows], dtype=float)
+def feature_matrix(rows: Sequence[dict[str, float]], names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
+    return np.asarray([[row[name] for name in names] for row in rows], dtype=float)

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
 
 from controllers.oversight.checkpoints import Checkpoints
 from controllers.oversight.utility import CONTINUE, QUIT, Costs, expected_utility
@@ -107,13 +108,23 @@ class ScalarRouting:
 
 
 # -- action-conditioned ------------------------------------------------------------------
+PENALTY_GRID = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0)
+
+
 @dataclass(frozen=True)
 class ForestSettings:
     n_estimators: int = 200
     max_depth: int = 6
     min_samples_leaf: int = 2
-    dispersion_penalty: float = 0.5  # lambda: subtracted as lambda * (1 + w) * std over trees
+    # lambda, subtracted as lambda * (1 + w) * std over trees. None: chosen per fold and cost
+    # setting among ``penalty_grid`` by grouped cross-validation inside the training games.
+    dispersion_penalty: float | None = None
+    penalty_grid: tuple[float, ...] = PENALTY_GRID
+    inner_folds: int = 3
     seed: int = 0
+
+
+Predictions = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 class ActionConditioned:
@@ -125,44 +136,87 @@ class ActionConditioned:
         self.settings = settings
 
     def fit(self, train: Checkpoints) -> None:
-        st = self.settings
+        self.train = train
         self.actions = list(train.actions)
-        self.success: dict[str, RandomForestClassifier | float] = {}
-        self.length: dict[str, RandomForestRegressor] = {}
+        self.success, self.length = self._fit_forests(train)
+        self.inner: Predictions | None = None
+        if self.settings.dispersion_penalty is None:
+            self.inner = self._inner_predictions(train)
+
+    def _fit_forests(self, train: Checkpoints) -> tuple[dict[str, RandomForestClassifier | float],
+                                                         dict[str, RandomForestRegressor | float]]:
+        st = self.settings
+        success: dict[str, RandomForestClassifier | float] = {}
+        length: dict[str, RandomForestRegressor | float] = {}
         for a in self.actions:
             idx, succ, steps, _ = train.rollout_rows(a)
             X = train.X[idx]
             if len(set(succ)) < 2:  # one class only: the forest would have nothing to split on
-                self.success[a] = float(succ.mean()) if succ.size else 0.0
+                success[a] = float(succ.mean()) if succ.size else 0.0
             else:
-                self.success[a] = RandomForestClassifier(
+                success[a] = RandomForestClassifier(
                     n_estimators=st.n_estimators, max_depth=st.max_depth, min_samples_leaf=st.min_samples_leaf,
                     random_state=st.seed, n_jobs=1).fit(X, succ.astype(int))
-            self.length[a] = RandomForestRegressor(
+            length[a] = RandomForestRegressor(
                 n_estimators=max(20, st.n_estimators // 4), max_depth=st.max_depth,
-                min_samples_leaf=st.min_samples_leaf, random_state=st.seed, n_jobs=1).fit(X, steps)
+                min_samples_leaf=st.min_samples_leaf, random_state=st.seed, n_jobs=1).fit(X, steps) \
+                if steps.size >= 2 else (float(steps.mean()) if steps.size else 0.0)
+        return success, length
 
-    def predict(self, X: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per action: (P(success), std of P(success) across trees, expected steps)."""
+    def _inner_predictions(self, train: Checkpoints) -> Predictions | None:
+        """Out-of-fold predictions on the training checkpoints, folds holding out whole
+        training games: what the penalty is selected on (the test games are never seen)."""
+        n_games = len(set(train.games.tolist()))
+        if n_games < 2:
+            return None
+        splitter = GroupKFold(n_splits=min(self.settings.inner_folds, n_games))
+        n = len(train)
+        out = {a: (np.zeros(n), np.zeros(n), np.zeros(n)) for a in self.actions}
+        for inner_train, inner_test in splitter.split(train.X, groups=train.games):
+            success, length = self._fit_forests(train.subset(inner_train))
+            for a, (p, sd, m) in self._predict(success, length, train.X[inner_test]).items():
+                out[a][0][inner_test], out[a][1][inner_test], out[a][2][inner_test] = p, sd, m
+        return out
+
+    def _predict(self, success: dict, length: dict, X: np.ndarray) -> Predictions:
         out = {}
         for a in self.actions:
-            model = self.success[a]
+            model = success[a]
             if isinstance(model, float):
                 p, sd = np.full(len(X), model), np.zeros(len(X))
             else:
                 positive = list(model.classes_).index(1)
                 per_tree = np.stack([t.predict_proba(X)[:, positive] for t in model.estimators_])
                 p, sd = per_tree.mean(axis=0), per_tree.std(axis=0)
-            out[a] = (p, sd, self.length[a].predict(X))
+            m = length[a]
+            out[a] = (p, sd, np.full(len(X), m) if isinstance(m, float) else m.predict(X))
         return out
 
-    def choose(self, test: Checkpoints, costs: Costs, predictions: dict | None = None) -> np.ndarray:
-        pred = predictions if predictions is not None else self.predict(test.X)
-        lam = self.settings.dispersion_penalty * (1 + costs.fail_penalty)
-        scores = [expected_utility(a, p, m, costs) - lam * sd for a, (p, sd, m) in pred.items()]
-        scores.append(np.zeros(len(test)))
+    def predict(self, X: np.ndarray) -> Predictions:
+        """Per action: (P(success), std of P(success) across trees, expected steps)."""
+        return self._predict(self.success, self.length, X)
+
+    def penalty(self, costs: Costs) -> float:
+        """lambda: the fixed setting, or the grid value of least inner out-of-fold regret."""
+        if self.settings.dispersion_penalty is not None:
+            return self.settings.dispersion_penalty
+        if self.inner is None:
+            return 0.5
+        u = self.train.utilities(costs)
+        regrets = [regret(u, self.train.choices, self._decide(self.inner, costs, lam)).mean()
+                   for lam in self.settings.penalty_grid]
+        return float(self.settings.penalty_grid[int(np.argmin(regrets))])  # ties: the first (smallest)
+
+    def _decide(self, pred: Predictions, costs: Costs, lam: float) -> np.ndarray:
+        scale = lam * (1 + costs.fail_penalty)
+        scores = [expected_utility(a, p, m, costs) - scale * sd for a, (p, sd, m) in pred.items()]
+        scores.append(np.zeros(len(next(iter(pred.values()))[0])))
         names = [*pred, QUIT]
         return np.asarray([names[j] for j in np.argmax(np.stack(scores, axis=1), axis=1)], dtype=object)
+
+    def choose(self, test: Checkpoints, costs: Costs, predictions: Predictions | None = None) -> np.ndarray:
+        pred = predictions if predictions is not None else self.predict(test.X)
+        return self._decide(pred, costs, self.penalty(costs))
 
 
 # -- references --------------------------------------------------------------------------

@@ -27,3 +27,25 @@ def test_alfworld_prefix_replay_is_verified_and_deterministic(target):
     assert counts.replays == counts.branches == 6
     assert {r["action"] for r in rows} == {"continue", "expert", "reflect"}
     assert rows == again  # seeded global random: the handcoded expert repeats itself
+
+
+def test_alfworld_rows_carry_progress_features_identical_for_every_action(target):
+    import json
+
+    from controllers.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES
+    from controllers.oversight.dataset import Dataset
+    from controllers.oversight.refeature import refeature
+
+    config = BuildConfig("alfworld", games=1, rollouts=1, checkpoints=2, first=3, every=5)
+    rows, counts = branch_trajectory(target, target.games[0], "forgetful", 1, config)
+    assert counts.checkpoints == 2 and rows
+    per_checkpoint = {}
+    for row in rows:
+        per_checkpoint.setdefault(row["checkpoint"], set()).add(json.dumps(row["features"], sort_keys=True))
+        assert set(PROGRESS_FEATURE_NAMES) <= set(row["features"])
+    assert all(len(v) == 1 for v in per_checkpoint.values())  # same prefix, same features, whatever the action
+    # recomputing them from the replayed base trajectory (prefix only) gives the same values
+    provenance = {"benchmark": "alfworld", "config": {"target_options": {"games": 2}}, "git_commit": ""}
+    again = refeature(Dataset(provenance, rows))
+    assert again.rows == rows
+    assert again.provenance["feature_names"][-len(PROGRESS_FEATURE_NAMES):] == list(PROGRESS_FEATURE_NAMES)

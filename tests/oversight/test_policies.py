@@ -56,3 +56,39 @@ def test_action_conditioned_beats_routing_when_recoverability_is_invisible_to_ri
 def test_forest_settings_default_to_the_papers():
     s = ForestSettings()
     assert (s.n_estimators, s.max_depth, s.min_samples_leaf) == (200, 6, 2)
+
+
+def test_dispersion_penalty_is_selected_inside_the_training_games_only(monkeypatch):
+    cps = _checkpoints(240, 5)
+    train_idx = np.flatnonzero(np.isin(cps.games, [f"g{i}" for i in range(7)]))
+    test_idx = np.flatnonzero(~np.isin(cps.games, [f"g{i}" for i in range(7)]))
+    train, test = cps.subset(train_idx), cps.subset(test_idx)
+    fitted_on = []
+    original = ActionConditioned._fit_forests
+
+    def spy(self, subset):
+        fitted_on.append(set(subset.games.tolist()))
+        return original(self, subset)
+
+    monkeypatch.setattr(ActionConditioned, "_fit_forests", spy)
+    ac = ActionConditioned(ForestSettings(n_estimators=30, inner_folds=3))
+    assert ac.settings.dispersion_penalty is None  # selected, not fixed, by default
+    ac.fit(train)
+    train_games = set(train.games.tolist())
+    assert fitted_on[0] == train_games  # the forests used on the test games
+    assert len(fitted_on) == 4 and all(g < train_games for g in fitted_on[1:])  # inner folds hold games out
+    assert set().union(*(train_games - g for g in fitted_on[1:])) == train_games  # each held out once
+    lam = ac.penalty(DEFAULT_COSTS)
+    assert lam in ac.settings.penalty_grid
+    chosen = ac.choose(test, DEFAULT_COSTS)
+    # the test games' outcomes play no part: scrambling them changes neither lambda nor the choices
+    scrambled = test.subset(np.arange(len(test)))
+    scrambled.outcomes = {a: [[(not s, m + 7) for s, m in outs] for outs in v] for a, v in test.outcomes.items()}
+    assert ac.penalty(DEFAULT_COSTS) == lam
+    assert (ac.choose(scrambled, DEFAULT_COSTS) == chosen).all()
+
+
+def test_a_fixed_dispersion_penalty_skips_the_inner_folds():
+    ac = ActionConditioned(ForestSettings(n_estimators=20, dispersion_penalty=0.25))
+    ac.fit(_checkpoints(80, 6))
+    assert ac.inner is None and ac.penalty(DEFAULT_COSTS) == 0.25

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentbed.agents.base import Agent
+from agentbed.control import StepView
 from agentbed.env import ToolEnv
 from agentbed.errors import UsageError
 
 Intervention = Callable[[ToolEnv, Agent], Agent]
+ProgressFeatures = Callable[[str, Sequence[StepView]], dict[str, float]]
 
 
 @dataclass
@@ -30,6 +32,8 @@ class BranchTarget:
     ``factory(env, agent) -> Agent`` called at the checkpoint (``env`` is the branch's own
     environment in the checkpoint state, ``agent`` a private copy of the base agent);
     ``uses_global_random`` seeds Python's ``random`` before every replay and rollout.
+    ``progress_features(first_observation, history)`` adds benchmark-specific prefix features
+    (named ``progress_feature_names``) to the generic ones; it must read only the prefix.
     """
 
     name: str
@@ -41,6 +45,8 @@ class BranchTarget:
     uses_global_random: bool = False
     primary_intervention: str = ""
     notes: dict[str, Any] = field(default_factory=dict)
+    progress_features: ProgressFeatures | None = None
+    progress_feature_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.primary_intervention:

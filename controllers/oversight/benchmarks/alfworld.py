@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.oversight.benchmarks import BranchTarget
+from controllers.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
 
 DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed")
@@ -33,4 +34,6 @@ def target(games: int = DEFAULT_GAMES, **options: Any) -> BranchTarget:
         max_steps=game_store.MAX_EPISODE_STEPS,
         uses_global_random=True,
         notes={"games": f"first {games} generated ALFWorld games", "expert": "ALFWorld's handcoded expert"},
+        progress_features=progress_features,
+        progress_feature_names=PROGRESS_FEATURE_NAMES,
     )
