@@ -14,6 +14,7 @@ import networkx as nx
 
 from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
+from controllers.cocoder.costmodel import CostModel
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
@@ -43,7 +44,6 @@ MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on reposi
 def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[str, str] | None = None
                                  ) -> Callable[[list[set[str]]], float]:
     """Makespan of a grouping when messages are free (the paper's merge criterion)."""
-    from controllers.cocoder.costmodel import CostModel
     from controllers.cocoder.schedule import simulate
 
     free = CostModel(latency=0.0, read_rate=float("inf"), message_tokens=0)
@@ -60,7 +60,7 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[
 
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
               theta: float = 0.4, granularity: str = "function",
-              writable: Mapping[str, Collection[str]] | None = None) -> Plan:
+              writable: Mapping[str, Collection[str]] | None = None, cost: CostModel | None = None) -> Plan:
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
@@ -68,7 +68,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     * per-file: a fresh agent per file, dependency-aware, ``agents`` at a time.
     * cocoder: hub-isolated communities, one agent per group (groups packed onto ``agents``);
       at ``granularity="function"`` a module or cycle bigger than ``total / agents`` is then
-      split into pieces of its definitions that go to different agents (controllers.cocoder.chunking).
+      split into pieces of its definitions that go to different agents (controllers.cocoder.chunking),
+      when that does not lengthen the schedule simulated with ``cost`` (default: the spec's constants).
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -85,22 +86,40 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             raise UsageError(f"--granularity: {granularity!r} is not one of {', '.join(GRANULARITIES)}")
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
-        work, pieces = graph, {}
-        apart: dict[str, str] = {}
-        if granularity == "function":
-            work, pieces = split_oversize(graph, agents, writable)
-            apart = {n: p.module if p.definitions else p.unit for n, p in pieces.items()}  # apart: a module's pieces, a cycle's whole members
-            if pieces:  # the first piece in its module's group (cohesion) or every piece alone (balance)
-                options = [_pieces_apart(groups, pieces, keep_first) for keep_first in (True, False)]
-                makespan = _zero_communication_makespan(work, agents, apart)
-                groups = min(options, key=makespan)
-        owner = assign_to_agents(work, groups, agents, apart)
-        used = sorted(set(owner.values()))
-        renumber = {a: i for i, a in enumerate(used)}
-        worker = {m: renumber[owner[m]] for m in sorted(work.nodes)}
-        return Plan(strategy, {m: f"a{w}" for m, w in worker.items()}, worker, len(used), True,
-                    [sorted(g) for g in groups], work if pieces else None, pieces)
+        file_plan = _packed(graph, groups, agents, {}, {})
+        if granularity == "file":
+            return file_plan
+        work, pieces = split_oversize(graph, agents, writable)
+        if not pieces:
+            return file_plan
+        apart = {n: p.module if p.definitions else p.unit for n, p in pieces.items()}  # a module's pieces, a cycle's members
+        # the first piece in its module's group (cohesion) or every piece alone (balance)
+        options = [_pieces_apart(groups, pieces, keep_first) for keep_first in (True, False)]
+        split_plan = _packed(work, min(options, key=_zero_communication_makespan(work, agents, apart)), agents,
+                             pieces, apart)
+        # splitting costs messages: keep it only where the schedule with this latency gets no longer
+        return split_plan if _estimate(graph, split_plan, cost) <= _estimate(graph, file_plan, cost) else file_plan
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
+
+
+def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mapping[str, Piece],
+            apart: Mapping[str, str]) -> Plan:
+    owner = assign_to_agents(work, groups, agents, apart)
+    used = sorted(set(owner.values()))
+    renumber = {a: i for i, a in enumerate(used)}
+    worker = {m: renumber[owner[m]] for m in sorted(work.nodes)}
+    return Plan("cocoder", {m: f"a{w}" for m, w in worker.items()}, worker, len(used), True,
+                [sorted(g) for g in groups], work if pieces else None, dict(pieces))
+
+
+def _estimate(modules: nx.DiGraph, plan: Plan, cost: CostModel | None) -> float:
+    """The plan's simulated makespan, from the graph's own size estimates."""
+    from controllers.cocoder.schedule import simulate
+
+    work = plan.work_graph(modules)
+    out = {n: work.nodes[n].get("tokens", 1) for n in work}
+    spec = {n: modules.nodes[plan.module_of(n)].get("api_tokens", 0) for n in work}
+    return simulate(work, plan, cost or CostModel(), out, spec).makespan
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:

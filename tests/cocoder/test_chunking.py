@@ -4,12 +4,14 @@ import networkx as nx
 import pytest
 
 from controllers.cocoder.chunking import split_oversize
+from controllers.cocoder.costmodel import CostModel
 from controllers.cocoder.defs import definition_items, merge_definitions, source_view
 from controllers.cocoder.depgraph import build_dependency_graph, condense, ordering_graph
 from controllers.cocoder.strategies import make_plan
 from controllers.cocoder.synth import SynthSpec, generate_repo
 from environments.cocoder.blanking import blank_source
 
+FREE_MESSAGES = CostModel(latency=0.0)  # tiny synthetic modules: splitting only pays without message latency
 SOURCE = '''"""A module with a big class."""
 from typing import overload
 
@@ -106,12 +108,14 @@ def test_an_oversize_module_is_split_into_disjoint_pieces_on_different_agents(tm
             names = [q for p in mine for q in p.definitions]
             assert len(names) == len(set(names)) and sum(p.primary for p in mine) == 1
     assert nx.is_directed_acyclic_graph(ordering_graph(work))
-    plan = make_plan(graph, "cocoder", 3)
+    plan = make_plan(graph, "cocoder", 3, cost=CostModel(latency=0.0))
     by_module: dict[str, set[int]] = {}
     for node, piece in plan.pieces.items():
         by_module.setdefault(piece.module, set()).add(plan.worker[node])
     assert by_module and all(len(w) > 1 for w in by_module.values())
     assert make_plan(graph, "cocoder", 3, granularity="file").pieces == {}
+    # a split costs messages: where they outweigh the shorter pieces the file-level plan is kept
+    assert make_plan(graph, "cocoder", 3, cost=CostModel(latency=600.0)).pieces == {}
 
 
 def test_a_cycle_bigger_than_a_share_is_written_against_stub_interfaces(tmp_path):
@@ -123,8 +127,8 @@ def test_a_cycle_bigger_than_a_share_is_written_against_stub_interfaces(tmp_path
     assert nx.is_directed_acyclic_graph(ordering_graph(work))  # no unit holds the whole cycle any more
     inside = [(u, v) for u, v, d in work.edges(data=True) if d.get("interface")]
     assert inside and all(not work.edges[e]["ordering"] for e in inside)
-    plan = make_plan(graph, "cocoder", 3)
-    assert len({plan.worker[n] for n in pieces}) == len(pieces)
+    plan = make_plan(graph, "cocoder", 3, cost=CostModel(latency=0.0))
+    assert plan.pieces and len({plan.worker[n] for n in pieces}) == len(pieces)
 
 
 def test_bad_granularity_is_a_usage_error(tmp_path):
@@ -141,7 +145,8 @@ def test_a_team_with_split_modules_passes_the_sandboxed_tests(sandbox, tmp_path,
     from environments.cocoder.team import TeamConfig, run_team, verify_manifest
 
     perfect = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
-    result = run_team(task, TeamConfig(strategy="cocoder", agents=agents, failure=perfect), 0, tmp_path)
+    config = TeamConfig(strategy="cocoder", agents=agents, failure=perfect, cost=FREE_MESSAGES)
+    result = run_team(task, config, 0, tmp_path)
     m, manifest = result.record.metrics, result.manifest
     assert manifest["pieces"] and m["pass_rate"] == 1.0 and m["passed"] == m["reference_tests"]
     assert m["pieces"] > m["modules"] or task == "synth-4"
@@ -164,7 +169,8 @@ def test_failures_in_one_piece_are_repaired_by_its_own_agent(sandbox, tmp_path):
     from controllers.cocoder.costmodel import FailureModel
     from environments.cocoder.team import TeamConfig, run_team
 
-    result = run_team("synth-2", TeamConfig(strategy="cocoder", failure=FailureModel(p0=0.5)), 1, tmp_path)
+    config = TeamConfig(strategy="cocoder", failure=FailureModel(p0=0.5), cost=FREE_MESSAGES)
+    result = run_team("synth-2", config, 1, tmp_path)
     m = result.record.metrics
     assert m["failed_functions"] > 0 and m["pass_rate_before_repair"] < 1.0
     pieces = result.manifest["pieces"]
