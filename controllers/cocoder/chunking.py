@@ -8,6 +8,8 @@ different agents against the shared skeleton (every signature is there), the spe
 against stub interfaces": a reference between them is a non-ordering *interface* edge that
 still costs a message, counts as cross-group and as missing in the failure model. Dependencies
 on other modules are attributed to the pieces whose definitions use the imported names.
+``ordered=True`` splits along the references instead (controllers.cocoder.ordering): hub
+pieces first, and a piece waits for the pieces it uses unless they use each other.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ import networkx as nx
 
 from controllers.cocoder.defs import Item, definition_items, source_view
 from controllers.cocoder.depgraph import condense, estimate_tokens
+from controllers.cocoder.ordering import condense_piece_cycles, ordered_pieces, reference_graph
 
 BALANCE_SLACK = 0.1  # a piece may exceed the most balanced split by 10% to cut fewer references
-GRANULARITIES = ("function", "file")
+# "function": the planner picks file-level, simultaneous or ordered pieces by its estimate;
+# "simultaneous" / "ordered": that split whenever something is big enough; "file": no split
+GRANULARITIES = ("function", "simultaneous", "ordered", "file")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class Piece:
     primary: bool  # also writes the module's remainder (imports, globals, unsplit parts)
     omit: tuple[str, ...]  # for the primary piece: the definitions the other pieces write
     unit: str  # the split unit (its first module): its pieces go to different agents
+    hub: bool = False  # the in-hub definitions of an ordered split, written before the pieces using them
 
 
 def balanced_pieces(items: Sequence[Item], n: int) -> list[list[Item]]:
@@ -87,12 +93,14 @@ def _tightest(sizes: Sequence[int], n: int) -> int:
     return lo
 
 
-def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collection[str]] | None = None
-                   ) -> tuple[nx.DiGraph, dict[str, Piece]]:
+def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collection[str]] | None = None,
+                   *, ordered: bool = False) -> tuple[nx.DiGraph, dict[str, Piece]]:
     """The work graph at function granularity and its pieces (empty when nothing is split).
 
     ``writable``: module -> the qualified names of its blanked functions (None: every function);
     module sources are read from the graph's ``path`` attributes (the reference code).
+    ``ordered``: pieces along the reference graph (hubs first) that wait for what they use;
+    otherwise contiguous pieces written at once against each other's stubs.
     """
     total = sum(graph.nodes[m].get("tokens", 0) for m in graph)
     share = total / max(agents, 1)
@@ -109,7 +117,10 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             n = min(agents, math.ceil(graph.nodes[m].get("tokens", 0) / share))
             # a class bigger than one balanced piece is split by its members
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
-            chunks = balanced_pieces(items, n) if items and n > 1 else []
+            chunks, hub = [], False
+            if items and n > 1:
+                chunks, hub = ordered_pieces(items, n, share, balanced_pieces) if ordered else \
+                    (balanced_pieces(items, n), False)
             if len(chunks) < 2:
                 pieces[m] = Piece(m, m, (), True, (), members[0])
                 continue
@@ -118,18 +129,21 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             rest = tuple(q for chunk in quals[1:] for q in chunk)
             for i, own in enumerate(quals):
                 node = f"{m}#{i}"
-                pieces[node] = Piece(node, m, own, i == 0, rest if i == 0 else (), members[0])
+                pieces[node] = Piece(node, m, own, i == 0, rest if i == 0 else (), members[0], hub and i == 0)
     if not pieces:
         return graph, {}
     # top-level names whose definitions have something to write: the rest is complete in the skeleton
     provided = {m: {i.qualname.split(".")[0] for i in definition_items(
         Path(graph.nodes[m]["path"]).read_text(encoding="utf-8"), None if writable is None else writable.get(m, ()))}
         for m in graph}
-    return _work_graph(graph, pieces, items_of, provided), pieces
+    work = _work_graph(graph, pieces, items_of, provided, ordered)
+    if ordered:
+        condense_piece_cycles(work, pieces)
+    return work, pieces
 
 
 def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str, list[list[Item]]],
-                provided: Mapping[str, set[str]]) -> nx.DiGraph:
+                provided: Mapping[str, set[str]], ordered: bool) -> nx.DiGraph:
     nodes_of: dict[str, list[str]] = {}
     for node, piece in pieces.items():
         nodes_of.setdefault(piece.module, []).append(node)
@@ -150,15 +164,18 @@ def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str,
         inside = u in unit and unit.get(u) == unit.get(v)
         for s in _providers(u, names, provided[u], items_of):
             for t in _users(v, names, nodes_of, items_of):
-                _add(out, s, t, d["tokens"], sorted(names), d, interface=inside)
-    for m, chunks in items_of.items():  # references between pieces of one module
-        by_name = {i.name: i for c in chunks for i in c}
-        for k, chunk in enumerate(chunks):
-            for item in chunk:
-                for name in sorted(item.uses & by_name.keys()):
-                    src = chunk_of[by_name[name].qualname]
-                    if src != f"{m}#{k}":
-                        _add(out, src, f"{m}#{k}", by_name[name].signature_tokens, [name], {}, interface=True)
+                _add(out, s, t, d["tokens"], sorted(names), d, interface=inside and not ordered)
+    for chunks in items_of.values():  # references between pieces of one module
+        item = {i.qualname: i for c in chunks for i in c}
+        used: dict[tuple[str, str], set[str]] = {}
+        for a, b in reference_graph(list(item.values())).edges:
+            if chunk_of[a] != chunk_of[b]:
+                used.setdefault((chunk_of[a], chunk_of[b]), set()).add(a)
+        for (src, dst), quals in sorted(used.items()):
+            stubs = sum(item[q].signature_tokens for q in quals)
+            # ordered: the user waits for the bodies; at once (or in a cycle): it gets the stubs
+            _add(out, src, dst, sum(item[q].tokens for q in quals) if ordered else stubs,
+                 sorted({item[q].name for q in quals}), {}, interface=not ordered, stub_tokens=stubs)
     return out
 
 
@@ -185,16 +202,18 @@ def _users(v: str, names: set[str], nodes_of: Mapping[str, list[str]],
 
 
 def _add(out: nx.DiGraph, s: str, t: str, tokens: int, names: list[str], d: Mapping[str, object],
-         *, interface: bool) -> None:
+         *, interface: bool, stub_tokens: int | None = None) -> None:
     if s == t:
         return
     ordering = bool(d.get("ordering", True)) and not interface
+    stub = tokens if stub_tokens is None else stub_tokens  # what crosses if the edge ends up in a cycle
     if out.has_edge(s, t):
         e = out.edges[s, t]
         e["names"] = sorted(set(e["names"]) | set(names))
         e["tokens"] = max(e["tokens"], tokens)
+        e["stub_tokens"] = max(e["stub_tokens"], stub)
         e["ordering"] = e["ordering"] or ordering
         e["interface"] = e["interface"] and interface
         return
-    out.add_edge(s, t, names=names, tokens=tokens, type_only=bool(d.get("type_only", False)),
+    out.add_edge(s, t, names=names, tokens=tokens, stub_tokens=stub, type_only=bool(d.get("type_only", False)),
                  local=bool(d.get("local", False)), ordering=ordering, interface=interface)

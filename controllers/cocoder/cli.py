@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", type=int, default=3)
     p.add_argument("--method", choices=METHODS, default="louvain")
     p.add_argument("--granularity", choices=GRANULARITIES, default="function",
-                   help="cocoder: split modules bigger than total/k by definitions (function) or not (file)")
+                   help="cocoder: split modules bigger than total/k by definitions (function: the planner "
+                        "picks; simultaneous/ordered: forced) or not (file)")
     p.add_argument("--latency", type=float, default=20.0, help="seconds per cross-agent message")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -54,7 +55,8 @@ def handle(args: argparse.Namespace) -> int:
                          {n: spec[plan.module_of(n)] for n in work})
         context = sum(t.context_tokens for t in sched.turns)
         report["strategies"][strategy] = {
-            "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "makespan": round(sched.makespan, 1),
+            "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "plan": plan.variant or strategy,
+            "hub_pieces": sorted(n for n, p in plan.pieces.items() if p.hub), "makespan": round(sched.makespan, 1),
             "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
             "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
                                                                       sched.messages), 5)}
@@ -63,13 +65,14 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     print(f"{package}: {report['modules']} modules, {report['edges']} import edges")
     for cycle in report["cycles"]:
-        how = "split, written against stub interfaces" if set(cycle) <= split else "written by one agent"
+        how = "split into pieces" if set(cycle) <= split else "written by one agent"
         print(f"  import cycle of {len(cycle)} modules ({how}): {', '.join(cycle)}")
     print(f"  in-hubs: {', '.join(hubs.in_hubs) or 'none'}; out-hubs: {', '.join(hubs.out_hubs) or 'none'}")
     for strategy, r in report["strategies"].items():
         print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (critical path {r['critical_path']:.1f}), "
               f"cost ${r['cost_usd']:.4f}, {r['messages']} messages")
         if strategy == "cocoder":
+            print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}")
             for i, group in enumerate(r["groups"]):
                 print(f"{'':>15}group {i}: {', '.join(group)}")
     return 0

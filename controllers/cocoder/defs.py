@@ -51,7 +51,7 @@ def index_definitions(tree: ast.Module) -> dict[str, ast.AST]:
 def _uses(node: ast.AST) -> frozenset[str]:
     """Names the bodies to be written use. Signatures, decorators, class bases and class-level
     statements are part of the skeleton every piece is given, so what only they use is no
-    dependency of the piece."""
+    dependency of the piece. Dunder attributes are left out: they name protocol methods."""
     names: set[str] = set()
     if isinstance(node, ast.ClassDef):
         for child in node.body:
@@ -62,8 +62,8 @@ def _uses(node: ast.AST) -> frozenset[str]:
         for sub in ast.walk(stmt):
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
-            elif isinstance(sub, ast.Attribute):
-                names.add(sub.attr)
+            elif isinstance(sub, ast.Attribute) and not (sub.attr.startswith("__") and sub.attr.endswith("__")):
+                names.add(sub.attr)  # ``super().__init__()`` is the object's protocol, not a sibling
     return frozenset(names)
 
 

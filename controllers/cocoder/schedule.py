@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import networkx as nx
 
-from controllers.cocoder.costmodel import CostModel
+from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.depgraph import condense
 from controllers.cocoder.strategies import Plan
 
@@ -220,3 +220,16 @@ def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: Cos
         free[turn.worker] = finish
         out[m] = (start, finish)
     return out
+
+
+def expected_makespan(schedule: Schedule, cost: CostModel, failure: FailureModel) -> float:
+    """A plan's makespan plus its expected repair, from the failure model alone (a planning
+    estimate: no run's outcome is looked at). With p_v = p_fail of each turn, a repair round
+    (the leader's tests and a message) comes with probability 1 - prod(1 - p_v), and the
+    rewrites add sum(p_v * t_v)."""
+    ok, rewrite = 1.0, 0.0
+    for t in schedule.turns:
+        p = failure.p_fail(t.missing_fraction, t.cross_deps, t.context_tokens)
+        ok *= 1.0 - p
+        rewrite += p * (t.finish - t.start)
+    return schedule.makespan + (1.0 - ok) * (cost.test_seconds + cost.latency) + rewrite

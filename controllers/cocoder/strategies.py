@@ -8,13 +8,13 @@ whether a module waits for its dependencies.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 
 from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
-from controllers.cocoder.costmodel import CostModel
+from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
@@ -30,6 +30,7 @@ class Plan:
     groups: list[list[str]] = field(default_factory=list)
     graph: nx.DiGraph | None = None  # the work graph when it differs from the module graph (pieces)
     pieces: dict[str, Piece] = field(default_factory=dict)
+    variant: str = ""  # cocoder: "file", "split-simultaneous" or "split-ordered" (which candidate won)
 
     def work_graph(self, modules: nx.DiGraph) -> nx.DiGraph:
         return self.graph if self.graph is not None else modules
@@ -60,16 +61,19 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[
 
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
               theta: float = 0.4, granularity: str = "function",
-              writable: Mapping[str, Collection[str]] | None = None, cost: CostModel | None = None) -> Plan:
+              writable: Mapping[str, Collection[str]] | None = None, cost: CostModel | None = None,
+              failure: FailureModel | None = None) -> Plan:
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
     * file-parallel: every file at once by its own agent, dependencies as interfaces only.
     * per-file: a fresh agent per file, dependency-aware, ``agents`` at a time.
     * cocoder: hub-isolated communities, one agent per group (groups packed onto ``agents``);
-      at ``granularity="function"`` a module or cycle bigger than ``total / agents`` is then
-      split into pieces of its definitions that go to different agents (controllers.cocoder.chunking),
-      when that does not lengthen the schedule simulated with ``cost`` (default: the spec's constants).
+      at ``granularity="function"`` a module or cycle bigger than ``total / agents`` may then be
+      split into pieces of its definitions that go to different agents (controllers.cocoder.chunking):
+      written at once against stubs, or along their references (hubs first). Of the file-level plan
+      and the two splits, the one with the shortest expected makespan (simulated with ``cost``, its
+      repair risk from ``failure``; defaults: the spec's constants) is kept.
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -86,20 +90,25 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             raise UsageError(f"--granularity: {granularity!r} is not one of {', '.join(GRANULARITIES)}")
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
-        file_plan = _packed(graph, groups, agents, {}, {})
-        if granularity == "file":
-            return file_plan
-        work, pieces = split_oversize(graph, agents, writable)
-        if not pieces:
-            return file_plan
-        apart = {n: p.module if p.definitions else p.unit for n, p in pieces.items()}  # a module's pieces, a cycle's members
-        # the first piece in its module's group (cohesion) or every piece alone (balance)
-        options = [_pieces_apart(groups, pieces, keep_first) for keep_first in (True, False)]
-        split_plan = _packed(work, min(options, key=_zero_communication_makespan(work, agents, apart)), agents,
-                             pieces, apart)
-        # splitting costs messages: keep it only where the schedule with this latency gets no longer
-        return split_plan if _estimate(graph, split_plan, cost) <= _estimate(graph, file_plan, cost) else file_plan
+        candidates = [replace(_packed(graph, groups, agents, {}, {}), variant="file")]
+        for ordered in {"function": (False, True), "simultaneous": (False,), "ordered": (True,)}.get(granularity, ()):
+            work, pieces = split_oversize(graph, agents, writable, ordered=ordered)
+            if pieces:
+                variant = "split-ordered" if ordered else "split-simultaneous"
+                candidates.append(replace(_split_plan(groups, work, pieces, agents), variant=variant))
+        if granularity != "function":  # a forced choice: the split when there is one
+            return candidates[-1]
+        # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
+        # decides (ties keep the earlier, simpler candidate)
+        return min(candidates, key=lambda plan: _estimate(graph, plan, cost, failure))
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
+
+
+def _split_plan(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, Piece], agents: int) -> Plan:
+    apart = {n: p.module if p.definitions else p.unit for n, p in pieces.items()}  # a module's pieces, a cycle's members
+    # the first piece in its module's group (cohesion) or every piece alone (balance)
+    options = [_pieces_apart(groups, pieces, keep_first) for keep_first in (True, False)]
+    return _packed(work, min(options, key=_zero_communication_makespan(work, agents, apart)), agents, pieces, apart)
 
 
 def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mapping[str, Piece],
@@ -112,14 +121,15 @@ def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mappi
                 [sorted(g) for g in groups], work if pieces else None, dict(pieces))
 
 
-def _estimate(modules: nx.DiGraph, plan: Plan, cost: CostModel | None) -> float:
-    """The plan's simulated makespan, from the graph's own size estimates."""
-    from controllers.cocoder.schedule import simulate
+def _estimate(modules: nx.DiGraph, plan: Plan, cost: CostModel | None, failure: FailureModel | None) -> float:
+    """The plan's expected makespan (repair risk included), from the graph's own size estimates."""
+    from controllers.cocoder.schedule import expected_makespan, simulate
 
+    cost = cost or CostModel()
     work = plan.work_graph(modules)
     out = {n: work.nodes[n].get("tokens", 1) for n in work}
     spec = {n: modules.nodes[plan.module_of(n)].get("api_tokens", 0) for n in work}
-    return simulate(work, plan, cost or CostModel(), out, spec).makespan
+    return expected_makespan(simulate(work, plan, cost, out, spec), cost, failure or FailureModel())
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:

@@ -50,8 +50,10 @@ SUITE = Suite(
     options={
         "strategy": Option("cocoder", "how files are split among agents", choices=STRATEGIES),
         "agents": Option(3, "at most this many agents work at once", type=int),
-        "granularity": Option("function", "cocoder: split a module bigger than total/k by its definitions "
-                                          "(function) or keep the paper's file-level partition (file)",
+        "granularity": Option("function", "cocoder: split a module bigger than total/k by its definitions, "
+                                          "at once against stubs or along their references, whichever the "
+                                          "plan's estimate prefers (function); force one split (simultaneous, "
+                                          "ordered) or keep the paper's file-level partition (file)",
                               choices=GRANULARITIES),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),

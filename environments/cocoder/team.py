@@ -71,7 +71,7 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     modules = work_graph(task)
     writable = {m: task.modules[m].blanked for m in modules}
     plan = make_plan(modules, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta,
-                     granularity=config.granularity, writable=writable, cost=config.cost)
+                     granularity=config.granularity, writable=writable, cost=config.cost, failure=config.failure)
     graph = plan.work_graph(modules)
     out, spec = task.out_tokens(), task.spec_tokens()
     out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view
@@ -255,8 +255,9 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "wall_seconds": time.perf_counter() - wall0}
     manifest = {"schema": MANIFEST_SCHEMA, "episode_id": ctx.team_id, "suite": suite, "task": task_name,
                 "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": ledger.members,
-                "pieces": {n: {"module": p.module, "definitions": list(p.definitions), "primary": p.primary}
-                           for n, p in sorted(plan.pieces.items())},
+                "plan": plan.variant or config.strategy,
+                "pieces": {n: {"module": p.module, "definitions": list(p.definitions), "primary": p.primary,
+                               "hub": p.hub} for n, p in sorted(plan.pieces.items())},
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
                 "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}
     manifest_path = out_dir / f"{ctx.team_id}.team.json"

@@ -4,7 +4,7 @@ import networkx as nx
 import pytest
 
 from controllers.cocoder.chunking import split_oversize
-from controllers.cocoder.costmodel import CostModel
+from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.defs import definition_items, merge_definitions, source_view
 from controllers.cocoder.depgraph import build_dependency_graph, condense, ordering_graph
 from controllers.cocoder.strategies import make_plan
@@ -12,6 +12,7 @@ from controllers.cocoder.synth import SynthSpec, generate_repo
 from environments.cocoder.blanking import blank_source
 
 FREE_MESSAGES = CostModel(latency=0.0)  # tiny synthetic modules: splitting only pays without message latency
+NO_FAILURES = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)  # the plan choice by makespan alone
 SOURCE = '''"""A module with a big class."""
 from typing import overload
 
@@ -108,7 +109,7 @@ def test_an_oversize_module_is_split_into_disjoint_pieces_on_different_agents(tm
             names = [q for p in mine for q in p.definitions]
             assert len(names) == len(set(names)) and sum(p.primary for p in mine) == 1
     assert nx.is_directed_acyclic_graph(ordering_graph(work))
-    plan = make_plan(graph, "cocoder", 3, cost=CostModel(latency=0.0))
+    plan = make_plan(graph, "cocoder", 3, cost=FREE_MESSAGES, failure=NO_FAILURES)
     by_module: dict[str, set[int]] = {}
     for node, piece in plan.pieces.items():
         by_module.setdefault(piece.module, set()).add(plan.worker[node])
@@ -127,7 +128,7 @@ def test_a_cycle_bigger_than_a_share_is_written_against_stub_interfaces(tmp_path
     assert nx.is_directed_acyclic_graph(ordering_graph(work))  # no unit holds the whole cycle any more
     inside = [(u, v) for u, v, d in work.edges(data=True) if d.get("interface")]
     assert inside and all(not work.edges[e]["ordering"] for e in inside)
-    plan = make_plan(graph, "cocoder", 3, cost=CostModel(latency=0.0))
+    plan = make_plan(graph, "cocoder", 3, cost=FREE_MESSAGES, failure=NO_FAILURES)
     assert plan.pieces and len({plan.worker[n] for n in pieces}) == len(pieces)
 
 
