@@ -125,6 +125,7 @@ class ForestSettings:
 
 
 Predictions = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+Length = RandomForestRegressor | float
 
 
 class ActionConditioned:
@@ -144,10 +145,10 @@ class ActionConditioned:
             self.inner = self._inner_predictions(train)
 
     def _fit_forests(self, train: Checkpoints) -> tuple[dict[str, RandomForestClassifier | float],
-                                                         dict[str, RandomForestRegressor | float]]:
+                                                         dict[str, tuple[Length, Length]]]:
         st = self.settings
         success: dict[str, RandomForestClassifier | float] = {}
-        length: dict[str, RandomForestRegressor | float] = {}
+        length: dict[str, tuple[Length, Length]] = {}
         for a in self.actions:
             idx, succ, steps, _ = train.rollout_rows(a)
             X = train.X[idx]
@@ -157,11 +158,23 @@ class ActionConditioned:
                 success[a] = RandomForestClassifier(
                     n_estimators=st.n_estimators, max_depth=st.max_depth, min_samples_leaf=st.min_samples_leaf,
                     random_state=st.seed, n_jobs=1).fit(X, succ.astype(int))
-            length[a] = RandomForestRegressor(
-                n_estimators=max(20, st.n_estimators // 4), max_depth=st.max_depth,
-                min_samples_leaf=st.min_samples_leaf, random_state=st.seed, n_jobs=1).fit(X, steps) \
-                if steps.size >= 2 else (float(steps.mean()) if steps.size else 0.0)
+            # Length given success and given failure, mixed by P(success) at prediction time: a
+            # failed branch runs to the step cap, a successful one stops early, so one forest
+            # over both would blur two very different lengths.
+            ok = succ == 1
+            length[a] = (self._length_model(X[ok], steps[ok], X, steps),
+                         self._length_model(X[~ok], steps[~ok], X, steps))
         return success, length
+
+    def _length_model(self, X: np.ndarray, steps: np.ndarray, X_all: np.ndarray, steps_all: np.ndarray) -> Length:
+        st = self.settings
+        if steps.size < 2 * st.min_samples_leaf:  # too few rows of this outcome: fall back to all rows
+            X, steps = X_all, steps_all
+        if steps.size < 2:
+            return float(steps.mean()) if steps.size else 0.0
+        return RandomForestRegressor(n_estimators=max(20, st.n_estimators // 4), max_depth=st.max_depth,
+                                     min_samples_leaf=st.min_samples_leaf, random_state=st.seed,
+                                     n_jobs=1).fit(X, steps)
 
     def _inner_predictions(self, train: Checkpoints) -> Predictions | None:
         """Out-of-fold predictions on the training checkpoints, folds holding out whole
@@ -188,8 +201,8 @@ class ActionConditioned:
                 positive = list(model.classes_).index(1)
                 per_tree = np.stack([t.predict_proba(X)[:, positive] for t in model.estimators_])
                 p, sd = per_tree.mean(axis=0), per_tree.std(axis=0)
-            m = length[a]
-            out[a] = (p, sd, np.full(len(X), m) if isinstance(m, float) else m.predict(X))
+            m_ok, m_fail = (np.full(len(X), m) if isinstance(m, float) else m.predict(X) for m in length[a])
+            out[a] = (p, sd, p * m_ok + (1 - p) * m_fail)
         return out
 
     def predict(self, X: np.ndarray) -> Predictions:
