@@ -89,6 +89,7 @@ def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Co
     chosen: dict[str, list[np.ndarray]] = {}
     scores = {m: np.zeros(len(cps)) for m in CALIBRATIONS}
     fold_of = np.zeros(len(cps), dtype=int)
+    penalties: list[float] = []  # the action-conditioned lambda each fold chose at the main costs
     for fold, (train_idx, test_idx) in enumerate(splitter.split(cps.X, groups=cps.games)):
         fold_of[test_idx] = fold
         train, test = cps.subset(train_idx), cps.subset(test_idx)
@@ -101,9 +102,11 @@ def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Co
                     slots[k][test_idx] = controller.choose(test, costs, pred)
                 else:
                     slots[k][test_idx] = controller.choose(test, costs)
+            if isinstance(controller, ActionConditioned):
+                penalties.append(controller.penalty(costs_list[0]))
             if isinstance(controller, ScalarRouting):
                 scores[controller.score.method][test_idx] = controller.score.predict(test.risk)
-    return {"chosen": chosen, "scores": scores, "fold": fold_of, "folds": splitter.n_splits}
+    return {"chosen": chosen, "scores": scores, "fold": fold_of, "folds": splitter.n_splits, "penalties": penalties}
 
 
 def intervention_advantage(cps: Checkpoints, costs: Costs, action: str, *, resamples: int = 500,
@@ -190,7 +193,8 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, An
         "benchmark": prov["benchmark"], "checkpoints": len(cps), "dropped_checkpoints": dropped,
         "games": len(set(games.tolist())), "rows": len(dataset.rows), "folds": cv["folds"],
         "actions": cps.choices, "primary_intervention": cps.primary, "costs": config.costs.to_dict(),
-        "forest": asdict(config.forest), "controllers": controllers, "differences": diffs,
+        "forest": asdict(config.forest), "dispersion_penalty_per_fold": cv["penalties"],
+        "controllers": controllers, "differences": diffs,
         "ratio_action_conditioned_to_scalar": _interval(ratio), "calibration": calibration,
         "advantage": adv_summary, "advantage_per_checkpoint": advantage,
         "spearman_risk_failure": _spearman(cps.risk, p_fail), "cost_sweep": sweep,

@@ -33,8 +33,10 @@ def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
                   for name, c in result["controllers"].items()], where)]
     diff_rows = [[name, _f(d)] for name, d in result["differences"].items()]
     diff_rows.append(["ratio action-conditioned / scalar", _f(result["ratio_action_conditioned_to_scalar"])])
+    lambdas = result.get("dispersion_penalty_per_fold") or []
+    chosen = f" Action-conditioned dispersion penalty per fold: {', '.join(f'{v:g}' for v in lambdas)}." if lambdas else ""
     out.append(table(f"Paired regret differences ({b})", ["comparison", "estimate [95% CI]"], diff_rows,
-                     f"Regime: {result['regime']}. Negative differences favour the first controller. {where}"))
+                     f"Regime: {result['regime']}. Negative differences favour the first controller.{chosen} {where}"))
     out.append(table(f"Calibration decomposition ({b})", ["score", "AUROC", "Brier", "ECE", "routing regret"],
                      [[c["score"], _f(c["auroc"]), _f(c["brier"]), _f(c["ece"]), _f(c["regret"])]
                       for c in result["calibration"]],
