@@ -126,10 +126,13 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
                 continue
             items_of[m] = chunks
             quals = [tuple(i.qualname for i in chunk) for chunk in chunks]
-            rest = tuple(q for chunk in quals[1:] for q in chunk)
+            # the module's remainder (imports, globals) goes with the lightest piece that is no hub:
+            # everyone waits for the hub piece
+            first = min(range(int(hub), len(chunks)), key=lambda j: (sum(i.tokens for i in chunks[j]), j))
+            rest = tuple(q for j, chunk in enumerate(quals) if j != first for q in chunk)
             for i, own in enumerate(quals):
                 node = f"{m}#{i}"
-                pieces[node] = Piece(node, m, own, i == 0, rest if i == 0 else (), members[0], hub and i == 0)
+                pieces[node] = Piece(node, m, own, i == first, rest if i == first else (), members[0], hub and i == 0)
     if not pieces:
         return graph, {}
     # top-level names whose definitions have something to write: the rest is complete in the skeleton

@@ -59,7 +59,11 @@ def _uses(node: ast.AST) -> frozenset[str]:
                 names |= _uses(child)
         return frozenset(names)
     for stmt in getattr(node, "body", []):
+        # a variable annotation inside a body is never evaluated
+        unused = {id(n) for a in ast.walk(stmt) if isinstance(a, ast.AnnAssign) for n in ast.walk(a.annotation)}
         for sub in ast.walk(stmt):
+            if id(sub) in unused:
+                continue
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
             elif isinstance(sub, ast.Attribute) and not (sub.attr.startswith("__") and sub.attr.endswith("__")):

@@ -57,7 +57,8 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
 
     After the hub piece, every weakly connected part of the rest stays whole unless it is itself
     bigger than ``share`` (the repository's per-agent share: then ``cut`` splits it like an
-    oversize module); the parts are packed onto ``n`` pieces, largest first onto the lightest.
+    oversize module, in used-first order); the parts are packed onto ``n`` pieces, largest first
+    onto the lightest.
     """
     index = {item.qualname: i for i, item in enumerate(items)}
     ref = reference_graph(items)
@@ -69,7 +70,8 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
                        key=lambda c: min(index[q] for q in c)):
         members = [item for item in rest if item.qualname in comp]
         size = sum(item.tokens for item in members)
-        parts += cut(members, math.ceil(size / share)) if size > share and len(members) > 1 else [members]
+        big = size > share and len(members) > 1
+        parts += cut(_used_first(ref, members), math.ceil(size / share)) if big else [members]
     bins: list[list[Item]] = [[] for _ in range(max(1, n))]
     load = [0] * len(bins)
     for part in sorted(parts, key=lambda p: (-sum(i.tokens for i in p), index[p[0].qualname])):
@@ -79,6 +81,17 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
     pieces = [sorted(b, key=lambda i: index[i.qualname]) for b in bins if b]
     hub = [item for item in items if item.qualname in hubs]
     return ([hub] if hub else []) + pieces, bool(hub)
+
+
+def _used_first(ref: nx.DiGraph, members: Sequence[Item]) -> list[Item]:
+    """``members`` with each reference cycle together and every definition after those it uses
+    (ties in source order): a contiguous cut of this order leaves mostly one-way references."""
+    index = {item.qualname: k for k, item in enumerate(members)}
+    dag = nx.condensation(ref.subgraph(index))
+    first = {c: min(index[q] for q in dag.nodes[c]["members"]) for c in dag}
+    by_name = {item.qualname: item for item in members}
+    return [by_name[q] for c in nx.lexicographical_topological_sort(dag, key=first.get)
+            for q in sorted(dag.nodes[c]["members"], key=index.get)]
 
 
 def condense_piece_cycles(work: nx.DiGraph, pieces: Collection[str]) -> None:

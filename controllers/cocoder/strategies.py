@@ -95,20 +95,34 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             work, pieces = split_oversize(graph, agents, writable, ordered=ordered)
             if pieces:
                 variant = "split-ordered" if ordered else "split-simultaneous"
-                candidates.append(replace(_split_plan(groups, work, pieces, agents), variant=variant))
+                candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents)]
         if granularity != "function":  # a forced choice: the split when there is one
             return candidates[-1]
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
-        # decides (ties keep the earlier, simpler candidate)
+        # decides, between the splits and between their packings (ties keep the earlier, simpler one)
         return min(candidates, key=lambda plan: _estimate(graph, plan, cost, failure))
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
 
 
-def _split_plan(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, Piece], agents: int) -> Plan:
+def _split_plans(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, Piece], agents: int) -> list[Plan]:
+    """The ways to pack a split onto agents: the first piece in its module's group (cohesion) or
+    every piece alone (balance); and, with hub pieces, each hub apart from the pieces using it or
+    on the agent of its heaviest user (one message fewer)."""
     apart = {n: p.module if p.definitions else p.unit for n, p in pieces.items()}  # a module's pieces, a cycle's members
-    # the first piece in its module's group (cohesion) or every piece alone (balance)
-    options = [_pieces_apart(groups, pieces, keep_first) for keep_first in (True, False)]
-    return _packed(work, min(options, key=_zero_communication_makespan(work, agents, apart)), agents, pieces, apart)
+    join: dict[str, str] = {}
+    for hub, piece in pieces.items():
+        users = sorted(n for n in work.successors(hub) if n in pieces and pieces[n].module == piece.module)
+        if piece.hub and users:
+            join[hub] = max(users, key=lambda n: work.edges[hub, n]["tokens"])
+    plans = []
+    for keep_first in (True, False):
+        for joined in ({}, join) if join else ({},):
+            options = _pieces_apart(groups, pieces, keep_first)
+            for hub, user in joined.items():
+                merged = next(g for g in options if hub in g) | next(g for g in options if user in g)
+                options = [g for g in options if hub not in g and user not in g] + [merged]
+            plans.append(_packed(work, options, agents, pieces, apart))
+    return plans
 
 
 def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mapping[str, Piece],
