@@ -52,11 +52,17 @@ def test_cli_build_and_evaluate(tmp_path, capsys):
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["suite"] == "oversight" and summary["figures"][0]["svg"].startswith("<svg")
     assert json.loads((tmp_path / "r.json").read_text())["benchmark"] == "vault"
+    # recomputing the features replays the base trajectories: same rows, same features
+    again = tmp_path / "again.jsonl"
+    assert main(["oversight", "features", str(out), "--out", str(again)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert [json.loads(line) for line in again.read_text().splitlines()[1:]] == rows
 
 
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["oversight", "evaluate", str(tmp_path / "missing.jsonl")]) == 2
     assert main(["oversight", "build", "nope", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert main(["oversight", "build", "vault", "--rollouts", "0", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert main(["oversight", "features", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "y.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("agentbed: error:") for line in err)
+    assert len(err) == 4 and all(line.startswith("agentbed: error:") for line in err)
