@@ -96,7 +96,7 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             if pieces:
                 variant = "split-ordered" if ordered else "split-simultaneous"
                 candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents)]
-        if granularity != "function":  # a forced choice: the split when there is one
+        if granularity != "function" or len(candidates) == 1:  # forced, or nothing to compare
             return candidates[-1]
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
         # decides, between the splits and between their packings (ties keep the earlier, simpler one)
