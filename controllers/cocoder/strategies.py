@@ -96,8 +96,10 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             if pieces:
                 variant = "split-ordered" if ordered else "split-simultaneous"
                 candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents)]
-        if granularity != "function" or len(candidates) == 1:  # forced, or nothing to compare
-            return candidates[-1]
+        if granularity != "function":  # a forced split, when there is one: only its packings compete
+            candidates = candidates[1:] or candidates
+        if len(candidates) == 1:
+            return candidates[0]
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
         # decides, between the splits and between their packings (ties keep the earlier, simpler one)
         return min(candidates, key=lambda plan: _estimate(graph, plan, cost, failure))
