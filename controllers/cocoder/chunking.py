@@ -178,7 +178,8 @@ def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str,
             stubs = sum(item[q].signature_tokens for q in quals)
             # ordered: the user waits for the bodies; at once (or in a cycle): it gets the stubs
             _add(out, src, dst, sum(item[q].tokens for q in quals) if ordered else stubs,
-                 sorted({item[q].name for q in quals}), {}, interface=not ordered, stub_tokens=stubs)
+                 sorted({item[q].name for q in quals}), {}, interface=not ordered, stub_tokens=stubs,
+                 defs=sorted(quals))
     return out
 
 
@@ -205,7 +206,8 @@ def _users(v: str, names: set[str], nodes_of: Mapping[str, list[str]],
 
 
 def _add(out: nx.DiGraph, s: str, t: str, tokens: int, names: list[str], d: Mapping[str, object],
-         *, interface: bool, stub_tokens: int | None = None) -> None:
+         *, interface: bool, stub_tokens: int | None = None, defs: list[str] | None = None) -> None:
+    """``defs``: the sibling definitions a piece uses (their bodies or stubs are what it is shown)."""
     if s == t:
         return
     ordering = bool(d.get("ordering", True)) and not interface
@@ -217,6 +219,10 @@ def _add(out: nx.DiGraph, s: str, t: str, tokens: int, names: list[str], d: Mapp
         e["stub_tokens"] = max(e["stub_tokens"], stub)
         e["ordering"] = e["ordering"] or ordering
         e["interface"] = e["interface"] and interface
+        if defs:
+            e["defs"] = sorted(set(e.get("defs", ())) | set(defs))
         return
     out.add_edge(s, t, names=names, tokens=tokens, stub_tokens=stub, type_only=bool(d.get("type_only", False)),
                  local=bool(d.get("local", False)), ordering=ordering, interface=interface)
+    if defs:
+        out.edges[s, t]["defs"] = list(defs)

@@ -123,6 +123,15 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}: ...{first}"
 
 
+def module_interfaces(source: str) -> dict[str, str]:
+    """Top-level name -> its interface text (the graph's edge tokens are counted on these);
+    nothing when ``source`` does not parse."""
+    try:
+        return _interfaces_and_work(parse(source), source)[0]
+    except (SyntaxError, ValueError):  # ValueError: null bytes
+        return {}
+
+
 def _interfaces_and_work(tree: ast.Module, source: str) -> tuple[dict[str, str], int]:
     interfaces: dict[str, str] = {}
     work = 0

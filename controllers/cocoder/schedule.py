@@ -36,6 +36,11 @@ class Turn:
     cross_deps: int
     transferred_tokens: int
     history_tokens: int  # part of context_tokens that is the agent's own earlier work
+    # dependency -> how the turn is given it: "history" (the agent wrote it earlier in this
+    # conversation), "message" (finished by another agent: its text is transferred), "interface"
+    # (not written yet: its interface), "stub" (a sibling piece written at the same time: its
+    # signatures are in the module's skeleton)
+    sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -115,28 +120,34 @@ class _Simulation:
         written = self.written.setdefault(ctx, set())
         history = self.history.get(ctx, 0)
         transferred = interfaces = cross = missing = 0
+        sources: dict[str, str] = {}
         for u in self.deps[module]:
             tokens = self.graph.edges[u, module]["tokens"]
             if u in written:
-                continue  # already in this conversation
-            if self.plan.respect_deps and u in self.finish:
+                sources[u] = "history"  # already in this conversation
+            elif self.plan.respect_deps and u in self.finish:
                 transferred += tokens
                 cross += 1
+                sources[u] = "message"
             else:
                 interfaces += tokens
                 missing += 1
+                sources[u] = "interface"
         for u in self.interfaces[module]:
             if u in written:
+                sources[u] = "history"
                 continue
-            missing += 1  # written against the sibling's stub
+            missing += 1  # written against the sibling's stub, which the skeleton already shows
             cross += int(self.plan.context[u] != ctx)  # and a message to the agent who writes it
-        context_tokens = self.cost.prompt_tokens + self.spec[module] + history + transferred + interfaces
+            sources[u] = "stub"
+        shown = self.spec[module] + transferred + interfaces
+        context_tokens = self.cost.prompt_tokens + shown + history
         duration = self.cost.task_time(self.out[module], context_tokens)
-        self.history[ctx] = history + self.spec[module] + self.out[module]
+        self.history[ctx] = history + shown + self.out[module]  # the conversation keeps what it was shown
         written.add(module)
         n_deps = len(self.deps[module]) + len(self.interfaces[module])
         return Turn(module, worker, ctx, start, start + duration, int(context_tokens), int(self.out[module]),
-                    missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history))
+                    missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history), sources)
 
     def run(self) -> Schedule:
         plan, dag = self.plan, self.dag
@@ -200,26 +211,67 @@ def simulate(graph: nx.DiGraph, plan: Plan, cost: CostModel, out_tokens: Mapping
     return _Simulation(graph, plan, cost, out_tokens, spec_tokens).run()
 
 
+class Replay:
+    """The plan's per-agent order run with actual durations, as discrete events: the next turn is
+    the one that can start earliest (its agent free, every unit it depends on finished and the
+    transfer arrived; ties by worker). Durations are known only once a turn has run, so a team
+    run asks :meth:`next`, runs that turn, then :meth:`record` s how long it took."""
+
+    def __init__(self, schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: CostModel) -> None:
+        self.sim, self.plan = _Simulation(graph, plan, cost, {}, {}), plan
+        self.queues: dict[int, list[Turn]] = {}
+        for turn in sorted(schedule.turns, key=lambda t: (t.start, t.worker)):
+            self.queues.setdefault(turn.worker, []).append(turn)
+        self.left = {c: len(m) for c, m in self.sim.members.items()}  # members of a unit not yet run
+        self.unit_end: dict[object, float] = {}
+        self.free: dict[int, float] = {}
+        self.timeline: dict[str, tuple[float, float]] = {}
+
+    def start_of(self, turn: Turn) -> float | None:
+        """When ``turn`` starts, or None while a unit it waits for has not finished."""
+        unit = self.sim.unit_of[turn.module]
+        start = self.free.get(turn.worker, 0.0)
+        if not self.plan.respect_deps or self.left[unit] < len(self.sim.members[unit]):
+            return start  # a unit waits for its dependencies once (its first member)
+        start = max(start, self.sim.interface_delay(unit))
+        for p in self.sim.dag.predecessors(unit):
+            if self.left[p]:
+                return None
+            start = max(start, self.unit_end[p] + self.sim.unit_delay(p, unit))
+        return start
+
+    def next(self) -> Turn | None:
+        """The turn to run now (None when every turn has run)."""
+        best: tuple[float, Turn] | None = None
+        for worker in sorted(self.queues):
+            if self.queues[worker]:
+                start = self.start_of(self.queues[worker][0])
+                if start is not None and (best is None or start < best[0]):
+                    best = (start, self.queues[worker][0])
+        if best is None and any(self.queues.values()):
+            raise RuntimeError("replay stalled: the plan's per-agent order is not executable")
+        return best[1] if best else None
+
+    def record(self, turn: Turn, duration: float) -> tuple[float, float]:
+        start = self.start_of(turn)
+        if start is None or self.queues[turn.worker][0] is not turn:
+            raise RuntimeError(f"{turn.module} cannot start yet")
+        self.queues[turn.worker].pop(0)
+        unit = self.sim.unit_of[turn.module]
+        self.left[unit] -= 1
+        self.unit_end[unit] = self.free[turn.worker] = start + duration
+        self.timeline[turn.module] = (start, start + duration)
+        return self.timeline[turn.module]
+
+
 def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: CostModel,
                     durations: Mapping[str, float]) -> dict[str, tuple[float, float]]:
     """Start and finish of every turn when the planned per-agent order is kept but each turn
     takes its actual duration (what the agents really wrote): the makespan of a team run."""
-    sim = _Simulation(graph, plan, cost, {}, {})
-    unit_end: dict[object, float] = {}
-    free: dict[int, float] = {}
-    out: dict[str, tuple[float, float]] = {}
-    for turn in sorted(schedule.turns, key=lambda t: (t.start, t.worker)):
-        m, unit = turn.module, sim.unit_of[turn.module]
-        start = free.get(turn.worker, 0.0)
-        if plan.respect_deps and unit not in unit_end:  # a unit waits for its dependencies once
-            start = max(start, sim.interface_delay(unit))
-            for p in sim.dag.predecessors(unit):
-                start = max(start, unit_end[p] + sim.unit_delay(p, unit))
-        finish = start + durations[m]
-        unit_end[unit] = finish
-        free[turn.worker] = finish
-        out[m] = (start, finish)
-    return out
+    replay = Replay(schedule, graph, plan, cost)
+    while (turn := replay.next()) is not None:
+        replay.record(turn, durations[turn.module])
+    return replay.timeline
 
 
 def expected_makespan(schedule: Schedule, cost: CostModel, failure: FailureModel) -> float:

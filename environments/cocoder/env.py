@@ -1,10 +1,13 @@
 """One coding agent's episode in a CoCoder team run: write the modules its queue hands it.
 
 The scheduler (controllers.cocoder) fixes the queue; each step the agent sees one module's
-skeleton with the interfaces of its dependencies and writes the whole file with
-``write_file``. The virtual clock charges the cost model's task time
-``t0 + w / write_rate + ctx / context_rate`` for what it wrote and the context it was given,
-so a turn's duration depends on the agent's output, never on the wall clock.
+skeleton with what it has received of its dependencies (environments.cocoder.context: the
+bodies or interfaces another agent wrote, interfaces of what nobody has written yet) and writes
+the whole file with ``write_file``. In a team run a :class:`TurnGate` holds each observation
+back until the turn's simulated start, so the texts it shows exist. The virtual clock charges
+the cost model's task time ``t0 + w / write_rate + ctx / context_rate`` for what it wrote and
+the context it was shown (the prompt, the conversation so far, the observation's texts), so a
+turn's duration depends on the agent's output, never on the wall clock.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
 from agentbed.tools import tool
 from controllers.cocoder.costmodel import CostModel
 from controllers.cocoder.depgraph import estimate_tokens
+from environments.cocoder.context import turn_material
 from environments.cocoder.tasks import load_task
 
 DEFAULT_TASK = "synth-12"
@@ -27,6 +31,8 @@ def _within(qualname: str, definitions: list[str]) -> bool:
 
 class CoCoderEnv(ToolEnv):
     """Text observations (JSON); one ``write_file`` per module of the agent's queue."""
+
+    gate: Any = None  # a team run's TurnGate: observations wait for the turn's simulated start
 
     tools = (
         tool("write_file", "Write the complete source of the module you were asked for.", cost=0.0,
@@ -49,7 +55,7 @@ class CoCoderEnv(ToolEnv):
 
             turns = single_agent_turns(self.repo, self.cost)
         self.turns = turns
-        self.state = {"i": 0, "written": {}, "history": 0, "durations": {}, "context": {}, "out": {}}
+        self.state = {"i": 0, "written": {}, "history": 0, "durations": {}, "context": {}, "out": {}, "shown": 0}
         return self._prompt()
 
     def _prompt(self) -> str:
@@ -57,9 +63,11 @@ class CoCoderEnv(ToolEnv):
         if i >= len(self.turns):
             return json.dumps({"done": True, "written": sorted(self.state["written"])})
         turn = self.turns[i]
+        if self.gate is not None:
+            self.gate.wait(self.task.params["worker"], turn.get("unit", turn["module"]))
         mt = self.repo.modules[turn["module"]]
-        deps = [u for u in self.repo.graph.predecessors(turn["module"]) if u in self.repo.modules]
-        interfaces = {u: self.repo.graph.nodes[u]["interface"] for u in sorted(deps)}
+        written = self.gate.written if self.gate is not None else self.state["written"]
+        material, self.state["shown"] = turn_material(self.repo, turn, written)
         own = turn.get("definitions")
         blanked = mt.blanked if own is None else [q for q in mt.blanked if _within(q, own)]
         piece = {} if own is None else {
@@ -68,15 +76,15 @@ class CoCoderEnv(ToolEnv):
                             + (" (also keep the module's imports and globals)." if turn.get("omit") is not None
                                else ".")}
         return json.dumps({
-            "module": mt.module, "path": mt.relpath, "remaining": len(self.turns) - i,
-            "repair_request": turn.get("repair"), **piece,
-            "skeleton": mt.skeleton, "blanked": blanked, "dependency_interfaces": interfaces,
+            "module": mt.module, "unit": turn.get("unit", mt.module), "path": mt.relpath, "remaining": len(self.turns) - i,
+            "repair_request": turn.get("repair"), **piece, "blanked": blanked, **material,
             "context_tokens": self._context_tokens(turn), "missing_fraction": turn["missing_fraction"],
             "cross_deps": turn["cross_deps"]}, ensure_ascii=False)
 
     def _context_tokens(self, turn: dict[str, Any]) -> int:
+        """What the turn's model reads: the prompt, its conversation so far, this observation's texts."""
         history = 0 if turn.get("fresh_context") else self.state["history"]
-        return int(turn["base_context_tokens"] + history)
+        return int(self.cost.prompt_tokens + self.state["shown"] + history)
 
     def tool_write_file(self, module: str, source: str) -> ToolResult:
         i = self.state["i"]
@@ -94,8 +102,10 @@ class CoCoderEnv(ToolEnv):
         self.state["durations"][unit] = duration
         self.state["context"][unit] = ctx
         self.state["out"][unit] = out
-        self.state["history"] += estimate_tokens(self.repo.modules[module].skeleton) + out
+        self.state["history"] += self.state["shown"] + out  # the conversation keeps what it was shown
         self.state["i"] = i + 1
+        if self.gate is not None:
+            self.gate.done(self.task.params["worker"], unit, source, duration)
         done = self.state["i"] >= len(self.turns)
         info = {"module": module, "unit": unit, "out_tokens": out, "context_tokens": ctx, "duration": duration}
         return ToolResult(self._prompt(), reward=1.0 if done else 0.0, terminated=done, info=info, elapsed=duration)

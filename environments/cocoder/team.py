@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,13 @@ from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.defs import definition_at, merge_definitions
-from controllers.cocoder.depgraph import estimate_tokens
 from controllers.cocoder.partition import cut_edges
-from controllers.cocoder.schedule import Schedule, replay_timeline, simulate
+from controllers.cocoder.schedule import Replay, Schedule, simulate
 from controllers.cocoder.strategies import Plan, make_plan
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
+from environments.cocoder.context import dependency_fields
 from environments.cocoder.env import CoCoderEnv
+from environments.cocoder.gate import TurnGate, run_gated
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 
@@ -79,11 +81,13 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     return graph, plan, simulate(graph, plan, config.cost, out, spec)
 
 
-def _turn_params(schedule: Schedule, plan: Plan, worker: int) -> list[dict[str, Any]]:
-    """The environment's queue for one agent: its modules in planned order, with their context facts."""
+def _turn_params(schedule: Schedule, plan: Plan, graph: nx.DiGraph, worker: int) -> list[dict[str, Any]]:
+    """The environment's queue for one agent: its modules in planned order, with their context
+    facts and how each dependency reaches the turn (the environment shows the texts)."""
     turns = []
     for t in sorted((t for t in schedule.turns if t.worker == worker), key=lambda t: t.start):
-        turns.append({**_unit_fields(plan, t.module), "base_context_tokens": t.context_tokens - t.history_tokens,
+        turns.append({**_unit_fields(plan, t.module), "deps": dependency_fields(graph, t.module, t.sources,
+                                                                                plan.module_of),
                       "missing_fraction": t.missing_fraction, "cross_deps": t.cross_deps,
                       "transferred_tokens": t.transferred_tokens, "fresh_context": plan.strategy in
                       ("per-file", "file-parallel")})
@@ -115,8 +119,8 @@ def compose(task: RepoTask, plan: Plan, written: dict[str, str]) -> dict[str, st
 
 def single_agent_turns(task: RepoTask, cost: CostModel) -> list[dict[str, Any]]:
     """The whole repository for one agent (the environment's default task)."""
-    _, plan, schedule = plan_team(task, TeamConfig(strategy="sequential", agents=1, cost=cost), 0)
-    return _turn_params(schedule, plan, 0)
+    graph, plan, schedule = plan_team(task, TeamConfig(strategy="sequential", agents=1, cost=cost), 0)
+    return _turn_params(schedule, plan, graph, 0)
 
 
 def _make_coder(config: TeamConfig, seed: int, worker: int) -> Agent:
@@ -143,6 +147,25 @@ class _Ledger:
     provider_tokens: int = 0
     statuses: list[str] = field(default_factory=list)
 
+    def add(self, episode: _Episode) -> None:
+        self.written.update(episode.state["written"])
+        self.context_tokens += sum(episode.state["context"].values())
+        self.output_tokens += sum(episode.state["out"].values())
+        self.failed += episode.failed
+        self.provider_tokens += episode.record.tokens
+        self.statuses.append(episode.record.status)
+        self.members.append(episode.member)
+
+
+@dataclass
+class _Episode:
+    """One agent's episode: its runner record, the environment's final state, its manifest entry."""
+
+    record: EpisodeRecord
+    state: dict[str, Any]
+    failed: list[str]
+    member: dict[str, Any]
+
 
 @dataclass(frozen=True)
 class _RunContext:
@@ -156,13 +179,14 @@ class _RunContext:
     agent_factory: Callable[[int], Agent] | None
 
 
-def _run_agent(ctx: _RunContext, ledger: _Ledger, worker: int, turns: list[dict[str, Any]],
-               round_: int) -> dict[str, float]:
-    """One agent's episode through the runner into its own log; returns each turn's duration."""
+def _run_agent(ctx: _RunContext, worker: int, turns: list[dict[str, Any]], round_: int,
+               gate: TurnGate | None = None) -> _Episode:
+    """One agent's episode through the runner into its own log (under ``gate`` in the write phase)."""
     config = ctx.config
     params = {"repo": ctx.task, "worker": worker, "strategy": config.strategy, "turns": turns,
               "cost": config.cost.to_dict()}
     env = CoCoderEnv(TaskSpec(f"{ctx.task}/{config.strategy}/w{worker}/r{round_}", params))
+    env.gate = gate
     salt = worker + 1000 * round_  # a repair draws fresh randomness
     agent = ctx.agent_factory(worker) if ctx.agent_factory else _make_coder(config, ctx.seed, salt)
     spec = EpisodeSpec(ctx.suite, ctx.task, config.coder, ctx.seed, {**ctx.options, "worker": worker, "round": round_})
@@ -171,17 +195,26 @@ def _run_agent(ctx: _RunContext, ledger: _Ledger, worker: int, turns: list[dict[
     record = run_episode(env, agent, spec, budget=Budget(max_steps=2 * len(turns) + 4),
                          writer=TrajectoryWriter(log_path))
     state = env.state or {"written": {}, "durations": {}, "context": {}, "out": {}}
-    ledger.written.update(state["written"])
-    ledger.context_tokens += sum(state["context"].values())
-    ledger.output_tokens += sum(state["out"].values())
-    ledger.failed += getattr(agent, "failed", [])
-    ledger.provider_tokens += record.tokens
-    ledger.statuses.append(record.status)
-    ledger.members.append({"worker": worker, "round": round_, "log": log_path.name, "digest": record.digest,
-                           "status": record.status, "modules": sorted({t["module"] for t in turns}),
-                           "units": [t.get("unit", t["module"]) for t in turns],
-                           "steps": record.steps, "busy_seconds": record.virtual_seconds})
-    return dict(state["durations"])
+    member = {"worker": worker, "round": round_, "log": log_path.name, "digest": record.digest,
+              "status": record.status, "modules": sorted({t["module"] for t in turns}),
+              "units": [t.get("unit", t["module"]) for t in turns],
+              "steps": record.steps, "busy_seconds": record.virtual_seconds}
+    return _Episode(record, state, list(getattr(agent, "failed", [])), member)
+
+
+def _write_phase(ctx: _RunContext, ledger: _Ledger, graph: nx.DiGraph, plan: Plan, schedule: Schedule
+                 ) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """Every agent's queue, turn by turn in simulated-start order (see environments.cocoder.gate):
+    the timeline on the virtual clock and the order the turns ran in."""
+    gate = TurnGate(Replay(schedule, graph, plan, ctx.config.cost))
+    jobs = {}
+    for worker in range(plan.workers):
+        turns = _turn_params(schedule, plan, graph, worker)
+        if turns:
+            jobs[worker] = partial(_run_agent, ctx, worker, turns, 0, gate)
+    for _, episode in sorted(run_gated(gate, jobs).items()):  # worker order: the manifest is deterministic
+        ledger.add(episode)
+    return gate.replay.timeline, gate.order
 
 
 def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, suite: str = "cocoder",
@@ -203,14 +236,8 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     ctx = _RunContext(task_name, config, seed, suite, options, episode_id or team_spec.episode_id, out_dir,
                       agent_factory)
     ledger = _Ledger()
-    durations: dict[str, float] = {}
-    for worker in range(plan.workers):
-        turns = _turn_params(schedule, plan, worker)
-        if turns:
-            durations.update(_run_agent(ctx, ledger, worker, turns, 0))
-    for m in graph.nodes:  # an unwritten module (agent error, budget) took no time and stays a skeleton
-        durations.setdefault(m, 0.0)
-    timeline = replay_timeline(schedule, graph, plan, config.cost, durations)
+    # an unwritten unit (agent error, budget) takes no time and stays a skeleton
+    timeline, turn_order = _write_phase(ctx, ledger, graph, plan, schedule)
     makespan = max((f for _, f in timeline.values()), default=0.0)
     final = compose(task, plan, ledger.written)
     report = _test(task, final, tests)
@@ -227,12 +254,13 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
             mods = [m for m in targets if turn_of[m].worker == worker]
             request = (f"{report.failed + report.errors} tests fail; failing tests crash in this module. "
                        "Rewrite your part of it completely.")
-            turns = [{**_unit_fields(plan, m), "repair": request, "fresh_context": True,
-                      "base_context_tokens": config.cost.prompt_tokens + task.spec_tokens()[plan.module_of(m)]
-                      + estimate_tokens(ledger.written.get(m, "")) + estimate_tokens(request),
-                      "missing_fraction": turn_of[m].missing_fraction, "cross_deps": turn_of[m].cross_deps,
-                      "transferred_tokens": 0} for m in mods]
-            ends.append(start + sum(_run_agent(ctx, ledger, worker, turns, round_).values()))
+            # shown: the skeleton, what the agent wrote before and the request (no dependencies)
+            turns = [{**_unit_fields(plan, m), "repair": request, "previous": ledger.written.get(m, ""),
+                      "fresh_context": True, "missing_fraction": turn_of[m].missing_fraction,
+                      "cross_deps": turn_of[m].cross_deps, "transferred_tokens": 0} for m in mods]
+            episode = _run_agent(ctx, worker, turns, round_)
+            ledger.add(episode)
+            ends.append(start + sum(episode.state["durations"].values()))
             messages += 1
         makespan = max(ends)
         repairs += targets
@@ -259,6 +287,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
                 "pieces": {n: {"module": p.module, "definitions": list(p.definitions), "primary": p.primary,
                                "hub": p.hub} for n, p in sorted(plan.pieces.items())},
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
+                "turn_order": turn_order,
                 "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}
     manifest_path = out_dir / f"{ctx.team_id}.team.json"
     text = json.dumps(manifest, indent=1, sort_keys=True, default=str)

@@ -4,6 +4,8 @@ import json
 import sys
 from pathlib import Path
 
+from agentbed.testing import require
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 
 from openai_stub import OpenAIStub, Reply  # noqa: E402 - the shared stub lives beside the chat tests
@@ -15,33 +17,65 @@ from environments.cocoder.team import TeamConfig, run_team  # noqa: E402
 TASK = "synth-12"
 
 
-def _policy(body):
-    """Answer each observation with the reference file (a perfect model), as raw tool-call text."""
+def _last_observation(body):
     for message in reversed(body["messages"]):
         try:
             obs = json.loads(message.get("content") or "")
         except (TypeError, ValueError):
             continue
         if isinstance(obs, dict) and "module" in obs:
-            source = load_task(TASK).modules[obs["module"]].reference
-            return Reply([("write_file", json.dumps({"module": obs["module"], "source": source}))],
-                         prompt_tokens=100, completion_tokens=50)
-    return Reply(content="nothing to do")
+            return obs
+    return None
 
 
-def test_team_of_langchain_coders_with_provider_token_counts(sandbox, tmp_path):
-    stub = OpenAIStub(_policy)
+def _policy(task):
+    """Answer each observation with the reference file (a perfect model), as raw tool-call text."""
+    def answer(body):
+        obs = _last_observation(body)
+        if obs is None:
+            return Reply(content="nothing to do")
+        source = load_task(task).modules[obs["module"]].reference
+        return Reply([("write_file", json.dumps({"module": obs["module"], "source": source}))],
+                     prompt_tokens=100, completion_tokens=50)
+    return answer
+
+
+def _run(task, config, tmp_path):
+    stub = OpenAIStub(_policy(task))
     base_url = stub.start() or stub.base_url
     try:
         factory = lambda worker: langchain_coder("openai:stub-model", 0, base_url=base_url,  # noqa: E731
                                                  api_key="test", timeout=10.0)
-        result = run_team(TASK, TeamConfig(strategy="cocoder", agents=2, coder="model:openai:stub-model"), 0,
-                          tmp_path, agent_factory=factory)
+        return run_team(task, config, 0, tmp_path, agent_factory=factory), stub
     finally:
         stub.stop()
+
+
+def test_team_of_langchain_coders_with_provider_token_counts(sandbox, tmp_path):
+    result, stub = _run(TASK, TeamConfig(strategy="cocoder", agents=2, coder="model:openai:stub-model"), tmp_path)
     m = result.record.metrics
     assert result.record.status == "ok", result.record.error
     assert m["pass_rate"] == 1.0
     assert m["provider_tokens"] == 150 * m["modules"]  # every turn's usage as the provider reported it
     tools = {t["function"]["name"] for t in stub.requests[0]["tools"]}
     assert tools == {"write_file"}
+
+
+def test_an_ordered_piece_prompt_carries_the_bodies_its_sibling_wrote(sandbox, tmp_path):
+    from controllers.cocoder.defs import definition_texts
+    from environments.cocoder.tasks import task_ids
+
+    require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")
+    config = TeamConfig(strategy="cocoder", granularity="ordered", coder="model:openai:stub-model")
+    result, stub = _run("tinydb", config, tmp_path)
+    assert result.record.status == "ok", result.record.error
+    assert result.manifest["plan"] == "split-ordered" and result.record.metrics["pass_rate"] == 1.0
+    hub = next(n for n, p in result.manifest["pieces"].items() if p["hub"])
+    reference = load_task("tinydb").modules["tinydb.table"].reference
+    prompts = [obs for obs in map(_last_observation, stub.requests) if obs and obs["module"] == "tinydb.table"
+               and hub in obs.get("received", {})]
+    assert len({obs["unit"] for obs in prompts}) == 2  # both pieces that wait for the hub piece
+    for obs in prompts:  # the hub's bodies as its agent wrote them, in the prompt sent to the model
+        bodies = obs["received"][hub]
+        assert bodies and bodies == definition_texts(reference, list(bodies))
+        assert set(bodies) <= set(result.manifest["pieces"][hub]["definitions"])

@@ -1,0 +1,86 @@
+"""What one turn of a team run is shown, built from what the agents actually wrote.
+
+The schedule decides, per dependency of a turn, how the turn receives it (``Turn.sources``):
+already in the agent's conversation (``history``), transferred from the agent who finished it
+(``message``), its interface because nobody has written it yet (``interface``), or a sibling
+piece written at the same time whose signatures the skeleton shows (``stub``). Here that
+decision becomes text: a message carries the provider's own output (an ordered piece gets the
+bodies of the sibling definitions it uses; a module-level dependency the interfaces of the names
+it uses, the cost model's ``c_uv``). The context billed for a turn is the token estimate of
+exactly these texts, so what a model reads and what the cost model charges are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from controllers.cocoder.defs import definition_texts
+from controllers.cocoder.depgraph import estimate_tokens, module_interfaces
+from environments.cocoder.tasks import RepoTask
+
+
+def dependency_fields(graph: Any, node: str, sources: Mapping[str, str], module_of: Any) -> list[dict[str, Any]]:
+    """A turn's dependencies as the environment needs them (JSON: they go into the turn queue)."""
+    out = []
+    for unit, how in sorted(sources.items()):
+        edge = graph.edges[unit, node]
+        out.append({"unit": unit, "module": module_of(unit), "how": how, "names": list(edge.get("names", ())),
+                    "defs": list(edge.get("defs", ()))})
+    return out
+
+
+def _interfaces(text: str | None, skeleton: str, names: list[str]) -> dict[str, str]:
+    """Interfaces of the used names as the provider wrote them (the skeleton's where its text
+    lacks one, or for a piece); every interface when none of the names is a top-level one (as the
+    edge's tokens)."""
+    api = module_interfaces(skeleton)
+    if text is not None:
+        api.update({n: t for n, t in module_interfaces(text).items() if n in api})
+    used = {n: api[n] for n in names if n in api}
+    return used or api
+
+
+def _bodies(text: str | None, skeleton: str, defs: list[str]) -> dict[str, str]:
+    """The sibling definitions as the provider wrote them (the skeleton's stub where its text lacks one)."""
+    found = definition_texts(text, defs) if text is not None else {}
+    missing = [q for q in defs if q not in found]
+    return {**found, **definition_texts(skeleton, missing)} if missing else found
+
+
+def dependency_view(task: RepoTask, dep: Mapping[str, Any], written: Mapping[str, str]) -> dict[str, str]:
+    """The texts one dependency contributes to a turn's observation (nothing for history and stubs)."""
+    how = dep["how"]
+    if how not in ("message", "interface"):
+        return {}
+    skeleton = task.modules[dep["module"]].skeleton
+    text = written.get(dep["unit"]) if how == "message" else None
+    if dep.get("defs"):
+        return _bodies(text, skeleton, dep["defs"])
+    # a piece's text holds part of a class: its interface is the skeleton's, whose signatures it keeps
+    return _interfaces(text if dep["unit"] == dep["module"] else None, skeleton, dep["names"])
+
+
+def turn_material(task: RepoTask, turn: Mapping[str, Any], written: Mapping[str, str]
+                  ) -> tuple[dict[str, Any], int]:
+    """The observation fields of a turn's context and their tokens (the project's estimate, text
+    by text: the skeleton, every dependency text shown, a repair's previous source and request)."""
+    skeleton = task.modules[turn["module"]].skeleton
+    received: dict[str, dict[str, str]] = {}
+    interfaces: dict[str, dict[str, str]] = {}
+    own, stubs = [], []
+    for dep in turn.get("deps", ()):
+        view = dependency_view(task, dep, written)
+        if dep["how"] == "message":
+            received[dep["unit"]] = view
+        elif dep["how"] == "interface":
+            interfaces[dep["unit"]] = view
+        else:
+            (own if dep["how"] == "history" else stubs).append(dep["unit"])
+    texts = [skeleton, *(t for v in (*received.values(), *interfaces.values()) for t in v.values())]
+    fields: dict[str, Any] = {"skeleton": skeleton, "received": received, "dependency_interfaces": interfaces,
+                              "written_earlier_in_this_conversation": own, "written_at_once_by_others": stubs}
+    if turn.get("repair") is not None:
+        fields["previous_source"] = turn.get("previous", "")
+        texts += [fields["previous_source"], turn["repair"]]
+    return fields, sum(estimate_tokens(t) for t in texts)

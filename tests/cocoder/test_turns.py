@@ -1,0 +1,131 @@
+"""A turn sees what the schedule says it has received: turns run in simulated-start order, a
+dependency another agent finished is shown as that agent's text, and the context billed is the
+token estimate of what the observation shows."""
+
+import ast
+import json
+
+import pytest
+
+from agentbed.testing import require
+from controllers.cocoder.costmodel import CostModel, FailureModel
+from controllers.cocoder.depgraph import estimate_tokens, module_interfaces
+from environments.cocoder.agents import SimulatedCoder
+from environments.cocoder.tasks import load_task
+from environments.cocoder.team import TeamConfig, plan_team, run_team
+
+PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
+
+
+def signed(source: str, worker: int) -> str:
+    """``source`` with a comment naming its writer as the first line of every multi-line body."""
+    lines = source.splitlines(keepends=True)
+    marks = sorted({(n.body[0].lineno, n.body[0].col_offset) for n in ast.walk(ast.parse(source))
+                    if isinstance(n, ast.FunctionDef) and n.body[0].lineno > n.lineno}, reverse=True)
+    for line, col in marks:
+        lines.insert(line - 1, " " * col + f"# written by agent {worker}\n")
+    return "".join(lines)
+
+
+class Recorder(SimulatedCoder):
+    """The simulated coder, signing what it writes and keeping every observation it was given
+    (in the order the team's turns ran: one shared list)."""
+
+    def __init__(self, worker: int, seen: list, failure: FailureModel = PERFECT) -> None:
+        super().__init__(failure, salt=worker)
+        self.worker, self.seen = worker, seen
+
+    def act(self, observation, tools):
+        action = super().act(observation, tools)
+        obs = json.loads(observation)
+        if "module" in obs:
+            call = json.loads(action.text)
+            call["arguments"]["source"] = signed(call["arguments"]["source"], self.worker)
+            action.text = json.dumps(call)
+            self.seen.append((self.worker, obs, call["arguments"]["source"]))
+        return action
+
+
+def shown_tokens(obs: dict) -> int:
+    texts = [obs["skeleton"], *(t for group in ("received", "dependency_interfaces")
+                                for view in obs[group].values() for t in view.values())]
+    if obs.get("repair_request") is not None:
+        texts += [obs["previous_source"], obs["repair_request"]]
+    return sum(estimate_tokens(t) for t in texts)
+
+
+def _team(task, config, tmp_path, seed=0):
+    seen: list = []
+    result = run_team(task, config, seed, tmp_path, agent_factory=lambda w: Recorder(w, seen, config.failure))
+    return result, seen
+
+
+def test_an_ordered_piece_sees_the_bodies_another_agent_wrote(sandbox, tmp_path):
+    from environments.cocoder.tasks import task_ids
+
+    require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")
+    config = TeamConfig(strategy="cocoder", granularity="ordered", failure=PERFECT)
+    result, seen = _team("tinydb", config, tmp_path)
+    manifest = result.manifest
+    assert manifest["plan"] == "split-ordered" and result.record.metrics["pass_rate"] == 1.0
+    writer = {obs["unit"]: (w, text) for w, obs, text in seen}
+    checked = 0
+    for w, obs, _ in seen:
+        for unit, view in obs["received"].items():
+            assert manifest["turn_order"].index(unit) < manifest["turn_order"].index(obs["unit"])
+            author, text = writer[unit]
+            if unit in manifest["pieces"] and manifest["pieces"][unit]["module"] == obs["module"]:
+                assert author != w  # a sibling piece comes as a message from another agent
+                for body in view.values():  # its bodies, as that agent wrote them
+                    assert body in text and f"# written by agent {author}" in body
+                checked += 1
+    assert checked >= 2  # both pieces that wait for tinydb's hub piece
+
+
+def test_context_billed_is_what_the_observation_shows(sandbox, tmp_path):
+    config = TeamConfig(strategy="cocoder", granularity="file", failure=PERFECT)
+    _, seen = _team("synth-12", config, tmp_path)
+    history: dict[int, int] = {}
+    kinds = set()
+    for w, obs, text in seen:
+        shown = shown_tokens(obs)
+        assert obs["context_tokens"] == config.cost.prompt_tokens + shown + history.get(w, 0)
+        history[w] = history.get(w, 0) + shown + estimate_tokens(text)  # the conversation keeps it
+        for unit, view in obs["received"].items():  # a finished module: interfaces of its text
+            kinds.add("message")
+            author_text = next(t for _, o, t in seen if o["unit"] == unit)
+            assert view and all(module_interfaces(author_text)[n] == v for n, v in view.items())
+        kinds |= {"interface"} if obs["dependency_interfaces"] else set()
+    assert kinds == {"message", "interface"}
+
+
+@pytest.mark.parametrize("granularity", ["file", "simultaneous"])
+def test_with_the_reference_written_the_billed_context_is_the_planned_one(sandbox, tmp_path, granularity):
+    config = TeamConfig(strategy="cocoder", granularity=granularity, failure=PERFECT)
+    _, _, schedule = plan_team(load_task("synth-12"), config, 0)
+    billed = run_team("synth-12", config, 0, tmp_path).record.metrics["context_tokens"]
+    assert billed == sum(t.context_tokens for t in schedule.turns)
+
+
+def test_turns_run_in_simulated_start_order_and_repeat_byte_for_byte(sandbox, tmp_path):
+    config = TeamConfig(strategy="cocoder", cost=CostModel(latency=5.0), failure=PERFECT)
+    a, seen = _team("synth-12", config, tmp_path / "a", seed=3)
+    timeline, order = a.manifest["timeline"], a.manifest["turn_order"]
+    assert sorted(order) == sorted(timeline) and [o["unit"] for _, o, _ in seen] == order
+    starts = [timeline[u][0] for u in order]
+    assert starts == sorted(starts)
+    assert len({w for w, _, _ in seen}) > 1 and [w for w, _, _ in seen] != sorted(w for w, _, _ in seen)
+    b, _ = _team("synth-12", config, tmp_path / "b", seed=3)
+    assert b.manifest["turn_order"] == order
+    for member in a.manifest["agents"]:
+        assert (tmp_path / "a" / member["log"]).read_bytes() == (tmp_path / "b" / member["log"]).read_bytes()
+
+
+@pytest.mark.parametrize("strategy", ["file-parallel", "per-file"])
+def test_fresh_contexts_bill_no_history(sandbox, tmp_path, strategy):
+    config = TeamConfig(strategy=strategy, failure=PERFECT)
+    _, seen = _team("synth-12", config, tmp_path)
+    for _, obs, _ in seen:
+        assert obs["context_tokens"] == config.cost.prompt_tokens + shown_tokens(obs)
+    if strategy == "file-parallel":  # nothing waits: every dependency is an interface from the skeleton
+        assert not any(obs["received"] for _, obs, _ in seen)
