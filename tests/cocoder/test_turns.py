@@ -129,3 +129,24 @@ def test_fresh_contexts_bill_no_history(sandbox, tmp_path, strategy):
         assert obs["context_tokens"] == config.cost.prompt_tokens + shown_tokens(obs)
     if strategy == "file-parallel":  # nothing waits: every dependency is an interface from the skeleton
         assert not any(obs["received"] for _, obs, _ in seen)
+
+
+class Quits(Recorder):
+    """Fails on its second turn (a model error): the team must go on without it."""
+
+    def act(self, observation, tools):
+        if sum(w == self.worker for w, _, _ in self.seen) == 1 and "module" in json.loads(observation):
+            raise RuntimeError("model unavailable")
+        return super().act(observation, tools)
+
+
+def test_an_agent_that_stops_early_does_not_block_the_others(sandbox, tmp_path):
+    seen: list = []
+    config = TeamConfig(strategy="cocoder", failure=PERFECT, repair_rounds=0)
+    result = run_team("synth-12", config, 0, tmp_path,
+                      agent_factory=lambda w: (Quits if w == 0 else Recorder)(w, seen, PERFECT))
+    assert result.record.status == "error"
+    units = next(m["units"] for m in result.manifest["agents"] if m["worker"] == 0)
+    timeline = result.manifest["timeline"]
+    assert len(units) > 1 and all(timeline[u][0] == timeline[u][1] for u in units[1:])  # took no time
+    assert len(timeline) == len(result.manifest["turn_order"]) + len(units) - 1
