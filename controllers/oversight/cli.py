@@ -36,6 +36,8 @@ def register(subparsers: Any) -> None:
     build.add_argument("benchmark", help=f"one of: {', '.join(sorted(TARGETS))}, or suite:NAME for any suite")
     build.add_argument("--out", required=True, help="dataset file to write (JSON Lines)")
     build.add_argument("--games", type=_positive, default=None, help="use the first N games (default: all)")
+    build.add_argument("--skip-games", type=_nonnegative, default=0,
+                       help="leave out the first N games (fresh games for a check of features designed on them)")
     build.add_argument("--flaws", default="", help="comma-separated base agents (default: all)")
     build.add_argument("--model", default="", help="also branch a chat model as base agent (provider:model)")
     build.add_argument("--seeds", type=_positive, default=1, help="base trajectories per game and flaw")
@@ -101,10 +103,11 @@ def _benchmarks(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     if args.benchmark not in TARGETS and not args.benchmark.startswith("suite:"):
         raise UsageError(f"benchmark: unknown {args.benchmark!r}; benchmarks: {', '.join(sorted(TARGETS))}, suite:NAME")
-    options: dict[str, Any] = {"games": args.games} if args.benchmark == "alfworld" and args.games else {}
+    options: dict[str, Any] = ({"games": args.skip_games + args.games}
+                               if args.benchmark == "alfworld" and args.games else {})
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
-    config = BuildConfig(benchmark=args.benchmark, games=args.games,
+    config = BuildConfig(benchmark=args.benchmark, games=args.games, skip_games=args.skip_games,
                          flaws=[f for f in args.flaws.split(",") if f] + ([f"model:{args.model}"] if args.model else []),
                          seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,

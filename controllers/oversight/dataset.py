@@ -44,7 +44,8 @@ class BuildConfig:
     """What to branch. Checkpoints are at steps first, first+every, ... (at most ``checkpoints``)."""
 
     benchmark: str
-    games: int | None = None  # first N games of the benchmark; None: all
+    games: int | None = None  # first N games of the benchmark (after skip_games); None: all
+    skip_games: int = 0  # leave out the first games, e.g. to test features on games never looked at
     flaws: list[str] = field(default_factory=list)  # base agents; empty: all of the benchmark's
     seeds: int = 1  # base trajectories per game and flaw
     first: int = 2
@@ -261,7 +262,10 @@ def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
                   progress: Callable[[str], None] | None = None) -> Dataset:
     """Branch every (game, flaw, seed) of ``config`` and return the rows with their provenance."""
     target = load_target(config.benchmark, **config.target_options)
-    games = target.games[: config.games] if config.games else list(target.games)
+    games = target.games[config.skip_games:]
+    games = games[: config.games] if config.games else games
+    if not games:
+        raise UsageError(f"--skip-games {config.skip_games}: {target.name} has only {len(target.games)} games")
     models = [f for f in config.flaws if f.startswith("model:")]
     flaws = [f for f in config.flaws if not f.startswith("model:")] or list(target.base_agents)
     flaws += models

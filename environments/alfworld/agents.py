@@ -209,7 +209,12 @@ def make_base_agent(flaw: str, seed: int, **params: Any) -> ScriptedAlfworldAgen
 
 
 def make_reflect(agent: Agent) -> Agent:
-    """The reflect (self-repair) variant of a scripted agent, continuing from its current state."""
+    """The reflect (self-repair) variant of an agent, continuing from its current state: a
+    scripted agent lowers its flaw rates; an agent with its own ``reflected()`` (a chat model)
+    is asked to reflect."""
+    own = getattr(agent, "reflected", None)
+    if callable(own):
+        return own()
     if not isinstance(agent, ScriptedAlfworldAgent):
         raise TypeError(f"reflect needs a scripted ALFWorld agent, got {type(agent).__name__}")
     repaired = agent.fork()

@@ -8,11 +8,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 
 from openai_stub import OpenAIStub, Reply  # noqa: E402 - the shared stub lives beside the chat tests
 
+from agentbed.agents.chat import REFLECT_PROMPT  # noqa: E402
 from controllers.oversight.dataset import BuildConfig, build_dataset  # noqa: E402
+
+ASKED_TO_REFLECT: list[bool] = []
 
 
 def _model(body):
     # reads log pages forever, stating confidence 0.3: the episode runs out of steps unless overseen
+    ASKED_TO_REFLECT.append(any(m.get("content") == REFLECT_PROMPT for m in body["messages"]))
     return Reply([("read_logs", '{"page": 1}')], content="confidence: 0.3")
 
 
@@ -30,4 +34,7 @@ def test_chat_model_trajectories_are_branched_with_stated_confidence_as_risk(mon
     assert model_rows and all(abs(r["risk"] - 0.7) < 1e-9 for r in model_rows)
     outcome = {r["action"]: r["success"] for r in model_rows if r["game"] == ds.provenance["games"][0]}
     assert outcome["continue"] is False and outcome["expert"] is True
+    # reflect is the chat model asked to reflect (it keeps reading logs here, so it still fails)
+    assert outcome["reflect"] is False and ds.provenance["counts"]["branch_errors"] == 0
+    assert any(ASKED_TO_REFLECT) and not all(ASKED_TO_REFLECT)
     assert stub.served > 0

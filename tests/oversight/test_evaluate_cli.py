@@ -59,10 +59,19 @@ def test_cli_build_and_evaluate(tmp_path, capsys):
     assert [json.loads(line) for line in again.read_text().splitlines()[1:]] == rows
 
 
+def test_skip_games_branches_the_games_after_the_first_ones():
+    every = build_dataset(BuildConfig("vault", games=3, rollouts=1, checkpoints=1, first=1)).provenance["games"]
+    later = build_dataset(BuildConfig("vault", games=2, skip_games=1, rollouts=1, checkpoints=1, first=1))
+    assert later.provenance["games"] == every[1:3]
+    assert {r["game"] for r in later.rows} <= set(every[1:3])
+
+
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["oversight", "evaluate", str(tmp_path / "missing.jsonl")]) == 2
     assert main(["oversight", "build", "nope", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert main(["oversight", "build", "vault", "--rollouts", "0", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert main(["oversight", "features", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "y.jsonl")]) == 2
+    assert main(["oversight", "build", "vault", "--skip-games", "999", "--out", str(tmp_path / "z.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 4 and all(line.startswith("agentbed: error:") for line in err)
+    assert "--skip-games 999" in err[-1]
+    assert len(err) == 5 and all(line.startswith("agentbed: error:") for line in err)

@@ -97,8 +97,12 @@ class FlawedAgent(Agent):
         return Action(action, risk=round(risk, 4), meta={"slipped": slipped})
 
 
-def reflect(agent: FlawedAgent) -> FlawedAgent:
-    """Self-repair: the same agent re-reads its goal, clears its loop and halves its noise."""
+def reflect(agent: Agent) -> Agent:
+    """Self-repair: the same agent re-reads its goal, clears its loop and halves its noise; an
+    agent with its own ``reflected()`` (a chat model) is asked to reflect instead."""
+    own = getattr(agent, "reflected", None)
+    if callable(own):
+        return own()
     if not isinstance(agent, FlawedAgent):
         raise TypeError(f"reflect applies to scripted flawed agents, not {type(agent).__name__}")
     fixed = copy.deepcopy(agent)
