@@ -69,6 +69,7 @@ TARGETS: dict[str, str] = {
     "vault": "controllers.oversight.benchmarks.vault:target",
     "scienceworld": "controllers.oversight.benchmarks.scienceworld:target",
     "alfworld": "controllers.oversight.benchmarks.alfworld:target",
+    "graphrag": "controllers.oversight.benchmarks.graphrag:target",
 }
 
 

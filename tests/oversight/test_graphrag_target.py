@@ -1,0 +1,24 @@
+"""GraphRAG under poisoning as a branching benchmark: the real pipeline, attacks and TDP."""
+
+from collections import defaultdict
+
+from controllers.oversight.dataset import BuildConfig, build_dataset
+
+
+def test_best_action_differs_by_attack_and_features_are_prefix_only():
+    ds = build_dataset(BuildConfig("graphrag", rollouts=1, checkpoints=1, first=1,
+                                   target_options={"worlds": 1, "attacks": ("none", "gragpoison", "tkpa")}))
+    assert ds.provenance["counts"]["branch_errors"] == 0 and ds.provenance["counts"]["replay_mismatches"] == 0
+    outcome: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    features: dict[str, list] = defaultdict(list)
+    risk: dict[str, list[float]] = defaultdict(list)
+    for r in ds.rows:
+        attack = r["game"].split("/")[0]
+        outcome[attack][r["action"]].append(r["success"])
+        features[r["game"]].append(r["features"])
+        risk[attack].append(r["risk"])
+    assert all(outcome["none"]["continue"]) and all(outcome["none"]["tdp-reader"])  # clean: continuing is best
+    assert not any(outcome["gragpoison"]["continue"]) and all(outcome["gragpoison"]["tdp-reader"])  # TDP repairs
+    assert not any(outcome["tkpa"]["continue"]) and not any(outcome["tkpa"]["tdp-reader"])  # quitting is best
+    assert all(f == fs[0] for fs in features.values() for f in fs)  # the same prefix for every action
+    assert max(risk["none"]) < min(risk["gragpoison"])  # the reader sees that its evidence is contested
