@@ -83,6 +83,7 @@ class PlanAgent(Agent):
         self.task: TaskSpec = task
         self.habits = set(self.initial_habits)
         self.lessons: list[str] = []
+        self.start: float | None = None  # virtual time the task began, as this agent saw it
         self._start()
 
     def _start(self) -> None:
@@ -100,8 +101,10 @@ class PlanAgent(Agent):
     def _absorb(self, obs: dict[str, Any]) -> None:
         if "now" in obs:
             self.now = parse_time(obs["now"])
-        if "instruction" in obs:
-            self.start = self.now  # the task's first observation: when the task (and its schedule) began
+        if "instruction" in obs or self.start is None:
+            # the task's first observation: when the task (and its schedule) began; an agent handed
+            # the episode midway never saw it and counts from the handover (it may wait longer)
+            self.start = self.now
         if "restart" in obs:
             label = obs.get("feedback", {}).get("label", "")
             if self.learns and label in LESSONS:
