@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -121,6 +121,15 @@ class _Counts:
         self.error_examples = (self.error_examples + other.error_examples)[:3]
 
 
+def checkpoint_features(target: BranchTarget, first_observation: str, history: Sequence[StepView],
+                        risks: Sequence[float]) -> dict[str, float]:
+    """The prefix features at a checkpoint: the generic ones, then the benchmark's own."""
+    features = prefix_features(history, risks, first_observation, target.max_steps)
+    if target.progress_features is not None:
+        features.update(target.progress_features(first_observation, history))
+    return features
+
+
 def _rollout_seed(seed: int, step: int, rollout: int) -> int:
     return (seed * 1_000_003 + step * 1009 + rollout) % (2**31)
 
@@ -192,9 +201,7 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
                             episode_id=trajectory)
             point = ForkPoint(lambda: branch_env, prefix, t, method,
                               seed_global_random=target.uses_global_random)
-            features = prefix_features(history, risks, first_observation, target.max_steps)
-            if target.progress_features is not None:
-                features.update(target.progress_features(first_observation, history))
+            features = checkpoint_features(target, first_observation, history, risks)
             for action in actions:
                 for r in range(config.rollouts):
                     spec = EpisodeSpec(suite=f"oversight-{target.name}", task=game, agent=f"{flaw}.{action}",

@@ -141,6 +141,7 @@ class ActionConditioned:
         self.actions = list(train.actions)
         self.success, self.length = self._fit_forests(train)
         self.inner: Predictions | None = None
+        self._penalties: dict[Costs, float] = {}  # selected once per cost setting
         if self.settings.dispersion_penalty is None:
             self.inner = self._inner_predictions(train)
 
@@ -215,10 +216,12 @@ class ActionConditioned:
             return self.settings.dispersion_penalty
         if self.inner is None:
             return 0.5
-        u = self.train.utilities(costs)
-        regrets = [regret(u, self.train.choices, self._decide(self.inner, costs, lam)).mean()
-                   for lam in self.settings.penalty_grid]
-        return float(self.settings.penalty_grid[int(np.argmin(regrets))])  # ties: the first (smallest)
+        if costs not in self._penalties:
+            u = self.train.utilities(costs)
+            regrets = [regret(u, self.train.choices, self._decide(self.inner, costs, lam)).mean()
+                       for lam in self.settings.penalty_grid]
+            self._penalties[costs] = float(self.settings.penalty_grid[int(np.argmin(regrets))])  # ties: the smallest
+        return self._penalties[costs]
 
     def _decide(self, pred: Predictions, costs: Costs, lam: float) -> np.ndarray:
         scale = lam * (1 + costs.fail_penalty)

@@ -18,8 +18,8 @@ from typing import Any
 from agentbed.control import StepView
 from agentbed.errors import UsageError
 from controllers.oversight.benchmarks import load_target
-from controllers.oversight.dataset import Dataset, _git_commit, make_base_agent
-from controllers.oversight.features import FEATURE_NAMES, prefix_features
+from controllers.oversight.dataset import Dataset, _git_commit, checkpoint_features, make_base_agent
+from controllers.oversight.features import FEATURE_NAMES
 
 Trajectory = tuple[str, str, int]  # game, flaw, seed
 
@@ -42,10 +42,7 @@ def trajectory_features(benchmark: str, options: dict[str, Any], game: str, flaw
             proposed = agent.act(observation, tools)
             risks.append(0.5 if proposed.risk is None else float(proposed.risk))
             if t in steps:
-                features = prefix_features(history, risks, first_observation, target.max_steps)
-                if target.progress_features is not None:
-                    features.update(target.progress_features(first_observation, history))
-                out[t] = (risks[-1], features)
+                out[t] = (risks[-1], checkpoint_features(target, first_observation, history, risks))
             observation, reward, terminated, truncated, info = env.step(proposed.text)
             history.append(StepView(observation, proposed.text, reward, info))
             if terminated or truncated:

@@ -26,11 +26,16 @@ EVIDENCE_FEATURES = ("contested_hops", "winner_share_min", "candidates_max", "ne
                      "statements", "removed_by_defense")
 
 
-def _rows(observation: str) -> list[list[Any]]:
+def _payload(observation: str) -> dict[str, Any]:
     try:
-        rows = json.loads(observation).get("statements", [])
-    except (ValueError, AttributeError):
-        return []
+        value = json.loads(observation)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _rows(payload: dict[str, Any]) -> list[list[Any]]:
+    rows = payload.get("statements", [])
     return rows if isinstance(rows, list) else []
 
 
@@ -66,7 +71,7 @@ class RiskReportingReader(Agent):
         action = self.reader.act(observation, tools)
         if question is None:
             return Action(action.text, risk=0.5)
-        shares = hop_shares(_rows(observation), question["topic"], question["relations"])
+        shares = hop_shares(_rows(_payload(observation)), question["topic"], question["relations"])
         return Action(action.text, risk=round(1.0 - min((s for s, _ in shares), default=0.0), 4))
 
 
@@ -83,7 +88,7 @@ class DefendedReader(Agent):
         from controllers.graphrag import make_defense
         from environments.graphrag.agents import answer_chain
 
-        rows = _rows(observation)
+        rows = _rows(_payload(observation))
         query = self.env.query
         verdict = make_defense("tdp")(self.env.scenario.index.kg, query, [int(r[0]) for r in rows])
         kept = [r for r in rows if int(r[0]) not in verdict.removed]
@@ -95,12 +100,8 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
     features = dict.fromkeys(EVIDENCE_FEATURES, 0.0)
     if not history:
         return features
-    try:
-        question = json.loads(first_observation)
-        payload = json.loads(history[-1].observation)
-    except ValueError:
-        return features
-    rows = _rows(history[-1].observation)
+    question, payload = _payload(first_observation), _payload(history[-1].observation)
+    rows = _rows(payload)
     shares = hop_shares(rows, question.get("topic", ""), question.get("relations", []))
     features.update(
         contested_hops=float(sum(n > 1 for _, n in shares)),
@@ -109,7 +110,7 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
         negations=float(sum(bool(r[6]) for r in rows)),
         dated_share=sum(bool(r[5]) for r in rows) / len(rows) if rows else 0.0,
         statements=float(len(rows)),
-        removed_by_defense=float(payload.get("removed_by_defense", 0)) if isinstance(payload, dict) else 0.0,
+        removed_by_defense=float(payload.get("removed_by_defense", 0)),
     )
     return features
 
