@@ -12,8 +12,7 @@ from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.costmodel import CostModel
 from controllers.cocoder.depgraph import build_dependency_graph, cycles
 from controllers.cocoder.partition import METHODS, find_hubs
-from controllers.cocoder.schedule import simulate
-from controllers.cocoder.strategies import STRATEGIES, make_plan
+from controllers.cocoder.strategies import STRATEGIES, make_plan, simulate_plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +39,6 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"--agents: {args.agents} must be at least 1")
     graph = build_dependency_graph(package)
     cost = CostModel(latency=args.latency)
-    spec = {m: graph.nodes[m]["api_tokens"] for m in graph}
     hubs = find_hubs(graph)
     report = {"package": str(package), "modules": graph.number_of_nodes(), "edges": graph.number_of_edges(),
               "cycles": cycles(graph), "in_hubs": list(hubs.in_hubs), "out_hubs": list(hubs.out_hubs),
@@ -49,10 +47,8 @@ def handle(args: argparse.Namespace) -> int:
     for strategy in args.strategy or STRATEGIES:
         plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed,
                          granularity=args.granularity, cost=cost)
-        work = plan.work_graph(graph)
         split |= {p.module for p in plan.pieces.values()}
-        sched = simulate(work, plan, cost, {n: work.nodes[n]["tokens"] for n in work},
-                         {n: spec[plan.module_of(n)] for n in work})
+        sched = simulate_plan(graph, plan, cost)
         context = sum(t.context_tokens for t in sched.turns)
         report["strategies"][strategy] = {
             "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "plan": plan.variant or strategy,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
@@ -16,6 +17,9 @@ from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
+
+if TYPE_CHECKING:  # schedule imports Plan from here
+    from controllers.cocoder.schedule import Schedule
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
 
@@ -137,15 +141,23 @@ def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mappi
                 [sorted(g) for g in groups], work if pieces else None, dict(pieces))
 
 
-def _estimate(modules: nx.DiGraph, plan: Plan, cost: CostModel | None, failure: FailureModel | None) -> float:
-    """The plan's expected makespan (repair risk included), from the graph's own size estimates."""
-    from controllers.cocoder.schedule import expected_makespan, simulate
+def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:
+    """The plan on the virtual clock with the graph's own size estimates: each node writes its
+    ``tokens``, each piece is shown its whole module's interface (``api_tokens``)."""
+    from controllers.cocoder.schedule import simulate
 
-    cost = cost or CostModel()
     work = plan.work_graph(modules)
     out = {n: work.nodes[n].get("tokens", 1) for n in work}
     spec = {n: modules.nodes[plan.module_of(n)].get("api_tokens", 0) for n in work}
-    return expected_makespan(simulate(work, plan, cost, out, spec), cost, failure or FailureModel())
+    return simulate(work, plan, cost, out, spec)
+
+
+def _estimate(modules: nx.DiGraph, plan: Plan, cost: CostModel | None, failure: FailureModel | None) -> float:
+    """The plan's expected makespan (repair risk included), from the graph's own size estimates."""
+    from controllers.cocoder.schedule import expected_makespan
+
+    cost = cost or CostModel()
+    return expected_makespan(simulate_plan(modules, plan, cost), cost, failure or FailureModel())
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:
