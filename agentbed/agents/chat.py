@@ -154,7 +154,7 @@ class ChatAgent(Agent):
 
     def fork(self) -> ChatAgent:
         """An independent continuation: the model client is shared, the conversation copied."""
-        twin = object.__new__(ChatAgent)
+        twin = object.__new__(type(self))  # a subclass forks as itself
         twin.__dict__.update(self.__dict__)
         twin.messages = [m.model_copy(deep=True) for m in self.messages]
         twin._rng = random.Random()

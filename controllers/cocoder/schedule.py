@@ -37,7 +37,7 @@ class Turn:
     transferred_tokens: int
     history_tokens: int  # part of context_tokens that is the agent's own earlier work
     # dependency -> how the turn is given it: "history" (the agent wrote it earlier in this
-    # conversation), "message" (finished by another agent: its text is transferred), "interface"
+    # conversation), "own" (the agent wrote it in an earlier conversation: shown again), "message" (finished by another agent: its text is transferred), "interface"
     # (not written yet: its interface), "stub" (a sibling piece written at the same time: its
     # signatures are in the module's skeleton)
     sources: dict[str, str] = field(default_factory=dict)
@@ -118,12 +118,16 @@ class _Simulation:
     def write(self, module: str, worker: int, start: float) -> Turn:
         ctx = self.plan.context[module]
         written = self.written.setdefault(ctx, set())
-        history = self.history.get(ctx, 0)
-        transferred = interfaces = cross = missing = 0
+        fresh = self.plan.fresh_context
+        history = 0 if fresh else self.history.get(ctx, 0)
+        own = transferred = interfaces = cross = missing = 0
         sources: dict[str, str] = {}
         for u in self.deps[module]:
             tokens = self.graph.edges[u, module]["tokens"]
-            if u in written:
+            if u in written and fresh:
+                own += tokens  # the agent's own earlier unit, shown again in the new conversation
+                sources[u] = "own"
+            elif u in written:
                 sources[u] = "history"  # already in this conversation
             elif self.plan.respect_deps and u in self.finish:
                 transferred += tokens
@@ -134,13 +138,13 @@ class _Simulation:
                 missing += 1
                 sources[u] = "interface"
         for u in self.interfaces[module]:
-            if u in written:
+            if u in written and not fresh:
                 sources[u] = "history"
                 continue
             missing += 1  # written against the sibling's stub, which the skeleton already shows
             cross += int(self.plan.context[u] != ctx)  # and a message to the agent who writes it
             sources[u] = "stub"
-        shown = self.spec[module] + transferred + interfaces
+        shown = self.spec[module] + own + transferred + interfaces
         context_tokens = self.cost.prompt_tokens + shown + history
         duration = self.cost.task_time(self.out[module], context_tokens)
         self.history[ctx] = history + shown + self.out[module]  # the conversation keeps what it was shown

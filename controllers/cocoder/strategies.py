@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # schedule imports Plan from here
     from controllers.cocoder.schedule import Schedule
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
+# how a cocoder agent carries its own earlier work from one unit to the next: a fresh conversation
+# per unit shown the interfaces (an ordered piece: the bodies) of what it wrote and uses, or one
+# conversation that keeps everything it was shown and wrote
+CONTEXTS = ("fresh", "conversation")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class Plan:
     graph: nx.DiGraph | None = None  # the work graph when it differs from the module graph (pieces)
     pieces: dict[str, Piece] = field(default_factory=dict)
     variant: str = ""  # cocoder: "file", "split-simultaneous" or "split-ordered" (which candidate won)
+    fresh_context: bool = False  # every turn starts a new conversation (its own earlier units shown, not kept)
 
     def work_graph(self, modules: nx.DiGraph) -> nx.DiGraph:
         return self.graph if self.graph is not None else modules
@@ -66,7 +71,7 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
               theta: float = 0.4, granularity: str = "function",
               writable: Mapping[str, Collection[str]] | None = None, cost: CostModel | None = None,
-              failure: FailureModel | None = None) -> Plan:
+              failure: FailureModel | None = None, context: str = "fresh") -> Plan:
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
@@ -77,7 +82,9 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
       split into pieces of its definitions that go to different agents (controllers.cocoder.chunking):
       written at once against stubs, or along their references (hubs first). Of the file-level plan
       and the two splits, the one with the shortest expected makespan (simulated with ``cost``, its
-      repair risk from ``failure``; defaults: the spec's constants) is kept.
+      repair risk from ``failure``; defaults: the spec's constants) is kept. With ``context="fresh"``
+      each of an agent's units starts a new conversation shown what it uses of the agent's earlier
+      units (context isolation); ``"conversation"`` keeps one growing conversation per agent.
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -85,21 +92,24 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     if strategy == "file-parallel":
         index = {m: i for i, m in enumerate(modules)}
         return Plan(strategy, {m: f"f{index[m]}" for m in modules}, index, len(modules), False,
-                    [[m] for m in modules])
+                    [[m] for m in modules], fresh_context=True)
     if strategy == "per-file":
         return Plan(strategy, {m: f"f{i}" for i, m in enumerate(modules)}, None, agents, True,
-                    [[m] for m in modules])
+                    [[m] for m in modules], fresh_context=True)
     if strategy == "cocoder":
         if granularity not in GRANULARITIES:
             raise UsageError(f"--granularity: {granularity!r} is not one of {', '.join(GRANULARITIES)}")
+        if context not in CONTEXTS:
+            raise UsageError(f"--context: {context!r} is not one of {', '.join(CONTEXTS)}")
+        fresh = context == "fresh"
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
-        candidates = [replace(_packed(graph, groups, agents, {}, {}), variant="file")]
+        candidates = [replace(_packed(graph, groups, agents, {}, {}, fresh), variant="file")]
         for ordered in {"function": (False, True), "simultaneous": (False,), "ordered": (True,)}.get(granularity, ()):
             work, pieces = split_oversize(graph, agents, writable, ordered=ordered)
             if pieces:
                 variant = "split-ordered" if ordered else "split-simultaneous"
-                candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents)]
+                candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents, fresh)]
         if granularity != "function":  # a forced split, when there is one: only its packings compete
             candidates = candidates[1:] or candidates
         if len(candidates) == 1:
@@ -110,7 +120,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
 
 
-def _split_plans(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, Piece], agents: int) -> list[Plan]:
+def _split_plans(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, Piece], agents: int,
+                 fresh: bool) -> list[Plan]:
     """The ways to pack a split onto agents: the first piece in its module's group (cohesion) or
     every piece alone (balance); and, with hub pieces, each hub apart from the pieces using it or
     on the agent of its heaviest user (one message fewer)."""
@@ -127,18 +138,18 @@ def _split_plans(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, 
             for hub, user in joined.items():
                 merged = next(g for g in options if hub in g) | next(g for g in options if user in g)
                 options = [g for g in options if hub not in g and user not in g] + [merged]
-            plans.append(_packed(work, options, agents, pieces, apart))
+            plans.append(_packed(work, options, agents, pieces, apart, fresh))
     return plans
 
 
 def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mapping[str, Piece],
-            apart: Mapping[str, str]) -> Plan:
+            apart: Mapping[str, str], fresh: bool = False) -> Plan:
     owner = assign_to_agents(work, groups, agents, apart)
     used = sorted(set(owner.values()))
     renumber = {a: i for i, a in enumerate(used)}
     worker = {m: renumber[owner[m]] for m in sorted(work.nodes)}
     return Plan("cocoder", {m: f"a{w}" for m, w in worker.items()}, worker, len(used), True,
-                [sorted(g) for g in groups], work if pieces else None, dict(pieces))
+                [sorted(g) for g in groups], work if pieces else None, dict(pieces), fresh_context=fresh)
 
 
 def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:

@@ -75,7 +75,8 @@ class SimulatedCoder(Agent):
 
 def langchain_coder(model: str, seed: int, **client: Any) -> Agent:
     """A real model through LangChain (``provider:model``, tools bound); token counts come from the
-    provider's usage metadata. ``client`` goes to the chat model (``base_url``, ``api_key``...)."""
-    from agentbed.agents.chat import ChatAgent
+    provider's usage metadata; a fresh-context turn starts a new chat. ``client`` goes to the chat
+    model (``base_url``, ``api_key``...)."""
+    from environments.cocoder.chat_coder import FreshContextChat
 
-    return ChatAgent.from_model_string(model, seed=seed, name=f"model:{model}", system_prompt=CODER_PROMPT, **client)
+    return FreshContextChat.from_model_string(model, seed=seed, name=f"model:{model}", system_prompt=CODER_PROMPT, **client)

@@ -1,7 +1,8 @@
 """What one turn of a team run is shown, built from what the agents actually wrote.
 
 The schedule decides, per dependency of a turn, how the turn receives it (``Turn.sources``):
-already in the agent's conversation (``history``), transferred from the agent who finished it
+already in the agent's conversation (``history``), written by the same agent in an earlier
+conversation and shown again like a message, without one (``own``), transferred from the agent who finished it
 (``message``), its interface because nobody has written it yet (``interface``), or a sibling
 piece written at the same time whose signatures the skeleton shows (``stub``). Here that
 decision becomes text: a message carries the provider's own output (an ordered piece gets the
@@ -51,10 +52,10 @@ def _bodies(text: str | None, skeleton: str, defs: list[str]) -> dict[str, str]:
 def dependency_view(task: RepoTask, dep: Mapping[str, Any], written: Mapping[str, str]) -> dict[str, str]:
     """The texts one dependency contributes to a turn's observation (nothing for history and stubs)."""
     how = dep["how"]
-    if how not in ("message", "interface"):
+    if how not in ("message", "own", "interface"):
         return {}
     skeleton = task.modules[dep["module"]].skeleton
-    text = written.get(dep["unit"]) if how == "message" else None
+    text = written.get(dep["unit"]) if how in ("message", "own") else None
     if dep.get("defs"):
         return _bodies(text, skeleton, dep["defs"])
     # a piece's text holds part of a class: its interface is the skeleton's, whose signatures it keeps
@@ -68,18 +69,23 @@ def turn_material(task: RepoTask, turn: Mapping[str, Any], written: Mapping[str,
     skeleton = task.modules[turn["module"]].skeleton
     received: dict[str, dict[str, str]] = {}
     interfaces: dict[str, dict[str, str]] = {}
-    own, stubs = [], []
+    reread: dict[str, dict[str, str]] = {}
+    kept, stubs = [], []
     for dep in turn.get("deps", ()):
         view = dependency_view(task, dep, written)
         if dep["how"] == "message":
             received[dep["unit"]] = view
         elif dep["how"] == "interface":
             interfaces[dep["unit"]] = view
+        elif dep["how"] == "own":
+            reread[dep["unit"]] = view
         else:
-            (own if dep["how"] == "history" else stubs).append(dep["unit"])
-    texts = [skeleton, *(t for v in (*received.values(), *interfaces.values()) for t in v.values())]
-    fields: dict[str, Any] = {"skeleton": skeleton, "received": received, "dependency_interfaces": interfaces,
-                              "written_earlier_in_this_conversation": own, "written_at_once_by_others": stubs}
+            (kept if dep["how"] == "history" else stubs).append(dep["unit"])
+    shown = (*received.values(), *reread.values(), *interfaces.values())
+    texts = [skeleton, *(t for v in shown for t in v.values())]
+    fields: dict[str, Any] = {"skeleton": skeleton, "received": received, "written_by_you_earlier": reread,
+                              "dependency_interfaces": interfaces, "written_earlier_in_this_conversation": kept,
+                              "written_at_once_by_others": stubs}
     if turn.get("repair") is not None:
         fields["previous_source"] = turn.get("previous", "")
         texts += [fields["previous_source"], turn["repair"]]

@@ -6,7 +6,8 @@ bodies or interfaces another agent wrote, interfaces of what nobody has written 
 the whole file with ``write_file``. In a team run a :class:`TurnGate` holds each observation
 back until the turn's simulated start, so the texts it shows exist. The virtual clock charges
 the cost model's task time ``t0 + w / write_rate + ctx / context_rate`` for what it wrote and
-the context it was shown (the prompt, the conversation so far, the observation's texts), so a
+the context it was shown (the prompt, the conversation so far unless the turn is marked
+``fresh_context``, the observation's texts), so a
 turn's duration depends on the agent's output, never on the wall clock.
 """
 
@@ -78,6 +79,7 @@ class CoCoderEnv(ToolEnv):
         return json.dumps({
             "module": mt.module, "unit": turn.get("unit", mt.module), "path": mt.relpath, "remaining": len(self.turns) - i,
             "repair_request": turn.get("repair"), **piece, "blanked": blanked, **material,
+            "fresh_context": bool(turn.get("fresh_context")),
             "context_tokens": self._context_tokens(turn), "missing_fraction": turn["missing_fraction"],
             "cross_deps": turn["cross_deps"]}, ensure_ascii=False)
 

@@ -11,7 +11,7 @@ from agentbed.suite import Option, Suite
 from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import METHODS
-from controllers.cocoder.strategies import STRATEGIES
+from controllers.cocoder.strategies import CONTEXTS, STRATEGIES
 from environments.cocoder.agents import SimulatedCoder
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.tasks import task_ids
@@ -22,7 +22,8 @@ def config_from_options(options: dict[str, Any], coder: str = "simulated") -> Te
     return TeamConfig(strategy=options["strategy"], agents=options["agents"], method=options["method"],
                       cost=CostModel(latency=options["latency"]),
                       failure=FailureModel(p_cross=options["cross_error"]), coder=coder,
-                      repair_rounds=options["repair_rounds"], granularity=options.get("granularity", "function"))
+                      repair_rounds=options["repair_rounds"], granularity=options.get("granularity", "function"),
+                      context=options.get("context", "fresh"))
 
 
 def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
@@ -55,6 +56,9 @@ SUITE = Suite(
                                           "plan's estimate prefers (function); force one split (simultaneous, "
                                           "ordered) or keep the paper's file-level partition (file)",
                               choices=GRANULARITIES),
+        "context": Option("fresh", "cocoder: each unit in a new conversation shown what it uses of the agent's "
+                                   "earlier units (fresh), or one growing conversation per agent (conversation)",
+                          choices=CONTEXTS),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),

@@ -51,6 +51,7 @@ class TeamConfig:
     coder: str = "simulated"  # or "model:provider:model"
     repair_rounds: int = 1  # leader test-and-repair rounds after the write phase
     granularity: str = "function"  # cocoder only: "file" keeps the paper's file-level partition
+    context: str = "fresh"  # cocoder only: a new conversation per unit, or "conversation" (one per agent)
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""
@@ -59,7 +60,7 @@ class TeamConfig:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "agents": self.agents, "method": self.method, "theta": self.theta,
                 "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder,
-                "repair_rounds": self.repair_rounds, "granularity": self.granularity}
+                "repair_rounds": self.repair_rounds, "granularity": self.granularity, "context": self.context}
 
 
 def work_graph(task: RepoTask) -> nx.DiGraph:
@@ -73,7 +74,8 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     modules = work_graph(task)
     writable = {m: task.modules[m].blanked for m in modules}
     plan = make_plan(modules, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta,
-                     granularity=config.granularity, writable=writable, cost=config.cost, failure=config.failure)
+                     granularity=config.granularity, writable=writable, cost=config.cost, failure=config.failure,
+                     context=config.context)
     graph = plan.work_graph(modules)
     out, spec = task.out_tokens(), task.spec_tokens()
     out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view
@@ -89,8 +91,7 @@ def _turn_params(schedule: Schedule, plan: Plan, graph: nx.DiGraph, worker: int)
         turns.append({**_unit_fields(plan, t.module), "deps": dependency_fields(graph, t.module, t.sources,
                                                                                 plan.module_of),
                       "missing_fraction": t.missing_fraction, "cross_deps": t.cross_deps,
-                      "transferred_tokens": t.transferred_tokens, "fresh_context": plan.strategy in
-                      ("per-file", "file-parallel")})
+                      "transferred_tokens": t.transferred_tokens, "fresh_context": plan.fresh_context})
     return turns
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from agentbed.results import load_results
-from environments.cocoder.demo import GATED, LABELS, pareto_front, run_demo
+from environments.cocoder.demo import COCODERS, GATED, LABELS, dominates, pareto_front, run_demo
 
 
 def test_pareto_front_uses_every_objective():
@@ -10,15 +10,25 @@ def test_pareto_front_uses_every_objective():
     assert pareto_front(points) == [0, 1]
 
 
+def test_domination_needs_every_mean_at_least_as_good_and_one_better():
+    def runs(makespan, cost, pass_rate):
+        return [{"makespan": makespan, "cost_usd": cost, "pass_rate": pass_rate}]
+
+    assert dominates(runs(100, 1.0, 1.0), runs(200, 1.0, 1.0))
+    assert not dominates(runs(100, 1.0, 1.0), runs(100, 1.0, 1.0))  # equal is not better
+    assert not dominates(runs(100, 0.5, 0.9), runs(200, 1.0, 1.0))  # faster and cheaper, lower pass rate
+
+
 def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
     summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=False)
     assert summary["suite"] == "cocoder" and summary["episodes"] == len(LABELS)
     goal = summary["tables"][1]
-    assert [row[:2] for row in goal["rows"]] == [["synth-12", "function"], ["synth-12", "file"]]
-    assert all(row[-1] in ("met", "NOT met") for row in goal["rows"])
+    assert [row[:2] for row in goal["rows"]] == [["synth-12", label] for label in COCODERS]
+    assert all(row[-1] in ("met", "NOT met") and row[-2] in ("yes", "no") for row in goal["rows"])
     results = load_results(tmp_path / "cocoder")
     assert {(m["agent"], m["metric"]) for m in results["metrics"]} == {
-        (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder", "cocoder-file") for metric in GATED}
+        (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder", "cocoder-file",
+                              "cocoder-conversation") for metric in GATED}
     assert all(set(m["values"]) == {"synth-12/0"} for m in results["metrics"])
     assert (tmp_path / "cocoder" / "summary.json").is_file()
 

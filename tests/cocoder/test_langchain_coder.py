@@ -79,3 +79,14 @@ def test_an_ordered_piece_prompt_carries_the_bodies_its_sibling_wrote(sandbox, t
         bodies = obs["received"][hub]
         assert bodies and bodies == definition_texts(reference, list(bodies))
         assert set(bodies) <= set(result.manifest["pieces"][hub]["definitions"])
+
+
+def test_a_fresh_context_turn_starts_a_new_chat_and_a_conversation_keeps_it(sandbox, tmp_path):
+    lengths = {}
+    for context in ("fresh", "conversation"):
+        config = TeamConfig(strategy="cocoder", agents=2, coder="model:openai:stub-model", context=context)
+        result, stub = _run(TASK, config, tmp_path / context)
+        assert result.record.status == "ok" and result.record.metrics["pass_rate"] == 1.0
+        lengths[context] = [len(body["messages"]) for body in stub.requests]
+    assert set(lengths["fresh"]) == {2}  # system prompt and the turn's observation, every time
+    assert max(lengths["conversation"]) > 2  # an agent's later turns continue its chat

@@ -47,7 +47,7 @@ class Recorder(SimulatedCoder):
 
 
 def shown_tokens(obs: dict) -> int:
-    texts = [obs["skeleton"], *(t for group in ("received", "dependency_interfaces")
+    texts = [obs["skeleton"], *(t for group in ("received", "written_by_you_earlier", "dependency_interfaces")
                                 for view in obs[group].values() for t in view.values())]
     if obs.get("repair_request") is not None:
         texts += [obs["previous_source"], obs["repair_request"]]
@@ -82,26 +82,34 @@ def test_an_ordered_piece_sees_the_bodies_another_agent_wrote(sandbox, tmp_path)
     assert checked >= 2  # both pieces that wait for tinydb's hub piece
 
 
-def test_context_billed_is_what_the_observation_shows(sandbox, tmp_path):
-    config = TeamConfig(strategy="cocoder", granularity="file", failure=PERFECT)
+@pytest.mark.parametrize("context", ["conversation", "fresh"])
+def test_context_billed_is_what_the_observation_shows(sandbox, tmp_path, context):
+    config = TeamConfig(strategy="cocoder", granularity="file", failure=PERFECT, context=context)
     _, seen = _team("synth-12", config, tmp_path)
     history: dict[int, int] = {}
     kinds = set()
     for w, obs, text in seen:
         shown = shown_tokens(obs)
+        assert obs["fresh_context"] == (context == "fresh")
         assert obs["context_tokens"] == config.cost.prompt_tokens + shown + history.get(w, 0)
-        history[w] = history.get(w, 0) + shown + estimate_tokens(text)  # the conversation keeps it
-        for unit, view in obs["received"].items():  # a finished module: interfaces of its text
-            kinds.add("message")
-            author_text = next(t for _, o, t in seen if o["unit"] == unit)
-            assert view and all(module_interfaces(author_text)[n] == v for n, v in view.items())
+        if context == "conversation":
+            history[w] = history.get(w, 0) + shown + estimate_tokens(text)  # the conversation keeps it
+        for group, kind in (("received", "message"), ("written_by_you_earlier", "own")):
+            for unit, view in obs[group].items():  # a finished module: interfaces of its text
+                kinds.add(kind)
+                author, author_text = next((a, t) for a, o, t in seen if o["unit"] == unit)
+                assert (author == w) == (kind == "own")
+                assert view and all(module_interfaces(author_text)[n] == v for n, v in view.items())
         kinds |= {"interface"} if obs["dependency_interfaces"] else set()
-    assert kinds == {"message", "interface"}
+        kinds |= {"history"} if obs["written_earlier_in_this_conversation"] else set()
+    # the agent's own earlier modules: kept in its conversation, or shown again in a fresh one
+    assert kinds == {"message", "interface", "history" if context == "conversation" else "own"}
 
 
-@pytest.mark.parametrize("granularity", ["file", "simultaneous"])
-def test_with_the_reference_written_the_billed_context_is_the_planned_one(sandbox, tmp_path, granularity):
-    config = TeamConfig(strategy="cocoder", granularity=granularity, failure=PERFECT)
+@pytest.mark.parametrize("granularity,context", [("file", "conversation"), ("simultaneous", "conversation"),
+                                                 ("file", "fresh"), ("ordered", "fresh")])
+def test_with_the_reference_written_the_billed_context_is_the_planned_one(sandbox, tmp_path, granularity, context):
+    config = TeamConfig(strategy="cocoder", granularity=granularity, failure=PERFECT, context=context)
     _, _, schedule = plan_team(load_task("synth-12"), config, 0)
     billed = run_team("synth-12", config, 0, tmp_path).record.metrics["context_tokens"]
     assert billed == sum(t.context_tokens for t in schedule.turns)
@@ -121,9 +129,9 @@ def test_turns_run_in_simulated_start_order_and_repeat_byte_for_byte(sandbox, tm
         assert (tmp_path / "a" / member["log"]).read_bytes() == (tmp_path / "b" / member["log"]).read_bytes()
 
 
-@pytest.mark.parametrize("strategy", ["file-parallel", "per-file"])
+@pytest.mark.parametrize("strategy", ["file-parallel", "per-file", "cocoder"])
 def test_fresh_contexts_bill_no_history(sandbox, tmp_path, strategy):
-    config = TeamConfig(strategy=strategy, failure=PERFECT)
+    config = TeamConfig(strategy=strategy, failure=PERFECT)  # cocoder: context="fresh" by default
     _, seen = _team("synth-12", config, tmp_path)
     for _, obs, _ in seen:
         assert obs["context_tokens"] == config.cost.prompt_tokens + shown_tokens(obs)
