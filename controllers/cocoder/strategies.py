@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -112,12 +113,46 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
                 candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents, fresh)]
         if granularity != "function":  # a forced split, when there is one: only its packings compete
             candidates = candidates[1:] or candidates
-        if len(candidates) == 1:
+        if granularity == "file":  # the paper's partition, packed by work alone
             return candidates[0]
+        estimate = partial(_estimate, graph, cost=cost, failure=failure)
+        if graph.number_of_nodes() <= MERGE_LIMIT:
+            candidates = [repack(plan, agents, estimate) for plan in candidates]
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
         # decides, between the splits and between their packings (ties keep the earlier, simpler one)
-        return min(candidates, key=lambda plan: _estimate(graph, plan, cost, failure))
+        return min(candidates, key=estimate)
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
+
+
+def repack(plan: Plan, agents: int, estimate: Callable[[Plan], float], max_passes: int = 10) -> Plan:
+    """Local search over the packing of groups onto agents (list scheduling's packing by work
+    alone ignores when each group can start): move one group to another of the ``agents`` while
+    ``estimate`` (the plan's expected makespan) drops; first improvement, groups and agents in
+    order, so the result is deterministic. Groups stay whole."""
+    assert plan.worker is not None
+    best, value = plan, estimate(plan)
+    for _ in range(max_passes):
+        improved = False
+        for group in best.groups:
+            here = best.worker[group[0]]  # type: ignore[index]
+            for agent in range(agents):
+                if agent == here:
+                    continue
+                trial = _with_owner(best, {**best.worker, **{n: agent for n in group}})  # type: ignore[arg-type]
+                trial_value = estimate(trial)
+                if trial_value < value - 1e-6:
+                    best, value, improved = trial, trial_value, True
+                    break
+        if not improved:
+            break
+    return best
+
+
+def _with_owner(plan: Plan, owner: Mapping[str, int]) -> Plan:
+    """``plan`` with nodes on the given agents (renumbered 0.. in order of first use)."""
+    renumber = {a: i for i, a in enumerate(sorted(set(owner.values())))}
+    worker = {n: renumber[a] for n, a in owner.items()}
+    return replace(plan, context={n: f"a{w}" for n, w in worker.items()}, worker=worker, workers=len(renumber))
 
 
 def _split_plans(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, Piece], agents: int,
@@ -145,11 +180,9 @@ def _split_plans(groups: list[set[str]], work: nx.DiGraph, pieces: Mapping[str, 
 def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mapping[str, Piece],
             apart: Mapping[str, str], fresh: bool = False) -> Plan:
     owner = assign_to_agents(work, groups, agents, apart)
-    used = sorted(set(owner.values()))
-    renumber = {a: i for i, a in enumerate(used)}
-    worker = {m: renumber[owner[m]] for m in sorted(work.nodes)}
-    return Plan("cocoder", {m: f"a{w}" for m, w in worker.items()}, worker, len(used), True,
-                [sorted(g) for g in groups], work if pieces else None, dict(pieces), fresh_context=fresh)
+    plan = Plan("cocoder", {}, {}, 0, True, [sorted(g) for g in groups], work if pieces else None, dict(pieces),
+                fresh_context=fresh)
+    return _with_owner(plan, {m: owner[m] for m in sorted(work.nodes)})
 
 
 def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:
@@ -163,7 +196,7 @@ def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:
     return simulate(work, plan, cost, out, spec)
 
 
-def _estimate(modules: nx.DiGraph, plan: Plan, cost: CostModel | None, failure: FailureModel | None) -> float:
+def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failure: FailureModel | None) -> float:
     """The plan's expected makespan (repair risk included), from the graph's own size estimates."""
     from controllers.cocoder.schedule import expected_makespan
 

@@ -6,7 +6,6 @@ Sandboxed test runs dominate the time: each distinct final code state is tested 
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -118,7 +117,7 @@ def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
 
 
 def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int, ...] = SEEDS,
-             sweep: bool = True) -> dict[str, Any]:
+             sweep: bool = True, repair_rounds: int = 1) -> dict[str, Any]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -129,7 +128,7 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
     # the fetched real repositories, and a larger synthetic one where parallelism has room
     tasks = tasks or [*task_ids(include_synthetic=False), SYNTHETIC_TASK]
     cache = TestCache()
-    base = TeamConfig(agents=AGENTS)
+    base = TeamConfig(agents=AGENTS, repair_rounds=repair_rounds)
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     rows, heads, goal_rows = [], [], []
     for task in tasks:
@@ -210,8 +209,20 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="cocoder-demo-"))
-    result = run_demo(target)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m environments.cocoder.demo",
+                                     description="The cocoder demo; more seeds for tighter intervals.")
+    parser.add_argument("out", nargs="?", help="run directory (default: a new temporary one)")
+    parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 0..N-1 (default: %(default)s)")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the sweeps and the Pareto figure")
+    parser.add_argument("--repair-rounds", type=int, default=1, help="leader test-and-repair rounds (default: 1)")
+    args = parser.parse_args()
+    if args.seeds < 1 or args.repair_rounds < 0:
+        parser.error("--seeds must be at least 1 and --repair-rounds at least 0")
+    target = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="cocoder-demo-"))
+    result = run_demo(target, seeds=tuple(range(args.seeds)), sweep=not args.no_sweep,
+                      repair_rounds=args.repair_rounds)
     for t in result["tables"][:2]:
         print(t["title"])
         for row in t["rows"]:

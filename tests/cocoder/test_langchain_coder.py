@@ -72,11 +72,14 @@ def test_an_ordered_piece_prompt_carries_the_bodies_its_sibling_wrote(sandbox, t
     assert result.manifest["plan"] == "split-ordered" and result.record.metrics["pass_rate"] == 1.0
     hub = next(n for n, p in result.manifest["pieces"].items() if p["hub"])
     reference = load_task("tinydb").modules["tinydb.table"].reference
+    def hub_view(obs):  # from another agent, or the same agent's earlier (fresh-context) turn
+        return {**obs.get("received", {}), **obs.get("written_by_you_earlier", {})}.get(hub)
+
     prompts = [obs for obs in map(_last_observation, stub.requests) if obs and obs["module"] == "tinydb.table"
-               and hub in obs.get("received", {})]
+               and hub_view(obs)]
     assert len({obs["unit"] for obs in prompts}) == 2  # both pieces that wait for the hub piece
     for obs in prompts:  # the hub's bodies as its agent wrote them, in the prompt sent to the model
-        bodies = obs["received"][hub]
+        bodies = hub_view(obs)
         assert bodies and bodies == definition_texts(reference, list(bodies))
         assert set(bodies) <= set(result.manifest["pieces"][hub]["definitions"])
 

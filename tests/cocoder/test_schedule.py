@@ -64,3 +64,42 @@ def test_simulation_is_deterministic_and_replay_reproduces_it(graph):
     durations = {t.module: t.finish - t.start for t in a.turns}
     timeline = replay_timeline(a, graph, plan, CostModel(), durations)
     assert max(f for _, f in timeline.values()) == pytest.approx(a.makespan)
+
+
+def _chain_and_a_loner():
+    """a -> b (b needs a) and an independent c: packing by work alone puts a beside c."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for name, tokens in (("a", 1000), ("b", 3000), ("c", 2500)):
+        g.add_node(name, tokens=tokens, api_tokens=50, work=1)
+    g.add_edge("a", "b", tokens=50, ordering=True, names=["f"])
+    return g
+
+
+def test_repacking_moves_a_group_to_the_agent_that_needs_it():
+    from functools import partial
+
+    from controllers.cocoder.strategies import _estimate, _packed, repack
+
+    g = _chain_and_a_loner()
+    packed = _packed(g, [{"a"}, {"b"}, {"c"}], 2, {}, {})
+    assert packed.worker["a"] != packed.worker["b"]  # longest-processing-time packing: a message a -> b
+    estimate = partial(_estimate, g, cost=None, failure=None)
+    better = repack(packed, 2, estimate)
+    assert better.worker["a"] == better.worker["b"] != better.worker["c"]
+    assert estimate(better) < estimate(packed)
+    assert repack(packed, 2, estimate).worker == better.worker  # deterministic
+
+
+def test_repacking_keeps_groups_whole_and_never_worsens_the_estimate(graph):
+    from functools import partial
+
+    from controllers.cocoder.strategies import _estimate, repack
+
+    plan = make_plan(graph, "cocoder", 3, granularity="file")  # the paper's packing, not repacked
+    estimate = partial(_estimate, graph, cost=None, failure=None)
+    better = repack(plan, 3, estimate)
+    assert estimate(better) <= estimate(plan)
+    assert all(len({better.worker[n] for n in group}) == 1 for group in plan.groups)
+    assert better.workers <= 3

@@ -71,14 +71,16 @@ def test_an_ordered_piece_sees_the_bodies_another_agent_wrote(sandbox, tmp_path)
     writer = {obs["unit"]: (w, text) for w, obs, text in seen}
     checked = 0
     for w, obs, _ in seen:
-        for unit, view in obs["received"].items():
-            assert manifest["turn_order"].index(unit) < manifest["turn_order"].index(obs["unit"])
-            author, text = writer[unit]
-            if unit in manifest["pieces"] and manifest["pieces"][unit]["module"] == obs["module"]:
-                assert author != w  # a sibling piece comes as a message from another agent
-                for body in view.values():  # its bodies, as that agent wrote them
-                    assert body in text and f"# written by agent {author}" in body
-                checked += 1
+        for group in ("received", "written_by_you_earlier"):
+            for unit, view in obs[group].items():
+                assert manifest["turn_order"].index(unit) < manifest["turn_order"].index(obs["unit"])
+                author, text = writer[unit]
+                if unit in manifest["pieces"] and manifest["pieces"][unit]["module"] == obs["module"]:
+                    # a sibling piece comes as a message from another agent, or as the agent's own earlier text
+                    assert (author != w) == (group == "received")
+                    for body in view.values():  # its bodies, as that agent wrote them
+                        assert body in text and f"# written by agent {author}" in body
+                    checked += 1
     assert checked >= 2  # both pieces that wait for tinydb's hub piece
 
 
