@@ -217,11 +217,13 @@ if __name__ == "__main__":
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 0..N-1 (default: %(default)s)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the sweeps and the Pareto figure")
     parser.add_argument("--repair-rounds", type=int, default=1, help="leader test-and-repair rounds (default: 1)")
+    parser.add_argument("--tasks", help="comma-separated tasks (default: every fetched repository and synth-60)")
     args = parser.parse_args()
     if args.seeds < 1 or args.repair_rounds < 0:
         parser.error("--seeds must be at least 1 and --repair-rounds at least 0")
     target = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="cocoder-demo-"))
-    result = run_demo(target, seeds=tuple(range(args.seeds)), sweep=not args.no_sweep,
+    result = run_demo(target, tasks=args.tasks.split(",") if args.tasks else None,
+                      seeds=tuple(range(args.seeds)), sweep=not args.no_sweep,
                       repair_rounds=args.repair_rounds)
     for t in result["tables"][:2]:
         print(t["title"])
