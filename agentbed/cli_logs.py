@@ -152,7 +152,7 @@ def cmd_branch(args: argparse.Namespace) -> int:
     suite = get_suite(header["suite"])
     names = [n for n in args.agents.split(",") if n]
     for name in names:
-        if name != "continue" and name not in suite.agents:
+        if name != "continue" and not suite.has_agent(name):
             raise UsageError(f"--agents: suite {suite.name!r} has no agent {name!r}")
     if args.rollouts < 1:
         raise UsageError("--rollouts must be at least 1")
@@ -161,7 +161,7 @@ def cmd_branch(args: argparse.Namespace) -> int:
     base = suite.make_agent(base_spec) if "continue" in names else None
 
     def factory(name: str):  # noqa: ANN202
-        return lambda env: suite.make_agent(EpisodeSpec(suite.name, header["task"], name, header["seed"], options))
+        return lambda env: suite.make_agent(EpisodeSpec(suite.name, header["task"], name, header["seed"], options), env)
 
     candidates = {n: factory(n) for n in names}
     out = Path(args.out) if args.out else path.parent / "branches"

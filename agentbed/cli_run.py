@@ -79,7 +79,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         suite = get_suite(name)
         tasks = suite.task_ids(suite.resolve_options({}))
         print(f"{suite.name}: {suite.description}")
-        print(f"  agents: {', '.join(sorted(suite.agents))} (default {suite.default_agent}); any --model provider:model")
+        print(f"  agents: {', '.join(suite.agent_names())} (default {suite.default_agent}); any --model provider:model")
         if suite.options:
             opts = ", ".join(f"--{k} ({o.default})" for k, o in suite.options.items())
             print(f"  options: {opts}")
@@ -120,8 +120,8 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
         raise UsageError("give --agent or --model, not both")
     agents = [f"model:{args.model}"] if args.model else (args.agent.split(",") if args.agent else [suite.default_agent])
     for agent in agents:
-        if not agent.startswith("model:") and agent not in suite.agents:
-            raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(sorted(suite.agents))})")
+        if not agent.startswith("model:") and not suite.has_agent(agent):
+            raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(suite.agent_names())})")
     if args.model and ":" not in args.model:
         raise UsageError(f"--model {args.model!r}: expected provider:model, e.g. openai:gpt-4o-mini")
     if args.model:  # a missing provider package or key is a usage error before anything runs

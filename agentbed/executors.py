@@ -33,7 +33,7 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
             record = suite.run_unit(spec, run_dir)
         else:
             env = suite.make_env(spec.task, spec.options)
-            agent = suite.make_agent(spec)
+            agent = suite.make_agent(spec, env)
             if spec.faults:
                 agent = FaultyAgent(agent, spec.faults, spec.seed)
             try:

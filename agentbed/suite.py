@@ -17,6 +17,8 @@ from agentbed.env import ToolEnv
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
 
 AgentFactory = Callable[[EpisodeSpec], Agent]
+# an agent that reads the environment it plays (an expert asking the game's own solver)
+EnvAgentFactory = Callable[[EpisodeSpec, ToolEnv], Agent]
 
 
 class SuiteError(LookupError):
@@ -58,6 +60,13 @@ class Suite:
     summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
     demo: Callable[[Path], dict[str, Any]] | None = None
     hidden_tasks: tuple[str, ...] = ()  # runnable with --task, left out of a default run
+    env_agents: dict[str, EnvAgentFactory] = field(default_factory=dict)  # built with their environment
+
+    def agent_names(self) -> list[str]:
+        return sorted({*self.agents, *self.env_agents})
+
+    def has_agent(self, name: str) -> bool:
+        return name in self.agents or name in self.env_agents
 
     def task_ids(self, options: dict[str, Any]) -> list[str]:
         return list(self.tasks(options))
@@ -80,14 +89,22 @@ class Suite:
             resolved[name] = value
         return resolved
 
-    def make_agent(self, spec: EpisodeSpec) -> Agent:
+    def make_agent(self, spec: EpisodeSpec, env: ToolEnv | None = None) -> Agent:
+        """The agent ``spec`` names; ``env`` is the environment it will play (required by the
+        agents in ``env_agents``, which read it)."""
         if spec.agent.startswith("model:"):
             from agentbed.agents.chat import ChatAgent
 
             return ChatAgent.from_model_string(spec.agent.removeprefix("model:"), seed=spec.seed)
+        if spec.agent in self.env_agents:
+            if env is None:
+                raise SuiteError(f"agent {spec.agent!r} of suite {self.name!r} reads its environment and"
+                                 " cannot be built without one here")
+            return self.env_agents[spec.agent](spec, env)
         factory = self.agents.get(spec.agent)
         if factory is None:
-            raise SuiteError(f"suite {self.name!r} has no agent {spec.agent!r} (agents: {', '.join(sorted(self.agents))})")
+            raise SuiteError(f"suite {self.name!r} has no agent {spec.agent!r}"
+                             f" (agents: {', '.join(self.agent_names())})")
         return factory(spec)
 
 

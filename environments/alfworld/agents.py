@@ -30,7 +30,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
-from environments.alfworld.env import NOTHING_HAPPENS, AlfworldEnv, last_reset_env, parse_observation
+from environments.alfworld.env import NOTHING_HAPPENS, AlfworldEnv, parse_observation
 from environments.alfworld.games import MAX_EPISODE_STEPS
 from environments.alfworld.policy import Goal, Memory, choose_command, object_class, parse_goal
 
@@ -182,16 +182,13 @@ class ExpertAgent(Agent):
 
     name = "expert"
 
-    def __init__(self, env: AlfworldEnv | None) -> None:
-        self.env = env  # None: the environment this process reset last (the suite's runs)
+    def __init__(self, env: AlfworldEnv) -> None:
+        self.env = env
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
-        env = self.env if self.env is not None else last_reset_env()
-        if env is None:
-            raise RuntimeError("the ALFWorld expert has no environment to watch")
-        command = env.expert_command()
+        command = self.env.expert_command()
         return Action(make_action("act", command=command or "look"), risk=None,
-                      meta={"expert_error": env.expert_error()})
+                      meta={"expert_error": self.env.expert_error()})
 
     def fork(self) -> ExpertAgent:
         return ExpertAgent(self.env)  # the expert's memory lives in the environment, not here

@@ -17,7 +17,6 @@ keeps an accurate picture of the world when it is asked to take over.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
@@ -26,14 +25,6 @@ from environments.alfworld import games
 
 NOTHING_HAPPENS = "Nothing happens."
 COMMANDS_HEADER = "Admissible commands:"
-
-# The environment most recently reset in this process. The suite's agent factories receive only
-# the episode spec, not the environment, so the suite's "expert" agent finds its env here.
-_last_reset: weakref.ref[AlfworldEnv] | None = None
-
-
-def last_reset_env() -> AlfworldEnv | None:
-    return _last_reset() if _last_reset is not None else None
 
 
 def render_observation(feedback: str, commands: list[str]) -> str:
@@ -77,8 +68,6 @@ class AlfworldEnv(ToolEnv):
         path = str(games.ensure_game(params["index"], params.get("games_seed", games.DEFAULT_SEED)))
         if self._game_file != path:  # loading parses the PDDL (a third of a second): reuse it across resets
             self._game, self._game_file = load_game(path), path
-        global _last_reset
-        _last_reset = weakref.ref(self)
         # The expert's random stream is the one its solvability check used, whatever the episode
         # seed: deferring to the expert at step 0 then always wins; later it can still fail.
         self._game.seed_expert(games.EXPERT_SEED)

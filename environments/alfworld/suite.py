@@ -35,9 +35,7 @@ def select_tasks(options: dict[str, Any]) -> list[str]:
 
 
 def _agents() -> dict[str, Any]:
-    agents: dict[str, Any] = {f"scripted-{flaw}": (lambda spec, f=flaw: make_base_agent(f, spec.seed)) for flaw in FLAWS}
-    agents["expert"] = lambda spec: ExpertAgent(None)  # watches the env the runner resets (see ExpertAgent)
-    return agents
+    return {f"scripted-{flaw}": (lambda spec, f=flaw: make_base_agent(f, spec.seed)) for flaw in FLAWS}
 
 
 DEMO_AGENTS = ("scripted-noisy", "scripted-looping", "scripted-forgetful", "scripted-mixed", "expert")
@@ -137,6 +135,7 @@ SUITE = Suite(
     tasks=select_tasks,
     make_env=lambda task, options: AlfworldEnv(task),
     agents=_agents(),
+    env_agents={"expert": lambda spec, env: ExpertAgent(env)},  # asks its game's own solver
     default_agent="scripted-mixed",
     options={
         "split": Option("all", "which games: all, train or heldout (every fifth game)", SPLITS),

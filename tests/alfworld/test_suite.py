@@ -32,7 +32,8 @@ def test_summary_of_real_episodes_has_intervals_and_the_expert_difference() -> N
     for task in ("000-simple", "004-cool"):
         for agent in ("scripted-looping", "expert"):
             spec = EpisodeSpec("alfworld", task, agent, 0)
-            records.append(run_episode(SUITE.make_env(task, {}), SUITE.make_agent(spec), spec, budget=Budget(50)))
+            env = SUITE.make_env(task, {})
+            records.append(run_episode(env, SUITE.make_agent(spec, env), spec, budget=Budget(50)))
     summary = summarize(records, {})
     assert summary["episodes"] == 4 and summary["seeds"] == 1
     assert {h["agent"] for h in summary["headline"]} == {"scripted-looping", "expert"}

@@ -30,15 +30,15 @@ def suite_target(name: str, base: str = "", interventions: str = "", **options: 
     if not helpers:
         raise UsageError(f"suite:{name}: name the intervention agents (--interventions AGENT[,AGENT])")
     for agent in [*bases, *helpers]:
-        if agent not in suite.agents:
-            raise UsageError(f"suite:{name}: no agent {agent!r} (agents: {', '.join(sorted(suite.agents))})")
+        if not suite.has_agent(agent):
+            raise UsageError(f"suite:{name}: no agent {agent!r} (agents: {', '.join(suite.agent_names())})")
 
     def base_factory(agent: str) -> Any:
         return lambda seed: suite.make_agent(EpisodeSpec(name, "", agent, seed, opts))
 
     def handover(agent: str) -> Any:
         def make(env: ToolEnv, _base: Agent) -> Agent:
-            helper = suite.make_agent(EpisodeSpec(name, env.task.id, agent, 0, opts))
+            helper = suite.make_agent(EpisodeSpec(name, env.task.id, agent, 0, opts), env)
             helper.reset(seed=0, task=env.task)
             return helper
 

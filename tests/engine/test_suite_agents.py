@@ -1,0 +1,39 @@
+"""Agents that read the environment they play are built with it, never found through globals."""
+
+from dataclasses import replace
+
+import pytest
+
+from agentbed.agents.base import Action, Agent
+from agentbed.runner import EpisodeSpec
+from agentbed.suite import SuiteError, get_suite
+from agentbed.tools import make_action
+
+
+class Watcher(Agent):
+    name = "watcher"
+
+    def __init__(self, env) -> None:
+        self.env = env
+
+    def act(self, observation, tools):
+        return Action(make_action("noop"))
+
+
+@pytest.fixture
+def suite():
+    return replace(get_suite("vault"), env_agents={"watcher": lambda spec, env: Watcher(env)})
+
+
+def test_an_env_agent_is_listed_and_built_with_the_environment_it_plays(suite):
+    assert suite.has_agent("watcher") and "watcher" in suite.agent_names() and suite.has_agent("oracle")
+    env = suite.make_env("open-fast", {})
+    agent = suite.make_agent(EpisodeSpec("vault", "open-fast", "watcher", 0), env)
+    assert isinstance(agent, Watcher) and agent.env is env
+
+
+def test_an_env_agent_without_an_environment_is_a_clear_error(suite):
+    with pytest.raises(SuiteError, match="'watcher' of suite 'vault' reads its environment"):
+        suite.make_agent(EpisodeSpec("vault", "open-fast", "watcher", 0))
+    with pytest.raises(SuiteError, match="no agent 'nobody'.*watcher"):
+        suite.make_agent(EpisodeSpec("vault", "open-fast", "nobody", 0))
