@@ -278,6 +278,16 @@ def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: Cos
     return replay.timeline
 
 
+def residual_risk(schedule: Schedule, failure: FailureModel, repair_rounds: int = 1) -> float:
+    """The chance, by the failure model alone, that some unit is still broken after the write
+    and ``repair_rounds`` repairs: 1 - prod(1 - p_v ** (repair_rounds + 1)) (a repair keeps its
+    turn's deficits, so it fails with the same p_v)."""
+    ok = 1.0
+    for t in schedule.turns:
+        ok *= 1.0 - failure.p_fail(t.missing_fraction, t.cross_deps, t.context_tokens) ** (repair_rounds + 1)
+    return 1.0 - ok
+
+
 def expected_makespan(schedule: Schedule, cost: CostModel, failure: FailureModel) -> float:
     """A plan's makespan plus its expected repair, from the failure model alone (a planning
     estimate: no run's outcome is looked at). With p_v = p_fail of each turn, a repair round

@@ -72,7 +72,7 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
               theta: float = 0.4, granularity: str = "function",
               writable: Mapping[str, Collection[str]] | None = None, cost: CostModel | None = None,
-              failure: FailureModel | None = None, context: str = "fresh") -> Plan:
+              failure: FailureModel | None = None, context: str = "fresh", repair_rounds: int = 1) -> Plan:
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
@@ -86,6 +86,9 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
       repair risk from ``failure``; defaults: the spec's constants) is kept. With ``context="fresh"``
       each of an agent's units starts a new conversation shown what it uses of the agent's earlier
       units (context isolation); ``"conversation"`` keeps one growing conversation per agent.
+      The planner's choice (``granularity="function"``) only considers plans whose residual risk
+      (some unit still broken after ``repair_rounds`` repairs, by the failure model) is no larger
+      than one sequential agent's: the goal's "pass rate no worse than sequential" as a constraint.
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -118,6 +121,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         estimate = partial(_estimate, graph, cost=cost, failure=failure)
         if graph.number_of_nodes() <= MERGE_LIMIT:
             candidates = [repack(plan, agents, estimate) for plan in candidates]
+        if granularity == "function":
+            candidates = _no_riskier_than_sequential(graph, candidates, cost, failure, repair_rounds)
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
         # decides, between the splits and between their packings (ties keep the earlier, simpler one)
         return min(candidates, key=estimate)
@@ -202,6 +207,23 @@ def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failur
 
     cost = cost or CostModel()
     return expected_makespan(simulate_plan(modules, plan, cost), cost, failure or FailureModel())
+
+
+def _no_riskier_than_sequential(modules: nx.DiGraph, candidates: list[Plan], cost: CostModel | None,
+                                failure: FailureModel | None, repair_rounds: int) -> list[Plan]:
+    """The candidates whose residual risk is at most the sequential plan's (the least risky one
+    when none is): expected makespan alone would trade pass rate for speed."""
+    from controllers.cocoder.schedule import residual_risk
+
+    cost, failure = cost or CostModel(), failure or FailureModel()
+
+    def risk(plan: Plan) -> float:
+        return residual_risk(simulate_plan(modules, plan, cost), failure, repair_rounds)
+
+    bound = risk(make_plan(modules, "sequential", 1))
+    risks = [risk(plan) for plan in candidates]
+    safe = [plan for plan, r in zip(candidates, risks, strict=True) if r <= bound + 1e-12]
+    return safe or [candidates[risks.index(min(risks))]]
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:

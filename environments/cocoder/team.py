@@ -75,7 +75,7 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     writable = {m: task.modules[m].blanked for m in modules}
     plan = make_plan(modules, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta,
                      granularity=config.granularity, writable=writable, cost=config.cost, failure=config.failure,
-                     context=config.context)
+                     context=config.context, repair_rounds=config.repair_rounds)
     graph = plan.work_graph(modules)
     out, spec = task.out_tokens(), task.spec_tokens()
     out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view

@@ -103,3 +103,28 @@ def test_repacking_keeps_groups_whole_and_never_worsens_the_estimate(graph):
     assert estimate(better) <= estimate(plan)
     assert all(len({better.worker[n] for n in group}) == 1 for group in plan.groups)
     assert better.workers <= 3
+
+
+def test_residual_risk_is_the_chance_that_a_unit_stays_broken():
+    from controllers.cocoder.costmodel import FailureModel
+    from controllers.cocoder.schedule import Schedule, Turn, residual_risk
+
+    flat = FailureModel(p0=0.1, p_miss=0.0, p_cross=0.0, p_len=0.0)
+    turns = [Turn(m, 0, "a0", 0.0, 1.0, 100, 10, 0.0, 0, 0, 0) for m in ("a", "b")]
+    schedule = Schedule(turns, 2.0, 2.0, 1)
+    assert residual_risk(schedule, flat, repair_rounds=0) == pytest.approx(1 - 0.9 ** 2)
+    assert residual_risk(schedule, flat, repair_rounds=1) == pytest.approx(1 - 0.99 ** 2)
+
+
+def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
+    from agentbed.testing import require
+    from controllers.cocoder.costmodel import FailureModel
+    from environments.cocoder.tasks import load_task, task_ids
+    from environments.cocoder.team import TeamConfig, plan_team
+
+    require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
+    task = load_task("voluptuous")
+    # its import cycle split into pieces written against each other's stubs: faster, riskier
+    assert plan_team(task, TeamConfig(), 0)[1].variant == "file"
+    stubs_are_free = FailureModel(p_miss=0.0, p_cross=0.0)
+    assert plan_team(task, TeamConfig(failure=stubs_are_free), 0)[1].variant.startswith("split")
