@@ -134,16 +134,15 @@ def repack(plan: Plan, agents: int, estimate: Callable[[Plan], float], max_passe
     alone ignores when each group can start): move one group to another of the ``agents`` while
     ``estimate`` (the plan's expected makespan) drops; first improvement, groups and agents in
     order, so the result is deterministic. Groups stay whole."""
-    assert plan.worker is not None
     best, value = plan, estimate(plan)
     for _ in range(max_passes):
         improved = False
         for group in best.groups:
-            here = best.worker[group[0]]  # type: ignore[index]
+            owner = dict(best.worker or {})  # a cocoder plan binds every node to an agent
             for agent in range(agents):
-                if agent == here:
+                if agent == owner[group[0]]:
                     continue
-                trial = _with_owner(best, {**best.worker, **{n: agent for n in group}})  # type: ignore[arg-type]
+                trial = _with_owner(best, {**owner, **{n: agent for n in group}})
                 trial_value = estimate(trial)
                 if trial_value < value - 1e-6:
                     best, value, improved = trial, trial_value, True
