@@ -9,9 +9,10 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES
-from controllers.cocoder.costmodel import CostModel
+from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.depgraph import build_dependency_graph, cycles
 from controllers.cocoder.partition import METHODS, find_hubs
+from controllers.cocoder.schedule import residual_risk
 from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, simulate_plan
 
 
@@ -56,6 +57,7 @@ def handle(args: argparse.Namespace) -> int:
             "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "plan": plan.variant or strategy,
             "hub_pieces": sorted(n for n, p in plan.pieces.items() if p.hub), "makespan": round(sched.makespan, 1),
             "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
+            "residual_risk": round(residual_risk(sched, FailureModel()), 4),
             "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
                                                                       sched.messages), 5)}
     if args.json:
@@ -68,7 +70,7 @@ def handle(args: argparse.Namespace) -> int:
     print(f"  in-hubs: {', '.join(hubs.in_hubs) or 'none'}; out-hubs: {', '.join(hubs.out_hubs) or 'none'}")
     for strategy, r in report["strategies"].items():
         print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (critical path {r['critical_path']:.1f}), "
-              f"cost ${r['cost_usd']:.4f}, {r['messages']} messages")
+              f"cost ${r['cost_usd']:.4f}, {r['messages']} messages, residual risk {r['residual_risk']:.4f}")
         if strategy == "cocoder":
             print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}")
             for i, group in enumerate(r["groups"]):

@@ -11,6 +11,9 @@ def test_plan_verb_reports_every_strategy(synth_repo, capsys):
     assert report["modules"] == 21 and set(report["strategies"]) == {"sequential", "file-parallel", "per-file",
                                                                       "cocoder"}
     assert report["cycles"]
+    assert all(0.0 <= r["residual_risk"] < 1.0 for r in report["strategies"].values())
+    # writing everything against interfaces is the riskiest way (the planner's bound is sequential's)
+    assert report["strategies"]["file-parallel"]["residual_risk"] > report["strategies"]["sequential"]["residual_risk"]
 
 
 def test_cycle_only_package_is_planned_as_one_unit_with_a_message(tmp_path, capsys):
