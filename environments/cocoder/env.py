@@ -4,7 +4,7 @@ The scheduler (controllers.cocoder) fixes the queue; each step the agent sees on
 skeleton with what it has received of its dependencies (environments.cocoder.context: the
 bodies or interfaces another agent wrote, interfaces of what nobody has written yet) and writes
 the whole file with ``write_file``. In a team run a :class:`TurnGate` holds each observation
-back until the turn's simulated start, so the texts it shows exist. The virtual clock charges
+back until the units whose texts it shows have been written. The virtual clock charges
 the cost model's task time ``t0 + w / write_rate + ctx / context_rate`` for what it wrote and
 the context it was shown (the prompt, the conversation so far unless the turn is marked
 ``fresh_context``, the observation's texts), so a
@@ -33,7 +33,7 @@ def _within(qualname: str, definitions: list[str]) -> bool:
 class CoCoderEnv(ToolEnv):
     """Text observations (JSON); one ``write_file`` per module of the agent's queue."""
 
-    gate: Any = None  # a team run's TurnGate: observations wait for the turn's simulated start
+    gate: Any = None  # a team run's TurnGate: observations wait for the texts they show
 
     tools = (
         tool("write_file", "Write the complete source of the module you were asked for.", cost=0.0,

@@ -1,15 +1,20 @@
-"""Run a team's agents so that their turns happen in the order of their simulated start.
+"""Run a team's agents at once, each turn waiting only for the texts it is shown.
 
-Each agent's episode runs in its own thread (one runner episode, one log per agent), but only
-the turn the discrete-event replay picks next may build its observation and act; the others
-wait. So when a turn starts, every unit it waits for has been written by the agent that wrote
-it, and its text can be shown. One turn at a time keeps the logs byte-identical across runs.
+Each agent's episode runs in its own thread (one runner episode, one log per agent). A turn may
+build its observation and act once every unit whose text it is shown (a message from another
+agent) has been written and the replay can place it (every unit its unit depends on finished);
+its own agent's earlier turns are done by construction. So turns of
+different agents overlap in wall-clock time (a real model's calls run in parallel), while what
+each turn sees depends only on the plan and the texts it waits for: the logs are byte-identical
+whatever order the threads finish in. The virtual timeline is the discrete-event replay of the
+plan with each turn's duration, recorded as turns finish (the replay places a turn by its
+agent and its dependencies, not by when it was recorded).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from controllers.cocoder.schedule import Replay, Turn
@@ -18,54 +23,77 @@ WAIT_SECONDS = 3600.0  # a turn longer than this (a hung model call) is a bug, n
 
 
 class TurnGate:
-    """Grants one turn at a time in simulated-start order and keeps what each turn wrote."""
+    """Holds each turn until the texts it is shown exist, records the timeline, keeps what each
+    turn wrote."""
 
-    def __init__(self, replay: Replay) -> None:
+    def __init__(self, replay: Replay, needs: Mapping[str, Collection[str]]) -> None:
         self.replay = replay
+        self.needs = needs  # unit -> the units whose written text the turn is shown
         self.written: dict[str, str] = {}  # unit -> the text its agent wrote
         self.durations: dict[str, float] = {}
-        self.order: list[str] = []  # units in the order they ran
-        self._cond = threading.Condition()
+        self._worker = {t.module: w for w, queue in replay.queues.items() for t in queue}
+        self._finished: set[str] = set()  # written, or never to be (its agent's episode ended)
         self._gone: set[int] = set()
-        self._granted: Turn | None = None
-        with self._cond:
-            self._advance()
+        self._cond = threading.Condition()
 
-    def _advance(self) -> None:
-        """Grant the next turn (lock held); an agent whose episode has ended takes no time for the rest."""
-        while (turn := self.replay.next()) is not None and turn.worker in self._gone:
-            self.replay.record(turn, 0.0)
-            self.durations[turn.module] = 0.0
-        self._granted = turn
-        self._cond.notify_all()
+    @property
+    def order(self) -> list[str]:
+        """The units whose turns ran, in the order of their start on the virtual clock (ties by agent)."""
+        timeline = self.replay.timeline
+        return sorted(self.written, key=lambda u: (timeline[u][0], self._worker[u], u))
 
     def wait(self, worker: int, unit: str) -> None:
-        """Block until ``unit`` of ``worker`` is the turn to run."""
+        """Block until ``unit`` of ``worker`` can start: every text it is shown has been written and
+        the replay can place it (a cycle's first member waits for what any member depends on)."""
+        def ready() -> bool:
+            turn = self._head(worker)
+            return (turn is not None and turn.module == unit and self.replay.start_of(turn) is not None
+                    and all(u in self._finished for u in self.needs.get(unit, ())))
+
         with self._cond:
-            ok = self._cond.wait_for(lambda: self._granted is not None and self._granted.worker == worker
-                                     and self._granted.module == unit, WAIT_SECONDS)
-            if not ok:
-                raise RuntimeError(f"turn {unit} of agent {worker} was never granted")
+            if not self._cond.wait_for(ready, WAIT_SECONDS):
+                raise RuntimeError(f"turn {unit} of agent {worker} waited {WAIT_SECONDS:.0f} s for its dependencies")
 
     def done(self, worker: int, unit: str, text: str, duration: float) -> None:
         with self._cond:
-            turn = self._granted
-            if turn is None or turn.worker != worker or turn.module != unit:
+            turn = self._head(worker)
+            if turn is None or turn.module != unit or self.replay.start_of(turn) is None:
                 raise RuntimeError(f"{unit} was written out of turn")
             self.written[unit] = text
-            self.durations[unit] = duration
-            self.order.append(unit)
-            self.replay.record(turn, duration)
-            self._advance()
+            self._record(turn, duration)
 
     def leave(self, worker: int) -> None:
         """The agent's episode ended (done, error or budget): its unwritten turns take no time."""
         with self._cond:
             self._gone.add(worker)
-            if self._granted is not None and self._granted.worker == worker:
-                self.replay.record(self._granted, 0.0)
-                self.durations[self._granted.module] = 0.0
-                self._advance()
+            self._settle()
+            self._cond.notify_all()
+
+    def _head(self, worker: int) -> Turn | None:
+        queue = self.replay.queues.get(worker)
+        return queue[0] if queue else None
+
+    def _record(self, turn: Turn, duration: float) -> None:
+        """(lock held) Place ``turn`` on the timeline, release the turns waiting for it."""
+        self.replay.record(turn, duration)
+        self.durations[turn.module] = duration
+        self._finished.add(turn.module)
+        self._settle()
+        self._cond.notify_all()
+
+    def _settle(self) -> None:
+        """(lock held) Record the unwritten turns of agents that left, with no time, as soon as
+        the replay can place them (their dependencies recorded)."""
+        placed = True
+        while placed:
+            placed = False
+            for worker in sorted(self._gone):
+                turn = self._head(worker)
+                if turn is not None and self.replay.start_of(turn) is not None:
+                    self.replay.record(turn, 0.0)
+                    self.durations[turn.module] = 0.0
+                    self._finished.add(turn.module)
+                    placed = True
 
 
 def run_gated(gate: TurnGate, jobs: dict[int, Callable[[], Any]]) -> dict[int, Any]:

@@ -37,6 +37,8 @@ from environments.cocoder.gate import TurnGate, run_gated
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 
+# how a dependency reaches a turn when the turn is shown the text its writer wrote (so it waits for it)
+SHOWN_AS_WRITTEN = ("message", "own", "history")
 MANIFEST_SCHEMA = "agentbed.cocoder.team/2"  # /2: logs cover pieces (``units``), ``pieces`` maps them
 
 
@@ -205,14 +207,13 @@ def _run_agent(ctx: _RunContext, worker: int, turns: list[dict[str, Any]], round
 
 def _write_phase(ctx: _RunContext, ledger: _Ledger, graph: nx.DiGraph, plan: Plan, schedule: Schedule
                  ) -> tuple[dict[str, tuple[float, float]], list[str]]:
-    """Every agent's queue, turn by turn in simulated-start order (see environments.cocoder.gate):
-    the timeline on the virtual clock and the order the turns ran in."""
-    gate = TurnGate(Replay(schedule, graph, plan, ctx.config.cost))
-    jobs = {}
-    for worker in range(plan.workers):
-        turns = _turn_params(schedule, plan, graph, worker)
-        if turns:
-            jobs[worker] = partial(_run_agent, ctx, worker, turns, 0, gate)
+    """Every agent's queue at once, each turn waiting for the texts it is shown (see
+    environments.cocoder.gate): the timeline on the virtual clock and the units by start."""
+    queues = {worker: _turn_params(schedule, plan, graph, worker) for worker in range(plan.workers)}
+    needs = {t["unit"]: [d["unit"] for d in t["deps"] if d["how"] in SHOWN_AS_WRITTEN]
+             for turns in queues.values() for t in turns}
+    gate = TurnGate(Replay(schedule, graph, plan, ctx.config.cost), needs)
+    jobs = {worker: partial(_run_agent, ctx, worker, turns, 0, gate) for worker, turns in queues.items() if turns}
     for _, episode in sorted(run_gated(gate, jobs).items()):  # worker order: the manifest is deterministic
         ledger.add(episode)
     return gate.replay.timeline, gate.order

@@ -1,9 +1,10 @@
-"""A turn sees what the schedule says it has received: turns run in simulated-start order, a
-dependency another agent finished is shown as that agent's text, and the context billed is the
-token estimate of what the observation shows."""
+"""A turn sees what the schedule says it has received: a turn waits for the texts it is shown
+(turns of different agents overlap otherwise), a dependency another agent finished is shown as
+that agent's text, and the context billed is the token estimate of what the observation shows."""
 
 import ast
 import json
+import threading
 
 import pytest
 
@@ -117,18 +118,46 @@ def test_with_the_reference_written_the_billed_context_is_the_planned_one(sandbo
     assert billed == sum(t.context_tokens for t in schedule.turns)
 
 
-def test_turns_run_in_simulated_start_order_and_repeat_byte_for_byte(sandbox, tmp_path):
+def test_turns_wait_for_what_they_are_shown_and_repeat_byte_for_byte(sandbox, tmp_path):
     config = TeamConfig(strategy="cocoder", cost=CostModel(latency=5.0), failure=PERFECT)
     a, seen = _team("synth-12", config, tmp_path / "a", seed=3)
     timeline, order = a.manifest["timeline"], a.manifest["turn_order"]
-    assert sorted(order) == sorted(timeline) and [o["unit"] for _, o, _ in seen] == order
+    assert sorted(order) == sorted(timeline) and len({w for w, _, _ in seen}) > 1
     starts = [timeline[u][0] for u in order]
-    assert starts == sorted(starts)
-    assert len({w for w, _, _ in seen}) > 1 and [w for w, _, _ in seen] != sorted(w for w, _, _ in seen)
+    assert starts == sorted(starts)  # the manifest lists units by their start on the virtual clock
+    ran = [obs["unit"] for _, obs, _ in seen]  # the order the threads actually ran them in
+    shown = 0
+    for i, (_, obs, _) in enumerate(seen):  # every text a turn is shown was written before it acted
+        for unit in (*obs["received"], *obs["written_by_you_earlier"]):
+            assert unit in ran[:i]
+            shown += 1
+    assert shown
     b, _ = _team("synth-12", config, tmp_path / "b", seed=3)
     assert b.manifest["turn_order"] == order
     for member in a.manifest["agents"]:
         assert (tmp_path / "a" / member["log"]).read_bytes() == (tmp_path / "b" / member["log"]).read_bytes()
+
+
+class Meets(Recorder):
+    """Agents 0 and 1 meet inside their first turn: possible only if their turns overlap."""
+
+    def __init__(self, worker: int, seen: list, barrier: threading.Barrier) -> None:
+        super().__init__(worker, seen)
+        self.barrier, self.met = barrier, False
+
+    def act(self, observation, tools):
+        if self.worker in (0, 1) and not self.met and "module" in json.loads(observation):
+            self.met = True
+            self.barrier.wait(timeout=60)
+        return super().act(observation, tools)
+
+
+def test_independent_turns_of_different_agents_overlap(sandbox, tmp_path):
+    barrier, seen = threading.Barrier(2), []
+    config = TeamConfig(strategy="file-parallel", failure=PERFECT)  # no turn waits for another
+    result = run_team("synth-12", config, 0, tmp_path, agent_factory=lambda w: Meets(w, seen, barrier))
+    assert result.record.status == "ok" and not barrier.broken
+    assert result.record.metrics["pass_rate"] == 1.0
 
 
 @pytest.mark.parametrize("strategy", ["file-parallel", "per-file", "cocoder"])
