@@ -37,13 +37,18 @@ class Turn:
     transferred_tokens: int
     history_tokens: int  # part of context_tokens that is the agent's own earlier work
     # dependency -> how the turn is given it: "history" (the agent wrote it earlier in this
-    # conversation), "own" (the agent wrote it in an earlier conversation: shown again), "message" (finished by another agent: its text is transferred), "interface"
-    # (not written yet: its interface), "stub" (a sibling piece written at the same time: its
-    # signatures are in the module's skeleton)
+    # conversation), "own" (the agent wrote it in an earlier conversation: shown again),
+    # "message" (finished by another agent: its text is transferred), "interface" (not written
+    # yet: its interface), "stub" (a sibling piece written at the same time: its signatures are
+    # in the module's skeleton)
     sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    def p_fail(self, failure: FailureModel) -> float:
+        """The failure model's probability that this turn's code is broken."""
+        return failure.p_fail(self.missing_fraction, self.cross_deps, self.context_tokens)
 
 
 @dataclass
@@ -216,10 +221,11 @@ def simulate(graph: nx.DiGraph, plan: Plan, cost: CostModel, out_tokens: Mapping
 
 
 class Replay:
-    """The plan's per-agent order run with actual durations, as discrete events: the next turn is
-    the one that can start earliest (its agent free, every unit it depends on finished and the
-    transfer arrived; ties by worker). Durations are known only once a turn has run, so a team
-    run asks :meth:`next`, runs that turn, then :meth:`record` s how long it took."""
+    """The plan's per-agent order run with actual durations, as discrete events: a turn starts
+    when its agent is free and every unit it depends on has finished and its transfer arrived.
+    Durations are known only once a turn has run, so a team run :meth:`record` s each turn as it
+    finishes (:meth:`start_of` says whether it can be placed yet); :meth:`next` picks the turn
+    that can start earliest (ties by worker), for replaying known durations in one pass."""
 
     def __init__(self, schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: CostModel) -> None:
         self.sim, self.plan = _Simulation(graph, plan, cost, {}, {}), plan
@@ -284,7 +290,7 @@ def residual_risk(schedule: Schedule, failure: FailureModel, repair_rounds: int 
     turn's deficits, so it fails with the same p_v)."""
     ok = 1.0
     for t in schedule.turns:
-        ok *= 1.0 - failure.p_fail(t.missing_fraction, t.cross_deps, t.context_tokens) ** (repair_rounds + 1)
+        ok *= 1.0 - t.p_fail(failure) ** (repair_rounds + 1)
     return 1.0 - ok
 
 
@@ -295,7 +301,7 @@ def expected_makespan(schedule: Schedule, cost: CostModel, failure: FailureModel
     rewrites add sum(p_v * t_v)."""
     ok, rewrite = 1.0, 0.0
     for t in schedule.turns:
-        p = failure.p_fail(t.missing_fraction, t.cross_deps, t.context_tokens)
+        p = t.p_fail(failure)
         ok *= 1.0 - p
         rewrite += p * (t.finish - t.start)
     return schedule.makespan + (1.0 - ok) * (cost.test_seconds + cost.latency) + rewrite

@@ -118,14 +118,22 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             candidates = candidates[1:] or candidates
         if granularity == "file":  # the paper's partition, packed by work alone
             return candidates[0]
-        estimate = partial(_estimate, graph, cost=cost, failure=failure)
+        from controllers.cocoder.schedule import expected_makespan, residual_risk
+
+        cost, failure = cost or CostModel(), failure or FailureModel()
         if graph.number_of_nodes() <= MERGE_LIMIT:
+            estimate = partial(_estimate, graph, cost=cost, failure=failure)
             candidates = [repack(plan, agents, estimate) for plan in candidates]
-        if granularity == "function":
-            candidates = _no_riskier_than_sequential(graph, candidates, cost, failure, repair_rounds)
+        schedules = [simulate_plan(graph, plan, cost) for plan in candidates]
+        allowed = list(range(len(candidates)))
+        if granularity == "function":  # no riskier than one sequential agent (the least risky when none is)
+            bound = residual_risk(simulate_plan(graph, make_plan(graph, "sequential", 1), cost), failure,
+                                  repair_rounds)
+            risks = [residual_risk(s, failure, repair_rounds) for s in schedules]
+            allowed = [i for i in allowed if risks[i] <= bound + 1e-12] or [risks.index(min(risks))]
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
         # decides, between the splits and between their packings (ties keep the earlier, simpler one)
-        return min(candidates, key=estimate)
+        return candidates[min(allowed, key=lambda i: expected_makespan(schedules[i], cost, failure))]
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
 
 
@@ -206,23 +214,6 @@ def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failur
 
     cost = cost or CostModel()
     return expected_makespan(simulate_plan(modules, plan, cost), cost, failure or FailureModel())
-
-
-def _no_riskier_than_sequential(modules: nx.DiGraph, candidates: list[Plan], cost: CostModel | None,
-                                failure: FailureModel | None, repair_rounds: int) -> list[Plan]:
-    """The candidates whose residual risk is at most the sequential plan's (the least risky one
-    when none is): expected makespan alone would trade pass rate for speed."""
-    from controllers.cocoder.schedule import residual_risk
-
-    cost, failure = cost or CostModel(), failure or FailureModel()
-
-    def risk(plan: Plan) -> float:
-        return residual_risk(simulate_plan(modules, plan, cost), failure, repair_rounds)
-
-    bound = risk(make_plan(modules, "sequential", 1))
-    risks = [risk(plan) for plan in candidates]
-    safe = [plan for plan, r in zip(candidates, risks, strict=True) if r <= bound + 1e-12]
-    return safe or [candidates[risks.index(min(risks))]]
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:

@@ -7,8 +7,8 @@ the whole file with ``write_file``. In a team run a :class:`TurnGate` holds each
 back until the units whose texts it shows have been written. The virtual clock charges
 the cost model's task time ``t0 + w / write_rate + ctx / context_rate`` for what it wrote and
 the context it was shown (the prompt, the conversation so far unless the turn is marked
-``fresh_context``, the observation's texts), so a
-turn's duration depends on the agent's output, never on the wall clock.
+``fresh_context``, the observation's texts), so a turn's duration depends on the agent's
+output, never on the wall clock.
 """
 
 from __future__ import annotations
