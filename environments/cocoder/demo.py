@@ -83,12 +83,21 @@ def _intervals(results: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str,
             for task, runs in results.items()}
 
 
+def _dominates(p: tuple[float, ...], q: tuple[float, ...]) -> bool:
+    """Point p Pareto-dominates q (every coordinate lower-is-better)."""
+    return all(a <= b for a, b in zip(p, q, strict=True)) and any(a < b for a, b in zip(p, q, strict=True))
+
+
+def _point(runs: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """Mean makespan, cost and minus pass rate: every coordinate lower-is-better."""
+    makespan, cost, pass_rate = (float(np.mean([m[k] for m in runs])) for k in ("makespan", "cost_usd", "pass_rate"))
+    return makespan, cost, -pass_rate
+
+
 def dominates(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     """Whether runs ``a`` Pareto-dominate runs ``b`` on the means: no slower, no dearer, no lower
     pass rate, and better in one of the three."""
-    ma, ca, pa = (float(np.mean([m[k] for m in a])) for k in ("makespan", "cost_usd", "pass_rate"))
-    mb, cb, pb = (float(np.mean([m[k] for m in b])) for k in ("makespan", "cost_usd", "pass_rate"))
-    return ma <= mb and ca <= cb and pa >= pb and (ma < mb or ca < cb or pa > pb)
+    return _dominates(_point(a), _point(b))
 
 
 def _goal_row(task: str, label: str, runs: dict[str, list[dict[str, Any]]]) -> list[Any]:
@@ -109,11 +118,7 @@ def _goal_row(task: str, label: str, runs: dict[str, list[dict[str, Any]]]) -> l
 
 def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
     """Indices of points that no other point dominates (every coordinate lower-is-better)."""
-
-    def dominates(p: tuple[float, ...], q: tuple[float, ...]) -> bool:
-        return all(a <= b for a, b in zip(p, q, strict=True)) and any(a < b for a, b in zip(p, q, strict=True))
-
-    return [i for i, p in enumerate(points) if not any(dominates(q, p) for j, q in enumerate(points) if j != i)]
+    return [i for i, p in enumerate(points) if not any(_dominates(q, p) for j, q in enumerate(points) if j != i)]
 
 
 def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int, ...] = SEEDS,
@@ -176,9 +181,9 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
             points = []
             for s in LABELS:
                 r = [next(done) for _ in sweep_seeds]
-                ms, cost, pr = (float(np.mean([m[k] for m in r])) for k in ("makespan", "cost_usd", "pass_rate"))
-                points.append((ms, cost, -pr))
-                sweep_rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{pr:.3f}"])
+                points.append(_point(r))
+                ms, cost, minus_pass = points[-1]
+                sweep_rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{-minus_pass:.3f}"])
             front = pareto_front(points)
             for i in front:
                 sweep_rows[-len(LABELS) + i][2] += " *"
