@@ -124,6 +124,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         if graph.number_of_nodes() <= MERGE_LIMIT:
             estimate = partial(_estimate, graph, cost=cost, failure=failure)
             candidates = [repack(plan, agents, estimate) for plan in candidates]
+        if len(candidates) == 1:  # nothing to choose between
+            return candidates[0]
         schedules = [simulate_plan(graph, plan, cost) for plan in candidates]
         allowed = list(range(len(candidates)))
         if granularity == "function":  # no riskier than one sequential agent (the least risky when none is)
