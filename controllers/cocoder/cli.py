@@ -13,7 +13,7 @@ from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.depgraph import build_dependency_graph, cycles
 from controllers.cocoder.partition import METHODS, find_hubs
 from controllers.cocoder.schedule import residual_risk
-from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, simulate_plan
+from controllers.cocoder.strategies import CONTEXTS, RISKS, STRATEGIES, make_plan, simulate_plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "picks; simultaneous/ordered: forced) or not (file)")
     p.add_argument("--context", choices=CONTEXTS, default="fresh",
                    help="cocoder: a new conversation per unit (fresh) or one per agent (conversation)")
+    p.add_argument("--risk", choices=RISKS, default="sequential",
+                   help="cocoder: no plan riskier than one sequential agent (sequential) or the fastest (any)")
     p.add_argument("--latency", type=float, default=20.0, help="seconds per cross-agent message")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -49,7 +51,7 @@ def handle(args: argparse.Namespace) -> int:
     split: set[str] = set()  # modules the cocoder plan wrote as pieces
     for strategy in args.strategy or STRATEGIES:
         plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed,
-                         granularity=args.granularity, cost=cost, context=args.context)
+                         granularity=args.granularity, cost=cost, context=args.context, risk=args.risk)
         split |= {p.module for p in plan.pieces.values()}
         sched = simulate_plan(graph, plan, cost)
         context = sum(t.context_tokens for t in sched.turns)

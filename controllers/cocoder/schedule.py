@@ -42,6 +42,9 @@ class Turn:
     # yet: its interface), "stub" (a sibling piece written at the same time: its signatures are
     # in the module's skeleton)
     sources: dict[str, str] = field(default_factory=dict)
+    # a repair of this turn is a fresh conversation shown the skeleton, the turn's own output and
+    # the leader's request (no dependencies; a request's few tokens are not counted): 0 = unknown
+    repair_context_tokens: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -49,6 +52,11 @@ class Turn:
     def p_fail(self, failure: FailureModel) -> float:
         """The failure model's probability that this turn's code is broken."""
         return failure.p_fail(self.missing_fraction, self.cross_deps, self.context_tokens)
+
+    def p_fail_repair(self, failure: FailureModel) -> float:
+        """The same for a repair of it: the same deficits, the repair's own (shorter) context."""
+        return failure.p_fail(self.missing_fraction, self.cross_deps,
+                              self.repair_context_tokens or self.context_tokens)
 
 
 @dataclass
@@ -156,7 +164,8 @@ class _Simulation:
         written.add(module)
         n_deps = len(self.deps[module]) + len(self.interfaces[module])
         return Turn(module, worker, ctx, start, start + duration, int(context_tokens), int(self.out[module]),
-                    missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history), sources)
+                    missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history), sources,
+                    int(self.cost.prompt_tokens + self.spec[module] + self.out[module]))
 
     def run(self) -> Schedule:
         plan, dag = self.plan, self.dag
@@ -286,11 +295,12 @@ def replay_timeline(schedule: Schedule, graph: nx.DiGraph, plan: Plan, cost: Cos
 
 def residual_risk(schedule: Schedule, failure: FailureModel, repair_rounds: int = 1) -> float:
     """The chance, by the failure model alone, that some unit is still broken after the write
-    and ``repair_rounds`` repairs: 1 - prod(1 - p_v ** (repair_rounds + 1)) (a repair keeps its
-    turn's deficits, so it fails with the same p_v)."""
+    and ``repair_rounds`` repairs: 1 - prod(1 - p_v * r_v ** repair_rounds), where r_v is the
+    repair's failure probability (the turn's deficits, the repair's own context: a unit written
+    late in a long conversation fails often, its repair in a fresh one seldom)."""
     ok = 1.0
     for t in schedule.turns:
-        ok *= 1.0 - t.p_fail(failure) ** (repair_rounds + 1)
+        ok *= 1.0 - t.p_fail(failure) * t.p_fail_repair(failure) ** repair_rounds
     return 1.0 - ok
 
 

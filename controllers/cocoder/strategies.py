@@ -27,6 +27,7 @@ STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
 # per unit shown the interfaces (an ordered piece: the bodies) of what it wrote and uses, or one
 # conversation that keeps everything it was shown and wrote
 CONTEXTS = ("fresh", "conversation")
+RISKS = ("sequential", "any")  # the planner's bound on residual risk: one sequential agent's, or none
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[
 def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "louvain", seed: int = 0,
               theta: float = 0.4, granularity: str = "function",
               writable: Mapping[str, Collection[str]] | None = None, cost: CostModel | None = None,
-              failure: FailureModel | None = None, context: str = "fresh", repair_rounds: int = 1) -> Plan:
+              failure: FailureModel | None = None, context: str = "fresh", repair_rounds: int = 1,
+              risk: str = "sequential") -> Plan:
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
@@ -88,7 +90,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
       units (context isolation); ``"conversation"`` keeps one growing conversation per agent.
       The planner's choice (``granularity="function"``) only considers plans whose residual risk
       (some unit still broken after ``repair_rounds`` repairs, by the failure model) is no larger
-      than one sequential agent's: the goal's "pass rate no worse than sequential" as a constraint.
+      than one sequential agent's: the goal's "pass rate no worse than sequential" as a constraint
+      (``risk="sequential"``); ``risk="any"`` drops the constraint (the fastest expected makespan).
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -105,6 +108,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             raise UsageError(f"--granularity: {granularity!r} is not one of {', '.join(GRANULARITIES)}")
         if context not in CONTEXTS:
             raise UsageError(f"--context: {context!r} is not one of {', '.join(CONTEXTS)}")
+        if risk not in RISKS:
+            raise UsageError(f"--risk: {risk!r} is not one of {', '.join(RISKS)}")
         fresh = context == "fresh"
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
@@ -121,16 +126,18 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         from controllers.cocoder.schedule import expected_makespan, residual_risk
 
         cost, failure = cost or CostModel(), failure or FailureModel()
+        bound = None
+        if granularity == "function" and risk == "sequential":  # no riskier than one sequential agent
+            bound = residual_risk(simulate_plan(graph, make_plan(graph, "sequential", 1), cost), failure,
+                                  repair_rounds)
         if graph.number_of_nodes() <= MERGE_LIMIT:
-            estimate = partial(_estimate, graph, cost=cost, failure=failure)
+            estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
             candidates = [repack(plan, agents, estimate) for plan in candidates]
         if len(candidates) == 1:  # nothing to choose between
             return candidates[0]
         schedules = [simulate_plan(graph, plan, cost) for plan in candidates]
         allowed = list(range(len(candidates)))
-        if granularity == "function":  # no riskier than one sequential agent (the least risky when none is)
-            bound = residual_risk(simulate_plan(graph, make_plan(graph, "sequential", 1), cost), failure,
-                                  repair_rounds)
+        if bound is not None:  # (the least risky plan when none is within the bound)
             risks = [residual_risk(s, failure, repair_rounds) for s in schedules]
             allowed = [i for i in allowed if risks[i] <= bound + 1e-12] or [risks.index(min(risks))]
         # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
@@ -139,11 +146,11 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
 
 
-def repack(plan: Plan, agents: int, estimate: Callable[[Plan], float], max_passes: int = 10) -> Plan:
+def repack(plan: Plan, agents: int, estimate: Callable[[Plan], tuple[float, ...]], max_passes: int = 10) -> Plan:
     """Local search over the packing of groups onto agents (list scheduling's packing by work
     alone ignores when each group can start): move one group to another of the ``agents`` while
-    ``estimate`` (the plan's expected makespan) drops; first improvement, groups and agents in
-    order, so the result is deterministic. Groups stay whole."""
+    ``estimate`` (risk above the bound, then expected makespan) drops; first improvement, groups
+    and agents in order, so the result is deterministic. Groups stay whole."""
     best, value = plan, estimate(plan)
     for _ in range(max_passes):
         improved = False
@@ -154,12 +161,22 @@ def repack(plan: Plan, agents: int, estimate: Callable[[Plan], float], max_passe
                     continue
                 trial = _with_owner(best, {**owner, **{n: agent for n in group}})
                 trial_value = estimate(trial)
-                if trial_value < value - 1e-6:
+                if _better(trial_value, value):
                     best, value, improved = trial, trial_value, True
                     break
         if not improved:
             break
     return best
+
+
+def _better(a: tuple[float, ...], b: tuple[float, ...], tolerance: tuple[float, ...] = (1e-12, 1e-6)) -> bool:
+    """``a`` beats ``b`` lexicographically (risk above the bound, then seconds), beyond rounding."""
+    for x, y, eps in zip(a, b, tolerance, strict=True):
+        if x < y - eps:
+            return True
+        if x > y + eps:
+            return False
+    return False
 
 
 def _with_owner(plan: Plan, owner: Mapping[str, int]) -> Plan:
@@ -210,12 +227,17 @@ def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:
     return simulate(work, plan, cost, out, spec)
 
 
-def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failure: FailureModel | None) -> float:
-    """The plan's expected makespan (repair risk included), from the graph's own size estimates."""
-    from controllers.cocoder.schedule import expected_makespan
+def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failure: FailureModel | None,
+              bound: float | None = None, repair_rounds: int = 1) -> tuple[float, float]:
+    """The plan's residual risk above ``bound`` (0 when within it, or without one), then its expected
+    makespan (repair risk included), from the graph's own size estimates: compared in that order,
+    a packing search first gets within the risk bound, then gets faster inside it."""
+    from controllers.cocoder.schedule import expected_makespan, residual_risk
 
-    cost = cost or CostModel()
-    return expected_makespan(simulate_plan(modules, plan, cost), cost, failure or FailureModel())
+    cost, failure = cost or CostModel(), failure or FailureModel()
+    schedule = simulate_plan(modules, plan, cost)
+    excess = 0.0 if bound is None else max(0.0, residual_risk(schedule, failure, repair_rounds) - bound)
+    return excess, expected_makespan(schedule, cost, failure)
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:

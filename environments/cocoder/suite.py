@@ -11,7 +11,7 @@ from agentbed.suite import Option, Suite
 from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import METHODS
-from controllers.cocoder.strategies import CONTEXTS, STRATEGIES
+from controllers.cocoder.strategies import CONTEXTS, RISKS, STRATEGIES
 from environments.cocoder.agents import SimulatedCoder
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.tasks import task_ids
@@ -23,7 +23,7 @@ def config_from_options(options: dict[str, Any], coder: str = "simulated") -> Te
                       cost=CostModel(latency=options["latency"]),
                       failure=FailureModel(p_cross=options["cross_error"]), coder=coder,
                       repair_rounds=options["repair_rounds"], granularity=options.get("granularity", "function"),
-                      context=options.get("context", "fresh"))
+                      context=options.get("context", "fresh"), risk=options.get("risk", "sequential"))
 
 
 def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
@@ -59,6 +59,9 @@ SUITE = Suite(
         "context": Option("fresh", "cocoder: each unit in a new conversation shown what it uses of the agent's "
                                    "earlier units (fresh), or one growing conversation per agent (conversation)",
                           choices=CONTEXTS),
+        "risk": Option("sequential", "cocoder: keep only plans no riskier than one sequential agent by the failure "
+                                     "model (sequential), or take the fastest expected makespan (any)",
+                       choices=RISKS),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),

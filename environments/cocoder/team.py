@@ -54,6 +54,7 @@ class TeamConfig:
     repair_rounds: int = 1  # leader test-and-repair rounds after the write phase
     granularity: str = "function"  # cocoder only: "file" keeps the paper's file-level partition
     context: str = "fresh"  # cocoder only: a new conversation per unit, or "conversation" (one per agent)
+    risk: str = "sequential"  # cocoder only: no plan riskier than one sequential agent, or "any"
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""
@@ -62,7 +63,8 @@ class TeamConfig:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "agents": self.agents, "method": self.method, "theta": self.theta,
                 "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder,
-                "repair_rounds": self.repair_rounds, "granularity": self.granularity, "context": self.context}
+                "repair_rounds": self.repair_rounds, "granularity": self.granularity, "context": self.context,
+                "risk": self.risk}
 
 
 def work_graph(task: RepoTask) -> nx.DiGraph:
@@ -77,7 +79,7 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     writable = {m: task.modules[m].blanked for m in modules}
     plan = make_plan(modules, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta,
                      granularity=config.granularity, writable=writable, cost=config.cost, failure=config.failure,
-                     context=config.context, repair_rounds=config.repair_rounds)
+                     context=config.context, repair_rounds=config.repair_rounds, risk=config.risk)
     graph = plan.work_graph(modules)
     out, spec = task.out_tokens(), task.spec_tokens()
     out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view

@@ -28,7 +28,7 @@ def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
     results = load_results(tmp_path / "cocoder")
     assert {(m["agent"], m["metric"]) for m in results["metrics"]} == {
         (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder", "cocoder-file",
-                              "cocoder-conversation") for metric in GATED}
+                              "cocoder-conversation", "cocoder-fastest") for metric in GATED}
     assert all(set(m["values"]) == {"synth-12/0"} for m in results["metrics"])
     assert (tmp_path / "cocoder" / "summary.json").is_file()
 

@@ -88,7 +88,7 @@ def test_repacking_moves_a_group_to_the_agent_that_needs_it():
     estimate = partial(_estimate, g, cost=None, failure=None)
     better = repack(packed, 2, estimate)
     assert better.worker["a"] == better.worker["b"] != better.worker["c"]
-    assert estimate(better) < estimate(packed)
+    assert estimate(better) < estimate(packed)  # (risk above no bound, expected makespan)
     assert repack(packed, 2, estimate).worker == better.worker  # deterministic
 
 
@@ -116,6 +116,60 @@ def test_residual_risk_is_the_chance_that_a_unit_stays_broken():
     assert residual_risk(schedule, flat, repair_rounds=1) == pytest.approx(1 - 0.99 ** 2)
 
 
+def test_a_repair_is_as_risky_as_its_own_context_not_the_turn_it_repairs():
+    """A turn late in one long conversation fails often; its repair, a fresh conversation shown
+    the skeleton and the turn's own output, seldom (the simulated coder draws it that way)."""
+    from controllers.cocoder.costmodel import FailureModel
+    from controllers.cocoder.schedule import Schedule, Turn, residual_risk
+
+    lengthy = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.1, p_len=0.2, max_context=1000)
+    late = Turn("a", 0, "a0", 0.0, 1.0, 1000, 10, 0.0, 0, 0, 900, repair_context_tokens=100)
+    assert late.p_fail(lengthy) == pytest.approx(0.2)
+    assert late.p_fail_repair(lengthy) == pytest.approx(0.02)
+    assert residual_risk(Schedule([late], 1.0, 1.0, 1), lengthy) == pytest.approx(0.2 * 0.02)
+    # a deficit (a cross-group dependency) stays with the repair
+    crossed = Turn("b", 0, "a0", 0.0, 1.0, 100, 10, 0.0, 1, 0, 0, repair_context_tokens=100)
+    assert residual_risk(Schedule([crossed], 1.0, 1.0, 1), lengthy) == pytest.approx(0.12 ** 2)
+
+
+def test_the_simulation_gives_each_turn_its_repair_context():
+    g = _chain_and_a_loner()
+    plan = make_plan(g, "sequential", 1)
+    schedule = simulate(g, plan, DEFAULT_COST, {m: g.nodes[m]["tokens"] for m in g}, {m: 50 for m in g})
+    for turn in schedule.turns:  # the prompt, the skeleton, what the turn wrote
+        assert turn.repair_context_tokens == DEFAULT_COST.prompt_tokens + 50 + g.nodes[turn.module]["tokens"]
+
+
+def test_repacking_gets_within_the_risk_bound_before_it_gets_faster():
+    """a feeds b and c: c on a second agent is faster but receives a by message (p_cross); with
+    sequential's risk as the bound, the packing keeps all three on one agent."""
+    from functools import partial
+
+    import networkx as nx
+
+    from controllers.cocoder.costmodel import FailureModel
+    from controllers.cocoder.schedule import residual_risk
+    from controllers.cocoder.strategies import _estimate, _packed, repack, simulate_plan
+
+    g = nx.DiGraph()
+    for name, tokens in (("a", 3000), ("b", 1500), ("c", 1500)):
+        g.add_node(name, tokens=tokens, api_tokens=50, work=1)
+    for user in ("b", "c"):
+        g.add_edge("a", user, tokens=50, ordering=True, names=["f"])
+    failure = FailureModel(p_cross=0.2)
+    together = _packed(g, [{"a", "b", "c"}], 2, {}, {})
+    apart = _packed(g, [{"a", "b"}, {"c"}], 2, {}, {})
+    assert apart.worker["c"] != apart.worker["a"]
+    bound = residual_risk(simulate_plan(g, together, DEFAULT_COST), failure)
+    free = partial(_estimate, g, cost=None, failure=failure)
+    bounded = partial(_estimate, g, cost=None, failure=failure, bound=bound)
+    assert free(apart)[1] < free(together)[1]  # apart is faster ...
+    assert bounded(apart)[0] > 0.0  # ... and above the bound
+    alone = _packed(g, [{"a"}, {"b"}, {"c"}], 2, {}, {})
+    assert len({repack(alone, 2, free).worker[n] for n in "abc"}) == 2
+    assert len({repack(alone, 2, bounded).worker[n] for n in "abc"}) == 1
+
+
 def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
     from agentbed.testing import require
     from controllers.cocoder.costmodel import FailureModel
@@ -128,3 +182,4 @@ def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
     assert plan_team(task, TeamConfig(), 0)[1].variant == "file"
     stubs_are_free = FailureModel(p_miss=0.0, p_cross=0.0)
     assert plan_team(task, TeamConfig(failure=stubs_are_free), 0)[1].variant.startswith("split")
+    assert plan_team(task, TeamConfig(risk="any"), 0)[1].variant.startswith("split")  # no bound: the fastest
