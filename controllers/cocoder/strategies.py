@@ -7,7 +7,7 @@ whether a module waits for its dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -50,6 +50,7 @@ class Plan:
         return self.pieces[node].module if node in self.pieces else node
 
 
+THOROUGH_LIMIT = 60  # repacking moves single units too, best move first: repository-sized graphs only
 MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on repository-sized graphs
 
 
@@ -132,7 +133,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
                                   repair_rounds)
         if graph.number_of_nodes() <= MERGE_LIMIT:
             estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
-            candidates = [repack(plan, agents, estimate) for plan in candidates]
+            thorough = graph.number_of_nodes() <= THOROUGH_LIMIT
+            candidates = [repack(plan, agents, estimate, thorough=thorough) for plan in candidates]
         if len(candidates) == 1:  # nothing to choose between
             return candidates[0]
         schedules = [simulate_plan(graph, plan, cost) for plan in candidates]
@@ -146,27 +148,44 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
 
 
-def repack(plan: Plan, agents: int, estimate: Callable[[Plan], tuple[float, ...]], max_passes: int = 10) -> Plan:
+def repack(plan: Plan, agents: int, estimate: Callable[[Plan], tuple[float, ...]], *, thorough: bool = False,
+           max_passes: int = 200) -> Plan:
     """Local search over the packing of groups onto agents (list scheduling's packing by work
-    alone ignores when each group can start): move one group to another of the ``agents`` while
-    ``estimate`` (risk above the bound, then expected makespan) drops; first improvement, groups
-    and agents in order, so the result is deterministic. Groups stay whole."""
+    alone ignores when each group can start and what each cross-agent dependency risks): move a
+    group to another of the ``agents`` while ``estimate`` (risk above the bound, then expected
+    makespan) improves, taking the first improving move. ``thorough`` (small graphs) also moves
+    single units of a group and takes the best move of each pass: first improvement stalls where
+    one move pays off only after another (hl7: 381 s expected against 281 s). Deterministic
+    (groups, units and agents in order; ties keep the earlier move)."""
     best, value = plan, estimate(plan)
     for _ in range(max_passes):
         improved = False
-        for group in best.groups:
-            owner = dict(best.worker or {})  # a cocoder plan binds every node to an agent
-            for agent in range(agents):
-                if agent == owner[group[0]]:
-                    continue
-                trial = _with_owner(best, {**owner, **{n: agent for n in group}})
+        if thorough:
+            units = [tuple(g) for g in best.groups] + [(n,) for g in best.groups if len(g) > 1 for n in g]
+            start = best
+            for trial in _moves(start, agents, units):  # every move from the same plan: keep the best
                 trial_value = estimate(trial)
                 if _better(trial_value, value):
                     best, value, improved = trial, trial_value, True
-                    break
+        else:
+            for group in best.groups:
+                for trial in _moves(best, agents, [tuple(group)]):
+                    trial_value = estimate(trial)
+                    if _better(trial_value, value):
+                        best, value, improved = trial, trial_value, True
+                        break
         if not improved:
             break
     return best
+
+
+def _moves(plan: Plan, agents: int, units: list[tuple[str, ...]]) -> Iterator[Plan]:
+    """``plan`` with each of ``units`` (a group, or one node) moved to each other agent in turn."""
+    owner = dict(plan.worker or {})  # a cocoder plan binds every node to an agent
+    for nodes in units:
+        for agent in range(agents):
+            if any(owner[n] != agent for n in nodes):
+                yield _with_owner(plan, {**owner, **{n: agent for n in nodes}})
 
 
 def _better(a: tuple[float, ...], b: tuple[float, ...], tolerance: tuple[float, ...] = (1e-12, 1e-6)) -> bool:

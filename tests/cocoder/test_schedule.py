@@ -183,3 +183,24 @@ def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
     stubs_are_free = FailureModel(p_miss=0.0, p_cross=0.0)
     assert plan_team(task, TeamConfig(failure=stubs_are_free), 0)[1].variant.startswith("split")
     assert plan_team(task, TeamConfig(risk="any"), 0)[1].variant.startswith("split")  # no bound: the fastest
+
+
+def test_thorough_repacking_finds_a_split_of_hl7_within_sequentials_risk(monkeypatch):
+    """Moving single units, best move first, finds what moving whole groups first-come misses:
+    on hl7 a split of containers.py with no more residual risk than one sequential agent."""
+    import controllers.cocoder.strategies as strategies
+    from agentbed.testing import require
+    from controllers.cocoder.costmodel import FailureModel
+    from controllers.cocoder.schedule import residual_risk
+    from environments.cocoder.tasks import load_task, task_ids
+    from environments.cocoder.team import TeamConfig, plan_team
+
+    require("hl7" in task_ids(), "the fetched hl7 repository", "run scripts/fetch-repos hl7")
+    task = load_task("hl7")
+    _, plan, schedule = plan_team(task, TeamConfig(), 0)
+    _, _, sequential = plan_team(task, TeamConfig(strategy="sequential"), 0)
+    assert plan.variant == "split-ordered"
+    assert residual_risk(schedule, FailureModel()) <= residual_risk(sequential, FailureModel())
+    assert schedule.makespan < 0.7 * sequential.makespan
+    monkeypatch.setattr(strategies, "THOROUGH_LIMIT", 0)  # whole groups only, first improving move
+    assert plan_team(task, TeamConfig(), 0)[2].makespan > 1.2 * schedule.makespan
