@@ -127,11 +127,12 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         from controllers.cocoder.schedule import expected_makespan, residual_risk
 
         cost, failure = cost or CostModel(), failure or FailureModel()
-        bound = None
-        if granularity == "function" and risk == "sequential":  # no riskier than one sequential agent
+        small = graph.number_of_nodes() <= MERGE_LIMIT
+        bound = None  # no riskier than one sequential agent; simulated only when something compares to it
+        if granularity == "function" and risk == "sequential" and (small or len(candidates) > 1):
             bound = residual_risk(simulate_plan(graph, make_plan(graph, "sequential", 1), cost), failure,
                                   repair_rounds)
-        if graph.number_of_nodes() <= MERGE_LIMIT:
+        if small:
             estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
             thorough = graph.number_of_nodes() <= THOROUGH_LIMIT
             candidates = [repack(plan, agents, estimate, thorough=thorough) for plan in candidates]
