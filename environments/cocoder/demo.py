@@ -118,18 +118,61 @@ def _goal_row(task: str, label: str, runs: dict[str, list[dict[str, Any]]]) -> l
             "yes" if beats else "no", "met" if met else "NOT met"]
 
 
+def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every strategy on ``task`` at each sweep point: the makespan-cost figure and the table with
+    the Pareto front marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs: list[tuple[str, TeamConfig]] = []
+    for lam in LATENCIES:
+        configs.append((f"lambda={lam:g}", TeamConfig(agents=AGENTS, cost=CostModel(latency=lam))))
+    for px in CROSS_ERRORS:
+        configs.append((f"p_x={px:g}", TeamConfig(agents=AGENTS, failure=FailureModel(p_cross=px))))
+    for k in AGENT_COUNTS:
+        configs.append((f"k={k}", TeamConfig(agents=k)))
+    free = TeamConfig(agents=AGENTS, cost=CostModel(latency=0.0, read_rate=1e12, message_tokens=0),
+                      failure=FailureModel(p_cross=0.0))
+    configs.append(("free lossless transfer", free))
+    fig, axes = plt.subplots(1, len(configs) // 3 + 1, figsize=(4 * (len(configs) // 3 + 1), 3.6), squeeze=False)
+    jobs = [(task, variant_config(s, cfg), seed) for _, cfg in configs for s in LABELS for seed in seeds]
+    done = iter(_batch(jobs, cache, logs))
+    rows = []
+    for idx, (label, _) in enumerate(configs):
+        points = []
+        for s in LABELS:
+            points.append(_point([next(done) for _ in seeds]))
+            ms, cost, minus_pass = points[-1]
+            rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{-minus_pass:.3f}"])
+        for i in pareto_front(points):
+            rows[-len(LABELS) + i][2] += " *"
+        ax = axes[0][min(idx // 3, axes.shape[1] - 1)]
+        for i, s in enumerate(LABELS):
+            ax.scatter(points[i][0], points[i][1], marker="o*sDx^vP"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
+            ax.annotate(label, points[i][:2], fontsize=6)
+        ax.set_xlabel("makespan (virtual s)")
+        ax.set_ylabel("cost ($)")
+    for ax in axes[0]:
+        ax.legend(fontsize=6)
+    figure = figure_from_matplotlib(f"Makespan vs cost on {task} per sweep point (* in the table = Pareto-optimal "
+                                    "in makespan, cost and pass rate)", fig)
+    plt.close(fig)
+    return figure, table(f"Sweeps on {task} (mean over seeds {list(seeds)}; * marks the Pareto front in makespan, "
+                         "cost and pass rate)", ["repository", "setting", "strategy", "makespan s", "cost $", "pass rate"],
+                         rows, note=f"lambda = message latency, p_x = cross-group error rate, k = agents. {COMMAND}")
+
+
 def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
     """Indices of points that no other point dominates (every coordinate lower-is-better)."""
     return [i for i, p in enumerate(points) if not any(_dominates(q, p) for j, q in enumerate(points) if j != i)]
 
 
 def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int, ...] = SEEDS,
-             sweep: bool = True, repair_rounds: int = 1) -> dict[str, Any]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+             sweep: bool = True, repair_rounds: int = 1, sweep_tasks: list[str] | None = None) -> dict[str, Any]:
+    """Every strategy on ``tasks`` over ``seeds``, the goal table, and (``sweep``) the Pareto sweeps
+    on ``sweep_tasks`` (default: the first task) with the first two seeds."""
     out_dir = Path(out_dir)
     logs = out_dir / "cocoder" / "episodes"
     # the fetched real repositories, and a larger synthetic one where parallelism has room
@@ -162,49 +205,11 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
               note="Differences are paired over seeds with bootstrap intervals. Measured from the simulation, "
                    "never set by hand. Where the goal is not met the table says so."),
     ]
-    figures, sweep_rows = [], []
-    if sweep:
-        task = tasks[0]
-        sweep_seeds = seeds[:2]
-        configs: list[tuple[str, TeamConfig]] = []
-        for lam in LATENCIES:
-            configs.append((f"lambda={lam:g}", TeamConfig(agents=AGENTS, cost=CostModel(latency=lam))))
-        for px in CROSS_ERRORS:
-            configs.append((f"p_x={px:g}", TeamConfig(agents=AGENTS, failure=FailureModel(p_cross=px))))
-        for k in AGENT_COUNTS:
-            configs.append((f"k={k}", TeamConfig(agents=k)))
-        configs.append(("free lossless transfer", TeamConfig(agents=AGENTS, cost=CostModel(latency=0.0, read_rate=1e12,
-                                                                                         message_tokens=0),
-                                                        failure=FailureModel(p_cross=0.0))))
-        fig, axes = plt.subplots(1, len(configs) // 3 + 1, figsize=(4 * (len(configs) // 3 + 1), 3.6), squeeze=False)
-        jobs = [(task, variant_config(s, cfg), seed) for _, cfg in configs for s in LABELS for seed in sweep_seeds]
-        done = iter(_batch(jobs, cache, logs))
-        for idx, (label, _) in enumerate(configs):
-            points = []
-            for s in LABELS:
-                r = [next(done) for _ in sweep_seeds]
-                points.append(_point(r))
-                ms, cost, minus_pass = points[-1]
-                sweep_rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{-minus_pass:.3f}"])
-            front = pareto_front(points)
-            for i in front:
-                sweep_rows[-len(LABELS) + i][2] += " *"
-            ax = axes[0][min(idx // 3, axes.shape[1] - 1)]
-            for i, s in enumerate(LABELS):
-                ax.scatter(points[i][0], points[i][1], marker="o*sDx^vP"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
-                ax.annotate(label, points[i][:2], fontsize=6)
-            ax.set_xlabel("makespan (virtual s)")
-            ax.set_ylabel("cost ($)")
-        for ax in axes[0]:
-            ax.legend(fontsize=6)
-        figures.append(figure_from_matplotlib(
-            f"Makespan vs cost on {task} per sweep point (* in the table = Pareto-optimal in makespan, cost and"
-            " pass rate)", fig))
-        plt.close(fig)
-        tables.append(table(f"Sweeps on {task} (mean over seeds {list(sweep_seeds)}; * marks the Pareto front in"
-                            " makespan, cost and pass rate)",
-                            ["repository", "setting", "strategy", "makespan s", "cost $", "pass rate"], sweep_rows,
-                            note=f"lambda = message latency, p_x = cross-group error rate, k = agents. {COMMAND}"))
+    figures = []
+    for task in (sweep_tasks or tasks[:1]) if sweep else ():
+        figure, sweep_table = _sweep(task, seeds[:2], cache, logs)
+        figures.append(figure)
+        tables.append(sweep_table)
     write_results(out_dir / "cocoder" / "results.json", gate_metrics(results, seeds), suite="cocoder",
                   seeds=list(seeds), command=COMMAND, config=base.to_dict(), intervals=_intervals(results))
     n = sum(len(r) for t in results.values() for r in t.values())
@@ -225,13 +230,15 @@ if __name__ == "__main__":
     parser.add_argument("--no-sweep", action="store_true", help="skip the sweeps and the Pareto figure")
     parser.add_argument("--repair-rounds", type=int, default=1, help="leader test-and-repair rounds (default: 1)")
     parser.add_argument("--tasks", help="comma-separated tasks (default: every fetched repository and synth-60)")
+    parser.add_argument("--sweep-tasks", help="comma-separated tasks to sweep (default: the first task)")
     args = parser.parse_args()
     if args.seeds < 1 or args.repair_rounds < 0:
         parser.error("--seeds must be at least 1 and --repair-rounds at least 0")
     target = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="cocoder-demo-"))
     result = run_demo(target, tasks=args.tasks.split(",") if args.tasks else None,
                       seeds=tuple(range(args.seeds)), sweep=not args.no_sweep,
-                      repair_rounds=args.repair_rounds)
+                      repair_rounds=args.repair_rounds,
+                      sweep_tasks=args.sweep_tasks.split(",") if args.sweep_tasks else None)
     for t in result["tables"][:2]:
         print(t["title"])
         for row in t["rows"]:

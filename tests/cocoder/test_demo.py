@@ -40,8 +40,9 @@ def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "LATENCIES", (60.0,))
     monkeypatch.setattr(demo, "CROSS_ERRORS", (0.1,))
     monkeypatch.setattr(demo, "AGENT_COUNTS", (2,))
-    summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=True)
-    assert summary["figures"] and summary["figures"][0]["svg"].startswith("<svg")
-    sweep = summary["tables"][-1]
-    assert {row[1] for row in sweep["rows"]} == {"lambda=60", "p_x=0.1", "k=2", "free lossless transfer"}
-    assert any(row[2].endswith(" *") for row in sweep["rows"])
+    summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=True, sweep_tasks=["synth-12", "synth-8"])
+    assert [f["svg"][:4] for f in summary["figures"]] == ["<svg", "<svg"]
+    for task, sweep in zip(("synth-12", "synth-8"), summary["tables"][-2:], strict=True):
+        assert sweep["title"].startswith(f"Sweeps on {task} ")
+        assert {row[1] for row in sweep["rows"]} == {"lambda=60", "p_x=0.1", "k=2", "free lossless transfer"}
+        assert any(row[2].endswith(" *") for row in sweep["rows"])
