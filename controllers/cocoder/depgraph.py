@@ -305,6 +305,20 @@ def build_dependency_graph(package_dir: str | Path, *, collapse_reexports: bool 
     return graph
 
 
+def modules_used_by(path: str | Path, package_dir: str | Path) -> set[str]:
+    """The modules of the package in ``package_dir`` that a file outside it (a test) imports,
+    names re-exported through ``__init__`` followed to the modules that define them: where a test
+    that fails on an assertion in its own file points."""
+    modules = {name: parse_module(name, p) for name, p in discover_modules(Path(package_dir)).items()}
+    used: set[str] = set()
+    for target, names, _ in _raw_targets(parse_module("__outside__", Path(path)), modules):
+        if names and modules[target].is_init:
+            used |= {_follow_reexport(target, n, modules) for n in names}
+        else:
+            used.add(target)
+    return used
+
+
 def _add_ref(graph: nx.DiGraph, modules: dict[str, ModuleFacts], dep: str, user: str,
              names: tuple[str, ...], ref: ImportRef) -> None:
     if graph.has_edge(dep, user):

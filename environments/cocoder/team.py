@@ -27,6 +27,7 @@ from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.defs import definition_at, merge_definitions
+from controllers.cocoder.depgraph import modules_used_by
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Replay, Schedule, simulate
 from controllers.cocoder.strategies import Plan, make_plan
@@ -310,11 +311,19 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
 def _repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestReport,
                     final: dict[str, str]) -> list[str]:
     """Units where failing tests crashed: a whole module by its file; in a split module, the
-    piece whose definitions hold the crash line (every piece when a line is outside them)."""
+    piece whose definitions hold the crash line (every piece when a line is outside them). A test
+    that fails in its own file (an assertion on a wrong value) points at every unit of the modules
+    that test file imports."""
     lines: dict[str, list[int]] = {}
     for path, line in report.crash_lines:
         lines.setdefault(path, []).append(line)
     targets: set[str] = set()
+    own_files = {mt.relpath for mt in task.modules.values()}
+    asserted: set[str] = set()
+    for path in lines.keys() - own_files:
+        if path.endswith(".py") and (task.tree / path).is_file():
+            asserted |= modules_used_by(task.tree / path, task.tree / task.package)
+    targets |= {node for node in graph if plan.module_of(node) in asserted}
     split: dict[str, list[str]] = {}
     for node in graph:
         module = plan.module_of(node)
