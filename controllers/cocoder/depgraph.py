@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -289,34 +289,34 @@ def build_dependency_graph(package_dir: str | Path, *, collapse_reexports: bool 
                        api_tokens=sum(estimate_tokens(t) for t in facts.interfaces.values()),
                        interface="\n\n".join(facts.interfaces.values()))
     for name, facts in modules.items():
-        for target, names, ref in _raw_targets(facts, modules):
-            if not include_local and ref.local:
-                continue
-            per_target: dict[str, tuple[str, ...]] = {}
-            if collapse_reexports and names and modules[target].is_init:
-                for n in names:
-                    real = _follow_reexport(target, n, modules)
-                    per_target[real] = per_target.get(real, ()) + (n,)
-            else:
-                per_target[target] = names
-            for dep, dep_names in per_target.items():
-                if dep != name:
-                    _add_ref(graph, modules, dep, name, dep_names, ref)
+        for dep, dep_names, ref in _targets(facts, modules, collapse_reexports):
+            if (include_local or not ref.local) and dep != name:
+                _add_ref(graph, modules, dep, name, dep_names, ref)
     return graph
 
 
-def modules_used_by(path: str | Path, package_dir: str | Path) -> set[str]:
-    """The modules of the package in ``package_dir`` that a file outside it (a test) imports,
-    names re-exported through ``__init__`` followed to the modules that define them: where a test
-    that fails on an assertion in its own file points."""
+def _targets(facts: ModuleFacts, modules: dict[str, ModuleFacts], collapse_reexports: bool = True
+             ) -> Iterator[tuple[str, tuple[str, ...], ImportRef]]:
+    """(internal module, names used) for each import; with ``collapse_reexports`` a name imported
+    from an ``__init__`` that only re-exports it counts against the module that defines it."""
+    for target, names, ref in _raw_targets(facts, modules):
+        if not (collapse_reexports and names and modules[target].is_init):
+            yield target, names, ref
+            continue
+        per_target: dict[str, tuple[str, ...]] = {}
+        for n in names:
+            real = _follow_reexport(target, n, modules)
+            per_target[real] = per_target.get(real, ()) + (n,)
+        for dep, dep_names in per_target.items():
+            yield dep, dep_names, ref
+
+
+def modules_used_by(paths: Iterable[str | Path], package_dir: str | Path) -> set[str]:
+    """The modules of the package in ``package_dir`` that files outside it (tests) import, names
+    re-exported through ``__init__`` followed to the modules that define them: where a test that
+    fails on an assertion in its own file points."""
     modules = {name: parse_module(name, p) for name, p in discover_modules(Path(package_dir)).items()}
-    used: set[str] = set()
-    for target, names, _ in _raw_targets(parse_module("__outside__", Path(path)), modules):
-        if names and modules[target].is_init:
-            used |= {_follow_reexport(target, n, modules) for n in names}
-        else:
-            used.add(target)
-    return used
+    return {dep for path in paths for dep, _, _ in _targets(parse_module("__outside__", Path(path)), modules)}
 
 
 def _add_ref(graph: nx.DiGraph, modules: dict[str, ModuleFacts], dep: str, user: str,

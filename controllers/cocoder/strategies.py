@@ -124,7 +124,7 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             candidates = candidates[1:] or candidates
         if granularity == "file":  # the paper's partition, packed by work alone
             return candidates[0]
-        from controllers.cocoder.schedule import expected_makespan, residual_risk
+        from controllers.cocoder.schedule import residual_risk
 
         cost, failure = cost or CostModel(), failure or FailureModel()
         small = graph.number_of_nodes() <= MERGE_LIMIT
@@ -132,20 +132,18 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         if granularity == "function" and risk == "sequential" and (small or len(candidates) > 1):
             bound = residual_risk(simulate_plan(graph, make_plan(graph, "sequential", 1), cost), failure,
                                   repair_rounds)
+        estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
         if small:
-            estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
             thorough = graph.number_of_nodes() <= THOROUGH_LIMIT
             candidates = [repack(plan, agents, estimate, thorough=thorough) for plan in candidates]
         if len(candidates) == 1:  # nothing to choose between
             return candidates[0]
-        schedules = [simulate_plan(graph, plan, cost) for plan in candidates]
-        allowed = list(range(len(candidates)))
-        if bound is not None:  # (the least risky plan when none is within the bound)
-            risks = [residual_risk(s, failure, repair_rounds) for s in schedules]
-            allowed = [i for i in allowed if risks[i] <= bound + 1e-12] or [risks.index(min(risks))]
-        # splitting costs messages, writing against stubs costs repairs: the plan's own estimate
-        # decides, between the splits and between their packings (ties keep the earlier, simpler one)
-        return candidates[min(allowed, key=lambda i: expected_makespan(schedules[i], cost, failure))]
+        # the repacking's objective decides between the candidates too: risk above the bound (the
+        # least risky plan when none is within it), then expected makespan (splitting costs
+        # messages, writing against stubs costs repairs); ties keep the earlier, simpler plan
+        values = [estimate(plan) for plan in candidates]
+        return candidates[min(range(len(candidates)), key=lambda i: (values[i][0] if values[i][0] > 1e-12 else 0.0,
+                                                                     values[i][1]))]
     raise UsageError(f"--strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
 
 
@@ -163,8 +161,7 @@ def repack(plan: Plan, agents: int, estimate: Callable[[Plan], tuple[float, ...]
         improved = False
         if thorough:
             units = [tuple(g) for g in best.groups] + [(n,) for g in best.groups if len(g) > 1 for n in g]
-            start = best
-            for trial in _moves(start, agents, units):  # every move from the same plan: keep the best
+            for trial in _moves(best, agents, units):  # every move from the pass's plan: keep the best
                 trial_value = estimate(trial)
                 if _better(trial_value, value):
                     best, value, improved = trial, trial_value, True

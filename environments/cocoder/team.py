@@ -319,10 +319,8 @@ def _repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestR
         lines.setdefault(path, []).append(line)
     targets: set[str] = set()
     own_files = {mt.relpath for mt in task.modules.values()}
-    asserted: set[str] = set()
-    for path in lines.keys() - own_files:
-        if path.endswith(".py") and (task.tree / path).is_file():
-            asserted |= modules_used_by(task.tree / path, task.tree / task.package)
+    tests = [task.tree / p for p in sorted(lines.keys() - own_files) if p.endswith(".py") and (task.tree / p).is_file()]
+    asserted = modules_used_by(tests, task.tree / task.package) if tests else set()
     targets |= {node for node in graph if plan.module_of(node) in asserted}
     split: dict[str, list[str]] = {}
     for node in graph:
