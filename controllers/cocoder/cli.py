@@ -13,7 +13,7 @@ from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.depgraph import build_dependency_graph, cycles
 from controllers.cocoder.partition import METHODS, find_hubs
 from controllers.cocoder.schedule import residual_risk
-from controllers.cocoder.strategies import CONTEXTS, RISKS, STRATEGIES, make_plan, simulate_plan
+from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, risk_level, simulate_plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "picks; simultaneous/ordered: forced) or not (file)")
     p.add_argument("--context", choices=CONTEXTS, default="fresh",
                    help="cocoder: a new conversation per unit (fresh) or one per agent (conversation)")
-    p.add_argument("--risk", choices=RISKS, default="sequential",
-                   help="cocoder: no plan riskier than one sequential agent (sequential) or the fastest (any)")
+    p.add_argument("--risk", type=risk_level, default="sequential",
+                   help="cocoder: no plan riskier than one sequential agent (sequential), the fastest (any), "
+                        "or no plan whose residual risk exceeds a probability (e.g. 0.05)")
     p.add_argument("--latency", type=float, default=20.0, help="seconds per cross-agent message")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -27,7 +27,19 @@ STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
 # per unit shown the interfaces (an ordered piece: the bodies) of what it wrote and uses, or one
 # conversation that keeps everything it was shown and wrote
 CONTEXTS = ("fresh", "conversation")
-RISKS = ("sequential", "any")  # the planner's bound on residual risk: one sequential agent's, or none
+# the planner's bound on residual risk: one sequential agent's, or none; a probability in [0, 1]
+# (``risk_level``) bounds it directly, the points in between
+RISKS = ("sequential", "any")
+
+
+def risk_level(value: str) -> str:
+    """``value`` if it names a planner risk level: ``sequential``, ``any`` or a probability in [0, 1]
+    (the largest residual risk a plan may have); ValueError otherwise."""
+    if value in RISKS:
+        return value
+    if not 0.0 <= float(value) <= 1.0:  # float() raises for text; NaN fails the comparison
+        raise ValueError(f"{value!r} is not a probability in [0, 1]")
+    return value
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
       The planner's choice (``granularity="function"``) only considers plans whose residual risk
       (some unit still broken after ``repair_rounds`` repairs, by the failure model) is no larger
       than one sequential agent's: the goal's "pass rate no worse than sequential" as a constraint
-      (``risk="sequential"``); ``risk="any"`` drops the constraint (the fastest expected makespan).
+      (``risk="sequential"``); ``risk="any"`` drops the constraint (the fastest expected makespan);
+      a probability (``risk="0.05"``) is the bound itself, for the trade-off in between.
     """
     modules = sorted(graph.nodes)
     if strategy == "sequential":
@@ -109,8 +122,10 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             raise UsageError(f"--granularity: {granularity!r} is not one of {', '.join(GRANULARITIES)}")
         if context not in CONTEXTS:
             raise UsageError(f"--context: {context!r} is not one of {', '.join(CONTEXTS)}")
-        if risk not in RISKS:
-            raise UsageError(f"--risk: {risk!r} is not one of {', '.join(RISKS)}")
+        try:
+            risk_level(risk)
+        except ValueError:
+            raise UsageError(f"--risk: {risk!r} is not sequential, any or a probability in [0, 1]") from None
         fresh = context == "fresh"
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
@@ -128,10 +143,12 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
 
         cost, failure = cost or CostModel(), failure or FailureModel()
         small = graph.number_of_nodes() <= MERGE_LIMIT
-        bound = None  # no riskier than one sequential agent; simulated only when something compares to it
+        bound = None  # one sequential agent's risk is simulated only when something compares to it
         if granularity == "function" and risk == "sequential" and (small or len(candidates) > 1):
             bound = residual_risk(simulate_plan(graph, make_plan(graph, "sequential", 1), cost), failure,
                                   repair_rounds)
+        elif granularity == "function" and risk not in RISKS:
+            bound = float(risk)
         estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
         if small:
             thorough = graph.number_of_nodes() <= THOROUGH_LIMIT

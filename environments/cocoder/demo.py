@@ -27,6 +27,8 @@ AGENTS = 3
 LATENCIES = (0.0, 20.0, 60.0)
 CROSS_ERRORS = (0.0, 0.03, 0.1)
 AGENT_COUNTS = (2, 3, 5)
+# the planner's risk levels on the sweep tasks: one sequential agent's bound, probabilities, no bound
+RISK_LEVELS = ("sequential", "0.01", "0.05", "0.2", "any")
 COMMAND = "agentbed demo --suites cocoder"
 SYNTHETIC_TASK = "synth-60"
 WORKERS = 2
@@ -118,6 +120,34 @@ def _goal_row(task: str, label: str, runs: dict[str, list[dict[str, Any]]]) -> l
             "yes" if beats else "no", "met" if met else "NOT met"]
 
 
+def _risk_cell(runs: list[dict[str, Any]]) -> str:
+    planned = np.mean([m["planned_residual_risk"] for m in runs])
+    failing = sum(m["pass_rate"] < 1.0 for m in runs)
+    return f"{planned:.3f} / {failing}/{len(runs)}"
+
+
+def _risk_ladder(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> dict[str, Any]:
+    """CoCoder on ``task`` at each of the planner's ``RISK_LEVELS`` beside sequential: the trade-off
+    between the speed of a plan and the risk its cross-agent dependencies carry, with the Pareto front
+    marked, and the planned residual risk beside the runs where a test still failed."""
+    base = TeamConfig(agents=AGENTS)
+    configs = [("sequential", replace(base, strategy="sequential"))]
+    configs += [(f"cocoder --risk {level}", replace(base, risk=level)) for level in RISK_LEVELS]
+    done = iter(_batch([(task, cfg, seed) for _, cfg in configs for seed in seeds], cache, logs))
+    runs = {label: [next(done) for _ in seeds] for label, _ in configs}
+    points = [_point(r) for r in runs.values()]
+    front = set(pareto_front(points))
+    rows = [[task, label + (" *" if i in front else ""),
+             fmt(_ci([m["pass_rate"] for m in r]), 3), fmt(_ci([m["makespan"] for m in r]), 1),
+             fmt(_ci([m["cost_usd"] for m in r]), 4), _risk_cell(r)]
+            for i, (label, r) in enumerate(runs.items())]
+    return table(f"Risk levels on {task} (seeds {list(seeds)}; * marks the Pareto front in makespan, cost and "
+                 "pass rate)", ["repository", "plan", "pass rate", "makespan s", "cost $",
+                                "residual risk: planned / runs with a failing test"], rows,
+                 note="--risk sequential keeps plans no riskier than one sequential agent; a probability bounds "
+                      f"the planned residual risk itself; any drops the bound. {COMMAND}")
+
+
 def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every strategy on ``task`` at each sweep point: the makespan-cost figure and the table with
     the Pareto front marked."""
@@ -189,14 +219,17 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
             r = results[task][s]
             pr, ms, cost = (_ci([m[k] for m in r]) for k in ("pass_rate", "makespan", "cost_usd"))
             rows.append([task, s, fmt(pr), fmt(ms, 1), fmt(cost, 4), f"{np.mean([m['messages'] for m in r]):.1f}",
-                         f"{np.mean([m['transferred_tokens'] for m in r]):.0f}", len(r)])
+                         f"{np.mean([m['transferred_tokens'] for m in r]):.0f}", _risk_cell(r), len(r)])
             heads.append(headline("pass_rate", pr, agent=s, task=task))
         goal_rows += [_goal_row(task, label, results[task]) for label in COCODERS]
     tables = [
         table(f"Per repository and strategy at lambda=20 s, p_x=0.03, {AGENTS} agents (simulated coder)",
               ["repository", "strategy", "pass rate", "makespan s", "cost $", "messages", "tokens transferred",
-               "seeds"], rows, note=f"95% bootstrap intervals over seeds {list(seeds)}; tests run in the sandbox. "
-                                    f"Regenerate: {COMMAND}"),
+               "residual risk: planned / runs with a failing test", "seeds"], rows,
+              note=f"95% bootstrap intervals over seeds {list(seeds)}; tests run in the sandbox. The planned "
+                   "residual risk is the failure model's chance that some unit is still broken after the "
+                   f"repairs (mean over seeds), beside the share of runs where a test still failed. "
+                   f"Regenerate: {COMMAND}"),
         table("Goal: CoCoder vs sequential (speedup >= 2x, cost saving >= 25%, pass rate within sequential's "
               "interval) and Pareto-dominating sequential and file-parallel",
               ["repository", "cocoder variant", "speedup (seq/cocoder)", "cost saving",
@@ -209,7 +242,7 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
     for task in (sweep_tasks or tasks[:1]) if sweep else ():
         figure, sweep_table = _sweep(task, seeds[:2], cache, logs)
         figures.append(figure)
-        tables.append(sweep_table)
+        tables += [sweep_table, _risk_ladder(task, seeds, cache, logs)]
     write_results(out_dir / "cocoder" / "results.json", gate_metrics(results, seeds), suite="cocoder",
                   seeds=list(seeds), command=COMMAND, config=base.to_dict(), intervals=_intervals(results))
     n = sum(len(r) for t in results.values() for r in t.values())

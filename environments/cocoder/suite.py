@@ -11,7 +11,7 @@ from agentbed.suite import Option, Suite
 from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import METHODS
-from controllers.cocoder.strategies import CONTEXTS, RISKS, STRATEGIES
+from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, risk_level
 from environments.cocoder.agents import SimulatedCoder
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.tasks import task_ids
@@ -60,8 +60,9 @@ SUITE = Suite(
                                    "earlier units (fresh), or one growing conversation per agent (conversation)",
                           choices=CONTEXTS),
         "risk": Option("sequential", "cocoder: keep only plans no riskier than one sequential agent by the failure "
-                                     "model (sequential), or take the fastest expected makespan (any)",
-                       choices=RISKS),
+                                     "model (sequential), take the fastest expected makespan (any), or keep "
+                                     "only plans whose residual risk is at most a probability (e.g. 0.05)",
+                       type=risk_level),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),

@@ -29,7 +29,7 @@ from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.defs import definition_at, merge_definitions
 from controllers.cocoder.depgraph import modules_used_by
 from controllers.cocoder.partition import cut_edges
-from controllers.cocoder.schedule import Replay, Schedule, simulate
+from controllers.cocoder.schedule import Replay, Schedule, residual_risk, simulate
 from controllers.cocoder.strategies import Plan, make_plan
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
 from environments.cocoder.context import dependency_fields
@@ -275,7 +275,10 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     pass_rate = report.pass_rate(task.reference_tests)
     metrics = {
         "pass_rate": pass_rate, "pass_rate_before_repair": first_pass_rate, "passed": report.passed,
-        "reference_tests": task.reference_tests, "makespan": makespan, "write_makespan": write_makespan, "planned_makespan": schedule.makespan, "critical_path": schedule.critical_path,
+        "reference_tests": task.reference_tests, "makespan": makespan, "write_makespan": write_makespan,
+        "planned_makespan": schedule.makespan, "critical_path": schedule.critical_path,
+        # the planner's estimate that some unit is still broken at the end, beside what happened
+        "planned_residual_risk": residual_risk(schedule, config.failure, config.repair_rounds),
         "context_tokens": ledger.context_tokens, "output_tokens": ledger.output_tokens,
         "tokens": ledger.context_tokens + ledger.output_tokens,
         "cost_usd": config.cost.dollars(ledger.context_tokens, ledger.output_tokens, messages),

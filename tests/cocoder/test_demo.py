@@ -25,6 +25,8 @@ def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
     goal = summary["tables"][1]
     assert [row[:2] for row in goal["rows"]] == [["synth-12", label] for label in COCODERS]
     assert all(row[-1] in ("met", "NOT met") and row[-2] in ("yes", "no") for row in goal["rows"])
+    planned, failing = summary["tables"][0]["rows"][0][-2].split(" / ", 1)  # sequential's planned risk, outcome
+    assert 0.0 <= float(planned) < 1.0 and failing in ("0/1", "1/1")
     results = load_results(tmp_path / "cocoder")
     assert {(m["agent"], m["metric"]) for m in results["metrics"]} == {
         (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder", "cocoder-file",
@@ -40,9 +42,17 @@ def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "LATENCIES", (60.0,))
     monkeypatch.setattr(demo, "CROSS_ERRORS", (0.1,))
     monkeypatch.setattr(demo, "AGENT_COUNTS", (2,))
+    monkeypatch.setattr(demo, "RISK_LEVELS", ("sequential", "0.5", "any"))
     summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=True, sweep_tasks=["synth-12", "synth-8"])
     assert [f["svg"][:4] for f in summary["figures"]] == ["<svg", "<svg"]
-    for task, sweep in zip(("synth-12", "synth-8"), summary["tables"][-2:], strict=True):
-        assert sweep["title"].startswith(f"Sweeps on {task} ")
+    sweeps = [t for t in summary["tables"] if t["title"].startswith("Sweeps on ")]
+    ladders = [t for t in summary["tables"] if t["title"].startswith("Risk levels on ")]
+    for task, sweep, ladder in zip(("synth-12", "synth-8"), sweeps, ladders, strict=True):
+        assert sweep["title"].startswith(f"Sweeps on {task} ") and ladder["title"].startswith(f"Risk levels on {task} ")
         assert {row[1] for row in sweep["rows"]} == {"lambda=60", "p_x=0.1", "k=2", "free lossless transfer"}
         assert any(row[2].endswith(" *") for row in sweep["rows"])
+        assert [row[1].removesuffix(" *") for row in ladder["rows"]] == [
+            "sequential", "cocoder --risk sequential", "cocoder --risk 0.5", "cocoder --risk any"]
+        assert any(row[1].endswith(" *") for row in ladder["rows"])
+        planned = [float(row[-1].split(" / ")[0]) for row in ladder["rows"]]
+        assert planned[1] <= planned[0] + 1e-3 and planned[2] <= 0.5  # within each bound (rounded to 3 places)

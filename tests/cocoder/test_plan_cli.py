@@ -36,3 +36,16 @@ def test_bad_packages_exit_2_with_one_line(tmp_path, capsys):
         assert main(["cocoder-plan", str(target)]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_risk_is_a_level_or_a_probability(synth_repo, capsys):
+    assert main(["cocoder-plan", str(synth_repo.package_dir), "--strategy", "cocoder", "--risk", "0.05",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["strategies"]["cocoder"]["residual_risk"] <= 0.05
+    for bad in ("2", "-0.1", "nan", "low"):
+        try:
+            main(["cocoder-plan", str(synth_repo.package_dir), "--risk", bad])
+        except SystemExit as exc:  # argparse: one line naming the option, status 2
+            assert exc.code == 2
+        err = capsys.readouterr().err
+        assert "--risk" in err and "Traceback" not in err

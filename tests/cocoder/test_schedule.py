@@ -1,6 +1,8 @@
+import networkx as nx
 import pytest
 
-from controllers.cocoder.costmodel import CostModel
+from agentbed.errors import UsageError
+from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.depgraph import build_dependency_graph
 from controllers.cocoder.schedule import replay_timeline, simulate
 from controllers.cocoder.strategies import STRATEGIES, make_plan
@@ -140,23 +142,28 @@ def test_the_simulation_gives_each_turn_its_repair_context():
         assert turn.repair_context_tokens == DEFAULT_COST.prompt_tokens + 50 + g.nodes[turn.module]["tokens"]
 
 
-def test_repacking_gets_within_the_risk_bound_before_it_gets_faster():
-    """a feeds b and c: c on a second agent is faster but receives a by message (p_cross); with
-    sequential's risk as the bound, the packing keeps all three on one agent."""
-    from functools import partial
+LOSSY = FailureModel(p_cross=0.2)
 
-    import networkx as nx
 
-    from controllers.cocoder.costmodel import FailureModel
-    from controllers.cocoder.schedule import residual_risk
-    from controllers.cocoder.strategies import _estimate, _packed, repack, simulate_plan
-
+def _fan_out() -> nx.DiGraph:
     g = nx.DiGraph()
     for name, tokens in (("a", 3000), ("b", 1500), ("c", 1500)):
         g.add_node(name, tokens=tokens, api_tokens=50, work=1)
     for user in ("b", "c"):
         g.add_edge("a", user, tokens=50, ordering=True, names=["f"])
-    failure = FailureModel(p_cross=0.2)
+    return g
+
+
+def test_repacking_gets_within_the_risk_bound_before_it_gets_faster():
+    """a feeds b and c: c on a second agent is faster but receives a by message (p_cross); with
+    sequential's risk as the bound, the packing keeps all three on one agent."""
+    from functools import partial
+
+    from controllers.cocoder.schedule import residual_risk
+    from controllers.cocoder.strategies import _estimate, _packed, repack, simulate_plan
+
+    g = _fan_out()
+    failure = LOSSY
     together = _packed(g, [{"a", "b", "c"}], 2, {}, {})
     apart = _packed(g, [{"a", "b"}, {"c"}], 2, {}, {})
     assert apart.worker["c"] != apart.worker["a"]
@@ -168,6 +175,27 @@ def test_repacking_gets_within_the_risk_bound_before_it_gets_faster():
     alone = _packed(g, [{"a"}, {"b"}, {"c"}], 2, {}, {})
     assert len({repack(alone, 2, free).worker[n] for n in "abc"}) == 2
     assert len({repack(alone, 2, bounded).worker[n] for n in "abc"}) == 1
+
+
+def test_a_probability_bounds_the_planned_risk_itself():
+    """The fan-out above, at the spec's failure constants: a bound of 0 keeps it on one agent (no message, no cross-group risk); a
+    bound of 1 is no bound (the faster packing on two agents); in between, the spread packing's
+    own risk is where the choice flips."""
+    from controllers.cocoder.schedule import residual_risk
+    from controllers.cocoder.strategies import simulate_plan
+
+    g = _fan_out()
+
+    def agents_used(risk: str) -> int:
+        return len(set(make_plan(g, "cocoder", 2, risk=risk).worker.values()))
+
+    assert [agents_used(r) for r in ("0", "sequential", "1", "any")] == [1, 1, 2, 2]
+    spread = make_plan(g, "cocoder", 2, risk="any")
+    risk_of_spread = residual_risk(simulate_plan(g, spread, DEFAULT_COST), FailureModel())
+    assert agents_used(str(risk_of_spread + 1e-6)) == 2
+    assert agents_used(str(risk_of_spread - 1e-6)) == 1
+    with pytest.raises(UsageError, match="--risk"):
+        make_plan(g, "cocoder", 2, risk="1.5")
 
 
 def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():

@@ -63,9 +63,10 @@ def test_cli_runs_a_team_and_rejects_a_bad_strategy(sandbox, tmp_path, capsys):
     manifests = list((tmp_path / "run" / "episodes").glob("*.team.json"))
     assert len(manifests) == 1 and verify_manifest(manifests[0]) == []
     capsys.readouterr()
-    assert main(["run", "cocoder", "--strategy", "magic", "--task", TASK]) == 2
-    err = capsys.readouterr().err
-    assert "--strategy" in err and "Traceback" not in err
+    for option, bad in (("--strategy", "magic"), ("--risk", "1.5"), ("--risk", "some")):
+        assert main(["run", "cocoder", option, bad, "--task", TASK]) == 2
+        err = capsys.readouterr().err
+        assert option in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_fetch_script_rejects_an_unknown_repository():
