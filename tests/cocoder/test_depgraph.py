@@ -96,3 +96,11 @@ def test_non_utf8_file_is_a_usage_error(tmp_path):
     (pkg / "x.py").write_bytes(b"x = '\xff'\n")
     with pytest.raises(UsageError, match="not UTF-8"):
         build_dependency_graph(pkg)
+
+
+def test_dotted_uses_are_every_attribute_chain_that_starts_at_a_name():
+    from controllers.cocoder.depgraph import _dotted_uses, parse
+
+    tree = parse("import a\n\ndef f(x):\n    return a.b.c(x.y).z + g().w + [k.m for k in a.n]\n")
+    # inner chains count too (a.b.c gives a.b); a chain that starts at a call does not
+    assert _dotted_uses(tree) == {"a.b.c", "a.b", "x.y", "k.m", "a.n"}
