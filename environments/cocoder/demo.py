@@ -218,17 +218,21 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
         for s in LABELS:
             r = results[task][s]
             pr, ms, cost = (_ci([m[k] for m in r]) for k in ("pass_rate", "makespan", "cost_usd"))
-            rows.append([task, s, fmt(pr), fmt(ms, 1), fmt(cost, 4), f"{np.mean([m['messages'] for m in r]):.1f}",
-                         f"{np.mean([m['transferred_tokens'] for m in r]):.0f}", _risk_cell(r), len(r)])
+            means = {k: np.mean([m[k] for m in r]) for k in ("tokens", "messages", "cut_edges", "transferred_tokens")}
+            rows.append([task, s, fmt(pr), fmt(ms, 1), fmt(cost, 4), f"{means['tokens']:.0f}",
+                         f"{means['messages']:.1f}", f"{means['cut_edges']:.1f}", f"{means['transferred_tokens']:.0f}",
+                         _risk_cell(r), len(r)])
             heads.append(headline("pass_rate", pr, agent=s, task=task))
         goal_rows += [_goal_row(task, label, results[task]) for label in COCODERS]
     tables = [
         table(f"Per repository and strategy at lambda=20 s, p_x=0.03, {AGENTS} agents (simulated coder)",
-              ["repository", "strategy", "pass rate", "makespan s", "cost $", "messages", "tokens transferred",
-               "residual risk: planned / runs with a failing test", "seeds"], rows,
+              ["repository", "strategy", "pass rate", "makespan s", "cost $", "tokens (context + output)", "messages",
+               "cut edges", "tokens transferred", "residual risk: planned / runs with a failing test", "seeds"], rows,
               note=f"95% bootstrap intervals over seeds {list(seeds)}; tests run in the sandbox. The planned "
                    "residual risk is the failure model's chance that some unit is still broken after the "
-                   f"repairs (mean over seeds), beside the share of runs where a test still failed. "
+                   f"repairs (mean over seeds), beside the share of runs where a test still failed. Cut edges: "
+                   "dependencies between units of different agents (file-parallel receives none: it writes "
+                   "against interfaces). "
                    f"Regenerate: {COMMAND}"),
         table("Goal: CoCoder vs sequential (speedup >= 2x, cost saving >= 25%, pass rate within sequential's "
               "interval) and Pareto-dominating sequential and file-parallel",
