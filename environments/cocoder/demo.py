@@ -230,7 +230,7 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
                "cut edges", "tokens transferred", "residual risk: planned / runs with a failing test", "seeds"], rows,
               note=f"95% bootstrap intervals over seeds {list(seeds)}; tests run in the sandbox. The planned "
                    "residual risk is the failure model's chance that some unit is still broken after the "
-                   f"repairs (mean over seeds), beside the share of runs where a test still failed. Cut edges: "
+                   f"repairs (mean over seeds), beside the runs (of all seeds) in which a test still failed. Cut edges: "
                    "dependencies between units of different agents (file-parallel receives none: it writes "
                    "against interfaces). "
                    f"Regenerate: {COMMAND}"),
