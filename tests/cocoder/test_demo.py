@@ -1,7 +1,15 @@
 import pytest
 
 from agentbed.results import load_results
-from environments.cocoder.demo import COCODERS, GATED, LABELS, dominates, pareto_front, run_demo
+from environments.cocoder.demo import (
+    COCODERS,
+    GATED,
+    LABELS,
+    dominates,
+    dominates_by_intervals,
+    pareto_front,
+    run_demo,
+)
 
 
 def test_pareto_front_uses_every_objective():
@@ -17,6 +25,20 @@ def test_domination_needs_every_mean_at_least_as_good_and_one_better():
     assert dominates(runs(100, 1.0, 1.0), runs(200, 1.0, 1.0))
     assert not dominates(runs(100, 1.0, 1.0), runs(100, 1.0, 1.0))  # equal is not better
     assert not dominates(runs(100, 0.5, 0.9), runs(200, 1.0, 1.0))  # faster and cheaper, lower pass rate
+
+
+def test_domination_by_intervals_ignores_differences_inside_the_noise():
+    def runs(makespans, pass_rates):
+        return [{"makespan": m, "cost_usd": 1.0, "pass_rate": p} for m, p in zip(makespans, pass_rates, strict=True)]
+
+    slow = runs([200.0 + i for i in range(20)], [1.0] * 20)
+    fast = [150.0 + i for i in range(20)]
+    assert dominates_by_intervals(runs(fast, [1.0] * 20), slow)
+    one_unlucky_seed = [1.0] * 19 + [0.9]  # a mean 0.005 lower: the means no longer dominate, the intervals do
+    assert not dominates(runs(fast, one_unlucky_seed), slow)
+    assert dominates_by_intervals(runs(fast, one_unlucky_seed), slow)
+    assert not dominates_by_intervals(runs(fast, [0.9] * 20), slow)  # significantly lower pass rate
+    assert not dominates_by_intervals(slow, slow)  # no better in anything
 
 
 def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
