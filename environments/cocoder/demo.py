@@ -262,8 +262,10 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
                "dominates both (means)", "dominates both (intervals)", "goal"], goal_rows,
               note="Differences are paired over seeds with bootstrap intervals. 'Dominates (intervals)': "
                    "significantly better in makespan, cost or pass rate and significantly worse in none, by "
-                   "the 95% intervals of the paired differences; the goal uses it. Measured from the "
-                   "simulation, never set by hand. Where the goal is not met the table says so."),
+                   "the 95% intervals of the paired differences; the goal uses it. With few seeds the "
+                   f"intervals are wide and domination cannot be shown ({len(seeds)} here; docs/cocoder.md "
+                   "has 30 and 100). Measured from the simulation, never set by hand. Where the goal is "
+                   "not met the table says so."),
     ]
     figures = []
     for task in (sweep_tasks or tasks[:1]) if sweep else ():
