@@ -158,12 +158,13 @@ def _risk_ladder(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path
     runs = {label: [next(done) for _ in seeds] for label, _ in configs}
     points = [_point(r) for r in runs.values()]
     front = set(pareto_front(points))
-    rows = [[task, label + (" *" if i in front else ""),
+    rows = [[task, label + (" *" if i in front else ""), " / ".join(sorted({m["plan"] for m in r})),
+             f"{np.mean([m['messages'] for m in r]):.1f}",
              fmt(_ci([m["pass_rate"] for m in r]), 3), fmt(_ci([m["makespan"] for m in r]), 1),
              fmt(_ci([m["cost_usd"] for m in r]), 4), _risk_cell(r)]
             for i, (label, r) in enumerate(runs.items())]
     return table(f"Risk levels on {task} (seeds {list(seeds)}; * marks the Pareto front in makespan, cost and "
-                 "pass rate)", ["repository", "plan", "pass rate", "makespan s", "cost $",
+                 "pass rate)", ["repository", "run", "plan", "messages", "pass rate", "makespan s", "cost $",
                                 "residual risk: planned / runs with a failing test"], rows,
                  note="--risk sequential keeps plans no riskier than one sequential agent; a probability bounds "
                       f"the planned residual risk itself; any drops the bound. {COMMAND}")

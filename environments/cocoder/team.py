@@ -279,6 +279,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "planned_makespan": schedule.makespan, "critical_path": schedule.critical_path,
         # the planner's estimate that some unit is still broken at the end, beside what happened
         "planned_residual_risk": residual_risk(schedule, config.failure, config.repair_rounds),
+        "plan": plan.variant or config.strategy,
         "context_tokens": ledger.context_tokens, "output_tokens": ledger.output_tokens,
         "tokens": ledger.context_tokens + ledger.output_tokens,
         "cost_usd": config.cost.dollars(ledger.context_tokens, ledger.output_tokens, messages),

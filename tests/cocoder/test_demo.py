@@ -76,5 +76,6 @@ def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
         assert [row[1].removesuffix(" *") for row in ladder["rows"]] == [
             "sequential", "cocoder --risk sequential", "cocoder --risk 0.5", "cocoder --risk any"]
         assert any(row[1].endswith(" *") for row in ladder["rows"])
+        assert ladder["rows"][0][2] == "sequential" and all(row[2] for row in ladder["rows"])  # the plan run
         planned = [float(row[-1].split(" / ")[0]) for row in ladder["rows"]]
         assert planned[1] <= planned[0] + 1e-3 and planned[2] <= 0.5  # within each bound (rounded to 3 places)
