@@ -94,7 +94,7 @@ def _tightest(sizes: Sequence[int], n: int) -> int:
 
 
 def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collection[str]] | None = None,
-                   *, ordered: bool = False) -> tuple[nx.DiGraph, dict[str, Piece]]:
+                   *, ordered: bool = False, late: bool = False) -> tuple[nx.DiGraph, dict[str, Piece]]:
     """The work graph at function granularity and its pieces (empty when nothing is split).
 
     ``writable``: module -> the qualified names of its blanked functions (None: every function);
@@ -117,32 +117,46 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             n = min(agents, math.ceil(graph.nodes[m].get("tokens", 0) / share))
             # a class bigger than one balanced piece is split by its members
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
-            chunks, hub = [], False
+            chunks, hub, late_piece = [], False, False
             if items and n > 1:
-                chunks, hub = ordered_pieces(items, n, share, balanced_pieces) if ordered else \
-                    (balanced_pieces(items, n), False)
+                waits = _pending_names(graph, m, members, writable) if late else set()
+                chunks, hub, late_piece = ordered_pieces(items, n, share, balanced_pieces, waits) if ordered else \
+                    (balanced_pieces(items, n), False, False)
             if len(chunks) < 2:
                 pieces[m] = Piece(m, m, (), True, (), members[0])
                 continue
             items_of[m] = chunks
             quals = [tuple(i.qualname for i in chunk) for chunk in chunks]
-            # the module's remainder (imports, globals) goes with the lightest piece that is no hub:
-            # everyone waits for the hub piece
-            first = min(range(int(hub), len(chunks)), key=lambda j: (sum(i.tokens for i in chunks[j]), j))
+            # the module's remainder (imports, globals) goes with the lightest piece that is neither
+            # the hub piece (everyone waits for it) nor the late piece (it waits for other modules)
+            early = range(int(hub), len(chunks) - int(late_piece)) or range(int(hub), len(chunks))
+            first = min(early, key=lambda j: (sum(i.tokens for i in chunks[j]), j))
             rest = tuple(q for j, chunk in enumerate(quals) if j != first for q in chunk)
             for i, own in enumerate(quals):
                 node = f"{m}#{i}"
                 pieces[node] = Piece(node, m, own, i == first, rest if i == first else (), members[0], hub and i == 0)
     if not pieces:
         return graph, {}
-    # top-level names whose definitions have something to write: the rest is complete in the skeleton
-    provided = {m: {i.qualname.split(".")[0] for i in definition_items(
-        Path(graph.nodes[m]["path"]).read_text(encoding="utf-8"), None if writable is None else writable.get(m, ()))}
-        for m in graph}
+    provided = {m: _provided(graph, m, writable) for m in graph}
     work = _work_graph(graph, pieces, items_of, provided, ordered)
     if ordered:
         condense_piece_cycles(work, pieces)
     return work, pieces
+
+
+def _provided(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None) -> set[str]:
+    """Top-level names of ``m`` whose definitions have something to write: the rest is complete
+    in the skeleton (a protocol, a constant, a function left filled)."""
+    source = Path(graph.nodes[m]["path"]).read_text(encoding="utf-8")
+    return {i.qualname.split(".")[0] for i in definition_items(source, None if writable is None else writable.get(m, ()))}
+
+
+def _pending_names(graph: nx.DiGraph, m: str, members: Collection[str],
+                   writable: Mapping[str, Collection[str]] | None) -> set[str]:
+    """Names ``m`` uses that another unit still has to write (an ordering dependency's names with
+    bodies): the definitions using them form the late piece."""
+    return {name for u in graph.predecessors(m) if u not in members and graph.edges[u, m].get("ordering", True)
+            for name in set(graph.edges[u, m].get("names", ())) & _provided(graph, u, writable)}
 
 
 def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str, list[list[Item]]],
@@ -166,7 +180,8 @@ def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str,
         names = set(d.get("names", ()))
         inside = u in unit and unit.get(u) == unit.get(v)
         for s in _providers(u, names, provided[u], items_of):
-            for t in _users(v, names, nodes_of, items_of):
+            # only names with bodies to write order anything (a constant is in the skeleton)
+            for t in _users(v, names & provided[u] if names else names, nodes_of, items_of):
                 _add(out, s, t, d["tokens"], sorted(names), d, interface=inside and not ordered)
     for chunks in items_of.values():  # references between pieces of one module
         item = {i.qualname: i for c in chunks for i in c}

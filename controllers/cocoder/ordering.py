@@ -52,19 +52,24 @@ def hub_items(ref: nx.DiGraph, limit: float) -> set[str]:
 
 
 def ordered_pieces(items: Sequence[Item], n: int, share: float,
-                   cut: Callable[[Sequence[Item], int], list[list[Item]]]) -> tuple[list[list[Item]], bool]:
-    """The pieces of one module (source order inside each) and whether the first is a hub piece.
+                   cut: Callable[[Sequence[Item], int], list[list[Item]]],
+                   waits_for: Collection[str] = ()) -> tuple[list[list[Item]], bool, bool]:
+    """The pieces of one module (source order inside each), whether the first is a hub piece and
+    whether the last is a late piece.
 
-    After the hub piece, every weakly connected part of the rest stays whole unless it is itself
-    bigger than ``share`` (the repository's per-agent share: then ``cut`` splits it like an
-    oversize module, in used-first order); the parts are packed onto ``n`` pieces, largest first
-    onto the lightest.
+    With ``waits_for`` (names of other modules that still have bodies to write), the definitions
+    whose bodies use them, with every definition that uses those, form a last, *late* piece
+    (``late_items``): only it waits for the other modules, the rest can start at once. After the
+    hub piece, every weakly connected part of the rest stays whole unless it is itself bigger than
+    ``share`` (the repository's per-agent share: then ``cut`` splits it like an oversize module, in
+    used-first order); the parts are packed onto ``n`` pieces, largest first onto the lightest.
     """
     index = {item.qualname: i for i, item in enumerate(items)}
-    ref = reference_graph(items)
-    total = sum(item.tokens for item in items)
-    hubs = hub_items(ref, HUB_SHARE * total / max(n, 1))
-    rest = [item for item in items if item.qualname not in hubs]
+    late = late_items(items, reference_graph(items), waits_for)
+    early = [item for item in items if item.qualname not in late]
+    ref = reference_graph(early)
+    hubs = hub_items(ref, HUB_SHARE * sum(item.tokens for item in early) / max(n, 1))
+    rest = [item for item in early if item.qualname not in hubs]
     parts: list[list[Item]] = []
     for comp in sorted(nx.weakly_connected_components(ref.subgraph(i.qualname for i in rest)),
                        key=lambda c: min(index[q] for q in c)):
@@ -79,8 +84,17 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
         bins[target] += part
         load[target] += sum(i.tokens for i in part)
     pieces = [sorted(b, key=lambda i: index[i.qualname]) for b in bins if b]
-    hub = [item for item in items if item.qualname in hubs]
-    return ([hub] if hub else []) + pieces, bool(hub)
+    hub = [item for item in early if item.qualname in hubs]
+    tail = [item for item in items if item.qualname in late]
+    return ([hub] if hub else []) + pieces + ([tail] if tail else []), bool(hub), bool(tail)
+
+
+def late_items(items: Sequence[Item], ref: nx.DiGraph, waits_for: Collection[str]) -> set[str]:
+    """Definitions whose bodies use ``waits_for`` and every definition that uses them (by the
+    reference graph ``ref``); empty when that would be the whole module (nothing could start early)."""
+    direct = {item.qualname for item in items if item.uses & set(waits_for)}
+    late = direct.union(*(nx.descendants(ref, q) for q in direct))
+    return late if len(late) < len(items) else set()
 
 
 def _used_first(ref: nx.DiGraph, members: Sequence[Item]) -> list[Item]:

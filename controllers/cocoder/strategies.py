@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -52,7 +53,7 @@ class Plan:
     groups: list[list[str]] = field(default_factory=list)
     graph: nx.DiGraph | None = None  # the work graph when it differs from the module graph (pieces)
     pieces: dict[str, Piece] = field(default_factory=dict)
-    variant: str = ""  # cocoder: "file", "split-simultaneous" or "split-ordered" (which candidate won)
+    variant: str = ""  # cocoder: "file", "split-simultaneous", "split-ordered" or "split-ordered-late" (the winner)
     fresh_context: bool = False  # every turn starts a new conversation (its own earlier units shown, not kept)
 
     def work_graph(self, modules: nx.DiGraph) -> nx.DiGraph:
@@ -63,6 +64,7 @@ class Plan:
 
 
 THOROUGH_LIMIT = 60  # repacking moves single units too, best move first: repository-sized graphs only
+SWAP_LIMIT = 24  # repacking also swaps pairs of nodes (quadratic): work graphs of a few modules only
 MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on repository-sized graphs
 
 
@@ -130,10 +132,11 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
         candidates = [replace(_packed(graph, groups, agents, {}, {}, fresh), variant="file")]
-        for ordered in {"function": (False, True), "simultaneous": (False,), "ordered": (True,)}.get(granularity, ()):
-            work, pieces = split_oversize(graph, agents, writable, ordered=ordered)
+        for ordered, late in {"function": ((False, False), (True, False), (True, True)), "simultaneous": ((False, False),),
+                              "ordered": ((True, False), (True, True))}.get(granularity, ()):
+            work, pieces = split_oversize(graph, agents, writable, ordered=ordered, late=late)
             if pieces:
-                variant = "split-ordered" if ordered else "split-simultaneous"
+                variant = ("split-ordered-late" if late else "split-ordered") if ordered else "split-simultaneous"
                 candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents, fresh)]
         if granularity != "function":  # a forced split, when there is one: only its packings compete
             candidates = candidates[1:] or candidates
@@ -170,15 +173,19 @@ def repack(plan: Plan, agents: int, estimate: Callable[[Plan], tuple[float, ...]
     alone ignores when each group can start and what each cross-agent dependency risks): move a
     group to another of the ``agents`` while ``estimate`` (risk above the bound, then expected
     makespan) improves, taking the first improving move. ``thorough`` (small graphs) also moves
-    single units of a group and takes the best move of each pass: first improvement stalls where
-    one move pays off only after another (hl7: 381 s expected against 281 s). Deterministic
+    single units of a group, on graphs of at most ``SWAP_LIMIT`` nodes also swaps two nodes, and
+    takes the best move of each pass: first improvement stalls where one move pays off only after
+    another (hl7: 381 s expected against 281 s). Deterministic
     (groups, units and agents in order; ties keep the earlier move)."""
     best, value = plan, estimate(plan)
     for _ in range(max_passes):
         improved = False
         if thorough:
             units = [tuple(g) for g in best.groups] + [(n,) for g in best.groups if len(g) > 1 for n in g]
-            for trial in _moves(best, agents, units):  # every move from the pass's plan: keep the best
+            # every move (and, on small work graphs, every swap of two nodes) from the pass's plan:
+            # keep the best
+            swaps = _swaps(best) if len(best.worker or ()) <= SWAP_LIMIT else iter(())
+            for trial in chain(_moves(best, agents, units), swaps):
                 trial_value = estimate(trial)
                 if _better(trial_value, value):
                     best, value, improved = trial, trial_value, True
@@ -201,6 +208,17 @@ def _moves(plan: Plan, agents: int, units: list[tuple[str, ...]]) -> Iterator[Pl
         for agent in range(agents):
             if any(owner[n] != agent for n in nodes):
                 yield _with_owner(plan, {**owner, **{n: agent for n in nodes}})
+
+
+def _swaps(plan: Plan) -> Iterator[Plan]:
+    """``plan`` with two nodes of different agents exchanged (a pair of moves that pays off only
+    together: zxcvbn's two short modules each behind the other agent's piece)."""
+    owner = dict(plan.worker or {})
+    nodes = sorted(owner)
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            if owner[a] != owner[b]:
+                yield _with_owner(plan, {**owner, a: owner[b], b: owner[a]})
 
 
 def _better(a: tuple[float, ...], b: tuple[float, ...], tolerance: tuple[float, ...] = (1e-12, 1e-6)) -> bool:

@@ -91,9 +91,9 @@ def _split(tmp_path, source=STORE, ordered=True):
 
 def test_in_hubs_form_the_first_piece_and_the_rest_follows_their_references():
     items = definition_items(STORE, class_limit=100)
-    chunks, hub = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces)
+    chunks, hub, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces)
     names = [[i.qualname for i in c] for c in chunks]
-    assert hub and names[0] == ["Store._load", "Store._save"]
+    assert hub and not late and names[0] == ["Store._load", "Store._save"]
     # insert/insert_many and search/count stay together; nothing else crosses pieces
     assert {("Store.insert", "Store.insert_many"), ("Store.search", "Store.count")} <= {
         (a, b) for c in names for a in c for b in c}
@@ -123,6 +123,36 @@ def test_hub_pieces_come_first_and_ordered_dependencies_carry_no_missing_charge(
     # written at once, the same pieces use each other's stubs and pay for it
     at_once = _schedule(graph, make_plan(graph, "cocoder", 3, granularity="simultaneous"))
     assert any(t.missing_fraction > 0 for t in at_once.turns if t.module.startswith("pkg.store#"))
+
+
+def test_definitions_that_use_another_module_wait_in_a_late_piece_and_the_rest_starts_at_once():
+    items = definition_items(STORE, class_limit=100)
+    # ``count`` and ``insert_many`` use names another module still has to write (here: names that
+    # happen to be the store's own; ``waits_for`` is whatever the caller says is pending)
+    chunks, hub, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces,
+                                       waits_for={"search", "insert"})
+    names = [[i.qualname for i in c] for c in chunks]
+    assert late and sorted(names[-1]) == ["Store.count", "Store.insert_many"]
+    assert not {"Store.count", "Store.insert_many"} & {q for c in names[:-1] for q in c}
+    # a late piece that would be the whole module is no split at all
+    chunks, _, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces, waits_for={"path"})
+    assert not late
+
+
+def test_only_the_late_piece_waits_for_the_module_it_uses(tmp_path):
+    slow = "def score(x):\n    total = x * 2\n    return total + 1\n"
+    helper = "\n\ndef rank(xs):\n    scored = [score(x) for x in xs]\n    return sorted(scored)\n"
+    source = "from pkg.slow import score\n" + STORE + helper
+    pkg = _package(tmp_path, source)
+    (pkg / "slow.py").write_text(slow)
+    graph = build_dependency_graph(pkg)
+    work, pieces = split_oversize(graph, 3, ordered=True, late=True)
+    (late,) = [n for n, p in pieces.items() if p.module == "pkg.store" and "rank" in p.definitions]
+    assert pieces[late].definitions == ("rank",) and not pieces[late].primary
+    waiting = [v for v in work.successors("pkg.slow") if v.startswith("pkg.store")]
+    assert waiting == [late]  # no other piece of the module waits for pkg.slow
+    plan = make_plan(graph, "cocoder", 3, granularity="ordered", failure=NO_FAILURES)
+    assert plan.variant in ("split-ordered", "split-ordered-late")
 
 
 def _schedule(graph, plan):
@@ -163,7 +193,7 @@ def test_the_planner_picks_by_its_own_estimate(tmp_path):
     graph = build_dependency_graph(_package(tmp_path, STORE))
     assert make_plan(graph, "cocoder", 3, granularity="file").variant == "file"
     chosen = make_plan(graph, "cocoder", 3)
-    assert chosen.variant in ("file", "split-simultaneous", "split-ordered")
+    assert chosen.variant in ("file", "split-simultaneous", "split-ordered", "split-ordered-late")
     assert make_plan(graph, "cocoder", 3, cost=CostModel(latency=600.0)).variant == "file"  # messages too dear
 
 
