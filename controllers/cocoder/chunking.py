@@ -119,7 +119,7 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
             chunks, hub, late_piece = [], False, False
             if items and n > 1:
-                waits = _pending_names(graph, m, members, writable) if late else set()
+                waits = _pending_names(graph, m, writable) if late else set()
                 chunks, hub, late_piece = ordered_pieces(items, n, share, balanced_pieces, waits) if ordered else \
                     (balanced_pieces(items, n), False, False)
             if len(chunks) < 2:
@@ -151,11 +151,12 @@ def _provided(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]]
     return {i.qualname.split(".")[0] for i in definition_items(source, None if writable is None else writable.get(m, ()))}
 
 
-def _pending_names(graph: nx.DiGraph, m: str, members: Collection[str],
-                   writable: Mapping[str, Collection[str]] | None) -> set[str]:
-    """Names ``m`` uses that another unit still has to write (an ordering dependency's names with
-    bodies): the definitions using them form the late piece."""
-    return {name for u in graph.predecessors(m) if u not in members and graph.edges[u, m].get("ordering", True)
+def _pending_names(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None) -> set[str]:
+    """Names ``m`` uses that another module still has to write (an ordering dependency's names with
+    bodies; in an import cycle, the other members' too): the definitions using them form the late
+    piece, so the rest of ``m`` starts at once (voluptuous: ``Required`` waits for ``validators.Any``,
+    ``Schema``'s own methods need not)."""
+    return {name for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)
             for name in set(graph.edges[u, m].get("names", ())) & _provided(graph, u, writable)}
 
 

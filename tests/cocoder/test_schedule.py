@@ -205,12 +205,20 @@ def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
     from environments.cocoder.team import TeamConfig, plan_team
 
     require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
+    from controllers.cocoder.schedule import residual_risk
+
     task = load_task("voluptuous")
-    # its import cycle split into pieces written against each other's stubs: faster, riskier
-    assert plan_team(task, TeamConfig(), 0)[1].variant == "file"
+    failure = FailureModel()
+    sequential = residual_risk(plan_team(task, TeamConfig(strategy="sequential"), 0)[2], failure)
+    _, bounded, within = plan_team(task, TeamConfig(), 0)
+    _, fastest, beyond = plan_team(task, TeamConfig(risk="any"), 0)
+    assert residual_risk(within, failure) <= sequential < residual_risk(beyond, failure)
+    assert beyond.makespan < within.makespan  # the bound gives up speed: pieces of its import cycle,
+    # written against each other's stubs, run in parallel only without it
+    assert bounded.variant.startswith("split") and fastest.variant.startswith("split")
     stubs_are_free = FailureModel(p_miss=0.0, p_cross=0.0)
-    assert plan_team(task, TeamConfig(failure=stubs_are_free), 0)[1].variant.startswith("split")
-    assert plan_team(task, TeamConfig(risk="any"), 0)[1].variant.startswith("split")  # no bound: the fastest
+    free = plan_team(task, TeamConfig(failure=stubs_are_free), 0)[2]
+    assert free.makespan < within.makespan
 
 
 def test_a_late_piece_gets_hl7_within_sequentials_risk_at_half_its_makespan():
