@@ -117,11 +117,11 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             n = min(agents, math.ceil(graph.nodes[m].get("tokens", 0) / share))
             # a class bigger than one balanced piece is split by its members
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
-            chunks, hub, late_piece = [], False, False
+            chunks, hub, late_pieces = [], False, 0
             if items and n > 1:
-                waits = _pending_names(graph, m, writable) if late else set()
-                chunks, hub, late_piece = ordered_pieces(items, n, share, balanced_pieces, waits) if ordered else \
-                    (balanced_pieces(items, n), False, False)
+                waits = _pending_names(graph, m, writable) if late else {}
+                chunks, hub, late_pieces = ordered_pieces(items, n, share, balanced_pieces, waits) if ordered else \
+                    (balanced_pieces(items, n), False, 0)
             if len(chunks) < 2:
                 pieces[m] = Piece(m, m, (), True, (), members[0])
                 continue
@@ -129,7 +129,7 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             quals = [tuple(i.qualname for i in chunk) for chunk in chunks]
             # the module's remainder (imports, globals) goes with the lightest piece that is neither
             # the hub piece (everyone waits for it) nor the late piece (it waits for other modules)
-            early = range(int(hub), len(chunks) - int(late_piece)) or range(int(hub), len(chunks))
+            early = range(int(hub), len(chunks) - late_pieces) or range(int(hub), len(chunks))
             first = min(early, key=lambda j: (sum(i.tokens for i in chunks[j]), j))
             rest = tuple(q for j, chunk in enumerate(quals) if j != first for q in chunk)
             for i, own in enumerate(quals):
@@ -151,13 +151,18 @@ def _provided(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]]
     return {i.qualname.split(".")[0] for i in definition_items(source, None if writable is None else writable.get(m, ()))}
 
 
-def _pending_names(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None) -> set[str]:
+def _pending_names(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None
+                   ) -> dict[str, set[str]]:
     """Names ``m`` uses that another module still has to write (an ordering dependency's names with
-    bodies; in an import cycle, the other members' too): the definitions using them form the late
-    piece, so the rest of ``m`` starts at once (voluptuous: ``Required`` waits for ``validators.Any``,
-    ``Schema``'s own methods need not)."""
-    return {name for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)
-            for name in set(graph.edges[u, m].get("names", ())) & _provided(graph, u, writable)}
+    bodies; in an import cycle, the other members' too), each with the modules that write it: the
+    definitions using them go to late pieces, so the rest of ``m`` starts at once (voluptuous:
+    ``Required`` waits for ``validators.Any``, ``Schema``'s own methods need not)."""
+    pending: dict[str, set[str]] = {}
+    for u in graph.predecessors(m):
+        if graph.edges[u, m].get("ordering", True):
+            for name in set(graph.edges[u, m].get("names", ())) & _provided(graph, u, writable):
+                pending.setdefault(name, set()).add(u)
+    return pending
 
 
 def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str, list[list[Item]]],

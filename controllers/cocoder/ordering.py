@@ -13,7 +13,7 @@ each other (a cycle) are condensed: they stay simultaneous, against stubs, as be
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import networkx as nx
 
@@ -53,19 +53,20 @@ def hub_items(ref: nx.DiGraph, limit: float) -> set[str]:
 
 def ordered_pieces(items: Sequence[Item], n: int, share: float,
                    cut: Callable[[Sequence[Item], int], list[list[Item]]],
-                   waits_for: Collection[str] = ()) -> tuple[list[list[Item]], bool, bool]:
+                   waits_for: Mapping[str, Collection[str]] | None = None) -> tuple[list[list[Item]], bool, int]:
     """The pieces of one module (source order inside each), whether the first is a hub piece and
-    whether the last is a late piece.
+    how many at the end are late pieces.
 
-    With ``waits_for`` (names of other modules that still have bodies to write), the definitions
-    whose bodies use them, with every definition that uses those, form a last, *late* piece
-    (``late_items``): only it waits for the other modules, the rest can start at once. After the
-    hub piece, every weakly connected part of the rest stays whole unless it is itself bigger than
-    ``share`` (the repository's per-agent share: then ``cut`` splits it like an oversize module, in
-    used-first order); the parts are packed onto ``n`` pieces, largest first onto the lightest.
+    With ``waits_for`` (name -> the other modules that still have its body to write), the
+    definitions whose bodies wait for such names, directly or through a definition they use, go to
+    *late* pieces, one per set of modules waited for (``late_items``): only they wait for other
+    modules, the rest can start at once. After the hub piece, every weakly connected part of the
+    rest stays whole unless it is itself bigger than ``share`` (the repository's per-agent share:
+    then ``cut`` splits it like an oversize module, in used-first order); the parts are packed onto
+    ``n`` pieces, largest first onto the lightest.
     """
     index = {item.qualname: i for i, item in enumerate(items)}
-    late = late_items(items, reference_graph(items), waits_for)
+    late = late_items(items, reference_graph(items), waits_for or {})
     early = [item for item in items if item.qualname not in late]
     ref = reference_graph(early)
     hubs = hub_items(ref, HUB_SHARE * sum(item.tokens for item in early) / max(n, 1))
@@ -85,16 +86,25 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
         load[target] += sum(i.tokens for i in part)
     pieces = [sorted(b, key=lambda i: index[i.qualname]) for b in bins if b]
     hub = [item for item in early if item.qualname in hubs]
-    tail = [item for item in items if item.qualname in late]
-    return ([hub] if hub else []) + pieces + ([tail] if tail else []), bool(hub), bool(tail)
+    tails = [[item for item in items if late.get(item.qualname) == waited]
+             for waited in sorted(set(late.values()), key=lambda w: (len(w), sorted(w)))]
+    return ([hub] if hub else []) + pieces + tails, bool(hub), len(tails)
 
 
-def late_items(items: Sequence[Item], ref: nx.DiGraph, waits_for: Collection[str]) -> set[str]:
-    """Definitions whose bodies use ``waits_for`` and every definition that uses them (by the
-    reference graph ``ref``); empty when that would be the whole module (nothing could start early)."""
-    direct = {item.qualname for item in items if item.uses & set(waits_for)}
-    late = direct.union(*(nx.descendants(ref, q) for q in direct))
-    return late if len(late) < len(items) else set()
+def late_items(items: Sequence[Item], ref: nx.DiGraph, waits_for: Mapping[str, Collection[str]]
+               ) -> dict[str, frozenset[str]]:
+    """Definition -> the modules it waits for: those defining the ``waits_for`` names its body
+    uses, and those the definitions it uses (the reference graph ``ref``) wait for. Definitions
+    that wait for nothing are left out; so is everything when nothing could start early."""
+    dag = nx.condensation(ref)  # definitions that use each other wait together
+    waited: dict[int, frozenset[str]] = {}
+    by_name = {item.qualname: item for item in items}
+    for c in nx.topological_sort(dag):
+        own = {m for q in dag.nodes[c]["members"] for name in by_name[q].uses & waits_for.keys()
+               for m in waits_for[name]}
+        waited[c] = frozenset(own.union(*(waited[p] for p in dag.predecessors(c))))
+    late = {q: waited[dag.graph["mapping"][q]] for q in ref if waited[dag.graph["mapping"][q]]}
+    return late if len(late) < len(items) else {}
 
 
 def _used_first(ref: nx.DiGraph, members: Sequence[Item]) -> list[Item]:

@@ -125,17 +125,22 @@ def test_hub_pieces_come_first_and_ordered_dependencies_carry_no_missing_charge(
     assert any(t.missing_fraction > 0 for t in at_once.turns if t.module.startswith("pkg.store#"))
 
 
-def test_definitions_that_use_another_module_wait_in_a_late_piece_and_the_rest_starts_at_once():
+def test_definitions_that_use_another_module_wait_in_late_pieces_and_the_rest_starts_at_once():
     items = definition_items(STORE, class_limit=100)
-    # ``count`` and ``insert_many`` use names another module still has to write (here: names that
-    # happen to be the store's own; ``waits_for`` is whatever the caller says is pending)
+    # ``count`` and ``insert_many`` use names other modules still have to write (here: names that
+    # happen to be the store's own; ``waits_for`` is whatever the caller says is pending), each
+    # waiting for a different module: a late piece each; the rest is split as before
     chunks, hub, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces,
-                                       waits_for={"search", "insert"})
+                                       waits_for={"search": {"pkg.a"}, "insert": {"pkg.b"}})
     names = [[i.qualname for i in c] for c in chunks]
-    assert late and sorted(names[-1]) == ["Store.count", "Store.insert_many"]
-    assert not {"Store.count", "Store.insert_many"} & {q for c in names[:-1] for q in c}
-    # a late piece that would be the whole module is no split at all
-    chunks, _, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces, waits_for={"path"})
+    assert late == 2 and names[-2:] == [["Store.count"], ["Store.insert_many"]]
+    assert not {"Store.count", "Store.insert_many"} & {q for c in names[:-2] for q in c}
+    # waiting for the same module, they wait together; what uses a late definition waits too
+    chunks, _, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces,
+                                     waits_for={"search": {"pkg.a"}, "json": {"pkg.a"}})
+    assert late == 1 and "Store.insert" in [i.qualname for i in chunks[-1]]  # it uses ``_load``
+    # late pieces that would be the whole module are no split at all
+    chunks, _, late = ordered_pieces(items, 2, share=10_000, cut=balanced_pieces, waits_for={"path": {"pkg.a"}})
     assert not late
 
 
