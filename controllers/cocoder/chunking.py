@@ -9,7 +9,8 @@ against stub interfaces": a reference between them is a non-ordering *interface*
 still costs a message, counts as cross-group and as missing in the failure model. Dependencies
 on other modules are attributed to the pieces whose definitions use the imported names.
 ``ordered=True`` splits along the references instead (controllers.cocoder.ordering): hub
-pieces first, and a piece waits for the pieces it uses unless they use each other.
+pieces first, and a piece waits for the pieces it uses unless they use each other; with
+``late=True`` the definitions waiting for other modules also get late pieces of their own.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from controllers.cocoder.depgraph import condense, estimate_tokens
 from controllers.cocoder.ordering import condense_piece_cycles, ordered_pieces, reference_graph
 
 BALANCE_SLACK = 0.1  # a piece may exceed the most balanced split by 10% to cut fewer references
-# "function": the planner picks file-level, simultaneous or ordered pieces by its estimate;
+# "function": the planner picks file-level, simultaneous or ordered pieces (with or without late
+# pieces) by its estimate;
 # "simultaneous" / "ordered": that split whenever something is big enough; "file": no split
 GRANULARITIES = ("function", "simultaneous", "ordered", "file")
 

@@ -98,8 +98,9 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     * cocoder: hub-isolated communities, one agent per group (groups packed onto ``agents``);
       at ``granularity="function"`` a module or cycle bigger than ``total / agents`` may then be
       split into pieces of its definitions that go to different agents (controllers.cocoder.chunking):
-      written at once against stubs, or along their references (hubs first). Of the file-level plan
-      and the two splits, the one with the shortest expected makespan (simulated with ``cost``, its
+      written at once against stubs, or along their references (hubs first; with or without late
+      pieces for the definitions that wait for other modules). Of the file-level plan and the three
+      splits, the one with the shortest expected makespan (simulated with ``cost``, its
       repair risk from ``failure``; defaults: the spec's constants) is kept. With ``context="fresh"``
       each of an agent's units starts a new conversation shown what it uses of the agent's earlier
       units (context isolation); ``"conversation"`` keeps one growing conversation per agent.
