@@ -46,6 +46,7 @@ class Piece:
     omit: tuple[str, ...]  # for the primary piece: the definitions the other pieces write
     unit: str  # the split unit (its first module): its pieces go to different agents
     hub: bool = False  # the in-hub definitions of an ordered split, written before the pieces using them
+    late: bool = False  # definitions waiting for other modules, split off so the rest need not wait
 
 
 def balanced_pieces(items: Sequence[Item], n: int) -> list[list[Item]]:
@@ -136,7 +137,8 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             rest = tuple(q for j, chunk in enumerate(quals) if j != first for q in chunk)
             for i, own in enumerate(quals):
                 node = f"{m}#{i}"
-                pieces[node] = Piece(node, m, own, i == first, rest if i == first else (), members[0], hub and i == 0)
+                pieces[node] = Piece(node, m, own, i == first, rest if i == first else (), members[0], hub and i == 0,
+                                     i >= len(chunks) - late_pieces)
     if not pieces:
         return graph, {}
     provided = {m: _provided(graph, m, writable) for m in graph}

@@ -58,7 +58,8 @@ def handle(args: argparse.Namespace) -> int:
         context = sum(t.context_tokens for t in sched.turns)
         report["strategies"][strategy] = {
             "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "plan": plan.variant or strategy,
-            "hub_pieces": sorted(n for n, p in plan.pieces.items() if p.hub), "makespan": round(sched.makespan, 1),
+            "hub_pieces": sorted(n for n, p in plan.pieces.items() if p.hub),
+            "late_pieces": sorted(n for n, p in plan.pieces.items() if p.late), "makespan": round(sched.makespan, 1),
             "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
             "residual_risk": round(residual_risk(sched, FailureModel()), 4),
             "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
@@ -75,7 +76,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (critical path {r['critical_path']:.1f}), "
               f"cost ${r['cost_usd']:.4f}, {r['messages']} messages, residual risk {r['residual_risk']:.4f}")
         if strategy == "cocoder":
-            print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}")
+            print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}; "
+                  f"late pieces (wait for other modules): {', '.join(r['late_pieces']) or 'none'}")
             for i, group in enumerate(r["groups"]):
                 print(f"{'':>15}group {i}: {', '.join(group)}")
     return 0

@@ -294,7 +294,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
                 "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": ledger.members,
                 "plan": plan.variant or config.strategy,
                 "pieces": {n: {"module": p.module, "definitions": list(p.definitions), "primary": p.primary,
-                               "hub": p.hub} for n, p in sorted(plan.pieces.items())},
+                               "hub": p.hub, "late": p.late} for n, p in sorted(plan.pieces.items())},
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
                 "turn_order": turn_order,
                 "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}

@@ -153,7 +153,8 @@ def test_only_the_late_piece_waits_for_the_module_it_uses(tmp_path):
     graph = build_dependency_graph(pkg)
     work, pieces = split_oversize(graph, 3, ordered=True, late=True)
     (late,) = [n for n, p in pieces.items() if p.module == "pkg.store" and "rank" in p.definitions]
-    assert pieces[late].definitions == ("rank",) and not pieces[late].primary
+    assert pieces[late].definitions == ("rank",) and not pieces[late].primary and pieces[late].late
+    assert not any(p.late for n, p in pieces.items() if n != late)
     waiting = [v for v in work.successors("pkg.slow") if v.startswith("pkg.store")]
     assert waiting == [late]  # no other piece of the module waits for pkg.slow
     plan = make_plan(graph, "cocoder", 3, granularity="ordered", failure=NO_FAILURES)

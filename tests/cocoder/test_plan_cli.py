@@ -12,6 +12,8 @@ def test_plan_verb_reports_every_strategy(synth_repo, capsys):
                                                                       "cocoder"}
     assert report["cycles"]
     assert all(0.0 <= r["residual_risk"] < 1.0 for r in report["strategies"].values())
+    cocoder = report["strategies"]["cocoder"]
+    assert set(cocoder["hub_pieces"]) | set(cocoder["late_pieces"]) <= {n for g in cocoder["groups"] for n in g}
     # writing everything against interfaces is the riskiest way (the planner's bound is sequential's)
     assert report["strategies"]["file-parallel"]["residual_risk"] > report["strategies"]["sequential"]["residual_risk"]
 
