@@ -52,9 +52,10 @@ SUITE = Suite(
         "strategy": Option("cocoder", "how files are split among agents", choices=STRATEGIES),
         "agents": Option(3, "at most this many agents work at once", type=int),
         "granularity": Option("function", "cocoder: split a module bigger than total/k by its definitions, "
-                                          "at once against stubs or along their references, whichever the "
-                                          "plan's estimate prefers (function); force one split (simultaneous, "
-                                          "ordered) or keep the paper's file-level partition (file)",
+                                          "at once against stubs or along their references (with late pieces "
+                                          "for what waits for other modules, or without), whichever the plan's "
+                                          "estimate prefers (function); force one split (simultaneous, ordered) "
+                                          "or keep the paper's file-level partition (file)",
                               choices=GRANULARITIES),
         "context": Option("fresh", "cocoder: each unit in a new conversation shown what it uses of the agent's "
                                    "earlier units (fresh), or one growing conversation per agent (conversation)",
