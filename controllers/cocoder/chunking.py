@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import accumulate
 from pathlib import Path
 
@@ -108,6 +109,8 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
     total = sum(graph.nodes[m].get("tokens", 0) for m in graph)
     share = total / max(agents, 1)
     dag, _ = condense(graph)
+    # read lazily, once per module: a graph with nothing to split may carry no sources
+    provided = cache(lambda m: _provided(graph, m, writable))
     pieces: dict[str, Piece] = {}
     items_of: dict[str, list[list[Item]]] = {}
     for c in sorted(dag, key=lambda c: dag.nodes[c]["members"]):
@@ -122,7 +125,7 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
             chunks, hub, late_pieces = [], False, 0
             if items and n > 1:
-                waits = _pending_names(graph, m, writable) if late else {}
+                waits = _pending_names(graph, m, provided) if late else {}
                 chunks, hub, late_pieces = ordered_pieces(items, n, share, balanced_pieces, waits) if ordered else \
                     (balanced_pieces(items, n), False, 0)
             if len(chunks) < 2:
@@ -141,8 +144,7 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
                                      i >= len(chunks) - late_pieces)
     if not pieces:
         return graph, {}
-    provided = {m: _provided(graph, m, writable) for m in graph}
-    work = _work_graph(graph, pieces, items_of, provided, ordered)
+    work = _work_graph(graph, pieces, items_of, {m: provided(m) for m in graph}, ordered)
     if ordered:
         condense_piece_cycles(work, pieces)
     return work, pieces
@@ -155,8 +157,7 @@ def _provided(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]]
     return {i.qualname.split(".")[0] for i in definition_items(source, None if writable is None else writable.get(m, ()))}
 
 
-def _pending_names(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None
-                   ) -> dict[str, set[str]]:
+def _pending_names(graph: nx.DiGraph, m: str, provided: Callable[[str], set[str]]) -> dict[str, set[str]]:
     """Names ``m`` uses that another module still has to write (an ordering dependency's names with
     bodies; in an import cycle, the other members' too), each with the modules that write it: the
     definitions using them go to late pieces, so the rest of ``m`` starts at once (voluptuous:
@@ -164,7 +165,7 @@ def _pending_names(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[
     pending: dict[str, set[str]] = {}
     for u in graph.predecessors(m):
         if graph.edges[u, m].get("ordering", True):
-            for name in set(graph.edges[u, m].get("names", ())) & _provided(graph, u, writable):
+            for name in set(graph.edges[u, m].get("names", ())) & provided(u):
                 pending.setdefault(name, set()).add(u)
     return pending
 

@@ -66,9 +66,10 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
     ``n`` pieces, largest first onto the lightest.
     """
     index = {item.qualname: i for i, item in enumerate(items)}
-    late = late_items(items, reference_graph(items), waits_for or {})
+    every = reference_graph(items)
+    late = late_items(items, every, waits_for or {})
     early = [item for item in items if item.qualname not in late]
-    ref = reference_graph(early)
+    ref = every.subgraph(item.qualname for item in early)
     hubs = hub_items(ref, HUB_SHARE * sum(item.tokens for item in early) / max(n, 1))
     rest = [item for item in early if item.qualname not in hubs]
     parts: list[list[Item]] = []
