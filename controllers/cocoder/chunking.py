@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
 from pathlib import Path
+from typing import NamedTuple
 
 import networkx as nx
 
 from controllers.cocoder.defs import Item, definition_items, source_view
-from controllers.cocoder.depgraph import condense, estimate_tokens
+from controllers.cocoder.depgraph import condense, estimate_tokens, module_interfaces
 from controllers.cocoder.ordering import condense_piece_cycles, ordered_pieces, reference_graph
 
 BALANCE_SLACK = 0.1  # a piece may exceed the most balanced split by 10% to cut fewer references
@@ -108,9 +109,11 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
     """
     total = sum(graph.nodes[m].get("tokens", 0) for m in graph)
     share = total / max(agents, 1)
-    dag, _ = condense(graph)
+    dag, component = condense(graph)
+    # module -> the modules finished before it (its ancestors outside its own import cycle)
+    before = cache(lambda m: {o for c in nx.ancestors(dag, component[m]) for o in dag.nodes[c]["members"]})
     # read lazily, once per module: a graph with nothing to split may carry no sources
-    provided = cache(lambda m: _provided(graph, m, writable))
+    bodies = cache(lambda m: _bodies(graph, m, writable))
     pieces: dict[str, Piece] = {}
     items_of: dict[str, list[list[Item]]] = {}
     for c in sorted(dag, key=lambda c: dag.nodes[c]["members"]):
@@ -125,9 +128,10 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
             chunks, hub, late_pieces = [], False, 0
             if items and n > 1:
-                waits = _pending_names(graph, m, provided) if late else {}
-                chunks, hub, late_pieces = ordered_pieces(items, n, share, balanced_pieces, waits) if ordered else \
-                    (balanced_pieces(items, n), False, 0)
+                waits = _pending_names(graph, m, lambda u: bodies(u).provided) if late else {}
+                chunks, hub, late_pieces = (ordered_pieces(items, n, share, balanced_pieces, waits,
+                                                           {u: before(u) for w in waits.values() for u in w})
+                                            if ordered else (balanced_pieces(items, n), False, 0))
             if len(chunks) < 2:
                 pieces[m] = Piece(m, m, (), True, (), members[0])
                 continue
@@ -144,20 +148,29 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
                                      i >= len(chunks) - late_pieces)
     if not pieces:
         return graph, {}
-    work = _work_graph(graph, pieces, items_of, {m: provided(m) for m in graph}, ordered)
+    work = _work_graph(graph, pieces, items_of, {m: bodies(m) for m in graph}, ordered)
     if ordered:
         condense_piece_cycles(work, pieces)
     return work, pieces
 
 
-def _provided(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None) -> set[str]:
-    """Top-level names of ``m`` whose definitions have something to write: the rest is complete
-    in the skeleton (a protocol, a constant, a function left filled)."""
+class Bodies(NamedTuple):
+    """What a module's bodies to write define and use (the work graph orders by these)."""
+
+    provided: frozenset[str]  # top-level names with something to write (the rest is complete in the skeleton)
+    used: frozenset[str]  # names those bodies use
+    api: Mapping[str, int]  # top-level name -> tokens of its interface
+
+
+def _bodies(graph: nx.DiGraph, m: str, writable: Mapping[str, Collection[str]] | None) -> Bodies:
     source = Path(graph.nodes[m]["path"]).read_text(encoding="utf-8")
-    return {i.qualname.split(".")[0] for i in definition_items(source, None if writable is None else writable.get(m, ()))}
+    items = definition_items(source, None if writable is None else writable.get(m, ()))
+    api = {n: estimate_tokens(t) for n, t in module_interfaces(source).items()}
+    return Bodies(frozenset(i.qualname.split(".")[0] for i in items),
+                  frozenset(n for i in items for n in i.uses), api)
 
 
-def _pending_names(graph: nx.DiGraph, m: str, provided: Callable[[str], set[str]]) -> dict[str, set[str]]:
+def _pending_names(graph: nx.DiGraph, m: str, provided: Callable[[str], Collection[str]]) -> dict[str, set[str]]:
     """Names ``m`` uses that another module still has to write (an ordering dependency's names with
     bodies; in an import cycle, the other members' too), each with the modules that write it: the
     definitions using them go to late pieces, so the rest of ``m`` starts at once (voluptuous:
@@ -165,13 +178,13 @@ def _pending_names(graph: nx.DiGraph, m: str, provided: Callable[[str], set[str]
     pending: dict[str, set[str]] = {}
     for u in graph.predecessors(m):
         if graph.edges[u, m].get("ordering", True):
-            for name in set(graph.edges[u, m].get("names", ())) & provided(u):
+            for name in set(graph.edges[u, m].get("names", ())).intersection(provided(u)):
                 pending.setdefault(name, set()).add(u)
     return pending
 
 
 def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str, list[list[Item]]],
-                provided: Mapping[str, set[str]], ordered: bool) -> nx.DiGraph:
+                bodies: Mapping[str, Bodies], ordered: bool) -> nx.DiGraph:
     nodes_of: dict[str, list[str]] = {}
     for node, piece in pieces.items():
         nodes_of.setdefault(piece.module, []).append(node)
@@ -188,12 +201,22 @@ def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str,
             out.add_node(node, **{**data, "tokens": estimate_tokens(view), "work": len(p.definitions), "module": m})
     chunk_of = {i.qualname: f"{m}#{k}" for m, chunks in items_of.items() for k, c in enumerate(chunks) for i in c}
     for u, v, d in graph.edges(data=True):
-        names = set(d.get("names", ()))
         inside = u in unit and unit.get(u) == unit.get(v)
-        for s in _providers(u, names, provided[u], items_of):
-            # only names with bodies to write order anything (a constant is in the skeleton)
-            for t in _users(v, names & provided[u] if names else names, nodes_of, items_of):
-                _add(out, s, t, d["tokens"], sorted(names), d, interface=inside and not ordered)
+        # only what v's bodies use of u's names with bodies to write orders anything (a constant,
+        # a re-export, a name used in a signature or a docstring is in the skeleton already)
+        names = set(d.get("names", ())) or (bodies[u].provided if _module_named(u, bodies[v].used) else set())
+        wanted = names & bodies[u].provided & bodies[v].used
+        if u not in items_of:
+            for t in _users(v, wanted, items_of):
+                _add(out, u, t, d["tokens"], sorted(d.get("names", ())), d, interface=inside and not ordered)
+            continue
+        shown = _first_definers(u, wanted, items_of)
+        for s in _providers(u, wanted, items_of):
+            api = sorted(shown.get(s, ()))
+            for t in _users(v, wanted, items_of):
+                # a split class's interface crosses once, with its first piece; the others only order
+                _add(out, s, t, sum(bodies[u].api.get(n, 0) for n in api), api, d,
+                     interface=inside and not ordered)
     for chunks in items_of.values():  # references between pieces of one module
         item = {i.qualname: i for c in chunks for i in c}
         used: dict[tuple[str, str], set[str]] = {}
@@ -201,33 +224,39 @@ def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str,
             if chunk_of[a] != chunk_of[b]:
                 used.setdefault((chunk_of[a], chunk_of[b]), set()).add(a)
         for (src, dst), quals in sorted(used.items()):
-            stubs = sum(item[q].signature_tokens for q in quals)
-            # ordered: the user waits for the bodies; at once (or in a cycle): it gets the stubs
-            _add(out, src, dst, sum(item[q].tokens for q in quals) if ordered else stubs,
-                 sorted({item[q].name for q in quals}), {}, interface=not ordered, stub_tokens=stubs,
+            # ordered: the user waits for the definitions, then gets their interfaces as written (the
+            # spec's c_uv, as between modules); at once (or in a cycle): the skeleton's stubs
+            api = sum(item[q].interface_tokens for q in quals)
+            _add(out, src, dst, api, sorted({item[q].name for q in quals}), {}, interface=not ordered,
                  defs=sorted(quals))
     return out
 
 
-def _providers(u: str, names: set[str], provided: set[str], items_of: Mapping[str, list[list[Item]]]
-               ) -> list[str]:
-    """Pieces of ``u`` that define the used names; none if the names are complete in the skeleton
-    (a protocol, a constant, a function left filled): nothing to wait for."""
+def _module_named(u: str, used: Collection[str]) -> bool:
+    """Whether bodies using ``used`` refer to module ``u`` itself (``import pkg.u``, ``pkg.u.name``)."""
+    return any(part in used for part in u.split("."))
+
+
+def _first_definers(u: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) -> dict[str, set[str]]:
+    """Piece of ``u`` -> the used names whose interface it carries: each name's first defining piece."""
+    first: dict[str, set[str]] = {}
+    for name in sorted(names):
+        k = next(k for k, chunk in enumerate(items_of[u]) if any(i.qualname.split(".")[0] == name for i in chunk))
+        first.setdefault(f"{u}#{k}", set()).add(name)
+    return first
+
+
+def _providers(u: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) -> list[str]:
+    """Pieces of split module ``u`` that define the used names."""
+    return [f"{u}#{k}" for k, chunk in enumerate(items_of[u]) if any(i.qualname.split(".")[0] in names for i in chunk)]
+
+
+def _users(v: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) -> list[str]:
+    """``v`` (or its pieces) whose definitions use ``names``; none when nothing is used."""
     if not names:
-        return [f"{u}#{k}" for k in range(len(items_of[u]))] if u in items_of else [u]
-    if u not in items_of:
-        return [u] if names & provided else []
-    return [f"{u}#{k}" for k, chunk in enumerate(items_of[u])
-            if any(i.qualname.split(".")[0] in names for i in chunk)]
-
-
-def _users(v: str, names: set[str], nodes_of: Mapping[str, list[str]],
-           items_of: Mapping[str, list[list[Item]]]) -> list[str]:
-    """Pieces of ``v`` whose definitions use the imported names (all of them when names are unknown)."""
+        return []
     if v not in items_of:
         return [v]
-    if not names:
-        return nodes_of[v]
     return [f"{v}#{k}" for k, chunk in enumerate(items_of[v]) if any(i.uses & names for i in chunk)]
 
 

@@ -19,13 +19,14 @@ _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 @dataclass(frozen=True)
 class Item:
-    """One definition to write: ``qualname`` (``f``, ``C``, ``C.m``), its tokens and the names it uses."""
+    """One definition to write: ``qualname`` (``f``, ``C``, ``C.m``), its tokens, the names it uses
+    and the tokens of its interface (its outline: what a sibling piece is shown of it)."""
 
     qualname: str
     name: str
     tokens: int
     uses: frozenset[str]
-    signature_tokens: int
+    interface_tokens: int
 
 
 def _start(node: ast.AST) -> int:
@@ -106,9 +107,8 @@ def definition_items(source: str, writable: Collection[str] | None = None,
             if isinstance(node, ast.ClassDef) and tokens > class_limit:
                 visit(node.body, qual + ".")
                 continue
-            first = lines[node.lineno - 1]
             items.pop(qual, None)
-            items[qual] = Item(qual, node.name, tokens, _uses(node), estimate_tokens(first))
+            items[qual] = Item(qual, node.name, tokens, _uses(node), estimate_tokens("".join(_outline(node, lines))))
 
     visit(tree.body, "")
     return list(items.values())
@@ -148,6 +148,36 @@ def source_view(reference: str, own: Sequence[str], omit: Collection[str] | None
         node = index[qual]
         out += lines[_start(node) - 1:node.end_lineno] + ["\n"]
     return "".join(out)
+
+
+def _outline(node: ast.AST, lines: Sequence[str]) -> list[str]:
+    """A definition's lines without docstrings and bodies: decorators, signatures, class-level
+    statements, ``...`` where a body was (its interface, as a message would show it)."""
+    body = node.body
+    if body[0].lineno <= node.lineno:  # ``def f(): ...`` on one line
+        return list(lines[_start(node) - 1:node.end_lineno])
+    header = list(lines[_start(node) - 1:body[0].lineno - 1])
+    if not isinstance(node, ast.ClassDef):
+        return header + [" " * body[0].col_offset + "...\n"]
+    inner: list[str] = []
+    for stmt in body:
+        if isinstance(stmt, _DEF):
+            inner += _outline(stmt, lines)
+        elif not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            inner += lines[stmt.lineno - 1:stmt.end_lineno]
+    return header + (inner or [" " * body[0].col_offset + "...\n"])
+
+
+def outline_definitions(skeleton: str, quals: Collection[str]) -> str:
+    """The skeleton with each of ``quals`` reduced to its outline: what a piece is shown of the
+    definitions its siblings write (their signatures; their docstrings are the siblings' brief)."""
+    index = index_definitions(parse(skeleton))
+    lines = skeleton.splitlines(keepends=True)
+    spans = sorted(((_start(index[q]), index[q].end_lineno, index[q]) for q in quals if q in index),
+                   key=lambda s: s[0], reverse=True)
+    for start, end, node in spans:
+        lines[start - 1:end] = _outline(node, lines)
+    return "".join(lines)
 
 
 def _qual(index: dict[str, ast.AST], node: ast.AST) -> str:
@@ -196,6 +226,17 @@ def definition_texts(source: str, quals: Iterable[str]) -> dict[str, str]:
         return {}
     lines = source.splitlines(keepends=True)
     return {q: "".join(lines[_start(index[q]) - 1:index[q].end_lineno]) for q in quals if q in index}
+
+
+def definition_outlines(source: str, quals: Iterable[str]) -> dict[str, str]:
+    """The outline of each of ``quals`` that ``source`` defines (see :func:`outline_definitions`);
+    nothing when it does not parse. What an :class:`Item`'s ``interface_tokens`` counts."""
+    try:
+        index = index_definitions(parse(source))
+    except (SyntaxError, ValueError):  # ValueError: null bytes
+        return {}
+    lines = source.splitlines(keepends=True)
+    return {q: "".join(_outline(index[q], lines)) for q in quals if q in index}
 
 
 def definition_at(source: str, line: int, candidates: Iterable[str]) -> str | None:

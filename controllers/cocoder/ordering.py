@@ -53,13 +53,15 @@ def hub_items(ref: nx.DiGraph, limit: float) -> set[str]:
 
 def ordered_pieces(items: Sequence[Item], n: int, share: float,
                    cut: Callable[[Sequence[Item], int], list[list[Item]]],
-                   waits_for: Mapping[str, Collection[str]] | None = None) -> tuple[list[list[Item]], bool, int]:
+                   waits_for: Mapping[str, Collection[str]] | None = None,
+                   before: Mapping[str, Collection[str]] | None = None) -> tuple[list[list[Item]], bool, int]:
     """The pieces of one module (source order inside each), whether the first is a hub piece and
     how many at the end are late pieces.
 
     With ``waits_for`` (name -> the other modules that still have its body to write), the
     definitions whose bodies wait for such names, directly or through a definition they use, go to
-    *late* pieces, one per set of modules waited for (``late_items``): only they wait for other
+    *late* pieces, one per set of modules waited for (``late_items``; ``before``: module -> the
+    modules finished before it, so waiting for both is waiting for it): only they wait for other
     modules, the rest can start at once. After the hub piece, every weakly connected part of the
     rest stays whole unless it is itself bigger than ``share`` (the repository's per-agent share:
     then ``cut`` splits it like an oversize module, in used-first order); the parts are packed onto
@@ -67,7 +69,7 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
     """
     index = {item.qualname: i for i, item in enumerate(items)}
     every = reference_graph(items)
-    late = late_items(items, every, waits_for or {})
+    late = late_items(items, every, waits_for or {}, before or {})
     early = [item for item in items if item.qualname not in late]
     ref = every.subgraph(item.qualname for item in early)
     hubs = hub_items(ref, HUB_SHARE * sum(item.tokens for item in early) / max(n, 1))
@@ -92,11 +94,13 @@ def ordered_pieces(items: Sequence[Item], n: int, share: float,
     return ([hub] if hub else []) + pieces + tails, bool(hub), len(tails)
 
 
-def late_items(items: Sequence[Item], ref: nx.DiGraph, waits_for: Mapping[str, Collection[str]]
-               ) -> dict[str, frozenset[str]]:
+def late_items(items: Sequence[Item], ref: nx.DiGraph, waits_for: Mapping[str, Collection[str]],
+               before: Mapping[str, Collection[str]] | None = None) -> dict[str, frozenset[str]]:
     """Definition -> the modules it waits for: those defining the ``waits_for`` names its body
-    uses, and those the definitions it uses (the reference graph ``ref``) wait for. Definitions
-    that wait for nothing are left out; so is everything when nothing could start early."""
+    uses, and those the definitions it uses (the reference graph ``ref``) wait for, less those
+    finished ``before`` another of them (voluptuous: waiting for ``error`` and ``schema_builder``
+    is waiting for ``schema_builder``). Definitions that wait for nothing are left out; so is
+    everything when nothing could start early."""
     dag = nx.condensation(ref)  # definitions that use each other wait together
     waited: dict[int, frozenset[str]] = {}
     by_name = {item.qualname: item for item in items}
@@ -104,7 +108,9 @@ def late_items(items: Sequence[Item], ref: nx.DiGraph, waits_for: Mapping[str, C
         own = {m for q in dag.nodes[c]["members"] for name in by_name[q].uses & waits_for.keys()
                for m in waits_for[name]}
         waited[c] = frozenset(own.union(*(waited[p] for p in dag.predecessors(c))))
-    late = {q: waited[dag.graph["mapping"][q]] for q in ref if waited[dag.graph["mapping"][q]]}
+    before = before or {}
+    last = {c: frozenset(m for m in w if not any(m in before.get(o, ()) for o in w)) for c, w in waited.items()}
+    late = {q: last[dag.graph["mapping"][q]] for q in ref if waited[dag.graph["mapping"][q]]}
     return late if len(late) < len(items) else {}
 
 

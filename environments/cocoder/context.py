@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.cocoder.defs import definition_texts
+from controllers.cocoder.defs import definition_outlines, outline_definitions
 from controllers.cocoder.depgraph import estimate_tokens, module_interfaces
 from environments.cocoder.tasks import RepoTask
 
@@ -42,11 +42,11 @@ def _interfaces(text: str | None, skeleton: str, names: list[str]) -> dict[str, 
     return used or api
 
 
-def _bodies(text: str | None, skeleton: str, defs: list[str]) -> dict[str, str]:
-    """The sibling definitions as the provider wrote them (the skeleton's stub where its text lacks one)."""
-    found = definition_texts(text, defs) if text is not None else {}
+def _outlines(text: str | None, skeleton: str, defs: list[str]) -> dict[str, str]:
+    """The sibling definitions' interfaces as the provider wrote them (the skeleton's where its text lacks one)."""
+    found = definition_outlines(text, defs) if text is not None else {}
     missing = [q for q in defs if q not in found]
-    return {**found, **definition_texts(skeleton, missing)} if missing else found
+    return {**found, **definition_outlines(skeleton, missing)} if missing else found
 
 
 def dependency_view(task: RepoTask, dep: Mapping[str, Any], written: Mapping[str, str]) -> dict[str, str]:
@@ -57,16 +57,19 @@ def dependency_view(task: RepoTask, dep: Mapping[str, Any], written: Mapping[str
     skeleton = task.modules[dep["module"]].skeleton
     text = written.get(dep["unit"]) if how in ("message", "own") else None
     if dep.get("defs"):
-        return _bodies(text, skeleton, dep["defs"])
-    # a piece's text holds part of a class: its interface is the skeleton's, whose signatures it keeps
-    return _interfaces(text if dep["unit"] == dep["module"] else None, skeleton, dep["names"])
+        return _outlines(text, skeleton, dep["defs"])
+    if dep["unit"] != dep["module"]:
+        # a piece's text holds part of a class: its interface is the skeleton's, whose signatures
+        # it keeps; a split class's interface comes with one of its pieces, the others only order
+        return _interfaces(None, skeleton, dep["names"]) if dep["names"] else {}
+    return _interfaces(text, skeleton, dep["names"])
 
 
 def turn_material(task: RepoTask, turn: Mapping[str, Any], written: Mapping[str, str]
                   ) -> tuple[dict[str, Any], int]:
     """The observation fields of a turn's context and their tokens (the project's estimate, text
     by text: the skeleton, every dependency text shown, a repair's previous source and request)."""
-    skeleton = task.modules[turn["module"]].skeleton
+    skeleton = outline_definitions(task.modules[turn["module"]].skeleton, turn.get("siblings") or ())
     received: dict[str, dict[str, str]] = {}
     interfaces: dict[str, dict[str, str]] = {}
     reread: dict[str, dict[str, str]] = {}

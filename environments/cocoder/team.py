@@ -26,8 +26,8 @@ from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import definition_at, merge_definitions
-from controllers.cocoder.depgraph import modules_used_by
+from controllers.cocoder.defs import definition_at, merge_definitions, outline_definitions
+from controllers.cocoder.depgraph import estimate_tokens, modules_used_by
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Replay, Schedule, residual_risk, simulate
 from controllers.cocoder.strategies import Plan, make_plan
@@ -84,8 +84,21 @@ def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph
     graph = plan.work_graph(modules)
     out, spec = task.out_tokens(), task.spec_tokens()
     out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view
-    spec = {n: spec[plan.module_of(n)] for n in graph}  # every piece sees its module's whole skeleton
+    spec = {n: estimate_tokens(piece_skeleton(task, plan, n)) if n in plan.pieces else spec[n] for n in graph}
     return graph, plan, simulate(graph, plan, config.cost, out, spec)
+
+
+def sibling_definitions(plan: Plan, node: str) -> list[str]:
+    """The definitions the other pieces of ``node``'s module write (none for a whole module)."""
+    piece = plan.pieces.get(node)
+    if piece is None or not piece.definitions:
+        return []
+    return sorted(d for n, p in plan.pieces.items() if p.module == piece.module and n != node for d in p.definitions)
+
+
+def piece_skeleton(task: RepoTask, plan: Plan, node: str) -> str:
+    """What a unit is shown of its module: the skeleton, the sibling pieces' definitions as outlines."""
+    return outline_definitions(task.modules[plan.module_of(node)].skeleton, sibling_definitions(plan, node))
 
 
 def _turn_params(schedule: Schedule, plan: Plan, graph: nx.DiGraph, worker: int) -> list[dict[str, Any]]:
@@ -107,7 +120,7 @@ def _unit_fields(plan: Plan, node: str) -> dict[str, Any]:
     if piece is None or not piece.definitions:
         return {"module": plan.module_of(node), "unit": node}
     return {"module": piece.module, "unit": node, "definitions": list(piece.definitions),
-            "omit": list(piece.omit) if piece.primary else None}
+            "omit": list(piece.omit) if piece.primary else None, "siblings": sibling_definitions(plan, node)}
 
 
 def compose(task: RepoTask, plan: Plan, written: dict[str, str]) -> dict[str, str]:

@@ -188,3 +188,68 @@ def test_crash_lines_come_from_pytest_line_tracebacks():
 
     out = "/tmp/x/work/pkg/mod.py:12: NotImplementedError\nE   tests/test_a.py:3: AssertionError\n"
     assert crash_lines(out) == (("pkg/mod.py", 12),) and crash_files(out) == ("pkg/mod.py",)
+
+
+def test_a_piece_is_shown_its_siblings_definitions_as_outlines():
+    from controllers.cocoder.defs import outline_definitions
+
+    skeleton, _ = blank_source(SOURCE)
+    view = outline_definitions(skeleton, ["Store.__init__", "tail"])
+    compile(view, "view", "exec")
+    assert '"""Double."""' in view and '"""Keeps things."""' in view  # own and unsplit text stays
+    assert "def tail(store):\n    ...\n" in view and "def __init__(self):\n        ...\n" in view
+    assert view.count("raise NotImplementedError") == skeleton.count("raise NotImplementedError") - 2
+    assert len(view) < len(skeleton) and outline_definitions(skeleton, []) == skeleton
+
+
+BIG = '''class Big:
+    """The class split by its methods."""
+''' + "".join(f'''
+    def step{k}(self, x):
+        """Step {k}."""
+        total = 0
+        for i in range(x):
+            total += i * {k} + len(str(i)) - (i % 3)
+        return total
+''' for k in range(6)) + '''
+
+def helper(x):
+    y = [x] * 3
+    return sum(y)
+'''
+USER = '''from pkg.big import Big, helper
+
+
+def use(x: Big) -> Big:
+    """Big appears only in the signature."""
+    y = helper(x)
+    return y
+'''
+SHOWER = '''import pkg.big
+
+
+def show(n):
+    b = pkg.big.Big()
+    return b.step0(n)
+'''
+
+
+def test_the_work_graph_orders_by_what_bodies_use_and_a_split_class_crosses_once(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for name, text in {"__init__": "", "big": BIG, "user": USER, "shower": SHOWER}.items():
+        (package / f"{name}.py").write_text(text)
+    graph = build_dependency_graph(package)
+    work, pieces = split_oversize(graph, 3, ordered=True)
+    big = sorted(n for n, p in pieces.items() if p.module == "pkg.big")
+    assert len(big) > 1 and not any(p.module != "pkg.big" for p in pieces.values())
+    defines = {n: {q.split(".")[0] for q in pieces[n].definitions} for n in big}
+    # user's body uses helper only (Big is in its signature): it waits for helper's piece alone
+    assert sorted(work.predecessors("pkg.user")) == [n for n in big if "helper" in defines[n]]
+    # shower reaches Big through the module: it waits for every piece that writes Big's methods,
+    # and Big's interface crosses on one edge only
+    into_shower = [n for n in big if "Big" in defines[n]]
+    assert sorted(work.predecessors("pkg.shower")) == into_shower
+    carried = [n for n in into_shower if work.edges[n, "pkg.shower"]["names"] == ["Big"]]
+    assert len(carried) == 1 and work.edges[carried[0], "pkg.shower"]["tokens"] > 0
+    assert all(work.edges[n, "pkg.shower"]["tokens"] == 0 for n in into_shower if n not in carried)

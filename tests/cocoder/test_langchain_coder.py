@@ -61,8 +61,8 @@ def test_team_of_langchain_coders_with_provider_token_counts(sandbox, tmp_path):
     assert tools == {"write_file"}
 
 
-def test_an_ordered_piece_prompt_carries_the_bodies_its_sibling_wrote(sandbox, tmp_path):
-    from controllers.cocoder.defs import definition_texts
+def test_an_ordered_piece_prompt_carries_the_interfaces_its_sibling_wrote(sandbox, tmp_path):
+    from controllers.cocoder.defs import definition_outlines
     from environments.cocoder.tasks import task_ids
 
     require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")
@@ -78,10 +78,10 @@ def test_an_ordered_piece_prompt_carries_the_bodies_its_sibling_wrote(sandbox, t
     prompts = [obs for obs in map(_last_observation, stub.requests) if obs and obs["module"] == "tinydb.table"
                and hub_view(obs)]
     assert len({obs["unit"] for obs in prompts}) == 2  # both pieces that wait for the hub piece
-    for obs in prompts:  # the hub's bodies as its agent wrote them, in the prompt sent to the model
-        bodies = hub_view(obs)
-        assert bodies and bodies == definition_texts(reference, list(bodies))
-        assert set(bodies) <= set(result.manifest["pieces"][hub]["definitions"])
+    for obs in prompts:  # the hub's interfaces as its agent wrote them, in the prompt sent to the model
+        shown = hub_view(obs)
+        assert shown and shown == definition_outlines(reference, list(shown))
+        assert set(shown) <= set(result.manifest["pieces"][hub]["definitions"])
 
 
 def test_a_fresh_context_turn_starts_a_new_chat_and_a_conversation_keeps_it(sandbox, tmp_path):

@@ -204,20 +204,19 @@ def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
     from environments.cocoder.tasks import load_task, task_ids
     from environments.cocoder.team import TeamConfig, plan_team
 
-    require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
+    require("hl7" in task_ids(), "the fetched hl7 repository", "run scripts/fetch-repos hl7")
     from controllers.cocoder.schedule import residual_risk
 
-    task = load_task("voluptuous")
+    task = load_task("hl7")
     failure = FailureModel()
     sequential = residual_risk(plan_team(task, TeamConfig(strategy="sequential"), 0)[2], failure)
     _, bounded, within = plan_team(task, TeamConfig(), 0)
     _, fastest, beyond = plan_team(task, TeamConfig(risk="any"), 0)
     assert residual_risk(within, failure) <= sequential < residual_risk(beyond, failure)
-    assert beyond.makespan < within.makespan  # the bound gives up speed: pieces of its import cycle,
-    # written against each other's stubs, run in parallel only without it
+    assert beyond.makespan < within.makespan  # the bound gives up speed for fewer cross-agent dependencies
     assert bounded.variant.startswith("split") and fastest.variant.startswith("split")
-    stubs_are_free = FailureModel(p_miss=0.0, p_cross=0.0)
-    free = plan_team(task, TeamConfig(failure=stubs_are_free), 0)[2]
+    cross_is_free = FailureModel(p_miss=0.0, p_cross=0.0)
+    free = plan_team(task, TeamConfig(failure=cross_is_free), 0)[2]
     assert free.makespan < within.makespan
 
 

@@ -61,7 +61,8 @@ def _team(task, config, tmp_path, seed=0):
     return result, seen
 
 
-def test_an_ordered_piece_sees_the_bodies_another_agent_wrote(sandbox, tmp_path):
+def test_an_ordered_piece_sees_the_interfaces_another_agent_wrote(sandbox, tmp_path):
+    from controllers.cocoder.defs import definition_outlines
     from environments.cocoder.tasks import task_ids
 
     require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")
@@ -79,8 +80,8 @@ def test_an_ordered_piece_sees_the_bodies_another_agent_wrote(sandbox, tmp_path)
                 if unit in manifest["pieces"] and manifest["pieces"][unit]["module"] == obs["module"]:
                     # a sibling piece comes as a message from another agent, or as the agent's own earlier text
                     assert (author != w) == (group == "received")
-                    for body in view.values():  # its bodies, as that agent wrote them
-                        assert body in text and f"# written by agent {author}" in body
+                    # the interfaces of what it uses, cut from what that agent wrote
+                    assert view and view == definition_outlines(text, list(view))
                     checked += 1
     assert checked >= 2  # both pieces that wait for tinydb's hub piece
 
@@ -116,6 +117,33 @@ def test_with_the_reference_written_the_billed_context_is_the_planned_one(sandbo
     _, _, schedule = plan_team(load_task("synth-12"), config, 0)
     billed = run_team("synth-12", config, 0, tmp_path).record.metrics["context_tokens"]
     assert billed == sum(t.context_tokens for t in schedule.turns)
+
+
+def test_on_a_real_split_a_piece_sees_its_siblings_as_outlines_and_is_billed_as_planned(sandbox, tmp_path):
+    """voluptuous's bounded plan splits ``Schema`` over three pieces: each piece is shown the
+    skeleton with the other pieces' definitions as their outlines, and the modules using
+    ``Schema`` receive its interface once (the planned context is exactly what is billed)."""
+    from controllers.cocoder.defs import outline_definitions
+    from environments.cocoder.tasks import task_ids
+
+    require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
+    config = TeamConfig(failure=PERFECT)
+    task = load_task("voluptuous")
+    _, plan, schedule = plan_team(task, config, 0)
+    result, seen = _team("voluptuous", config, tmp_path)
+    assert result.record.metrics["context_tokens"] == sum(t.context_tokens for t in schedule.turns)
+    pieces = result.manifest["pieces"]
+    assert len({p["module"] for p in pieces.values()}) == 2
+    for _, obs, _ in seen:
+        skeleton = task.modules[obs["module"]].skeleton
+        if obs["unit"] in pieces:
+            siblings = [q for n, p in pieces.items() if p["module"] == obs["module"] and n != obs["unit"]
+                        for q in p["definitions"]]
+            assert obs["skeleton"] == outline_definitions(skeleton, siblings) and len(obs["skeleton"]) < len(skeleton)
+        else:
+            assert obs["skeleton"] == skeleton
+        shown = [n for g in ("received", "written_by_you_earlier") for v in obs[g].values() for n in v]
+        assert len(shown) == len(set(shown))  # Schema's interface comes once, not once per piece
 
 
 def test_turns_wait_for_what_they_are_shown_and_repeat_byte_for_byte(sandbox, tmp_path):
