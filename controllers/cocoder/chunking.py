@@ -99,13 +99,16 @@ def _tightest(sizes: Sequence[int], n: int) -> int:
 
 
 def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collection[str]] | None = None,
-                   *, ordered: bool = False, late: bool = False) -> tuple[nx.DiGraph, dict[str, Piece]]:
+                   *, ordered: bool = False, late: bool = False, per_agent: bool = False
+                   ) -> tuple[nx.DiGraph, dict[str, Piece]]:
     """The work graph at function granularity and its pieces (empty when nothing is split).
 
     ``writable``: module -> the qualified names of its blanked functions (None: every function);
     module sources are read from the graph's ``path`` attributes (the reference code).
     ``ordered``: pieces along the reference graph (hubs first) that wait for what they use;
-    otherwise contiguous pieces written at once against each other's stubs.
+    otherwise contiguous pieces written at once against each other's stubs. A module is cut into
+    ``ceil(tokens / share)`` pieces, or with ``per_agent`` into ``agents`` (more, smaller pieces:
+    shorter waits for a late piece that uses them, one more view to read).
     """
     total = sum(graph.nodes[m].get("tokens", 0) for m in graph)
     share = total / max(agents, 1)
@@ -123,7 +126,7 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
         for m in members:
             source = Path(graph.nodes[m]["path"]).read_text(encoding="utf-8")
             todo = None if writable is None else writable.get(m, ())
-            n = min(agents, math.ceil(graph.nodes[m].get("tokens", 0) / share))
+            n = agents if per_agent else min(agents, math.ceil(graph.nodes[m].get("tokens", 0) / share))
             # a class bigger than one balanced piece is split by its members
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
             chunks, hub, late_pieces = [], False, 0

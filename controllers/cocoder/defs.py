@@ -168,16 +168,59 @@ def _outline(node: ast.AST, lines: Sequence[str]) -> list[str]:
     return header + (inner or [" " * body[0].col_offset + "...\n"])
 
 
-def outline_definitions(skeleton: str, quals: Collection[str]) -> str:
-    """The skeleton with each of ``quals`` reduced to its outline: what a piece is shown of the
-    definitions its siblings write (their signatures; their docstrings are the siblings' brief)."""
+def outline_definitions(skeleton: str, quals: Collection[str], drop: Collection[str] = ()) -> str:
+    """The skeleton with each of ``quals`` reduced to its outline (its interface: decorators,
+    signatures, ``...`` for bodies; no docstrings) and each of ``drop`` left out."""
     index = index_definitions(parse(skeleton))
     lines = skeleton.splitlines(keepends=True)
-    spans = sorted(((_start(index[q]), index[q].end_lineno, index[q]) for q in quals if q in index),
-                   key=lambda s: s[0], reverse=True)
-    for start, end, node in spans:
-        lines[start - 1:end] = _outline(node, lines)
+    emptied = {n.end_lineno: " " * n.body[0].col_offset + "...\n" for n in index.values()
+               if isinstance(n, ast.ClassDef) and n.body[0].lineno > n.lineno
+               and all(isinstance(b, _DEF) and _qual(index, b) in drop for b in n.body)}
+    spans = [(_start(index[q]), index[q].end_lineno, _outline(index[q], lines)) for q in quals if q in index]
+    spans += [(_start(index[q]), index[q].end_lineno, []) for q in drop if q in index]
+    for start, end, text in sorted(spans, key=lambda s: s[0], reverse=True):
+        lines[start - 1:end] = [emptied[end]] if not text and end in emptied else text
     return "".join(lines)
+
+
+def piece_outline(skeleton: str, reference: str, own: Collection[str], siblings: Collection[str]) -> str:
+    """What a piece is shown of its module: context isolation one level down, as a module is shown
+    the interfaces of the names it uses, not the whole of another module. The skeleton keeps the
+    module's statements and the piece's own definitions as they are; of the other definitions,
+    those its bodies use (by name, as :func:`reference_graph` links them) stay, as outlines when
+    a sibling piece writes them, whole when complete in the skeleton; the rest are left out."""
+    ref_index = index_definitions(parse(reference))
+    uses = set().union(*(_uses(ref_index[q]) for q in own if q in ref_index))
+    mine, others = set(own), set(siblings)
+    index = index_definitions(parse(skeleton))
+    children: dict[str, list[str]] = {}
+    for qual in index:
+        children.setdefault(qual.rpartition(".")[0], []).append(qual)
+
+    def holds(qual: str, names: Collection[str]) -> bool:  # qual is, or is a class around, one of names
+        return qual in names or any(n.startswith(qual + ".") for n in names)
+
+    def used(qual: str) -> bool:  # by name, or (a class split into pieces) through a member
+        return qual.rpartition(".")[2] in uses or (qual not in others and any(map(used, children.get(qual, ()))))
+
+    outlined: list[str] = []
+    dropped: list[str] = []
+
+    def decide(qual: str) -> None:
+        if qual in mine:
+            return
+        if holds(qual, mine) or (holds(qual, others) and qual not in others and used(qual)
+                                 and qual.rpartition(".")[2] not in uses):
+            for child in children.get(qual, ()):  # a class around own or used members: its header stays
+                decide(child)
+        elif not used(qual):
+            dropped.append(qual)
+        elif holds(qual, others):
+            outlined.append(qual)
+
+    for qual in children.get("", ()):
+        decide(qual)
+    return outline_definitions(skeleton, outlined, dropped)
 
 
 def _qual(index: dict[str, ast.AST], node: ast.AST) -> str:

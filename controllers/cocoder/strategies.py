@@ -28,6 +28,10 @@ STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
 # per unit shown the interfaces (an ordered piece: the bodies) of what it wrote and uses, or one
 # conversation that keeps everything it was shown and wrote
 CONTEXTS = ("fresh", "conversation")
+# the split candidates of each granularity: (ordered, late pieces, one piece per agent)
+SPLITS = {"function": ((False, False, False), (True, False, False), (True, True, False), (True, False, True),
+                       (True, True, True)),
+          "simultaneous": ((False, False, False),), "ordered": ((True, False, False), (True, True, False))}
 # the planner's bound on residual risk: one sequential agent's, or none; a probability in [0, 1]
 # (``risk_level``) bounds it directly, the points in between
 RISKS = ("sequential", "any")
@@ -133,11 +137,13 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         merge = _zero_communication_makespan(graph, agents) if graph.number_of_nodes() <= MERGE_LIMIT else None
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
         candidates = [replace(_packed(graph, groups, agents, {}, {}, fresh), variant="file")]
-        for ordered, late in {"function": ((False, False), (True, False), (True, True)), "simultaneous": ((False, False),),
-                              "ordered": ((True, False), (True, True))}.get(granularity, ()):
-            work, pieces = split_oversize(graph, agents, writable, ordered=ordered, late=late)
-            if pieces:
+        seen: list[dict[str, Piece]] = []
+        for ordered, late, per_agent in SPLITS.get(granularity, ()):
+            work, pieces = split_oversize(graph, agents, writable, ordered=ordered, late=late, per_agent=per_agent)
+            if pieces and pieces not in seen:
+                seen.append(pieces)
                 variant = ("split-ordered-late" if late else "split-ordered") if ordered else "split-simultaneous"
+                variant += "-k" if per_agent else ""
                 candidates += [replace(plan, variant=variant) for plan in _split_plans(groups, work, pieces, agents, fresh)]
         if granularity != "function":  # a forced split, when there is one: only its packings compete
             candidates = candidates[1:] or candidates

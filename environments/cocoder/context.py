@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.cocoder.defs import definition_outlines, outline_definitions
+from controllers.cocoder.defs import definition_outlines, piece_outline
 from controllers.cocoder.depgraph import estimate_tokens, module_interfaces
 from environments.cocoder.tasks import RepoTask
 
@@ -69,7 +69,9 @@ def turn_material(task: RepoTask, turn: Mapping[str, Any], written: Mapping[str,
                   ) -> tuple[dict[str, Any], int]:
     """The observation fields of a turn's context and their tokens (the project's estimate, text
     by text: the skeleton, every dependency text shown, a repair's previous source and request)."""
-    skeleton = outline_definitions(task.modules[turn["module"]].skeleton, turn.get("siblings") or ())
+    mt = task.modules[turn["module"]]
+    skeleton = piece_outline(mt.skeleton, mt.reference, turn["definitions"], turn["siblings"]) \
+        if turn.get("definitions") else mt.skeleton
     received: dict[str, dict[str, str]] = {}
     interfaces: dict[str, dict[str, str]] = {}
     reread: dict[str, dict[str, str]] = {}

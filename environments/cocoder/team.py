@@ -26,7 +26,7 @@ from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import definition_at, merge_definitions, outline_definitions
+from controllers.cocoder.defs import definition_at, merge_definitions, piece_outline
 from controllers.cocoder.depgraph import estimate_tokens, modules_used_by
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Replay, Schedule, residual_risk, simulate
@@ -97,8 +97,12 @@ def sibling_definitions(plan: Plan, node: str) -> list[str]:
 
 
 def piece_skeleton(task: RepoTask, plan: Plan, node: str) -> str:
-    """What a unit is shown of its module: the skeleton, the sibling pieces' definitions as outlines."""
-    return outline_definitions(task.modules[plan.module_of(node)].skeleton, sibling_definitions(plan, node))
+    """What a unit is shown of its module (``controllers.cocoder.defs.piece_outline``)."""
+    mt = task.modules[plan.module_of(node)]
+    piece = plan.pieces.get(node)
+    if piece is None or not piece.definitions:
+        return mt.skeleton
+    return piece_outline(mt.skeleton, mt.reference, piece.definitions, sibling_definitions(plan, node))
 
 
 def _turn_params(schedule: Schedule, plan: Plan, graph: nx.DiGraph, worker: int) -> list[dict[str, Any]]:

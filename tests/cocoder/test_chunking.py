@@ -202,6 +202,24 @@ def test_a_piece_is_shown_its_siblings_definitions_as_outlines():
     assert len(view) < len(skeleton) and outline_definitions(skeleton, []) == skeleton
 
 
+def test_a_piece_sees_its_own_definitions_and_only_the_siblings_it_uses():
+    from controllers.cocoder.defs import piece_outline
+
+    skeleton, _ = blank_source(SOURCE)
+    siblings = ["helper", "Store.__init__", "Store.size", "Store.put", "tail"]
+    view = piece_outline(skeleton, SOURCE, ["Store.get"], siblings)
+    compile(view, "view", "exec")
+    assert "def helper(x):\n    ...\n" in view and '"""Double."""' not in view  # used: its outline
+    assert "def get(self, i):" in view and "@overload" in view  # its own, as in the skeleton
+    assert '"""Keeps things."""' in view and 'kind = "store"' in view and "LIMIT = 3" in view
+    for unused in ("def __init__", "def size", "def put", "def tail"):
+        assert unused not in view
+    # the tail piece uses only what is complete in the skeleton (LIMIT) and ``size``, an attribute
+    tail_view = piece_outline(skeleton, SOURCE, ["tail"], ["helper", "Store.__init__", "Store.get", "Store.size",
+                                                            "Store.put"])
+    assert "def size(self):\n        ...\n" in tail_view and "def helper" not in tail_view
+
+
 BIG = '''class Big:
     """The class split by its methods."""
 ''' + "".join(f'''

@@ -259,3 +259,27 @@ def test_thorough_repacking_moves_single_units_and_swaps_pairs(monkeypatch):
     monkeypatch.setattr(strategies, "THOROUGH_LIMIT", 0)
     groups_only = plan_team(task, TeamConfig(risk="any"), 0)[2].makespan
     assert thorough < no_swaps < groups_only
+
+
+def test_one_piece_per_agent_lets_voluptuous_late_piece_start_sooner():
+    """``Schema``'s compile methods wait for what the rest of schema_builder.py defines: cut into
+    one piece per agent, that rest is written in parallel and the late piece starts sooner."""
+    from agentbed.testing import require
+    from controllers.cocoder.costmodel import FailureModel
+    from controllers.cocoder.schedule import residual_risk
+    from environments.cocoder.tasks import load_task, task_ids
+    from environments.cocoder.team import TeamConfig, plan_team
+
+    require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
+    task = load_task("voluptuous")
+    _, plan, schedule = plan_team(task, TeamConfig(), 0)
+    _, _, sequential = plan_team(task, TeamConfig(strategy="sequential"), 0)
+    assert plan.variant == "split-ordered-late-k"
+    assert residual_risk(schedule, FailureModel()) <= residual_risk(sequential, FailureModel())
+    assert schedule.makespan < 0.5 * sequential.makespan
+    late = [n for n, p in plan.pieces.items() if p.late and p.module == "voluptuous.schema_builder"]
+    early = [n for n, p in plan.pieces.items() if not p.late and p.module == "voluptuous.schema_builder"]
+    assert len(late) == 1 and len(early) == 3
+    start = {t.module: t.start for t in schedule.turns}
+    finish = {t.module: t.finish for t in schedule.turns}
+    assert start[late[0]] >= max(finish[n] for n in early)

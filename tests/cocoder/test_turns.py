@@ -119,11 +119,11 @@ def test_with_the_reference_written_the_billed_context_is_the_planned_one(sandbo
     assert billed == sum(t.context_tokens for t in schedule.turns)
 
 
-def test_on_a_real_split_a_piece_sees_its_siblings_as_outlines_and_is_billed_as_planned(sandbox, tmp_path):
-    """voluptuous's bounded plan splits ``Schema`` over three pieces: each piece is shown the
-    skeleton with the other pieces' definitions as their outlines, and the modules using
-    ``Schema`` receive its interface once (the planned context is exactly what is billed)."""
-    from controllers.cocoder.defs import outline_definitions
+def test_on_a_real_split_a_piece_sees_what_it_uses_of_its_siblings_and_is_billed_as_planned(sandbox, tmp_path):
+    """voluptuous's bounded plan splits ``Schema`` over several pieces: each piece is shown the
+    skeleton with the sibling definitions it uses as outlines and without the others, and the
+    modules using ``Schema`` receive its interface once (the planned context is what is billed)."""
+    from controllers.cocoder.defs import piece_outline
     from environments.cocoder.tasks import task_ids
 
     require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
@@ -139,7 +139,8 @@ def test_on_a_real_split_a_piece_sees_its_siblings_as_outlines_and_is_billed_as_
         if obs["unit"] in pieces:
             siblings = [q for n, p in pieces.items() if p["module"] == obs["module"] and n != obs["unit"]
                         for q in p["definitions"]]
-            assert obs["skeleton"] == outline_definitions(skeleton, siblings) and len(obs["skeleton"]) < len(skeleton)
+            view = piece_outline(skeleton, task.modules[obs["module"]].reference, obs["definitions"], siblings)
+            assert obs["skeleton"] == view and len(view) < len(skeleton)
         else:
             assert obs["skeleton"] == skeleton
         shown = [n for g in ("received", "written_by_you_earlier") for v in obs[g].values() for n in v]
