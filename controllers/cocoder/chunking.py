@@ -3,7 +3,7 @@
 At file granularity one file can be most of a repository's critical path, and an import cycle
 puts its modules in one agent's hands. Here a unit of the condensed graph whose writing work
 (output tokens) exceeds ``total / k`` is split into cohesive pieces of its definitions (big
-classes split by methods), at most ``k`` per module. Pieces of one unit are written at once by
+classes split by methods), at most ``k`` per module (``per_agent``: exactly ``k``). Pieces of one unit are written at once by
 different agents against the shared skeleton (every signature is there), the spec's "written
 against stub interfaces": a reference between them is a non-ordering *interface* edge that
 still costs a message, counts as cross-group and as missing in the failure model. Dependencies
@@ -265,7 +265,7 @@ def _users(v: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) ->
 
 def _add(out: nx.DiGraph, s: str, t: str, tokens: int, names: list[str], d: Mapping[str, object],
          *, interface: bool, stub_tokens: int | None = None, defs: list[str] | None = None) -> None:
-    """``defs``: the sibling definitions a piece uses (their bodies or stubs are what it is shown)."""
+    """``defs``: the sibling definitions a piece uses (their interfaces are what it is shown)."""
     if s == t:
         return
     ordering = bool(d.get("ordering", True)) and not interface

@@ -5,8 +5,9 @@ stubs and pays the failure model's missing-dependency term. Here the split follo
 own rules one level down: definitions that many others use (in-hubs, e.g. a class's
 ``_read``/``_write`` helpers) form a small piece written first, and the rest is cut along the
 weakly connected parts of the reference graph, so pieces share as few references as possible.
-A piece then waits for the pieces it uses and receives their bodies (a transfer: latency,
-tokens, and the cross-group term when another agent wrote them), not stubs. Pieces that use
+A piece then waits for the pieces it uses and receives the interfaces of what it uses of them,
+as written (a transfer: latency, tokens, and the cross-group term when another agent wrote
+them), instead of writing against stubs. Pieces that use
 each other (a cycle) are condensed: they stay simultaneous, against stubs, as before.
 """
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # schedule imports Plan from here
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
 # how a cocoder agent carries its own earlier work from one unit to the next: a fresh conversation
-# per unit shown the interfaces (an ordered piece: the bodies) of what it wrote and uses, or one
+# per unit shown the interfaces of what it wrote and uses, or one
 # conversation that keeps everything it was shown and wrote
 CONTEXTS = ("fresh", "conversation")
 # the split candidates of each granularity: (ordered, late pieces, one piece per agent)

@@ -5,9 +5,10 @@ already in the agent's conversation (``history``), written by the same agent in 
 conversation and shown again like a message, without one (``own``), transferred from the agent who finished it
 (``message``), its interface because nobody has written it yet (``interface``), or a sibling
 piece written at the same time whose signatures the skeleton shows (``stub``). Here that
-decision becomes text: a message carries the provider's own output (an ordered piece gets the
-bodies of the sibling definitions it uses; a module-level dependency the interfaces of the names
-it uses, the cost model's ``c_uv``). The context billed for a turn is the token estimate of
+decision becomes text: a message carries the interfaces of what the turn uses, cut from the
+provider's own output (an ordered piece: of the sibling definitions it uses; a module-level
+dependency: of the names it uses), the cost model's ``c_uv``. A piece is shown its module's
+skeleton as ``piece_outline`` cuts it. The context billed for a turn is the token estimate of
 exactly these texts, so what a model reads and what the cost model charges are the same.
 """
 

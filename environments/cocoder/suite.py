@@ -53,7 +53,8 @@ SUITE = Suite(
         "agents": Option(3, "at most this many agents work at once", type=int),
         "granularity": Option("function", "cocoder: split a module bigger than total/k by its definitions, "
                                           "at once against stubs or along their references (with late pieces "
-                                          "for what waits for other modules, or without), whichever the plan's "
+                                          "for what waits for other modules, or without; into total/k-sized "
+                                          "pieces or one per agent), whichever the plan's "
                                           "estimate prefers (function); force one split (simultaneous, ordered) "
                                           "or keep the paper's file-level partition (file)",
                               choices=GRANULARITIES),
