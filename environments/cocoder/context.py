@@ -14,7 +14,7 @@ exactly these texts, so what a model reads and what the cost model charges are t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controllers.cocoder.defs import definition_outlines, piece_outline
@@ -66,13 +66,18 @@ def dependency_view(task: RepoTask, dep: Mapping[str, Any], written: Mapping[str
     return _interfaces(text, skeleton, dep["names"])
 
 
+def unit_skeleton(task: RepoTask, module: str, definitions: Sequence[str] | None, siblings: Sequence[str]) -> str:
+    """What a unit is shown of its module: a whole module its skeleton, a piece (its
+    ``definitions``, beside the ``siblings`` other pieces write) the view ``piece_outline`` cuts."""
+    mt = task.modules[module]
+    return piece_outline(mt.skeleton, mt.reference, definitions, siblings) if definitions else mt.skeleton
+
+
 def turn_material(task: RepoTask, turn: Mapping[str, Any], written: Mapping[str, str]
                   ) -> tuple[dict[str, Any], int]:
     """The observation fields of a turn's context and their tokens (the project's estimate, text
     by text: the skeleton, every dependency text shown, a repair's previous source and request)."""
-    mt = task.modules[turn["module"]]
-    skeleton = piece_outline(mt.skeleton, mt.reference, turn["definitions"], turn["siblings"]) \
-        if turn.get("definitions") else mt.skeleton
+    skeleton = unit_skeleton(task, turn["module"], turn.get("definitions"), turn.get("siblings", ()))
     received: dict[str, dict[str, str]] = {}
     interfaces: dict[str, dict[str, str]] = {}
     reread: dict[str, dict[str, str]] = {}

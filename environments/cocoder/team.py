@@ -26,13 +26,13 @@ from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import definition_at, merge_definitions, piece_outline
+from controllers.cocoder.defs import definition_at, merge_definitions
 from controllers.cocoder.depgraph import estimate_tokens, modules_used_by
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.schedule import Replay, Schedule, residual_risk, simulate
 from controllers.cocoder.strategies import Plan, make_plan
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
-from environments.cocoder.context import dependency_fields
+from environments.cocoder.context import dependency_fields, unit_skeleton
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.gate import TurnGate, run_gated
 from environments.cocoder.sandboxed import TestCache, TestReport
@@ -97,12 +97,10 @@ def sibling_definitions(plan: Plan, node: str) -> list[str]:
 
 
 def piece_skeleton(task: RepoTask, plan: Plan, node: str) -> str:
-    """What a unit is shown of its module (``controllers.cocoder.defs.piece_outline``)."""
-    mt = task.modules[plan.module_of(node)]
+    """What a unit of the plan is shown of its module (``context.unit_skeleton``, as its turns are)."""
     piece = plan.pieces.get(node)
-    if piece is None or not piece.definitions:
-        return mt.skeleton
-    return piece_outline(mt.skeleton, mt.reference, piece.definitions, sibling_definitions(plan, node))
+    return unit_skeleton(task, plan.module_of(node), piece.definitions if piece else None,
+                         sibling_definitions(plan, node))
 
 
 def _turn_params(schedule: Schedule, plan: Plan, graph: nx.DiGraph, worker: int) -> list[dict[str, Any]]:

@@ -220,22 +220,29 @@ def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent():
     assert free.makespan < within.makespan
 
 
-def test_a_late_piece_gets_hl7_within_sequentials_risk_at_half_its_makespan():
-    """containers.py's definitions that use other modules wait in a late piece; the rest of it
-    starts at once on two agents: a plan no riskier than one sequential agent, twice as fast."""
+def _within_sequentials_risk_at_half_its_makespan(name, variant):
+    """The repository's default plan: ``variant``, no riskier than one sequential agent, at less
+    than half its makespan (the plan and its schedule, for what each test checks beyond that)."""
     from agentbed.testing import require
     from controllers.cocoder.costmodel import FailureModel
     from controllers.cocoder.schedule import residual_risk
     from environments.cocoder.tasks import load_task, task_ids
     from environments.cocoder.team import TeamConfig, plan_team
 
-    require("hl7" in task_ids(), "the fetched hl7 repository", "run scripts/fetch-repos hl7")
-    task = load_task("hl7")
+    require(name in task_ids(), f"the fetched {name} repository", f"run scripts/fetch-repos {name}")
+    task = load_task(name)
     _, plan, schedule = plan_team(task, TeamConfig(), 0)
     _, _, sequential = plan_team(task, TeamConfig(strategy="sequential"), 0)
-    assert plan.variant == "split-ordered-late"
+    assert plan.variant == variant
     assert residual_risk(schedule, FailureModel()) <= residual_risk(sequential, FailureModel())
     assert schedule.makespan < 0.5 * sequential.makespan
+    return plan, schedule
+
+
+def test_a_late_piece_gets_hl7_within_sequentials_risk_at_half_its_makespan():
+    """containers.py's definitions that use other modules wait in a late piece; the rest of it
+    starts at once on two agents: a plan no riskier than one sequential agent, twice as fast."""
+    plan, _ = _within_sequentials_risk_at_half_its_makespan("hl7", "split-ordered-late")
     work = plan.graph
     waiting = {v for u, v, d in work.edges(data=True)  # pieces of containers.py waiting for another module
                if v.startswith("hl7.containers#") and not u.startswith("hl7.containers") and d["ordering"]}
@@ -264,19 +271,7 @@ def test_thorough_repacking_moves_single_units_and_swaps_pairs(monkeypatch):
 def test_one_piece_per_agent_lets_voluptuous_late_piece_start_sooner():
     """``Schema``'s compile methods wait for what the rest of schema_builder.py defines: cut into
     one piece per agent, that rest is written in parallel and the late piece starts sooner."""
-    from agentbed.testing import require
-    from controllers.cocoder.costmodel import FailureModel
-    from controllers.cocoder.schedule import residual_risk
-    from environments.cocoder.tasks import load_task, task_ids
-    from environments.cocoder.team import TeamConfig, plan_team
-
-    require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")
-    task = load_task("voluptuous")
-    _, plan, schedule = plan_team(task, TeamConfig(), 0)
-    _, _, sequential = plan_team(task, TeamConfig(strategy="sequential"), 0)
-    assert plan.variant == "split-ordered-late-k"
-    assert residual_risk(schedule, FailureModel()) <= residual_risk(sequential, FailureModel())
-    assert schedule.makespan < 0.5 * sequential.makespan
+    plan, schedule = _within_sequentials_risk_at_half_its_makespan("voluptuous", "split-ordered-late-k")
     late = [n for n, p in plan.pieces.items() if p.late and p.module == "voluptuous.schema_builder"]
     early = [n for n, p in plan.pieces.items() if not p.late and p.module == "voluptuous.schema_builder"]
     assert len(late) == 1 and len(early) == 3
