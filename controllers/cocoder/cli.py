@@ -29,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--context", choices=CONTEXTS, default="fresh",
                    help="cocoder: a new conversation per unit (fresh) or one per agent (conversation)")
     p.add_argument("--risk", type=risk_level, default="sequential",
-                   help="cocoder: no plan riskier than one sequential agent (sequential), the fastest (any), "
-                        "or no plan whose residual risk exceeds a probability (e.g. 0.05)")
+                   help="cocoder: no plan riskier than one sequential agent plus one point (sequential) or plus "
+                        "a margin (sequential+0 is strict), the fastest (any), or no plan whose residual risk "
+                        "exceeds a probability (e.g. 0.05)")
     p.add_argument("--latency", type=float, default=20.0, help="seconds per cross-agent message")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

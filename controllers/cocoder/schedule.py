@@ -5,7 +5,9 @@ by one agent, its members against each other's stub interfaces). A unit is ready
 dependency is done and its transfer (``latency + c_uv / beta`` across contexts) has arrived;
 an idle agent claims the ready unit of its own group with the highest upward rank (HEFT,
 Topcuoglu et al. 2002). Start S_v = max(agent free, max_u F_u + delta_uv), F_v = S_v + t_v,
-makespan M = max F_v; list scheduling guarantees M <= sum(t) / k + critical path.
+makespan M = max F_v >= max(critical path, busiest agent's load). Where any idle agent may claim
+any ready unit (per-file's pool), list scheduling also guarantees M <= sum(t) / k + critical path;
+groups bound to agents do not (an agent may wait for another's unit while the others are idle).
 """
 
 from __future__ import annotations

@@ -62,8 +62,10 @@ SUITE = Suite(
                                    "earlier units (fresh), or one growing conversation per agent (conversation)",
                           choices=CONTEXTS),
         "risk": Option("sequential", "cocoder: keep only plans no riskier than one sequential agent by the failure "
-                                     "model (sequential), take the fastest expected makespan (any), or keep "
-                                     "only plans whose residual risk is at most a probability (e.g. 0.05)",
+                                     "model, within one percentage point (sequential) or a margin M "
+                                     "(sequential+M; sequential+0 is strict), take the fastest expected "
+                                     "makespan (any), or keep only plans whose residual risk is at most a "
+                                     "probability (e.g. 0.05)",
                        type=risk_level),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),

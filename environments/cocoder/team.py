@@ -55,7 +55,7 @@ class TeamConfig:
     repair_rounds: int = 1  # leader test-and-repair rounds after the write phase
     granularity: str = "function"  # cocoder only: "file" keeps the paper's file-level partition
     context: str = "fresh"  # cocoder only: a new conversation per unit, or "conversation" (one per agent)
-    risk: str = "sequential"  # cocoder only: no plan riskier than one sequential agent, or "any"
+    risk: str = "sequential"  # cocoder only: no plan riskier than one sequential agent (+ a margin), or "any"
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""

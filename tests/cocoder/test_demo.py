@@ -1,6 +1,7 @@
 import pytest
 
 from agentbed.results import load_results
+from controllers.cocoder.strategies import SEQUENTIAL_MARGIN
 from environments.cocoder.demo import (
     COCODERS,
     GATED,
@@ -52,7 +53,7 @@ def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
     results = load_results(tmp_path / "cocoder")
     assert {(m["agent"], m["metric"]) for m in results["metrics"]} == {
         (s, metric) for s in ("sequential", "file-parallel", "per-file", "cocoder", "cocoder-file",
-                              "cocoder-conversation", "cocoder-fastest") for metric in GATED}
+                              "cocoder-conversation", "cocoder-strict", "cocoder-fastest") for metric in GATED}
     assert all(set(m["values"]) == {"synth-12/0"} for m in results["metrics"])
     assert (tmp_path / "cocoder" / "summary.json").is_file()
 
@@ -64,7 +65,7 @@ def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "LATENCIES", (60.0,))
     monkeypatch.setattr(demo, "CROSS_ERRORS", (0.1,))
     monkeypatch.setattr(demo, "AGENT_COUNTS", (2,))
-    monkeypatch.setattr(demo, "RISK_LEVELS", ("sequential", "0.5", "any"))
+    monkeypatch.setattr(demo, "RISK_LEVELS", ("sequential+0", "sequential", "0.5", "any"))
     summary = run_demo(tmp_path, tasks=["synth-12"], seeds=(0,), sweep=True, sweep_tasks=["synth-12", "synth-8"])
     assert [f["svg"][:4] for f in summary["figures"]] == ["<svg", "<svg"]
     sweeps = [t for t in summary["tables"] if t["title"].startswith("Sweeps on ")]
@@ -74,8 +75,11 @@ def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
         assert {row[1] for row in sweep["rows"]} == {"lambda=60", "p_x=0.1", "k=2", "free lossless transfer"}
         assert any(row[2].endswith(" *") for row in sweep["rows"])
         assert [row[1].removesuffix(" *") for row in ladder["rows"]] == [
-            "sequential", "cocoder --risk sequential", "cocoder --risk 0.5", "cocoder --risk any"]
+            "sequential", "cocoder --risk sequential+0", "cocoder --risk sequential", "cocoder --risk 0.5",
+            "cocoder --risk any"]
         assert any(row[1].endswith(" *") for row in ladder["rows"])
         assert ladder["rows"][0][2] == "sequential" and all(row[2] for row in ladder["rows"])  # the plan run
         planned = [float(row[-1].split(" / ")[0]) for row in ladder["rows"]]
-        assert planned[1] <= planned[0] + 1e-3 and planned[2] <= 0.5  # within each bound (rounded to 3 places)
+        # within each bound (rounded to 3 places): sequential's risk, the same plus the margin, 0.5
+        assert planned[1] <= planned[0] + 1e-3 and planned[2] <= planned[0] + SEQUENTIAL_MARGIN + 1e-3
+        assert planned[3] <= 0.5

@@ -44,7 +44,10 @@ def test_risk_is_a_level_or_a_probability(synth_repo, capsys):
     assert main(["cocoder-plan", str(synth_repo.package_dir), "--strategy", "cocoder", "--risk", "0.05",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["strategies"]["cocoder"]["residual_risk"] <= 0.05
-    for bad in ("2", "-0.1", "nan", "low"):
+    for level in ("sequential+0", "sequential+0.02"):  # one sequential agent's risk plus a margin
+        assert main(["cocoder-plan", str(synth_repo.package_dir), "--strategy", "cocoder", "--risk", level]) == 0
+    capsys.readouterr()
+    for bad in ("2", "-0.1", "nan", "low", "sequential+", "sequential+2", "sequential+low", "sequential-0.1"):
         try:
             main(["cocoder-plan", str(synth_repo.package_dir), "--risk", bad])
         except SystemExit as exc:  # argparse: one line naming the option, status 2
