@@ -195,6 +195,7 @@ def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> t
     jobs = [(task, variant_config(s, cfg), seed) for _, cfg in configs for s in LABELS for seed in seeds]
     done = iter(_batch(jobs, cache, logs))
     rows = []
+    not_dominating: dict[str, list[str]] = {"cocoder": [], "every cocoder variant": []}
     for idx, (label, _) in enumerate(configs):
         points = []
         for s in LABELS:
@@ -203,6 +204,12 @@ def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> t
             rows.append([task, label, s, f"{ms:.1f}", f"{cost:.4f}", f"{-minus_pass:.3f}"])
         for i in pareto_front(points):
             rows[-len(LABELS) + i][2] += " *"
+        by_label = dict(zip(LABELS, points, strict=True))
+        beats = {s: all(_dominates(by_label[s], by_label[b]) for b in ("sequential", "file-parallel")) for s in COCODERS}
+        if not beats["cocoder"]:
+            not_dominating["cocoder"].append(label)
+        if not any(beats.values()):
+            not_dominating["every cocoder variant"].append(label)
         ax = axes[0][min(idx // 3, axes.shape[1] - 1)]
         for i, s in enumerate(LABELS):
             ax.scatter(points[i][0], points[i][1], marker="o*sDx^vP"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
@@ -216,7 +223,11 @@ def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> t
     plt.close(fig)
     return figure, table(f"Sweeps on {task} (mean over seeds {list(seeds)}; * marks the Pareto front in makespan, "
                          "cost and pass rate)", ["repository", "setting", "strategy", "makespan s", "cost $", "pass rate"],
-                         rows, note=f"lambda = message latency, p_x = cross-group error rate, k = agents. {COMMAND}")
+                         rows, note="lambda = message latency, p_x = cross-group error rate, k = agents. Where "
+                                    "CoCoder does not Pareto-dominate both sequential and file-parallel (means): "
+                                    + "; ".join(f"{who}: {', '.join(where) or 'nowhere'}"
+                                                for who, where in not_dominating.items())
+                                    + f". {COMMAND}")
 
 
 def pareto_front(points: list[tuple[float, ...]]) -> list[int]:

@@ -74,6 +74,12 @@ def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
         assert sweep["title"].startswith(f"Sweeps on {task} ") and ladder["title"].startswith(f"Risk levels on {task} ")
         assert {row[1] for row in sweep["rows"]} == {"lambda=60", "p_x=0.1", "k=2", "free lossless transfer"}
         assert any(row[2].endswith(" *") for row in sweep["rows"])
+        # the note says where CoCoder does not dominate both baselines, naming sweep settings only
+        listed = sweep["note"].split("file-parallel (means): ", 1)[1].split(". agentbed demo", 1)[0]
+        where = dict(clause.split(": ", 1) for clause in listed.split("; "))
+        assert set(where) == {"cocoder", "every cocoder variant"}
+        for settings in where.values():
+            assert settings == "nowhere" or set(settings.split(", ")) <= {row[1] for row in sweep["rows"]}
         assert [row[1].removesuffix(" *") for row in ladder["rows"]] == [
             "sequential", "cocoder --risk sequential+0", "cocoder --risk sequential", "cocoder --risk 0.5",
             "cocoder --risk any"]
