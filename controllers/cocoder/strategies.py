@@ -32,10 +32,9 @@ CONTEXTS = ("fresh", "conversation")
 SPLITS = {"function": ((False, False, False), (True, False, False), (True, True, False), (True, False, True),
                        (True, True, True)),
           "simultaneous": ((False, False, False),), "ordered": ((True, False, False), (True, True, False))}
-# the planner's bound on residual risk: one sequential agent's (within a margin, ``sequential+M``),
-# or none; a probability in [0, 1] (``risk_level``) bounds it directly, the points in between
-RISKS = ("sequential", "any")
-# ``sequential`` alone: sequential's residual risk plus one percentage point. The estimate resolves
+# the planner's bound on residual risk (``risk_level``): one sequential agent's within a margin
+# (``sequential``, ``sequential+M``), or none (``any``); a probability in [0, 1] bounds it directly,
+# the points in between. ``sequential`` alone: sequential's residual risk plus one percentage point. The estimate resolves
 # no finer: against the failing runs observed on the four repositories it is off by up to five
 # points (docs/cocoder.md), and a hundred seeds cannot tell 0.3% from 1.2%. ``sequential+0`` is
 # the strict bound (the default until 2026-12-01 night).
@@ -53,9 +52,8 @@ def risk_level(value: str) -> str:
     """``value`` if it names a planner risk level: ``sequential`` (one sequential agent's residual
     risk plus ``SEQUENTIAL_MARGIN``), ``sequential+M`` (plus a margin M in [0, 1]), ``any`` or a
     probability in [0, 1] (the largest residual risk a plan may have); ValueError otherwise."""
-    if value in RISKS:
-        return value
-    _probability(value.removeprefix("sequential+"))
+    if value != "any" and sequential_margin(value) is None:
+        _probability(value)
     return value
 
 
