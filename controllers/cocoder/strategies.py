@@ -34,10 +34,10 @@ SPLITS = {"function": ((False, False, False), (True, False, False), (True, True,
           "simultaneous": ((False, False, False),), "ordered": ((True, False, False), (True, True, False))}
 # the planner's bound on residual risk (``risk_level``): one sequential agent's within a margin
 # (``sequential``, ``sequential+M``), or none (``any``); a probability in [0, 1] bounds it directly,
-# the points in between. ``sequential`` alone: sequential's residual risk plus one percentage point. The estimate resolves
-# no finer: against the failing runs observed on the four repositories it is off by up to five
-# points (docs/cocoder.md), and a hundred seeds cannot tell 0.3% from 1.2%. ``sequential+0`` is
-# the strict bound (the default until 2026-12-01 night).
+# the points in between. ``sequential`` alone: sequential's residual risk plus one percentage
+# point. The estimate resolves no finer: against the failing runs observed on the four
+# repositories it is off by up to five points (docs/cocoder.md), and a hundred seeds cannot tell
+# 0.3% from 1.2%. ``sequential+0`` is the strict bound (the default until 2026-12-01 night).
 SEQUENTIAL_MARGIN = 0.01
 
 
