@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from agentbed.cli_models import add_model_options, model_runtime
 from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.results import episode_metrics, load_results, suite_summary, write_results
@@ -44,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    add_model_options(p)
     p.set_defaults(func=cmd_run, accepts_extra=True)
 
     p = sub.add_parser("demo", help="run all four workloads at small sizes, print a summary, write a report")
@@ -161,9 +163,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     store.discard_partial()
     done = store.finished_ids()
     todo = [s for s in specs if s.episode_id not in done]
+    runtime = model_runtime(args, todo, store.root)
     t0 = time.perf_counter()
     with _progress(len(todo), quiet=args.quiet or args.json) as advance:
-        for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address):
+        for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address,
+                              runtime=runtime):
             store.append(record)
             advance()
     wall = time.perf_counter() - t0

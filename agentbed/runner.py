@@ -87,6 +87,7 @@ class EpisodeRecord:
     digest: str = ""
     wall_seconds: float = 0.0
     error: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)  # model calls and tokens (agentbed.inflight), for cost
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentbed.agents.faults import FaultyAgent
+from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
 from agentbed.suite import get_suite
@@ -26,11 +27,15 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
             record = suite.run_unit(spec, run_dir)
         else:
             env = suite.make_env(spec.task, spec.options)
-            agent = suite.make_agent(spec, env)
-            if spec.faults:
-                agent = FaultyAgent(agent, spec.faults, spec.seed)
             try:
+                agent = suite.make_agent(spec, env)
+                meter = prepare_agent(spec.agent, agent)  # model-bound: limiter, cache, usage
+                agent = meter or agent
+                if spec.faults:
+                    agent = FaultyAgent(agent, spec.faults, spec.seed)
                 record = run_episode(env, agent, spec, budget=suite.budget, writer=TrajectoryWriter(log))
+                if meter is not None:
+                    record.usage = meter.usage()
             finally:
                 env.close()
     except Exception:  # noqa: BLE001 - a setup failure is still a recorded episode

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 import time
@@ -36,8 +37,10 @@ from langchain_core.messages import (
 )
 
 from agentbed.agents.base import Action, Agent
+from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
-from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries
+from agentbed.agents.connections import ConnectionLimiter, Unlimited
+from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries, throttle_signal
 from agentbed.agents.toolcalls import (
     ModelToolCall,
     ResponseCapture,
@@ -86,6 +89,11 @@ class ChatAgent(Agent):
     (timeouts, connection errors, HTTP 429 and 5xx); the jitter comes from an RNG seeded by
     ``seed`` and re-seeded with each episode's seed. After the last retry the error propagates
     and the runner ends the episode with status ``error``.
+
+    ``connections`` caps the calls in flight to this model (an executor shares one limiter
+    among all the episodes it runs); ``cache`` answers a request seen before without calling the
+    provider (the step's ``meta.cache`` then says ``hit``); ``epoch`` is the rollout number that
+    the cache key holds beside the seed.
     """
 
     def __init__(self, model: BaseChatModel, *, name: str = "chat", system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
@@ -107,6 +115,10 @@ class ChatAgent(Agent):
         self._rng = random.Random(seed)
         self._bound: Any = None
         self._bound_key: tuple[str, ...] | None = None
+        self._seed = seed
+        self.epoch = 0
+        self.cache: ModelCallCache | None = None
+        self.connections: ConnectionLimiter | Unlimited = Unlimited()
 
     @classmethod
     def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
@@ -114,8 +126,15 @@ class ChatAgent(Agent):
                           backoff: Backoff = DEFAULT_BACKOFF, timeout: float = 60.0, **model_kwargs: Any) -> ChatAgent:
         """``"provider:model"`` resolved by LangChain's ``init_chat_model``; other keyword
         arguments go to the model (``base_url``, ``api_key``, ``temperature``...). The client's
-        own retries are off (ours are observable) and each call times out after ``timeout`` s."""
+        own retries are off (ours are observable) and each call times out after ``timeout`` s.
+        Agents built in one process from the same arguments and environment share one client."""
         from langchain.chat_models import init_chat_model
+
+        memo = _memo_key(model, timeout, model_kwargs)
+        if memo in _SHARED_MODELS:
+            shared, shared_capture = _SHARED_MODELS[memo]
+            return cls(shared, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+                       backoff=backoff, seed=seed, model_id=model, capture=shared_capture)
 
         provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
         capture = None
@@ -130,6 +149,8 @@ class ChatAgent(Agent):
         if provider in OPENAI_FORMAT_PROVIDERS and getattr(chat_model, "client", True) is None:
             raise UsageError(f"--model {model!r}: no API key; set OPENAI_API_KEY (and OPENAI_BASE_URL for a"
                              " compatible server)")
+        if memo is not None:
+            _SHARED_MODELS[memo] = (chat_model, capture)
         return cls(chat_model, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
                    backoff=backoff, seed=seed, model_id=model, capture=capture)
 
@@ -139,18 +160,47 @@ class ChatAgent(Agent):
         self._awaiting = None
         self._pending_note = None
         self._rng = random.Random(seed)
+        self._seed = seed
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         self._add_observation(observation)
         bound = self._bind(tools)
-        if self.capture is not None:
-            self.capture.clear()
-        reply, retries = call_with_retries(lambda: bound.invoke(self.messages), max_retries=self.max_retries,
+        key = self._cache_key() if self.cache is not None else None
+        cached = self.cache.get(key) if self.cache is not None and key is not None else None
+        if cached is not None:
+            action = self._action_for(messages_from_dict([cached.message])[0], cached.captured, [])
+            action.meta["cache"] = "hit"
+            return action
+        reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
                                            backoff=self.backoff, rng=self._rng, sleep=self.sleep)
         if not isinstance(reply, AIMessage):
             raise TypeError(f"{self.model}: expected an AIMessage from the model, got {type(reply).__name__}")
         captured = self.capture.take() if self.capture is not None else {}
+        if self.cache is not None and key is not None:
+            self.cache.put(key, CachedReply(message_to_dict(reply), dict(captured)), model=self.model)
         return self._action_for(reply, captured, retries)
+
+    def _call(self, bound: Any) -> Any:
+        """One attempt, holding one of the model's connections; refusals and timeouts tell the limiter."""
+        if self.capture is not None:
+            self.capture.clear()
+        with self.connections.slot():
+            try:
+                reply = bound.invoke(self.messages)
+            except Exception as exc:
+                signal = throttle_signal(exc)
+                if signal is not None:
+                    self.connections.throttled(*signal)
+                raise
+        self.connections.succeeded()
+        return reply
+
+    def _cache_key(self) -> str:
+        params = getattr(self.chat_model, "_identifying_params", {}) or {}
+        return cache_key(provider=self.chat_model._llm_type, model=self.model,
+                         messages=[message_to_dict(m) for m in self.messages], tools=list(self._bound_key or ()),
+                         params={k: v for k, v in params.items() if k not in {"model", "model_name"}},
+                         seed=self._seed, epoch=self.epoch)
 
     def fork(self) -> ChatAgent:
         """An independent continuation: the model client is shared, the conversation copied."""
@@ -271,6 +321,17 @@ class ChatAgent(Agent):
                 "unexecuted_tool_calls": [c.name for c in calls[1:]]}
         return Action(action, usage=usage_of(reply), model_output=model_output,
                       risk=risk_from_confidence(parse_confidence(text)), meta=meta)
+
+
+# Built models by (process, arguments, environment): building one costs ~25 ms, and a run builds an
+# agent per episode. Clients are thread-safe and ResponseCapture keeps captures per thread.
+_SHARED_MODELS: dict[tuple[Any, ...], tuple[BaseChatModel, ResponseCapture | None]] = {}
+
+
+def _memo_key(model: str, timeout: float, kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    if not all(isinstance(v, str | int | float | bool | type(None)) for v in kwargs.values()):
+        return None  # a client or callback object passed in: build afresh
+    return (os.getpid(), model, timeout, tuple(sorted(kwargs.items())), hash(frozenset(os.environ.items())))
 
 
 def _without_run_id(reply: AIMessage) -> AIMessage:

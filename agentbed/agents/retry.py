@@ -111,6 +111,28 @@ def retry_after_seconds(exc: BaseException, now: Callable[[], float] = time.time
         return None
 
 
+def throttle_signal(exc: BaseException) -> tuple[str, float | None] | None:
+    """Whether a failed call says the provider is overloaded, and how: ``("rate_limit", wait)`` for
+    HTTP 429, ``("retry_after", wait)`` for another status with a ``Retry-After``, ``("timeout", None)``
+    for a timeout; None otherwise (a 500 or a dropped connection says nothing about load)."""
+    code = status_code(exc)
+    wait = retry_after_seconds(exc)
+    if code == 429:
+        return "rate_limit", wait
+    if wait is not None:
+        return "retry_after", wait
+    timeout_types: tuple[type[BaseException], ...] = (TimeoutError, httpx.TimeoutException)
+    try:
+        import openai
+
+        timeout_types += (openai.APITimeoutError,)
+    except ImportError:  # pragma: no cover - openai comes with langchain-openai
+        pass
+    if isinstance(exc, timeout_types) or code == 408:
+        return "timeout", None
+    return None
+
+
 def call_with_retries(call: Callable[[], T], *, max_retries: int, backoff: Backoff, rng: random.Random,
                       sleep: Callable[[float], None] = time.sleep) -> tuple[T, list[RetryRecord]]:
     """Run ``call``; on a transient error wait and try again, at most ``max_retries`` more times.

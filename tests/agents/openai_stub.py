@@ -30,6 +30,7 @@ class Reply:
     delay: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    ident: str | None = None  # names the completion and its tool calls instead of the request number
 
 
 def error(status: int, **headers: str) -> Reply:
@@ -126,13 +127,15 @@ class OpenAIStub:
 
 def completion(reply: Reply, number: int, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    ident = reply.ident or str(number)
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{number}_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            {"id": f"call_{ident}_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
             for i, (name, arguments) in enumerate(reply.tool_calls)
         ]
     return {
-        "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 1_700_000_000 + number, "model": model,
+        "id": f"chatcmpl-{ident}", "object": "chat.completion",
+        "created": 1_700_000_000 + (0 if reply.ident else number), "model": model,
         "choices": [{"index": 0, "message": message, "logprobs": None,
                      "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
         "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,

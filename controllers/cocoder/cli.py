@@ -1,0 +1,84 @@
+"""``agentbed cocoder-plan PACKAGE_DIR``: the dependency graph, hubs, groups and simulated schedule
+of any Python package, per strategy (no agent, no tests: the controller's view alone)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from agentbed.errors import UsageError
+from controllers.cocoder.chunking import GRANULARITIES
+from controllers.cocoder.costmodel import CostModel, FailureModel
+from controllers.cocoder.depgraph import build_dependency_graph, cycles
+from controllers.cocoder.partition import METHODS, find_hubs
+from controllers.cocoder.schedule import residual_risk
+from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, risk_level, simulate_plan
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("cocoder-plan", help="dependency graph, CoCoder partition and simulated schedule "
+                                                   "of a Python package")
+    p.add_argument("package_dir", help="the package folder (the one with __init__.py)")
+    p.add_argument("--strategy", choices=STRATEGIES, action="append", help="default: every strategy")
+    p.add_argument("--agents", type=int, default=3)
+    p.add_argument("--method", choices=METHODS, default="louvain")
+    p.add_argument("--granularity", choices=GRANULARITIES, default="function",
+                   help="cocoder: split modules bigger than total/k by definitions (function: the planner "
+                        "picks; simultaneous/ordered: forced) or not (file)")
+    p.add_argument("--context", choices=CONTEXTS, default="fresh",
+                   help="cocoder: a new conversation per unit (fresh) or one per agent (conversation)")
+    p.add_argument("--risk", type=risk_level, default="sequential",
+                   help="cocoder: no plan riskier than one sequential agent plus one point (sequential) or plus "
+                        "a margin (sequential+0 is strict), the fastest (any), or no plan whose residual risk "
+                        "exceeds a probability (e.g. 0.05)")
+    p.add_argument("--latency", type=float, default=20.0, help="seconds per cross-agent message")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    package = Path(args.package_dir)
+    if not package.is_dir():
+        raise UsageError(f"package_dir: {package} is not a directory")
+    if args.agents < 1:
+        raise UsageError(f"--agents: {args.agents} must be at least 1")
+    graph = build_dependency_graph(package)
+    cost = CostModel(latency=args.latency)
+    hubs = find_hubs(graph)
+    report = {"package": str(package), "modules": graph.number_of_nodes(), "edges": graph.number_of_edges(),
+              "cycles": cycles(graph), "in_hubs": list(hubs.in_hubs), "out_hubs": list(hubs.out_hubs),
+              "strategies": {}}
+    split: set[str] = set()  # modules the cocoder plan wrote as pieces
+    for strategy in args.strategy or STRATEGIES:
+        plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed,
+                         granularity=args.granularity, cost=cost, context=args.context, risk=args.risk)
+        split |= {p.module for p in plan.pieces.values()}
+        sched = simulate_plan(graph, plan, cost)
+        context = sum(t.context_tokens for t in sched.turns)
+        report["strategies"][strategy] = {
+            "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "plan": plan.variant or strategy,
+            "hub_pieces": sorted(n for n, p in plan.pieces.items() if p.hub),
+            "late_pieces": sorted(n for n, p in plan.pieces.items() if p.late), "makespan": round(sched.makespan, 1),
+            "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
+            "residual_risk": round(residual_risk(sched, FailureModel()), 4),
+            "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
+                                                                      sched.messages), 5)}
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print(f"{package}: {report['modules']} modules, {report['edges']} import edges")
+    for cycle in report["cycles"]:
+        how = "split into pieces" if set(cycle) <= split else "written by one agent"
+        print(f"  import cycle of {len(cycle)} modules ({how}): {', '.join(cycle)}")
+    print(f"  in-hubs: {', '.join(hubs.in_hubs) or 'none'}; out-hubs: {', '.join(hubs.out_hubs) or 'none'}")
+    for strategy, r in report["strategies"].items():
+        print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (critical path {r['critical_path']:.1f}), "
+              f"cost ${r['cost_usd']:.4f}, {r['messages']} messages, residual risk {r['residual_risk']:.4f}")
+        if strategy == "cocoder":
+            print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}; "
+                  f"late pieces (wait for other modules): {', '.join(r['late_pieces']) or 'none'}")
+            for i, group in enumerate(r["groups"]):
+                print(f"{'':>15}group {i}: {', '.join(group)}")
+    return 0

@@ -1,0 +1,87 @@
+"""What the branching protocol needs from a benchmark, and the benchmarks that provide it.
+
+A :class:`BranchTarget` is benchmark-agnostic: an environment factory per game, base agents
+(each emitting ``Action.risk``), the interventions (a factory from the live environment and
+the base agent's state at the checkpoint to the agent that takes over) and the step cap.
+New benchmarks register a loader in ``TARGETS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentbed.agents.base import Agent
+from agentbed.control import StepView
+from agentbed.env import ToolEnv
+from agentbed.errors import UsageError
+
+Intervention = Callable[[ToolEnv, Agent], Agent]
+ProgressFeatures = Callable[[str, Sequence[StepView]], dict[str, float]]
+
+
+@dataclass
+class BranchTarget:
+    """A benchmark the dataset builder can branch.
+
+    ``games`` are the task ids (the unit held out by cross-validation); ``base_agents`` maps a
+    flaw name to ``factory(seed) -> Agent``; ``interventions`` maps an action name to
+    ``factory(env, agent) -> Agent`` called at the checkpoint (``env`` is the branch's own
+    environment in the checkpoint state, ``agent`` a private copy of the base agent);
+    ``uses_global_random`` seeds Python's ``random`` before every replay and rollout.
+    ``progress_features(first_observation, history)`` adds benchmark-specific prefix features
+    (named ``progress_feature_names``) to the generic ones; it must read only the prefix.
+    """
+
+    name: str
+    games: list[str]
+    make_env: Callable[[str], ToolEnv]
+    base_agents: dict[str, Callable[[int], Agent]]
+    interventions: dict[str, Intervention]
+    max_steps: int = 50
+    uses_global_random: bool = False
+    primary_intervention: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)
+    progress_features: ProgressFeatures | None = None
+    progress_feature_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.primary_intervention:
+            self.primary_intervention = next(iter(self.interventions))
+
+
+def reseed_agent(agent: Agent, seed: int) -> None:
+    """Give a stochastic agent fresh randomness for one rollout.
+
+    Agents offer ``reseed(seed)``; failing that, an ``rng`` attribute holding a
+    ``random.Random`` is replaced. Deterministic agents are left as they are.
+    """
+    if hasattr(agent, "reseed"):
+        agent.reseed(seed)
+    elif isinstance(getattr(agent, "rng", None), random.Random):
+        agent.rng = random.Random(seed)
+
+
+TARGETS: dict[str, str] = {
+    "vault": "controllers.oversight.benchmarks.vault:target",
+    "scienceworld": "controllers.oversight.benchmarks.scienceworld:target",
+    "alfworld": "controllers.oversight.benchmarks.alfworld:target",
+    "graphrag": "controllers.oversight.benchmarks.graphrag:target",
+}
+
+
+def load_target(name: str, **options: Any) -> BranchTarget:
+    """The target called ``name``; ``options`` go to its loader (e.g. ``games=20``).
+
+    ``suite:NAME`` branches any installed suite with its own agents (see ``suite_adapter``)."""
+    if name.startswith("suite:"):
+        from controllers.oversight.benchmarks.suite_adapter import suite_target
+
+        return suite_target(name.removeprefix("suite:"), **options)
+    if name not in TARGETS:
+        raise UsageError(f"unknown benchmark {name!r}; benchmarks: {', '.join(sorted(TARGETS))}")
+    module, attr = TARGETS[name].split(":")
+    return getattr(importlib.import_module(module), attr)(**options)

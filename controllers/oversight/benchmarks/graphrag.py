@@ -1,0 +1,136 @@
+"""GraphRAG question answering under poisoning as a branching benchmark.
+
+A game is one targeted question of a generated world under one attack (``none``, GragPoison,
+TKPA, KEPo), so the best action differs by game: continuing is best on clean questions, handing
+the answer to a TDP-defended reader where TDP removes the poison, and quitting (abstaining)
+where nothing stops the attack. The base agent is the suite's deterministic reader; its risk
+score is a verbal-confidence analogue: one minus the share of claims behind its answer at the
+most contested hop. The checkpoint is step 1: the evidence is retrieved, the answer not given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from agentbed.agents.base import Action, Agent
+from agentbed.control import StepView
+from agentbed.env import ToolEnv
+from agentbed.tools import Tool, make_action
+from controllers.oversight.benchmarks import BranchTarget
+
+ATTACKS = ("none", "gragpoison", "tkpa", "kepo")
+EVIDENCE_FEATURES = ("contested_hops", "winner_share_min", "candidates_max", "negations", "dated_share",
+                     "statements", "removed_by_defense")
+
+
+def _payload(observation: str) -> dict[str, Any]:
+    try:
+        value = json.loads(observation)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _rows(payload: dict[str, Any]) -> list[list[Any]]:
+    rows = payload.get("statements", [])
+    return rows if isinstance(rows, list) else []
+
+
+def hop_shares(rows: Sequence[Sequence[Any]], topic: str, plan: Sequence[str]) -> list[tuple[float, int]]:
+    """Per hop of the plan, following the most-claimed object: (its share of the claims, the
+    number of objects claimed)."""
+    out, entity = [], topic
+    for relation in plan:
+        claims = Counter(r[3] for r in rows if r[1] == entity and r[2] == relation and not r[6])
+        if not claims:
+            break
+        winner, top = min(claims.items(), key=lambda kv: (-kv[1], kv[0]))
+        out.append((top / sum(claims.values()), len(claims)))
+        entity = winner
+    return out
+
+
+class RiskReportingReader(Agent):
+    """The suite's reader, stating how contested its answer is as ``Action.risk``."""
+
+    name = "reader"
+
+    def __init__(self) -> None:
+        from environments.graphrag.agents import ReaderAgent
+
+        self.reader = ReaderAgent()
+
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        self.reader.reset(seed=seed, task=task)
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        question = self.reader.question
+        action = self.reader.act(observation, tools)
+        if question is None:
+            return Action(action.text, risk=0.5)
+        shares = hop_shares(_rows(_payload(observation)), question["topic"], question["relations"])
+        return Action(action.text, risk=round(1.0 - min((s for s, _ in shares), default=0.0), 4))
+
+
+class DefendedReader(Agent):
+    """The intervention: TDP (controllers.graphrag.tdp) applied to the evidence already
+    retrieved in this episode, then the reader's answer from what survives."""
+
+    name = "tdp-reader"
+
+    def __init__(self, env: ToolEnv) -> None:
+        self.env = getattr(env, "unwrapped", env)
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        from controllers.graphrag import make_defense
+        from environments.graphrag.agents import answer_chain
+
+        rows = _rows(_payload(observation))
+        query = self.env.query
+        verdict = make_defense("tdp")(self.env.scenario.index.kg, query, [int(r[0]) for r in rows])
+        kept = [r for r in rows if int(r[0]) not in verdict.removed]
+        return Action(make_action("answer", answer=answer_chain(kept, query.topic, query.plan) or "unknown"))
+
+
+def evidence_features(first_observation: str, history: Sequence[StepView]) -> dict[str, float]:
+    """What the retrieved evidence looks like: contested hops, claim shares, negations, dates."""
+    features = dict.fromkeys(EVIDENCE_FEATURES, 0.0)
+    if not history:
+        return features
+    question, payload = _payload(first_observation), _payload(history[-1].observation)
+    rows = _rows(payload)
+    shares = hop_shares(rows, question.get("topic", ""), question.get("relations", []))
+    features.update(
+        contested_hops=float(sum(n > 1 for _, n in shares)),
+        winner_share_min=min((s for s, _ in shares), default=0.0),
+        candidates_max=float(max((n for _, n in shares), default=0)),
+        negations=float(sum(bool(r[6]) for r in rows)),
+        dated_share=sum(bool(r[5]) for r in rows) / len(rows) if rows else 0.0,
+        statements=float(len(rows)),
+        removed_by_defense=float(payload.get("removed_by_defense", 0)),
+    )
+    return features
+
+
+def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) -> BranchTarget:
+    from environments.graphrag.suite import make_env, task_ids
+
+    questions = task_ids({"worlds": worlds})
+    games = [f"{attack}/{q}" for attack in attacks for q in questions]
+
+    def env_for(game: str) -> ToolEnv:
+        attack, question = game.split("/", 1)
+        return make_env(question, {"attack": attack, "worlds": worlds})
+
+    return BranchTarget(
+        name="graphrag", games=games, make_env=env_for,
+        base_agents={"reader": lambda seed: RiskReportingReader()},
+        interventions={"tdp-reader": lambda env, agent: DefendedReader(env)},
+        max_steps=4,
+        notes={"games": f"targeted questions of {worlds} generated worlds x attacks {', '.join(attacks)}",
+               "tdp-reader": "TDP on the retrieved evidence, then the reader's answer"},
+        progress_features=evidence_features, progress_feature_names=EVIDENCE_FEATURES,
+    )

@@ -1,0 +1,226 @@
+"""Grids of attack x defense x dataset through the engine's runner, their statistics, and the demo.
+
+Every cell runs the reader on the targeted questions with :func:`agentbed.runner.run_episode`.
+Intervals are cluster-bootstrap intervals over worlds (questions of one world share a
+poisoned index, so they are not independent); on a real graph there is one cluster and the
+bootstrap is over questions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentbed.agents.base import Agent
+from agentbed.results import write_results
+from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode
+from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
+from agentbed.summary import fmt, headline, table, write_summary
+from attacks.graphrag import ATTACKS
+from controllers.graphrag import DEFENSES
+from environments.graphrag.agents import ReaderAgent
+from environments.graphrag.suite import SUITE, make_env, task_ids
+
+ALL_ATTACKS = ("none", *ATTACKS)
+METRICS = ("accuracy", "attack_success", "precision", "recall", "auc", "clean_removed")
+
+
+@dataclass
+class Cell:
+    dataset: str
+    attack: str
+    defense: str
+    records: list[EpisodeRecord]
+
+    def world(self, r: EpisodeRecord) -> str:
+        return r.task.rsplit("-", 1)[0]
+
+    def values(self, metric: str) -> tuple[list[float], list[str]]:
+        """Per-episode values of ``metric`` (episodes where it is undefined are left out)."""
+        vals, groups = [], []
+        for r in self.records:
+            m = r.metrics
+            v: float | None
+            if metric == "accuracy":
+                v = float(m.get("correct", False))
+            elif metric == "attack_success":
+                v = float(m.get("attack_success", False)) if self.attack != "none" else None
+            elif metric == "precision":
+                removed = m.get("removed_poison", 0) + m.get("removed_clean", 0)
+                v = m["removed_poison"] / removed if removed else None
+            elif metric == "recall":
+                v = m["removed_poison"] / m["retrieved_poison"] if m.get("retrieved_poison") else None
+            elif metric == "auc":
+                v = m.get("auc")
+            elif metric == "clean_removed":
+                v = m["removed_clean"] / m["retrieved_clean"] if m.get("retrieved_clean") else None
+            else:
+                raise KeyError(metric)
+            if v is not None:
+                vals.append(float(v))
+                groups.append(self.world(r))
+        return vals, groups
+
+    def interval(self, metric: str) -> Interval:
+        cache = self.__dict__.setdefault("_intervals", {})
+        if metric not in cache:
+            vals, groups = self.values(metric)
+            multi = len(set(groups)) > 1
+            cache[metric] = bootstrap_ci(vals, groups=groups if multi else None, seed=0)
+        return cache[metric]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"dataset": self.dataset, "attack": self.attack, "defense": self.defense,
+                               "episodes": len(self.records), "worlds": len({self.world(r) for r in self.records}),
+                               "errors": sum(r.status == "error" for r in self.records)}
+        for metric in METRICS:
+            iv = self.interval(metric)
+            out[metric] = None if iv.n == 0 else iv.to_dict()
+        return out
+
+
+def run_cell(dataset: str, attack: str, defense: str, *, worlds: int = 4,
+             agent: Callable[[], Agent] = ReaderAgent, **options: Any) -> Cell:
+    opts = SUITE.resolve_options({"dataset": dataset, "attack": attack, "defense": defense, "worlds": worlds, **options})
+    records = []
+    for task in task_ids(opts):
+        spec = EpisodeSpec("graphrag", task, "reader", 0, opts)
+        records.append(run_episode(make_env(task, opts), agent(), spec, budget=SUITE.budget))
+    return Cell(dataset, attack, defense, records)
+
+
+def run_grid(dataset: str, attacks: Sequence[str] = ALL_ATTACKS, defenses: Sequence[str] = DEFENSES,
+             **kwargs: Any) -> list[Cell]:
+    return [run_cell(dataset, a, d, **kwargs) for a in attacks for d in defenses]
+
+
+def grid_table(cells: list[Cell], dataset: str, command: str) -> dict[str, Any]:
+    rows = []
+    for c in cells:
+        row = [c.attack, c.defense, len(c.records)]
+        for metric in METRICS:
+            iv = c.interval(metric)
+            row.append(fmt(iv, 2) if iv.n else "-")
+        rows.append(row)
+    return table(f"{dataset}: attack x defense (reader agent)", ["attack", "defense", "episodes", *METRICS], rows,
+                 note=f"95% cluster-bootstrap intervals over worlds; regenerate: {command}")
+
+
+def paired_gain(cells: list[Cell], attack: str, better: str, worse: str = "none") -> Interval | None:
+    """Interval of the drop in attack success from ``worse`` to ``better`` (paired by question)."""
+    by = {(c.attack, c.defense): c for c in cells}
+    if (attack, better) not in by or (attack, worse) not in by:
+        return None
+    a = {r.task: float(r.metrics.get("attack_success", False)) for r in by[(attack, worse)].records}
+    b = {r.task: float(r.metrics.get("attack_success", False)) for r in by[(attack, better)].records}
+    tasks = sorted(set(a) & set(b))
+    groups = [t.rsplit("-", 1)[0] for t in tasks]
+    return paired_difference_ci([a[t] for t in tasks], [b[t] for t in tasks],
+                                groups=groups if len(set(groups)) > 1 else None, seed=0)
+
+
+def figure(cells_by_dataset: dict[str, list[Cell]], defenses: Sequence[str]) -> dict[str, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agentbed.summary import figure_from_matplotlib
+
+    fig, axes = plt.subplots(1, len(cells_by_dataset), figsize=(6 * len(cells_by_dataset), 3.6), squeeze=False)
+    for ax, (dataset, cells) in zip(axes[0], cells_by_dataset.items(), strict=True):
+        attacks = [a for a in ATTACKS if any(c.attack == a for c in cells)]
+        shown = [d for d in defenses if any(c.defense == d for c in cells)]
+        width = 0.8 / max(1, len(shown))
+        for k, d in enumerate(shown):
+            est, err = [], [[], []]
+            for a in attacks:
+                iv = next(c for c in cells if c.attack == a and c.defense == d).interval("attack_success")
+                est.append(iv.estimate)
+                err[0].append(iv.estimate - iv.low)
+                err[1].append(iv.high - iv.estimate)
+            ax.bar(np.arange(len(attacks)) + k * width, est, width, yerr=err, label=d, capsize=2)
+        ax.set_xticks(np.arange(len(attacks)) + width * (len(shown) - 1) / 2, attacks, rotation=20)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("attack success")
+        ax.set_title(dataset)
+    axes[0][-1].legend(fontsize=7, ncol=2)
+    out = figure_from_matplotlib("Attack success by attack and defense (95% bootstrap intervals)", fig)
+    plt.close(fig)
+    return out
+
+
+DEMO_REAL_DEFENSES = ("none", "provenance", "tdp", "tdp-raw")
+
+
+def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict[str, Any]:
+    """Generated worlds: every attack x every defense; a real graph (transfer, no retraining):
+    every attack x the main defenses. Writes ``<out_dir>/graphrag/summary.json``."""
+    from environments.graphrag.real import available
+
+    t0 = time.perf_counter()
+    world_cmd = f"agentbed run graphrag --attack A --defense D --worlds {worlds}"
+    cells = {"world": run_grid("world", worlds=worlds)}
+    notes = []
+    if available(real):
+        cells[real] = run_grid(real, defenses=DEMO_REAL_DEFENSES)
+    else:
+        notes.append(f"{real} skipped: run scripts/fetch-pykeen")
+    tables = [grid_table(cells["world"], f"generated worlds ({worlds})", world_cmd)]
+    if real in cells:
+        tables.append(grid_table(cells[real], f"{real} (TDP trained on generated worlds only)",
+                                 f"agentbed run graphrag --dataset {real} --attack A --defense D"))
+    heads = []
+    for dataset, cs in cells.items():
+        by = {(c.attack, c.defense): c for c in cs}
+        for attack, defense in (("gragpoison", "none"), ("gragpoison", "tdp"), ("kepo", "tdp")):
+            if (attack, defense) in by:
+                heads.append(headline("attack_success", by[(attack, defense)].interval("attack_success"),
+                                      higher_is_better=False, dataset=dataset, attack=attack, defense=defense))
+        if ("none", "tdp") in by:
+            heads.append(headline("clean_accuracy", by[("none", "tdp")].interval("accuracy"), dataset=dataset,
+                                  defense="tdp"))
+        gain = paired_gain(cs, "gragpoison", "tdp")
+        if gain is not None:
+            heads.append(headline("attack_success_drop", gain, dataset=dataset, attack="gragpoison",
+                                  defense="tdp vs none"))
+    summary = {
+        "suite": "graphrag", "title": "GraphRAG poisoning and the TDP topology defense",
+        "episodes": sum(len(c.records) for cs in cells.values() for c in cs),
+        "seeds": worlds, "headline": heads, "tables": tables,
+        "figures": [figure(cells, DEFENSES)],
+        "cells": [c.to_dict() for cs in cells.values() for c in cs],
+        "notes": notes, "wall_seconds": round(time.perf_counter() - t0, 1),
+        "command": "agentbed demo graphrag",
+    }
+    write_summary(summary, Path(out_dir) / "graphrag" / "summary.json")
+    write_results(Path(out_dir) / "graphrag" / "results.json", gate_metrics(cells),
+                  cells=summary["cells"], command=summary["command"], episodes=summary["episodes"])
+    return summary
+
+
+def gate_metrics(cells: dict[str, list[Cell]], tolerance: float = 0.05) -> list[dict[str, Any]]:
+    """Per-question values for the gate (format agentbed.results/1): accuracy in every cell and
+    attack success under every attack; units are ``<dataset>-<world>/<question>``."""
+    metrics = []
+    for cs in cells.values():
+        for c in cs:
+            agent = f"reader[attack={c.attack},dataset={c.dataset},defense={c.defense}]"
+            accuracy = {_unit(r.task): float(r.metrics.get("correct", False)) for r in c.records}
+            metrics.append({"suite": "graphrag", "agent": agent, "metric": "accuracy", "higher_is_better": True,
+                            "tolerance": tolerance, "values": accuracy})
+            if c.attack != "none":
+                hijack = {_unit(r.task): float(r.metrics.get("attack_success", False)) for r in c.records}
+                metrics.append({"suite": "graphrag", "agent": agent, "metric": "attack_success",
+                                "higher_is_better": False, "tolerance": tolerance, "values": hijack})
+    return metrics
+
+
+def _unit(task: str) -> str:
+    world, question = task.rsplit("-", 1)
+    return f"{world}/{question}"

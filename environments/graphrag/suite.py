@@ -1,0 +1,136 @@
+"""The graphrag suite: the composition root joining the environment, attacks and defenses.
+
+``agentbed run graphrag --attack gragpoison --defense tdp`` runs the reader on the targeted
+questions of the evaluation worlds (seeds 1000+) or of a real graph (``--dataset nations``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import environments.graphrag  # noqa: F401 - registers agentbed/graphrag-v0
+from agentbed.env import TaskSpec
+from agentbed.errors import UsageError
+from agentbed.runner import Budget
+from agentbed.suite import Option, Suite
+from attacks.graphrag import ATTACKS
+from attacks.graphrag.scenario import NO_ATTACK, Poisoned, poisoned_index
+from controllers.graphrag import DEFENSES, make_defense
+from environments.graphrag.agents import ReaderAgent
+from environments.graphrag.dataset import Dataset
+from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
+from environments.graphrag.real import REAL_DATASETS, load_real
+from environments.graphrag.world import generate_world
+
+EVAL_WORLD_BASE = 1000
+DATASETS = ("world", *REAL_DATASETS)
+DEFAULT_TARGETS = {"world": 12, "nations": 20, "kinships": 20, "umls": 20}
+
+
+@lru_cache(maxsize=16)
+def load_dataset(name: str, world: int) -> Dataset:
+    return generate_world(world) if name == "world" else load_real(name, seed=world)
+
+
+@lru_cache(maxsize=64)
+def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str) -> Poisoned:
+    return poisoned_index(load_dataset(name, world), attack, targets=targets, budget=budget, seed=world,
+                          community_method=communities)
+
+
+def targets_for(options: dict[str, Any]) -> int:
+    return int(options.get("targets") or DEFAULT_TARGETS[options.get("dataset", "world")])
+
+
+def build_scenario(task: TaskSpec) -> Scenario:
+    p = task.params
+    name, world = p.get("dataset", "world"), int(p.get("world", EVAL_WORLD_BASE))
+    built = poisoned(name, world, p.get("attack", NO_ATTACK), int(p.get("budget", 5)), targets_for(p),
+                     p.get("communities", "louvain"))
+    return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
+                    make_defense(p.get("defense", "none")))
+
+
+def world_seeds(options: dict[str, Any]) -> list[int]:
+    if options.get("dataset", "world") == "world":
+        return [EVAL_WORLD_BASE + i for i in range(int(options.get("worlds", 4)))]
+    return [0]
+
+
+def check_options(options: dict[str, Any]) -> None:
+    for name, least in (("worlds", 1), ("budget", 1), ("targets", 0)):
+        if name in options and int(options[name]) < least:
+            raise UsageError(f"--{name}: must be at least {least}, got {options[name]}")
+
+
+def task_ids(options: dict[str, Any]) -> list[str]:
+    """The targeted questions (those the attack plan can flip), the same for every attack."""
+    check_options(options)
+    name = options.get("dataset", "world")
+    ids = []
+    for world in world_seeds(options):
+        plan = poisoned(name, world, NO_ATTACK, 5, targets_for(options), "none").plan
+        ids += [f"{name}-{world}-{q}" for t in plan.targets for q in t.questions]
+    return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], int(s.rsplit("q", 1)[1])))
+
+
+def make_env(task: str, options: dict[str, Any]) -> GraphRAGEnv:
+    spec = parse_task_id(task)
+    return GraphRAGEnv(TaskSpec(spec.id, {**spec.params, **options}), builder=build_scenario)
+
+
+def summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    """Accuracy and attack success per agent, bootstrapped over worlds (``agentbed run``)."""
+    from agentbed.stats import bootstrap_ci
+    from agentbed.summary import fmt, headline, table
+
+    opts = " ".join(f"--{k} {v}" for k, v in sorted(options.items()))
+    heads, rows = [], []
+    for agent in sorted({r["agent"] for r in records}):
+        recs = [r for r in records if r["agent"] == agent and r["status"] != "error"]
+        groups = [r["task"].rsplit("-", 1)[0] for r in recs]
+        acc = bootstrap_ci([float(r["metrics"].get("correct", False)) for r in recs], groups=groups)
+        asr = bootstrap_ci([float(r["metrics"].get("attack_success", False)) for r in recs], groups=groups)
+        heads.append(headline("accuracy", acc, agent=agent))
+        if options.get("attack", NO_ATTACK) != NO_ATTACK:
+            heads.append(headline("attack_success", asr, agent=agent, higher_is_better=False))
+        removed = sum(r["metrics"].get("removed_clean", 0) for r in recs)
+        kept = sum(r["metrics"].get("retrieved_clean", 0) for r in recs)
+        rows.append([agent, len(recs), len(set(groups)), fmt(acc), fmt(asr), f"{removed}/{kept}",
+                     len(records) - len(recs)])
+    return {"suite": "graphrag", "title": f"GraphRAG poisoning ({opts})", "episodes": len(records),
+            "seeds": len({r["seed"] for r in records}), "headline": heads, "figures": [],
+            "tables": [table("Accuracy and attack success (95% cluster bootstrap over worlds)",
+                             ["agent", "episodes", "worlds", "accuracy", "attack success", "clean removed",
+                              "errors"], rows)],
+            "command": f"agentbed run graphrag {opts}"}
+
+
+def _demo(out_dir: Any) -> dict[str, Any]:
+    from environments.graphrag.report import demo
+
+    return demo(out_dir)
+
+
+SUITE = Suite(
+    name="graphrag",
+    description="GraphRAG poisoning (PoisonedRAG, GragPoison, community, KEPo, TKPA) and defenses incl. TDP.",
+    tasks=task_ids,
+    make_env=make_env,
+    agents={"reader": lambda spec: ReaderAgent()},
+    default_agent="reader",
+    options={
+        "dataset": Option("world", "generated worlds or a real graph from the pykeen wheel", choices=DATASETS),
+        "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
+        "defense": Option("none", "retrieval defense", choices=DEFENSES),
+        "worlds": Option(4, "number of generated evaluation worlds", type=int),
+        "budget": Option(5, "poison documents per contested fact", type=int),
+        "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
+        "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
+    },
+    default_seeds=1,
+    budget=Budget(max_steps=12),
+    summarize=summarize,
+    demo=_demo,
+)

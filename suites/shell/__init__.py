@@ -1,1 +1,0 @@
-"""The composition layer: each workload put together from its world, adversaries and overseers."""

@@ -1,0 +1,100 @@
+"""The model-call cache through the real LangChain OpenAI client and the loopback server: a rerun
+makes no call and marks its hits, a changed request misses, a corrupt or expired entry is a miss."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+from scripted_models import vault_three_calls
+
+from agentbed.agents.cache import CacheWarning, ModelCallCache, parse_duration
+from agentbed.agents.chat import ChatAgent
+from agentbed.errors import UsageError
+from agentbed.log import TrajectoryWriter, read_log
+from agentbed.runner import Budget, EpisodeSpec, run_episode
+from environments.vault.env import VaultEnv
+
+MODEL = "openai:stub-model"
+
+
+def run(stub, cache: ModelCallCache | None, log: Path, *, seed: int = 0, epoch: int = 0, **model_kwargs):
+    agent = ChatAgent.from_model_string(MODEL, base_url=stub.base_url, api_key="test", seed=seed, **model_kwargs)
+    agent.cache, agent.epoch = cache, epoch
+    record = run_episode(VaultEnv("open-fast"), agent, EpisodeSpec("vault", "open-fast", f"model:{MODEL}", seed),
+                         budget=Budget(max_steps=6), writer=TrajectoryWriter(log))
+    assert record.status == "ok" and record.success, record.error
+    return read_log(log)
+
+
+def cache_marks(records: list[dict]) -> list[str | None]:
+    return [r["meta"].get("cache") for r in records if r["type"] == "step"]
+
+
+def without_marks(records: list[dict]) -> list[dict]:
+    out = []
+    for r in records:
+        r = {k: v for k, v in r.items() if k not in {"hash", "prev"}}
+        if r["type"] == "step":
+            r["meta"] = {k: v for k, v in r["meta"].items() if k != "cache"}
+        out.append(r)
+    return out
+
+
+def test_a_rerun_makes_no_call_marks_its_hits_and_reruns_give_the_same_bytes(openai_stub, tmp_path):
+    stub = openai_stub(vault_three_calls)
+    cache = ModelCallCache(tmp_path / "cache")
+    live = run(stub, cache, tmp_path / "live.jsonl")
+    assert stub.served == 3 and cache_marks(live) == [None, None, None]
+    again = run(stub, ModelCallCache(tmp_path / "cache"), tmp_path / "hit1.jsonl")
+    assert stub.served == 3, "a cached rerun called the provider"
+    assert cache_marks(again) == ["hit", "hit", "hit"]
+    assert without_marks(again) == without_marks(live)  # the marks are the only difference
+    run(stub, ModelCallCache(tmp_path / "cache"), tmp_path / "hit2.jsonl")
+    assert (tmp_path / "hit1.jsonl").read_bytes() == (tmp_path / "hit2.jsonl").read_bytes()
+    assert stub.served == 3
+
+
+@pytest.mark.parametrize("change", [{"seed": 1}, {"epoch": 1}, {"temperature": 0.5}])
+def test_a_different_seed_epoch_or_sampling_parameter_misses(openai_stub, tmp_path, change):
+    stub = openai_stub(vault_three_calls)
+    cache = ModelCallCache(tmp_path / "cache")
+    run(stub, cache, tmp_path / "a.jsonl")
+    records = run(stub, cache, tmp_path / "b.jsonl", **change)
+    assert stub.served == 6 and cache_marks(records) == [None, None, None]
+
+
+def test_a_corrupt_entry_is_a_miss_with_a_warning_and_is_replaced(openai_stub, tmp_path):
+    stub = openai_stub(vault_three_calls)
+    cache = ModelCallCache(tmp_path / "cache")
+    run(stub, cache, tmp_path / "a.jsonl")
+    entries = sorted((tmp_path / "cache").rglob("*.json"), key=os.path.getmtime)
+    assert len(entries) == 3
+    entries[0].write_bytes(b'{"format": "agentbed.model-cache/1", "mess')  # torn
+    entries[1].write_text(json.dumps({"format": "agentbed.model-cache/1"}))  # fields missing
+    with pytest.warns(CacheWarning) as caught:
+        records = run(stub, ModelCallCache(tmp_path / "cache"), tmp_path / "b.jsonl")
+    assert len(caught) == 2 and stub.served == 5
+    assert cache_marks(records) == [None, None, "hit"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        assert cache_marks(run(stub, ModelCallCache(tmp_path / "cache"), tmp_path / "c.jsonl")) == ["hit"] * 3
+
+
+def test_an_expired_entry_is_a_miss(openai_stub, tmp_path):
+    stub = openai_stub(vault_three_calls)
+    run(stub, ModelCallCache(tmp_path / "cache"), tmp_path / "a.jsonl")
+    for entry in (tmp_path / "cache").rglob("*.json"):
+        os.utime(entry, (0, os.path.getmtime(entry) - 7200))
+    assert cache_marks(run(stub, ModelCallCache(tmp_path / "cache", expiry=3600), tmp_path / "b.jsonl")) == [None] * 3
+    assert stub.served == 6
+
+
+def test_durations_parse_and_bad_ones_name_the_flag():
+    assert parse_duration("90") == 90 and parse_duration("30m") == 1800 and parse_duration("7d") == 7 * 86400
+    assert parse_duration("never") == float("inf")
+    with pytest.raises(UsageError, match="--cache-expiry 'soon'"):
+        parse_duration("soon")

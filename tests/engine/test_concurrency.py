@@ -1,0 +1,155 @@
+"""Many model-bound episodes in flight, through the real LangChain OpenAI client and a loopback
+OpenAI-compatible server: identical logs whatever the completion order, rate limits lower the
+concurrency (recorded in the run's events), and a kill mid-flight resumes without loss."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
+
+from openai_stub import OpenAIStub, Reply, error  # noqa: E402 - needs the path above
+from scripted_models import vault_three_calls  # noqa: E402
+
+from agentbed.agents.connections import ConnectionLimiter, read_events  # noqa: E402
+from agentbed.executors import execute  # noqa: E402
+from agentbed.inflight import EVENTS, ModelRuntime  # noqa: E402
+from agentbed.log import verify_log  # noqa: E402
+from agentbed.runner import EpisodeSpec  # noqa: E402
+from agentbed.store import read_index  # noqa: E402
+
+AGENT = "model:openai:stub-model"
+
+
+@pytest.fixture
+def model_server(monkeypatch):
+    """Start the stub with a policy and point the OpenAI client at it (workers inherit the env)."""
+    started: list[OpenAIStub] = []
+
+    def start(policy) -> OpenAIStub:
+        stub = OpenAIStub(policy)
+        stub.start()
+        started.append(stub)
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        return stub
+
+    yield start
+    for stub in started:
+        stub.stop()
+
+
+def specs(n: int) -> list[EpisodeSpec]:
+    return [EpisodeSpec("vault", "open-fast", AGENT, seed) for seed in range(n)]
+
+
+def logs(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((run_dir / "episodes").glob("*.jsonl"))}
+
+
+def first_arrivals_slow(count: int, delay: float):
+    """The policy, with the first ``count`` requests answered after ``delay``: the episodes that
+    started first finish last."""
+    lock, seen = threading.Lock(), [0]
+
+    def answer(body):
+        with lock:
+            seen[0] += 1
+            slow = seen[0] <= count
+        reply = vault_three_calls(body)
+        reply.delay = delay if slow else 0.0
+        return reply
+
+    return answer
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_out_of_order_completion_gives_identical_logs(model_server, tmp_path, jobs):
+    model_server(vault_three_calls)
+    serial = list(execute(specs(16), tmp_path / "serial", executor="serial"))
+    assert all(r.status == "ok" and r.success for r in serial), serial[0].error
+    model_server(first_arrivals_slow(8, 0.5))
+    out = tmp_path / "inflight"
+    runtime = ModelRuntime.for_run({AGENT}, out.mkdir() or out, max_connections=16)
+    records = list(execute(specs(16), out, jobs=jobs, runtime=runtime))
+    finished = [r.episode_id for r in records]
+    assert finished != [s.episode_id for s in specs(16)], "the test meant episodes to finish out of order"
+    assert sorted(finished) == sorted(s.episode_id for s in specs(16))
+    assert logs(out) == logs(tmp_path / "serial")
+    assert all(r.usage["calls"] == 3 and r.usage["input_tokens"] == 200 + 250 + 300 for r in records)
+
+
+@pytest.mark.parametrize(("refusal", "reason"), [(error(429, **{"retry-after": "0.2"}), "rate_limit"),
+                                                 (error(503, **{"retry-after": "0.2"}), "retry_after")])
+def test_refusals_lower_the_concurrency_and_episodes_still_complete(model_server, tmp_path, refusal, reason):
+    lock, count = threading.Lock(), [0]
+
+    def answer(body) -> Reply:
+        with lock:
+            count[0] += 1
+            refuse = count[0] <= 6
+        return refusal if refuse else vault_three_calls(body)
+
+    model_server(answer)
+    out = tmp_path / "run"
+    out.mkdir()
+    runtime = ModelRuntime.for_run({AGENT}, out, max_connections=8)
+    records = list(execute(specs(8), out, jobs=1, runtime=runtime))
+    assert all(r.status == "ok" and r.success for r in records), [r.error[-300:] for r in records]
+    changes = [e for e in read_events(out / EVENTS) if e["event"] == "concurrency"]
+    assert changes and changes[0]["reason"] == reason and changes[0]["from"] == 8 and changes[0]["to"] == 4
+    assert changes[0]["retry_after"] == pytest.approx(0.2)
+
+
+def test_limiter_halves_on_refusal_and_grows_back_by_one_per_window(tmp_path):
+    limiter = ConnectionLimiter("m", 8, events=tmp_path / "e.jsonl", cooldown=0.0)
+    limiter.throttled("timeout")
+    limiter.throttled("timeout")  # the same burst: counted once
+    assert limiter.limit == 4
+    for _ in range(4):
+        with limiter.slot():
+            pass
+        limiter.succeeded()
+    assert limiter.limit == 5
+    events = read_events(tmp_path / "e.jsonl")
+    assert [(e["from"], e["to"], e["reason"]) for e in events] == [(8, 4, "timeout"), (4, 5, "recovered")]
+
+
+def test_sigkill_mid_flight_then_resume_loses_and_duplicates_nothing(model_server, tmp_path, agentbed_cmd):
+    model_server(vault_three_calls)
+    reference = tmp_path / "reference"
+    list(execute(specs(40), reference, executor="serial"))
+    stub = model_server(lambda body: Reply(**{**vars(vault_three_calls(body)), "delay": 0.1}))
+    out = tmp_path / "run"
+    cmd = agentbed_cmd + ["run", "vault", "--model", "openai:stub-model", "--task", "open-fast", "--seeds", "40",
+                          "--max-connections", "8", "-j", "2", "--no-cache", "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=os.environ.copy())
+    index = out / "index.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (index.exists() and index.read_bytes().count(b"\n") >= 8):
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = read_index(index)
+    assert 8 <= len(before) < 40, "the run should have been killed mid-way"
+    served = stub.served
+    resumed = subprocess.run(agentbed_cmd + ["run", "vault", "--out", str(out), "--resume", "--quiet", "--no-cache"],
+                             capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    assert resumed.returncode == 0, resumed.stderr
+    ids = [json.loads(line)["episode_id"] for line in index.read_text().splitlines() if line.endswith("}")]
+    assert len(ids) == len(set(ids)) == 40, "an episode was lost or counted twice"
+    assert stub.served - served <= 3 * (40 - len(before)), "a finished episode was run again"
+    digests = {r["log"]: r["digest"] for r in read_index(index)}
+    for log in sorted((out / "episodes").glob("*.jsonl")):
+        assert verify_log(log, digests[f"episodes/{log.name}"]).ok
+    assert logs(out) == logs(reference)
