@@ -10,8 +10,12 @@ A summary is plain JSON so it can be written next to the run and rendered later:
      "tables": [{"title": "...", "columns": ["task", "pass"], "rows": [["s3-get", "0.80 [0.6, 1.0]"]],
                  "note": "..."}],
      "figures": [{"title": "...", "svg": "<svg ...>"}],
+     "findings": [{"label": "oracle pass rate", "value": "1.000 [1.000, 1.000]", "paper": "1.00",
+                   "note": "scripted agent"}],
      "command": "agentbed run contracts --agent naive --seeds 5"}
 
+``findings`` (a few per workload, made with :func:`finding`) are what ``agentbed demo`` prints
+on one screen and what the report opens with; every full table stays in ``tables``.
 Every table and figure should say, in ``note`` or the summary's ``command``, which command
 regenerates it.
 """
@@ -29,6 +33,15 @@ from agentbed.stats import Interval
 def headline(metric: str, interval: Interval, *, higher_is_better: bool = True, **labels: Any) -> dict[str, Any]:
     return {"metric": metric, **labels, "estimate": interval.estimate, "low": interval.low, "high": interval.high,
             "n": interval.n, "higher_is_better": higher_is_better}
+
+
+def finding(label: str, value: Interval | str, *, paper: str | None = None, note: str | None = None
+            ) -> dict[str, Any]:
+    """One line of the demo's one-screen summary: what was found, with its interval, beside the
+    paper's figure where the paper has one; ``note`` says what the number is (e.g. "cost model",
+    "scripted agent") when it is not a measurement of a real agent."""
+    text = fmt(value) if isinstance(value, Interval) else str(value)
+    return {"label": label, "value": text, "paper": paper, "note": note}
 
 
 def table(title: str, columns: list[str], rows: list[list[Any]], note: str = "") -> dict[str, Any]:

@@ -17,9 +17,9 @@ import time
 from agentbed.branch import ForkPoint, Prefix
 from agentbed.env import TaskSpec
 from agentbed.runner import Budget, EpisodeSpec
-from controllers.oversight.benchmarks.flawed import Flaws
-from controllers.oversight.benchmarks.vault import VaultExpert, VaultFlawed
 from environments.vault.env import VaultEnv
+from suites.oversight.benchmarks.flawed import Flaws
+from suites.oversight.benchmarks.vault import VaultExpert, VaultFlawed
 
 
 def record_prefix(task: TaskSpec, steps: int) -> Prefix:

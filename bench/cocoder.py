@@ -15,11 +15,11 @@ from pathlib import Path
 
 import grimp
 
-from controllers.cocoder.costmodel import CostModel
-from controllers.cocoder.depgraph import build_dependency_graph
 from controllers.cocoder.schedule import simulate
 from controllers.cocoder.strategies import make_plan
-from controllers.cocoder.synth import SynthSpec, generate_repo
+from environments.cocoder.costmodel import CostModel
+from environments.cocoder.depgraph import build_dependency_graph
+from environments.cocoder.synth import SynthSpec, generate_repo
 
 
 def timed(fn, *args, **kwargs):

@@ -20,7 +20,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attacks.graphrag.scenario import poisoned_index  # noqa: E402
-from controllers.graphrag import DEFENSES, make_defense  # noqa: E402
 from environments.graphrag.agents import answer_chain  # noqa: E402
 from environments.graphrag.corpus import template_extract  # noqa: E402
 from environments.graphrag.env import statement_row  # noqa: E402
@@ -28,6 +27,7 @@ from environments.graphrag.kg import KnowledgeGraph, communities, community_summ
 from environments.graphrag.pipeline import Query  # noqa: E402
 from environments.graphrag.real import available, load_real  # noqa: E402
 from environments.graphrag.world import generate_world  # noqa: E402
+from suites.graphrag.defenses import DEFENSES, make_defense  # noqa: E402
 
 
 def world_with_triples(target: int):

@@ -26,9 +26,9 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from controllers.cocoder.defs import Item, definition_items, source_view
-from controllers.cocoder.depgraph import condense, estimate_tokens, module_interfaces
 from controllers.cocoder.ordering import condense_piece_cycles, ordered_pieces, reference_graph
+from environments.cocoder.defs import Item, definition_items, source_view
+from environments.cocoder.depgraph import condense, estimate_tokens, module_interfaces
 
 BALANCE_SLACK = 0.1  # a piece may exceed the most balanced split by 10% to cut fewer references
 # "function": the planner picks file-level, simultaneous or ordered pieces (with or without late

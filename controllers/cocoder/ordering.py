@@ -18,8 +18,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import networkx as nx
 
-from controllers.cocoder.defs import Item
-from controllers.cocoder.depgraph import ordering_graph
+from environments.cocoder.defs import Item
+from environments.cocoder.depgraph import ordering_graph
 
 HUB_USERS = 3  # a definition used by at least this many others of its module is an in-hub
 HUB_SHARE = 0.5  # the hub piece stays within half a balanced piece: everyone waits for it

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from agentbed.errors import UsageError
-from controllers.cocoder.depgraph import ordering_graph
+from environments.cocoder.depgraph import ordering_graph
 
 METHODS = ("louvain", "leiden", "greedy", "infomap")
 SMALL_REPO_GUARD = 8  # below this many modules the fractional rule flags everything (spec: 5 modules)

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 
 import networkx as nx
 
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.depgraph import condense
-from controllers.cocoder.strategies import Plan
+from controllers.cocoder.plan import Plan
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.depgraph import condense
 
 
 @dataclass

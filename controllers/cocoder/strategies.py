@@ -8,20 +8,18 @@ whether a module waits for its dependencies.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING
 
 import networkx as nx
 
 from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
-from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
-
-if TYPE_CHECKING:  # schedule imports Plan from here
-    from controllers.cocoder.schedule import Schedule
+from controllers.cocoder.plan import Plan
+from controllers.cocoder.schedule import Schedule, expected_makespan, residual_risk, simulate
+from environments.cocoder.costmodel import CostModel, FailureModel
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
 # how a cocoder agent carries its own earlier work from one unit to the next: a fresh conversation
@@ -65,26 +63,6 @@ def sequential_margin(risk: str) -> float | None:
     return _probability(risk.removeprefix("sequential+")) if risk.startswith("sequential+") else None
 
 
-@dataclass(frozen=True)
-class Plan:
-    strategy: str
-    context: dict[str, str]  # module -> context id
-    worker: dict[str, int] | None  # module -> its agent, or None: any free worker of the pool
-    workers: int
-    respect_deps: bool  # False: all files at once, dependencies seen as interfaces only
-    groups: list[list[str]] = field(default_factory=list)
-    graph: nx.DiGraph | None = None  # the work graph when it differs from the module graph (pieces)
-    pieces: dict[str, Piece] = field(default_factory=dict)
-    variant: str = ""  # cocoder: "file", "split-simultaneous", "split-ordered" or "split-ordered-late" (the winner)
-    fresh_context: bool = False  # every turn starts a new conversation (its own earlier units shown, not kept)
-
-    def work_graph(self, modules: nx.DiGraph) -> nx.DiGraph:
-        return self.graph if self.graph is not None else modules
-
-    def module_of(self, node: str) -> str:
-        return self.pieces[node].module if node in self.pieces else node
-
-
 THOROUGH_LIMIT = 60  # repacking moves single units too, best move first: repository-sized graphs only
 SWAP_LIMIT = 24  # repacking also swaps pairs of nodes (quadratic): work graphs of a few modules only
 MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on repository-sized graphs
@@ -93,8 +71,6 @@ MERGE_LIMIT = 300  # merging small groups re-simulates per trial: only on reposi
 def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[str, str] | None = None
                                  ) -> Callable[[list[set[str]]], float]:
     """Makespan of a grouping when messages are free (the paper's merge criterion)."""
-    from controllers.cocoder.schedule import simulate
-
     free = CostModel(latency=0.0, read_rate=float("inf"), message_tokens=0)
     out = {m: graph.nodes[m].get("tokens", 1) for m in graph}
     spec = {m: graph.nodes[m].get("api_tokens", 0) for m in graph}
@@ -169,8 +145,6 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
             candidates = candidates[1:] or candidates
         if granularity == "file":  # the paper's partition, packed by work alone
             return candidates[0]
-        from controllers.cocoder.schedule import residual_risk
-
         cost, failure = cost or CostModel(), failure or FailureModel()
         small = graph.number_of_nodes() <= MERGE_LIMIT
         bound = None  # one sequential agent's risk is simulated only when something compares to it
@@ -299,8 +273,6 @@ def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mappi
 def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:
     """The plan on the virtual clock with the graph's own size estimates: each node writes its
     ``tokens``, each piece is shown its whole module's interface (``api_tokens``)."""
-    from controllers.cocoder.schedule import simulate
-
     work = plan.work_graph(modules)
     out = {n: work.nodes[n].get("tokens", 1) for n in work}
     spec = {n: modules.nodes[plan.module_of(n)].get("api_tokens", 0) for n in work}
@@ -312,8 +284,6 @@ def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failur
     """The plan's residual risk above ``bound`` (0 when within it, or without one), then its expected
     makespan (repair risk included), from the graph's own size estimates: compared in that order,
     a packing search first gets within the risk bound, then gets faster inside it."""
-    from controllers.cocoder.schedule import expected_makespan, residual_risk
-
     cost, failure = cost or CostModel(), failure or FailureModel()
     schedule = simulate_plan(modules, plan, cost)
     excess = 0.0 if bound is None else max(0.0, residual_risk(schedule, failure, repair_rounds) - bound)

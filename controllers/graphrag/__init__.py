@@ -1,23 +1,3 @@
-"""Retrieval defenses for GraphRAG: baselines and TDP (topology-based defense against poisoning)."""
+"""Retrieval defenses for GraphRAG: baselines and TDP (topology-based defense against poisoning).
 
-from __future__ import annotations
-
-from environments.graphrag.pipeline import Defense
-
-DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-raw")
-
-
-def make_defense(name: str) -> Defense | None:
-    """The defense called ``name`` (``none`` -> ``None``); TDP variants train on first use."""
-    if name == "none":
-        return None
-    if name in ("tdp", "tdp-raw"):
-        from controllers.graphrag.tdp import tdp_defense
-        from controllers.graphrag.training import trained_ranker
-
-        return tdp_defense(trained_ranker(name))
-    from controllers.graphrag.baselines import BASELINES
-
-    if name not in BASELINES:
-        raise KeyError(f"unknown defense {name!r}; defenses: {', '.join(DEFENSES)}")
-    return BASELINES[name]
+The named registry that trains TDP on attacks lives in the composition layer (suites/graphrag/defenses.py)."""

@@ -6,7 +6,7 @@ raw and provenance-aware features (:mod:`controllers.graphrag.features`), and re
 losing candidates' unique edges before the reader answers. The ranker is RankNet (Burges et
 al., "Learning to Rank using Gradient Descent", ICML 2005) with a linear scorer: a logistic
 regression without intercept on feature differences phi(A) - phi(B), with each swapped pair
-as a negative. It is trained on generated worlds (:mod:`controllers.graphrag.training`) and
+as a negative. It is trained on generated worlds (:mod:`suites.graphrag.training`) and
 applied to other graphs without retraining.
 """
 

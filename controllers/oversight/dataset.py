@@ -30,8 +30,8 @@ from agentbed.env import ToolEnv
 from agentbed.errors import UsageError
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import VERSIONS, Budget, EpisodeSpec
-from controllers.oversight.benchmarks import BranchTarget, load_target, reseed_agent
 from controllers.oversight.features import FEATURE_NAMES, prefix_features
+from controllers.oversight.target import BranchTarget, TargetLoader, reseed_agent
 from controllers.oversight.utility import CONTINUE
 
 SCHEMA = "agentbed.oversight.dataset/1"
@@ -250,8 +250,9 @@ def make_base_agent(target: BranchTarget, flaw: str, seed: int) -> Agent:
     return target.base_agents[flaw](seed)
 
 
-def _unit(args: tuple[str, dict[str, Any], str, str, int, BuildConfig, str | None]) -> tuple[list[dict], _Counts]:
-    name, options, game, flaw, seed, config, log_dir = args
+def _unit(args: tuple[TargetLoader, str, dict[str, Any], str, str, int, BuildConfig, str | None]
+          ) -> tuple[list[dict], _Counts]:
+    load_target, name, options, game, flaw, seed, config, log_dir = args
     target = load_target(name, **options)
     return branch_trajectory(target, game, flaw, seed, config, Path(log_dir) if log_dir else None)
 
@@ -265,9 +266,11 @@ def _git_commit() -> str:
         return ""
 
 
-def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
+def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str | Path | None = None,
                   progress: Callable[[str], None] | None = None) -> Dataset:
-    """Branch every (game, flaw, seed) of ``config`` and return the rows with their provenance."""
+    """Branch every (game, flaw, seed) of ``config`` and return the rows with their provenance.
+
+    ``load_target(name, **options)`` gives the benchmark (suites/oversight/benchmarks.load_target)."""
     target = load_target(config.benchmark, **config.target_options)
     games = target.games[config.skip_games:]
     games = games[: config.games] if config.games else games
@@ -285,7 +288,7 @@ def build_dataset(config: BuildConfig, log_dir: str | Path | None = None,
     if unknown:
         raise UsageError(f"--flaws: {target.name} has no base agent {unknown[0]!r} "
                          f"(agents: {', '.join(target.base_agents)})")
-    units = [(config.benchmark, config.target_options, g, f, s, config, str(log_dir) if log_dir else None)
+    units = [(load_target, config.benchmark, config.target_options, g, f, s, config, str(log_dir) if log_dir else None)
              for g in games for f in flaws for s in range(config.seeds)]
     counts, rows = _Counts(), []
     results: Iterable[tuple[list[dict], _Counts]]

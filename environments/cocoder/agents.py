@@ -16,9 +16,9 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
-from controllers.cocoder.costmodel import FailureModel
-from controllers.cocoder.defs import source_view
 from environments.cocoder.blanking import blank_source
+from environments.cocoder.costmodel import FailureModel
+from environments.cocoder.defs import source_view
 from environments.cocoder.tasks import load_task
 
 CODER_PROMPT = (

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from controllers.cocoder.depgraph import parse
+from environments.cocoder.depgraph import parse
 from environments.cocoder.sandboxed import sandbox_exec
 
 STUB = "raise NotImplementedError"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controllers.cocoder.defs import definition_outlines, piece_outline
-from controllers.cocoder.depgraph import estimate_tokens, module_interfaces
+from environments.cocoder.defs import definition_outlines, piece_outline
+from environments.cocoder.depgraph import estimate_tokens, module_interfaces
 from environments.cocoder.tasks import RepoTask
 
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import networkx as nx
+
 from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
 from agentbed.tools import tool
-from controllers.cocoder.costmodel import CostModel
-from controllers.cocoder.depgraph import estimate_tokens
 from environments.cocoder.context import turn_material
+from environments.cocoder.costmodel import CostModel
+from environments.cocoder.depgraph import condense, estimate_tokens
 from environments.cocoder.tasks import load_task
 
 DEFAULT_TASK = "synth-12"
@@ -52,9 +54,7 @@ class CoCoderEnv(ToolEnv):
         self.cost = CostModel(**params.get("cost", {}))
         turns = params.get("turns")
         if turns is None:  # the whole repository, in dependency order, for one agent
-            from environments.cocoder.team import single_agent_turns
-
-            turns = single_agent_turns(self.repo, self.cost)
+            turns = one_agent_queue(self.repo)
         self.turns = turns
         self.state = {"i": 0, "written": {}, "history": 0, "durations": {}, "context": {}, "out": {}, "shown": 0}
         return self._prompt()
@@ -118,3 +118,23 @@ class CoCoderEnv(ToolEnv):
             "modules_written": written, "modules_assigned": len(self.turns),
             "context_tokens": sum(self.state["context"].values()),
             "busy_seconds": sum(self.state["durations"].values())})
+
+
+def one_agent_queue(repo: Any) -> list[dict[str, Any]]:
+    """The default task's turns: every module with something to write, whole, in dependency order
+    (an import cycle's members in name order), each dependency already written by the same agent.
+
+    Team runs get their queues from the planner (suites/cocoder/team.py); this is the world's own
+    single-agent order, so the environment runs without one (gymnasium.make, check_env)."""
+    todo = [m for m, mt in repo.modules.items() if mt.blanked]
+    graph = repo.graph.subgraph(todo)
+    dag, _ = condense(graph)
+    turns = []
+    for component in nx.lexicographical_topological_sort(dag, key=lambda c: dag.nodes[c]["members"][0]):
+        for module in dag.nodes[component]["members"]:
+            deps = [{"unit": d, "module": d, "how": "history", "names": list(graph.edges[d, module].get("names", ())),
+                     "defs": list(graph.edges[d, module].get("defs", ()))}
+                    for d in sorted(graph.predecessors(module))]
+            turns.append({"module": module, "unit": module, "deps": deps, "missing_fraction": 0.0,
+                          "cross_deps": 0, "transferred_tokens": 0, "fresh_context": False})
+    return turns

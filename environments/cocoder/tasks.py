@@ -16,9 +16,8 @@ from pathlib import Path
 import networkx as nx
 
 from agentbed.errors import UsageError
-from controllers.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
-from controllers.cocoder.synth import SynthSpec, generate_repo
 from environments.cocoder.blanking import blank_source, import_time_functions
+from environments.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
 from environments.cocoder.repos import (
     FETCH_COMMAND,
     REPO_BY_NAME,
@@ -28,6 +27,7 @@ from environments.cocoder.repos import (
     repo_dir,
 )
 from environments.cocoder.sandboxed import current_backend, run_tests, sandbox_exec, tree_digest
+from environments.cocoder.synth import SynthSpec, generate_repo
 
 SYNTH_PREFIX = "synth-"
 GOLDEN_PASSWORDS = (

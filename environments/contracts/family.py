@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from agentbed.env import ToolEnv
 from agentbed.tools import Tool
-
-if TYPE_CHECKING:
-    from environments.contracts.env import ContractEnv
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,7 @@ class Family:
     defaults: ClassVar[dict[str, Any]] = {}
     final_tool: ClassVar[str]  # the call whose success is the task's goal
 
-    def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
+    def setup(self, env: ToolEnv, rng: Any) -> dict[str, Any]:
         """Per-episode family state (keys, secrets, resources); JSON-like values only."""
         return {}
 
@@ -115,10 +113,10 @@ class Family:
     def plan(self, p: Mapping[str, Any]) -> list[Step]:
         raise NotImplementedError
 
-    def on_job(self, env: ContractEnv, job: str) -> None:
+    def on_job(self, env: ToolEnv, job: str) -> None:
         """A distractor job ran; families whose resources change in the background react here."""
 
-    def handle(self, env: ContractEnv, name: str, arguments: dict[str, Any]) -> Any:
+    def handle(self, env: ToolEnv, name: str, arguments: dict[str, Any]) -> Any:
         return getattr(self, "tool_" + name)(env, **arguments)
 
 

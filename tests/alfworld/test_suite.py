@@ -9,7 +9,7 @@ import pytest
 
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from agentbed.suite import SuiteError, get_suite
-from environments.alfworld.suite import SUITE, select_tasks, summarize
+from suites.alfworld.suite import SUITE, select_tasks, summarize
 
 
 def test_suite_is_registered_and_selects_tasks_by_split_and_type() -> None:

@@ -1,7 +1,7 @@
 import pytest
 
 from agentbed.testing import require
-from controllers.cocoder.synth import SynthSpec, generate_repo
+from environments.cocoder.synth import SynthSpec, generate_repo
 
 
 @pytest.fixture

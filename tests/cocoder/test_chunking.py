@@ -4,12 +4,12 @@ import networkx as nx
 import pytest
 
 from controllers.cocoder.chunking import split_oversize
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import definition_items, merge_definitions, source_view
-from controllers.cocoder.depgraph import build_dependency_graph, condense, ordering_graph
 from controllers.cocoder.strategies import make_plan
-from controllers.cocoder.synth import SynthSpec, generate_repo
 from environments.cocoder.blanking import blank_source
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.defs import definition_items, merge_definitions, source_view
+from environments.cocoder.depgraph import build_dependency_graph, condense, ordering_graph
+from environments.cocoder.synth import SynthSpec, generate_repo
 
 FREE_MESSAGES = CostModel(latency=0.0)  # tiny synthetic modules: splitting only pays without message latency
 NO_FAILURES = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)  # the plan choice by makespan alone
@@ -142,8 +142,8 @@ def test_bad_granularity_is_a_usage_error(tmp_path):
 
 @pytest.mark.parametrize("task,agents", [("synth-2", 3), ("synth-4", 3)])
 def test_a_team_with_split_modules_passes_the_sandboxed_tests(sandbox, tmp_path, task, agents):
-    from controllers.cocoder.costmodel import FailureModel
-    from environments.cocoder.team import TeamConfig, run_team, verify_manifest
+    from environments.cocoder.costmodel import FailureModel
+    from suites.cocoder.team import TeamConfig, run_team, verify_manifest
 
     perfect = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
     config = TeamConfig(strategy="cocoder", agents=agents, failure=perfect, cost=FREE_MESSAGES)
@@ -167,8 +167,8 @@ def test_a_team_with_split_modules_passes_the_sandboxed_tests(sandbox, tmp_path,
 
 
 def test_failures_in_one_piece_are_repaired_by_its_own_agent(sandbox, tmp_path):
-    from controllers.cocoder.costmodel import FailureModel
-    from environments.cocoder.team import TeamConfig, run_team
+    from environments.cocoder.costmodel import FailureModel
+    from suites.cocoder.team import TeamConfig, run_team
 
     config = TeamConfig(strategy="cocoder", failure=FailureModel(p0=0.5), cost=FREE_MESSAGES)
     result = run_team("synth-2", config, 1, tmp_path)
@@ -191,7 +191,7 @@ def test_crash_lines_come_from_pytest_line_tracebacks():
 
 
 def test_a_piece_is_shown_its_siblings_definitions_as_outlines():
-    from controllers.cocoder.defs import outline_definitions
+    from environments.cocoder.defs import outline_definitions
 
     skeleton, _ = blank_source(SOURCE)
     view = outline_definitions(skeleton, ["Store.__init__", "tail"])
@@ -203,7 +203,7 @@ def test_a_piece_is_shown_its_siblings_definitions_as_outlines():
 
 
 def test_a_piece_sees_its_own_definitions_and_only_the_siblings_it_uses():
-    from controllers.cocoder.defs import piece_outline
+    from environments.cocoder.defs import piece_outline
 
     skeleton, _ = blank_source(SOURCE)
     siblings = ["helper", "Store.__init__", "Store.size", "Store.put", "tail"]

@@ -2,7 +2,7 @@ import pytest
 
 from agentbed.results import load_results
 from controllers.cocoder.strategies import SEQUENTIAL_MARGIN
-from environments.cocoder.demo import (
+from suites.cocoder.demo import (
     COCODERS,
     GATED,
     LABELS,
@@ -60,7 +60,7 @@ def test_demo_writes_a_summary_and_gate_results(sandbox, tmp_path):
 
 @pytest.mark.slow
 def test_demo_sweep_draws_the_pareto_figure(sandbox, tmp_path, monkeypatch):
-    import environments.cocoder.demo as demo
+    import suites.cocoder.demo as demo
 
     monkeypatch.setattr(demo, "LATENCIES", (60.0,))
     monkeypatch.setattr(demo, "CROSS_ERRORS", (0.1,))

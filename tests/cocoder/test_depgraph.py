@@ -5,8 +5,8 @@ import pytest
 from package_files import write_package
 
 from agentbed.errors import UsageError
-from controllers.cocoder.depgraph import MAX_FILE_BYTES, build_dependency_graph, condense, cycles
-from controllers.cocoder.synth import SynthSpec, generate_repo
+from environments.cocoder.depgraph import MAX_FILE_BYTES, build_dependency_graph, condense, cycles
+from environments.cocoder.synth import SynthSpec, generate_repo
 
 
 def test_graph_matches_the_generators_ground_truth(synth_repo):
@@ -99,7 +99,7 @@ def test_non_utf8_file_is_a_usage_error(tmp_path):
 
 
 def test_dotted_uses_are_every_attribute_chain_that_starts_at_a_name():
-    from controllers.cocoder.depgraph import _dotted_uses, parse
+    from environments.cocoder.depgraph import _dotted_uses, parse
 
     tree = parse("import a\n\ndef f(x):\n    return a.b.c(x.y).z + g().w + [k.m for k in a.n]\n")
     # inner chains count too (a.b.c gives a.b); a chain that starts at a call does not

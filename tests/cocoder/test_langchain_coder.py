@@ -12,7 +12,7 @@ from openai_stub import OpenAIStub, Reply  # noqa: E402 - the shared stub lives 
 
 from environments.cocoder.agents import langchain_coder  # noqa: E402
 from environments.cocoder.tasks import load_task  # noqa: E402
-from environments.cocoder.team import TeamConfig, run_team  # noqa: E402
+from suites.cocoder.team import TeamConfig, run_team  # noqa: E402
 
 TASK = "synth-12"
 
@@ -62,7 +62,7 @@ def test_team_of_langchain_coders_with_provider_token_counts(sandbox, tmp_path):
 
 
 def test_an_ordered_piece_prompt_carries_the_interfaces_its_sibling_wrote(sandbox, tmp_path):
-    from controllers.cocoder.defs import definition_outlines
+    from environments.cocoder.defs import definition_outlines
     from environments.cocoder.tasks import task_ids
 
     require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")

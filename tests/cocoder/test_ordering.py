@@ -7,13 +7,13 @@ import pytest
 
 from agentbed.testing import require
 from controllers.cocoder.chunking import balanced_pieces, split_oversize
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import definition_items, merge_definitions, source_view
-from controllers.cocoder.depgraph import build_dependency_graph, ordering_graph
 from controllers.cocoder.ordering import ordered_pieces
 from controllers.cocoder.schedule import simulate
 from controllers.cocoder.strategies import make_plan
 from environments.cocoder.blanking import blank_source
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.defs import definition_items, merge_definitions, source_view
+from environments.cocoder.depgraph import build_dependency_graph, ordering_graph
 
 # a store whose helpers ``_load``/``_save`` every method uses (in-hubs), two independent groups of
 # methods, and two functions that call each other (a cycle big enough to be cut)
@@ -205,7 +205,7 @@ def test_the_planner_picks_by_its_own_estimate(tmp_path):
 
 def test_an_ordered_team_run_passes_and_its_manifest_verifies(sandbox, tmp_path):
     from environments.cocoder.tasks import task_ids
-    from environments.cocoder.team import TeamConfig, run_team, verify_manifest
+    from suites.cocoder.team import TeamConfig, run_team, verify_manifest
 
     require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")
     config = TeamConfig(strategy="cocoder", granularity="ordered", failure=NO_FAILURES)

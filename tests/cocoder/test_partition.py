@@ -2,7 +2,6 @@ import networkx as nx
 import pytest
 
 from agentbed.errors import UsageError
-from controllers.cocoder.depgraph import build_dependency_graph
 from controllers.cocoder.partition import (
     assign_to_agents,
     cocoder_partition,
@@ -11,6 +10,7 @@ from controllers.cocoder.partition import (
     find_hubs,
     keep_cycles_together,
 )
+from environments.cocoder.depgraph import build_dependency_graph
 
 
 def star(n):

@@ -3,7 +3,7 @@
 from agentbed.testing import require
 from environments.cocoder import sandboxed
 from environments.cocoder.tasks import load_task, task_ids
-from environments.cocoder.team import TeamConfig, _repair_targets, plan_team
+from suites.cocoder.team import TeamConfig, _repair_targets, plan_team
 
 
 def _report(*crash_lines: tuple[str, int]) -> sandboxed.TestReport:

@@ -2,10 +2,10 @@ import networkx as nx
 import pytest
 
 from agentbed.errors import UsageError
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.depgraph import build_dependency_graph
 from controllers.cocoder.schedule import replay_timeline, simulate
 from controllers.cocoder.strategies import STRATEGIES, make_plan
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.depgraph import build_dependency_graph
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_every_module_once_dependencies_respected_and_bounds_hold(graph, strateg
         spans.sort()
         assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
     if plan.respect_deps:
-        from controllers.cocoder.depgraph import condense
+        from environments.cocoder.depgraph import condense
 
         _, unit = condense(graph)
         for u, v, d in graph.edges(data=True):
@@ -110,8 +110,8 @@ def test_repacking_keeps_groups_whole_and_never_worsens_the_estimate(graph):
 
 
 def test_residual_risk_is_the_chance_that_a_unit_stays_broken():
-    from controllers.cocoder.costmodel import FailureModel
     from controllers.cocoder.schedule import Schedule, Turn, residual_risk
+    from environments.cocoder.costmodel import FailureModel
 
     flat = FailureModel(p0=0.1, p_miss=0.0, p_cross=0.0, p_len=0.0)
     turns = [Turn(m, 0, "a0", 0.0, 1.0, 100, 10, 0.0, 0, 0, 0) for m in ("a", "b")]
@@ -123,8 +123,8 @@ def test_residual_risk_is_the_chance_that_a_unit_stays_broken():
 def test_a_repair_is_as_risky_as_its_own_context_not_the_turn_it_repairs():
     """A turn late in one long conversation fails often; its repair, a fresh conversation shown
     the skeleton and the turn's own output, seldom (the simulated coder draws it that way)."""
-    from controllers.cocoder.costmodel import FailureModel
     from controllers.cocoder.schedule import Schedule, Turn, residual_risk
+    from environments.cocoder.costmodel import FailureModel
 
     lengthy = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.1, p_len=0.2, max_context=1000)
     late = Turn("a", 0, "a0", 0.0, 1.0, 1000, 10, 0.0, 0, 0, 900, repair_context_tokens=100)
@@ -205,10 +205,10 @@ def test_the_planner_keeps_no_plan_riskier_than_one_sequential_agent_within_its_
     plan go one percentage point above it, and buys speed with it; no bound is faster still and
     beyond both."""
     from agentbed.testing import require
-    from controllers.cocoder.costmodel import FailureModel
     from controllers.cocoder.strategies import SEQUENTIAL_MARGIN
+    from environments.cocoder.costmodel import FailureModel
     from environments.cocoder.tasks import load_task, task_ids
-    from environments.cocoder.team import TeamConfig, plan_team
+    from suites.cocoder.team import TeamConfig, plan_team
 
     require("hl7" in task_ids(), "the fetched hl7 repository", "run scripts/fetch-repos hl7")
     from controllers.cocoder.schedule import residual_risk
@@ -232,11 +232,11 @@ def _within_sequentials_risk_at_half_its_makespan(name, variant, risk="sequentia
     the level's margin), at less than half its makespan (the plan and its schedule, for what each
     test checks beyond that)."""
     from agentbed.testing import require
-    from controllers.cocoder.costmodel import FailureModel
     from controllers.cocoder.schedule import residual_risk
     from controllers.cocoder.strategies import sequential_margin
+    from environments.cocoder.costmodel import FailureModel
     from environments.cocoder.tasks import load_task, task_ids
-    from environments.cocoder.team import TeamConfig, plan_team
+    from suites.cocoder.team import TeamConfig, plan_team
 
     require(name in task_ids(), f"the fetched {name} repository", f"run scripts/fetch-repos {name}")
     task = load_task(name)
@@ -266,7 +266,7 @@ def test_within_a_point_of_sequentials_risk_zxcvbn_writes_its_matchers_beside_sc
     only repeat_match and omnimatch wait for scoring, in a late piece; the other matchers are
     written at once on the other agents, at less than half of sequential's makespan."""
     from environments.cocoder.tasks import load_task
-    from environments.cocoder.team import TeamConfig, plan_team
+    from suites.cocoder.team import TeamConfig, plan_team
 
     plan, schedule = _within_sequentials_risk_at_half_its_makespan("zxcvbn", "split-ordered-late")
     late = [p for p in plan.pieces.values() if p.late]
@@ -283,7 +283,7 @@ def test_thorough_repacking_moves_single_units_and_swaps_pairs(monkeypatch):
     import controllers.cocoder.strategies as strategies
     from agentbed.testing import require
     from environments.cocoder.tasks import load_task, task_ids
-    from environments.cocoder.team import TeamConfig, plan_team
+    from suites.cocoder.team import TeamConfig, plan_team
 
     require("zxcvbn" in task_ids(), "the fetched zxcvbn repository", "run scripts/fetch-repos zxcvbn")
     task = load_task("zxcvbn")

@@ -8,10 +8,10 @@ from gymnasium.utils.env_checker import check_env
 
 from agentbed.testing import require
 from agentbed.tools import make_action
-from controllers.cocoder.costmodel import FailureModel
 from controllers.cocoder.strategies import STRATEGIES
+from environments.cocoder.costmodel import FailureModel
 from environments.cocoder.env import CoCoderEnv
-from environments.cocoder.team import TeamConfig, run_team, verify_manifest
+from suites.cocoder.team import TeamConfig, run_team, verify_manifest
 
 PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
 TASK = "synth-12"

@@ -9,11 +9,11 @@ import threading
 import pytest
 
 from agentbed.testing import require
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.depgraph import estimate_tokens, module_interfaces
 from environments.cocoder.agents import SimulatedCoder
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.depgraph import estimate_tokens, module_interfaces
 from environments.cocoder.tasks import load_task
-from environments.cocoder.team import TeamConfig, plan_team, run_team
+from suites.cocoder.team import TeamConfig, plan_team, run_team
 
 PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
 
@@ -62,7 +62,7 @@ def _team(task, config, tmp_path, seed=0):
 
 
 def test_an_ordered_piece_sees_the_interfaces_another_agent_wrote(sandbox, tmp_path):
-    from controllers.cocoder.defs import definition_outlines
+    from environments.cocoder.defs import definition_outlines
     from environments.cocoder.tasks import task_ids
 
     require("tinydb" in task_ids(), "the fetched tinydb repository", "run scripts/fetch-repos tinydb")
@@ -123,7 +123,7 @@ def test_on_a_real_split_a_piece_sees_what_it_uses_of_its_siblings_and_is_billed
     """voluptuous's bounded plan splits ``Schema`` over several pieces: each piece is shown the
     skeleton with the sibling definitions it uses as outlines and without the others, and the
     modules using ``Schema`` receive its interface once (the planned context is what is billed)."""
-    from controllers.cocoder.defs import piece_outline
+    from environments.cocoder.defs import piece_outline
     from environments.cocoder.tasks import task_ids
 
     require("voluptuous" in task_ids(), "the fetched voluptuous repository", "run scripts/fetch-repos voluptuous")

@@ -4,12 +4,12 @@ costing clean accuracy. Numbers come from running the reader through the engine.
 import numpy as np
 import pytest
 
-from controllers.graphrag import DEFENSES, make_defense
 from controllers.graphrag.tdp import fit_pairwise
-from controllers.graphrag.training import trained_ranker
 from environments.graphrag.kg import local_search
 from environments.graphrag.pipeline import Query
-from environments.graphrag.report import run_cell
+from suites.graphrag.defenses import DEFENSES, make_defense
+from suites.graphrag.report import run_cell
+from suites.graphrag.training import trained_ranker
 
 
 def test_ranker_is_reproducible_and_fits_pairs():

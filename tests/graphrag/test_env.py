@@ -7,7 +7,8 @@ import environments.graphrag  # noqa: F401
 from agentbed.runner import EpisodeSpec, run_episode
 from agentbed.tools import make_action
 from environments.graphrag.agents import ReaderAgent
-from environments.graphrag.suite import SUITE, make_env, task_ids
+from suites.graphrag.scenarios import make_env, task_ids
+from suites.graphrag.suite import SUITE
 
 
 def test_registered_env_passes_check_env():

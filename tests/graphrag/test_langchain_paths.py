@@ -6,7 +6,8 @@ from agentbed.runner import EpisodeSpec, run_episode
 from environments.graphrag.corpus import template_extract
 from environments.graphrag.extract import LLMExtractor
 from environments.graphrag.pipeline import build_index
-from environments.graphrag.suite import SUITE, make_env, task_ids
+from suites.graphrag.scenarios import make_env, task_ids
+from suites.graphrag.suite import SUITE
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_models import ReaderToolModel, TemplateExtractorModel  # noqa: E402

@@ -5,7 +5,7 @@ import pytest
 from agentbed.errors import UsageError
 from environments.graphrag.dataset import follow
 from environments.graphrag.real import load_real, read_triples
-from environments.graphrag.report import run_cell
+from suites.graphrag.report import run_cell
 
 SIZES = {"nations": (14, 55, 1992), "kinships": (104, 25, 10686), "umls": (135, 46, 6529)}
 

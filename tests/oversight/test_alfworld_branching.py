@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.alfworld, pytest.mark.slow]
 def target():
     require(importlib.util.find_spec("alfworld") is not None, "the alfworld package",
             "pip install -e '.[alfworld]' (compiles for about 2 minutes)")
-    from controllers.oversight.benchmarks import load_target
+    from suites.oversight.benchmarks import load_target
 
     return load_target("alfworld", games=2)
 
@@ -32,9 +32,9 @@ def test_alfworld_prefix_replay_is_verified_and_deterministic(target):
 def test_alfworld_rows_carry_progress_features_identical_for_every_action(target):
     import json
 
-    from controllers.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES
     from controllers.oversight.dataset import Dataset
-    from controllers.oversight.refeature import refeature
+    from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES
+    from suites.oversight.refeature import refeature
 
     config = BuildConfig("alfworld", games=1, rollouts=1, checkpoints=2, first=3, every=5)
     rows, counts = branch_trajectory(target, target.games[0], "forgetful", 1, config)

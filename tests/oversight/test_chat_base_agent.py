@@ -9,7 +9,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 from openai_stub import OpenAIStub, Reply  # noqa: E402 - the shared stub lives beside the chat tests
 
 from agentbed.agents.chat import REFLECT_PROMPT  # noqa: E402
-from controllers.oversight.dataset import BuildConfig, build_dataset  # noqa: E402
+from controllers.oversight.dataset import BuildConfig  # noqa: E402
+from suites.oversight.build import build_dataset  # noqa: E402
 
 ASKED_TO_REFLECT: list[bool] = []
 

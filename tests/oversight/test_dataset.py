@@ -5,11 +5,12 @@ import json
 import pytest
 
 from agentbed.errors import UsageError
-from controllers.oversight.benchmarks import load_target
-from controllers.oversight.benchmarks.flawed import FLAW_PRESETS
-from controllers.oversight.benchmarks.vault import VaultFlawed
-from controllers.oversight.dataset import BuildConfig, Dataset, branch_trajectory, build_dataset
+from controllers.oversight.dataset import BuildConfig, Dataset, branch_trajectory
 from environments.vault.env import VaultEnv
+from suites.oversight.benchmarks import load_target
+from suites.oversight.benchmarks.flawed import FLAW_PRESETS
+from suites.oversight.benchmarks.vault import VaultFlawed
+from suites.oversight.build import build_dataset
 
 SMALL = dict(games=5, seeds=2, rollouts=2, checkpoints=2, first=1, every=3)
 
@@ -63,7 +64,7 @@ class _Drifting(VaultEnv):
 
 def test_replays_that_diverge_are_discarded_and_counted():
     target = load_target("vault")
-    spec = {g.id: g for g in __import__("controllers.oversight.benchmarks.vault", fromlist=["x"]).vault_games()}
+    spec = {g.id: g for g in __import__("suites.oversight.benchmarks.vault", fromlist=["x"]).vault_games()}
     target.make_env = lambda game: _Drifting(spec[game])
     rows, counts = branch_trajectory(target, "ttl60-chores3", "noisy", 0,
                                      BuildConfig("vault", rollouts=2, checkpoints=2, first=1, every=2, method="replay"))

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from agentbed.cli import main
-from controllers.oversight.dataset import BuildConfig, build_dataset
+from controllers.oversight.dataset import BuildConfig
 from controllers.oversight.evaluate import EvalConfig, evaluate, expected_calibration_error
+from suites.oversight.build import build_dataset
 
 
 @pytest.fixture(scope="module")

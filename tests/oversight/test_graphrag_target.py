@@ -2,7 +2,8 @@
 
 from collections import defaultdict
 
-from controllers.oversight.dataset import BuildConfig, build_dataset
+from controllers.oversight.dataset import BuildConfig
+from suites.oversight.build import build_dataset
 
 
 def test_best_action_differs_by_attack_and_features_are_prefix_only():

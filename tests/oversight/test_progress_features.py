@@ -8,7 +8,7 @@ import pytest
 
 from agentbed.control import StepView
 from agentbed.testing import require
-from controllers.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
+from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
 
 
 @pytest.fixture(autouse=True)

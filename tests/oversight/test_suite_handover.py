@@ -1,6 +1,7 @@
 """Handing a contracts episode to the oracle agent midway: no branch may error."""
 
-from controllers.oversight.dataset import BuildConfig, build_dataset
+from controllers.oversight.dataset import BuildConfig
+from suites.oversight.build import build_dataset
 
 
 def test_every_contracts_handover_runs_to_an_outcome():

@@ -92,7 +92,7 @@ def fixture_summaries(seed: int = 0) -> dict[str, dict[str, Any]]:
 
 def write_vault_run(root: Path, agents: tuple[str, ...] = ("oracle", "naive"), seeds: tuple[int, ...] = (0, 1)) -> Path:
     """A vault run laid out by the run store, with the generic suite summary."""
-    from environments.vault.suite import SUITE
+    from suites.vault.suite import SUITE
 
     store = RunStore(root)
     tasks = SUITE.tasks({})

@@ -2,8 +2,8 @@
 
 import pytest
 
-from controllers.oversight.benchmarks import load_target
 from controllers.oversight.dataset import BuildConfig, branch_trajectory
+from suites.oversight.benchmarks import load_target
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 

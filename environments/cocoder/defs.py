@@ -12,7 +12,7 @@ import ast
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from controllers.cocoder.depgraph import estimate_tokens, parse
+from environments.cocoder.depgraph import estimate_tokens, parse
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

@@ -15,10 +15,10 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec
 from agentbed.tools import Tool
-from controllers.oversight.benchmarks import BranchTarget
-from controllers.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
+from controllers.oversight.target import BranchTarget
 from environments.scienceworld.agents import command, random_command, visible_rooms, visible_things
 from environments.scienceworld.env import ScienceWorldToolEnv, gold_path, task_specs
+from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
 
 FAILED = "No known action matches that input."
 NAVIGATION = ("go to ", "open door to ", "teleport to ")

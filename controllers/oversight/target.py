@@ -1,14 +1,11 @@
-"""What the branching protocol needs from a benchmark, and the benchmarks that provide it.
+"""What the branching protocol needs from a benchmark: a :class:`BranchTarget`.
 
-A :class:`BranchTarget` is benchmark-agnostic: an environment factory per game, base agents
-(each emitting ``Action.risk``), the interventions (a factory from the live environment and
-the base agent's state at the checkpoint to the agent that takes over) and the step cap.
-New benchmarks register a loader in ``TARGETS``.
+The benchmarks that provide one are put together in the composition layer
+(suites/oversight/benchmarks); the dataset builder receives a loader for them.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +14,6 @@ from typing import Any
 from agentbed.agents.base import Agent
 from agentbed.control import StepView
 from agentbed.env import ToolEnv
-from agentbed.errors import UsageError
 
 Intervention = Callable[[ToolEnv, Agent], Agent]
 ProgressFeatures = Callable[[str, Sequence[StepView]], dict[str, float]]
@@ -65,23 +61,6 @@ def reseed_agent(agent: Agent, seed: int) -> None:
         agent.rng = random.Random(seed)
 
 
-TARGETS: dict[str, str] = {
-    "vault": "controllers.oversight.benchmarks.vault:target",
-    "scienceworld": "controllers.oversight.benchmarks.scienceworld:target",
-    "alfworld": "controllers.oversight.benchmarks.alfworld:target",
-    "graphrag": "controllers.oversight.benchmarks.graphrag:target",
-}
-
-
-def load_target(name: str, **options: Any) -> BranchTarget:
-    """The target called ``name``; ``options`` go to its loader (e.g. ``games=20``).
-
-    ``suite:NAME`` branches any installed suite with its own agents (see ``suite_adapter``)."""
-    if name.startswith("suite:"):
-        from controllers.oversight.benchmarks.suite_adapter import suite_target
-
-        return suite_target(name.removeprefix("suite:"), **options)
-    if name not in TARGETS:
-        raise UsageError(f"unknown benchmark {name!r}; benchmarks: {', '.join(sorted(TARGETS))}")
-    module, attr = TARGETS[name].split(":")
-    return getattr(importlib.import_module(module), attr)(**options)
+TargetLoader = Callable[..., BranchTarget]
+"""``loader(name, **options) -> BranchTarget``; a module-level function, so worker processes can
+receive it."""

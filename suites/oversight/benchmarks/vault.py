@@ -14,9 +14,9 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec, ToolEnv
 from agentbed.tools import Tool, make_action
-from controllers.oversight.benchmarks import BranchTarget
-from controllers.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
+from controllers.oversight.target import BranchTarget
 from environments.vault.env import VaultEnv
+from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
 
 TTLS = (20, 30, 45, 60, 90)
 CHORES = (0, 1, 2, 3, 4)

@@ -17,11 +17,12 @@ from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.summary import write_summary
-from controllers.oversight.benchmarks import TARGETS
-from controllers.oversight.dataset import BuildConfig, Dataset, build_dataset
+from controllers.oversight.dataset import BuildConfig, Dataset
 from controllers.oversight.evaluate import EvalConfig, evaluate
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.utility import Costs
+from suites.oversight.benchmarks import TARGETS
+from suites.oversight.build import build_dataset
 
 
 def register(subparsers: Any) -> None:
@@ -121,7 +122,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _features(args: argparse.Namespace) -> int:
-    from controllers.oversight.refeature import refeature
+    from suites.oversight.refeature import refeature
 
     dataset = refeature(Dataset.load(args.dataset), workers=args.workers,
                         progress=lambda m: print(m, file=sys.stderr, flush=True))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.oversight.benchmarks import BranchTarget
-from controllers.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
+from controllers.oversight.target import BranchTarget
+from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
 
 DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed")

@@ -16,7 +16,7 @@ from agentbed.results import write_results
 from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
 from agentbed.summary import write_summary
-from controllers.oversight.benchmarks.alfworld import BASE_FLAWS
+from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
 DEMO = {"games": 10, "seeds": 1, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2}
 GATED = ("scalar", "scalar+platt", "scalar+isotonic", "action-conditioned", "always-continue", "always-intervene")
@@ -25,7 +25,7 @@ DEMO_BUILD = ("agentbed oversight build alfworld --games {games} --seeds {seeds}
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
-    from environments.alfworld.suite import select_tasks
+    from suites.alfworld.suite import select_tasks
 
     return select_tasks({"games": options["games"], "split": "all", "task_type": "all"})
 
@@ -47,9 +47,10 @@ def _base_agent(flaw: str) -> Any:
 
 def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str = "alfworld") -> dict[str, Any]:
     """Build a small branching dataset, evaluate the controllers, write summary.json."""
-    from controllers.oversight.dataset import BuildConfig, build_dataset
+    from controllers.oversight.dataset import BuildConfig
     from controllers.oversight.evaluate import EvalConfig, evaluate
     from controllers.oversight.report import figures, headlines, tables
+    from suites.oversight.build import build_dataset
 
     s = {**DEMO, **(settings or {})}
     target_options = {"games": s["games"]} if benchmark == "alfworld" else {}

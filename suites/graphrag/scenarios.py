@@ -1,4 +1,4 @@
-"""The graphrag suite: the composition root joining the environment, attacks and defenses.
+"""The graphrag scenarios: the environment, attacks and defenses joined per task (suite.py registers them).
 
 ``agentbed run graphrag --attack gragpoison --defense tdp`` runs the reader on the targeted
 questions of the evaluation worlds (seeds 1000+) or of a real graph (``--dataset nations``).
@@ -6,6 +6,7 @@ questions of the evaluation worlds (seeds 1000+) or of a real graph (``--dataset
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -16,12 +17,12 @@ from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.scenario import NO_ATTACK, Poisoned, poisoned_index
-from controllers.graphrag import DEFENSES, make_defense
 from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
 from environments.graphrag.real import REAL_DATASETS, load_real
 from environments.graphrag.world import generate_world
+from suites.graphrag.defenses import DEFENSES, make_defense
 
 EVAL_WORLD_BASE = 1000
 DATASETS = ("world", *REAL_DATASETS)
@@ -107,30 +108,26 @@ def summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[st
             "command": f"agentbed run graphrag {opts}"}
 
 
-def _demo(out_dir: Any) -> dict[str, Any]:
-    from environments.graphrag.report import demo
-
-    return demo(out_dir)
-
-
-SUITE = Suite(
-    name="graphrag",
-    description="GraphRAG poisoning (PoisonedRAG, GragPoison, community, KEPo, TKPA) and defenses incl. TDP.",
-    tasks=task_ids,
-    make_env=make_env,
-    agents={"reader": lambda spec: ReaderAgent()},
-    default_agent="reader",
-    options={
-        "dataset": Option("world", "generated worlds or a real graph from the pykeen wheel", choices=DATASETS),
-        "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
-        "defense": Option("none", "retrieval defense", choices=DEFENSES),
-        "worlds": Option(4, "number of generated evaluation worlds", type=int),
-        "budget": Option(5, "poison documents per contested fact", type=int),
-        "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
-        "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
-    },
-    default_seeds=1,
-    budget=Budget(max_steps=12),
-    summarize=summarize,
-    demo=_demo,
-)
+def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite:
+    """The suite's definition; the composition's entry point (suite.py) adds the demo."""
+    return Suite(
+        name="graphrag",
+        description="GraphRAG poisoning (PoisonedRAG, GragPoison, community, KEPo, TKPA) and defenses incl. TDP.",
+        tasks=task_ids,
+        make_env=make_env,
+        agents={"reader": lambda spec: ReaderAgent()},
+        default_agent="reader",
+        options={
+            "dataset": Option("world", "generated worlds or a real graph from the pykeen wheel", choices=DATASETS),
+            "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
+            "defense": Option("none", "retrieval defense", choices=DEFENSES),
+            "worlds": Option(4, "number of generated evaluation worlds", type=int),
+            "budget": Option(5, "poison documents per contested fact", type=int),
+            "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
+            "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
+        },
+        default_seeds=1,
+        budget=Budget(max_steps=12),
+        summarize=summarize,
+        demo=demo,
+    )

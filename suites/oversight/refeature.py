@@ -17,9 +17,9 @@ from typing import Any
 
 from agentbed.control import StepView
 from agentbed.errors import UsageError
-from controllers.oversight.benchmarks import load_target
 from controllers.oversight.dataset import Dataset, _git_commit, checkpoint_features, make_base_agent
 from controllers.oversight.features import FEATURE_NAMES
+from suites.oversight.benchmarks import load_target
 
 Trajectory = tuple[str, str, int]  # game, flaw, seed
 

@@ -25,18 +25,19 @@ from agentbed.agents.base import Agent
 from agentbed.env import TaskSpec
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.defs import definition_at, merge_definitions
-from controllers.cocoder.depgraph import estimate_tokens, modules_used_by
 from controllers.cocoder.partition import cut_edges
+from controllers.cocoder.plan import Plan
 from controllers.cocoder.schedule import Replay, Schedule, residual_risk, simulate
-from controllers.cocoder.strategies import Plan, make_plan
+from controllers.cocoder.strategies import make_plan
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
 from environments.cocoder.context import dependency_fields, unit_skeleton
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.defs import definition_at, merge_definitions
+from environments.cocoder.depgraph import estimate_tokens, modules_used_by
 from environments.cocoder.env import CoCoderEnv
-from environments.cocoder.gate import TurnGate, run_gated
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
+from suites.cocoder.gate import TurnGate, run_gated
 
 # how a dependency reaches a turn when the turn is shown the text its writer wrote (so it waits for it)
 SHOWN_AS_WRITTEN = ("message", "own", "history")
@@ -226,7 +227,7 @@ def _run_agent(ctx: _RunContext, worker: int, turns: list[dict[str, Any]], round
 def _write_phase(ctx: _RunContext, ledger: _Ledger, graph: nx.DiGraph, plan: Plan, schedule: Schedule
                  ) -> tuple[dict[str, tuple[float, float]], list[str]]:
     """Every agent's queue at once, each turn waiting for the texts it is shown (see
-    environments.cocoder.gate): the timeline on the virtual clock and the units by start."""
+    suites.cocoder.gate): the timeline on the virtual clock and the units by start."""
     queues = {worker: _turn_params(schedule, plan, graph, worker) for worker in range(plan.workers)}
     needs = {t["unit"]: [d["unit"] for d in t["deps"] if d["how"] in SHOWN_AS_WRITTEN]
              for turns in queues.values() for t in turns}

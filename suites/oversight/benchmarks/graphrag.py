@@ -19,7 +19,7 @@ from agentbed.agents.base import Action, Agent
 from agentbed.control import StepView
 from agentbed.env import ToolEnv
 from agentbed.tools import Tool, make_action
-from controllers.oversight.benchmarks import BranchTarget
+from controllers.oversight.target import BranchTarget
 
 ATTACKS = ("none", "gragpoison", "tkpa", "kepo")
 EVIDENCE_FEATURES = ("contested_hops", "winner_share_min", "candidates_max", "negations", "dated_share",
@@ -85,8 +85,8 @@ class DefendedReader(Agent):
         self.env = getattr(env, "unwrapped", env)
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
-        from controllers.graphrag import make_defense
         from environments.graphrag.agents import answer_chain
+        from suites.graphrag.defenses import make_defense
 
         rows = _rows(_payload(observation))
         query = self.env.query
@@ -116,7 +116,7 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
 
 
 def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) -> BranchTarget:
-    from environments.graphrag.suite import make_env, task_ids
+    from suites.graphrag.scenarios import make_env, task_ids
 
     questions = task_ids({"worlds": worlds})
     games = [f"{attack}/{q}" for attack in attacks for q in questions]

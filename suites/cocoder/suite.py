@@ -9,13 +9,13 @@ import environments.cocoder  # noqa: F401 - registers agentbed/cocoder-v0
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
 from agentbed.suite import Option, Suite
 from controllers.cocoder.chunking import GRANULARITIES
-from controllers.cocoder.costmodel import CostModel, FailureModel
 from controllers.cocoder.partition import METHODS
 from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, risk_level
 from environments.cocoder.agents import SimulatedCoder
+from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.tasks import task_ids
-from environments.cocoder.team import TeamConfig, run_team
+from suites.cocoder.team import TeamConfig, run_team
 
 
 def config_from_options(options: dict[str, Any], coder: str = "simulated") -> TeamConfig:
@@ -36,7 +36,7 @@ def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
 
 
 def _demo(out_dir: Path) -> dict[str, Any]:
-    from environments.cocoder.demo import run_demo
+    from suites.cocoder.demo import run_demo
 
     return run_demo(out_dir)
 

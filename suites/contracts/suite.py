@@ -40,7 +40,7 @@ def _summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[s
 
 
 def _demo(out_dir: Path) -> dict[str, Any]:
-    from environments.contracts.demo import run_demo
+    from suites.contracts.demo import run_demo
 
     return run_demo(out_dir)
 

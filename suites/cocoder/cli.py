@@ -9,11 +9,11 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES
-from controllers.cocoder.costmodel import CostModel, FailureModel
-from controllers.cocoder.depgraph import build_dependency_graph, cycles
 from controllers.cocoder.partition import METHODS, find_hubs
 from controllers.cocoder.schedule import residual_risk
 from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, risk_level, simulate_plan
+from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.depgraph import build_dependency_graph, cycles
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -16,7 +16,7 @@ from agentbed.env import ToolEnv
 from agentbed.errors import UsageError
 from agentbed.runner import EpisodeSpec
 from agentbed.suite import SuiteError, get_suite
-from controllers.oversight.benchmarks import BranchTarget
+from controllers.oversight.target import BranchTarget
 
 
 def suite_target(name: str, base: str = "", interventions: str = "", **options: Any) -> BranchTarget:

@@ -24,9 +24,9 @@ def _names(value: str, allowed: tuple[str, ...], flag: str) -> list[str]:
 
 
 def cmd_grid(args: argparse.Namespace) -> int:
-    from controllers.graphrag import DEFENSES
     from environments.graphrag.real import REAL_DATASETS, available
-    from environments.graphrag.report import ALL_ATTACKS, grid_table, run_grid
+    from suites.graphrag.defenses import DEFENSES
+    from suites.graphrag.report import ALL_ATTACKS, grid_table, run_grid
 
     if args.dataset not in ("world", *REAL_DATASETS):
         raise UsageError(f"--dataset: {args.dataset!r} is not one of world, {', '.join(REAL_DATASETS)}")
@@ -52,7 +52,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
 
 def cmd_ranker(args: argparse.Namespace) -> int:
-    from controllers.graphrag.training import trained_ranker
+    from suites.graphrag.training import trained_ranker
 
     for variant in ("tdp", "tdp-raw"):
         print(variant, json.dumps(trained_ranker(variant).to_dict(), indent=1))

@@ -22,9 +22,11 @@ from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode
 from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
 from agentbed.summary import fmt, headline, table, write_summary
 from attacks.graphrag import ATTACKS
-from controllers.graphrag import DEFENSES
 from environments.graphrag.agents import ReaderAgent
-from environments.graphrag.suite import SUITE, make_env, task_ids
+from suites.graphrag.defenses import DEFENSES
+from suites.graphrag.scenarios import graphrag_suite, make_env, task_ids
+
+SUITE = graphrag_suite()  # options and budget, without the demo that this module is
 
 ALL_ATTACKS = ("none", *ATTACKS)
 METRICS = ("accuracy", "attack_success", "precision", "recall", "auc", "clean_removed")

@@ -1,6 +1,6 @@
 """The cocoder demo: every fetched repository x every strategy over seeds, a sweep, Pareto fronts.
 
-Regenerate with ``agentbed demo --suites cocoder`` (or ``python -m environments.cocoder.demo OUT``).
+Regenerate with ``agentbed demo --suites cocoder`` (or ``python -m suites.cocoder.demo OUT``).
 Sandboxed test runs dominate the time: each distinct final code state is tested once.
 """
 
@@ -17,10 +17,10 @@ import numpy as np
 from agentbed.results import write_results
 from agentbed.stats import bootstrap_ci, paired_difference_ci
 from agentbed.summary import figure_from_matplotlib, fmt, headline, table, write_summary
-from controllers.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.sandboxed import TestCache
 from environments.cocoder.tasks import load_task, task_ids
-from environments.cocoder.team import TeamConfig, run_team
+from suites.cocoder.team import TeamConfig, run_team
 
 SEEDS = (0, 1, 2)
 AGENTS = 3
@@ -300,7 +300,7 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m environments.cocoder.demo",
+    parser = argparse.ArgumentParser(prog="python -m suites.cocoder.demo",
                                      description="The cocoder demo; more seeds for tighter intervals.")
     parser.add_argument("out", nargs="?", help="run directory (default: a new temporary one)")
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 0..N-1 (default: %(default)s)")

@@ -1,0 +1,27 @@
+"""The named retrieval defenses of the GraphRAG workload.
+
+Lives in the composition layer because TDP's ranker is trained on poisoned worlds, which puts an
+adversary (attacks/graphrag) and an overseer (controllers/graphrag) together.
+"""
+
+from __future__ import annotations
+
+from environments.graphrag.pipeline import Defense
+
+DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-raw")
+
+
+def make_defense(name: str) -> Defense | None:
+    """The defense called ``name`` (``none`` -> ``None``); TDP variants train on first use."""
+    if name == "none":
+        return None
+    if name in ("tdp", "tdp-raw"):
+        from controllers.graphrag.tdp import tdp_defense
+        from suites.graphrag.training import trained_ranker
+
+        return tdp_defense(trained_ranker(name))
+    from controllers.graphrag.baselines import BASELINES
+
+    if name not in BASELINES:
+        raise KeyError(f"unknown defense {name!r}; defenses: {', '.join(DEFENSES)}")
+    return BASELINES[name]
