@@ -23,11 +23,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from agentbed import cli_logs, cli_run
+    from agentbed import cli_demo, cli_logs, cli_run
 
     parser = _Parser(prog="agentbed", description="A testbed for the safety and oversight of tool-using agents.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     cli_run.register(sub)
+    cli_demo.register(sub)
     cli_logs.register(sub)
     for ep in sorted(entry_points(group="agentbed.commands"), key=lambda e: e.name):
         try:

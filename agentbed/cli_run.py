@@ -8,7 +8,6 @@ import json
 import shlex
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,6 @@ from agentbed.runner import EpisodeSpec
 from agentbed.store import RunStore
 from agentbed.suite import Suite, SuiteError, broken_suites, get_suite, load_suites
 from agentbed.summary import write_summary
-
-DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,12 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     add_model_options(p)
     p.set_defaults(func=cmd_run, accepts_extra=True)
-
-    p = sub.add_parser("demo", help="run all four workloads at small sizes, print a summary, write a report")
-    p.add_argument("--out", help="run directory (default: runs/demo-TIMESTAMP)")
-    p.add_argument("--suites", help=f"comma-separated subset of {','.join(DEMO_ORDER)}")
-    p.add_argument("--quiet", action="store_true")
-    p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("gate", help="fail (exit 1) when results regress significantly from a baseline")
     p.add_argument("results", help="a run directory or results.json")
@@ -226,41 +217,6 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
                           f"[{h['low']:.3f}, {h['high']:.3f}]", str(h.get("n", "")))
     # a log file or a pipe gets the full width rather than rich's 80-column default
     Console(width=None if sys.stdout.isatty() else 160).print(table)
-
-
-# -- demo -------------------------------------------------------------------------------------
-def cmd_demo(args: argparse.Namespace) -> int:
-    suites = load_suites()
-    wanted = args.suites.split(",") if args.suites else [n for n in DEMO_ORDER if n in suites]
-    for name in wanted:
-        get_suite(name)  # unknown names are a usage error before anything runs
-        if suites[name].demo is None:
-            raise UsageError(f"--suites: suite {name!r} has no demo")
-    out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"command": "agentbed " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("agentbed") else "agentbed demo",
-            "suites": wanted, "kind": "demo"}
-    (out / "run.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-    summaries = []
-    for name in wanted:
-        t0 = time.perf_counter()
-        if not args.quiet:
-            print(f"== {name} ...", flush=True)
-        try:
-            summary = suites[name].demo(out)
-        except Exception:  # noqa: BLE001 - one failing workload must not hide the others
-            summary = {"suite": name, "title": name, "error": traceback.format_exc(), "tables": [], "figures": [],
-                       "headline": []}
-        summary.setdefault("suite", name)
-        summary["wall_seconds"] = round(time.perf_counter() - t0, 1)
-        write_summary(summary, out / name / "summary.json")
-        summaries.append(summary)
-        if not args.quiet:
-            print(f"   {name} done in {summary['wall_seconds']}s", flush=True)
-    print_headlines(summaries)
-    report = _render(out, None)
-    print(f"report: {report}")
-    return 1 if any(s.get("error") for s in summaries) else 0
 
 
 # -- gate, report, export ---------------------------------------------------------------------

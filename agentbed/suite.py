@@ -40,7 +40,9 @@ class Suite:
     """A workload's entry into the engine.
 
     ``demo(out_dir)`` runs the workload at small default sizes for ``agentbed demo`` and
-    returns its summary (see :mod:`agentbed.summary`).
+    returns its summary (see :mod:`agentbed.summary`), with a few ``findings`` for the demo's
+    one-screen summary; a demo that takes ``full`` (``demo(out_dir, full=True)``) also offers its
+    larger run (``agentbed demo --full``).
 
     ``run_unit`` replaces the default single-agent episode for workloads whose unit of work is
     something else (a CoCoder team run); it receives the spec and the run directory and must
@@ -58,7 +60,7 @@ class Suite:
     budget: Budget = Budget()
     run_unit: Callable[[EpisodeSpec, Path], EpisodeRecord] | None = None
     summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
-    demo: Callable[[Path], dict[str, Any]] | None = None
+    demo: Callable[..., dict[str, Any]] | None = None
     hidden_tasks: tuple[str, ...] = ()  # runnable with --task, left out of a default run
     env_agents: dict[str, EnvAgentFactory] = field(default_factory=dict)  # built with their environment
 

@@ -68,3 +68,49 @@ def write_summary(summary: dict[str, Any], path: str | Path) -> Path:
     tmp.write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+MAX_FINDINGS = 5  # per workload: four workloads then fit one screen (about 25 lines)
+
+
+def findings_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """A workload's findings; a summary without any offers its first headline metrics instead."""
+    given = summary.get("findings")
+    if isinstance(given, list) and given:
+        return [f for f in given if isinstance(f, dict) and "label" in f and "value" in f]
+    out = []
+    for h in summary.get("headline", [])[:3]:
+        try:
+            who = ", ".join(str(v) for k, v in h.items() if isinstance(v, str) and k != "metric")
+            value = f"{float(h['estimate']):.3f} [{float(h['low']):.3f}, {float(h['high']):.3f}]"
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+        out.append({"label": f"{h.get('metric', '?')} {who}".strip(), "value": value, "paper": None, "note": None})
+    return out
+
+
+def findings_lines(summaries: list[dict[str, Any]]) -> list[str]:
+    """The one-screen summary of ``agentbed demo``: a block per workload, its findings with their
+    intervals, the paper's figure beside them and what each number is."""
+    lines = ["headline findings (95% bootstrap intervals; the paper's figure where it has one)"]
+    for summary in summaries:
+        suite = str(summary.get("suite", "?"))
+        facts = [f"{summary[k]} {k}" for k in ("episodes", "seeds") if isinstance(summary.get(k), int)]
+        if isinstance(summary.get("wall_seconds"), int | float):
+            facts.append(f"{summary['wall_seconds']:.0f} s")
+        lines.append(f"{suite}" + (f"  ({', '.join(facts)})" if facts else ""))
+        if summary.get("error"):
+            last = str(summary["error"]).strip().splitlines() or ["?"]
+            lines.append(f"  FAILED: {last[-1][:100]}")
+            continue
+        found = findings_of(summary)
+        shown = found if len(found) <= MAX_FINDINGS else found[:MAX_FINDINGS - 1]
+        for f in shown:
+            paper = f" | paper {f['paper']}" if f.get("paper") else ""
+            note = f" ({f['note']})" if f.get("note") else ""
+            lines.append(f"  {str(f['label'])[:44]:<44} {f['value']}{paper}{note}")
+        if len(shown) < len(found):
+            lines.append(f"  (+{len(found) - len(shown)} more in the report)")
+        if not found:
+            lines.append("  (no findings; see the report)")
+    return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from agentbed.report.findings import findings_section
 from agentbed.report.html import STYLE, Markup, el, slug
 from agentbed.report.overview import episodes_section, overview_section
 from agentbed.report.rundir import SUMMARY_NAME, load_run
@@ -26,7 +27,9 @@ def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     suites = list(dict.fromkeys([*run.named_suites, *run.summaries, *run.expected_suites]))
     # Workload sections first: rendering them finds the problems the overview lists.
     workloads = [workload_section(s, run.summaries.get(s), f"{s}/{SUMMARY_NAME}", run.problems) for s in suites]
-    nav = el("nav", el("ul", el("li", el("a", "Run overview", href="#overview")),
+    findings = findings_section(run)
+    nav = el("nav", el("ul", el("li", el("a", "Headline findings", href="#findings")) if findings else None,
+                       el("li", el("a", "Run overview", href="#overview")),
                        *(el("li", el("a", s, href=f"#workload-{slug(s)}")) for s in suites),
                        el("li", el("a", "Episodes", href="#episodes"))))
     title = f"agentbed report: {root.resolve().name}"
@@ -35,7 +38,7 @@ def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
         el("head", Markup('<meta charset="utf-8">'),
            Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
            el("title", title), el("style", Markup(STYLE))),
-        el("body", el("header", el("h1", title), nav), overview_section(run), *workloads, episodes_section(run)),
+        el("body", el("header", el("h1", title), nav), findings, overview_section(run), *workloads, episodes_section(run)),
         lang="en")
     path = Path(out) if out is not None else root / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
