@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 
 def random_bytes(rng: Any, n: int) -> bytes:
@@ -34,3 +36,33 @@ def hmac_sha256_hex(key: bytes | str, message: bytes | str) -> str:
 
 def equal(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
+
+
+def unreachable(host: str) -> Any:
+    """The answer to a URL whose scheme or host is not the issuing service's: the request never
+    reaches the verifier, so the sandbox's HTTP client fails as curl does (error 6)."""
+    from environments.contracts.family import reject_integrity
+
+    return reject_integrity(502, {"error": "could_not_resolve_host",
+                                  "message": f"curl: (6) Could not resolve host: {host[:120]}"})
+
+
+def single_valued(query: list[tuple[str, str]], names: tuple[str, ...]) -> bool:
+    """Whether each of ``names`` occurs at most once in the query (a duplicated signed
+    parameter is ambiguous; every verifier here refuses it)."""
+    keys = [k for k, _ in query]
+    return all(keys.count(n) <= 1 for n in names)
+
+
+def addressed(url: str, serves: Callable[[str], bool]) -> tuple[SplitResult, list[tuple[str, str]]] | Any:
+    """(parts, query pairs) of a URL for a service whose hosts ``serves`` accepts over http(s),
+    or the unreachable answer when the URL cannot reach that service."""
+    try:
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        host = parts.hostname or ""
+    except ValueError:
+        return unreachable(url[:60])
+    if parts.scheme not in ("https", "http") or not serves(host):
+        return unreachable(host or url[:60])
+    return parts, query

@@ -1,29 +1,36 @@
 """GCS V4 signed URLs, GOOG4-RSA-SHA256 (catalogue row 5).
 
-The canonical request and string-to-sign follow cloud.google.com/storage/docs/access-control/
-signing-urls-manually; the signature is RSA PKCS#1 v1.5 over SHA-256 (cryptography). The
-verifier re-canonicalises the received query (sorted, re-encoded) like the service does.
-Errors: 400 ExpiredToken, 403 SignatureDoesNotMatch, 400 MalformedSecurityHeader
+Issuer: google-cloud-storage's ``Blob.generate_signed_url(version="v4")`` with a service-account
+key the project generated (families/rsa_keys.json; the SDK signs locally with it, no network),
+run under the virtual clock so X-Goog-Date is virtual time. Verifier, as the XML API does
+(cloud.google.com/storage/docs/access-control/signed-urls, .../signing-urls-manually,
+.../request-endpoints): the URL must address the service (storage.googleapis.com, path-style, or
+``<bucket>.storage.googleapis.com``; the XML API serves both http and https, and the scheme is
+not signed); the canonical request is rebuilt from the URL's own host, path and every query
+parameter, so the SDK's signer is re-run at the URL's X-Goog-Date with the URL's X-Goog-Expires,
+host, path and extra parameters, and its signature must equal X-Goog-Signature; then
+X-Goog-Date + X-Goog-Expires must not have passed. Errors: 400 ExpiredToken, 403
+SignatureDoesNotMatch (with StringToSign), 400 MalformedSecurityHeader
 (github.com/fog/fog-google/issues/264, github.com/jschneier/django-storages/issues/1021).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding
-
+from agentbed.clock import VirtualClock
 from agentbed.tools import tool
-from environments.contracts.families.keys import private_key, public_key
+from environments.contracts.families.common import addressed, equal, single_valued
+from environments.contracts.families.keys import service_account_info
 from environments.contracts.family import (
     Family,
     Ref,
     Step,
+    Verdict,
     accept,
     register,
     reject_integrity,
@@ -34,65 +41,95 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 HOST = "storage.googleapis.com"
+BUCKET, OBJECT = "agentbed-exports", "ledger.parquet"
 EMAIL = "signer@agentbed-demo.iam.gserviceaccount.com"
 KEY = "gcs-service-account"
+AUTH = ("X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders",
+        "X-Goog-Signature")
+MAX_EXPIRES = 604800  # 7 days, the V4 maximum
 
 
-def _canonical_query(params: list[tuple[str, str]]) -> str:
-    return "&".join(f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}" for k, v in sorted(params))
+@functools.cache
+def _client() -> Any:
+    from google.cloud.storage import Client
+    from google.oauth2 import service_account
+
+    credentials = service_account.Credentials.from_service_account_info(service_account_info(KEY, EMAIL))
+    return Client(project="agentbed-demo", credentials=credentials)
 
 
-def _string_to_sign(path: str, params: list[tuple[str, str]], stamp: str) -> bytes:
-    canonical = "\n".join(["GET", quote(path, safe="/-_.~"), _canonical_query(params), f"host:{HOST}", "", "host",
-                           "UNSIGNED-PAYLOAD"])
-    scope = f"{stamp[:8]}/auto/storage/goog4_request"
-    return "\n".join(["GOOG4-RSA-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()]).encode()
+def sign_url(now: float, expires: int, *, scheme: str = "https", bucket: str = BUCKET, name: str = OBJECT,
+             virtual: bool = False,
+             query: dict[str, str] | None = None) -> str:
+    """The SDK's V4 signed GET URL for ``name`` in the bucket at virtual ``now``, path-style or
+    (``virtual``) virtual-hosted style."""
+    client = _client()
+    blob = client.bucket(bucket).blob(name)
+    with VirtualClock(now).frozen():
+        return blob.generate_signed_url(version="v4", expiration=dt.timedelta(seconds=expires), method="GET",
+                                        credentials=client._credentials, api_access_endpoint=f"{scheme}://{HOST}",
+                                        virtual_hosted_style=virtual, query_parameters=query or None)
 
 
-def sign_url(now: float, path: str, expires: int) -> str:
-    stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    params = [("X-Goog-Algorithm", "GOOG4-RSA-SHA256"),
-              ("X-Goog-Credential", f"{EMAIL}/{stamp[:8]}/auto/storage/goog4_request"),
-              ("X-Goog-Date", stamp), ("X-Goog-Expires", str(expires)), ("X-Goog-SignedHeaders", "host")]
-    signature = private_key(KEY).sign(_string_to_sign(path, params, stamp), padding.PKCS1v15(), hashes.SHA256())
-    return f"https://{HOST}{quote(path, safe='/-_.~')}?{_canonical_query(params)}&X-Goog-Signature={signature.hex()}"
+def _error(code: str, message: str, **extra: str) -> dict[str, Any]:
+    return {"Error": {"Code": code, "Message": message, **extra}}
 
 
-def _error(status: int, code: str, message: str, details: str = "") -> dict[str, Any]:
-    return {"Error": {"Code": code, "Message": message, **({"Details": details} if details else {})}}
+def _string_to_sign(url: str, params: dict[str, str]) -> str:
+    """What the service reports it signed (V4: algorithm, date, scope, hash of the canonical request)."""
+    parts = urlsplit(url)
+    canonical = "\n".join(["GET", parts.path, "&".join(sorted(parts.query.split("&"))), f"host:{parts.netloc}", "",
+                           "host", "UNSIGNED-PAYLOAD"])
+    scope = params.get("X-Goog-Credential", "").partition("/")[2]
+    return "\n".join(["GOOG4-RSA-SHA256", params.get("X-Goog-Date", ""), scope,
+                      hashlib.sha256(canonical.encode()).hexdigest()])
 
 
-def verify_url(url: str, now: float) -> Any:
+def verify_url(url: str, now: float) -> Verdict:
+    where = addressed(url, lambda host: host == HOST or host.endswith("." + HOST))
+    if not isinstance(where, tuple):
+        return where
+    parts, query = where
+    host = parts.hostname or ""
+    params = dict(query)
+    malformed = reject_integrity(400, _error("MalformedSecurityHeader", "Your request has a malformed header.",
+                                             Details="Missing, duplicated or malformed X-Goog-* query parameter."))
+    if not single_valued(query, AUTH) or any(k not in params for k in AUTH):
+        return malformed
     try:
-        parts = urlsplit(url)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        params = dict(query)
-        signature = bytes.fromhex(params.pop("X-Goog-Signature"))
-        stamp = params["X-Goog-Date"]
-        signed_at = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC).timestamp()
+        signed_at = dt.datetime.strptime(params["X-Goog-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC).timestamp()
         expires = int(params["X-Goog-Expires"])
-    except (KeyError, ValueError):
-        return reject_integrity(400, _error(400, "MalformedSecurityHeader", "Your request has a malformed header.",
-                                            "Missing or malformed X-Goog-Date, X-Goog-Expires or X-Goog-Signature."))
-    others = [(k, v) for k, v in query if k != "X-Goog-Signature"]
-    try:
-        public_key(KEY).verify(signature, _string_to_sign(parts.path, others, stamp), padding.PKCS1v15(),
-                               hashes.SHA256())
-    except InvalidSignature:
-        return reject_integrity(403, _error(403, "SignatureDoesNotMatch", "Access denied.",
-                                            "The request signature we calculated does not match the signature "
-                                            "you provided. Check your Google secret key and signing method."))
+    except ValueError:
+        return malformed
+    if not 1 <= expires <= MAX_EXPIRES:
+        return malformed
+    extra = {k: v for k, v in query if k not in AUTH}
+    virtual = host != HOST  # virtual-hosted style: the bucket is in the (signed) host
+    path = unquote(parts.path)
+    bucket, _, name = (f"{host[: -len(HOST) - 1]}{path}" if virtual else path.lstrip("/")).partition("/")
+    if not bucket or not name:
+        return reject_integrity(404, _error("NoSuchKey", "The specified key does not exist."))
+    resigned = sign_url(signed_at, expires, scheme=parts.scheme, bucket=bucket, name=name, virtual=virtual,
+                        query=extra)
+    expected = dict(parse_qsl(urlsplit(resigned).query))
+    same = all(equal(expected.get(k, ""), params[k]) for k in AUTH)
+    if not same:
+        return reject_integrity(403, _error(
+            "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you "
+            "provided. Check your Google secret key and signing method.", StringToSign=_string_to_sign(url, params)))
     if now > signed_at + expires:
         return reject_validity("EXPIRED_BEFORE_USE", 400, _error(
-            400, "ExpiredToken", "The provided token has expired.",
-            f"Request has expired: {dt.datetime.fromtimestamp(signed_at + expires, dt.UTC).isoformat()}"))
-    return accept({})
+            "ExpiredToken", "The provided token has expired.",
+            Details=f"Request has expired: {params['X-Goog-Date']}"))
+    if (bucket, name) != (BUCKET, OBJECT):
+        return reject_integrity(404, _error("NoSuchKey", "The specified key does not exist."))
+    return accept({"size": 5120, "md5Hash": "mMvS3u1mJg0nYc0yrkTtQg=="})
 
 
 @register
 class GcsSignedUrl(Family):
     name = "gcs-v4-signed-url"
-    title = "GCS V4 signed URL (GOOG4-RSA-SHA256)"
+    title = "GCS V4 signed URL (google-cloud-storage generate_signed_url, GOOG4-RSA-SHA256)"
     catalogue = (5,)
     final_tool = "download"
     tools = (tool("sign_gcs_url", "Create a V4 signed URL for gs://agentbed-exports/ledger.parquet.", cost=1.0),
@@ -105,11 +142,8 @@ class GcsSignedUrl(Family):
         return [Step("sign_gcs_url", produces=("url",), ttl="ttl"), Step("download", {"url": Ref("url")})]
 
     def tool_sign_gcs_url(self, env: ContractEnv) -> Any:
-        url = sign_url(env.clock.now(), "/agentbed-exports/ledger.parquet", int(env.p["ttl"]))
+        url = sign_url(env.clock.now(), int(env.p["ttl"]))
         return env.ok({"url": env.link("url", url), "expires_in": env.p["ttl"]})
 
     def tool_download(self, env: ContractEnv, url: str) -> Any:
-        verdict = verify_url(url, env.clock.now())
-        if verdict.accepted:
-            verdict = accept({"size": 5120, "md5Hash": "mMvS3u1mJg0nYc0yrkTtQg=="})
-        return env.present({"url": "url"}, verdict, final=True)
+        return env.present({"url": "url"}, verify_url(url, env.clock.now()), final=True)

@@ -1,4 +1,4 @@
-"""Test-only RSA keys for the RSA issuers (GCS V4, CloudFront, RS256 JWTs).
+"""Test-only RSA keys for the RSA issuers (GCS V4 service account, CloudFront, RS256 JWTs).
 
 Key generation cannot be seeded, so the keys are generated once and stored in rsa_keys.json:
 the same seed then gives the same signatures, byte for byte. ``python -m
@@ -29,6 +29,15 @@ def private_key(name: str) -> rsa.RSAPrivateKey:
 
 def public_key(name: str) -> rsa.RSAPublicKey:
     return private_key(name).public_key()
+
+
+def service_account_info(name: str, email: str) -> dict[str, str]:
+    """A Google service-account key file's fields around one of the stored keys (what
+    ``google.oauth2.service_account.Credentials.from_service_account_info`` reads). The token URI
+    is never contacted: signing a URL uses only the private key."""
+    pem = json.loads(_PATH.read_text(encoding="utf-8"))["keys"][name]
+    return {"type": "service_account", "project_id": "agentbed-demo", "private_key_id": name, "private_key": pem,
+            "client_email": email, "client_id": "0", "token_uri": "https://oauth2.googleapis.com/token"}
 
 
 def regenerate() -> None:

@@ -4,6 +4,8 @@ Issuer: botocore's S3 query signer (``S3SigV4QueryAuth``, what ``generate_presig
 run under the virtual clock so X-Amz-Date is virtual time. Verifier: re-sign the received
 request with the same signer frozen at the URL's own X-Amz-Date and compare signatures, then
 check X-Amz-Date + X-Amz-Expires against virtual now (as LocalStack's presigned_url.py does).
+The host (virtual-hosted or path style) and path are signed, every query parameter but the
+signature is in the canonical query, and the scheme is not signed (S3 answers http and https).
 Error bodies: docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html.
 """
 
@@ -20,7 +22,7 @@ from botocore.credentials import Credentials
 
 from agentbed.clock import VirtualClock
 from agentbed.tools import tool
-from environments.contracts.families.common import equal, token
+from environments.contracts.families.common import equal, single_valued, token, unreachable
 from environments.contracts.family import (
     Family,
     Ref,
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 REGION = "us-east-1"
 BACKOFF_BASE = 1.0  # seconds before the first retry after SlowDown
 BUCKET = "agentbed-reports"
+S3_DOMAIN = ".amazonaws.com"
 AUTH_PARAMS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
                "X-Amz-Signature")
 
@@ -68,7 +71,9 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
     except ValueError:
         query, parts = [], None
     params = dict(query)
-    if parts is None or any(p not in params for p in AUTH_PARAMS):
+    if parts is not None and (parts.scheme not in ("https", "http") or not (parts.hostname or "").endswith(S3_DOMAIN)):
+        return unreachable(parts.hostname or url[:60])  # S3 serves both schemes; the scheme is not signed
+    if parts is None or any(p not in params for p in AUTH_PARAMS) or not single_valued(query, AUTH_PARAMS):
         return reject_integrity(400, s3_error(
             "AuthorizationQueryParametersError",
             "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, "
@@ -84,7 +89,8 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
     except ValueError:
         return reject_integrity(400, s3_error("AuthorizationQueryParametersError",
                                               "X-Amz-Date or X-Amz-Expires is malformed."))
-    operation = [(k, v) for k, v in query if not k.startswith("X-Amz-")]
+    # every other parameter, an unknown X-Amz-* one included, is part of the canonical query
+    operation = [(k, v) for k, v in query if k not in AUTH_PARAMS and k != "X-Amz-Security-Token"]
     unsigned = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(operation, quote_via=quote), ""))
     signed_names = params["X-Amz-SignedHeaders"].split(";")
     request = AWSRequest(method=method, url=unsigned,

@@ -1,7 +1,8 @@
 """TOTP second factor (catalogue row 31).
 
-pyotp implements RFC 6238 (X = 30 s, T0 = 0); the verifier accepts the current step and one step
-back (``valid_window=1``, RFC 6238 5.2), at virtual now. Codes are strings of 6 digits, leading
+pyotp implements RFC 6238 (X = 30 s, T0 = 0); the verifier (``valid_window=1``, RFC 6238 5.2)
+accepts the code of the current step and of one step on either side, one back and one ahead,
+at virtual now. Codes are strings of 6 digits, leading
 zeros included (RFC 4226). Services answer a late or wrong code alike: "Invalid two-factor code".
 """
 
