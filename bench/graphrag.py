@@ -73,7 +73,7 @@ def query_rows(dataset, label: str) -> list[list[str]]:
             kg.search_cache.clear()  # every defense pays for its own retrieval
             t = time.process_time()
             retrieved = local_search(kg, q.topic, q.plan)
-            removed = defense(kg, Query(q.text, q.topic, q.plan), retrieved).removed if defense else set()
+            removed = defense(kg, Query(q.text), retrieved).removed if defense else set()
             answer_chain([statement_row(built.index, i) for i in retrieved if i not in removed], q.topic, q.plan)
             times.append(time.process_time() - t)
         med = statistics.median(times) * 1000

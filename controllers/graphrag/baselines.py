@@ -24,8 +24,9 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
+from controllers.graphrag.candidates import interpret_query
 from controllers.graphrag.features import fact_documents
-from environments.graphrag.kg import KnowledgeGraph, local_search, search_entities
+from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.pipeline import Defense, Query, Verdict
 
 _WORD = re.compile(r"[a-z0-9/]+")
@@ -111,8 +112,8 @@ def paraphrase_filter(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     """Query paraphrasing: re-link the seed entity from a paraphrase, retrieve again, keep the
     intersection. Entity-anchored retrieval barely changes under paraphrase, which is the
     finding GragPoison reports for this defense (-2 points)."""
-    seeds = search_entities(kg, paraphrase(query.text) + " " + query.topic, k=1)
-    again = set(local_search(kg, seeds[0], query.plan)) if seeds else set()
+    reading = interpret_query(kg, Query(paraphrase(query.text)))
+    again = set(local_search(kg, reading.topic, reading.plan)) if reading else set()
     removed = {i for i in retrieved if i not in again}
     return Verdict(removed=removed, suspicion={i: float(i in removed) for i in retrieved})
 

@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from environments.graphrag.kg import KnowledgeGraph
+from environments.graphrag.parse import Interpretation, interpret
+from environments.graphrag.pipeline import Query
+
+
+@lru_cache(maxsize=4096)
+def interpret_query(kg: KnowledgeGraph, query: Query) -> Interpretation | None:
+    """A defense's own reading of the query text (it is never given the gold plan)."""
+    return interpret(query.text, kg.entities(), kg.relations())
 
 
 @dataclass

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from controllers.graphrag.candidates import Candidate, Conflict, walk_plan
+from controllers.graphrag.candidates import Candidate, Conflict, interpret_query, walk_plan
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.pipeline import Defense, Query, Verdict
@@ -91,5 +91,7 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         alive.difference_update(verdict.removed)
         return [winner.answer]
 
-    walk_plan(kg, alive, query.topic, query.plan, settle)
+    reading = interpret_query(kg, query)
+    if reading is not None:
+        walk_plan(kg, alive, reading.topic, reading.plan, settle)
     return verdict

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
+from environments.graphrag.parse import interpret_plan, link_entity
 
 CLAIM_WEIGHT = {False: 1.0, True: 2.0}  # keyed by "is dated"
 RETRACTION_WEIGHT = {False: 2.0, True: 3.0}
@@ -56,17 +57,27 @@ def answer_chain(rows: Sequence[Sequence[Any]], topic: str, plan: Sequence[str])
 
 
 class ReaderAgent(Agent):
-    """local_search(topic, plan) then answer(best-supported chain)."""
+    """search_entities(question), then local_search(linked topic, matched relations), then
+    answer(best-supported chain). It sees only the question's text and the tools' outputs."""
 
     name = "reader"
 
     def reset(self, *, seed: int, task: object = None) -> None:
         self.question: dict[str, Any] | None = None
+        self.topic: str | None = None
+        self.plan: tuple[str, ...] = ()
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         obs = json.loads(observation)
         if self.question is None:
             self.question = obs
-            return Action(make_action("local_search", entity=obs["topic"], relations=obs["relations"]))
-        answer = answer_chain(obs.get("statements", []), self.question["topic"], self.question["relations"])
+            return Action(make_action("search_entities", text=obs["question"]))
+        if self.topic is None:
+            text = self.question["question"]
+            self.topic = link_entity(text, obs.get("entities", [])) or next(iter(obs.get("entities", [])), "")
+            self.plan = interpret_plan(text, self.topic, self.question.get("schema", []))
+            if not self.topic or not self.plan:
+                return Action(make_action("answer", answer="unknown"))
+            return Action(make_action("local_search", entity=self.topic, relations=list(self.plan)))
+        answer = answer_chain(obs.get("statements", []), self.topic, self.plan)
         return Action(make_action("answer", answer=answer or "unknown"))

@@ -10,6 +10,7 @@ defense or agent ever reads it.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -116,6 +117,20 @@ def pages_from_facts(facts: Iterable[Fact], table: PhraseTable, *, prefix: str =
     for i, entity in enumerate(sorted(by_entity)):
         docs.append(Document(f"{prefix}{i:05d}", entity, [table.sentence(f) for f in by_entity[entity]]))
     return docs
+
+
+def publish(documents: Iterable[Document], seed: int) -> list[Document]:
+    """The corpus as an index receives it: every document under a seeded random opaque id, in a
+    seeded random order, so neither an id nor a position tells an attacker's text from a clean
+    one (attacks name documents by their own ids before this step)."""
+    rng = random.Random(f"publish-{seed}")
+    docs = list(documents)
+    ids: dict[str, None] = {}
+    while len(ids) < len(docs):
+        ids.setdefault(f"d{rng.getrandbits(40):010x}")
+    named = [Document(i, d.title, d.sentences, d.origin) for i, d in zip(ids, docs, strict=True)]
+    rng.shuffle(named)
+    return named
 
 
 def origin_of(documents: Iterable[Document]) -> Mapping[str, str]:

@@ -1,7 +1,7 @@
 """GraphRAG question answering as a tool environment.
 
-The agent gets a question with its topic entity and relation plan (as KGQA datasets annotate
-them), and tools over a GraphRAG index that may be poisoned: search entities, run local search
+The agent gets the question's text and the index's relation vocabulary (never the question's
+topic entity or relation plan: it links and matches them itself), and tools over a GraphRAG index that may be poisoned: search entities, run local search
 (the query subgraph with its evidence), expand an entity, read a community summary or a chunk,
 and answer. A retrieval defense, when the scenario has one, filters every retrieved subgraph
 before the agent sees it. The index is rebuilt deterministically from the task's parameters;
@@ -104,7 +104,8 @@ class GraphRAGEnv(ToolEnv):
     def setup(self, rng: Any) -> str:
         q = self._prepare()
         self.state = {"answer": None}
-        return json.dumps({"question": q.text, "topic": q.topic, "relations": list(q.plan),
+        # The question's text and the index's relation vocabulary: never its topic or relation plan.
+        return json.dumps({"question": q.text, "schema": self.scenario.index.kg.relations(),
                            "instructions": "Use the tools, then call answer with one entity name."})
 
     def _prepare(self) -> Question:
@@ -112,7 +113,7 @@ class GraphRAGEnv(ToolEnv):
         self.scenario = self.builder(self.task)
         self._prepared_for = self.task
         q = self.scenario.question(self.task.params["question"])
-        self.query = Query(q.text, q.topic, q.plan)
+        self.query = Query(q.text)
         self._verdicts: dict[tuple[str, tuple[str, ...]], tuple[list[int], Verdict]] = {}
         self._episode_retrieval = self._retrieve(q.topic, q.plan)
         return q
@@ -127,8 +128,7 @@ class GraphRAGEnv(ToolEnv):
         if key not in self._verdicts:
             retrieved = local_search(self.scenario.index.kg, entity, plan)
             defense = self.scenario.defense
-            verdict = defense(self.scenario.index.kg, Query(self.query.text, entity, tuple(plan)), retrieved) \
-                if defense else Verdict()
+            verdict = defense(self.scenario.index.kg, self.query, retrieved) if defense else Verdict()
             self._verdicts[key] = (retrieved, verdict)
         return self._verdicts[key]
 

@@ -38,6 +38,7 @@ class KnowledgeGraph:
                 self.docs_of_entity.setdefault(entity, set()).add(s.doc)
         self._simple: nx.Graph | None = None
         self._degree: dict[str, int] | None = None
+        self._relations: list[str] | None = None
         self.search_cache: dict[tuple[str, tuple[str, ...], int, int], list[int]] = {}
 
     @property
@@ -54,6 +55,11 @@ class KnowledgeGraph:
 
     def entities(self) -> list[str]:
         return sorted(self.incident)
+
+    def relations(self) -> list[str]:
+        if self._relations is None:
+            self._relations = sorted({s.relation for s in self.statements})
+        return list(self._relations)
 
 
 def simple_graph(statements: Sequence[Statement], ids: Iterable[int]) -> nx.Graph:

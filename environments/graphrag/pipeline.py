@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from environments.graphrag.corpus import Document, PhraseTable, Statement, template_extract
+from environments.graphrag.corpus import Document, PhraseTable, Statement, publish, template_extract
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries
 
@@ -20,11 +20,10 @@ Extractor = Callable[[Sequence[Document]], list[Statement]]
 
 @dataclass(frozen=True)
 class Query:
-    """What a defense may know about a query: its text, seed entity and relation plan."""
+    """What a defense may know about a query: its text, nothing else (no topic, no relation
+    plan: a defense works them out with :func:`environments.graphrag.parse.interpret`)."""
 
     text: str
-    topic: str
-    plan: tuple[str, ...]
 
 
 @dataclass
@@ -56,6 +55,7 @@ def apply_poisoning(documents: Iterable[Document], added: Iterable[Document] = (
 
 def build_index(documents: Sequence[Document], table: PhraseTable, *, extractor: Extractor | None = None,
                 community_method: str = "louvain", seed: int = 0) -> Index:
+    documents = publish(documents, seed)
     statements = extractor(documents) if extractor is not None else template_extract(documents, table)
     kg = KnowledgeGraph(statements)
     membership = communities(kg, community_method, seed) if community_method != "none" else {}

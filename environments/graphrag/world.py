@@ -37,17 +37,26 @@ PLANS: list[tuple[str, ...]] = [
     ("works_for", "headquartered_in", "located_in"), ("founded_by", "born_in", "located_in"),
 ]
 
-_QUESTION = {
-    ("born_in",): "In which city was {0} born?",
-    ("works_for",): "Which company does {0} work for?",
-    ("headquartered_in",): "In which city is {0} headquartered?",
-    ("studied_at",): "At which university did {0} study?",
-    ("born_in", "located_in"): "In which country is the city where {0} was born?",
-    ("works_for", "headquartered_in"): "In which city is the employer of {0} headquartered?",
-    ("founded_by", "born_in"): "In which city was the founder of {0} born?",
-    ("studied_at", "located_in"): "In which city is the university where {0} studied?",
-    ("works_for", "headquartered_in", "located_in"): "In which country is the headquarters city of {0}'s employer?",
-    ("founded_by", "born_in", "located_in"): "In which country was the founder of {0} born?",
+# Several surface forms per plan; the interpreter (parse.py) never sees these templates.
+_QUESTION: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("born_in",): ("In which city was {0} born?", "Where was {0} born?", "What is the birthplace of {0}?"),
+    ("works_for",): ("Which company does {0} work for?", "Who is the employer of {0}?",
+                     "{0} is employed by which company?"),
+    ("headquartered_in",): ("In which city is {0} headquartered?", "Where are the headquarters of {0}?",
+                            "Which city is {0} based in?"),
+    ("studied_at",): ("At which university did {0} study?", "Where did {0} study?",
+                      "Which university is the alma mater of {0}?"),
+    ("born_in", "located_in"): ("In which country is the city where {0} was born?",
+                                "{0} was born in a city of which country?"),
+    ("works_for", "headquartered_in"): ("In which city is the employer of {0} headquartered?",
+                                        "Where is the company {0} works for headquartered?"),
+    ("founded_by", "born_in"): ("In which city was the founder of {0} born?", "Where was the founder of {0} born?"),
+    ("studied_at", "located_in"): ("In which city is the university where {0} studied?",
+                                   "Which city is the university {0} graduated from located in?"),
+    ("works_for", "headquartered_in", "located_in"): (
+        "In which country is the headquarters city of {0}'s employer?",
+        "The employer of {0} is headquartered in a city of which country?"),
+    ("founded_by", "born_in", "located_in"): ("In which country was the founder of {0} born?",),
 }
 
 _SYLLABLES = ["ka", "lo", "ven", "mar", "tis", "ro", "dan", "el", "qua", "sor", "bri", "nal", "ost", "ury",
@@ -55,11 +64,11 @@ _SYLLABLES = ["ka", "lo", "ven", "mar", "tis", "ro", "dan", "el", "qua", "sor", 
               "wen", "yar", "zel", "cor", "dru", "esk", "fal"]
 
 
-def question_text(topic: str, plan: tuple[str, ...]) -> str:
-    template = _QUESTION.get(plan)
-    if template is None:
+def question_text(topic: str, plan: tuple[str, ...], form: int = 0) -> str:
+    forms = _QUESTION.get(plan)
+    if forms is None:
         return f"Starting from {topic}, which entity is reached by following {' then '.join(plan)}?"
-    return template.format(topic)
+    return forms[form % len(forms)].format(topic)
 
 
 class _Names:
@@ -129,5 +138,7 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
         items = rng.sample(facts, 3)
         docs.append(Document(f"news{i:04d}", f"News {i}", [table.sentence(f) for f in items]))
     index = objects_index(facts)
-    qs = sample_questions(index, PLANS, questions, rng, question_text)
+    phrasing = random.Random(seed + 7919)  # its own stream: the surface form leaves the world unchanged
+    qs = sample_questions(index, PLANS, questions, rng,
+                          lambda topic, plan: question_text(topic, plan, phrasing.randrange(3)))
     return Dataset(f"world{seed}", facts, table, docs, qs, index)

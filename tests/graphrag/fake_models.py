@@ -16,6 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from environments.graphrag.agents import answer_chain
 from environments.graphrag.corpus import Document, PhraseTable, template_extract
+from environments.graphrag.parse import interpret
 
 
 class TemplateExtractorModel(BaseChatModel):
@@ -45,7 +46,8 @@ class TemplateExtractorModel(BaseChatModel):
 
 
 class ReaderToolModel(BaseChatModel):
-    """Calls local_search on the question's topic, then answers from the tool's result."""
+    """Calls search_entities on the question, local_search on its own reading of it, then
+    answers from the tool's result."""
 
     @property
     def _llm_type(self) -> str:
@@ -59,12 +61,17 @@ class ReaderToolModel(BaseChatModel):
         question = next(json.loads(m.content) for m in messages if isinstance(m, HumanMessage))
         results = [m for m in messages if isinstance(m, ToolMessage)]
         if not results:
-            call = {"name": "local_search", "args": {"entity": question["topic"], "relations": question["relations"]},
-                    "id": "call-1"}
+            call = {"name": "search_entities", "args": {"text": question["question"]}, "id": "call-1"}
         else:
-            rows = json.loads(results[-1].content).get("statements", [])
-            answer = answer_chain(rows, question["topic"], question["relations"]) or "unknown"
-            call = {"name": "answer", "args": {"answer": answer}, "id": f"call-{len(results) + 1}"}
+            entities = json.loads(results[0].content).get("entities", [])
+            reading = interpret(question["question"], entities, question["schema"])
+            if len(results) == 1:
+                call = {"name": "local_search", "args": {"entity": reading.topic, "relations": list(reading.plan)},
+                        "id": "call-2"}
+            else:
+                rows = json.loads(results[-1].content).get("statements", [])
+                answer = answer_chain(rows, reading.topic, reading.plan) or "unknown"
+                call = {"name": "answer", "args": {"answer": answer}, "id": f"call-{len(results) + 1}"}
         msg = AIMessage(content="confidence: 0.9", tool_calls=[call],
                         usage_metadata={"input_tokens": 20, "output_tokens": 8, "total_tokens": 28})
         return ChatResult(generations=[ChatGeneration(message=msg)])

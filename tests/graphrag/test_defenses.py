@@ -44,7 +44,7 @@ def test_every_defense_returns_a_verdict_over_retrieved_statements(name):
     defense = make_defense(name)
     q = world.questions[0]
     retrieved = local_search(built.index.kg, q.topic, q.plan)
-    verdict = defense(built.index.kg, Query(q.text, q.topic, q.plan), retrieved)
+    verdict = defense(built.index.kg, Query(q.text), retrieved)
     assert verdict.removed <= set(retrieved)
     assert set(verdict.suspicion) <= set(retrieved)
 

@@ -7,6 +7,7 @@ import environments.graphrag  # noqa: F401
 from agentbed.runner import EpisodeSpec, run_episode
 from agentbed.tools import make_action
 from environments.graphrag.agents import ReaderAgent
+from environments.graphrag.parse import interpret
 from suites.graphrag.scenarios import make_env, task_ids
 from suites.graphrag.suite import SUITE
 
@@ -48,6 +49,9 @@ def test_snapshot_restore_and_tools():
     env = make_env("world-1000-q1", SUITE.resolve_options({}))
     obs = json.loads(env.reset(seed=0)[0])
     snap = env.snapshot()
+    entities = json.loads(env.step(make_action("search_entities", text=obs["question"]))[0])["entities"]
+    reading = interpret(obs["question"], entities, obs["schema"])
+    obs["topic"], obs["relations"] = reading.topic, list(reading.plan)
     rows = json.loads(env.step(make_action("local_search", entity=obs["topic"], relations=obs["relations"]))[0])
     chunk = rows["statements"][0][4]
     assert json.loads(env.step(make_action("read_chunk", chunk=chunk))[0])["text"]

@@ -7,7 +7,7 @@ from suites.oversight.build import build_dataset
 
 
 def test_best_action_differs_by_attack_and_features_are_prefix_only():
-    ds = build_dataset(BuildConfig("graphrag", rollouts=1, checkpoints=1, first=1,
+    ds = build_dataset(BuildConfig("graphrag", rollouts=1, checkpoints=1, first=2,
                                    target_options={"worlds": 1, "attacks": ("none", "gragpoison", "tkpa")}))
     assert ds.provenance["counts"]["branch_errors"] == 0 and ds.provenance["counts"]["replay_mismatches"] == 0
     outcome: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))

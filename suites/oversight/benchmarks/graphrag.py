@@ -5,7 +5,7 @@ TKPA, KEPo), so the best action differs by game: continuing is best on clean que
 the answer to a TDP-defended reader where TDP removes the poison, and quitting (abstaining)
 where nothing stops the attack. The base agent is the suite's deterministic reader; its risk
 score is a verbal-confidence analogue: one minus the share of claims behind its answer at the
-most contested hop. The checkpoint is step 1: the evidence is retrieved, the answer not given.
+most contested hop. The checkpoint is step 2: the entities are linked and the evidence retrieved, the answer not given.
 """
 
 from __future__ import annotations
@@ -67,11 +67,11 @@ class RiskReportingReader(Agent):
         self.reader.reset(seed=seed, task=task)
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
-        question = self.reader.question
+        topic, plan = self.reader.topic, self.reader.plan  # the reader's own reading of the question
         action = self.reader.act(observation, tools)
-        if question is None:
+        if topic is None:
             return Action(action.text, risk=0.5)
-        shares = hop_shares(_rows(_payload(observation)), question["topic"], question["relations"])
+        shares = hop_shares(_rows(_payload(observation)), topic, plan)
         return Action(action.text, risk=round(1.0 - min((s for s, _ in shares), default=0.0), 4))
 
 
@@ -85,14 +85,17 @@ class DefendedReader(Agent):
         self.env = getattr(env, "unwrapped", env)
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        from controllers.graphrag.candidates import interpret_query
         from environments.graphrag.agents import answer_chain
         from suites.graphrag.defenses import make_defense
 
         rows = _rows(_payload(observation))
-        query = self.env.query
-        verdict = make_defense("tdp")(self.env.scenario.index.kg, query, [int(r[0]) for r in rows])
+        kg, query = self.env.scenario.index.kg, self.env.query
+        verdict = make_defense("tdp")(kg, query, [int(r[0]) for r in rows])
         kept = [r for r in rows if int(r[0]) not in verdict.removed]
-        return Action(make_action("answer", answer=answer_chain(kept, query.topic, query.plan) or "unknown"))
+        reading = interpret_query(kg, query)
+        answer = answer_chain(kept, reading.topic, reading.plan) if reading else None
+        return Action(make_action("answer", answer=answer or "unknown"))
 
 
 def evidence_features(first_observation: str, history: Sequence[StepView]) -> dict[str, float]:
@@ -100,9 +103,14 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
     features = dict.fromkeys(EVIDENCE_FEATURES, 0.0)
     if not history:
         return features
+    from environments.graphrag.parse import interpret
+
     question, payload = _payload(first_observation), _payload(history[-1].observation)
     rows = _rows(payload)
-    shares = hop_shares(rows, question.get("topic", ""), question.get("relations", []))
+    entities = _payload(history[0].observation).get("entities", [])
+    reading = interpret(str(question.get("question", "")), entities if isinstance(entities, list) else [],
+                        question.get("schema", []))
+    shares = hop_shares(rows, reading.topic, reading.plan) if reading else []
     features.update(
         contested_hops=float(sum(n > 1 for _, n in shares)),
         winner_share_min=min((s for s, _ in shares), default=0.0),
@@ -129,7 +137,7 @@ def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) ->
         name="graphrag", games=games, make_env=env_for,
         base_agents={"reader": lambda seed: RiskReportingReader()},
         interventions={"tdp-reader": lambda env, agent: DefendedReader(env)},
-        max_steps=4,
+        max_steps=5,
         notes={"games": f"targeted questions of {worlds} generated worlds x attacks {', '.join(attacks)}",
                "tdp-reader": "TDP on the retrieved evidence, then the reader's answer"},
         progress_features=evidence_features, progress_feature_names=EVIDENCE_FEATURES,

@@ -1,0 +1,149 @@
+"""Question interpretation from the question's text alone: entity linking, then relation matching.
+
+Nobody downstream of the environment (the reader, any defense) is handed a question's gold
+relation plan; they call :func:`interpret`. It links the topic entity (the longest entity name
+the text contains, as GraphRAG's local search seeds entities by lexical match) and matches
+relations in two ways, as a semantic parser over a schema does (Berant et al., "Semantic
+Parsing on Freebase from Question-Answer Pairs", EMNLP 2013: lexicon, then composition):
+
+- a relation's *cues* (its name's words, and English synonyms a reader knows for the common
+  relation names: "employer" for ``works_for``) mark relations the question mentions;
+- the *answer type* ("which country") and each relation's domain and range types compose the
+  mentioned relations into a chain, adding at most one unmentioned connecting relation.
+
+Relations without known types (real graphs: ``ngo``, ``isa``) are ordered as English nests
+them: "the A of the B of X" applies B first. The interpreter can be wrong; its errors are the
+reader's own and show up in clean accuracy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[a-z0-9_]+")
+
+# The reader's English: words that name a relation, beyond the words of the relation's name.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "born_in": ("born", "birth", "birthplace"),
+    "works_for": ("work", "works", "employer", "employs", "employed"),
+    "headquartered_in": ("headquartered", "headquarters", "based"),
+    "founded_by": ("founder", "founded", "established"),
+    "studied_at": ("studied", "study", "alma", "graduated", "educated"),
+    "located_in": ("located", "lies", "situated"),
+    "lives_in": ("lives", "live", "resides", "home"),
+    "citizen_of": ("citizen", "citizenship", "nationality"),
+    "colleague_of": ("colleague",),
+    "partners_with": ("partner", "partners"),
+    "affiliated_with": ("affiliated",),
+}
+# (domain type, range type) signatures the reader knows for the common relation names.
+SIGNATURES: dict[str, tuple[tuple[str, str], ...]] = {
+    "born_in": (("person", "city"),),
+    "works_for": (("person", "company"),),
+    "headquartered_in": (("company", "city"),),
+    "founded_by": (("company", "person"),),
+    "studied_at": (("person", "university"),),
+    "located_in": (("city", "country"), ("university", "city")),
+    "lives_in": (("person", "city"),),
+    "citizen_of": (("person", "country"),),
+}
+TYPE_WORDS = {"city": "city", "town": "city", "country": "country", "nation": "country", "company": "company",
+              "firm": "company", "university": "university", "college": "university", "person": "person"}
+_GENERIC = {"in", "of", "at", "with", "for", "by", "to", "the", "is", "a"}
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    topic: str
+    plan: tuple[str, ...]
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def link_entity(text: str, entities: Iterable[str]) -> str | None:
+    """The longest entity name occurring in ``text`` as whole words (case-insensitive)."""
+    padded = " " + " ".join(words(text)) + " "
+    best: tuple[str, str] | None = None
+    for entity in entities:
+        name = " ".join(words(entity))
+        if name and f" {name} " in padded and (best is None or (len(name), entity) > (len(best[0]), best[1])):
+            best = (name, entity)
+    return best[1] if best else None
+
+
+def cues(relation: str) -> set[str]:
+    own = {w for w in words(relation.replace("_", " ")) if w not in _GENERIC and len(w) > 1}
+    return {relation.lower(), *own, *SYNONYMS.get(relation, ())}
+
+
+def answer_type(tokens: Sequence[str]) -> str | None:
+    for i, w in enumerate(tokens):
+        if w in ("which", "what") and i + 1 < len(tokens) and tokens[i + 1] in TYPE_WORDS:
+            return TYPE_WORDS[tokens[i + 1]]
+    return None
+
+
+def _chain_ends(plan: Sequence[str]) -> list[str] | None:
+    """The types a typed ``plan`` can end in (empty: it does not compose); ``None`` when a
+    relation has no known signature (then composition is decided by word order)."""
+    if any(r not in SIGNATURES for r in plan):
+        return None
+    ends = []
+    for _, current in SIGNATURES[plan[0]]:
+        for r in plan[1:]:
+            nxt = [rng for dom, rng in SIGNATURES[r] if dom == current]
+            if not nxt:
+                break
+            current = nxt[0]
+        else:
+            ends.append(current)
+    return ends
+
+
+def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: int = 3) -> tuple[str, ...]:
+    """The relation chain ``text`` asks about, starting at ``topic`` (empty when no relation is
+    mentioned)."""
+    topic_words = set(words(topic))
+    tokens = [w for w in words(text) if w not in topic_words]
+    position: dict[str, int] = {}
+    for r in relations:
+        hits = [i for i, w in enumerate(tokens) if w in cues(r)]
+        if hits:
+            position[r] = hits[-1]
+    mentioned = sorted(position)
+    if not mentioned:
+        return ()
+    wanted = answer_type(tokens)
+    best: tuple[tuple[int, int, int], tuple[str, ...]] | None = None
+    connectors: list[list[str]] = [[]] + [[c] for c in relations if c in SIGNATURES and c not in position]
+    for extra in connectors:
+        if extra and best is not None and best[0][0] == 0:  # a connector only when nothing composes without one
+            break
+        chosen = mentioned + extra
+        if len(chosen) > max_hops:
+            continue
+        for plan in itertools.permutations(chosen):
+            ends = _chain_ends(plan)
+            if ends is not None:
+                if not ends or (wanted and wanted not in ends):
+                    continue
+                order_penalty = 0
+            else:  # untyped relations: the relation mentioned last is applied first
+                order_penalty = sum(position.get(a, -1) < position.get(b, -1) for a, b in zip(plan, plan[1:], strict=False))
+            key = (len(extra), order_penalty, len(plan))
+            if best is None or (key, plan) < best:
+                best = (key, plan)
+    return best[1] if best else tuple(sorted(mentioned, key=lambda r: -position[r]))
+
+
+def interpret(text: str, entities: Iterable[str], relations: Sequence[str]) -> Interpretation | None:
+    """Entity linking, then relation matching; ``None`` when no entity of the graph is named."""
+    topic = link_entity(text, entities)
+    if topic is None:
+        return None
+    return Interpretation(topic, interpret_plan(text, topic, relations))
