@@ -1,4 +1,4 @@
-"""``agentbed run`` options for model-bound runs: connections, the model-call cache, and cost budgets."""
+"""``agentbed run`` options for model-bound runs: connections, the model-call cache, cost and budgets."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from agentbed.agents.cache import DEFAULT_EXPIRY_SECONDS, ModelCallCache, default_cache_dir, parse_duration
 from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, append_event
+from agentbed.cost import PriceTable, RunBudget, cost_summary, cost_table, fmt_usd, load_prices
 from agentbed.errors import UsageError
 from agentbed.inflight import EVENTS, ModelRuntime, is_model_bound
 from agentbed.runner import EpisodeSpec
@@ -23,13 +24,60 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cache-dir", help=f"model-call cache directory (default {default_cache_dir()})")
     g.add_argument("--cache-expiry", default=f"{int(DEFAULT_EXPIRY_SECONDS // 86400)}d", metavar="DURATION",
                    help="entries older than this are misses: 30m, 12h, 7d, never (default 7d)")
+    g.add_argument("--prices", metavar="FILE", help="a YAML price table over the shipped one (agentbed/prices.yaml)")
+    g.add_argument("--max-cost", type=float, metavar="USD",
+                   help="hand out no more episodes once this invocation has paid this much (--resume goes on)")
+    g.add_argument("--max-tokens", type=int, metavar="N",
+                   help="hand out no more episodes once this invocation has paid for N tokens (--resume goes on)")
+
+
+def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> tuple[PriceTable, RunBudget]:
+    """Every model option checked before anything is recorded; the price table and the run's budget."""
+    if args.max_connections < 1:
+        raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
+    parse_duration(args.cache_expiry)
+    prices = load_prices(args.prices)
+    budget = RunBudget(prices, max_cost=args.max_cost, max_tokens=args.max_tokens)
+    budget.check_models({s.agent.removeprefix("model:") for s in specs if is_model_bound(s.agent)})
+    return prices, budget
+
+
+def record_stop(run_dir: Path, budget: RunBudget, left: int) -> dict[str, Any] | None:
+    """When the budget stopped the run: the event (also appended to events.jsonl), else None."""
+    reason = budget.reason()
+    if reason is None or left == 0:
+        return None
+    event = {"event": "budget_stop", "reason": reason, "spent_usd": round(budget.spent_usd, 6),
+             "spent_tokens": budget.spent_tokens, "max_cost": budget.max_cost, "max_tokens": budget.max_tokens,
+             "episodes_left": left}
+    append_event(run_dir / EVENTS, event)
+    return event
+
+
+def add_cost(summary: dict[str, Any], records: list[dict[str, Any]], prices: PriceTable) -> dict[str, Any] | None:
+    """Put the run's cost into its summary (a ``cost`` block and a table); returns the block."""
+    cost = cost_summary(records, prices)
+    if cost is not None:
+        summary["cost"] = cost
+        summary.setdefault("tables", []).append(cost_table(cost))
+    return cost
+
+
+def cost_line(cost: dict[str, Any] | None, stop: dict[str, Any] | None) -> str:
+    line = ""
+    if cost is not None:
+        line = f"cost: {fmt_usd(cost['total_usd'])}"
+        if cost["unknown_price"]:
+            line += f" (no price for {', '.join(cost['unknown_price'])}: add it with --prices FILE)"
+    if stop is not None:
+        line += (f"\nstopped: {stop['reason']} reached ({fmt_usd(stop['spent_usd'])}, {stop['spent_tokens']} tokens"
+                 f" paid); {stop['episodes_left']} episodes not run: --resume --out DIR runs them")
+    return line.strip()
 
 
 def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: Path) -> ModelRuntime | None:
     """The connection caps and cache for the model-bound episodes in ``specs`` (None if there are none)."""
     agents = {s.agent for s in specs if is_model_bound(s.agent)}
-    if args.max_connections < 1:
-        raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
     expiry = parse_duration(args.cache_expiry)
     if not agents:
         return None

@@ -11,7 +11,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentbed.cli_models import add_model_options, model_runtime
+from agentbed.cli_models import (
+    add_cost,
+    add_model_options,
+    check_model_options,
+    cost_line,
+    model_runtime,
+    record_stop,
+)
+from agentbed.cost import cost_metrics
 from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.results import episode_metrics, load_results, suite_summary, write_results
@@ -143,11 +151,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         suite = get_suite(meta["suite"])
         specs = [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0))
                  for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]
+        prices, budget = check_model_options(args, specs)
     else:
         suite = get_suite(args.suite)
         specs, meta = plan(suite, args)
         if args.jobs is not None and args.jobs < 1:
             raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
+        prices, budget = check_model_options(args, specs)
         out = args.out or f"runs/{suite.name}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
         store = RunStore(out)
         store.create({**meta, "executor": args.executor})
@@ -156,25 +166,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     todo = [s for s in specs if s.episode_id not in done]
     runtime = model_runtime(args, todo, store.root)
     t0 = time.perf_counter()
+    ran = 0
     with _progress(len(todo), quiet=args.quiet or args.json) as advance:
         for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address,
-                              runtime=runtime):
+                              runtime=runtime, stop=budget.reason):
             store.append(record)
+            budget.add(record)
+            ran += 1
             advance()
     wall = time.perf_counter() - t0
+    stop = record_stop(store.root, budget, len(todo) - ran)
     records = [r for r in store.records() if r["suite"] == suite.name]
     command = meta.get("command", f"agentbed run {suite.name}")
     summary = suite.summarize(records, meta["options"]) if suite.summarize else suite_summary(suite.name, records, command)
+    cost = add_cost(summary, records, prices)
     write_summary(summary, store.root / suite.name / "summary.json")
-    write_results(store.root / "results.json", episode_metrics(records), episodes=len(records),
-                  seeds=sorted({r["seed"] for r in records}))
+    write_results(store.root / "results.json", episode_metrics(records) + cost_metrics(records, prices),
+                  episodes=len(records), seeds=sorted({r["seed"] for r in records}))
     if args.json:
-        print(json.dumps({"run_dir": str(store.root), "episodes": len(records), "ran": len(todo),
-                          "wall_seconds": round(wall, 3), "headline": summary.get("headline", [])}, default=str))
+        print(json.dumps({"run_dir": str(store.root), "episodes": len(records), "ran": ran,
+                          "wall_seconds": round(wall, 3), "headline": summary.get("headline", []),
+                          "cost": cost, "stopped": stop}, default=str))
     elif not args.quiet:
         print_headlines([summary])
-        print(f"{len(todo)} episodes run in {wall:.1f}s ({len(records)} in {store.root})")
-    return 0
+        print(f"{ran} episodes run in {wall:.1f}s ({len(records)} in {store.root})")
+        if cost is not None or stop is not None:
+            print(cost_line(cost, stop))
+    elif stop is not None:
+        print(cost_line(None, stop), file=sys.stderr)
+    return 3 if stop is not None else 0
 
 
 class _progress:

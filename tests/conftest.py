@@ -21,3 +21,10 @@ def vault_env():
     from environments.vault.env import VaultEnv
 
     return VaultEnv("open-after-chores")
+
+
+@pytest.fixture(autouse=True)
+def _private_model_cache(tmp_path_factory, monkeypatch):
+    """Each test gets its own model-call cache (the CLI's is on by default and per user): a reply
+    cached by one test must never answer another's request."""
+    monkeypatch.setenv("AGENTBED_CACHE_DIR", str(tmp_path_factory.mktemp("model-cache")))
