@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from attacks.graphrag import ATTACKS
-from attacks.graphrag.targets import AttackPlan, plan_attack
+from attacks.graphrag.targets import AttackBudget, AttackPlan, Spend, plan_attack
 from environments.graphrag.dataset import Dataset, Question
 from environments.graphrag.pipeline import Extractor, Index, apply_poisoning, build_index, poison_labels
 
@@ -20,6 +22,15 @@ class Poisoned:
     plan: AttackPlan
     attacker_answers: dict[str, str]
     poison_documents: int
+    budget: AttackBudget
+    spend: dict[int, Spend]
+
+    def spent(self) -> tuple[float, float]:
+        """Mean documents and statements spent per target (0 when nothing was attacked)."""
+        if not self.spend:
+            return 0.0, 0.0
+        n = len(self.plan.targets)
+        return (sum(s.documents for s in self.spend.values()) / n, sum(s.statements for s in self.spend.values()) / n)
 
 
 def target_questions(dataset: Dataset, count: int) -> list[Question]:
@@ -27,17 +38,27 @@ def target_questions(dataset: Dataset, count: int) -> list[Question]:
 
 
 def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
-                   community_method: str = "louvain", extractor: Extractor | None = None) -> Poisoned:
+                   community_method: str = "louvain", extractor: Extractor | None = None,
+                   **knowledge: Any) -> Poisoned:
     """The index of ``dataset`` after ``attack`` (``"none"`` for clean) hits its first
-    ``targets`` questions. The plan depends only on the dataset and seed, so every attack,
-    and the clean run, concern the same questions and can be compared pairwise."""
+    ``targets`` questions, spending at most ``budget`` documents (and
+    :data:`STATEMENTS_PER_DOCUMENT` statements each) per target. The plan depends only on the
+    dataset and seed, so every attack, and the clean run, concern the same questions and can be
+    compared pairwise. ``knowledge`` reaches the attacks that take it (a white-box attacker's
+    model of the defense)."""
+    limit = AttackBudget.of(budget)
+    spend: dict[int, Spend] = {}
     plan = plan_attack(dataset, target_questions(dataset, targets), seed)
     docs = dataset.documents
     n_poison = 0
     answers = {q: a for t in plan.targets for q, a in t.answers.items()}
     if attack != NO_ATTACK:
-        poisoning = ATTACKS[attack](dataset, plan, random.Random(seed), budget=budget)
+        attack_fn = ATTACKS[attack]
+        accepted = {k: v for k, v in knowledge.items() if k in inspect.signature(attack_fn).parameters}
+        poisoning = attack_fn(dataset, plan, random.Random(seed), budget=limit, **accepted)
+        poisoning.check(limit)
+        spend = poisoning.spend
         docs = apply_poisoning(docs, poisoning.added, poisoning.replaced)
         n_poison = len(poisoning.added) + len(poisoning.replaced)
     index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
-    return Poisoned(index, poison_labels(index, dataset), plan, answers, n_poison)
+    return Poisoned(index, poison_labels(index, dataset), plan, answers, n_poison, limit, spend)

@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from environments.graphrag.corpus import Fact
+from environments.graphrag.corpus import Document, Fact, PhraseTable, template_extract
 from environments.graphrag.dataset import Dataset, Question, follow
 
 ATTACK_DATE = "2025/06/01"
@@ -71,12 +71,52 @@ def invented_names(rng: random.Random, count: int, taken: set[str], suffix: str)
     return names
 
 
+STATEMENTS_PER_DOCUMENT = 4
+
+
+@dataclass(frozen=True)
+class AttackBudget:
+    """What every attack may spend per target (contested fact): documents added or edited,
+    and fact-stating sentences written or edited."""
+
+    documents: int
+    statements: int
+
+    @classmethod
+    def of(cls, documents: int) -> AttackBudget:
+        return cls(documents, STATEMENTS_PER_DOCUMENT * documents)
+
+
+class BudgetExceeded(ValueError):
+    """An attack spent more than the shared budget on a target."""
+
+
+@dataclass
+class Spend:
+    documents: int = 0
+    statements: int = 0
+
+
 @dataclass
 class Poisoning:
-    """What an attack does to the corpus: new documents, and replacements of existing ones."""
+    """What an attack does to the corpus: new documents, and replacements of existing ones,
+    with what it spent per target (index into the plan's targets)."""
 
     added: list = field(default_factory=list)  # list[Document]
     replaced: dict = field(default_factory=dict)  # document id -> edited Document
+    spend: dict[int, Spend] = field(default_factory=dict)
+
+    def add(self, target: int, doc: Document, table: PhraseTable) -> None:
+        self.added.append(doc)
+        spent = self.spend.setdefault(target, Spend())
+        spent.documents += 1
+        spent.statements += len(template_extract([doc], table))
+
+    def check(self, budget: AttackBudget) -> None:
+        for t, spent in sorted(self.spend.items()):
+            if spent.documents > budget.documents or spent.statements > budget.statements:
+                raise BudgetExceeded(f"target {t}: spent {spent.documents} documents and {spent.statements} "
+                                     f"statements, budget {budget.documents} and {budget.statements}")
 
 
 def support_relations(dataset: Dataset, rng: random.Random, count: int) -> list[str]:

@@ -67,7 +67,7 @@ def register(subparsers: Any) -> None:
     g.add_argument("--attacks", default="none,poisonedrag,gragpoison,community,kepo,tkpa")
     g.add_argument("--defenses", default="none,ngram,cluster,paraphrase,provenance,tdp,tdp-raw")
     g.add_argument("--worlds", type=int, default=4, help="generated evaluation worlds")
-    g.add_argument("--budget", type=int, default=5, help="poison documents per contested fact")
+    g.add_argument("--budget", type=int, default=5, help="poison documents per contested fact (and 4 statements each)")
     g.add_argument("--communities", default="louvain", choices=("louvain", "leiden"))
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
     g.set_defaults(func=cmd_grid)

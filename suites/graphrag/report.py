@@ -22,9 +22,10 @@ from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode
 from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
 from agentbed.summary import fmt, headline, table, write_summary
 from attacks.graphrag import ATTACKS
+from attacks.graphrag.targets import STATEMENTS_PER_DOCUMENT
 from environments.graphrag.agents import ReaderAgent
 from suites.graphrag.defenses import DEFENSES
-from suites.graphrag.scenarios import graphrag_suite, make_env, task_ids
+from suites.graphrag.scenarios import graphrag_suite, make_env, poisoned, targets_for, task_ids, world_seeds
 
 SUITE = graphrag_suite()  # options and budget, without the demo that this module is
 
@@ -38,6 +39,8 @@ class Cell:
     attack: str
     defense: str
     records: list[EpisodeRecord]
+    budget: int = 5
+    spent: tuple[float, float] = (0.0, 0.0)  # mean documents and statements per target
 
     def world(self, r: EpisodeRecord) -> str:
         return r.task.rsplit("-", 1)[0]
@@ -78,6 +81,8 @@ class Cell:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dataset": self.dataset, "attack": self.attack, "defense": self.defense,
+                               "budget": {"documents": self.budget, "statements": STATEMENTS_PER_DOCUMENT * self.budget},
+                               "spent": {"documents": self.spent[0], "statements": self.spent[1]},
                                "episodes": len(self.records), "worlds": len({self.world(r) for r in self.records}),
                                "errors": sum(r.status == "error" for r in self.records)}
         for metric in METRICS:
@@ -93,7 +98,14 @@ def run_cell(dataset: str, attack: str, defense: str, *, worlds: int = 4,
     for task in task_ids(opts):
         spec = EpisodeSpec("graphrag", task, "reader", 0, opts)
         records.append(run_episode(make_env(task, opts), agent(), spec, budget=SUITE.budget))
-    return Cell(dataset, attack, defense, records)
+    return Cell(dataset, attack, defense, records, int(opts["budget"]), spend_of(opts))
+
+
+def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
+    """Mean documents and statements the attack spent per target, over the cell's worlds."""
+    spends = [poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts),
+                       opts["communities"]).spent() for w in world_seeds(opts)]
+    return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))
 
 
 def run_grid(dataset: str, attacks: Sequence[str] = ALL_ATTACKS, defenses: Sequence[str] = DEFENSES,
@@ -104,13 +116,17 @@ def run_grid(dataset: str, attacks: Sequence[str] = ALL_ATTACKS, defenses: Seque
 def grid_table(cells: list[Cell], dataset: str, command: str) -> dict[str, Any]:
     rows = []
     for c in cells:
-        row = [c.attack, c.defense, len(c.records)]
+        budget = "-" if c.attack == "none" else f"{c.budget}/{STATEMENTS_PER_DOCUMENT * c.budget}"
+        spent = "-" if c.attack == "none" else f"{c.spent[0]:.1f}/{c.spent[1]:.1f}"
+        row = [c.attack, c.defense, budget, spent, len(c.records)]
         for metric in METRICS:
             iv = c.interval(metric)
             row.append(fmt(iv, 2) if iv.n else "-")
         rows.append(row)
-    return table(f"{dataset}: attack x defense (reader agent)", ["attack", "defense", "episodes", *METRICS], rows,
-                 note=f"95% cluster-bootstrap intervals over worlds; regenerate: {command}")
+    return table(f"{dataset}: attack x defense (reader agent)",
+                 ["attack", "defense", "budget docs/stmts", "spent docs/stmts", "episodes", *METRICS], rows,
+                 note="budget and spend per target (contested fact); 95% cluster-bootstrap intervals over worlds; "
+                      f"regenerate: {command}")
 
 
 def paired_gain(cells: list[Cell], attack: str, better: str, worse: str = "none") -> Interval | None:

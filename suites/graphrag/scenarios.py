@@ -122,7 +122,7 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
             "defense": Option("none", "retrieval defense", choices=DEFENSES),
             "worlds": Option(4, "number of generated evaluation worlds", type=int),
-            "budget": Option(5, "poison documents per contested fact", type=int),
+            "budget": Option(5, "poison documents per contested fact (and 4 statements each)", type=int),
             "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
             "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
         },

@@ -5,6 +5,7 @@ import pytest
 
 from attacks.graphrag import ATTACKS, plan_attack
 from attacks.graphrag.scenario import poisoned_index
+from attacks.graphrag.targets import AttackBudget, BudgetExceeded, Poisoning
 from controllers.graphrag.candidates import build_conflict
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
 from environments.graphrag.kg import local_search
@@ -26,7 +27,7 @@ def test_plan_targets_are_shared_and_change_answers(world):
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_every_attack_poisons_the_contested_fact(world, attack):
     plan = plan_attack(world, world.questions[:12], seed=1)
-    poisoning = ATTACKS[attack](world, plan, random.Random(0), budget=5)
+    poisoning = ATTACKS[attack](world, plan, random.Random(0), budget=AttackBudget.of(5))
     docs = apply_poisoning(world.documents, poisoning.added, poisoning.replaced)
     if attack == "tkpa":
         assert not poisoning.added and poisoning.replaced
@@ -59,3 +60,27 @@ def test_gragpoison_enhancement_makes_poison_look_denser(world):
         prov.append(clean[FEATURES.index("claim_doc_corroboration")] - poison[FEATURES.index("claim_doc_corroboration")])
     assert np.mean(np.array(raw_cn) > 0) >= 0.8  # poison has more common neighbours
     assert np.mean(np.array(prov) > 0) >= 0.8  # but its documents are not corroborated
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize("documents", [1, 2, 5, 8])
+def test_every_attack_keeps_to_the_one_budget(world, attack, documents):
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    budget = AttackBudget.of(documents)
+    poisoning = ATTACKS[attack](world, plan, random.Random(0), budget=budget)
+    poisoning.check(budget)
+    assert poisoning.spend and all(0 < s.documents <= documents for s in poisoning.spend.values())
+    assert sum(s.documents for s in poisoning.spend.values()) == len(poisoning.added) + len(poisoning.replaced) \
+        or attack == "tkpa"  # one edited page can serve two targets
+
+
+def test_overspending_is_refused():
+    poisoning = Poisoning()
+    from environments.graphrag.corpus import Document, PhraseTable
+    from environments.graphrag.world import PHRASES
+
+    table = PhraseTable(dict(PHRASES))
+    for j in range(3):
+        poisoning.add(0, Document(f"x{j}", "t", ["A b was born in C d."]), table)
+    with pytest.raises(BudgetExceeded, match="target 0"):
+        poisoning.check(AttackBudget.of(2))
