@@ -35,12 +35,13 @@ LESSONS = {"EXPIRED_BEFORE_USE": "stale", "REVOKED_TOKEN": "stale", "STALE_PRECO
 _ANCHOR = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.S)
 
 
-def full_plan(task: TaskSpec) -> list[Step]:
-    """The family's plan with the task's chores inserted at ``chores_at``; renew indices shifted."""
+def full_plan(task: TaskSpec, chores_first: bool = False) -> list[Step]:
+    """The family's plan with the task's chores inserted at ``chores_at`` (or first of all);
+    renew indices shifted."""
     p = task.params
     steps = FAMILIES[p["family"]].plan(p)
     chores = [Step(name, args) for name, args in p.get("chores", [])]
-    at = p.get("chores_at", 0)
+    at = 0 if chores_first else p.get("chores_at", 0)
 
     def shift(j: int | None) -> int | None:
         return j if j is None or j < at else j + len(chores)
@@ -74,10 +75,12 @@ def is_error(status: int, body: Any) -> bool:
 class PlanAgent(Agent):
     """Executes the reference plan of the task's family, shaped by ``habits``."""
 
-    def __init__(self, name: str, habits: frozenset[str] = frozenset(), learns: bool = True) -> None:
+    def __init__(self, name: str, habits: frozenset[str] = frozenset(), learns: bool = True,
+                 work_first: bool = False) -> None:
         self.name = name
         self.initial_habits = frozenset(habits)
         self.learns = learns
+        self.work_first = work_first
 
     def reset(self, *, seed: int, task: Any = None) -> None:
         self.task: TaskSpec = task
@@ -87,13 +90,14 @@ class PlanAgent(Agent):
         self._start()
 
     def _start(self) -> None:
-        self.plan = full_plan(self.task)
+        self.plan = full_plan(self.task, chores_first=self.work_first)
         self.i = 0
         self.memory: dict[str, list[tuple[Any, float, int]]] = {}
         self.chores_done: set[int] = set()
         self.chore_times: list[float] = []
         self.pending: int | None = None  # plan index of the step whose answer comes next
         self.renewals = 0
+        self.renewed: list[str] = []  # the slots renewed, in order
         self.polls = 0
         self.now = 0.0
 
@@ -133,7 +137,7 @@ class PlanAgent(Agent):
 
     def _expiring(self, slot: str) -> int | None:
         """The plan index to resume from when ``slot`` must be renewed first, else None."""
-        if "stale" in self.habits or not self.memory.get(slot) or self.renewals >= MAX_RENEWALS:
+        if self.habits & {"stale", "no_renewal"} or not self.memory.get(slot) or self.renewals >= MAX_RENEWALS:
             return None
         _, at, index = self.memory[slot][-1]
         producer = self.plan[index]
@@ -197,9 +201,11 @@ class PlanAgent(Agent):
             if final and window and "hasty" not in self.habits and self.now < self.start + window:
                 return Action(make_action("wait", seconds=float(self.start + window - self.now)))
             slots = [slot for v in step.args.values() for slot in ref_slots(v)]
-            resume = next((r for r in (self._expiring(slot) for slot in slots) if r is not None), None)
-            if resume is not None:
+            expiring = next(((slot, r) for slot in slots if (r := self._expiring(slot)) is not None), None)
+            resume = expiring[1] if expiring else None
+            if expiring is not None:
                 self.renewals += 1
+                self.renewed.append(expiring[0])
                 self.i = resume
                 continue
             if step.wait_for and "hasty" not in self.habits:
@@ -217,3 +223,10 @@ def oracle() -> PlanAgent:
 
 def naive() -> PlanAgent:
     return PlanAgent("naive", NAIVE_HABITS)
+
+
+def work_first() -> PlanAgent:
+    """Does the task's required work (chores) before anything else, then the plan, and never
+    renews an artifact: it passes a task that claims to test renewal only if the task can be
+    solved without renewing (tests/contracts/test_renewal.py checks none can)."""
+    return PlanAgent("work-first", frozenset({"no_renewal"}), learns=False, work_first=True)

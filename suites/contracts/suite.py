@@ -11,7 +11,7 @@ from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
 from attacks.contracts.agents import corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
-from environments.contracts.agents import naive, oracle
+from environments.contracts.agents import naive, oracle, work_first
 from environments.contracts.env import ContractEnv
 from environments.contracts.report import build_summary
 
@@ -28,7 +28,7 @@ def _corrupt_factory(name: str) -> Any:
     return lambda spec: corrupting(oracle(), name)
 
 
-AGENTS = {"oracle": lambda spec: oracle(), "naive": lambda spec: naive(),
+AGENTS = {"oracle": lambda spec: oracle(), "naive": lambda spec: naive(), "work-first": lambda spec: work_first(),
           **{f"corrupt-{name}": _corrupt_factory(name) for name in CORRUPTIONS}}
 
 
