@@ -117,6 +117,8 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
     for task in tasks:
         if task not in known:
             raise SuiteError(f"suite {suite.name!r} has no task {task!r} (see: agentbed list {suite.name})")
+    if suite.check_tasks is not None:
+        suite.check_tasks(tasks, options)
     if args.model and args.agent:
         raise UsageError("give --agent or --model, not both")
     agents = [f"model:{args.model}"] if args.model else (args.agent.split(",") if args.agent else [suite.default_agent])

@@ -62,6 +62,9 @@ class Suite:
     summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
     demo: Callable[..., dict[str, Any]] | None = None
     hidden_tasks: tuple[str, ...] = ()  # runnable with --task, left out of a default run
+    # called with the run's tasks and options before anything runs: raise UsageError for a task
+    # that cannot run (so `run` exits 2 with that line instead of recording an error episode)
+    check_tasks: Callable[[list[str], dict[str, Any]], None] | None = None
     env_agents: dict[str, EnvAgentFactory] = field(default_factory=dict)  # built with their environment
 
     def agent_names(self) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,8 +17,13 @@ from agentbed.sandbox import Limits, SandboxUnavailable, open_sandbox
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MEMORY_MB = 2048
+TREE_IN_SANDBOX = "/sandbox/work/"  # where sandbox_exec puts the tree (every backend's workdir is /sandbox)
+HELPER_PREFIX = "_cocoder_"  # folders this workload adds to a tree (probes, test dependencies)
 SANDBOX_ATTEMPTS = 3  # an infrastructure failure (a container that vanished) is retried, a test failure never
+SITE_DIR = "_cocoder_site"  # a tree's test dependencies, unpacked wheels (environments.cocoder.userrepo)
+# the tree first on sys.path, its test dependencies after it (the sandbox has no network to install them)
 _RUN_IN_DIR = ("import os, sys; os.chdir(sys.argv[1]); sys.path.insert(0, os.getcwd()); "
+               f"sys.path.insert(1, os.path.join(os.getcwd(), {SITE_DIR!r})); "
                "sys.argv = sys.argv[2:]; import runpy; runpy.run_module(sys.argv[0], run_name='__main__')")
 
 
@@ -100,28 +106,56 @@ def parse_pytest_summary(stdout: str) -> dict[str, int]:
 
 def run_tests(tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
               memory_mb: int = DEFAULT_MEMORY_MB) -> TestReport:
-    """Run the repository's pytest suite on ``tree`` inside the sandbox."""
-    outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=line",
-                                  "--timeout=60", tests], timeout=timeout, memory_mb=memory_mb)
+    """Run the repository's pytest suite on ``tree`` inside the sandbox (``tests``: the test
+    folder, optionally followed by pytest arguments such as ``--ignore=...``)."""
+    # --tb=short, not --tb=line: a collection or import error's traceback is the only place that
+    # names the file and line where it broke (--tb=line prints just the exception); the other
+    # test files still run past a file that fails to collect
+    outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=short",
+                                  "--continue-on-collection-errors", "--timeout=60", *shlex.split(tests)],
+                           timeout=timeout, memory_mb=memory_mb)
     c = parse_pytest_summary(outcome.stdout)
     return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
-                      (outcome.stdout + outcome.stderr)[-1500:], crash_files(outcome.stdout),
+                      (outcome.stdout + outcome.stderr)[-3000:], crash_files(outcome.stdout),
                       crash_lines(outcome.stdout))
 
 
-_CRASH = re.compile(r"^(\S+?\.py):(\d+): ", re.M)
+_SECTION = re.compile(r"^_{3,} (.+?) _{3,}$")
+_FRAME = re.compile(r"^(\S+?\.py):(\d+): in ")  # a --tb=short frame
+_SYNTAX = re.compile(r'^E?\s+File "([^"]+?\.py)", line (\d+)')  # where a SyntaxError points
+
+
+def _in_tree(path: str) -> str | None:
+    """``path`` relative to the tree when it is inside it (the sandbox copies the tree to its
+    workdir's ``work``; pytest names files below its rootdir relative to it)."""
+    if path.startswith(TREE_IN_SANDBOX):
+        path = path[len(TREE_IN_SANDBOX):]
+    elif path.startswith(("/", "<")):
+        return None
+    return None if path.startswith(HELPER_PREFIX) else path
 
 
 def crash_lines(stdout: str) -> tuple[tuple[str, int], ...]:
-    """(file relative to the tree, line) where failing tests crashed, from pytest's ``--tb=line`` lines."""
-    found = set()
-    for path, line in _CRASH.findall(stdout):
-        found.add((path.split("/work/", 1)[1] if "/work/" in path else path, int(line)))
+    """(file relative to the tree, line) where each failing test, test file or import crashed:
+    per section of pytest's ``--tb=short`` report, the last location inside the tree (a library
+    frame below it is not where the tree's code went wrong; a collection error's last frame is
+    the module line that broke the import, a SyntaxError's the line it points at)."""
+    found: set[tuple[str, int]] = set()
+    last: tuple[str, int] | None = None
+    for line in stdout.splitlines() + ["_____ end _____"]:
+        if _SECTION.match(line) or line.startswith("====="):
+            if last:
+                found.add(last)
+            last = None
+            continue
+        match = _FRAME.match(line) or _SYNTAX.match(line)
+        if match and (path := _in_tree(match.group(1))) is not None:
+            last = (path, int(match.group(2)))
     return tuple(sorted(found))
 
 
 def crash_files(stdout: str) -> tuple[str, ...]:
-    """Files (relative to the tree) where failing tests crashed."""
+    """Files (relative to the tree) where failing tests, test files or imports crashed."""
     return tuple(sorted({path for path, _ in crash_lines(stdout)}))
 
 

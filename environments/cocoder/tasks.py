@@ -8,6 +8,7 @@ content hash of the reference.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from environments.cocoder.repos import (
 )
 from environments.cocoder.sandboxed import current_backend, run_tests, sandbox_exec, tree_digest
 from environments.cocoder.synth import SynthSpec, generate_repo
+from environments.cocoder.userrepo import USER_PREFIX, locate, prepare_tree
 
 SYNTH_PREFIX = "synth-"
 GOLDEN_PASSWORDS = (
@@ -112,14 +114,41 @@ def load_task(name: str) -> RepoTask:
     if name not in _LOADED:
         if name.startswith(SYNTH_PREFIX):
             _LOADED[name] = _prepare(name, _synthetic_tree(name), "synthpkg", "tests")
+        elif name.startswith(USER_PREFIX):
+            _LOADED[name] = _user_task(name)
         elif name in REPO_BY_NAME:
             repo = REPO_BY_NAME[name]
             if not is_fetched(repo):
                 raise TaskError(f"task {name!r}: repository not fetched; run {FETCH_COMMAND} {name}")
             _LOADED[name] = _prepare(name, _reference_tree(repo), repo.package, repo.tests)
         else:
-            raise TaskError(f"unknown task {name!r} (tasks: {', '.join(task_ids())}, or synth-N[-sSEED])")
+            raise TaskError(f"unknown task {name!r} (tasks: {', '.join(task_ids())}, synth-N[-sSEED], "
+                            "or repo:PATH for a repository of yours)")
     return _LOADED[name]
+
+
+def _source_stamp(root: Path) -> str:
+    """Cheap fingerprint of a checkout (paths, sizes, mtimes): a changed checkout is copied again."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not {".git", "__pycache__", ".tox"} & set(p.parts)):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _user_task(name: str) -> RepoTask:
+    """``repo:PATH[#package=P&tests=T]``: a repository of the user's (a checkout or an sdist)."""
+    path, _, query = name[len(USER_PREFIX):].partition("#")
+    extra = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
+    repo = locate(Path(path), extra.get("package") or None, extra.get("tests") or None)
+    tree = cache_dir() / "tasks" / ("repo-" + hashlib.sha256(name.encode()).hexdigest()[:12]) / "tree"
+    stamp_file = tree.parent / "source.stamp"
+    stamp = _source_stamp(Path(path)) + "|" + "\n".join(repo.requirements)
+    if not stamp_file.is_file() or stamp_file.read_text(encoding="utf-8") != stamp or not tree.is_dir():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        prepare_tree(repo, tree)
+        stamp_file.write_text(stamp, encoding="utf-8")
+    return _prepare(name, tree, repo.package, repo.tests)
 
 
 def _synthetic_tree(name: str) -> Path:
@@ -165,16 +194,21 @@ def _write_golden_tests(tree: Path, repo: PinnedRepo) -> None:
     (tests / "test_golden.py").write_text(_GOLDEN_TEST, encoding="utf-8")
 
 
+PREPARATION = "2"  # bumped when what a prepared task keeps changes (2: import-time names include test collection)
+
+
 def _prepare(name: str, tree: Path, package: str, tests: str) -> RepoTask:
+    _check_package(name, tree, package)
     meta_path = tree.parent / "task.json"
-    digest = tree_digest(tree) + "|" + current_backend()
+    digest = tree_digest(tree) + "|" + current_backend() + "|" + PREPARATION
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     if meta.get("digest") != digest:
         report = run_tests(tree, tests)
         if report.passed == 0 or report.failed or report.errors:
             raise TaskError(f"task {name!r}: the reference does not pass its own tests in the sandbox "
-                            f"({report.passed} passed, {report.failed} failed, {report.errors} errors)")
-        keep = sorted(import_time_functions(tree, package))
+                            f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
+                            f"pytest says: {pytest_reason(report.tail)}")
+        keep = sorted(import_time_functions(tree, package, tests))
         meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend}
         meta_path.write_text(json.dumps(meta), encoding="utf-8")
     keep_by_file: dict[str, set[int]] = {}
@@ -184,14 +218,40 @@ def _prepare(name: str, tree: Path, package: str, tests: str) -> RepoTask:
     for module, path in discover_modules(tree / package).items():
         rel = str(path.relative_to(tree))
         reference = path.read_text(encoding="utf-8")
-        skeleton, blanked = blank_source(reference, keep_by_file.get(rel, set()))
+        skeleton, blanked = blank_source(reference, keep_by_file.get(rel, set()), filename=rel)
         modules[module] = ModuleTask(module, rel, reference, skeleton, [b.qualname for b in blanked])
+    if not any(mt.blanked for mt in modules.values()):
+        raise TaskError(f"task {name!r}: {package} has no function body to blank (every function is one line, "
+                        "`...`, or runs at import or test collection): nothing for the agents to write")
     graph = build_dependency_graph(tree / package)
     visible = build_dependency_graph(tree / package, include_local=False)
     notes = []
     if nx.number_strongly_connected_components(graph) < graph.number_of_nodes():
         notes.append("import cycles present: each cycle is written by one agent")
     return RepoTask(name, tree, package, tests, meta["reference_tests"], modules, graph, visible, notes)
+
+
+def _check_package(name: str, tree: Path, package: str) -> None:
+    """One-line refusals of what cannot be a task, before anything runs in the sandbox."""
+    folder = tree / package
+    if not folder.is_dir():
+        raise TaskError(f"task {name!r}: {folder} is not a directory")
+    if not (folder / "__init__.py").is_file():
+        raise TaskError(f"task {name!r}: {folder} has no __init__.py (a namespace package is not supported: "
+                        "add an __init__.py)")
+    modules = discover_modules(folder)  # an empty package is a UsageError here
+    build_dependency_graph(folder)  # a syntax error is file:line here
+    if not any(path.read_text(encoding="utf-8").strip() for path in modules.values()):
+        raise TaskError(f"task {name!r}: {folder}'s modules are all empty: nothing for the agents to write")
+
+
+def pytest_reason(output: str, limit: int = 600) -> str:
+    """pytest's own reason, on one line: its summary lines (FAILED/ERROR ...) and closing line, or
+    the last lines of its output when it printed none (e.g. a usage error)."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    picked = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR ", "E "))][-4:] or lines[-3:]
+    closing = [ln for ln in lines[-1:] if ln not in picked]
+    return " | ".join(picked + closing)[:limit] or "no output"
 
 
 def assemble(task: RepoTask, written: dict[str, str], out_dir: Path) -> Path:

@@ -1,5 +1,9 @@
-"""``agentbed cocoder-plan PACKAGE_DIR``: the dependency graph, hubs, groups and simulated schedule
-of any Python package, per strategy (no agent, no tests: the controller's view alone)."""
+"""``agentbed cocoder-plan PATH``: the dependency graph, hubs, groups and simulated schedule per
+strategy (no agent runs). PATH is a repository (a checkout or an sdist, as ``run cocoder --repo``
+takes it) or a task id: the task is prepared as the run prepares it (the reference's tests and
+the blanking, in the sandbox), so the preview is exactly the plan the run uses. A bare package
+folder (with ``__init__.py``) is planned from its source alone: no blanking, so every module
+counts as work."""
 
 from __future__ import annotations
 
@@ -10,16 +14,25 @@ from pathlib import Path
 from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES
 from controllers.cocoder.partition import METHODS, find_hubs
-from controllers.cocoder.schedule import residual_risk
+from controllers.cocoder.plan import Plan
+from controllers.cocoder.schedule import Schedule, residual_risk
 from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, risk_level, simulate_plan
 from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.depgraph import build_dependency_graph, cycles
+from environments.cocoder.tasks import SYNTH_PREFIX, RepoTask, load_task, task_ids
+from environments.cocoder.userrepo import USER_PREFIX
+from suites.cocoder.suite import resolve_task
+from suites.cocoder.team import TeamConfig, plan_team, work_graph
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("cocoder-plan", help="dependency graph, CoCoder partition and simulated schedule "
                                                    "of a Python package")
-    p.add_argument("package_dir", help="the package folder (the one with __init__.py)")
+    p.add_argument("package_dir", metavar="PATH",
+                   help="a repository (checkout or sdist) or task id: the run's plan; or a package folder "
+                        "(with __init__.py): its source alone, without the blanking")
+    p.add_argument("--package", help="with a repository: the package, when it has several")
+    p.add_argument("--tests", help="with a repository: the test folder (and pytest arguments)")
     p.add_argument("--strategy", choices=STRATEGIES, action="append", help="default: every strategy")
     p.add_argument("--agents", type=int, default=3)
     p.add_argument("--method", choices=METHODS, default="louvain")
@@ -38,24 +51,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=handle)
 
 
+def _task(args: argparse.Namespace) -> RepoTask | None:
+    """The task PATH names, prepared as a run prepares it; None for a bare package folder."""
+    path = Path(args.package_dir)
+    if path.is_dir() and (path / "__init__.py").is_file():
+        return None
+    if not path.exists():
+        if args.package_dir in task_ids() or args.package_dir.startswith(SYNTH_PREFIX):
+            return load_task(args.package_dir)
+        raise UsageError(f"PATH: {path} is neither a file, a folder nor a task id ({', '.join(task_ids())})")
+    return load_task(resolve_task(USER_PREFIX, {"repo": str(path), "package": args.package, "tests": args.tests}))
+
+
+def _planned(task: RepoTask, config: TeamConfig, seed: int) -> tuple[Plan, Schedule]:
+    _, plan, schedule = plan_team(task, config, seed)
+    return plan, schedule
+
+
 def handle(args: argparse.Namespace) -> int:
-    package = Path(args.package_dir)
-    if not package.is_dir():
-        raise UsageError(f"package_dir: {package} is not a directory")
     if args.agents < 1:
         raise UsageError(f"--agents: {args.agents} must be at least 1")
-    graph = build_dependency_graph(package)
+    task = _task(args)
+    package = Path(args.package_dir) if task is None else task.tree / task.package
+    graph = build_dependency_graph(package) if task is None else work_graph(task)
     cost = CostModel(latency=args.latency)
     hubs = find_hubs(graph)
-    report = {"package": str(package), "modules": graph.number_of_nodes(), "edges": graph.number_of_edges(),
+    blanked = None if task is None else sum(len(mt.blanked) for mt in task.modules.values())
+    report = {"package": str(package), "task": task.name if task else None, "blanked_functions": blanked,
+              "modules": graph.number_of_nodes(), "edges": graph.number_of_edges(),
               "cycles": cycles(graph), "in_hubs": list(hubs.in_hubs), "out_hubs": list(hubs.out_hubs),
               "strategies": {}}
     split: set[str] = set()  # modules the cocoder plan wrote as pieces
     for strategy in args.strategy or STRATEGIES:
-        plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed,
-                         granularity=args.granularity, cost=cost, context=args.context, risk=args.risk)
+        if task is None:
+            plan = make_plan(graph, strategy, args.agents, method=args.method, seed=args.seed,
+                             granularity=args.granularity, cost=cost, context=args.context, risk=args.risk)
+            sched = simulate_plan(graph, plan, cost)
+        else:  # exactly what run_team plans: the work graph of blanked modules, the skeleton's sizes
+            plan, sched = _planned(task, TeamConfig(strategy=strategy, agents=args.agents, method=args.method,
+                                                    cost=cost, granularity=args.granularity, context=args.context,
+                                                    risk=args.risk), args.seed)
         split |= {p.module for p in plan.pieces.values()}
-        sched = simulate_plan(graph, plan, cost)
         context = sum(t.context_tokens for t in sched.turns)
         report["strategies"][strategy] = {
             "groups": plan.groups if strategy == "cocoder" else len(plan.groups), "plan": plan.variant or strategy,
@@ -69,6 +105,12 @@ def handle(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=1))
         return 0
     print(f"{package}: {report['modules']} modules, {report['edges']} import edges")
+    if task is None:
+        print("  (the package's source alone: no blanking, every module is work; give the repository or task "
+              "to preview the run's plan)")
+    else:
+        print(f"  task {task.name}: {blanked} function bodies blanked in {report['modules']} modules with work; "
+              f"{task.reference_tests} reference tests pass in the sandbox (the run's plan)")
     for cycle in report["cycles"]:
         how = "split into pieces" if set(cycle) <= split else "written by one agent"
         print(f"  import cycle of {len(cycle)} modules ({how}): {', '.join(cycle)}")

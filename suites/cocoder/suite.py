@@ -14,7 +14,8 @@ from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, risk_level
 from environments.cocoder.agents import SimulatedCoder
 from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.env import CoCoderEnv
-from environments.cocoder.tasks import task_ids
+from environments.cocoder.tasks import load_task, task_ids
+from environments.cocoder.userrepo import USER_PREFIX, repo_task_id
 from suites.cocoder.team import TeamConfig, run_team
 
 
@@ -30,9 +31,27 @@ def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
     """The engine's unit for this suite: one team run, its manifest as the record's log."""
     config = config_from_options(spec.options, spec.agent)
     out = Path(run_dir) / "episodes"
-    record = run_team(spec.task, config, spec.seed, out, suite=spec.suite, episode_id=spec.episode_id).record
+    record = run_team(resolve_task(spec.task, spec.options), config, spec.seed, out, suite=spec.suite,
+                      episode_id=spec.episode_id).record
+    record.task = spec.task
     record.log = str(Path(record.log).relative_to(run_dir)) if Path(record.log).is_relative_to(run_dir) else record.log
     return record
+
+
+def suite_tasks(options: dict[str, Any]) -> list[str]:
+    """The fetched repositories, or (``--repo PATH``) the user's repository alone, named
+    ``repo:NAME`` (the options carry where it is)."""
+    if not options.get("repo"):
+        return task_ids()
+    return [USER_PREFIX + Path(options["repo"]).name]
+
+
+def resolve_task(task: str, options: dict[str, Any]) -> str:
+    """The task id ``load_task`` takes: ``repo:PATH[#package=..&tests=..]`` for ``--repo``."""
+    if not (task.startswith(USER_PREFIX) and options.get("repo")):
+        return task
+    extra = "&".join(f"{k}={options[k]}" for k in ("package", "tests") if options.get(k))
+    return repo_task_id(options["repo"]) + (f"#{extra}" if extra else "")
 
 
 def _demo(out_dir: Path) -> dict[str, Any]:
@@ -44,7 +63,7 @@ def _demo(out_dir: Path) -> dict[str, Any]:
 SUITE = Suite(
     name="cocoder",
     description="Multi-agent coding on real repositories: CoCoder's partition vs sequential, file-parallel, per-file.",
-    tasks=lambda options: task_ids(),
+    tasks=suite_tasks,
     make_env=lambda task, options: CoCoderEnv(),  # unused: run_unit runs whole teams
     agents={"simulated": lambda spec: SimulatedCoder()},
     default_agent="simulated",
@@ -67,6 +86,11 @@ SUITE = Suite(
                                      "makespan (any), or keep only plans whose residual risk is at most a "
                                      "probability (e.g. 0.05)",
                        type=risk_level),
+        "repo": Option("", "a repository of yours to rebuild (a checkout or an sdist of a pure-Python package "
+                           "tested with pytest): its test dependencies are read from its metadata and fetched "
+                           "as wheels on this host"),
+        "package": Option("", "with --repo: the package to blank, when the repository has several"),
+        "tests": Option("", "with --repo: the test folder (default: tests/, test/ or PACKAGE/tests)"),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),
@@ -76,4 +100,5 @@ SUITE = Suite(
     budget=Budget(max_steps=400),
     run_unit=run_team_unit,
     demo=_demo,
+    check_tasks=lambda tasks, options: [load_task(resolve_task(t, options)) for t in tasks],  # a bad repository is one line, exit 2
 )

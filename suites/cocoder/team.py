@@ -201,6 +201,14 @@ class _RunContext:
     agent_factory: Callable[[int], Agent] | None
 
 
+def file_stem(team_id: str, limit: int = 150) -> str:
+    """A file name for a team's logs: the id itself, or (an id past a file system's 255 bytes,
+    e.g. a repository path in the options) its start and a hash of the whole."""
+    if len(team_id.encode()) <= limit:
+        return team_id
+    return team_id[:100] + "-" + hashlib.sha256(team_id.encode()).hexdigest()[:16]
+
+
 def _run_agent(ctx: _RunContext, worker: int, turns: list[dict[str, Any]], round_: int,
                gate: TurnGate | None = None) -> _Episode:
     """One agent's episode through the runner into its own log (under ``gate`` in the write phase)."""
@@ -212,8 +220,8 @@ def _run_agent(ctx: _RunContext, worker: int, turns: list[dict[str, Any]], round
     salt = worker + 1000 * round_  # a repair draws fresh randomness
     agent = ctx.agent_factory(worker) if ctx.agent_factory else _make_coder(config, ctx.seed, salt)
     spec = EpisodeSpec(ctx.suite, ctx.task, config.coder, ctx.seed, {**ctx.options, "worker": worker, "round": round_})
-    log_path = ctx.out_dir / (f"{ctx.team_id}.w{worker}.jsonl" if round_ == 0 else
-                              f"{ctx.team_id}.w{worker}.repair{round_}.jsonl")
+    stem = file_stem(ctx.team_id)
+    log_path = ctx.out_dir / (f"{stem}.w{worker}.jsonl" if round_ == 0 else f"{stem}.w{worker}.repair{round_}.jsonl")
     record = run_episode(env, agent, spec, budget=Budget(max_steps=2 * len(turns) + 4),
                          writer=TrajectoryWriter(log_path))
     state = env.state or {"written": {}, "durations": {}, "context": {}, "out": {}}
@@ -314,7 +322,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
                 "turn_order": turn_order,
                 "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}
-    manifest_path = out_dir / f"{ctx.team_id}.team.json"
+    manifest_path = out_dir / f"{file_stem(ctx.team_id)}.team.json"
     text = json.dumps(manifest, indent=1, sort_keys=True, default=str)
     manifest_path.write_text(text, encoding="utf-8")
     statuses = ledger.statuses

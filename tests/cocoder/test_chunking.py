@@ -183,13 +183,6 @@ def test_failures_in_one_piece_are_repaired_by_its_own_agent(sandbox, tmp_path):
             assert any(f in mine or f.rsplit(".", 1)[0] in mine for f in result.manifest["failed"])
 
 
-def test_crash_lines_come_from_pytest_line_tracebacks():
-    from environments.cocoder.sandboxed import crash_files, crash_lines
-
-    out = "/tmp/x/work/pkg/mod.py:12: NotImplementedError\nE   tests/test_a.py:3: AssertionError\n"
-    assert crash_lines(out) == (("pkg/mod.py", 12),) and crash_files(out) == ("pkg/mod.py",)
-
-
 def test_a_piece_is_shown_its_siblings_definitions_as_outlines():
     from environments.cocoder.defs import outline_definitions
 

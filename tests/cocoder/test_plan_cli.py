@@ -34,7 +34,7 @@ def test_bad_packages_exit_2_with_one_line(tmp_path, capsys):
     bad = write_package(tmp_path, {"bad/__init__.py": "def f(:\n"})
     empty = tmp_path / "empty"
     empty.mkdir()
-    for target, words in [(bad, "syntax error"), (empty, "no Python modules"), (tmp_path / "missing", "not a directory")]:
+    for target, words in [(bad, "syntax error"), (empty, "no Python package"), (tmp_path / "missing", "neither a file")]:
         assert main(["cocoder-plan", str(target)]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,75 @@
+"""A user's own repository as a task (``run cocoder --repo PATH``), and the refusals of bad ones."""
+
+import pytest
+from package_files import write_package
+from test_collection_repairs import LAZY_PACKAGE
+
+from agentbed.cli import main
+from agentbed.errors import UsageError
+from environments.cocoder.costmodel import FailureModel
+from environments.cocoder.tasks import load_task
+from environments.cocoder.userrepo import repo_task_id, sandbox_requirements
+from suites.cocoder.team import TeamConfig, run_team
+
+PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
+GOOD_TEST = "from pkg.m import f\n\n\ndef test_f():\n    assert f(2) == 4\n"
+GOOD_MODULE = "def f(x):\n    y = x * 2\n    return y\n"
+
+
+def _refusal(tmp_path, files, capsys) -> str:
+    write_package(tmp_path / "repo", files)
+    with pytest.raises(UsageError) as info:
+        load_task(repo_task_id(tmp_path / "repo"))
+    message = str(info.value)
+    assert "\n" not in message
+    assert main(["run", "cocoder", "--repo", str(tmp_path / "repo"), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    return message
+
+
+def test_a_syntax_error_is_one_line_naming_file_and_line(sandbox, tmp_path, capsys):
+    message = _refusal(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "def f(x):\n    return (x\n\ndef g(:\n",
+                                  "tests/test_m.py": GOOD_TEST}, capsys)
+    assert "m.py:4: syntax error" in message
+
+
+def test_an_empty_package_and_one_with_nothing_to_blank_are_refused(sandbox, tmp_path, capsys):
+    assert "all empty" in _refusal(tmp_path / "a", {"pkg/__init__.py": "", "tests/test_m.py": GOOD_TEST}, capsys)
+    one_liners = {"pkg/__init__.py": "", "pkg/m.py": "def f(x): return x * 2\n",
+                  "tests/test_m.py": GOOD_TEST}
+    assert "no function body to blank" in _refusal(tmp_path / "b", one_liners, capsys)
+
+
+def test_a_package_without_init_is_named(tmp_path, capsys):
+    message = _refusal(tmp_path, {"pkg/m.py": GOOD_MODULE, "tests/test_m.py": GOOD_TEST}, capsys)
+    assert "pkg/ has Python files but no __init__.py" in message
+
+
+def test_a_failing_reference_shows_pytest_own_reason(sandbox, tmp_path, capsys):
+    message = _refusal(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE,
+                                  "tests/test_m.py": "import not_installed_anywhere\n" + GOOD_TEST}, capsys)
+    assert "ModuleNotFoundError: No module named 'not_installed_anywhere'" in message
+
+
+def test_test_requirements_come_from_the_metadata(tmp_path):
+    write_package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["six>=1.0", "tomli; python_version < \'3.11\'"]\n'
+                          '[project.optional-dependencies]\ntest = ["pytest", "pytest-cov", "mock"]\n'
+                          'docs = ["sphinx"]\n',
+        "requirements-test.txt": "# test tools\n-r requirements.txt\nattrs==23.1.0  # pinned\n-e .\n",
+        "requirements.txt": "webencodings\n",
+    })
+    assert sandbox_requirements(tmp_path, "pkg") == ("attrs==23.1.0", "mock", "six>=1.0", "webencodings")
+
+
+def test_a_lazy_package_runs_from_its_checkout_with_its_getattr_kept(sandbox, tmp_path):
+    write_package(tmp_path / "repo", LAZY_PACKAGE)
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    assert "__getattr__" in task.modules["lazy"].skeleton and "raise NotImplementedError" not in \
+        task.modules["lazy"].skeleton
+    assert task.modules["lazy.things"].blanked == ["Thing.double"]  # cases() runs at collection: kept
+    assert task.reference_tests == 2
+    m = run_team(task.name, TeamConfig(strategy="cocoder", failure=PERFECT), 0, tmp_path / "out").record.metrics
+    assert m["pass_rate"] == 1.0
