@@ -22,7 +22,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; given the ``verb`` about to run, a built-in one skips importing the
+    workloads' verbs (each imports its workload: seconds of start-up for ``agentbed run``)."""
     from agentbed import cli_demo, cli_logs, cli_run
 
     parser = _Parser(prog="agentbed", description="A testbed for the safety and oversight of tool-using agents.")
@@ -30,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_run.register(sub)
     cli_demo.register(sub)
     cli_logs.register(sub)
+    if verb in sub.choices:
+        return parser
     for ep in sorted(entry_points(group="agentbed.commands"), key=lambda e: e.name):
         try:
             ep.load()(sub)
@@ -49,7 +53,7 @@ def _unavailable(name: str, exc: Exception):  # noqa: ANN202
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
         args, extra = parser.parse_known_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

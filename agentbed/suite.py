@@ -138,7 +138,24 @@ def broken_suites() -> dict[str, str]:
     return dict(_BROKEN)
 
 
+_ONE: dict[str, Suite] = {}
+
+
 def get_suite(name: str) -> Suite:
+    """The suite ``name``, importing only its own entry point when it is installed under that name
+    (a run of one workload need not import all the others: seconds of start-up)."""
+    if _SUITES is None and name not in _ONE and name not in _BROKEN:
+        for ep in entry_points(group="agentbed.suites", name=name):
+            try:
+                suite = ep.load()
+            except Exception as exc:  # noqa: BLE001 - reported as load_suites would
+                _BROKEN[ep.name] = f"{type(exc).__name__}: {exc}"
+                break
+            if suite.name == name:
+                _ONE[name] = suite
+            break
+    if name in _ONE:
+        return _ONE[name]
     suites = load_suites()
     if name not in suites:
         why = f" ({_BROKEN[name]})" if name in _BROKEN else ""
