@@ -33,6 +33,15 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _call_of(action: Action) -> dict[str, Any] | None:
+    """The tool call an action carries, or None when it is not one (the wrapper passes it on)."""
+    try:
+        call = json.loads(action.text)
+    except (TypeError, ValueError):
+        return None
+    return call if isinstance(call, dict) else None
+
+
 class CorruptingAgent(Agent):
     """Runs ``inner`` and corrupts the artifacts it sends with ``corruption``."""
 
@@ -46,6 +55,7 @@ class CorruptingAgent(Agent):
         self.seen: set[str] = set()
         self.display: dict[str, str] = {}
         self.applied = 0
+        self.active = getattr(task, "params", {}).get("family") not in self.corruption.not_for
 
     def _watch(self, observation: str) -> None:
         try:
@@ -77,13 +87,12 @@ class CorruptingAgent(Agent):
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         self._watch(observation)
         action = self.inner.act(observation, tools)
-        try:
-            call = json.loads(action.text)
-        except (TypeError, ValueError):
+        call = _call_of(action)
+        if call is None:
             return action
         args = call.get("arguments", {})
         candidates = [k for k, v in args.items() if isinstance(v, str) and (v in self.seen or self._assembled(v))]
-        if not candidates:
+        if not candidates or not self.active:
             return action
         target = max(candidates, key=lambda k: len(args[k]))
         corrupted = self.corruption.apply(args[target], self.display.get(args[target]))
@@ -96,3 +105,42 @@ class CorruptingAgent(Agent):
 
 def corrupting(inner: Agent, name: str) -> CorruptingAgent:
     return CorruptingAgent(inner, CORRUPTIONS[name])
+
+
+class ParameterDriftAgent(Agent):
+    """Runs ``inner`` and re-derives the request on a repeat call: the second and later calls of
+    a tool that send an artifact change an integer argument (+1: an amount re-totalled, a page
+    size raised), as a pipeline that recomputes a retry's parameters does. The artifact's issuer
+    bound it to the first request's parameters (Stripe idempotency keys, AIP-158 page tokens)."""
+
+    name = "param-drift"
+
+    def __init__(self, inner: Agent) -> None:
+        self.inner = inner
+
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        self.inner.reset(seed=seed, task=task)
+        self.seen: set[str] = set()
+        self.calls: dict[str, int] = {}
+        self.applied = 0
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        try:
+            self.seen.update(s for s in _strings(json.loads(observation).get("body")) if len(s) >= MIN_ARTIFACT_CHARS)
+        except (ValueError, AttributeError):
+            pass
+        action = self.inner.act(observation, tools)
+        call = _call_of(action)
+        if call is None:
+            return action
+        args = call.get("arguments", {})
+        carries = any(isinstance(v, str) and v in self.seen for v in args.values())
+        integers = [k for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)]
+        if not carries:
+            return action
+        self.calls[call["tool"]] = self.calls.get(call["tool"], 0) + 1
+        if self.calls[call["tool"]] < 2 or not integers:
+            return action
+        self.applied += 1
+        drifted = {**args, integers[0]: args[integers[0]] + 1}
+        return Action(make_action(call["tool"], **drifted), usage=action.usage, meta={"drifted": integers[0]})

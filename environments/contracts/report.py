@@ -61,7 +61,7 @@ def build_summary(records: list[dict[str, Any]], command: str, *,
                   ) -> dict[str, Any]:
     groups = by_agent(records)
     seeds = sorted({r["seed"] for r in records})
-    heads, agent_rows, axis_rows, label_rows = [], [], [], []
+    heads, agent_rows, axis_rows, label_rows, catch_all_rows = [], [], [], [], []
     task_table: dict[str, dict[str, str]] = defaultdict(dict)
     for agent, recs in groups.items():
         passes = rate(recs, "pass")
@@ -78,6 +78,10 @@ def build_summary(records: list[dict[str, Any]], command: str, *,
         for label, n in counts.most_common():
             axis = LABELS[label].axis if label in LABELS else "error"
             label_rows.append([agent, label, axis, n, f"{n / len(recs):.3f}"])
+        integrity = [c for c in counts.elements() if c in LABELS and LABELS[c].axis == "integrity"]
+        wrong = integrity.count("WRONG_VALUE")
+        catch_all_rows.append([agent, len(integrity), len(integrity) - wrong, wrong,
+                               f"{wrong / len(integrity):.3f}" if integrity else "-"])
         for task, outcomes in per_task.items():
             task_table[task][agent] = f"{sum(outcomes)}/{len(outcomes)}"
     agents = list(groups)
@@ -90,6 +94,11 @@ def build_summary(records: list[dict[str, Any]], command: str, *,
               note="byte-strict: SHA-256 of the sent artifact equals an issued one; issuer: the real verifier "
                    "accepted it; recovered: goal reached after a failed use."),
         table("Headline label per episode", ["agent", "label", "axis", "episodes", "share"], label_rows),
+        table("Integrity failures: specific label vs the WRONG_VALUE catch-all",
+              ["agent", "integrity failures", "specific label", "WRONG_VALUE", "WRONG_VALUE share"], catch_all_rows,
+              note="WRONG_VALUE is the last resort: the sent value has no structural relation to any issued "
+                   "version (no truncation, extension, parameter, encoding, inserted-character, substitution or "
+                   "edit relation)."),
         table("Per task: passed / episodes", ["task", *agents], task_rows),
     ]
     for agent, (on, off, tasks) in feedback_pairs(records).items():

@@ -9,7 +9,7 @@ from typing import Any
 import environments.contracts  # noqa: F401 - registers agentbed/contracts-v0
 from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
-from attacks.contracts.agents import corrupting
+from attacks.contracts.agents import ParameterDriftAgent, corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
 from environments.contracts.agents import naive, oracle, work_first
 from environments.contracts.env import ContractEnv
@@ -29,6 +29,7 @@ def _corrupt_factory(name: str) -> Any:
 
 
 AGENTS = {"oracle": lambda spec: oracle(), "naive": lambda spec: naive(), "work-first": lambda spec: work_first(),
+          "param-drift": lambda spec: ParameterDriftAgent(oracle()),
           **{f"corrupt-{name}": _corrupt_factory(name) for name in CORRUPTIONS}}
 
 
