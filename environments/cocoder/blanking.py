@@ -124,7 +124,9 @@ def blank_source(source: str, keep_lines: set[int] = frozenset(), only: set[str]
         first_lines = {fn.lineno} | {d.lineno for d in fn.decorator_list}
         if not body or first_lines & keep_lines or (only is not None and qualname not in only):
             continue
-        start, end = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+        # a decorated statement starts at its first decorator
+        start = min([body[0].lineno] + [d.lineno for d in getattr(body[0], "decorator_list", [])])
+        end = body[-1].end_lineno or body[-1].lineno
         if start == end or start == fn.lineno:
             continue  # ``...`` and one-line bodies stay
         if len(body) == 1 and isinstance(body[0], ast.Raise):
@@ -134,4 +136,9 @@ def blank_source(source: str, keep_lines: set[int] = frozenset(), only: set[str]
         blanked.append(BlankedFunction(qualname, fn.lineno))
     for start, end, text in sorted(edits, reverse=True):
         lines[start - 1:end] = [text]
-    return "".join(lines), sorted(blanked, key=lambda b: b.lineno)
+    skeleton = "".join(lines)
+    try:
+        parse(skeleton, filename)
+    except SyntaxError as exc:  # our bug, named for a report rather than a traceback
+        raise UsageError(f"{filename}:{exc.lineno}: blanking made code that does not parse ({exc.msg})") from exc
+    return skeleton, sorted(blanked, key=lambda b: b.lineno)

@@ -127,8 +127,9 @@ def source_view(reference: str, own: Sequence[str], omit: Collection[str] | None
     index = index_definitions(tree)
     if omit is not None:
         drop = sorted(((_start(index[q]), index[q].end_lineno) for q in omit if q in index), reverse=True)
-        emptied = [n for n in index.values() if isinstance(n, ast.ClassDef)
-                   and all(isinstance(s, _DEF) and _qual(index, s) in omit for s in n.body)]
+        # by name, not identity: of ``typing.overload`` variants only the last is in the index
+        emptied = [n for q, n in index.items() if isinstance(n, ast.ClassDef)
+                   and all(isinstance(s, _DEF) and f"{q}.{s.name}" in omit for s in n.body)]
         out = list(lines)
         fill = {n.end_lineno: " " * n.body[0].col_offset + "...\n" for n in emptied}
         for start, end in drop:
@@ -173,9 +174,9 @@ def outline_definitions(skeleton: str, quals: Collection[str], drop: Collection[
     signatures, ``...`` for bodies; no docstrings) and each of ``drop`` left out."""
     index = index_definitions(parse(skeleton))
     lines = skeleton.splitlines(keepends=True)
-    emptied = {n.end_lineno: " " * n.body[0].col_offset + "...\n" for n in index.values()
+    emptied = {n.end_lineno: " " * n.body[0].col_offset + "...\n" for q, n in index.items()
                if isinstance(n, ast.ClassDef) and n.body[0].lineno > n.lineno
-               and all(isinstance(b, _DEF) and _qual(index, b) in drop for b in n.body)}
+               and all(isinstance(b, _DEF) and f"{q}.{b.name}" in drop for b in n.body)}
     spans = [(_start(index[q]), index[q].end_lineno, _outline(index[q], lines)) for q in quals if q in index]
     spans += [(_start(index[q]), index[q].end_lineno, []) for q in drop if q in index]
     for start, end, text in sorted(spans, key=lambda s: s[0], reverse=True):
@@ -221,10 +222,6 @@ def piece_outline(skeleton: str, reference: str, own: Collection[str], siblings:
     for qual in children.get("", ()):
         decide(qual)
     return outline_definitions(skeleton, outlined, dropped)
-
-
-def _qual(index: dict[str, ast.AST], node: ast.AST) -> str:
-    return next(q for q, n in index.items() if n is node)
 
 
 def merge_definitions(skeleton: str, written: Iterable[tuple[Sequence[str], str]]) -> str:

@@ -3,6 +3,8 @@
 They are fetched at set-up by ``scripts/fetch-repos`` (``pip download --no-deps --no-binary
 :all:``), checked against the sha256 pinned here, and unpacked with their licenses into
 ``.cache/cocoder/repos/`` (git-ignored): no third-party code is committed to this repository.
+The wheels their tests need (runtime and test dependencies) are pinned and checked the same way,
+into ``.cache/cocoder/wheels/pinned/``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class PinnedRepo:
     tests: str  # test directory, relative to the unpacked sdist
     license: str  # license file(s) kept beside the code
     test_license: str  # what the tests are (their own, or golden tests generated here)
+    wheels: tuple[tuple[str, str], ...] = ()  # (name==version, sha256): the tests' dependencies, pinned
 
     @property
     def sdist_name(self) -> str:
@@ -53,6 +56,25 @@ REPOS: tuple[PinnedRepo, ...] = (
     PinnedRepo("zxcvbn", "zxcvbn", "4.5.0", "70392c0fff39459d7f55d0211151401e79e76fcc6e2c22b61add62900359c7c1",
                "zxcvbn", "tests", "LICENSE.txt", "golden"),
 )
+# Three with runtime dependencies, chosen for what they exercise (docs/cocoder.md, "Your own
+# repository"): transitions (six; its tests also need mock, dill, pycodestyle), pydash (a src
+# layout; typing-extensions; its mypy typing tests are left out: they need mypy per test), bleach
+# (webencodings; a vendored html5lib inside the package, blanked like the rest).
+REPOS += (
+    PinnedRepo("transitions", "transitions", "0.9.3",
+               "881fb75bb1654ed55d86060bb067f2c716f8e155f57bb73fd444e53713aafec8", "transitions", "tests",
+               "LICENSE", "own",
+               (("six==1.17.0", "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"),
+                ("mock==5.2.0", "7ba87f72ca0e915175596069dbbcc7c75af7b5e9b9bc107ad6349ede0819982f"),
+                ("dill==0.4.1", "1e1ce33e978ae97fcfcff5638477032b801c46c7c65cf717f95fbc2248f79a9d"),
+                ("pycodestyle==2.15.0", "12fd2f73c7b8ee8845a0431111df8faf4c1a07d6e64e2ee7f0c74014dab14181"))),
+    PinnedRepo("pydash", "pydash", "8.1.0", "30914c3e9d377ea2cd0d3c0a4f252889b08392f730a5eb4d117e5b598cdf1d52",
+               "pydash", "tests --ignore=tests/pytest_mypy_testing", "LICENSE.rst", "own",
+               (("typing-extensions==4.16.0", "481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8"),)),
+    PinnedRepo("bleach", "bleach", "6.4.0", "4202482733d85cedd04e59fcb2f89f4e4c7c385a78d3c3c23c30446843a37452",
+               "bleach", "tests", "LICENSE", "own",
+               (("webencodings==0.6.1", "7fab6269c8bf237c657876b52058ccb182e861518d1c695c1a9aaa8c1c105d5b"),)),
+)
 REPO_BY_NAME = {r.name: r for r in REPOS}
 
 
@@ -65,8 +87,40 @@ def repo_dir(repo: PinnedRepo) -> Path:
     return cache_dir() / "repos" / repo.folder
 
 
+def package_base(repo: PinnedRepo) -> Path:
+    """The folder holding the package: the unpacked sdist, or its ``src/``."""
+    root = repo_dir(repo)
+    return root / "src" if (root / "src" / repo.package).is_dir() else root
+
+
 def is_fetched(repo: PinnedRepo) -> bool:
-    return (repo_dir(repo) / repo.package / "__init__.py").is_file() and (repo_dir(repo) / ".verified").is_file()
+    return (package_base(repo) / repo.package / "__init__.py").is_file() and (repo_dir(repo) / ".verified").is_file()
+
+
+def pinned_wheels(repo: PinnedRepo) -> list[Path]:
+    """The repository's pinned test-dependency wheels, as fetched."""
+    return [_wheel_path(requirement) for requirement, _ in repo.wheels]
+
+
+def _wheel_path(requirement: str) -> Path:
+    name, version = requirement.split("==")
+    found = sorted((cache_dir() / "wheels" / "pinned").glob(f"{name.replace('-', '_')}-{version}-*.whl"))
+    return found[0] if found else cache_dir() / "wheels" / "pinned" / f"{requirement}.missing"
+
+
+def fetch_wheel(requirement: str, sha256: str, *, python: str = sys.executable) -> Path:
+    """Download one pinned wheel (no dependencies: every one is pinned) and check its sha256."""
+    path = _wheel_path(requirement)
+    if not path.is_file() or sha256_of(path) != sha256:
+        cmd = [python, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", requirement,
+               "-d", str(path.parent)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        path = _wheel_path(requirement)
+        if result.returncode != 0 or not path.is_file():
+            raise FetchError(f"{requirement}: pip download failed: {result.stderr.strip()[-300:]}")
+    if (actual := sha256_of(path)) != sha256:
+        raise FetchError(f"{path}: sha256 {actual} does not match the pinned {sha256}")
+    return path
 
 
 def fetched_repos() -> list[PinnedRepo]:
@@ -107,5 +161,7 @@ def fetch(repo: PinnedRepo, *, python: str = sys.executable) -> Path:
         tar.extractall(target.parent, filter="data")
     if not (target / repo.license).is_file():
         raise FetchError(f"{target}: license file {repo.license} missing from the sdist")
+    for requirement, digest in repo.wheels:
+        fetch_wheel(requirement, digest, python=python)
     (target / ".verified").write_text(repo.sha256 + "\n", encoding="utf-8")
     return target

@@ -25,11 +25,13 @@ from environments.cocoder.repos import (
     PinnedRepo,
     cache_dir,
     is_fetched,
+    package_base,
+    pinned_wheels,
     repo_dir,
 )
 from environments.cocoder.sandboxed import current_backend, run_tests, sandbox_exec, tree_digest
 from environments.cocoder.synth import SynthSpec, generate_repo
-from environments.cocoder.userrepo import USER_PREFIX, locate, prepare_tree
+from environments.cocoder.userrepo import USER_PREFIX, UserRepo, locate, prepare_tree
 
 SYNTH_PREFIX = "synth-"
 GOLDEN_PASSWORDS = (
@@ -169,13 +171,13 @@ def _synthetic_tree(name: str) -> Path:
 
 def _reference_tree(repo: PinnedRepo) -> Path:
     tree = cache_dir() / "tasks" / repo.name / "tree"
-    golden_missing = repo.test_license == "golden" and not (tree / repo.tests / "golden.json").is_file()
-    if not (tree / repo.package).is_dir() or golden_missing:  # absent, or a preparation that stopped halfway
-        if tree.exists():
-            shutil.rmtree(tree)
-        shutil.copytree(repo_dir(repo), tree)
+    done = tree.parent / "tree.done"  # absent: never prepared, or a preparation that stopped halfway
+    if not done.is_file() or not (tree / repo.package).is_dir():
+        prepare_tree(UserRepo(repo_dir(repo), repo.package, package_base(repo), repo.tests, ()), tree,
+                     wheels=pinned_wheels(repo))
         if repo.test_license == "golden":
             _write_golden_tests(tree, repo)
+        done.write_text("", encoding="utf-8")
     return tree
 
 

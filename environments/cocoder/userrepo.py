@@ -263,9 +263,9 @@ def install_wheels(wheels: list[Path], tree: Path) -> list[str]:
     return installed
 
 
-def prepare_tree(repo: UserRepo, tree: Path) -> None:
+def prepare_tree(repo: UserRepo, tree: Path, wheels: list[Path] | None = None) -> None:
     """Copy the repository into ``tree`` with the package at the top (a src layout moved up)
-    and its test dependencies unpacked beside it."""
+    and its test dependencies (``wheels``, or fetched for its requirements) unpacked beside it."""
     if tree.exists():
         shutil.rmtree(tree)
     shutil.copytree(repo.root, tree, ignore=_SKIP_COPY)
@@ -275,4 +275,4 @@ def prepare_tree(repo: UserRepo, tree: Path) -> None:
         folder = shlex.split(repo.tests)[0]
         if (repo.package_dir / folder).is_dir() and not (tree / folder).exists():
             shutil.copytree(repo.package_dir / folder, tree / folder, ignore=_SKIP_COPY)
-    install_wheels(fetch_wheels(repo.requirements), tree)
+    install_wheels(fetch_wheels(repo.requirements) if wheels is None else wheels, tree)

@@ -6,6 +6,7 @@ from test_collection_repairs import LAZY_PACKAGE
 
 from agentbed.cli import main
 from agentbed.errors import UsageError
+from environments.cocoder.blanking import blank_source
 from environments.cocoder.costmodel import FailureModel
 from environments.cocoder.tasks import load_task
 from environments.cocoder.userrepo import repo_task_id, sandbox_requirements
@@ -73,3 +74,11 @@ def test_a_lazy_package_runs_from_its_checkout_with_its_getattr_kept(sandbox, tm
     assert task.reference_tests == 2
     m = run_team(task.name, TeamConfig(strategy="cocoder", failure=PERFECT), 0, tmp_path / "out").record.metrics
     assert m["pass_rate"] == 1.0
+
+
+def test_a_body_that_starts_with_a_decorated_function_is_blanked_whole():
+    source = ("import functools\n\n\ndef deprecated(func):\n    \"\"\"Doc.\"\"\"\n\n    @functools.wraps(func)\n"
+              "    def wrapper(*args):\n        return func(*args)\n\n    return wrapper\n")
+    skeleton, blanked = blank_source(source, filename="pkg/helpers.py")
+    assert [b.qualname for b in blanked] == ["deprecated"]
+    assert "@functools.wraps" not in skeleton and skeleton.endswith('    """Doc."""\n\n    raise NotImplementedError\n')
