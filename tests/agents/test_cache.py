@@ -98,3 +98,25 @@ def test_durations_parse_and_bad_ones_name_the_flag():
     assert parse_duration("never") == float("inf")
     with pytest.raises(UsageError, match="--cache-expiry 'soon'"):
         parse_duration("soon")
+
+
+def test_the_cache_serves_any_langchain_provider_not_only_openai(tmp_path):
+    """A provider without the HTTP capture (any other LangChain chat model): the second agent's model
+    has no replies left, so only the cache can answer it."""
+    from chat_fakes import ToolCallingFakeModel
+    from langchain_core.messages import AIMessage
+
+    def play(model: ToolCallingFakeModel, log: Path) -> list[dict]:
+        agent = ChatAgent(model, seed=0, model_id="fake:tool-caller")
+        agent.cache = ModelCallCache(tmp_path / "cache")
+        record = run_episode(VaultEnv("open-fast"), agent, EpisodeSpec("vault", "open-fast", "model:fake", 0),
+                             budget=Budget(max_steps=3), writer=TrajectoryWriter(log))
+        assert record.status in {"ok", "budget"}, record.error
+        return read_log(log)
+
+    call = {"name": "get_token", "args": {}, "id": "c1", "type": "tool_call"}
+    replies = [AIMessage(content="", tool_calls=[call], usage_metadata={"input_tokens": 5, "output_tokens": 2,
+                                                                       "total_tokens": 7})] * 3
+    live = play(ToolCallingFakeModel(responses=replies), tmp_path / "a.jsonl")
+    cached = play(ToolCallingFakeModel(responses=[]), tmp_path / "b.jsonl")
+    assert cache_marks(cached) == ["hit"] * 3 and without_marks(cached) == without_marks(live)

@@ -153,3 +153,22 @@ def test_sigkill_mid_flight_then_resume_loses_and_duplicates_nothing(model_serve
     for log in sorted((out / "episodes").glob("*.jsonl")):
         assert verify_log(log, digests[f"episodes/{log.name}"]).ok
     assert logs(out) == logs(reference)
+
+
+def test_timeouts_and_refusals_are_load_signals_but_server_errors_are_not():
+    import httpx
+    import openai
+
+    from agentbed.agents.retry import throttle_signal
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    def status(code: int, **headers: str) -> openai.APIStatusError:
+        return openai.APIStatusError("x", response=httpx.Response(code, headers=headers, request=request), body=None)
+
+    assert throttle_signal(openai.APITimeoutError(request)) == ("timeout", None)
+    assert throttle_signal(httpx.ReadTimeout("slow")) == ("timeout", None)
+    assert throttle_signal(status(429)) == ("rate_limit", None)
+    assert throttle_signal(status(503, **{"retry-after": "2"})) == ("retry_after", 2.0)
+    assert throttle_signal(status(500)) is None
+    assert throttle_signal(openai.APIConnectionError(request=request)) is None
