@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("suite")
     p.add_argument("--task", action="append", help="task id (repeatable; default: all)")
     p.add_argument("--agent", help="agent name(s), comma-separated (default: the suite's default)")
-    p.add_argument("--model", help="provider:model for the LangChain chat agent, e.g. openai:gpt-4o-mini")
+    p.add_argument("--model", help="provider:model for the LangChain chat agent, e.g. openai:gpt-4o-mini;"
+                   " local:gemma-3-270m or local:FILE.gguf serves a local model for the run")
     p.add_argument("--seeds", type=int, help="number of seeds per task (default: the suite's)")
     p.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--executor", choices=EXECUTORS, default="process")
@@ -143,6 +144,17 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from agentbed.agents.local.server import serving
+
+    if not args.resume:
+        args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    recorded = RunStore(args.out) if args.resume and args.out else None
+    agents = [args.model or ""] if recorded is None else (recorded.meta().get("agents") or [])
+    with serving(agents, Path(args.out or ".")):  # a local:MODEL's server, for the whole run
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.resume:
         if not args.out:
             raise UsageError("--resume needs --out RUN_DIR")
@@ -160,8 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.jobs is not None and args.jobs < 1:
             raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
         prices, budget = check_model_options(args, specs)
-        out = args.out or f"runs/{suite.name}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        store = RunStore(out)
+        store = RunStore(args.out)
         store.create({**meta, "executor": args.executor})
     store.discard_partial()
     done = store.finished_ids()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,3 +31,46 @@ def _private_model_cache(tmp_path_factory, monkeypatch):
     """Each test gets its own model-call cache (the CLI's is on by default and per user): a reply
     cached by one test must never answer another's request."""
     monkeypatch.setenv("AGENTBED_CACHE_DIR", str(tmp_path_factory.mktemp("model-cache")))
+
+
+@dataclass
+class LocalModel:
+    """A running local model (llama.cpp serving Gemma 3 270M on loopback), shared by a session.
+
+    ``model`` is the ``--model`` string; ``agent(seed, **profile)`` builds a compact-profile
+    chat agent against it. Anything built from ``local:gemma-3-270m`` in the session reaches it
+    too (a suite's ``make_agent`` for ``model:local:gemma-3-270m``, ``ChatAgent`` subclasses'
+    ``from_model_string``): ``serving`` exports its address in ``AGENTBED_LOCAL_SERVERS``."""
+
+    model: str
+    base_url: str
+    log: Path
+
+    def agent(self, seed: int = 0, *, model_kwargs: dict[str, Any] | None = None, **profile: Any) -> Any:
+        """A chat agent with the compact profile (``profile`` changes its knobs, ``model_kwargs``
+        go to ``ChatOpenAI``, e.g. ``http_client``)."""
+        from agentbed.agents.chat import ChatAgent
+        from agentbed.agents.local.profile import LocalProfile
+
+        return ChatAgent.from_model_string(self.model, seed=seed, base_url=self.base_url,
+                                           profile=LocalProfile(**profile), **(model_kwargs or {}))
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
+    """The local model for a whole test session (started once, about 3 s; stopped at the end).
+    Fails under CI=true, and skips elsewhere, when the runtime or the weights are missing,
+    naming the command that installs them."""
+    from agentbed.agents.local.server import serving
+    from agentbed.agents.local.weights import DEFAULT_MODEL, LocalModelMissing, check_runtime, resolve_weights
+    from agentbed.testing import require
+
+    try:
+        check_runtime()
+        resolve_weights(DEFAULT_MODEL)
+    except LocalModelMissing as exc:
+        require(False, "the local model", str(exc))
+    model = f"local:{DEFAULT_MODEL}"
+    run_dir = tmp_path_factory.mktemp("local-model")
+    with serving([model], run_dir) as urls:
+        yield LocalModel(model, urls[model], run_dir / "local-model-server.log")

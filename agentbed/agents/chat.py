@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -74,6 +74,22 @@ DEFAULT_BACKOFF = Backoff()
 OPENAI_FORMAT_PROVIDERS = frozenset({"openai", "azure_openai"})
 
 
+class ReplyFormat(Protocol):
+    """How a reply carries the action, when not as a tool call (the local profile's JSON
+    content, :class:`agentbed.agents.local.profile.LocalProfile`): the prompt, the request
+    and the reading of the reply. The conversation stays the agent's."""
+
+    def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str: ...
+
+    def bind(self, chat_model: BaseChatModel, tools: Sequence[Tool], seed: int) -> Any: ...
+
+    def action(self, reply: AIMessage, serialised: dict[str, Any], retries: list[RetryRecord]) -> Action: ...
+
+    def action_text(self, reply: BaseMessage) -> str: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class _Awaiting:
     """Which tool calls of the last reply the next observation answers."""
@@ -98,7 +114,8 @@ class ChatAgent(Agent):
 
     def __init__(self, model: BaseChatModel, *, name: str = "chat", system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
                  max_retries: int = 4, backoff: Backoff = DEFAULT_BACKOFF, seed: int = 0, model_id: str | None = None,
-                 capture: ResponseCapture | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 capture: ResponseCapture | None = None, sleep: Callable[[float], None] = time.sleep,
+                 reply_format: ReplyFormat | None = None) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self.chat_model = model
@@ -109,6 +126,8 @@ class ChatAgent(Agent):
         self.backoff = backoff
         self.capture = capture
         self.sleep = sleep
+        self.reply_format = reply_format
+        self._base_prompt = system_prompt  # a reply format adds the episode's tools to it
         self.messages: list[BaseMessage] = []
         self._awaiting: _Awaiting | None = None
         self._pending_note: str | None = None
@@ -123,13 +142,25 @@ class ChatAgent(Agent):
     @classmethod
     def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
                           system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_retries: int = 4,
-                          backoff: Backoff = DEFAULT_BACKOFF, timeout: float = 60.0, **model_kwargs: Any) -> ChatAgent:
+                          backoff: Backoff = DEFAULT_BACKOFF, timeout: float | None = None, **model_kwargs: Any) -> ChatAgent:
         """``"provider:model"`` resolved by LangChain's ``init_chat_model``; other keyword
         arguments go to the model (``base_url``, ``api_key``, ``temperature``...). The client's
-        own retries are off (ours are observable) and each call times out after ``timeout`` s.
-        Agents built in one process from the same arguments and environment share one client."""
+        own retries are off (ours are observable) and each call times out after ``timeout`` s
+        (default 60; 300 for ``local:`` models, which share a small CPU).
+        Agents built in one process from the same arguments and environment share one client.
+
+        ``local:NAME`` and ``local:/path/file.gguf`` are the models of the llama.cpp server the run
+        started (:mod:`agentbed.agents.local`), played with the compact profile (``profile=``)."""
         from langchain.chat_models import init_chat_model
 
+        if model.startswith("local:"):  # a GGUF served by llama.cpp on loopback, compact profile
+            from agentbed.agents.local.profile import LocalProfile, local_chat_model
+
+            profile = model_kwargs.pop("profile", None) or LocalProfile()
+            return cls(local_chat_model(model, profile, timeout=timeout or 300.0, **model_kwargs),
+                       name=name or f"model:{model}", max_retries=max_retries,
+                       system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,
+                       backoff=backoff, seed=seed, model_id=model, reply_format=profile)
         memo = _memo_key(model, timeout, model_kwargs)
         if memo in _SHARED_MODELS:
             shared, shared_capture = _SHARED_MODELS[memo]
@@ -142,7 +173,7 @@ class ChatAgent(Agent):
             capture = ResponseCapture()
             model_kwargs["http_client"] = capture.http_client()
         try:
-            chat_model = init_chat_model(model, timeout=timeout, max_retries=0, **model_kwargs)
+            chat_model = init_chat_model(model, timeout=timeout or 60.0, max_retries=0, **model_kwargs)
         except Exception as exc:  # noqa: BLE001 - a model that cannot be built is a configuration error
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UsageError(f"--model {model!r}: {first_line}") from exc
@@ -163,6 +194,8 @@ class ChatAgent(Agent):
         self._seed = seed
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        if self.reply_format is not None and not self.messages:
+            self.system_prompt = self.reply_format.system_prompt(self._base_prompt, tools)
         self._add_observation(observation)
         bound = self._bind(tools)
         key = self._cache_key() if self.cache is not None else None
@@ -222,9 +255,12 @@ class ChatAgent(Agent):
 
     def describe(self) -> dict[str, Any]:
         prompt = self.system_prompt or ""
-        return {"name": self.name, "model": self.model, "max_retries": self.max_retries,
-                "backoff": asdict(self.backoff),
-                "system_prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}
+        described = {"name": self.name, "model": self.model, "max_retries": self.max_retries,
+                     "backoff": asdict(self.backoff),
+                     "system_prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}
+        if self.reply_format is not None:
+            described["reply_format"] = self.reply_format.describe()
+        return described
 
     def load_history(self, first_observation: str, steps: Sequence[tuple[Mapping[str, Any], str]]) -> None:
         """Rebuild the conversation of a recorded prefix, for branching from a log: ``steps``
@@ -255,12 +291,7 @@ class ChatAgent(Agent):
             output = step.get("model_output")
             if not isinstance(output, dict) or "message" not in output:
                 raise ValueError(f"{path}: step {i} has no recorded model output (not a chat agent's log?)")
-            reply = message_from_model_output(output)
-            calls = tool_calls_of(reply) if isinstance(reply, AIMessage) else []
-            if calls:
-                rebuilt = action_text(calls[0].name, calls[0].arguments)
-            else:
-                rebuilt = no_tool_action(content_text(reply.content) if isinstance(reply, AIMessage) else "")
+            rebuilt = self.action_of_reply(message_from_model_output(output))
             recorded = decode_action(step["action"])
             if isinstance(recorded, bytes):
                 recorded = recorded.decode("utf-8", "surrogatepass")
@@ -268,6 +299,15 @@ class ChatAgent(Agent):
                 raise ValueError(f"{path}: step {i}: the recorded reply gives action {rebuilt[:120]!r},"
                                  f" the log records {str(recorded)[:120]!r}")
         self.load_history(records[0]["observation"], [(s["model_output"], s["observation"]) for s in steps])
+
+    def action_of_reply(self, reply: BaseMessage) -> str:
+        """The action a recorded reply stands for (what :meth:`act` returned for it)."""
+        if self.reply_format is not None:
+            return self.reply_format.action_text(reply)
+        calls = tool_calls_of(reply) if isinstance(reply, AIMessage) else []
+        if calls:
+            return action_text(calls[0].name, calls[0].arguments)
+        return no_tool_action(content_text(reply.content) if isinstance(reply, AIMessage) else "")
 
     # -- conversation ------------------------------------------------------------------------
     def _add_observation(self, observation: str) -> None:
@@ -299,12 +339,21 @@ class ChatAgent(Agent):
     def _bind(self, tools: Sequence[Tool]) -> Any:
         schemas = [t.to_openai() for t in tools]
         key = tuple(json.dumps(s, sort_keys=True) for s in schemas)
+        if self.reply_format is not None:  # it may send the episode's seed; its knobs shape the request
+            key += (str(self._seed), json.dumps(self.reply_format.describe(), sort_keys=True))
         if key != self._bound_key:
-            self._bound = self.chat_model.bind_tools(schemas) if schemas else self.chat_model
+            if self.reply_format is not None:
+                self._bound = self.reply_format.bind(self.chat_model, tools, self._seed)
+            else:
+                self._bound = self.chat_model.bind_tools(schemas) if schemas else self.chat_model
             self._bound_key = key
         return self._bound
 
     def _action_for(self, reply: AIMessage, captured: Mapping[str, str], retries: list[RetryRecord]) -> Action:
+        if self.reply_format is not None:
+            serialised = _utf8_safe(message_to_dict(_without_run_id(reply)))
+            self._record_reply(messages_from_dict([serialised])[0], [])
+            return self.reply_format.action(reply, serialised, retries)
         calls = tool_calls_of(reply, captured)
         serialised = _utf8_safe(message_to_dict(_with_raw_arguments(_without_run_id(reply), calls)))
         reply = messages_from_dict([serialised])[0]  # what the conversation and the log keep

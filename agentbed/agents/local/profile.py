@@ -1,0 +1,143 @@
+"""The compact local profile: how a chat agent asks a small model on a small CPU for actions.
+
+A 270M base model neither follows the default system prompt nor calls tools through llama.cpp's
+chat template (``tool_choice: "required"`` comes back as plain text), and its replies run on.
+So the profile asks for the action itself, as JSON text, and makes the server's grammar
+enforce it: ``response_format`` is a JSON schema ``anyOf`` one object per tool,
+``{"tool": <that name>, "arguments": <that tool's own argument schema>}`` (free-form arguments
+would run on to the token cap). The reply's content is the action, byte for byte as the server
+sent it, so the environment (and its grader) receive the model's own bytes. What else keeps an
+episode short: a completion-token cap, a short system prompt listing the tools, a window of the
+latest exchanges, and long observations cut when shown to the model (the log keeps them whole).
+
+Everything that goes wrong in the reply is the environment's to judge: text cut at the cap,
+an empty reply, malformed JSON or an unknown tool come back as the environment's error
+observation, and the episode goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from agentbed.agents.base import Action
+from agentbed.agents.confidence import content_text
+from agentbed.agents.local.server import PREFIX, base_url_for
+from agentbed.agents.retry import RetryRecord
+from agentbed.agents.toolcalls import usage_of
+from agentbed.tools import Tool
+
+COMPACT_PROMPT = (
+    "You act only through tools. Answer every message with one JSON object"
+    ' {"tool": NAME, "arguments": {...}} and nothing else. Tools:\n'
+)
+
+
+@dataclass(frozen=True)
+class LocalProfile:
+    """The knobs of the compact profile (see the module docstring and docs/agents.md), and the
+    reply format a :class:`~agentbed.agents.chat.ChatAgent` plays it with."""
+
+    max_tokens: int = 96  # completion cap: one action, not an essay
+    temperature: float = 0.0  # greedy: a base model's best guess
+    window: int = 4  # exchanges shown besides the first observation
+    max_observation_chars: int = 3000  # longer observations are cut when shown to the model
+    constrained: bool = True  # the JSON-schema grammar over the tool menu
+    grammar: str | None = None  # a GBNF grammar of llama.cpp's instead (replaces the schema)
+    stop: tuple[str, ...] = ()  # stop strings (the server cuts them off)
+
+    # -- the reply format (agentbed.agents.chat.ReplyFormat) -------------------------------------
+    def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str:
+        """The compact prompt and the tool menu, after the caller's own prompt if it has one
+        (``ChatAgent.from_model_string`` drops its long default for a local model)."""
+        menu = COMPACT_PROMPT + "\n".join(tool_line(t) for t in tools)
+        return base + "\n\n" + menu if base else menu
+
+    def bind(self, chat_model: BaseChatModel, tools: Sequence[Tool], seed: int) -> Runnable:
+        request: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed}
+        if self.stop:
+            request["stop"] = list(self.stop)
+        if self.grammar is not None:
+            request["extra_body"] = {"grammar": self.grammar}
+        elif self.constrained and tools:
+            # in the raw body: as a client argument, the OpenAI SDK would parse the reply itself
+            # and raise on one cut at the token cap, which must reach the environment instead
+            request["extra_body"] = {"response_format": {
+                "type": "json_schema", "json_schema": {"name": "action", "schema": action_schema(tools)}}}
+        return RunnableLambda(lambda messages: shown(messages, self)) | chat_model.bind(**request)
+
+    def action(self, reply: AIMessage, serialised: dict[str, Any], retries: list[RetryRecord]) -> Action:
+        """The reply's text, as the server sent it, is the action."""
+        finish = reply.response_metadata.get("finish_reason")
+        model_output = {"message": serialised, "arguments_source": "content", "tool_calls": 0,
+                        "finish_reason": finish, "retries": [r.to_dict() for r in retries]}
+        meta = {"arguments_source": "content", "retries": len(retries), "finish_reason": finish}
+        return Action(self.action_text(reply), usage=usage_of(reply), model_output=model_output, meta=meta)
+
+    def action_text(self, reply: BaseMessage) -> str:
+        return content_text(reply.content) if isinstance(reply, AIMessage) else ""
+
+    def describe(self) -> dict[str, Any]:
+        return {"profile": "compact", **asdict(self),
+                "prompt_sha256": hashlib.sha256(COMPACT_PROMPT.encode()).hexdigest()}
+
+
+def tool_line(tool: Tool) -> str:
+    """``- name(arg: type, ...): description``: the tool menu in few tokens."""
+    props = tool.parameters.get("properties") or {}
+    args = ", ".join(f"{name}: {spec.get('type', 'any')}" if isinstance(spec, dict) else name
+                     for name, spec in props.items())
+    return f"- {tool.name}({args}): {tool.description}"
+
+
+def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
+    """One object per tool, ``{"tool": NAME, "arguments": ITS_SCHEMA}``, in an ``anyOf``."""
+    return {"anyOf": [{"type": "object", "properties": {"tool": {"const": t.name}, "arguments": t.parameters},
+                       "required": ["tool", "arguments"], "additionalProperties": False} for t in tools]}
+
+
+def shown(messages: Sequence[BaseMessage], profile: LocalProfile) -> list[BaseMessage]:
+    """What the model is sent: the system prompt, the first observation and the latest
+    ``window`` exchanges, long texts cut, consecutive human turns joined (Gemma's template wants
+    user and assistant to alternate)."""
+    head = list(messages[:2])
+    tail = list(messages[2:])
+    keep = 2 * profile.window + 1  # reply/observation pairs plus the newest observation
+    if len(tail) > keep:
+        tail = tail[len(tail) - keep:]
+        while tail and not isinstance(tail[0], AIMessage):
+            tail = tail[1:]
+    out: list[BaseMessage] = []
+    for message in head + tail:
+        if isinstance(message, HumanMessage):
+            text = _cut(content_text(message.content), profile.max_observation_chars)
+            if out and isinstance(out[-1], HumanMessage):
+                out[-1] = HumanMessage(content_text(out[-1].content) + "\n\n" + text)
+                continue
+            message = HumanMessage(text)
+        out.append(message)
+    return out
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters not shown]"
+
+
+def local_chat_model(model: str, profile: LocalProfile, *, timeout: float, base_url: str | None = None,
+                     **kwargs: Any) -> BaseChatModel:
+    """LangChain's ``ChatOpenAI`` for ``local:NAME`` (or ``local:/path/file.gguf``), pointed at the
+    server this run started for it (or at ``base_url``), sampling as ``profile`` says."""
+    from langchain.chat_models import init_chat_model
+
+    served_as = model.removeprefix(PREFIX).rsplit("/", 1)[-1]
+    kwargs.setdefault("api_key", "local")  # llama.cpp's server asks for none; the client wants one
+    return init_chat_model(f"openai:{served_as}", base_url=base_url or base_url_for(model), timeout=timeout,
+                           max_retries=0, max_tokens=profile.max_tokens, temperature=profile.temperature, **kwargs)

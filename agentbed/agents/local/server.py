@@ -1,0 +1,226 @@
+"""One llama.cpp server per run: started on loopback before the first episode, shared by the
+run's workers through an environment variable, stopped when the run ends however it ends.
+
+The server is a child process (``python -m agentbed.agents.local.serve``) in its own session,
+so a Ctrl-C at the terminal reaches only ``agentbed``, which then stops it. It also exits by
+itself when its parent dies (its stdin closes, its parent pid changes), so even a killed run
+leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from agentbed.agents.local.weights import LocalModelMissing, check_runtime, resolve_weights
+from agentbed.errors import UsageError
+
+# model string ("local:NAME") -> base URL of its server, for agents built in worker processes
+SERVERS_ENV = "AGENTBED_LOCAL_SERVERS"
+PREFIX = "local:"
+LOG_NAME = "local-model-server.log"
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """How the server is sized. ``ctx`` is per slot; ``slots`` requests decode together."""
+
+    ctx: int = 4096
+    slots: int = 2
+    threads: int | None = None
+    ready_timeout: float = 180.0
+
+
+class LocalServerError(RuntimeError):
+    """The server did not start, or died."""
+
+
+class LocalServer:
+    """A llama.cpp server for one GGUF file; use as a context manager or call start/stop."""
+
+    def __init__(self, model: Path, log_path: Path, settings: ServerSettings = ServerSettings(),
+                 alias: str | None = None) -> None:
+        self.model, self.log_path, self.settings = Path(model), Path(log_path), settings
+        self.alias = alias or self.model.stem
+        self.url: str | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible root (``.../v1``)."""
+        if self.url is None:
+            raise LocalServerError("the local model server is not running")
+        return self.url + "/v1"
+
+    def start(self) -> str:
+        check_runtime()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        settings = self.settings
+        command = [sys.executable, "-m", "agentbed.agents.local.serve", "--model", str(self.model),
+                   "--alias", self.alias, "--ctx", str(settings.ctx), "--slots", str(settings.slots),
+                   "--threads", str(settings.threads or os.cpu_count() or 1)]
+        with self.log_path.open("ab") as log:
+            log.write(f"$ {' '.join(command)}\n".encode())
+            log.flush()
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                            start_new_session=True)
+        atexit.register(self.stop)
+        try:
+            self.url = self._read_url()
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self.base_url
+
+    def _read_url(self) -> str:
+        assert self.process is not None and self.process.stdout is not None
+        found: list[bytes] = []
+        reader = threading.Thread(target=lambda: found.append(self.process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(self.settings.ready_timeout)
+        line = found[0] if found else b""
+        try:
+            return str(json.loads(line)["url"]).rstrip("/")
+        except (ValueError, KeyError, TypeError):
+            code = self.process.poll()
+            state = f"exited with status {code}" if code is not None else \
+                f"did not start within {self.settings.ready_timeout:.0f} s"
+            raise LocalServerError(f"the local model server for {self.model} {state}; its log: {self.log_path}"
+                                   f"{_tail(self.log_path)}") from None
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.settings.ready_timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise LocalServerError(f"the local model server exited while loading; its log: {self.log_path}"
+                                       f"{_tail(self.log_path)}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
+                    return
+            time.sleep(0.2)
+        raise LocalServerError(f"the local model server at {self.url} is not healthy after"
+                               f" {self.settings.ready_timeout:.0f} s; its log: {self.log_path}")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        """Stop the server and wait for it (idempotent)."""
+        process, self.process = self.process, None
+        atexit.unregister(self.stop)
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            if process.stdin:
+                process.stdin.close()  # the server leaves on EOF
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stdout:
+            process.stdout.close()
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-lines:]
+    except OSError:
+        return ""
+    return "".join(f"\n  | {line}" for line in text)
+
+
+def local_models(agents: Iterable[str]) -> list[str]:
+    """The distinct ``local:`` model strings among agent ids (``model:local:NAME``) or model strings."""
+    found = []
+    for agent in agents:
+        model = agent.removeprefix("model:")
+        if model.startswith(PREFIX) and model not in found:
+            found.append(model)
+    return found
+
+
+def base_url_for(model: str) -> str:
+    """The base URL of the server this run started for ``model`` (a ``local:`` string)."""
+    servers = json.loads(os.environ.get(SERVERS_ENV) or "{}")
+    if model not in servers:
+        raise UsageError(f"--model {model!r}: no local model server is running for it (`agentbed run` starts"
+                         " one; in Python use agentbed.agents.local.serving, or pass base_url=)")
+    return servers[model]
+
+
+@contextlib.contextmanager
+def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = ServerSettings()) -> Iterator[dict[str, str]]:
+    """Start one server per distinct local model among ``agents``, logging to ``run_dir``, and
+    make them reachable from this process and its workers. On the way out (normal end, error,
+    Ctrl-C, or SIGTERM, which is turned into SystemExit meanwhile) every server is stopped."""
+    models = local_models(agents)
+    if not models:
+        yield {}
+        return
+    servers: dict[str, LocalServer] = {}
+    previous_env = os.environ.get(SERVERS_ENV)
+    restore_sigterm = _exit_on_sigterm()
+    try:
+        for i, model in enumerate(models):
+            name = model.removeprefix(PREFIX)
+            path = resolve_weights(name)
+            log = run_dir / (LOG_NAME if i == 0 else f"local-model-server-{i}.log")
+            server = servers[model] = LocalServer(path, log, settings, alias=Path(name).stem)
+            try:
+                server.start()
+            except LocalServerError as exc:
+                raise UsageError(f"--model {model}: {exc}") from None
+        urls = {model: server.base_url for model, server in servers.items()}
+        os.environ[SERVERS_ENV] = json.dumps({**json.loads(previous_env or "{}"), **urls})
+        yield urls
+    finally:
+        for server in servers.values():
+            server.stop()
+        if previous_env is None:
+            os.environ.pop(SERVERS_ENV, None)
+        else:
+            os.environ[SERVERS_ENV] = previous_env
+        restore_sigterm()
+
+
+def _exit_on_sigterm() -> Callable[[], None]:
+    """While serving, SIGTERM unwinds like Ctrl-C so the ``finally`` stops the servers; returns
+    the undo. Only the main thread can set handlers; elsewhere the servers' own watchdogs (stdin,
+    parent pid) are the safety net."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    return lambda: signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+__all__ = ["LocalModelMissing", "LocalServer", "LocalServerError", "ServerSettings", "base_url_for", "serving",
+           "local_models"]

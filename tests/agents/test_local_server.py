@@ -1,0 +1,111 @@
+"""`agentbed run --model local:...` starts one llama.cpp server for the run and leaves none behind:
+after a normal end, a SIGTERM, a Ctrl-C, or even a SIGKILL of agentbed itself (the server then
+notices on its own). Real server, real CLI processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentbed.agents.local.server import LOG_NAME
+from agentbed.log import read_log, verify_log
+
+pytestmark = pytest.mark.local_model
+CLI = [sys.executable, "-m", "agentbed.cli"]
+SERVING = re.compile(r"agentbed: serving (\{.*\})")
+
+
+def server_pids(log: Path) -> list[int]:
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return [json.loads(m.group(1))["pid"] for m in SERVING.finditer(text)]
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":  # exited, waiting for whoever adopted it to reap it
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def start_run(out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, "run", "vault", "--model", "local:gemma-3-270m", "--task", "open-after-chores",
+                             "--seeds", "3", "--executor", "serial", "--out", str(out), "--quiet", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_serving(out: Path, run: subprocess.Popen, within: float = 120.0) -> int:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        pids = server_pids(out / LOG_NAME)
+        if pids:
+            return pids[0]
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.2)
+    raise AssertionError("the local model server did not start")
+
+
+@pytest.fixture(autouse=True)
+def _model_present(local_model):
+    """Only where the local model is installed (the session fixture fails or skips otherwise)."""
+
+
+def test_a_run_serves_one_server_logged_in_the_run_directory_and_stops_it(tmp_path):
+    out = tmp_path / "run"
+    done = subprocess.run([*CLI, "run", "vault", "--model", "local:gemma-3-270m", "--task", "open-fast", "--seeds", "1",
+                           "--executor", "serial", "--out", str(out), "--json"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["episodes"] == 1
+    pids = server_pids(out / LOG_NAME)
+    assert len(pids) == 1 and gone(pids[0], within=1.0)
+    assert "127.0.0.1" in (out / LOG_NAME).read_text()
+    (log,) = sorted((out / "episodes").glob("*.jsonl"))
+    records = read_log(log)
+    assert records[0]["agent"]["model"] == "local:gemma-3-270m" and records[-1]["status"] == "ok"
+    assert verify_log(log).ok
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130)])
+def test_sigterm_or_ctrl_c_mid_run_stops_the_server(tmp_path, signum, status):
+    out = tmp_path / "run"
+    run = start_run(out)
+    pid = wait_serving(out, run)
+    time.sleep(1.0)  # an episode is talking to the server
+    run.send_signal(signum)
+    run.communicate(timeout=60)
+    assert run.returncode == status
+    assert gone(pid)
+
+
+def test_a_killed_run_leaves_no_server_behind(tmp_path):
+    out = tmp_path / "run"
+    run = start_run(out)
+    pid = wait_serving(out, run)
+    run.kill()  # no handler runs: the server must notice by itself
+    run.communicate(timeout=60)
+    assert gone(pid, within=10.0)
+
+
+def test_a_missing_model_is_a_one_line_error_with_the_install_command(tmp_path):
+    env = {**os.environ, "AGENTBED_MODELS_DIR": str(tmp_path / "empty")}
+    done = subprocess.run([*CLI, "run", "vault", "--model", "local:gemma-3-270m", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "scripts/setup-local-model" in done.stderr
+    missing = subprocess.run([*CLI, "run", "vault", "--model", f"local:{tmp_path / 'nope.gguf'}"],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
