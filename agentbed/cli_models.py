@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.agents.cache import DEFAULT_EXPIRY_SECONDS, ModelCallCache, default_cache_dir, parse_duration
-from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, append_event
+from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, LOCAL_MAX_CONNECTIONS, append_event
 from agentbed.cost import PriceTable, RunBudget, cost_summary, cost_table, fmt_usd, load_prices
 from agentbed.errors import UsageError
 from agentbed.inflight import EVENTS, ModelRuntime, is_model_bound
@@ -16,9 +16,10 @@ from agentbed.runner import EpisodeSpec
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model-bound runs (--model)")
-    g.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
-                   help=f"calls in flight per model, across all workers (default {DEFAULT_MAX_CONNECTIONS});"
-                        " lowered for a while on a 429, Retry-After or timeout")
+    g.add_argument("--max-connections", type=int, metavar="N",
+                   help=f"calls in flight per model, across all workers (default {DEFAULT_MAX_CONNECTIONS}, "
+                        f"{LOCAL_MAX_CONNECTIONS} for a local: model); lowered for a while on a 429, Retry-After or"
+                        " timeout")
     g.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
                    help="reuse the provider's reply to a request seen before (default: on)")
     g.add_argument("--cache-dir", help=f"model-call cache directory (default {default_cache_dir()})")
@@ -33,7 +34,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 
 def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> tuple[PriceTable, RunBudget]:
     """Every model option checked before anything is recorded; the price table and the run's budget."""
-    if args.max_connections < 1:
+    if args.max_connections is not None and args.max_connections < 1:
         raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
     parse_duration(args.cache_expiry)
     prices = load_prices(args.prices)
@@ -84,7 +85,8 @@ def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: P
     cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache else None
     runtime = ModelRuntime.for_run(agents, run_dir, max_connections=args.max_connections, cache=cache)
     start: dict[str, Any] = {"event": "start", "models": sorted(runtime.limiters), "episodes": len(specs),
-                             "max_connections": args.max_connections, "jobs": args.jobs,
+                             "max_connections": {m: lim.ceiling for m, lim in runtime.limiters.items()},
+                             "jobs": args.jobs,
                              "cache": str(cache.directory) if cache is not None else None}
     append_event(run_dir / EVENTS, start)
     return runtime

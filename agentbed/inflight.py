@@ -26,7 +26,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.agents.cache import ModelCallCache
-from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, ConnectionLimiter
+from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, ConnectionLimiter, default_max_connections
 from agentbed.tools import Tool
 
 EVENTS = "events.jsonl"
@@ -66,12 +66,16 @@ class ModelRuntime:
     limiters: dict[str, ConnectionLimiter] = field(default_factory=dict)
 
     @classmethod
-    def for_run(cls, agent_ids: Iterable[str], run_dir: str | Path, *, max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    def for_run(cls, agent_ids: Iterable[str], run_dir: str | Path, *, max_connections: int | None = None,
                 cache: ModelCallCache | None = None) -> ModelRuntime:
+        """One limiter per model: ``max_connections`` each, or the model's default (32 for a
+        provider, 2 for a ``local:`` model)."""
         events = Path(run_dir) / EVENTS
         models = sorted({a.removeprefix("model:") for a in agent_ids if is_model_bound(a)})
-        limiters = {m: ConnectionLimiter(m, max_connections, events=events) for m in models}
-        return cls(max_connections, cache, limiters)
+        limiters = {m: ConnectionLimiter(m, max_connections or default_max_connections(m), events=events)
+                    for m in models}
+        widest = max((limiter.ceiling for limiter in limiters.values()), default=DEFAULT_MAX_CONNECTIONS)
+        return cls(widest, cache, limiters)
 
     def warm_up(self) -> None:
         """Import each model's provider package once, before workers fork (each would import it

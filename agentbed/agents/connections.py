@@ -27,6 +27,13 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MAX_CONNECTIONS = 32  # per model; API providers allow tens of concurrent requests per key
+# A model served on this machine (``local:``) by a llama.cpp server decodes a few requests at once
+# (its slots, 2 by default); more in flight only queue there and time out.
+LOCAL_MAX_CONNECTIONS = 2
+
+
+def default_max_connections(model: str) -> int:
+    return LOCAL_MAX_CONNECTIONS if model.startswith("local:") else DEFAULT_MAX_CONNECTIONS
 COOLDOWN_SECONDS = 10.0
 _DECREASE_EVERY = 1.0
 

@@ -172,3 +172,11 @@ def test_timeouts_and_refusals_are_load_signals_but_server_errors_are_not():
     assert throttle_signal(status(503, **{"retry-after": "2"})) == ("retry_after", 2.0)
     assert throttle_signal(status(500)) is None
     assert throttle_signal(openai.APIConnectionError(request=request)) is None
+
+
+def test_a_local_model_defaults_to_its_servers_slots_and_a_provider_to_32(tmp_path):
+    runtime = ModelRuntime.for_run({"model:local:gemma", "model:openai:gpt-4o-mini", "oracle"}, tmp_path)
+    assert {m: lim.ceiling for m, lim in runtime.limiters.items()} == {"local:gemma": 2, "openai:gpt-4o-mini": 32}
+    assert runtime.max_connections == 32
+    given = ModelRuntime.for_run({"model:local:gemma"}, tmp_path, max_connections=6)
+    assert given.limiters["local:gemma"].ceiling == 6
