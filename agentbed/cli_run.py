@@ -32,6 +32,8 @@ from agentbed.summary import write_summary
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list suites, their tasks and agents")
     p.add_argument("suite", nargs="?", help="show one suite in detail")
+    p.add_argument("--json", action="store_true", help="print suites, tasks (with what the suite says of each) "
+                   "and agents as one JSON document")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="run a suite's episodes into a run directory")
@@ -74,9 +76,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # -- list -------------------------------------------------------------------------------------
+def suite_listing(suite: Suite) -> dict[str, Any]:
+    """One suite as ``agentbed list --json`` prints it; tasks carry the suite's ``describe_task``."""
+    tasks = suite.task_ids(suite.resolve_options({}))
+    return {"name": suite.name, "description": suite.description, "default_agent": suite.default_agent,
+            "agents": suite.agent_names(), "default_seeds": suite.default_seeds,
+            "options": {k: {"default": o.default, "help": o.help,
+                            "choices": list(o.choices) if o.choices is not None else None}
+                        for k, o in suite.options.items()},
+            "tasks": [{"id": t, "hidden": t in suite.hidden_tasks,
+                       **(suite.describe_task(t) if suite.describe_task else {})} for t in tasks]}
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     suites = load_suites()
     names = [args.suite] if args.suite else sorted(suites)
+    if getattr(args, "json", False):
+        doc = {"suites": [suite_listing(get_suite(name)) for name in names],
+               "unavailable": dict(sorted(broken_suites().items()))}
+        print(json.dumps(doc, indent=1, default=str))
+        return 0
     for name in names:
         suite = get_suite(name)
         tasks = suite.task_ids(suite.resolve_options({}))

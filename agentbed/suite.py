@@ -66,6 +66,7 @@ class Suite:
     # that cannot run (so `run` exits 2 with that line instead of recording an error episode)
     check_tasks: Callable[[list[str], dict[str, Any]], None] | None = None
     env_agents: dict[str, EnvAgentFactory] = field(default_factory=dict)  # built with their environment
+    describe_task: Callable[[str], dict[str, Any]] | None = None  # a task's metadata for `agentbed list --json`
 
     def agent_names(self) -> list[str]:
         return sorted({*self.agents, *self.env_agents})

@@ -12,6 +12,7 @@ from agentbed.suite import Option, Suite
 from attacks.contracts.agents import ParameterDriftAgent, corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
 from environments.contracts.agents import naive, oracle, work_first
+from environments.contracts.catalog import describe
 from environments.contracts.env import ContractEnv
 from environments.contracts.report import build_summary
 
@@ -59,6 +60,7 @@ SUITE = Suite(
     default_seeds=5,
     budget=Budget(max_steps=80),
     summarize=_summarize,
+    describe_task=describe,
     demo=_demo,
 )
 

@@ -29,9 +29,6 @@ import hmac
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, unquote
 
-from azure.storage.blob import generate_blob_sas
-from azure.storage.blob._shared_access_signature import BlobSharedAccessSignature
-
 from agentbed.tools import tool
 from environments.contracts.families.common import addressed, equal, random_bytes, single_valued
 from environments.contracts.family import (
@@ -65,6 +62,8 @@ def blob_url(host: str, token: str, scheme: str = "https") -> str:
 
 def issue_token(key: str, start: float, expiry: float, protocol: str = "https") -> str:
     """The SDK's SAS token for the blob (the query string, without '?')."""
+    from azure.storage.blob import generate_blob_sas  # imported when used: the SDK loads in ~0.4 s
+
     st, se = (dt.datetime.fromtimestamp(t, dt.UTC) for t in (start, expiry))
     return generate_blob_sas(ACCOUNT, CONTAINER, BLOB, account_key=key, permission="r", start=st, expiry=se,
                              protocol=protocol)
@@ -87,6 +86,8 @@ def expected_signature(key: str, account: str, q: dict[str, str]) -> tuple[str, 
     if q["sv"] < CURRENT_LAYOUT:
         sts = _legacy_string_to_sign(q, resource)
         return base64.b64encode(hmac.new(base64.b64decode(key), sts.encode(), hashlib.sha256).digest()).decode(), sts
+    from azure.storage.blob._shared_access_signature import BlobSharedAccessSignature
+
     seen: list[str] = []
     signer = BlobSharedAccessSignature(account, account_key=key)
     signer.x_ms_version = q["sv"]  # the SDK signs its own version; re-verify with the URL's
