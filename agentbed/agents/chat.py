@@ -198,7 +198,7 @@ class ChatAgent(Agent):
             self.system_prompt = self.reply_format.system_prompt(self._base_prompt, tools)
         self._add_observation(observation)
         bound = self._bind(tools)
-        key = self._cache_key() if self.cache is not None else None
+        key = self._cache_key(bound) if self.cache is not None else None
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
         if cached is not None:
             action = self._action_for(messages_from_dict([cached.message])[0], cached.captured, [])
@@ -228,12 +228,17 @@ class ChatAgent(Agent):
         self.connections.succeeded()
         return reply
 
-    def _cache_key(self) -> str:
-        params = getattr(self.chat_model, "_identifying_params", {}) or {}
+    def _cache_key(self, bound: Any) -> str:
+        """The request's cache key: the model's sampling parameters, plus whatever is bound to each
+        request (tools, tool choice, a per-rollout seed...)."""
+        params = dict(getattr(self.chat_model, "_identifying_params", {}) or {})
+        params = {k: v for k, v in params.items() if k not in {"model", "model_name"}}
+        per_request = getattr(bound, "kwargs", None)
+        if isinstance(per_request, Mapping):
+            params["bound"] = {k: v for k, v in per_request.items() if k != "tools"}  # tools: below
         return cache_key(provider=self.chat_model._llm_type, model=self.model,
                          messages=[message_to_dict(m) for m in self.messages], tools=list(self._bound_key or ()),
-                         params={k: v for k, v in params.items() if k not in {"model", "model_name"}},
-                         seed=self._seed, epoch=self.epoch)
+                         params=params, seed=self._seed, epoch=self.epoch)
 
     def fork(self) -> ChatAgent:
         """An independent continuation: the model client is shared, the conversation copied."""

@@ -120,3 +120,13 @@ def test_the_cache_serves_any_langchain_provider_not_only_openai(tmp_path):
     live = play(ToolCallingFakeModel(responses=replies), tmp_path / "a.jsonl")
     cached = play(ToolCallingFakeModel(responses=[]), tmp_path / "b.jsonl")
     assert cache_marks(cached) == ["hit"] * 3 and without_marks(cached) == without_marks(live)
+
+
+def test_parameters_bound_to_each_request_are_part_of_the_key(openai_stub, tmp_path):
+    stub = openai_stub(vault_three_calls)
+    cache = ModelCallCache(tmp_path / "cache")
+    agent = ChatAgent.from_model_string(MODEL, base_url=stub.base_url, api_key="test", seed=0)
+    agent.cache = cache
+    bound = agent.chat_model.bind(seed=1)
+    assert agent._cache_key(bound) != agent._cache_key(agent.chat_model.bind(seed=2))
+    assert agent._cache_key(bound) == agent._cache_key(agent.chat_model.bind(seed=1))
