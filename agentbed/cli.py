@@ -8,6 +8,7 @@ Workloads add their own verbs through the ``agentbed.commands`` entry-point grou
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -61,13 +62,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extra and not getattr(args, "accepts_extra", False):
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
         args.extra = extra
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a closed pipe is caught below, not at shutdown
+        return status
     except (UsageError, SuiteError, LogFormatError) as exc:
-        print(f"agentbed: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
+    except BrokenPipeError:  # the reader went away (`agentbed verify DIR | head -1`): stop quietly
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as the shell reports a process killed by it
     except KeyboardInterrupt:
-        print("agentbed: interrupted; finished episodes are in the run index (use --resume)", file=sys.stderr)
-        return 130
+        return _fail("interrupted; finished episodes are in the run index (use --resume)", 130)
+    except OSError as exc:  # a path the user named (or its directory) cannot be read or written
+        if exc.filename is None:
+            return _internal(exc)
+        return _fail(f"{exc.filename}: {exc.strerror or exc}", 2)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line (the traceback on request), never a dump
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("AGENTBED_DEBUG"):
+        raise exc
+    return _fail(f"internal error (a bug in agentbed; AGENTBED_DEBUG=1 shows the traceback): "
+                 f"{type(exc).__name__}: {exc}", 70)
+
+
+def _fail(message: str, status: int) -> int:
+    """One line on stderr (newlines in a message would make it several)."""
+    text = " ".join(message.split()).strip()
+    text = text if len(text) <= 2000 else text[:2000] + "..."
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    try:
+        print(f"agentbed: error: {text}", file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        pass
+    return status
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise again."""
+    try:
+        fileno = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from agentbed.errors import UsageError
-from agentbed.log import LogFormatError, decode_action, read_log, verify_log
+from agentbed.log import SCHEMA_ID, LogFormatError, decode_action, looks_like_log, read_log, verify_log
 from agentbed.store import read_index
+from agentbed.validate import read_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,32 +34,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_branch)
 
 
+TEAM_MANIFEST_SCHEMA = {
+    "type": "object", "required": ["agents"],
+    "properties": {"agents": {"type": "array", "items": {
+        "type": "object", "required": ["log"],
+        "properties": {"log": {"type": "string", "minLength": 1}, "digest": {"type": ["string", "null"]}}}}},
+}
+
+
 def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:
-    """Logs to verify, each with the digest an index or a team manifest recorded for it, and
-    the problems found on the way (a manifest naming a log that is not there)."""
-    if not path.is_dir():
-        if not path.exists():
-            raise UsageError(f"{path}: no such file or directory")
-        return [(path, None)], []
+    """Logs under a directory to verify, each with the digest an index or a team manifest
+    recorded for it, and the problems found on the way (a manifest naming a missing log).
+    A malformed index or manifest raises InputError naming it."""
     digests: dict[Path, str] = {}
-    for index in path.rglob("index.jsonl"):
+    for index in sorted(path.rglob("index.jsonl")):
         for r in read_index(index):
             if r.get("log") and r.get("digest"):
                 digests[(index.parent / r["log"]).resolve()] = r["digest"]
     problems = []
-    for manifest in path.rglob("*.team.json"):
+    for manifest in sorted(path.rglob("*.team.json")):
         # a team manifest (multi-agent runs) lists every member's log with its final digest
-        try:
-            members = json.loads(manifest.read_text(encoding="utf-8")).get("agents", [])
-        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-            problems.append(f"{manifest}: not a valid team manifest")
-            continue
-        for member in members:
+        for member in read_json(manifest, what="team manifest", schema=TEAM_MANIFEST_SCHEMA)["agents"]:
             log = (manifest.parent / member["log"]).resolve()
             if not log.exists():
                 problems.append(f"{manifest}: member log {member['log']} is missing")
             digests[log] = member.get("digest")
-    files = sorted(f for f in path.rglob("*.jsonl") if f.name != "index.jsonl")
+    files = sorted(f for f in path.rglob("*.jsonl") if f.name != "index.jsonl" and f.is_file())
     # every log an index or manifest lists is checked; other JSONL files (datasets a workload
     # wrote) only when their first line says they are trajectories
     return [(f, digests.get(f.resolve())) for f in files
@@ -66,24 +67,47 @@ def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:
 
 
 def _looks_like_log(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return b"agentbed.trajectory/" in fh.readline(4096)
+    try:
+        with open(path, "rb") as fh:
+            return looks_like_log(fh.readline(4096))
+    except OSError as exc:
+        raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _verify_one(path: Path, digest: str | None) -> tuple[bool, str]:
+    """(ok, message) for one log: its chain and digest, then its records' schema. A file
+    that is not a trajectory log at all raises LogFormatError (exit 2, not "changed")."""
+    if not _looks_like_log(path):
+        raise LogFormatError(f"{path}: not an agentbed trajectory log (line 1 is no {SCHEMA_ID} header)")
+    result = verify_log(path, digest or None)
+    if not result.ok:
+        return False, result.message(str(path))
+    read_log(path)  # a well-chained log with malformed records raises, naming line and field
+    return True, result.message(str(path))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     bad = 0
     total = 0
     for raw in args.paths:
-        files, problems = _log_files(Path(raw))
+        path = Path(raw)
+        if path.is_dir():
+            files, problems = _log_files(path)
+            if not files and not problems:
+                raise UsageError(f"{path}: no trajectory logs here; nothing to verify")
+        elif path.exists():
+            files, problems = [(path, None)], []
+        else:
+            raise UsageError(f"{path}: no such file or directory")
         for problem in problems:
             bad += 1
             print(problem)
-        for path, digest in files:
-            result = verify_log(path, digest or None)
+        for log, digest in files:
+            ok, message = _verify_one(log, digest)
             total += 1
-            if not result.ok:
+            if not ok:
                 bad += 1
-                print(result.message(str(path)))
+                print(message)
     print(f"{total - bad} of {total} logs verified" + (f"; {bad} changed" if bad else ""))
     return 1 if bad else 0
 
@@ -128,7 +152,7 @@ def _show(records: list[dict], only: int | None) -> None:
             extra.append(f"control {json.dumps(r['control'])}")
         console.print(Panel(f"[bold]action[/bold] {_clip(action if isinstance(action, str) else repr(action))}\n"
                             f"[bold]observation[/bold] {_clip(r['observation'])}\n"
-                            f"reward {r['reward']}  clock +{r['clock'] - header['clock']:.0f}s  " + "  ".join(extra),
+                            f"reward {r['reward']}  clock +{r['clock'] - (header.get('clock') or 0):.0f}s  " + "  ".join(extra),
                             title=f"step {r['i']}"))
     if only is None and footer.get("type") == "footer":
         console.print(f"status {footer['status']}  success {footer['success']}  steps {footer['steps']}  "
@@ -144,27 +168,30 @@ def _clip(text: str, limit: int = 800) -> str:
 
 def cmd_branch(args: argparse.Namespace) -> int:
     from agentbed.branch import PrefixMismatch, branch_from_log
+    from agentbed.replay import episode_of
     from agentbed.runner import EpisodeSpec
-    from agentbed.suite import get_suite
 
     path = Path(args.log)
+    if args.at < 0:
+        raise UsageError(f"--at must be at least 0, not {args.at}")
+    out = Path(args.out) if args.out else path.parent / "branches"
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
     header = read_log(path)[0]
-    suite = get_suite(header["suite"])
+    suite, base_spec, _ = episode_of(header, path)
     names = [n for n in args.agents.split(",") if n]
     for name in names:
         if name != "continue" and not suite.has_agent(name):
             raise UsageError(f"--agents: suite {suite.name!r} has no agent {name!r}")
     if args.rollouts < 1:
         raise UsageError("--rollouts must be at least 1")
-    options = header.get("options") or {}
-    base_spec = EpisodeSpec(suite.name, header["task"], header.get("agent_id", ""), header["seed"], options)
+    options = base_spec.options
     base = suite.make_agent(base_spec) if "continue" in names else None
 
     def factory(name: str):  # noqa: ANN202
         return lambda env: suite.make_agent(EpisodeSpec(suite.name, header["task"], name, header["seed"], options), env)
 
     candidates = {n: factory(n) for n in names}
-    out = Path(args.out) if args.out else path.parent / "branches"
     try:
         records = branch_from_log(path, lambda: suite.make_env(header["task"], options), args.at, candidates,
                                   rollouts=args.rollouts, out_dir=out, budget=suite.budget, method=args.method,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
+import os
 import shlex
 import sys
 import time
@@ -47,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", choices=EXECUTORS, default="process")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray)")
-    p.add_argument("--degrade", type=float, default=0.0, metavar="RATE",
+    p.add_argument("--degrade", type=float, default=None, metavar="RATE",
                    help="damage this share of the agent's actions on purpose (to test metrics and gates)")
     p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
@@ -61,6 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", required=True, help="baseline results.json (see baselines/)")
     p.add_argument("--tolerance", type=float, help="override every metric's tolerance")
     p.add_argument("--allow-missing", action="store_true", help="do not fail on metrics absent from the results")
+    p.add_argument("--allow-subset", action="store_true",
+                   help="compare on the units in common when the results cover fewer tasks, seeds or agents")
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("report", help="write a self-contained HTML report of a run directory")
@@ -134,6 +138,7 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
     options = suite.resolve_options(parse_suite_options(args.extra))
     known = suite.task_ids(options)
     tasks = args.task or [t for t in known if t not in suite.hidden_tasks]
+    _refuse_duplicates("--task", tasks)
     for task in tasks:
         if task not in known:
             raise SuiteError(f"suite {suite.name!r} has no task {task!r} (see: agentbed list {suite.name})")
@@ -142,6 +147,7 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
     if args.model and args.agent:
         raise UsageError("give --agent or --model, not both")
     agents = [f"model:{args.model}"] if args.model else (args.agent.split(",") if args.agent else [suite.default_agent])
+    _refuse_duplicates("--agent", agents)
     for agent in agents:
         if not agent.startswith("model:") and not suite.has_agent(agent):
             raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(suite.agent_names())})")
@@ -153,22 +159,66 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
     if n < 1:
         raise UsageError(f"--seeds must be at least 1, not {n}")
     seeds = list(range(args.seed_start, args.seed_start + n))
-    if not 0.0 <= args.degrade <= 1.0:
-        raise UsageError(f"--degrade must be between 0 and 1, not {args.degrade}")
-    specs = [EpisodeSpec(suite.name, t, a, s, options, args.degrade) for a in agents for t in tasks for s in seeds]
+    degrade = 0.0 if args.degrade is None else args.degrade
+    if not 0.0 <= degrade <= 1.0:  # also refuses nan
+        raise UsageError(f"--degrade must be between 0 and 1, not {degrade}")
+    specs = [EpisodeSpec(suite.name, t, a, s, options, degrade) for a in agents for t in tasks for s in seeds]
     meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,
-            "degrade": args.degrade,
+            "degrade": degrade,
             "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else [])}
     return specs, meta
+
+
+def _refuse_duplicates(option: str, names: list[str]) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise UsageError(f"{option}: {name!r} is given twice (each episode would be run and counted twice)")
+        seen.add(name)
+
+
+def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, where: str) -> list[EpisodeSpec]:
+    """The recorded plan, after checking it against the suite and against every argument the
+    user gave: an argument that contradicts run.json is an error naming both, never ignored."""
+    given = None
+    if any(v is not None for v in (args.task, args.agent, args.model, args.seeds, args.degrade)) \
+            or args.seed_start != 0 or args.extra:
+        given, _ = plan(suite, args)
+    checks = (("--task", args.task is not None, "tasks", lambda s: s.task),
+              ("--agent/--model", args.agent is not None or args.model is not None, "agents", lambda s: s.agent),
+              ("--seeds/--seed-start", args.seeds is not None or args.seed_start != 0, "seeds", lambda s: s.seed))
+    for option, passed, name, part in checks:
+        mine = sorted({part(s) for s in given}) if given else []
+        if passed and mine != sorted(meta[name]):
+            raise UsageError(f"{option} contradicts {where}: field {name!r} is {meta[name]}, not {mine}")
+    if args.degrade is not None and args.degrade != meta.get("degrade", 0.0):
+        raise UsageError(f"--degrade contradicts {where}: field 'degrade' is {meta.get('degrade', 0.0)}")
+    for name in parse_suite_options(args.extra):
+        if given and given[0].options.get(name) != meta["options"].get(name):
+            raise UsageError(f"--{name} contradicts {where}: field 'options.{name}' is {meta['options'].get(name)!r}")
+    try:
+        known = suite.task_ids(suite.resolve_options(meta["options"]))
+    except SuiteError as exc:
+        raise UsageError(f"{where}: field 'options': {exc}") from None
+    for task in meta["tasks"]:
+        if task not in known:
+            raise UsageError(f"{where}: field 'tasks' names {task!r}, which suite {suite.name!r} does not have")
+    for agent in meta["agents"]:
+        if not agent.startswith("model:") and not suite.has_agent(agent):
+            raise UsageError(f"{where}: field 'agents' names {agent!r}, which suite {suite.name!r} does not have")
+    return [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0))
+            for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from agentbed.agents.local.server import serving
 
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
     if not args.resume:
         args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     recorded = RunStore(args.out) if args.resume and args.out else None
-    agents = [args.model or ""] if recorded is None else (recorded.meta().get("agents") or [])
+    agents = [args.model or ""] if recorded is None else recorded.meta()["agents"]
     with serving(agents, Path(args.out or ".")):  # a local:MODEL's server, for the whole run
         return _run(args)
 
@@ -179,17 +229,16 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError("--resume needs --out RUN_DIR")
         store = RunStore(args.out)
         meta = store.meta()
+        where = str(store.root / "run.json")
         if meta["suite"] != args.suite:
-            raise UsageError(f"--out {args.out}: holds a run of suite {meta['suite']!r}, not {args.suite!r}")
+            raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
         suite = get_suite(meta["suite"])
-        specs = [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0))
-                 for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]
+        specs = resume_plan(suite, meta, args, where)
         prices, budget = check_model_options(args, specs)
+        store.open_existing()
     else:
         suite = get_suite(args.suite)
         specs, meta = plan(suite, args)
-        if args.jobs is not None and args.jobs < 1:
-            raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
         prices, budget = check_model_options(args, specs)
         store = RunStore(args.out)
         store.create({**meta, "executor": args.executor})
@@ -273,16 +322,25 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
 
 # -- gate, report, export ---------------------------------------------------------------------
 def cmd_gate(args: argparse.Namespace) -> int:
-    from agentbed.gate import compare, explain
+    from agentbed.gate import compare, explain, judge
 
+    if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
+        raise UsageError(f"--tolerance must be a finite number >= 0, not {args.tolerance}")
     current, baseline = load_results(args.results), load_results(args.baseline)
-    rows = compare(current, baseline, tolerance=args.tolerance)
+    try:
+        rows = compare(current, baseline, tolerance=args.tolerance)
+    except ValueError as exc:
+        raise UsageError(f"{args.baseline}: {exc}") from None
     if not rows:
         raise UsageError(f"{args.baseline}: no metrics to compare")
-    failed = [r for r in rows if r.verdict == "regressed" or (r.verdict == "missing" and not args.allow_missing)]
+    failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset)
     for row in rows:
         print(explain(row))
-    print(f"gate: {'FAIL' if failed else 'pass'} ({len(failed)} of {len(rows)} metrics failed)")
+    if nothing:
+        print(f"gate: FAIL ({nothing})")
+        return 1
+    hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
+    print(f"gate: {'FAIL' if failed else 'pass'} ({len(failed)} of {len(rows)} metrics failed){hint}")
     return 1 if failed else 0
 
 
@@ -293,11 +351,38 @@ def _render(run_dir: Path, out: str | None) -> Path:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """Exit 0: every file read and every log verified; 1: a log changed or is missing (the
+    report shows which); 2: a file is unreadable or malformed (named on stderr; the report,
+    written anyway, lists every such file)."""
+    from agentbed.report.render import render_run
+
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: not a run directory")
-    print(_render(run_dir, args.out))
-    return 0
+    out = Path(args.out) if args.out else None
+    _check_output_file(out, "--out")
+    path, run = render_run(run_dir, out)
+    print(path)
+    malformed = [p for p in run.problems if p.malformed]
+    if malformed:
+        more = f" (and {len(malformed) - 1} more; see the report)" if len(malformed) > 1 else ""
+        raise UsageError(f"{run_dir / malformed[0].file}: {malformed[0].message}{more}")
+    return 1 if any(e.log_check != "verified" for e in run.episodes) else 0
+
+
+def _check_output_file(path: Path | None, option: str) -> None:
+    """An output file's path must not be a directory, and its directory must be creatable."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a directory, expected a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{option} {path}: {parent} is not a directory")
+            if not os.access(parent, os.W_OK):
+                raise UsageError(f"{option} {path}: {parent} is not writable")
+            break
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -306,8 +391,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError(f"{run_dir}: not a run directory")
     from agentbed.export import export_inspect
 
-    for path in export_inspect(run_dir, Path(args.out) if args.out else run_dir / "inspect"):
+    out = Path(args.out) if args.out else run_dir / "inspect"
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    _check_output_file(out / "x", "--out")
+    malformed: list[str] = []
+    for path in export_inspect(run_dir, out, malformed):
         print(path)
+    if malformed:  # exported as sample errors; still bad input
+        more = f" (and {len(malformed) - 1} more, exported as sample errors)" if len(malformed) > 1 else ""
+        raise UsageError(malformed[0] + more)
     return 0
 
 

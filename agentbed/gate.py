@@ -5,10 +5,15 @@ For each baseline metric the units present in both files are paired and the mean
 resampling whole groups (tasks). A metric regresses only when the interval lies entirely
 below zero (significant) *and* the estimated loss exceeds the metric's tolerance. For 0/1
 metrics the exact McNemar test and pass^k are printed beside it.
+
+The gate refuses what it cannot judge: a result that covers fewer units (tasks, seeds) than
+the baseline is ``subset`` and fails unless the caller allows subsets (the verdict names what
+is missing), and a comparison in which no unit was compared at all fails (:func:`judge`).
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +31,12 @@ class GateRow:
     baseline: float
     diff: Interval | None
     tolerance: float
-    verdict: str  # ok | regressed | missing | improved
+    verdict: str  # ok | regressed | missing | improved | subset
     detail: str = ""
+    missing_units: tuple[str, ...] = ()  # baseline units absent from the results
+
+
+ABSENT = "metric absent from the results"
 
 
 def _key(m: dict[str, Any]) -> tuple[str, str, str]:
@@ -45,15 +54,18 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
     for base in baseline.get("metrics", []):
         suite, agent, metric = _key(base)
         tol = float(tolerance if tolerance is not None else base.get("tolerance", 0.05))
+        if not (math.isfinite(tol) and tol >= 0):  # nan would make every comparison "ok"
+            raise ValueError(f"tolerance of {suite}/{agent}/{metric} is {tol}, expected a finite number >= 0")
         cur = now.get(_key(base))
         if cur is None:
             rows.append(GateRow(suite, agent, metric, 0, float("nan"), float("nan"), None, tol, "missing",
-                                "metric absent from the results"))
+                                ABSENT, tuple(sorted(base["values"]))))
             continue
         units = sorted(set(base["values"]) & set(cur["values"]))
+        absent = tuple(sorted(set(base["values"]) - set(cur["values"])))
         if not units:
             rows.append(GateRow(suite, agent, metric, 0, float("nan"), float("nan"), None, tol, "missing",
-                                "no unit in common with the baseline"))
+                                "no unit in common with the baseline", absent))
             continue
         sign = 1.0 if base.get("higher_is_better", True) else -1.0
         a = [float(cur["values"][u]) for u in units]
@@ -69,9 +81,53 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
             k = _pass_k(units, a, b)
             if k:
                 detail += f"; {k}"
+        verdict = "regressed" if regressed else ("improved" if improved else "ok")
+        if absent and verdict != "regressed":
+            verdict = "subset"
+            detail = f"{describe_missing(absent, base['values'])}; on the {len(units)} units in common: " + detail
         rows.append(GateRow(suite, agent, metric, len(units), sum(a) / len(a), sum(b) / len(b), diff, tol,
-                            "regressed" if regressed else ("improved" if improved else "ok"), detail))
+                            verdict, detail, absent))
     return rows
+
+
+def describe_missing(absent: tuple[str, ...], baseline_units: dict[str, Any]) -> str:
+    """What a subset lacks: whole tasks (groups) and, within covered tasks, seeds."""
+    def split(unit: str) -> tuple[str, str]:
+        group, _, rest = unit.partition("/")
+        return group, rest
+
+    all_groups = {split(u)[0] for u in baseline_units}
+    missing_groups = all_groups - {split(u)[0] for u in baseline_units if u not in set(absent)}
+    partial = sorted({split(u)[1] for u in absent if split(u)[0] not in missing_groups and split(u)[1]})
+    parts = [f"missing {len(absent)} of {len(baseline_units)} baseline units"]
+    if missing_groups:
+        shown = sorted(missing_groups)
+        parts.append(f"{len(shown)} of {len(all_groups)} tasks absent ({', '.join(shown[:5])}"
+                     f"{', ...' if len(shown) > 5 else ''})")
+    if partial:
+        parts.append(f"seeds absent in covered tasks: {', '.join(partial[:10])}{', ...' if len(partial) > 10 else ''}")
+    return "; ".join(parts)
+
+
+def judge(rows: list[GateRow], *, allow_missing: bool = False, allow_subset: bool = False) -> tuple[list[GateRow], str]:
+    """The rows that fail the gate, and why the gate as a whole cannot pass ("" if it can).
+
+    A missing metric fails unless ``allow_missing`` (or, for an agent the results lack
+    entirely, ``allow_subset``); a subset fails unless ``allow_subset``; and when no unit of
+    any metric was compared the gate fails whatever is allowed: it has judged nothing."""
+    agents_present = {(r.suite, r.agent) for r in rows if r.verdict != "missing" or r.detail != ABSENT}
+    failed = []
+    for r in rows:
+        if r.verdict == "regressed":
+            failed.append(r)
+        elif r.verdict == "subset" and not allow_subset:
+            failed.append(r)
+        elif r.verdict == "missing":
+            whole_agent = (r.suite, r.agent) not in agents_present
+            if not (allow_missing or (allow_subset and whole_agent)):
+                failed.append(r)
+    nothing = "" if any(r.units > 0 for r in rows) else "nothing was compared (no unit in common with the baseline)"
+    return failed, nothing
 
 
 def _pass_k(units: list[str], a: list[float], b: list[float]) -> str:

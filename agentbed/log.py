@@ -20,6 +20,7 @@ from typing import Any
 
 SCHEMA_ID = "agentbed.trajectory/1"
 GENESIS = "0" * 64
+RECORD_TYPES = ("header", "step", "control", "footer")
 _HASH_SUFFIX_LEN = len(',"hash":""}') + 64
 
 
@@ -187,6 +188,12 @@ def verify_lines(lines: list[bytes], expected_digest: str | None = None) -> Veri
     return VerifyResult(True, len(lines), None, "", prev)
 
 
+def looks_like_log(first_line: bytes) -> bool:
+    """Whether a file's first line is a trajectory header as the writer starts one (a file
+    that is not is "not a log", which verify reports as bad input, not as a changed log)."""
+    return first_line.startswith(b'{"type":"header",') and b'"schema":"agentbed.trajectory/' in first_line
+
+
 def verify_log(path: str | os.PathLike[str], expected_digest: str | None = None) -> VerifyResult:
     """Check every record's hash and the chain; name the first record whose bytes changed."""
     try:
@@ -203,16 +210,36 @@ def read_log(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Records of a log, each checked against the trajectory schema: a malformed file raises
+    :class:`LogFormatError` naming the file, line and field (bounded: a record longer than
+    ``MAX_LINE_BYTES`` is refused before it is parsed)."""
+    from agentbed.validate import MAX_LINE_BYTES, InputError, check, parse_json, trajectory_schema
+
+    if os.path.isdir(path):
+        raise LogFormatError(f"{path}: is a directory, expected a trajectory log")
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, "rb")
     except OSError as exc:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
+    schema = trajectory_schema()
     with fh:
-        for number, line in enumerate(fh, start=1):
+        number = 0
+        while line := fh.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise LogFormatError(f"{path}: line {number} is longer than {MAX_LINE_BYTES} bytes")
             try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise LogFormatError(f"{path}: line {number} is not JSON ({exc})") from exc
-            if number == 1 and (not isinstance(record, dict) or record.get("schema") != SCHEMA_ID):
-                raise LogFormatError(f"{path}: line 1 is not an {SCHEMA_ID} header")
+                record = parse_json(line, f"{path}: line {number}")
+                if number == 1 and (not isinstance(record, dict) or record.get("schema") != SCHEMA_ID):
+                    raise LogFormatError(f"{path}: line 1 is not an {SCHEMA_ID} header; not a trajectory log")
+                if not isinstance(record, dict):
+                    raise LogFormatError(f"{path}: line {number} is a JSON {type(record).__name__}, not a record")
+                if number > 1 and record.get("type") == "header":
+                    raise LogFormatError(f"{path}: line {number} is a second header")
+                kind = record.get("type") if record.get("type") in RECORD_TYPES else "record"
+                check(record, schema, f"{path}: line {number} ({kind})")
+            except InputError as exc:
+                raise LogFormatError(str(exc)) from None
             yield record
+        if number == 0:
+            raise LogFormatError(f"{path}: empty; not a trajectory log")

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from agentbed.agents.replay import ReplayAgent
 from agentbed.control import CONTINUE, StepContext, Verdict, stop
-from agentbed.log import MemoryWriter, read_log
+from agentbed.log import LogFormatError, MemoryWriter, read_log
 from agentbed.runner import Budget, EpisodeSpec, run_episode
-from agentbed.suite import get_suite
+from agentbed.suite import Suite, SuiteError, get_suite
 
 _IGNORED = {"hash", "prev"}
 
@@ -45,15 +45,39 @@ class _RecordedStops:
         return stop("recorded") if ctx.step in self.stops else CONTINUE
 
 
+def episode_of(header: dict[str, Any], path: str | Path) -> tuple[Suite, EpisodeSpec, Budget]:
+    """The suite, spec and budget a log's header describes, checked against the suite (a
+    task, option or budget it does not have is a one-line error naming the header field)."""
+    suite = get_suite(header["suite"])
+    at = f"{path}: line 1 (header)"
+    try:
+        options = suite.resolve_options(header.get("options") or {})
+    except SuiteError as exc:
+        raise LogFormatError(f"{at}: field 'options': {exc}") from None
+    if header["task"] not in suite.task_ids(options):
+        raise LogFormatError(f"{at}: field 'task' is {header['task']!r}, which suite {suite.name!r} does not have")
+    budget = suite.budget
+    if header.get("budget"):
+        known = {f.name for f in fields(Budget)}
+        unknown = sorted(set(header["budget"]) - known)
+        if unknown:
+            raise LogFormatError(f"{at}: field 'budget.{unknown[0]}' is not a budget field ({', '.join(sorted(known))})")
+        try:
+            budget = Budget(**header["budget"])
+            budget.exceeded(0, 0.0, 0)
+        except TypeError as exc:
+            raise LogFormatError(f"{at}: field 'budget': {exc}") from None
+    spec = EpisodeSpec(header["suite"], header["task"], header.get("agent_id", "replay"), header["seed"],
+                       header.get("options") or {})
+    return suite, spec, budget
+
+
 def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Re-execute the episode of the log at ``path`` with its recorded actions."""
     recorded = read_log(path)
     header = recorded[0]
-    suite = get_suite(header["suite"])
-    spec = EpisodeSpec(header["suite"], header["task"], header.get("agent_id", "replay"), header["seed"],
-                       header.get("options") or {})
+    suite, spec, budget = episode_of(header, path)
     env = suite.make_env(spec.task, spec.options)
-    budget = Budget(**header["budget"]) if header.get("budget") else suite.budget
     writer = MemoryWriter()
     agent = ReplayAgent([r for r in recorded if r.get("type") == "step"], header.get("agent"))
     controller = _RecordedStops(recorded)

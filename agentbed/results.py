@@ -22,6 +22,7 @@ from typing import Any
 from agentbed.errors import UsageError
 from agentbed.stats import bootstrap_ci, pass_hat_k_ci
 from agentbed.summary import fmt, headline, table
+from agentbed.validate import RESULTS_SCHEMA, finite, read_json
 
 FORMAT = "agentbed.results/1"
 
@@ -47,7 +48,8 @@ def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any)
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
-    """Read results.json, or build it from a run directory's index."""
+    """Read results.json (validated: every value a finite number), or build it from a run
+    directory's index."""
     path = Path(path)
     if path.is_dir():
         if (path / "results.json").exists():
@@ -58,20 +60,13 @@ def load_results(path: str | Path) -> dict[str, Any]:
         if not records:
             raise UsageError(f"{path}: no results.json and no finished episodes in index.jsonl")
         return {"format": FORMAT, "metrics": episode_metrics(records)}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise UsageError(f"{path}: field 'format' must be {FORMAT!r}")
-    for i, m in enumerate(doc.get("metrics", [])):
-        for key in ("suite", "agent", "metric", "values"):
-            if key not in m:
-                raise UsageError(f"{path}: metrics[{i}] has no field {key!r}")
-        if not isinstance(m["values"], dict):
-            raise UsageError(f"{path}: metrics[{i}].values must be an object of unit -> number")
+    doc = read_json(path, what="results file", schema=RESULTS_SCHEMA)
+    for i, m in enumerate(doc["metrics"]):
+        if "tolerance" in m and not finite(m["tolerance"]):
+            raise UsageError(f"{path}: field 'metrics[{i}].tolerance' is {m['tolerance']}, expected a finite number")
+        for unit, value in m["values"].items():
+            if not finite(value):
+                raise UsageError(f"{path}: field 'metrics[{i}].values.{unit}' is {value}, expected a finite number")
     return doc
 
 

@@ -5,6 +5,7 @@ Layout::
     RUN_DIR/run.json                 what was run (the plan, so --resume can finish it)
     RUN_DIR/index.jsonl              one EpisodeRecord per finished episode
     RUN_DIR/episodes/<id>.jsonl      one chained trajectory log per episode
+    RUN_DIR/.lock                    the writer's lock (holds its pid)
 
 The index line of an episode is appended (one ``write`` on an O_APPEND descriptor, then
 fsync) only after its log is closed, and it carries the log's final digest. An episode is
@@ -12,10 +13,19 @@ finished exactly when the index lists it. A run killed at any point leaves finis
 episodes, possibly some logs without an index line (complete or cut short), and perhaps a
 torn last index line: resuming cuts the torn line and re-runs every episode not in the index,
 overwriting its log, so no episode is lost or counted twice.
+
+One writer: :meth:`RunStore.create` and :meth:`RunStore.open_existing` take an exclusive
+``flock`` on ``RUN_DIR/.lock`` for as long as the store is open (the kernel drops it when the
+process ends, however it ends), so a second run or ``--resume`` on the same directory is
+refused instead of interleaving its index lines with the first one's.
+
+For executors whose workers cannot write the run directory (Ray on a cluster), the driver
+calls :meth:`RunStore.write_log` with the log's bytes, then :meth:`RunStore.append`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -23,54 +33,117 @@ from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.runner import EpisodeRecord
+from agentbed.validate import (
+    INDEX_RECORD_SCHEMA,
+    MAX_LINE_BYTES,
+    RUN_META_SCHEMA,
+    InputError,
+    check,
+    parse_json,
+    read_json,
+)
 
 INDEX = "index.jsonl"
 RUN_META = "run.json"
+LOCK = ".lock"
 
 
 class RunStore:
     def __init__(self, run_dir: str | os.PathLike[str]) -> None:
         self.root = Path(run_dir)
         self.episodes = self.root / "episodes"
+        self._lock_fd: int | None = None
+
+    # -- one writer ------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Take the writer lock; a second writer gets a UsageError naming the holder's pid."""
+        if self._lock_fd is not None:
+            return
+        try:
+            fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"--out {self.root}: cannot write there ({exc.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            raise UsageError(f"--out {self.root}: another agentbed process (pid {holder}) is writing this run "
+                             "directory; wait for it to end") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.unlock()
 
     # -- plan ------------------------------------------------------------------------------
     def exists(self) -> bool:
         return (self.root / RUN_META).exists()
 
     def create(self, meta: dict[str, Any]) -> None:
+        """Record a new run's plan, holding the writer lock."""
+        if self.root.exists() and not self.root.is_dir():
+            raise UsageError(f"--out {self.root}: exists and is not a directory")
         if self.exists():
             raise UsageError(f"--out {self.root}: a run is already recorded there; use --resume to finish it "
                              "or choose another directory")
-        self.episodes.mkdir(parents=True, exist_ok=True)
-        tmp = self.root / (RUN_META + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(self.root / RUN_META)
+        try:
+            self.episodes.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out {self.root}: cannot create the run directory ({exc.strerror})") from None
+        self.lock()
+        if self.exists():  # another writer recorded its plan between our check and our lock
+            self.unlock()
+            raise UsageError(f"--out {self.root}: a run is already recorded there; use --resume to finish it")
+        write_atomic(self.root / RUN_META, json.dumps(meta, indent=1, sort_keys=True).encode("utf-8"))
 
     def meta(self) -> dict[str, Any]:
+        """run.json, validated: a missing, malformed or mistyped field is a one-line error."""
         path = self.root / RUN_META
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise UsageError(f"{path}: no run recorded here (missing {RUN_META})") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        if not path.exists():
+            if self.root.exists() and not self.root.is_dir():
+                raise UsageError(f"--out {self.root}: not a run directory")
+            raise UsageError(f"{path}: no run recorded here (missing {RUN_META})")
+        return read_json(path, what="run.json", schema=RUN_META_SCHEMA)
+
+    def open_existing(self) -> dict[str, Any]:
+        """Take the writer lock of a recorded run (to finish it) and return its plan."""
+        self.lock()
+        return self.meta()
 
     # -- episodes --------------------------------------------------------------------------
     def log_path(self, episode_id: str) -> Path:
         return self.episodes / f"{episode_id}.jsonl"
 
+    def write_log(self, episode_id: str, data: bytes) -> Path:
+        """Put a finished log's bytes (as a worker sent them) in place atomically: a kill
+        leaves the old file or the new one, never half. Then :meth:`append` its record."""
+        path = self.log_path(episode_id)
+        write_atomic(path, data)
+        return path
+
     def discard_partial(self) -> int:
         """Cut a torn last index line (a kill during its write) so that new lines start on a
-        line of their own, and delete ``.part`` files that older versions left; return how
-        many were deleted. Logs of unlisted episodes are overwritten when they are re-run."""
+        line of their own, and delete ``.part``/``.tmp`` files a kill left; return how many
+        were deleted. Logs of unlisted episodes are overwritten when they are re-run."""
         index = self.root / INDEX
+        self.records()  # a malformed index is refused before anything is cut from it
         if index.exists():
             data = index.read_bytes()
-            if data and not data.endswith(b"\n"):
+            if data and not data.endswith(b"\n") and _torn(data[data.rfind(b"\n") + 1:]):
                 with open(index, "r+b") as fh:
                     fh.truncate(data.rfind(b"\n") + 1)
         count = 0
-        for part in self.episodes.glob("*.part"):
+        for part in [*self.episodes.glob("*.part"), *self.episodes.glob("*.tmp")]:
             part.unlink()
             count += 1
         return count
@@ -86,30 +159,75 @@ class RunStore:
             os.close(fd)
 
     def records(self) -> list[dict[str, Any]]:
-        """Finished episodes, first record per id; a torn last line (killed mid-write) is ignored."""
+        """Finished episodes, first record per id, sorted by id; a torn last line is ignored."""
         return read_index(self.root / INDEX)
 
     def finished_ids(self) -> set[str]:
         return {r["episode_id"] for r in self.records()}
 
 
-def read_index(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+_LINE_START = b'{"agent": '  # every index line starts so (sorted keys; see append)
+
+
+def _torn(line: bytes) -> bool:
+    """A last line cut short by a kill during its write: the start of a line append() writes,
+    without its newline. Anything else without a newline is damage, and is reported."""
+    return not line.endswith(b"\n") and (line.startswith(_LINE_START) or _LINE_START.startswith(line))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path``, fsync, rename it over ``path``."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def iter_index(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
+    """Every line of an index with its number, each validated; a torn last line (a kill during
+    its write) is left out. A bad line raises :class:`InputError` naming the line and field."""
     path = Path(path)
     if not path.exists():
         return []
-    seen: dict[str, dict[str, Any]] = {}
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):  # the last line, without its newline: torn by a kill
+    if not path.is_file():
+        raise InputError(f"{path}: not a regular file, expected a run index")
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    out = []
+    with fh:
+        number = 0
+        while line := fh.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise InputError(f"{path}: line {number} is longer than {MAX_LINE_BYTES} bytes")
+            if not line.strip():
                 continue
-            raise UsageError(f"{path}: line {number} is not JSON") from None
-        if not isinstance(record, dict) or "episode_id" not in record:
-            raise UsageError(f"{path}: line {number} has no episode_id")
+            at = f"{path}: line {number}"
+            try:
+                record = parse_json(line, at)
+            except InputError as exc:
+                if _torn(line) and not fh.read(1):
+                    continue  # the last line, torn by a kill during its write
+                if "not valid JSON" in str(exc):
+                    raise InputError(f"{at} is not JSON") from None
+                raise
+            check(record, INDEX_RECORD_SCHEMA, at)
+            out.append((number, record))
+    return out
+
+
+def read_index(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Finished episodes, first record per id, sorted by episode id: whatever is computed from
+    them (summaries, intervals, results) does not depend on the order episodes finished in."""
+    seen: dict[str, dict[str, Any]] = {}
+    for _, record in iter_index(path):
         seen.setdefault(record["episode_id"], record)
-    return list(seen.values())
+    return [seen[k] for k in sorted(seen)]

@@ -59,12 +59,15 @@ else:
 _FILE_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
 
 
-def export_inspect(run_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    """Write one ``<suite>-<agent>.eval`` file per suite and agent under ``out_dir``; return the paths."""
+def export_inspect(run_dir: str | Path, out_dir: str | Path, malformed: list[str] | None = None) -> list[Path]:
+    """Write one ``<suite>-<agent>.eval`` file per suite and agent under ``out_dir``; return the paths.
+    Logs that exist but cannot be read become sample errors and, given ``malformed``, are listed there."""
     if _MISSING:
         raise UsageError(_MISSING)
     root = Path(run_dir)
     episodes = load_episodes(root)
+    if malformed is not None:
+        malformed.extend(ep.log_error for ep in episodes if ep.log_error and ep.log_path is not None)
     groups: dict[tuple[str, str], list[EpisodeLog]] = defaultdict(list)
     for ep in episodes:
         groups[(str(ep.record.get("suite", "")), str(ep.record.get("agent", "")))].append(ep)

@@ -8,7 +8,7 @@ from agentbed.errors import UsageError
 from agentbed.report.findings import findings_section
 from agentbed.report.html import STYLE, Markup, el, slug
 from agentbed.report.overview import episodes_section, overview_section
-from agentbed.report.rundir import SUMMARY_NAME, load_run
+from agentbed.report.rundir import SUMMARY_NAME, RunContents, load_run
 from agentbed.report.workload import workload_section
 
 REPORT_NAME = "report.html"
@@ -20,6 +20,11 @@ def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     Every workload with a ``<suite>/summary.json``, and every workload that run.json or the
     index names, gets a section; missing or malformed parts show as notes naming the file.
     """
+    return render_run(run_dir, out)[0]
+
+
+def render_run(run_dir: str | Path, out: str | Path | None = None) -> tuple[Path, RunContents]:
+    """:func:`render_report`, also returning what was read (its problems and log checks)."""
     root = Path(run_dir)
     if not root.is_dir():
         raise UsageError(f"{run_dir}: not a run directory (no such directory)")
@@ -45,5 +50,5 @@ def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     tmp = path.with_name(path.name + ".part")
     tmp.write_text(page + "\n", encoding="utf-8")
     tmp.replace(path)
-    return path
+    return path, run
 

@@ -7,12 +7,20 @@ report shows it where the missing part would have been.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentbed.log import LogFormatError, read_log, verify_log
+from agentbed.log import LogFormatError, looks_like_log, read_log, verify_log
+from agentbed.validate import (
+    INDEX_RECORD_SCHEMA,
+    MAX_JSON_BYTES,
+    InputError,
+    check,
+    parse_json,
+    read_bytes,
+    read_json,
+)
 
 SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.jsonl"
@@ -22,6 +30,7 @@ INDEX_NAME = "index.jsonl"
 class Problem:
     file: str  # relative to the run directory
     message: str
+    malformed: bool = False  # the file is unreadable or not what it should be (the CLI exits 2)
 
 
 UNINDEXED = "(no index)"
@@ -54,17 +63,9 @@ class RunContents:
 
 def _read_json(path: Path, rel: str, problems: list[Problem]) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        problems.append(Problem(rel, f"cannot read ({exc.strerror})"))
-        return None
-    except UnicodeDecodeError:
-        problems.append(Problem(rel, "is not UTF-8 text"))
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(Problem(rel, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"))
+        return read_json(path)
+    except InputError as exc:
+        problems.append(Problem(rel, str(exc).removeprefix(f"{path}: "), malformed=True))
         return None
 
 
@@ -82,23 +83,26 @@ def _suites_named(run_info: dict[str, Any] | None) -> list[str]:
 def _read_index(run: RunContents, path: Path) -> None:
     rel = run.rel(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        run.problems.append(Problem(rel, f"cannot read ({getattr(exc, 'strerror', None) or exc})"))
+        data = read_bytes(path, limit=MAX_JSON_BYTES * 16, what="run index")
+    except InputError as exc:
+        run.problems.append(Problem(rel, str(exc).removeprefix(f"{path}: "), malformed=True))
         return
+    lines = data.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            run.problems.append(Problem(rel, f"line {number} is not JSON ({exc.msg}); episode left out"))
+            record = parse_json(line, f"line {number}")
+            check(record, INDEX_RECORD_SCHEMA, f"line {number}")
+        except InputError as exc:
+            if "not valid JSON" in str(exc):
+                exc = InputError(f"line {number} is not JSON ({str(exc).split('(', 1)[-1].rstrip(')')})")
+            run.problems.append(Problem(rel, f"{exc}; episode left out", malformed=True))
             continue
-        if not isinstance(record, dict) or not isinstance(record.get("episode_id"), str):
-            run.problems.append(Problem(rel, f"line {number} has no episode_id; episode left out"))
-            continue
-        log, check = _check_log(run.root, path.parent, record)
-        run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check))
+        log, check_text = _check_log(run.root, path.parent, record)
+        if check_text.startswith(NOT_A_LOG) or check_text.startswith(MALFORMED):
+            run.problems.append(Problem(run.rel(log) if log else rel, check_text, malformed=True))
+        run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check_text))
 
 
 def _check_log(root: Path, index_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:
@@ -112,11 +116,31 @@ def _check_log(root: Path, index_dir: Path, record: dict[str, Any]) -> tuple[Pat
     if not log.exists():
         return (log if named else None), "missing"
     digest = record.get("digest") if isinstance(record.get("digest"), str) and record.get("digest") else None
+    return log, check_log(log, digest, record)
+
+
+NOT_A_LOG = "not a trajectory log"
+MALFORMED = "malformed log"
+
+
+def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = None) -> str:
+    """"verified", or why not: the chain, the digest, the records' schema, and (given the
+    index record) that the index says what the footer says."""
     try:
+        with open(log, "rb") as fh:
+            if not looks_like_log(fh.readline(4096)):
+                return f"{NOT_A_LOG} (line 1 is no trajectory header)"
         result = verify_log(log, digest)
-    except LogFormatError as exc:
-        return log, str(exc)
-    return log, "verified" if result.ok else f"record {result.first_bad} changed: {result.reason}"
+        if not result.ok:
+            return f"record {result.first_bad} changed: {result.reason}"
+        records = read_log(log)
+    except (OSError, LogFormatError) as exc:
+        return f"{MALFORMED}: {exc}"
+    footer = records[-1]
+    for key in ("status", "success", "steps"):
+        if record is not None and key in record and record[key] != footer.get(key):
+            return f"index differs from the log's footer: {key} is {record[key]!r} in the index, {footer.get(key)!r} in the log"
+    return "verified"
 
 
 def record_from_log(log: list[dict[str, Any]], rel: str) -> dict[str, Any] | None:
@@ -149,14 +173,12 @@ def _read_unindexed(run: RunContents) -> None:
         try:
             record = record_from_log(read_log(path), rel)
         except LogFormatError as exc:
-            run.problems.append(Problem(rel, f"unreadable log ({exc}); episode left out"))
+            run.problems.append(Problem(rel, f"unreadable log ({exc}); episode left out", malformed=True))
             continue
         if record is None:
-            run.problems.append(Problem(rel, "log has no header; episode left out"))
+            run.problems.append(Problem(rel, "log has no header; episode left out", malformed=True))
             continue
-        result = verify_log(path)
-        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel,
-                                    "verified" if result.ok else f"record {result.first_bad} changed: {result.reason}"))
+        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel, check_log(path, None)))
 
 
 def load_run(run_dir: str | Path) -> RunContents:
@@ -166,7 +188,8 @@ def load_run(run_dir: str | Path) -> RunContents:
     if info_path.exists():
         info = _read_json(info_path, "run.json", run.problems)
         if info is not None and not isinstance(info, dict):
-            run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object"))
+            run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object",
+                                        malformed=True))
         run.run_info = info if isinstance(info, dict) else None
     else:
         run.problems.append(Problem("run.json", "not found: what was run is taken from the workloads' summaries"))
