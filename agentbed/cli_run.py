@@ -361,7 +361,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"{run_dir}: not a run directory")
     out = Path(args.out) if args.out else None
     _check_output_file(out, "--out")
-    path, run = render_run(run_dir, out)
+    try:
+        path, run = render_run(run_dir, out)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write the report ({exc.strerror or exc})") from None
     print(path)
     malformed = [p for p in run.problems if p.malformed]
     if malformed:
@@ -396,7 +399,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out}: exists and is not a directory")
     _check_output_file(out / "x", "--out")
     malformed: list[str] = []
-    for path in export_inspect(run_dir, out, malformed):
+    try:
+        paths = export_inspect(run_dir, out, malformed)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write the export ({exc.strerror or exc})") from None
+    for path in paths:
         print(path)
     if malformed:  # exported as sample errors; still bad input
         more = f" (and {len(malformed) - 1} more, exported as sample errors)" if len(malformed) > 1 else ""

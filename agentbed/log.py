@@ -204,6 +204,23 @@ def verify_log(path: str | os.PathLike[str], expected_digest: str | None = None)
     return verify_lines(lines, expected_digest)
 
 
+def verify_log_file(path: str | os.PathLike[str], expected_digest: str | None = None) -> VerifyResult:
+    """:func:`verify_log` for a file a user named: a file that is not a trajectory log at all,
+    or a well-chained log whose records break the schema, raises :class:`LogFormatError`
+    (bad input); a log whose bytes changed is a result that says where."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(4096)
+    except OSError as exc:
+        raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    if not looks_like_log(first):
+        raise LogFormatError(f"{path}: not an agentbed trajectory log (line 1 is no {SCHEMA_ID} header)")
+    result = verify_log(path, expected_digest)
+    if result.ok or result.first_bad == result.records + 1:  # the chain holds (perhaps without a footer)
+        read_log(path)  # raises on a malformed record, naming its line and field
+    return result
+
+
 def read_log(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """All records of a log, parsed. Raises :class:`LogFormatError` with the file and line."""
     return list(iter_records(path))
@@ -236,7 +253,11 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                     raise LogFormatError(f"{path}: line {number} is a JSON {type(record).__name__}, not a record")
                 if number > 1 and record.get("type") == "header":
                     raise LogFormatError(f"{path}: line {number} is a second header")
-                kind = record.get("type") if record.get("type") in RECORD_TYPES else "record"
+                kind = record.get("type")
+                if kind not in RECORD_TYPES:  # before the schema, whose if/then branches key on it
+                    shown = "missing" if "type" not in record else f"{json.dumps(kind)[:40]}, expected one of"
+                    raise LogFormatError(f"{path}: line {number}: field 'type' is {shown}"
+                                         f"{' ' + ', '.join(RECORD_TYPES) if 'type' in record else ''}")
                 check(record, schema, f"{path}: line {number} ({kind})")
             except InputError as exc:
                 raise LogFormatError(str(exc)) from None

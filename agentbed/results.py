@@ -22,7 +22,7 @@ from typing import Any
 from agentbed.errors import UsageError
 from agentbed.stats import bootstrap_ci, pass_hat_k_ci
 from agentbed.summary import fmt, headline, table
-from agentbed.validate import RESULTS_SCHEMA, finite, read_json
+from agentbed.validate import RESULTS_SCHEMA, check, finite, read_json
 
 FORMAT = "agentbed.results/1"
 
@@ -60,7 +60,10 @@ def load_results(path: str | Path) -> dict[str, Any]:
         if not records:
             raise UsageError(f"{path}: no results.json and no finished episodes in index.jsonl")
         return {"format": FORMAT, "metrics": episode_metrics(records)}
-    doc = read_json(path, what="results file", schema=RESULTS_SCHEMA)
+    doc = read_json(path, what="results file")
+    if isinstance(doc, dict) and doc.get("format") != FORMAT:  # another kind of file: say so first
+        raise UsageError(f"{path}: field 'format' must be {FORMAT!r}")
+    check(doc, RESULTS_SCHEMA, str(path))
     for i, m in enumerate(doc["metrics"]):
         if "tolerance" in m and not finite(m["tolerance"]):
             raise UsageError(f"{path}: field 'metrics[{i}].tolerance' is {m['tolerance']}, expected a finite number")

@@ -53,21 +53,24 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_JSON_BYTES, wha
     return data
 
 
-def _check_depth(value: Any, at: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH: later code (rendering, copying) may recurse into it."""
-    stack = [(value, 1)]
+def _check_tree(value: Any, at: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (later code may recurse into it) and non-finite
+    numbers (NaN compares false with everything: a gate fed one passes anything)."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
     while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        node, path = stack.pop()
+        if len(path) >= MAX_DEPTH:
             raise InputError(f"{at}: JSON nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, float) and not math.isfinite(node):
+            raise InputError(f"{at}: field {field_name(path)!r} is {node}, expected a finite number")
         if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+            stack.extend((v, (*path, k)) for k, v in node.items() if isinstance(v, dict | list | float))
         elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+            stack.extend((v, (*path, i)) for i, v in enumerate(node) if isinstance(v, dict | list | float))
 
 
 def parse_json(data: bytes, at: str) -> Any:
-    """Parse strict UTF-8 JSON (no NaN or Infinity); ``at`` names the file and line for errors."""
+    """Parse strict UTF-8 JSON with finite numbers only; ``at`` names the file and line for errors."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:3] == b"\xef\xbb\xbf":
         raise InputError(f"{at}: starts with a byte-order mark (UTF-16 or UTF-8-BOM); expected UTF-8 JSON")
     try:
@@ -77,20 +80,13 @@ def parse_json(data: bytes, at: str) -> Any:
     if not text.strip():
         raise InputError(f"{at}: empty, expected JSON")
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{at}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise InputError(f"{at}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise InputError(f"{at}: JSON nested deeper than {MAX_DEPTH} levels") from None
-    except ValueError as exc:  # NaN, Infinity (from _no_constant)
-        raise InputError(f"{at}: {exc}") from None
-    if isinstance(value, dict | list):
-        _check_depth(value, at)
+    _check_tree(value, at)
     return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def read_json(path: str | os.PathLike[str], *, what: str = "JSON file", schema: dict[str, Any] | None = None) -> Any:

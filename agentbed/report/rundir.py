@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentbed.log import LogFormatError, looks_like_log, read_log, verify_log
+from agentbed.log import LogFormatError, read_log, verify_log_file
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_JSON_BYTES,
@@ -127,15 +127,13 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
     """"verified", or why not: the chain, the digest, the records' schema, and (given the
     index record) that the index says what the footer says."""
     try:
-        with open(log, "rb") as fh:
-            if not looks_like_log(fh.readline(4096)):
-                return f"{NOT_A_LOG} (line 1 is no trajectory header)"
-        result = verify_log(log, digest)
+        result = verify_log_file(log, digest)
         if not result.ok:
             return f"record {result.first_bad} changed: {result.reason}"
         records = read_log(log)
-    except (OSError, LogFormatError) as exc:
-        return f"{MALFORMED}: {exc}"
+    except LogFormatError as exc:
+        text = str(exc)
+        return f"{NOT_A_LOG}: {text}" if "not an agentbed trajectory log" in text else f"{MALFORMED}: {text}"
     footer = records[-1]
     for key in ("status", "success", "steps"):
         if record is not None and key in record and record[key] != footer.get(key):
@@ -186,8 +184,9 @@ def load_run(run_dir: str | Path) -> RunContents:
     run = RunContents(root, None, [], {}, [])
     info_path = root / "run.json"
     if info_path.exists():
+        before = len(run.problems)
         info = _read_json(info_path, "run.json", run.problems)
-        if info is not None and not isinstance(info, dict):
+        if len(run.problems) == before and not isinstance(info, dict):
             run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object",
                                         malformed=True))
         run.run_info = info if isinstance(info, dict) else None

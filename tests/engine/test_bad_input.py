@@ -98,8 +98,7 @@ KINDS: dict[str, tuple[str, dict[str, Callable[[Path], list[str]]]]] = {
                                                                        str(d / "results.json")]}),
     "run.json": ("run.json", {"resume": RUN_DIR_VERBS["resume"], "report": RUN_DIR_VERBS["report"]}),
     "results": ("results.json", {"gate": lambda d: ["gate", str(d / "results.json"), "--baseline",
-                                                     "baselines/vault.json"],
-                                 "verify-dir": RUN_DIR_VERBS["verify-dir"]}),
+                                                     "baselines/vault.json"]}),
     "baseline": ("results.json", {"gate-baseline": lambda d: ["gate", "baselines/vault.json", "--baseline",
                                                                str(d / "results.json")]}),
 }
@@ -156,6 +155,17 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _reindex(run: Path, rel: str) -> None:
+    """Give the index the log's new final digest (a careless tool rewriting both)."""
+    last = (run / rel).read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    digest = last[-66:-2].decode("ascii", "replace")
+    lines = _records(run / "index.jsonl")
+    for line in lines:
+        if line["log"] == rel:
+            line["digest"] = digest
+    (run / "index.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in lines))
+
+
 def test_every_field_of_a_log_wrong_or_missing(valid_run, tmp_path):
     schema = trajectory_schema()
     records = _records(valid_run / LOG)
@@ -165,8 +175,11 @@ def test_every_field_of_a_log_wrong_or_missing(valid_run, tmp_path):
             run = _copy(valid_run, tmp_path)
             changed = [*records[:position], mutated, *records[position + 1:]]
             (run / LOG).write_bytes(rechain(changed))
+            _reindex(run, LOG)
+            # without its type or schema the header is no header: "line 1 is not a trajectory header"
+            named = () if position == 0 and field in ("type", "schema") else (field,)
             for verb in ("verify-file", "replay", "replay-rerun", "branch", "export", "report"):
-                assert_refused(in_process(LOG_VERBS[verb](run)), Path(LOG).name, f"line {position + 1}", field,
+                assert_refused(in_process(LOG_VERBS[verb](run)), Path(LOG).name, f"line {position + 1}", *named,
                                what=f"log record {position + 1} {description} / {verb}")
                 count += 1
     assert count > 200
@@ -191,9 +204,13 @@ def test_every_field_of_run_json_wrong_or_missing(valid_run, tmp_path):
     for description, field, mutated in field_mutations(meta, RUN_META_SCHEMA):
         run = _copy(valid_run, tmp_path)
         (run / "run.json").write_text(json.dumps(mutated))
-        for verb, argv in KINDS["run.json"][1].items():
-            assert_refused(in_process(argv(run)), "run.json", field, what=f"run.json {description} / {verb}")
-            count += 1
+        assert_refused(in_process(RUN_DIR_VERBS["resume"](run)), "run.json", field, what=f"run.json {description}")
+        # the report shows run.json as it is and interprets no field of it: any value is readable
+        outcome = in_process(RUN_DIR_VERBS["report"](run))
+        if outcome[0] == 2:  # unparseable (a non-finite number)
+            assert_refused(outcome, "run.json", what=f"run.json {description} / report")
+        assert "Traceback" not in outcome[2] and outcome[0] in (0, 1, 2), (description, outcome[2])
+        count += 1
     assert count > 10
 
 
@@ -252,7 +269,7 @@ def _bad_path_cases(run: Path, a_file: Path) -> list[tuple[list[str], str]]:
         (["branch", str(run / LOG), "--at", "-1", "--agents", "oracle"], "--at"),
         (["branch", str(run / LOG), "--at", "1", "--agents", "oracle", "--rollouts", "0"], "--rollouts"),
         (["branch", str(run / LOG), "--at", "1", "--agents", "ghost"], "ghost"),
-        (["gate", str(run), "--baseline", str(run)], "results.json"),
+        (["gate", str(run), "--baseline", str(run / "episodes")], "episodes"),
         (["gate", str(a_file), "--baseline", str(run / "results.json")], str(a_file)),
         (["run", "vault", "--agent", "oracle,oracle", "--out", str(run.parent / "dup")], "oracle"),
         (["run", "vault", "--task", "open-fast", "--task", "open-fast", "--out", str(run.parent / "dup")], "open-fast"),
@@ -306,13 +323,14 @@ def test_a_slice_as_subprocesses_with_bounded_memory_and_time(valid_run, tmp_pat
 
 def test_a_closed_pipe_is_not_a_traceback(valid_run, tmp_path):
     """`verify ... | head -1` with more output than a pipe holds, so the writer meets a closed pipe."""
-    tampered = tmp_path / "tampered.jsonl"
-    tampered.write_bytes((valid_run / LOG).read_bytes().replace(b'"reward":', b'"reward": ', 1))
-    many = [str(tampered)] * 3000
-    for argv in (["verify", *many], ["replay", str(valid_run / LOG)], ["list"]):
+    data = (valid_run / LOG).read_bytes().replace(b'"reward":', b'"reward": ', 1)
+    for i in range(2000):  # one line each on stdout: more than a pipe's buffer
+        (tmp_path / f"tampered-{i}.jsonl").write_bytes(data)
+    for argv in (["verify", str(tmp_path)], ["replay", str(valid_run / LOG)], ["list"]):
         cmd = " ".join([sys.executable, "-m", "agentbed.cli", *argv]) + " | head -c 1 >/dev/null; " \
               "echo ${PIPESTATUS[0]} >&2"
         result = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120, cwd=ROOT,
                                 env={**os.environ, "COLUMNS": "80"})
         assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
-        assert result.stderr.strip().splitlines()[-1] in ("0", "141"), result.stderr
+        # 141: ours (128 + SIGPIPE); 1: rich's own broken-pipe exit for its rendered output
+        assert result.stderr.strip().splitlines() in (["0"], ["141"], ["1"]), (argv[0], result.stderr)

@@ -137,7 +137,8 @@ def test_bad_run_dirs_are_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="no index.jsonl and no episode logs"):
         export_inspect(tmp_path / "empty", tmp_path / "out")
     (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "index.jsonl").write_text('{"episode_id": "a"}\n{oops\n{"episode_id": "b"}\n')
+    good = {"episode_id": "a", "suite": "vault", "task": "t", "agent": "a", "seed": 0, "status": "ok", "success": True}
+    (tmp_path / "bad" / "index.jsonl").write_text(json.dumps(good) + '\n{oops\n' + json.dumps(good) + "\n")
     with pytest.raises(UsageError, match="line 2 is not JSON"):
         export_inspect(tmp_path / "bad", tmp_path / "out")
 

@@ -1,0 +1,59 @@
+"""The gate refuses what it cannot judge: non-finite numbers, nothing compared, a subset."""
+
+import json
+
+from agentbed.cli import main
+
+
+def results(values: dict[str, float], agent: str = "oracle", **metric) -> dict:
+    return {"format": "agentbed.results/1",
+            "metrics": [{"suite": "vault", "agent": agent, "metric": "success", "higher_is_better": True,
+                         "tolerance": 0.05, "values": values, **metric}]}
+
+
+def gate(tmp_path, current: dict, baseline: dict, *flags: str, capsys=None) -> tuple[int, str]:
+    """Exit status and stdout+stderr of ``agentbed gate``."""
+    (tmp_path / "cur.json").write_text(json.dumps(current))
+    (tmp_path / "base.json").write_text(json.dumps(baseline))
+    status = main(["gate", str(tmp_path / "cur.json"), "--baseline", str(tmp_path / "base.json"), *flags])
+    captured = capsys.readouterr()
+    return status, captured.out + captured.err
+
+
+FULL = {f"task{t}/{s}": 1.0 for t in range(86) for s in range(2)}
+
+
+def test_a_total_regression_fails_whatever_the_tolerance_says(tmp_path, capsys):
+    zeros = {u: 0.0 for u in FULL}
+    assert gate(tmp_path, results(zeros), results(FULL), capsys=capsys)[0] == 1
+    for bad in ("nan", "inf"):
+        status, out = gate(tmp_path, results(zeros), results(FULL), "--tolerance", bad, capsys=capsys)
+        assert status == 2 and "--tolerance must be a finite number" in out
+
+
+def test_nothing_compared_is_a_failure_even_with_allow_missing(tmp_path, capsys):
+    other = results({"x/0": 1.0}, agent="naive")
+    status, out = gate(tmp_path, other, results({"task0/0": 1.0}), "--allow-missing", capsys=capsys)
+    assert status == 1 and "nothing was compared" in out
+    status, out = gate(tmp_path, results({"elsewhere/0": 1.0}), results({"task0/0": 1.0}), "--allow-missing",
+                       "--allow-subset", capsys=capsys)
+    assert status == 1 and "nothing was compared" in out
+
+
+def test_a_subset_fails_unless_allowed_and_names_what_is_missing(tmp_path, capsys):
+    two_tasks = {u: v for u, v in FULL.items() if u.split("/")[0] in ("task0", "task1")}
+    status, out = gate(tmp_path, results(two_tasks), results(FULL), capsys=capsys)
+    assert status == 1 and "subset" in out and "84 of 86 tasks absent" in out and "--allow-subset" in out
+    status, out = gate(tmp_path, results(two_tasks), results(FULL), "--allow-subset", capsys=capsys)
+    assert status == 0 and "gate: pass" in out
+    one_seed = {u: v for u, v in FULL.items() if u.endswith("/0")}
+    status, out = gate(tmp_path, results(one_seed), results(FULL), capsys=capsys)
+    assert status == 1 and "seeds absent in covered tasks: 1" in out
+
+
+def test_a_missing_agent_fails_unless_subsets_are_allowed(tmp_path, capsys):
+    base = results(FULL)
+    base["metrics"].append({**base["metrics"][0], "agent": "naive"})
+    status, out = gate(tmp_path, results(FULL), base, capsys=capsys)
+    assert status == 1 and "vault/naive/success: missing" in out
+    assert gate(tmp_path, results(FULL), base, "--allow-subset", capsys=capsys)[0] == 0
