@@ -1,7 +1,14 @@
-"""The cocoder demo: every fetched repository x every strategy over seeds, a sweep, Pareto fronts.
+"""The cocoder demo: repositories x strategies over seeds, the cost model's sensitivity, findings.
 
-Regenerate with ``agentbed demo --suites cocoder`` (or ``python -m suites.cocoder.demo OUT``).
+``agentbed demo --suites cocoder`` is the small run (about a minute: two repositories, the three
+baselines and CoCoder, two seeds, the sensitivity at each constant's ends on tinydb);
+``agentbed demo --suites cocoder --full`` (``run_demo(out, full=True)``; also ``python -m
+suites.cocoder.demo OUT --full``) is every fetched repository and synth-60, every CoCoder variant,
+three seeds, the Pareto sweeps, the risk ladder and the whole sensitivity sweep (tens of minutes).
 Sandboxed test runs dominate the time: each distinct final code state is tested once.
+
+Makespan and cost are the cost model's (environments.cocoder.costmodel), from what the simulated
+coder wrote and read; pass rates are the repositories' real tests on the code it wrote.
 """
 
 from __future__ import annotations
@@ -14,15 +21,23 @@ from typing import Any
 
 import numpy as np
 
+from agentbed.progress import steps
 from agentbed.results import write_results
 from agentbed.stats import bootstrap_ci, paired_difference_ci
-from agentbed.summary import figure_from_matplotlib, fmt, headline, table, write_summary
+from agentbed.summary import figure_from_matplotlib, finding, fmt, headline, table, write_summary
 from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.sandboxed import TestCache
 from environments.cocoder.tasks import load_task, task_ids
+from suites.cocoder.sensitivity import sensitivity_figure, sensitivity_table, where_not_dominating
+from suites.cocoder.sensitivity import sweep as sweep_fn
+from suites.cocoder.summary import COST_MODEL_SENTENCE
 from suites.cocoder.team import TeamConfig, run_team
 
 SEEDS = (0, 1, 2)
+SMALL_SEEDS = (0, 1)
+SMALL_TASKS = ("tinydb", "zxcvbn")  # the two whose plans are quickest to make (about 3 s each)
+SMALL_LABELS = ("sequential", "file-parallel", "per-file", "cocoder")
+FULL_TASKS = ("tinydb", "hl7", "zxcvbn", "voluptuous", "transitions", "pydash", "bleach")
 AGENTS = 3
 LATENCIES = (0.0, 20.0, 60.0)
 CROSS_ERRORS = (0.0, 0.03, 0.1)
@@ -30,6 +45,7 @@ AGENT_COUNTS = (2, 3, 5)
 # the planner's risk levels on the sweep tasks: one sequential agent's bound, probabilities, no bound
 RISK_LEVELS = ("sequential+0", "sequential", "0.01", "0.05", "0.2", "any")
 COMMAND = "agentbed demo --suites cocoder"
+FULL_COMMAND = "agentbed demo --suites cocoder --full"
 SYNTHETIC_TASK = "synth-60"
 WORKERS = 2
 # label -> what it changes in the team configuration: the three baselines; CoCoder as run by
@@ -58,10 +74,16 @@ def _runs(task: str, config: TeamConfig, seeds: tuple[int, ...], cache: TestCach
 
 def _batch(jobs: list[tuple[str, TeamConfig, int]], cache: TestCache, logs: Path) -> list[dict[str, Any]]:
     """Team runs two at a time: the sandboxed test runs wait on the sandbox, not on this process."""
-    for task in {job[0] for job in jobs}:
+    for task in sorted({job[0] for job in jobs}):
         load_task(task)  # prepare once, before threads share the task cache
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        return list(pool.map(lambda job: run_team(job[0], job[1], job[2], logs, tests=cache).record.metrics, jobs))
+    with steps(f"cocoder: {len(jobs)} team runs on {', '.join(sorted({j[0] for j in jobs}))}", len(jobs)) as done:
+        def one(job: tuple[str, TeamConfig, int]) -> dict[str, Any]:
+            metrics = run_team(job[0], job[1], job[2], logs, tests=cache).record.metrics
+            done(f"{job[0]} {job[1].strategy} s{job[2]}")
+            return metrics
+
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            return list(pool.map(one, jobs))
 
 
 def _ci(values: list[float]) -> Any:
@@ -75,7 +97,7 @@ GATED = {"pass_rate": (True, 0.05), "makespan": (False, 10.0), "cost_usd": (Fals
 def gate_metrics(results: dict[str, dict[str, list[dict[str, Any]]]], seeds: tuple[int, ...]) -> list[dict[str, Any]]:
     """Per strategy and metric, the value of each ``repository/seed`` unit (agentbed.results/1)."""
     out = []
-    for strategy in LABELS:
+    for strategy in [label for label in LABELS if all(label in runs for runs in results.values())]:
         for metric, (higher, tolerance) in GATED.items():
             values = {f"{task}/{seed}": float(runs[strategy][i][metric])
                       for task, runs in results.items() for i, seed in enumerate(seeds)}
@@ -85,7 +107,7 @@ def gate_metrics(results: dict[str, dict[str, list[dict[str, Any]]]], seeds: tup
 
 
 def _intervals(results: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
-    return {task: {s: {m: _ci([r[m] for r in runs[s]]).to_dict() for m in GATED} for s in LABELS}
+    return {task: {s: {m: _ci([r[m] for r in runs[s]]).to_dict() for m in GATED} for s in runs}
             for task, runs in results.items()}
 
 
@@ -235,54 +257,92 @@ def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
     return [i for i, p in enumerate(points) if not any(_dominates(q, p) for j, q in enumerate(points) if j != i)]
 
 
-def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int, ...] = SEEDS,
-             sweep: bool = True, repair_rounds: int = 1, sweep_tasks: list[str] | None = None) -> dict[str, Any]:
-    """Every strategy on ``tasks`` over ``seeds``, the goal table, and (``sweep``) the Pareto sweeps
-    on ``sweep_tasks`` (default: the first task) with the first two seeds."""
+def _findings(task: str, runs: dict[str, list[dict[str, Any]]], sens: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The headline findings: CoCoder against sequential on ``task``, and where the cost model's
+    constants stop it dominating."""
+    seq, coc = runs["sequential"], runs["cocoder"]
+    speed = _ci([a["makespan"] / b["makespan"] for a, b in zip(seq, coc, strict=True)])
+    saving = _ci([1 - b["cost_usd"] / a["cost_usd"] for a, b in zip(seq, coc, strict=True)])
+    dpass = paired_difference_ci([m["pass_rate"] for m in coc], [m["pass_rate"] for m in seq])
+    lost = [r for r in sens if not r["dominates_seq"]]
+    where = "; ".join(f"{r['constant']}={r['value']:g}" for r in lost[:3]) + (" ..." if len(lost) > 3 else "")
+    fp_lost = sum(not r["dominates_fp"] for r in sens)
+    return [
+        finding(f"speedup vs sequential ({task})", speed, paper="1.81x DevEval, 2.10x CodeProjectEval",
+                note="cost model"),
+        finding(f"cost saving vs sequential ({task})", saving, paper="28% DevEval, 35% CodeProjectEval",
+                note="cost model"),
+        finding(f"mean pass rate - sequential's ({task})", dpass, paper="+11.3 DevEval, +14.0 points CPE",
+                note="simulated coder, real tests"),
+        finding(f"sensitivity ({sens[0]['task'] if sens else task}): dominates sequential",
+                f"at {len(sens) - len(lost)} of {len(sens)} points" + (f" (not: {where})" if lost else "")
+                + f"; file-parallel at {len(sens) - fp_lost}", note="cost model, planned"),
+    ]
+
+
+def run_demo(out_dir: Path, *, full: bool = False, tasks: list[str] | None = None, seeds: tuple[int, ...] | None = None,
+             sweep: bool | None = None, repair_rounds: int = 1, sweep_tasks: list[str] | None = None,
+             labels: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The strategies (``labels``) on ``tasks`` over ``seeds``, the goal table, the cost model's
+    sensitivity, and (``sweep``) the Pareto sweeps on ``sweep_tasks`` (default: the first task)
+    with the first two seeds. ``full`` changes the defaults from the small run to the large one."""
     out_dir = Path(out_dir)
     logs = out_dir / "cocoder" / "episodes"
-    # the fetched real repositories, and a larger synthetic one where parallelism has room
-    tasks = tasks or [*task_ids(include_synthetic=False), SYNTHETIC_TASK]
+    fetched = set(task_ids(include_synthetic=False))
+    if tasks is None:  # the fetched real repositories, and (full) a larger synthetic one where parallelism has room
+        tasks = [t for t in FULL_TASKS if t in fetched] + [SYNTHETIC_TASK] if full else \
+            [t for t in SMALL_TASKS if t in fetched] or ["synth-12"]
+    seeds = seeds or (SEEDS if full else SMALL_SEEDS)
+    labels = labels or (LABELS if full else SMALL_LABELS)
+    sweep = full if sweep is None else sweep
+    cocoders = [label for label in COCODERS if label in labels]
     cache = TestCache()
     base = TeamConfig(agents=AGENTS, repair_rounds=repair_rounds)
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     rows, heads, goal_rows = [], [], []
     for task in tasks:
-        jobs = [(task, variant_config(s, base), seed) for s in LABELS for seed in seeds]
+        jobs = [(task, variant_config(s, base), seed) for s in labels for seed in seeds]
         done = iter(_batch(jobs, cache, logs))
-        results[task] = {s: [next(done) for _ in seeds] for s in LABELS}
-        for s in LABELS:
+        results[task] = {s: [next(done) for _ in seeds] for s in labels}
+        for s in labels:
             r = results[task][s]
             pr, ms, cost = (_ci([m[k] for m in r]) for k in ("pass_rate", "makespan", "cost_usd"))
+            full_pass = _ci([1.0 if m["pass_rate"] >= 1.0 else 0.0 for m in r])
             means = {k: np.mean([m[k] for m in r]) for k in ("tokens", "messages", "cut_edges", "transferred_tokens")}
-            rows.append([task, s, fmt(pr), fmt(ms, 1), fmt(cost, 4), f"{means['tokens']:.0f}",
-                         f"{means['messages']:.1f}", f"{means['cut_edges']:.1f}", f"{means['transferred_tokens']:.0f}",
-                         _risk_cell(r), len(r)])
-            heads.append(headline("pass_rate", pr, agent=s, task=task))
-        goal_rows += [_goal_row(task, label, results[task]) for label in COCODERS]
+            rows.append([task, s, fmt(pr), f"{sum(m['pass_rate'] >= 1.0 for m in r)}/{len(r)}", fmt(ms, 1),
+                         fmt(cost, 4), f"{means['tokens']:.0f}", f"{means['messages']:.1f}",
+                         f"{means['cut_edges']:.1f}", f"{means['transferred_tokens']:.0f}", _risk_cell(r), len(r)])
+            heads.append(headline("mean_pass_rate", pr, agent=s, task=task))
+            heads.append(headline("share_of_runs_passing_every_test", full_pass, agent=s, task=task))
+        goal_rows += [_goal_row(task, label, results[task]) for label in cocoders]
+    real = [t for t in tasks if t in fetched] or tasks[:1]
+    sens = sweep_fn(real if full else real[:1], ends_only=not full)
     tables = [
-        table(f"Per repository and strategy at lambda=20 s, p_x=0.03, {AGENTS} agents (simulated coder)",
-              ["repository", "strategy", "pass rate", "makespan s", "cost $", "tokens (context + output)", "messages",
-               "cut edges", "tokens transferred", "residual risk: planned / runs with a failing test", "seeds"], rows,
-              note=f"95% bootstrap intervals over seeds {list(seeds)}; tests run in the sandbox. The planned "
-                   "residual risk is the failure model's chance that some unit is still broken after the "
-                   f"repairs (mean over seeds), beside the runs (of all seeds) in which a test still failed. Cut edges: "
-                   "dependencies between units of different agents (file-parallel receives none: it writes "
-                   "against interfaces). "
-                   f"Regenerate: {COMMAND}"),
-        table("Goal: CoCoder vs sequential (speedup >= 2x, cost saving >= 25%, pass rate within sequential's "
+        table(f"Per repository and strategy at lambda=20 s, p_x=0.03, {AGENTS} agents (simulated coder; "
+              "makespan and cost: cost model)",
+              ["repository", "strategy", "mean pass rate", "runs passing every test", "makespan s (cost model)",
+               "cost $ (cost model)", "tokens (context + output)", "messages", "cut edges", "tokens transferred",
+               "residual risk: planned / runs with a failing test", "seeds"], rows,
+              note=f"{COST_MODEL_SENTENCE} Mean pass rate: passed / the reference's passed tests, averaged over "
+                   f"seeds {list(seeds)} (95% bootstrap intervals); runs passing every test: how many of them "
+                   "passed all. The planned residual risk is the failure model's chance that some unit is still "
+                   "broken after the repairs (mean over seeds), beside the runs in which a test still failed. Cut "
+                   "edges: dependencies between units of different agents (file-parallel receives none: it writes "
+                   f"against interfaces). Regenerate: {FULL_COMMAND if full else COMMAND}"),
+        table("Goal: CoCoder vs sequential (speedup >= 2x, cost saving >= 25%, mean pass rate within sequential's "
               "interval) and Pareto-dominating sequential and file-parallel",
               ["repository", "cocoder variant", "speedup (seq/cocoder)", "cost saving",
-               "pass rate difference (cocoder - seq)", "makespan s - file-parallel", "cost $ - file-parallel",
+               "mean pass rate difference (cocoder - seq)", "makespan s - file-parallel", "cost $ - file-parallel",
                "dominates both (means)", "dominates both (intervals)", "goal"], goal_rows,
-              note="Differences are paired over seeds with bootstrap intervals. 'Dominates (intervals)': "
-                   "significantly better in makespan, cost or pass rate and significantly worse in none, by "
-                   "the 95% intervals of the paired differences; the goal uses it. With few seeds the "
-                   f"intervals are wide and domination cannot be shown ({len(seeds)} here; docs/cocoder.md "
-                   "has 30 and 100). Measured from the simulation, never set by hand. Where the goal is "
-                   "not met the table says so."),
+              note=f"{COST_MODEL_SENTENCE} Differences are paired over seeds with bootstrap intervals; the "
+                   "intervals of speedup and saving come from the repairs' noise alone (where nothing fails "
+                   "the ratio is the planned one). 'Dominates (intervals)': significantly better in makespan, "
+                   "cost or mean pass rate and significantly worse in none, by the 95% intervals of the paired "
+                   f"differences; the goal uses it. With few seeds ({len(seeds)} here; docs/cocoder.md has 30 "
+                   "and 100) domination cannot be shown. Where the goal is not met the table says so."),
+        sensitivity_table(sens, FULL_COMMAND if full else COMMAND),
     ]
-    figures = []
+    figures = [sensitivity_figure(sens)]
     for task in (sweep_tasks or tasks[:1]) if sweep else ():
         figure, sweep_table = _sweep(task, seeds[:2], cache, logs)
         figures.append(figure)
@@ -290,9 +350,12 @@ def run_demo(out_dir: Path, *, tasks: list[str] | None = None, seeds: tuple[int,
     write_results(out_dir / "cocoder" / "results.json", gate_metrics(results, seeds), suite="cocoder",
                   seeds=list(seeds), command=COMMAND, config=base.to_dict(), intervals=_intervals(results))
     n = sum(len(r) for t in results.values() for r in t.values())
+    first = next((t for t in tasks if "cocoder" in results[t] and "sequential" in results[t]), None)
     summary = {"suite": "cocoder", "title": "CoCoder: graph-partitioned multi-agent coding", "episodes": n,
-               "seeds": len(seeds), "headline": heads, "tables": tables, "figures": figures, "command": COMMAND,
-               "test_runs": cache.runs, "config": base.to_dict()}
+               "seeds": len(seeds), "headline": heads, "tables": tables, "figures": figures,
+               "command": FULL_COMMAND if full else COMMAND, "test_runs": cache.runs, "config": base.to_dict(),
+               "findings": _findings(first, results[first], sens) if first else [],
+               "cost_model": COST_MODEL_SENTENCE, "not_dominating": where_not_dominating(sens)}
     write_summary(summary, out_dir / "cocoder" / "summary.json")
     return summary
 
@@ -301,23 +364,27 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m suites.cocoder.demo",
-                                     description="The cocoder demo; more seeds for tighter intervals.")
+                                     description="The cocoder demo: small by default, --full for the large run.")
     parser.add_argument("out", nargs="?", help="run directory (default: a new temporary one)")
-    parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 0..N-1 (default: %(default)s)")
+    parser.add_argument("--full", action="store_true", help="every repository and variant, sweeps (tens of minutes)")
+    parser.add_argument("--seeds", type=int, help="seeds 0..N-1 (default: 2, or 3 with --full)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the sweeps and the Pareto figure")
     parser.add_argument("--repair-rounds", type=int, default=1, help="leader test-and-repair rounds (default: 1)")
-    parser.add_argument("--tasks", help="comma-separated tasks (default: every fetched repository and synth-60)")
+    parser.add_argument("--tasks", help="comma-separated tasks (default: tinydb,zxcvbn; with --full every "
+                                        "fetched repository and synth-60)")
     parser.add_argument("--sweep-tasks", help="comma-separated tasks to sweep (default: the first task)")
     args = parser.parse_args()
-    if args.seeds < 1 or args.repair_rounds < 0:
+    if (args.seeds is not None and args.seeds < 1) or args.repair_rounds < 0:
         parser.error("--seeds must be at least 1 and --repair-rounds at least 0")
     target = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="cocoder-demo-"))
-    result = run_demo(target, tasks=args.tasks.split(",") if args.tasks else None,
-                      seeds=tuple(range(args.seeds)), sweep=not args.no_sweep,
-                      repair_rounds=args.repair_rounds,
+    result = run_demo(target, full=args.full, tasks=args.tasks.split(",") if args.tasks else None,
+                      seeds=tuple(range(args.seeds)) if args.seeds else None,
+                      sweep=False if args.no_sweep else None, repair_rounds=args.repair_rounds,
                       sweep_tasks=args.sweep_tasks.split(",") if args.sweep_tasks else None)
     for t in result["tables"][:2]:
         print(t["title"])
         for row in t["rows"]:
             print("  ", row)
+    for f in result["findings"]:
+        print(f"{f['label']}: {f['value']} ({f['note']})")
     print(f"summary: {target / 'cocoder' / 'summary.json'} ({result['test_runs']} sandboxed test runs)")

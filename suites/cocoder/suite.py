@@ -16,6 +16,7 @@ from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.tasks import load_task, task_ids
 from environments.cocoder.userrepo import USER_PREFIX, repo_task_id
+from suites.cocoder.summary import summarize_runs
 from suites.cocoder.team import TeamConfig, run_team
 
 
@@ -54,10 +55,11 @@ def resolve_task(task: str, options: dict[str, Any]) -> str:
     return repo_task_id(options["repo"]) + (f"#{extra}" if extra else "")
 
 
-def _demo(out_dir: Path) -> dict[str, Any]:
+def _demo(out_dir: Path, full: bool = False) -> dict[str, Any]:
+    """Small by default (about a minute); ``full``: every repository, variant and sweep."""
     from suites.cocoder.demo import run_demo
 
-    return run_demo(out_dir)
+    return run_demo(out_dir, full=full)
 
 
 SUITE = Suite(
@@ -99,6 +101,7 @@ SUITE = Suite(
     default_seeds=3,
     budget=Budget(max_steps=400),
     run_unit=run_team_unit,
+    summarize=lambda records, options: summarize_runs(records, options),
     demo=_demo,
     check_tasks=lambda tasks, options: [load_task(resolve_task(t, options)) for t in tasks],  # a bad repository is one line, exit 2
 )
