@@ -1,6 +1,7 @@
-"""The demo behind ``agentbed demo``: oracle, naive (without and with feedback) and a few corruption
-pipelines over every task, 3 seeds, through the engine's process executor; plus the corruption
-check (every pipeline over every task it applies to) and a pass-rate figure."""
+"""The demo behind ``agentbed demo``: oracle, naive (without and with feedback), work-first and
+param-drift over every task, 3 seeds, through the engine's process executor; the corruption matrix
+(every pipeline over every task it applies to, seed 0); a pass-rate figure; and the findings the
+lead's one-screen summary shows. Every agent here is scripted: the findings say so."""
 
 from __future__ import annotations
 
@@ -8,33 +9,40 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.executors import execute
+from agentbed.progress import steps
+from agentbed.results import episode_metrics, write_results
 from agentbed.runner import EpisodeSpec, run_episode
-from agentbed.summary import figure_from_matplotlib, write_summary
+from agentbed.summary import figure_from_matplotlib, finding, write_summary
 from attacks.contracts.agents import corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
 from environments.contracts.agents import oracle
 from environments.contracts.env import ContractEnv
-from environments.contracts.report import build_summary, by_agent, rate, who
+from environments.contracts.report import build_summary, by_agent, feedback_pairs, rate, who
+from environments.contracts.tasks import TASKS
 
 DEMO_SEEDS = 3
-DEMO_CORRUPTIONS = ("truncate", "url-decode", "newline", "visible-text")
-COMMAND = ("agentbed run contracts --agent oracle,naive," + ",".join(f"corrupt-{c}" for c in DEMO_CORRUPTIONS)
-           + f" --seeds {DEMO_SEEDS}  &&  agentbed run contracts --agent naive --seeds {DEMO_SEEDS} --feedback on")
+DEMO_AGENTS = ("oracle", "naive", "work-first", "param-drift")
+COMMAND = (f"agentbed run contracts --agent {','.join(DEMO_AGENTS)} --seeds {DEMO_SEEDS}  &&  "
+           f"agentbed run contracts --agent naive --seeds {DEMO_SEEDS} --feedback on")
+SCRIPTED = "scripted agent"
 
 
 def corruption_check(seed: int = 0) -> list[list[Any]]:
     """Every corruption over every task it applies to: (name, expected, applied, as expected, passes)."""
     rows = []
-    for name, corruption in CORRUPTIONS.items():
-        applied = expected = passes = 0
-        for spec in ContractEnv.task_list():
-            agent = corrupting(oracle(), name)
-            record = run_episode(ContractEnv(spec.id), agent, EpisodeSpec("contracts", spec.id, agent.name, seed))
-            if agent.applied:
-                applied += 1
-                expected += record.metrics.get("first_headline") == corruption.label
-                passes += bool(record.success)
-        rows.append([name, corruption.label, applied, expected, passes])
+    tasks = ContractEnv.task_list()
+    with steps("contracts corruption matrix", len(CORRUPTIONS)) as done:
+        for name, corruption in CORRUPTIONS.items():
+            applied = expected = passes = 0
+            for spec in tasks:
+                agent = corrupting(oracle(), name)
+                record = run_episode(ContractEnv(spec.id), agent, EpisodeSpec("contracts", spec.id, agent.name, seed))
+                if agent.applied:
+                    applied += 1
+                    expected += record.metrics.get("first_headline") == corruption.label
+                    passes += bool(record.success)
+            rows.append([name, corruption.label, applied, expected, passes])
+            done(name)
     return rows
 
 
@@ -60,15 +68,45 @@ def _figure(records: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def findings(records: list[dict[str, Any]], checks: list[list[Any]]) -> list[dict[str, Any]]:
+    """The headline findings: oracle, naive, the feedback gain, renewal forced, the corruption matrix."""
+    groups = by_agent(records)
+    out = [finding("oracle pass rate", rate(groups["oracle"], "pass"), paper="best of 38 models 0.778",
+                   note=SCRIPTED),
+           finding("naive pass rate (stale, visible text, hasty)", rate(groups["naive"], "pass"), note=SCRIPTED)]
+    pairs = feedback_pairs(records).get("naive")
+    if pairs:
+        from agentbed.stats import paired_difference_ci
+
+        on, off, tasks = pairs
+        out.append(finding("feedback gain, naive (paired, on - off)", paired_difference_ci(on, off, groups=tasks),
+                           paper="+0.071 on 42 paired GPT-5.1 failures", note=SCRIPTED + " that drops the named habit"))
+    renewal = {t.id for t in TASKS if t.params.get("chores_after")}
+    forced = [r for r in groups["work-first"] if r["task"] in renewal]
+    out.append(finding("work-first (never renews) on renewal tasks",
+                       f"{sum(bool(r['success']) for r in forced)} of {len(forced)} pass", note=SCRIPTED))
+    applied = sum(row[2] for row in checks)
+    out.append(finding(f"{len(checks)} corruption pipelines",
+                       f"{sum(row[3] for row in checks)}/{applied} labelled as expected, "
+                       f"{sum(row[4] for row in checks)} passes", note="scripted corruptions of the oracle"))
+    return out
+
+
 def run_demo(out_dir: Path) -> dict[str, Any]:
     run_dir = Path(out_dir) / "contracts"
     tasks = [t.id for t in ContractEnv.task_list()]
-    agents = ["oracle", "naive", *(f"corrupt-{c}" for c in DEMO_CORRUPTIONS)]
-    specs = [EpisodeSpec("contracts", t, a, s, {"feedback": "off"}) for a in agents for t in tasks
+    specs = [EpisodeSpec("contracts", t, a, s, {"feedback": "off"}) for a in DEMO_AGENTS for t in tasks
              for s in range(DEMO_SEEDS)]
     specs += [EpisodeSpec("contracts", t, "naive", s, {"feedback": "on"}) for t in tasks for s in range(DEMO_SEEDS)]
-    records = [r.to_dict() for r in execute(specs, run_dir, executor="process", jobs=2)]
+    with steps("contracts episodes", 1) as done:
+        records = [r.to_dict() for r in execute(specs, run_dir, executor="process", jobs=2)]
+        done(f"{len(specs)} episodes")
     records.sort(key=lambda r: (who(r), r["task"], r["seed"]))
-    summary = build_summary(records, COMMAND, corruption_checks=corruption_check(), figures=[_figure(records)])
+    checks = corruption_check()
+    summary = build_summary(records, COMMAND, corruption_checks=checks, figures=[_figure(records)])
+    summary["findings"] = findings(records, checks)
     write_summary(summary, run_dir / "summary.json")
+    # results.json lets `agentbed gate RUN/contracts --baseline baselines/contracts.json` check the demo
+    write_results(run_dir / "results.json", episode_metrics(records), episodes=len(records),
+                  seeds=list(range(DEMO_SEEDS)), headline=summary["headline"], command=COMMAND)
     return summary

@@ -45,3 +45,7 @@ def test_demo_summary_has_every_table_and_the_feedback_difference(tmp_path):
     assert (tmp_path / "contracts" / "summary.json").exists()
     check = {row[0]: row for row in next(t for t in summary["tables"] if "Corruption" in t["title"])["rows"]}
     assert all(row[2] == row[3] and row[4] == 0 for row in check.values())
+    found = {f["label"]: f for f in summary["findings"]}
+    assert 2 <= len(found) <= 5 and all(f["note"] for f in found.values())
+    assert found["work-first (never renews) on renewal tasks"]["value"].startswith("0 of ")
+    assert (tmp_path / "contracts" / "results.json").exists()
