@@ -10,7 +10,8 @@ the vault with it); the server's scripted model answers from the conversation al
 way for agentbed's and Inspect's requests. Each contender runs as its own process (the server
 stays in this one). Two times are measured: the server's *span*, from the first request it
 receives to the last answer it sends (the contender's throughput while it runs), and the
-contender's *wall* time from process start to exit (imports and start-up included):
+contender's *wall* time from process start to exit (imports and start-up included); *cpu* is
+the CPU time (user + system) the contender's processes used:
 
 1. agentbed, ``--max-connections 32`` (its default ``-j``), live, filling a fresh model-call cache;
 2. Inspect AI, ``max_connections=32``, the same server, prompt, tools and task;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,14 +73,19 @@ class Span:
         return None if self.first is None or self.last is None else self.last - self.first
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # finished children and what they waited for
+    return usage.ru_utime + usage.ru_stime
+
+
 def _timed(label: str, stub: Any, span: Span, episodes: int, run: Any) -> dict[str, Any]:
-    served, t0 = stub.served, time.perf_counter()
+    served, t0, cpu0 = stub.served, time.perf_counter(), _children_cpu()
     span.reset()
     ok = run()
     wall = time.perf_counter() - t0
     busy = span.seconds()
     return {"contender": label, "episodes": episodes, "succeeded": ok, "calls": stub.served - served,
-            "wall_s": wall, "span_s": busy, "eps_per_s_wall": episodes / wall,
+            "cpu_s": _children_cpu() - cpu0, "wall_s": wall, "span_s": busy, "eps_per_s_wall": episodes / wall,
             "eps_per_s_span": episodes / busy if busy else None}
 
 
@@ -223,10 +230,10 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     def num(value: float | None, digits: int) -> str:
         return "-" if value is None else f"{value:.{digits}f}"
 
-    print(f"{'contender':<37} {'ok':>4} {'calls':>5} | {'span s':>6} {'eps/s':>6} {'vs Insp':>7} {'vs -j2':>7} |"
+    print(f"{'contender':<37} {'ok':>4} {'calls':>5} {'cpu s':>6} | {'span s':>6} {'eps/s':>6} {'vs Insp':>7} {'vs -j2':>7} |"
           f" {'wall s':>6} {'eps/s':>6} {'vs Insp':>7} {'vs -j2':>7}")
     for r in rows:
-        print(f"{r['contender']:<37} {r['succeeded']:>4} {r['calls']:>5} | {num(r['span_s'], 1):>6} "
+        print(f"{r['contender']:<37} {r['succeeded']:>4} {r['calls']:>5} {r['cpu_s']:>6.1f} | {num(r['span_s'], 1):>6} "
               f"{num(r['eps_per_s_span'], 2):>6} {ratio(r, inspect, 'eps_per_s_span'):>7} "
               f"{ratio(r, pool, 'eps_per_s_span'):>7} | {r['wall_s']:>6.1f} {r['eps_per_s_wall']:>6.2f} "
               f"{ratio(r, inspect, 'eps_per_s_wall'):>7} {ratio(r, pool, 'eps_per_s_wall'):>7}")
