@@ -110,3 +110,15 @@ def test_a_budget_stops_handing_out_episodes_records_why_and_resume_finishes(run
     ids = [r["episode_id"] for r in read_index(out / "index.jsonl")]
     assert len(ids) == len(set(ids)) == 10
     assert run_cmd.stub.served - served == 3 * (10 - finished)
+
+
+@pytest.mark.parametrize(("flags", "named"), [(["--max-connections", "0"], "--max-connections"),
+                                              (["--cache-expiry", "soon"], "--cache-expiry"),
+                                              (["--prices", "/nonexistent/p.yaml"], "--prices"),
+                                              (["--max-cost", "-1"], "--max-cost"),
+                                              (["--max-tokens", "-5"], "--max-tokens")])
+def test_bad_model_options_are_one_line_errors_before_anything_is_recorded(run_cmd, tmp_path, flags, named):
+    out = tmp_path / "run"
+    done = run_cmd("--model", "openai:stub-model", "--task", "open-fast", "--out", str(out), *flags)
+    assert done.returncode == 2 and named in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not out.exists()
