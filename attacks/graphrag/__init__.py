@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from attacks.graphrag.adaptive import adaptive_attack, copy_attack, frame_attack, support_attack
 from attacks.graphrag.community import community_injection
 from attacks.graphrag.gragpoison import gragpoison
 from attacks.graphrag.kepo import kepo
@@ -17,6 +18,11 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "community": community_injection,
     "kepo": kepo,
     "tkpa": tkpa,
+    "copy": copy_attack,
+    "support": support_attack,
+    "frame": frame_attack,
+    "adaptive": adaptive_attack,
 }
+ADAPTIVE = ("copy", "support", "frame", "adaptive")
 
-__all__ = ["ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]
+__all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

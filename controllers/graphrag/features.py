@@ -24,7 +24,8 @@ from environments.graphrag.kg import KnowledgeGraph, simple_graph
 
 RAW_FEATURES = ("common_neighbours", "triangles_at_answer", "clustering_at_answer", "subgraph_edges")
 PROVENANCE_FEATURES = ("claim_documents", "claim_doc_corroboration", "multi_doc_support_paths",
-                       "isolated_support_share", "support_background_degree", "support_core_without_own_docs")
+                       "isolated_support_share", "support_background_degree", "support_core_without_own_docs",
+                       "corroborated_claim_docs", "independent_support_paths")
 FEATURES = RAW_FEATURES + PROVENANCE_FEATURES
 
 
@@ -79,6 +80,13 @@ def _multi_doc(kg: KnowledgeGraph, ids: Iterable[int], min_docs: int = 2) -> boo
     return any(len(docs.get(kg.statements[i].fact(), ())) >= min_docs for i in ids)
 
 
+def _attested_outside(kg: KnowledgeGraph, ids: Iterable[int], contest_docs: set[str]) -> bool:
+    """Some edge among ``ids`` is stated by a document that says nothing about the contested
+    (entity, relation): support a claim's own documents cannot supply (cross-document support)."""
+    docs = fact_documents(kg)
+    return any(docs.get(kg.statements[i].fact(), frozenset()) - contest_docs for i in ids)
+
+
 def candidate_features(ctx: QueryContext, cand: Candidate) -> np.ndarray:
     kg, s, o = ctx.kg, ctx.conflict.entity, cand.answer
     docs_of_fact = fact_documents(kg)
@@ -92,12 +100,14 @@ def candidate_features(ctx: QueryContext, cand: Candidate) -> np.ndarray:
         if others:
             corroboration.append(np.mean([bool(docs_of_fact.get(x.fact(), frozenset()) - own_docs) for x in others]))
     strong = 0
+    independent = 0
     isolated = 0
     background = []
     for x in support:
         to_s = [i for i in cand.support if {kg.statements[i].head, kg.statements[i].tail} == {s, x}]
         to_o = [i for i in cand.support if {kg.statements[i].head, kg.statements[i].tail} == {x, o}]
         strong += _multi_doc(kg, to_s) and _multi_doc(kg, to_o)
+        independent += _attested_outside(kg, to_s, ctx.contest_docs) and _attested_outside(kg, to_o, ctx.contest_docs)
         isolated += kg.docs_of_entity.get(x, set()) <= ctx.contest_docs
         outside = kg.degree(x) - sum(1 for y in (s, o) if kg.simple.has_edge(x, y))
         background.append(math.log1p(max(outside, 0)) / max_log_degree(kg))
@@ -118,4 +128,6 @@ def candidate_features(ctx: QueryContext, cand: Candidate) -> np.ndarray:
         isolated / len(support) if support else 0.0,
         float(np.mean(background)) if background else 0.0,
         float(np.mean(core)) if core else 0.0,
+        math.log1p(sum(c >= 0.5 for c in corroboration)),
+        math.log1p(independent),
     ])

@@ -36,10 +36,21 @@ class Dataset:
     documents: list[Document]
     questions: list[Question]
     index: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # Clean-source statements that are not the current truth: superseded facts (dated, then
+    # retracted) and sources that disagree. Measurement only: they are clean evidence.
+    natural: set[Fact] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not self.index:
             self.index = objects_index(self.facts)
+
+    def natural_pairs(self) -> set[tuple[str, str]]:
+        return {(f.head, f.relation) for f in self.natural}
+
+    def crosses_conflict(self, question: Question) -> bool:
+        """Whether a step of the question's gold path is naturally contested in clean data."""
+        pairs = self.natural_pairs()
+        return any((f.head, f.relation) in pairs for f in question.path)
 
     def range_of(self, relation: str) -> list[str]:
         """Entities seen as the object of ``relation``: an attacker's plausible fake answers."""

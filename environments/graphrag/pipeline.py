@@ -65,7 +65,7 @@ def build_index(documents: Sequence[Document], table: PhraseTable, *, extractor:
 
 def poison_labels(index: Index, dataset: Dataset) -> list[bool]:
     """Ground truth per statement (measurement only): poison if it comes from an attacker's
-    document, is a negation, or states a fact the clean world does not contain."""
-    clean = set(dataset.facts)
-    return [index.documents[s.doc].origin == "poison" or s.negated or s.fact() not in clean
-            for s in index.kg.statements]
+    document or states a fact that neither the clean world nor its natural conflicts (superseded
+    facts, disagreeing sources) contain (an edited sentence)."""
+    clean = set(dataset.facts) | dataset.natural
+    return [index.documents[s.doc].origin == "poison" or s.fact() not in clean for s in index.kg.statements]

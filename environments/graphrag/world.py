@@ -93,8 +93,37 @@ class _Names:
         return self._fresh(lambda: f"{self._syllables(2)} {self._syllables(self.rng.choice((2, 3)))}")
 
 
+CHANGE_DATES = ("2019/03/01", "2024/02/01")  # an old job, and when it ended
+
+
+def _natural_conflicts(rng: random.Random, facts: list[Fact], docs: list[Document], table: PhraseTable,
+                       firms: list[str], changes: float, disputes: int) -> set[Fact]:
+    """Conflicts clean data has: people who changed employer (the old job dated, then retracted
+    with a date on the person's page; the old employer's page still lists them) and sources
+    that disagree (a news item naming a wrong birth city)."""
+    page = {d.title: d for d in docs}
+    natural: set[Fact] = set()
+    old_date, new_date = CHANGE_DATES
+    for f in [f for f in facts if f.relation == "works_for"]:
+        if rng.random() >= changes:
+            continue
+        old = Fact(f.head, "works_for", rng.choice([x for x in firms if x != f.tail]))
+        natural.add(old)
+        page[f.head].sentences += [table.sentence(old, dated=old_date), table.sentence(old, dated=new_date, negated=True),
+                                   table.sentence(f, dated=new_date)]
+        page[old.tail].sentences.append(table.sentence(old, dated=old_date))
+    cities = sorted({f.tail for f in facts if f.relation == "born_in"})
+    births = [f for f in facts if f.relation == "born_in"]
+    for i, f in enumerate(rng.sample(births, min(disputes, len(births)))):
+        wrong = Fact(f.head, "born_in", rng.choice([c for c in cities if c != f.tail]))
+        natural.add(wrong)
+        docs.append(Document(f"dispute{i:04d}", f"Letters {i}", [table.sentence(wrong)]))
+    return natural
+
+
 def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3, persons: int = 40,
-                   companies: int = 12, universities: int = 5, news: int = 15, questions: int = 40) -> Dataset:
+                   companies: int = 12, universities: int = 5, news: int = 15, questions: int = 40,
+                   changes: float = 0.2, disputes: int = 6) -> Dataset:
     """A fictional world and its questions, fully determined by ``seed``."""
     rng = random.Random(seed)
     names = _Names(rng)
@@ -137,8 +166,9 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
     for i in range(news):
         items = rng.sample(facts, 3)
         docs.append(Document(f"news{i:04d}", f"News {i}", [table.sentence(f) for f in items]))
+    natural = _natural_conflicts(random.Random(seed + 104729), facts, docs, table, firms, changes, disputes)
     index = objects_index(facts)
     phrasing = random.Random(seed + 7919)  # its own stream: the surface form leaves the world unchanged
     qs = sample_questions(index, PLANS, questions, rng,
                           lambda topic, plan: question_text(topic, plan, phrasing.randrange(3)))
-    return Dataset(f"world{seed}", facts, table, docs, qs, index)
+    return Dataset(f"world{seed}", facts, table, docs, qs, index, natural)

@@ -37,24 +37,50 @@ def cmd_grid(args: argparse.Namespace) -> int:
     attacks = _names(args.attacks, ALL_ATTACKS, "--attacks")
     defenses = _names(args.defenses, DEFENSES, "--defenses")
     cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
-                     communities=args.communities)
+                     communities=args.communities, questions=args.questions)
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
-               f" --worlds {args.worlds} --budget {args.budget}")
-    tab = grid_table(cells, args.dataset, command)
-    widths = [max(len(str(x)) for x in col) for col in zip(tab["columns"], *tab["rows"], strict=True)]
-    for row in [tab["columns"], *tab["rows"]]:
-        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)))
-    print(tab["note"])
+               f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}")
+    _print(grid_table(cells, args.dataset, command))
     if args.out:
         doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells]}
         Path(args.out).write_text(json.dumps(doc, indent=1), encoding="utf-8")
     return 0
 
 
-def cmd_ranker(args: argparse.Namespace) -> int:
-    from suites.graphrag.training import trained_ranker
+def cmd_curve(args: argparse.Namespace) -> int:
+    from suites.graphrag.curves import budget_curve, curve_table
+    from suites.graphrag.defenses import DEFENSES
+    from suites.graphrag.report import ALL_ATTACKS
 
-    for variant in ("tdp", "tdp-raw"):
+    attacks = _names(args.attacks, ALL_ATTACKS[1:], "--attacks")
+    defenses = _names(args.defenses, DEFENSES, "--defenses")
+    try:
+        budgets = [int(b) for b in args.budgets.split(",") if b]
+    except ValueError:
+        raise UsageError(f"--budgets: {args.budgets!r} is not a comma-separated list of integers") from None
+    if not budgets or min(budgets) < 1:
+        raise UsageError(f"--budgets: every budget must be at least 1, got {args.budgets!r}")
+    cells = budget_curve(args.dataset, attacks, defenses, budgets, worlds=args.worlds)
+    command = (f"agentbed graphrag curve --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
+               f" --budgets {args.budgets} --worlds {args.worlds}")
+    _print(curve_table(cells, command))
+    return 0
+
+
+def _print(tab: dict[str, Any]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(tab["columns"], *tab["rows"], strict=True)]
+    for row in [tab["columns"], *tab["rows"]]:
+        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)))
+    print(tab["note"])
+
+
+def cmd_ranker(args: argparse.Namespace) -> int:
+    from suites.graphrag.training import VARIANTS, WEIGHTS_FILE, trained_ranker, write_weights
+
+    if args.retrain:
+        write_weights()
+        print(f"wrote {WEIGHTS_FILE}")
+    for variant in VARIANTS:
         print(variant, json.dumps(trained_ranker(variant).to_dict(), indent=1))
     return 0
 
@@ -69,7 +95,17 @@ def register(subparsers: Any) -> None:
     g.add_argument("--worlds", type=int, default=4, help="generated evaluation worlds")
     g.add_argument("--budget", type=int, default=5, help="poison documents per contested fact (and 4 statements each)")
     g.add_argument("--communities", default="louvain", choices=("louvain", "leiden"))
+    g.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all"),
+                   help="targeted by the attack plan, crossing a natural conflict of the clean data, or all")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
     g.set_defaults(func=cmd_grid)
-    r = sub.add_parser("ranker", help="print the TDP ranker's weights (trained with a fixed seed)")
+    c = sub.add_parser("curve", help="attack success against budget (documents per target)")
+    c.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
+    c.add_argument("--attacks", default="copy,support,frame,adaptive")
+    c.add_argument("--defenses", default="none,tdp")
+    c.add_argument("--budgets", default="1,2,3,5,8", help="comma-separated documents per target")
+    c.add_argument("--worlds", type=int, default=4)
+    c.set_defaults(func=cmd_curve)
+    r = sub.add_parser("ranker", help="print the TDP rankers' weights (trained with fixed seeds)")
+    r.add_argument("--retrain", action="store_true", help="train again and rewrite the shipped weights")
     r.set_defaults(func=cmd_ranker)

@@ -8,19 +8,16 @@ bootstrap is over questions.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentbed.agents.base import Agent
-from agentbed.results import write_results
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode
 from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
-from agentbed.summary import fmt, headline, table, write_summary
+from agentbed.summary import fmt, table
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.targets import STATEMENTS_PER_DOCUMENT
 from environments.graphrag.agents import ReaderAgent
@@ -171,74 +168,3 @@ def figure(cells_by_dataset: dict[str, list[Cell]], defenses: Sequence[str]) -> 
     out = figure_from_matplotlib("Attack success by attack and defense (95% bootstrap intervals)", fig)
     plt.close(fig)
     return out
-
-
-DEMO_REAL_DEFENSES = ("none", "provenance", "tdp", "tdp-raw")
-
-
-def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict[str, Any]:
-    """Generated worlds: every attack x every defense; a real graph (transfer, no retraining):
-    every attack x the main defenses. Writes ``<out_dir>/graphrag/summary.json``."""
-    from environments.graphrag.real import available
-
-    t0 = time.perf_counter()
-    world_cmd = f"agentbed run graphrag --attack A --defense D --worlds {worlds}"
-    cells = {"world": run_grid("world", worlds=worlds)}
-    notes = []
-    if available(real):
-        cells[real] = run_grid(real, defenses=DEMO_REAL_DEFENSES)
-    else:
-        notes.append(f"{real} skipped: run scripts/fetch-pykeen")
-    tables = [grid_table(cells["world"], f"generated worlds ({worlds})", world_cmd)]
-    if real in cells:
-        tables.append(grid_table(cells[real], f"{real} (TDP trained on generated worlds only)",
-                                 f"agentbed run graphrag --dataset {real} --attack A --defense D"))
-    heads = []
-    for dataset, cs in cells.items():
-        by = {(c.attack, c.defense): c for c in cs}
-        for attack, defense in (("gragpoison", "none"), ("gragpoison", "tdp"), ("kepo", "tdp")):
-            if (attack, defense) in by:
-                heads.append(headline("attack_success", by[(attack, defense)].interval("attack_success"),
-                                      higher_is_better=False, dataset=dataset, attack=attack, defense=defense))
-        if ("none", "tdp") in by:
-            heads.append(headline("clean_accuracy", by[("none", "tdp")].interval("accuracy"), dataset=dataset,
-                                  defense="tdp"))
-        gain = paired_gain(cs, "gragpoison", "tdp")
-        if gain is not None:
-            heads.append(headline("attack_success_drop", gain, dataset=dataset, attack="gragpoison",
-                                  defense="tdp vs none"))
-    summary = {
-        "suite": "graphrag", "title": "GraphRAG poisoning and the TDP topology defense",
-        "episodes": sum(len(c.records) for cs in cells.values() for c in cs),
-        "seeds": worlds, "headline": heads, "tables": tables,
-        "figures": [figure(cells, DEFENSES)],
-        "cells": [c.to_dict() for cs in cells.values() for c in cs],
-        "notes": notes, "wall_seconds": round(time.perf_counter() - t0, 1),
-        "command": "agentbed demo graphrag",
-    }
-    write_summary(summary, Path(out_dir) / "graphrag" / "summary.json")
-    write_results(Path(out_dir) / "graphrag" / "results.json", gate_metrics(cells),
-                  cells=summary["cells"], command=summary["command"], episodes=summary["episodes"])
-    return summary
-
-
-def gate_metrics(cells: dict[str, list[Cell]], tolerance: float = 0.05) -> list[dict[str, Any]]:
-    """Per-question values for the gate (format agentbed.results/1): accuracy in every cell and
-    attack success under every attack; units are ``<dataset>-<world>/<question>``."""
-    metrics = []
-    for cs in cells.values():
-        for c in cs:
-            agent = f"reader[attack={c.attack},dataset={c.dataset},defense={c.defense}]"
-            accuracy = {_unit(r.task): float(r.metrics.get("correct", False)) for r in c.records}
-            metrics.append({"suite": "graphrag", "agent": agent, "metric": "accuracy", "higher_is_better": True,
-                            "tolerance": tolerance, "values": accuracy})
-            if c.attack != "none":
-                hijack = {_unit(r.task): float(r.metrics.get("attack_success", False)) for r in c.records}
-                metrics.append({"suite": "graphrag", "agent": agent, "metric": "attack_success",
-                                "higher_is_better": False, "tolerance": tolerance, "values": hijack})
-    return metrics
-
-
-def _unit(task: str) -> str:
-    world, question = task.rsplit("-", 1)
-    return f"{world}/{question}"

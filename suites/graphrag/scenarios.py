@@ -36,8 +36,15 @@ def load_dataset(name: str, world: int) -> Dataset:
 
 @lru_cache(maxsize=64)
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str) -> Poisoned:
-    return poisoned_index(load_dataset(name, world), attack, targets=targets, budget=budget, seed=world,
-                          community_method=communities)
+    data = load_dataset(name, world)
+    knowledge = {}
+    if attack == "adaptive":  # white-box: the deployed TDP's features and weights
+        from suites.graphrag.training import trained_ranker
+        from suites.graphrag.whitebox import tdp_surrogate
+
+        knowledge["surrogate"] = tdp_surrogate(trained_ranker("tdp"), data)
+    return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
+                          **knowledge)
 
 
 def targets_for(options: dict[str, Any]) -> int:
@@ -66,13 +73,21 @@ def check_options(options: dict[str, Any]) -> None:
 
 
 def task_ids(options: dict[str, Any]) -> list[str]:
-    """The targeted questions (those the attack plan can flip), the same for every attack."""
+    """``--questions targeted`` (default): the questions the attack plan can flip, the same for
+    every attack; ``conflict``: the questions whose gold path crosses a natural conflict of the
+    clean data (superseded facts, disagreeing sources); ``all``: every question."""
     check_options(options)
     name = options.get("dataset", "world")
+    which = options.get("questions", "targeted")
     ids = []
     for world in world_seeds(options):
-        plan = poisoned(name, world, NO_ATTACK, 5, targets_for(options), "none").plan
-        ids += [f"{name}-{world}-{q}" for t in plan.targets for q in t.questions]
+        if which == "targeted":
+            plan = poisoned(name, world, NO_ATTACK, 5, targets_for(options), "none").plan
+            chosen = [q for t in plan.targets for q in t.questions]
+        else:
+            data = load_dataset(name, world)
+            chosen = [q.id for q in data.questions if which == "all" or data.crosses_conflict(q)]
+        ids += [f"{name}-{world}-{q}" for q in chosen]
     return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], int(s.rsplit("q", 1)[1])))
 
 
@@ -124,6 +139,8 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "worlds": Option(4, "number of generated evaluation worlds", type=int),
             "budget": Option(5, "poison documents per contested fact (and 4 statements each)", type=int),
             "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
+            "questions": Option("targeted", "which questions: targeted by the attack plan, crossing a natural "
+                                "conflict of the clean data, or all", choices=("targeted", "conflict", "all")),
             "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
         },
         default_seeds=1,

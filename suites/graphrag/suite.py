@@ -9,7 +9,7 @@ from suites.graphrag.scenarios import graphrag_suite
 
 
 def _demo(out_dir: Path) -> dict[str, Any]:
-    from suites.graphrag.report import demo
+    from suites.graphrag.demo import demo
 
     return demo(out_dir)
 

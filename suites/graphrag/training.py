@@ -1,14 +1,21 @@
-"""Training data for the TDP ranker: conflicts in generated worlds under non-adaptive attacks.
+"""Training data for the TDP ranker: conflicts in generated worlds, adversarially.
 
-Worlds used for training never overlap the evaluation worlds (different seeds), the real
-graphs are never used, and the adaptive attack (KEPo) is held out. Training takes seconds and
-is fully determined by the seeds, so the weights are recomputed instead of shipped.
+Round 0 trains on PoisonedRAG, GragPoison and community injection. Every further round adds
+the copy and support attacks and the white-box adaptive attack aimed at the previous round's
+ranker (adversarial training: Madry et al., "Towards Deep Learning Models Resistant to
+Adversarial Attacks", ICLR 2018, with a discrete attacker). Held out from every round: the
+evaluation worlds (seeds 1000+; training uses 0-3), the real graphs, KEPo, TKPA, the framing
+attack, and the adaptive attack against the *final* ranker (the one evaluated). Training is
+fully determined by the seeds, so the weights are recomputed instead of shipped.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,17 +28,22 @@ from environments.graphrag.world import generate_world
 
 TRAIN_WORLDS = tuple(range(4))  # evaluation worlds start at 1000
 TRAIN_ATTACKS = ("poisonedrag", "gragpoison", "community")
+ADVERSARIAL_ATTACKS = ("copy", "support", "adaptive")
+ROUNDS = 2
 
 
 def training_pairs(worlds: Sequence[int] = TRAIN_WORLDS, attacks: Sequence[str] = TRAIN_ATTACKS,
-                   targets: int = 20) -> list[tuple[np.ndarray, np.ndarray]]:
+                   targets: int = 20, against: PairwiseRanker | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """(clean candidate, poisoned candidate) feature pairs from every conflict met on the
-    targeted questions' plans."""
+    targeted questions' plans; the adaptive attack aims at ``against``."""
+    from suites.graphrag.whitebox import tdp_surrogate
+
     pairs = []
     for seed in worlds:
         data = generate_world(seed)
         for attack in attacks:
-            built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none")
+            knowledge = {"surrogate": tdp_surrogate(against, data)} if attack == "adaptive" and against else {}
+            built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none", **knowledge)
             kg, clean_facts = built.index.kg, set(data.facts)
             for q in data.questions[:targets]:
                 pairs += _conflict_pairs(kg, clean_facts, set(local_search(kg, q.topic, q.plan)), q.topic, q.plan)
@@ -56,13 +68,49 @@ def _conflict_pairs(kg: KnowledgeGraph, clean_facts: set, alive: set[int], topic
     return pairs
 
 
+WEIGHTS_FILE = Path(__file__).with_name("tdp_weights.json")
+VARIANTS = ("tdp", "tdp-static", "tdp-raw")
+
+
+def recipe() -> dict[str, Any]:
+    """Everything training depends on; shipped weights are used only while it is unchanged."""
+    return {"worlds": list(TRAIN_WORLDS), "attacks": list(TRAIN_ATTACKS), "adversarial": list(ADVERSARIAL_ATTACKS),
+            "rounds": ROUNDS, "features": list(FEATURES), "raw_features": list(RAW_FEATURES)}
+
+
 @lru_cache(maxsize=4)
 def trained_ranker(variant: str = "tdp") -> PairwiseRanker:
-    """``tdp``: raw and provenance-aware features; ``tdp-raw``: raw topology features only."""
-    features = FEATURES if variant == "tdp" else RAW_FEATURES
-    return fit_pairwise(_cached_pairs(), features)
+    """The ranker ``variant``, from :data:`WEIGHTS_FILE` when it was written by the current
+    :func:`recipe` (training takes about 40 s; ``agentbed graphrag ranker --retrain`` rewrites
+    it, and a test checks that retraining reproduces it), else trained now."""
+    if WEIGHTS_FILE.is_file():
+        shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+        if shipped.get("recipe") == recipe() and variant in shipped.get("rankers", {}):
+            weights = shipped["rankers"][variant]
+            return PairwiseRanker(np.array(list(weights.values()), dtype=float), tuple(weights))
+    return train_ranker(variant)
 
 
-@lru_cache(maxsize=1)
-def _cached_pairs() -> list[tuple[np.ndarray, np.ndarray]]:
-    return training_pairs()
+def write_weights(path: Path = WEIGHTS_FILE) -> dict[str, Any]:
+    doc = {"recipe": recipe(), "rankers": {v: train_ranker(v).to_dict() for v in VARIANTS},
+           "command": "agentbed graphrag ranker --retrain"}
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc
+
+
+def train_ranker(variant: str = "tdp") -> PairwiseRanker:
+    """``tdp``: raw and provenance-aware features, adversarially trained (:data:`ROUNDS`);
+    ``tdp-static``: the same features, round 0 only (no adaptive attack in training);
+    ``tdp-raw``: raw topology features only, round 0."""
+    if variant == "tdp-raw":
+        return fit_pairwise(_round_pairs(0), RAW_FEATURES)
+    rounds = 0 if variant == "tdp-static" else ROUNDS
+    return fit_pairwise([p for k in range(rounds + 1) for p in _round_pairs(k)], FEATURES)
+
+
+@lru_cache(maxsize=8)
+def _round_pairs(k: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    if k == 0:
+        return tuple(training_pairs())
+    previous = fit_pairwise([p for j in range(k) for p in _round_pairs(j)], FEATURES)
+    return tuple(training_pairs(attacks=ADVERSARIAL_ATTACKS, against=previous))

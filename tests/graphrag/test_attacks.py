@@ -84,3 +84,51 @@ def test_overspending_is_refused():
         poisoning.add(0, Document(f"x{j}", "t", ["A b was born in C d."]), table)
     with pytest.raises(BudgetExceeded, match="target 0"):
         poisoning.check(AttackBudget.of(2))
+
+
+def test_adaptive_attack_keeps_the_variant_the_surrogate_scores_highest(world):
+    from attacks.graphrag.adaptive import adaptive_attack
+
+    plan = plan_attack(world, world.questions[:6], seed=1)
+    budget = AttackBudget.of(5)
+    seen = []
+
+    def likes_framing(docs, target):  # a stand-in defense model that rewards framing documents
+        frames = sum(d.id.startswith("adpf") for d in docs)
+        seen.append(frames)
+        return float(frames)
+
+    poisoning = adaptive_attack(world, plan, random.Random(0), budget, surrogate=likes_framing)
+    poisoning.check(budget)
+    assert set(seen) == {0, 1, 2} and len(seen) == 9 * len(plan.targets)
+    assert sum(d.id.startswith("adpf") for d in poisoning.added) == 2 * len(plan.targets)
+
+
+def test_white_box_surrogate_agrees_with_the_deployed_defense(world):
+    """The attacker's model of TDP runs TDP's feature code with the deployed weights: where it
+    says the fake wins on a copy-attacked world, the deployed defense keeps the fake there."""
+    from attacks.graphrag.adaptive import craft
+    from controllers.graphrag.candidates import build_conflict
+    from controllers.graphrag.tdp import resolve_conflicts
+    from environments.graphrag.kg import local_search
+    from environments.graphrag.pipeline import Query, build_index
+    from suites.graphrag.scenarios import poisoned
+    from suites.graphrag.training import trained_ranker
+    from suites.graphrag.whitebox import tdp_surrogate
+
+    built = poisoned("world", 1000, "none", 5, 12, "none")
+    margin = tdp_surrogate(trained_ranker("tdp"), world)
+    agree = []
+    for t, target in enumerate(built.plan.targets[:4]):
+        docs = craft(world, target, t, random.Random(t), AttackBudget.of(5), frames=0, copy_share=1.0)
+        says_fake = margin(docs, target) > 0
+        index = build_index(world.documents + docs, world.table, community_method="none")
+        kg = index.kg
+        retrieved = local_search(kg, target.fact.head, (target.fact.relation,))
+        assert build_conflict(kg, set(retrieved), target.fact.head, target.fact.relation) is not None
+        q = next(q for q in world.questions if q.id in target.questions)
+        verdict = resolve_conflicts(kg, Query(q.text), local_search(kg, q.topic, q.plan), trained_ranker("tdp"))
+        fake_kept = not any(kg.statements[i].tail == target.fake and kg.statements[i].head == target.fact.head
+                            for i in verdict.removed)
+        agree.append(says_fake == fake_kept)
+    assert sum(agree) >= 3

@@ -7,7 +7,7 @@ from agentbed.results import load_results
 
 @pytest.mark.slow
 def test_demo_writes_summary_results_and_figure(tmp_path, nations_available):
-    from suites.graphrag.report import demo
+    from suites.graphrag.demo import demo
 
     summary = demo(tmp_path, worlds=2)
     written = json.loads((tmp_path / "graphrag" / "summary.json").read_text())

@@ -1,0 +1,37 @@
+"""The white-box attacker's model of TDP: its own feature code and trained weights, run on the
+attacker's copy of the corpus (the attacker knows the clean corpus, as GragPoison's strongest
+setting assumes, and the defense, as an adaptive evaluation must).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from attacks.graphrag.adaptive import Surrogate
+from attacks.graphrag.targets import Target
+from controllers.graphrag.candidates import build_conflict
+from controllers.graphrag.features import QueryContext, candidate_features
+from controllers.graphrag.tdp import PairwiseRanker
+from environments.graphrag.corpus import Document, template_extract
+from environments.graphrag.dataset import Dataset
+from environments.graphrag.kg import KnowledgeGraph, local_search
+
+
+def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
+    """Score margin of the fake answer over the best other candidate at the contested step."""
+    clean = template_extract(dataset.documents, dataset.table)
+
+    def margin(docs: Sequence[Document], target: Target) -> float:
+        kg = KnowledgeGraph(clean + template_extract(docs, dataset.table))
+        s, r = target.fact.head, target.fact.relation
+        retrieved = set(local_search(kg, s, (r,)))
+        conflict = build_conflict(kg, retrieved, s, r)
+        if conflict is None:
+            return math.inf
+        ctx = QueryContext(kg, retrieved, conflict)
+        scores = {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}
+        others = [v for a, v in scores.items() if a != target.fake]
+        return scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
+
+    return margin
