@@ -146,7 +146,7 @@ def _headlines(cells: dict[str, list[Cell]], real: str) -> tuple[list[dict[str, 
         r = {(c.attack, c.defense): c for c in cells[real]}
         worst = max((c for (a, d), c in r.items() if d == "tdp" and a != "none"),
                     key=lambda c: c.interval("attack_success").estimate)
-        found.append(finding(f"{real} (never trained on): worst attack vs TDP ({worst.attack})",
+        found.append(finding(f"{real} held out: worst vs TDP ({worst.attack})",
                              worst.interval("attack_success"), note="goal <= 0.15; scripted reader"))
     return heads, found
 
