@@ -8,8 +8,11 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, decode_action, looks_like_log, read_log, verify_log_file
-from agentbed.store import read_index
+from agentbed.manifest import plan_of
+from agentbed.seal import key_note, log_key
+from agentbed.store import RunStore, read_index
 from agentbed.validate import read_json
+from agentbed.verify_run import check_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,16 +77,26 @@ def _looks_like_log(path: Path) -> bool:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _verify_one(path: Path, digest: str | None) -> tuple[bool, str]:
-    result = verify_log_file(path, digest or None)
+def _verify_one(path: Path, digest: str | None, key: bytes | None) -> tuple[bool, str]:
+    result = verify_log_file(path, digest or None, key)
     return result.ok, result.message(str(path))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    key = log_key()
     bad = 0
     total = 0
+    notes = []
     for raw in args.paths:
         path = Path(raw)
+        if path.is_dir() and (path / "run.json").is_file() and plan_of(RunStore(path).meta()) is not None:
+            check = check_run(path, key)  # a run the store wrote: sealed, complete, consistent
+            for problem in check.problems:
+                print(problem)
+            bad += len(check.problems)
+            total += check.logs
+            notes.append(f"{path}: {check.summary}")
+            continue
         if path.is_dir():
             files, problems = _log_files(path)
             if not files and not problems:
@@ -96,12 +109,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
             bad += 1
             print(problem)
         for log, digest in files:
-            ok, message = _verify_one(log, digest)
+            ok, message = _verify_one(log, digest, key)
             total += 1
             if not ok:
                 bad += 1
                 print(message)
-    print(f"{total - bad} of {total} logs verified" + (f"; {bad} changed" if bad else ""))
+    for note in notes:
+        print(note)
+    print(f"{total} logs checked, {bad} problem{'s' if bad != 1 else ''}; {key_note(key)}" if bad else
+          f"{total} of {total} logs verified; {key_note(key)}")
     return 1 if bad else 0
 
 

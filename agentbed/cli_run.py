@@ -26,6 +26,7 @@ from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.results import episode_metrics, load_results, suite_summary, write_results
 from agentbed.runner import EpisodeSpec
+from agentbed.seal import log_key
 from agentbed.store import RunStore
 from agentbed.suite import Suite, SuiteError, broken_suites, get_suite, load_suites
 from agentbed.summary import write_summary
@@ -215,6 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
+    log_key()  # a key that is set but unusable is an error before anything runs
     if not args.resume:
         args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     recorded = RunStore(args.out) if args.resume and args.out else None
@@ -264,6 +266,7 @@ def _run(args: argparse.Namespace) -> int:
     write_summary(summary, store.root / suite.name / "summary.json")
     write_results(store.root / "results.json", episode_metrics(records) + cost_metrics(records, prices),
                   episodes=len(records), seeds=sorted({r["seed"] for r in records}))
+    store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
     if args.json:
         print(json.dumps({"run_dir": str(store.root), "episodes": len(records), "ran": ran,
                           "wall_seconds": round(wall, 3), "headline": summary.get("headline", []),
@@ -327,6 +330,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
         raise UsageError(f"--tolerance must be a finite number >= 0, not {args.tolerance}")
     current, baseline = load_results(args.results), load_results(args.baseline)
+    check_sealed_results(Path(args.results))
     try:
         rows = compare(current, baseline, tolerance=args.tolerance)
     except ValueError as exc:
@@ -342,6 +346,23 @@ def cmd_gate(args: argparse.Namespace) -> int:
     hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
     print(f"gate: {'FAIL' if failed else 'pass'} ({len(failed)} of {len(rows)} metrics failed){hint}")
     return 1 if failed else 0
+
+
+def check_sealed_results(path: Path) -> None:
+    """A run's results.json must be the one its manifest sealed (with a key, an authentic one)."""
+    from agentbed import manifest
+
+    results = path / "results.json" if path.is_dir() else path
+    root = results.parent
+    if results.name != "results.json" or not (root / manifest.MANIFEST).is_file() or not results.is_file():
+        return
+    doc = manifest.load(root)
+    why = manifest.authentic(doc, log_key())
+    if why:
+        raise UsageError(f"{root / manifest.MANIFEST}: {why}")
+    sealed = doc["files"].get("results.json")
+    if sealed is not None and manifest.file_digest(results) != sealed:
+        raise UsageError(f"{results}: differs from the digest its run's manifest sealed (edited after the run?)")
 
 
 def _render(run_dir: Path, out: str | None) -> Path:

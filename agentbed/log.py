@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentbed.seal import log_key, mac, mac_ok
+
 SCHEMA_ID = "agentbed.trajectory/1"
 GENESIS = "0" * 64
 RECORD_TYPES = ("header", "step", "control", "footer")
 _HASH_SUFFIX_LEN = len(',"hash":""}') + 64
+_MAC_SUFFIX_LEN = len(',"mac":""}') + 64
 
 
 class LogFormatError(ValueError):
@@ -45,9 +48,13 @@ def decode_action(stored: str | dict[str, str]) -> str | bytes:
     return base64.b64decode(stored["base64"])
 
 
-def _seal(body: dict[str, Any], prev: str) -> tuple[str, str]:
+def _seal(body: dict[str, Any], prev: str, key: bytes | None = None) -> tuple[str, str]:
+    """The record's line and hash. With ``key`` (footers only) a ``"mac"`` member, the HMAC of
+    the record's bytes up to it (which include ``prev``, so the whole chain), precedes the hash."""
     body["prev"] = prev
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+    if key is not None:
+        text = text[:-1] + ',"mac":"' + mac(key, text.encode("utf-8")) + '"}'
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return text[:-1] + ',"hash":"' + digest + '"}', digest
 
@@ -87,11 +94,13 @@ class TrajectoryWriter:
         self._open = True
         self.last_hash = GENESIS
         self.records = 0
+        self._key = log_key()  # with a key the footer carries an HMAC (agentbed.seal)
 
     def write(self, record_type: str, **fields: Any) -> str:
         if not self._open:
             raise ValueError(f"{self.path} is closed")
-        line, self.last_hash = _seal({"type": record_type, **fields}, self.last_hash)
+        key = self._key if record_type == "footer" else None
+        line, self.last_hash = _seal({"type": record_type, **fields}, self.last_hash, key)
         self._pending.append(line)
         self.records += 1
         if len(self._pending) >= self.FLUSH_RECORDS:
@@ -152,6 +161,7 @@ class VerifyResult:
     first_bad: int | None = None  # 1-based line number of the first record whose bytes changed
     reason: str = ""
     digest: str = ""
+    mac: str = ""  # the footer's HMAC: "checked" (with the key), "unchecked" (no key), "" (none)
 
     def message(self, path: str) -> str:
         if self.ok:
@@ -159,7 +169,17 @@ class VerifyResult:
         return f"{path}: record {self.first_bad} changed: {self.reason}"
 
 
-def verify_lines(lines: list[bytes], expected_digest: str | None = None) -> VerifyResult:
+def _footer_mac(line: bytes) -> tuple[bytes, str] | None:
+    """(bytes the footer's HMAC covers, the HMAC) when the record carries one."""
+    body = line[:-_HASH_SUFFIX_LEN] + b"}"
+    if len(body) <= _MAC_SUFFIX_LEN or body[-_MAC_SUFFIX_LEN:-66] != b',"mac":"':
+        return None
+    return body[:-_MAC_SUFFIX_LEN] + b"}", body[-66:-2].decode("ascii", "replace")
+
+
+def verify_lines(lines: list[bytes], expected_digest: str | None = None, key: bytes | None = None) -> VerifyResult:
+    """Check every record's hash and the chain; with ``key``, also the footer's HMAC (a log
+    without one fails: whoever re-chained it could have dropped it)."""
     prev = GENESIS
     record: dict[str, Any] = {}
     for number, raw in enumerate(lines, start=1):
@@ -185,7 +205,16 @@ def verify_lines(lines: list[bytes], expected_digest: str | None = None) -> Veri
         return VerifyResult(False, len(lines), len(lines), "last record differs from the digest recorded for this log (run index or team manifest)")
     if record.get("type") != "footer":
         return VerifyResult(False, len(lines), len(lines) + 1, "log ends without a footer (truncated)")
-    return VerifyResult(True, len(lines), None, "", prev)
+    sealed = _footer_mac(lines[-1].rstrip(b"\n"))
+    if key is None:
+        return VerifyResult(True, len(lines), None, "", prev, "unchecked" if sealed else "")
+    if sealed is None:
+        return VerifyResult(False, len(lines), len(lines), "the footer carries no HMAC, and a key is set")
+    if not mac_ok(key, *sealed):
+        return VerifyResult(False, len(lines), len(lines),
+                            "the footer's HMAC does not match the key (re-chained by someone without it, "
+                            "or written under another key)")
+    return VerifyResult(True, len(lines), None, "", prev, "checked")
 
 
 def looks_like_log(first_line: bytes) -> bool:
@@ -194,17 +223,19 @@ def looks_like_log(first_line: bytes) -> bool:
     return first_line.startswith(b'{"type":"header",') and b'"schema":"agentbed.trajectory/' in first_line
 
 
-def verify_log(path: str | os.PathLike[str], expected_digest: str | None = None) -> VerifyResult:
+def verify_log(path: str | os.PathLike[str], expected_digest: str | None = None,
+               key: bytes | None = None) -> VerifyResult:
     """Check every record's hash and the chain; name the first record whose bytes changed."""
     try:
         with open(path, "rb") as fh:
             lines = fh.readlines()
     except OSError as exc:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
-    return verify_lines(lines, expected_digest)
+    return verify_lines(lines, expected_digest, key)
 
 
-def verify_log_file(path: str | os.PathLike[str], expected_digest: str | None = None) -> VerifyResult:
+def verify_log_file(path: str | os.PathLike[str], expected_digest: str | None = None,
+                    key: bytes | None = None) -> VerifyResult:
     """:func:`verify_log` for a file a user named: a file that is not a trajectory log at all,
     or a well-chained log whose records break the schema, raises :class:`LogFormatError`
     (bad input); a log whose bytes changed is a result that says where."""
@@ -215,7 +246,7 @@ def verify_log_file(path: str | os.PathLike[str], expected_digest: str | None = 
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
     if not looks_like_log(first):
         raise LogFormatError(f"{path}: not an agentbed trajectory log (line 1 is no {SCHEMA_ID} header)")
-    result = verify_log(path, expected_digest)
+    result = verify_log(path, expected_digest, key)
     if result.ok or result.first_bad == result.records + 1:  # the chain holds (perhaps without a footer)
         read_log(path)  # raises on a malformed record, naming its line and field
     return result

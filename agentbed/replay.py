@@ -13,7 +13,7 @@ from agentbed.log import LogFormatError, MemoryWriter, read_log
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from agentbed.suite import Suite, SuiteError, get_suite
 
-_IGNORED = {"hash", "prev"}
+_IGNORED = {"hash", "prev", "mac"}  # the chain and the key's HMAC, not what happened
 
 
 @dataclass(frozen=True)

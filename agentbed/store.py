@@ -5,6 +5,7 @@ Layout::
     RUN_DIR/run.json                 what was run (the plan, so --resume can finish it)
     RUN_DIR/index.jsonl              one EpisodeRecord per finished episode
     RUN_DIR/episodes/<id>.jsonl      one chained trajectory log per episode
+    RUN_DIR/manifest.json            the seal: plan, Merkle root over (id, digest), files (agentbed/manifest.py)
     RUN_DIR/.lock                    the writer's lock (holds its pid)
 
 The index line of an episode is appended (one ``write`` on an O_APPEND descriptor, then
@@ -32,7 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
+from agentbed.files import write_atomic
+from agentbed.manifest import MANIFEST, ManifestWriter, authentic, plan_of
+from agentbed.manifest import load as load_manifest
 from agentbed.runner import EpisodeRecord
+from agentbed.seal import log_key
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_LINE_BYTES,
@@ -53,6 +58,7 @@ class RunStore:
         self.root = Path(run_dir)
         self.episodes = self.root / "episodes"
         self._lock_fd: int | None = None
+        self._seal: ManifestWriter | None = None
 
     # -- one writer ------------------------------------------------------------------------
     def lock(self) -> None:
@@ -105,6 +111,10 @@ class RunStore:
             self.unlock()
             raise UsageError(f"--out {self.root}: a run is already recorded there; use --resume to finish it")
         write_atomic(self.root / RUN_META, json.dumps(meta, indent=1, sort_keys=True).encode("utf-8"))
+        plan = plan_of(meta)
+        if plan is not None:
+            self._seal = ManifestWriter(self.root, plan, {}, log_key())
+            self._seal.write(complete=False)
 
     def meta(self) -> dict[str, Any]:
         """run.json, validated: a missing, malformed or mistyped field is a one-line error."""
@@ -116,9 +126,44 @@ class RunStore:
         return read_json(path, what="run.json", schema=RUN_META_SCHEMA)
 
     def open_existing(self) -> dict[str, Any]:
-        """Take the writer lock of a recorded run (to finish it) and return its plan."""
+        """Take the writer lock of a recorded run (to finish it) and return its plan. Before
+        the run's seal is extended, what it holds is checked: the manifest's HMAC (with a
+        key), and every finished episode against the manifest or, for those finished after its
+        last update, its log against the index digest, so a forgery is never sealed."""
         self.lock()
-        return self.meta()
+        meta = self.meta()
+        plan = plan_of(meta)
+        if plan is not None:
+            self._seal = ManifestWriter(self.root, plan, self._trusted_episodes(), log_key())
+        return meta
+
+    def _trusted_episodes(self) -> dict[str, str]:
+        from agentbed.log import verify_log
+
+        key = log_key()
+        sealed: dict[str, str] = {}
+        if (self.root / MANIFEST).exists():
+            doc = load_manifest(self.root)
+            why = authentic(doc, key)
+            if why:
+                raise UsageError(f"{self.root / MANIFEST}: {why}; not resuming (see agentbed verify {self.root})")
+            sealed = {eid: digest for eid, digest in doc["episodes"]}
+        episodes = {}
+        for number, record in iter_index(self.root / INDEX):
+            eid, digest = record["episode_id"], record.get("digest", "")
+            if eid in sealed:
+                if digest != sealed[eid]:
+                    raise UsageError(f"{self.root / INDEX}: line {number}: the digest of {eid} differs from the "
+                                     f"sealed one; not resuming (see agentbed verify {self.root})")
+            elif not verify_log(self.root / record.get("log", f"episodes/{eid}.jsonl"), digest or None, key).ok:
+                raise UsageError(f"{self.root / INDEX}: line {number}: the log of {eid} does not verify; "
+                                 f"not resuming (see agentbed verify {self.root})")
+            episodes.setdefault(eid, digest)
+        return episodes
+
+    def finish(self, files: list[str]) -> bool:
+        """Seal the run with the digests of ``files`` (relative paths); True when complete."""
+        return self._seal.finish(files) if self._seal is not None else False
 
     # -- episodes --------------------------------------------------------------------------
     def log_path(self, episode_id: str) -> Path:
@@ -157,6 +202,8 @@ class RunStore:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if self._seal is not None:
+            self._seal.add(data["episode_id"], data.get("digest", ""))
 
     def records(self) -> list[dict[str, Any]]:
         """Finished episodes, first record per id, sorted by id; a torn last line is ignored."""
@@ -173,20 +220,6 @@ def _torn(line: bytes) -> bool:
     """A last line cut short by a kill during its write: the start of a line append() writes,
     without its newline. Anything else without a newline is damage, and is reported."""
     return not line.endswith(b"\n") and (line.startswith(_LINE_START) or _LINE_START.startswith(line))
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, fsync, rename it over ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 def iter_index(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:

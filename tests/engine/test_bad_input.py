@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from bad_input_corpus import DAMAGED_LOGS, field_mutations, generic_contents, huge_line, rechain
 
+from agentbed import manifest
 from agentbed.cli import main
 from agentbed.validate import INDEX_RECORD_SCHEMA, RESULTS_SCHEMA, RUN_META_SCHEMA, trajectory_schema
 
@@ -98,7 +99,10 @@ KINDS: dict[str, tuple[str, dict[str, Callable[[Path], list[str]]]]] = {
                                                                        str(d / "results.json")]}),
     "run.json": ("run.json", {"resume": RUN_DIR_VERBS["resume"], "report": RUN_DIR_VERBS["report"]}),
     "results": ("results.json", {"gate": lambda d: ["gate", str(d / "results.json"), "--baseline",
-                                                     "baselines/vault.json"]}),
+                                                     "baselines/vault.json"],
+                                 "verify-dir": RUN_DIR_VERBS["verify-dir"]}),
+    "manifest": ("manifest.json", {"verify-dir": RUN_DIR_VERBS["verify-dir"], "resume": RUN_DIR_VERBS["resume"],
+                                   "gate": lambda d: ["gate", str(d), "--baseline", "baselines/vault.json"]}),
     "baseline": ("results.json", {"gate-baseline": lambda d: ["gate", "baselines/vault.json", "--baseline",
                                                                str(d / "results.json")]}),
 }
@@ -233,6 +237,18 @@ def test_every_field_of_results_and_baseline_wrong_or_missing(valid_run, tmp_pat
                 assert_refused(in_process(argv(run)), "results.json", field, what=f"{kind} {description} / {verb}")
                 count += 1
     assert count > 30
+
+
+def test_every_field_of_the_manifest_wrong_or_missing(valid_run, tmp_path):
+    doc = json.loads((valid_run / "manifest.json").read_text())
+    count = 0
+    for description, field, mutated in field_mutations(doc, manifest.SCHEMA):
+        run = _copy(valid_run, tmp_path)
+        (run / "manifest.json").write_text(json.dumps(mutated))
+        for verb, argv in KINDS["manifest"][1].items():
+            assert_refused(in_process(argv(run)), "manifest.json", field, what=f"manifest {description} / {verb}")
+            count += 1
+    assert count > 20
 
 
 def test_gate_refuses_non_finite_tolerances(valid_run):

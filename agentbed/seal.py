@@ -1,0 +1,57 @@
+"""Keys and MACs that make a run's records unforgeable by whoever lacks the key.
+
+A SHA-256 chain shows that a log was not changed *by accident*: anyone can edit a record and
+re-hash every record after it, and the chain holds again. With a secret key (the environment
+variable ``AGENTBED_LOG_KEY``, or a file named by ``AGENTBED_LOG_KEY_FILE``), each log's footer
+and each run manifest also carry an HMAC-SHA256 (RFC 2104) under that key, and ``verify``
+checks it, so a re-chained forgery fails unless the forger holds the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+
+from agentbed.errors import UsageError
+
+KEY_VAR = "AGENTBED_LOG_KEY"
+KEY_FILE_VAR = "AGENTBED_LOG_KEY_FILE"
+MIN_KEY_BYTES = 16
+
+
+def log_key() -> bytes | None:
+    """The key from the environment, or None when there is none."""
+    text = os.environ.get(KEY_VAR)
+    if text:
+        key = text.encode("utf-8")
+        source = KEY_VAR
+    elif os.environ.get(KEY_FILE_VAR):
+        path = os.environ[KEY_FILE_VAR]
+        try:
+            with open(path, "rb") as fh:
+                key = fh.read(1 << 16).strip()
+        except OSError as exc:
+            raise UsageError(f"{KEY_FILE_VAR}={path}: cannot read the key ({exc.strerror})") from None
+        source = f"{KEY_FILE_VAR}={path}"
+    else:
+        return None
+    if len(key) < MIN_KEY_BYTES:
+        raise UsageError(f"{source}: a key must have at least {MIN_KEY_BYTES} bytes")
+    return key
+
+
+def mac(key: bytes, data: bytes) -> str:
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def mac_ok(key: bytes, data: bytes, claimed: str) -> bool:
+    return hmac.compare_digest(mac(key, data), claimed)
+
+
+def key_note(key: bytes | None) -> str:
+    """What a verification without a key can and cannot show."""
+    if key is not None:
+        return "HMACs checked with the key"
+    return (f"no key ({KEY_VAR} unset): the hash chain catches accidental changes, not an edit whose "
+            "author re-hashed the chain")
