@@ -7,6 +7,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from agentbed.agents.base import Agent
+from agentbed.agents.faults import FaultyAgent
 from agentbed.agents.replay import ReplayAgent
 from agentbed.control import CONTINUE, StepContext, Verdict, stop
 from agentbed.log import LogFormatError, MemoryWriter, read_log
@@ -72,14 +74,33 @@ def episode_of(header: dict[str, Any], path: str | Path) -> tuple[Suite, Episode
     return suite, spec, budget
 
 
+def _deciding_agent(suite: Suite, spec: EpisodeSpec, env: Any, recorded: list[dict[str, Any]]) -> Agent | None:
+    """The recorded scripted agent itself, when it can decide again: deterministic given its
+    seed, so its actions are compared with the recorded ones byte for byte (an edited action,
+    even by one space, is a divergence in ``step.action``). None for a model's episode (its
+    recorded outputs are re-fed) and for one an overseer changed (replaced or handed over)."""
+    header = recorded[0]
+    overseen = any(r.get("type") == "step" and (r.get("control") or {}).get("kind") in ("replace", "handover")
+                   for r in recorded)
+    if overseen or spec.agent.startswith("model:") or not suite.has_agent(spec.agent):
+        return None
+    agent = suite.make_agent(spec, env)
+    rate = (header.get("agent") or {}).get("faults")
+    if isinstance(rate, int | float) and not isinstance(rate, bool) and rate:
+        agent = FaultyAgent(agent, float(rate), spec.seed)
+    return agent
+
+
 def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Re-execute the episode of the log at ``path`` with its recorded actions."""
+    """Re-execute the episode of the log at ``path``: its scripted agent decides again (see
+    :func:`_deciding_agent`), or its recorded actions and model outputs are re-fed."""
     recorded = read_log(path)
     header = recorded[0]
     suite, spec, budget = episode_of(header, path)
     env = suite.make_env(spec.task, spec.options)
     writer = MemoryWriter()
-    agent = ReplayAgent([r for r in recorded if r.get("type") == "step"], header.get("agent"))
+    agent = _deciding_agent(suite, spec, env, recorded) or \
+        ReplayAgent([r for r in recorded if r.get("type") == "step"], header.get("agent"))
     controller = _RecordedStops(recorded)
     run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
                 parent=header.get("parent"))
