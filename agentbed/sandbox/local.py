@@ -5,7 +5,10 @@ namespaces. Its filesystem is built from an allowlist: read-only ``/usr``, ``/et
 Python (the venv and its base interpreter, so ``sandbox.python`` has pytest) and this
 package's directory, a ``/proc`` of its own PID namespace, a minimal ``/dev``, a private
 ``/tmp`` and the workdir at ``/sandbox``. The network namespace has only a loopback
-interface. PID 1 is the exec server (session_server.py): a command costs a fork and exec
+interface. /dev/shm and /tmp are tmpfs mounts of at most ``disk_bytes`` each, the root and /dev
+are read-only
+and nested user namespaces are disabled (``--disable-userns``), so no writable mount is
+unbounded and none can be made. PID 1 is the exec server (session_server.py): a command costs a fork and exec
 instead of new namespaces, and after each command the server kills and reaps everything
 else, so background processes never outlive their command. If the server stops answering,
 the host kills the session (the kernel then kills its whole PID namespace) and the next
@@ -189,10 +192,16 @@ class LocalSandbox(Sandbox):
                 args += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 args += ["--ro-bind", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.disk_bytes), "--tmpfs", "/tmp"]
+        # Every writable mount is a tmpfs of at most disk_bytes; bubblewrap's own (the new root
+        # and /dev, which would take up to half the host's memory) are made read-only at the end.
+        disk = str(self.limits.disk_bytes)
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", disk, "--tmpfs", "/dev/shm",
+                 "--size", disk, "--tmpfs", "/tmp"]
         for target, source in sources.items():  # after /tmp: a later mount covers an earlier one
             args += ["--ro-bind", source, target]
-        return args + ["--bind", work_source, WORKDIR, "--chdir", WORKDIR]
+        # --disable-userns: no nested user namespace, so no `unshare -Urm` and a tmpfs of one's own
+        return args + ["--bind", work_source, WORKDIR, "--remount-ro", "/", "--remount-ro", "/dev",
+                       "--disable-userns", "--chdir", WORKDIR]
 
     def _prlimit(self) -> list[str]:
         """Resource limits, applied by util-linux prlimit before the launcher (a Python
