@@ -1,7 +1,8 @@
 """Statistics for results: bootstrap intervals, paired differences, pass^k.
 
 Intervals are percentile bootstrap intervals (Efron & Tibshirani, *An Introduction to the
-Bootstrap*, 1993). Where episodes are grouped (seeds within tasks), resampling is by group
+Bootstrap*, 1993), computed over the values in a canonical order (sorted, by group), so the
+same observations give the same interval in whatever order they arrive. Where episodes are grouped (seeds within tasks), resampling is by group
 (the cluster bootstrap) so that correlated seeds of one task are not counted as independent.
 pass^k is the probability that all k i.i.d. trials of a task succeed, estimated without bias
 from n >= k trials with c successes as C(c, k) / C(n, k) (Yao et al., tau-bench, 2024).
@@ -54,6 +55,15 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], floa
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0, confidence)
+    # Canonical order first: the interval is a function of the values (and their groups), not
+    # of the order they came in, so it does not depend on which episode finished first.
+    if groups is None:
+        data = np.sort(data)
+    else:
+        if len(groups) != data.size:
+            raise ValueError(f"{len(groups)} groups for {data.size} values")
+        order = sorted(range(data.size), key=lambda i: (_canonical(groups[i]), data[i]))
+        data, groups = data[order], [groups[i] for i in order]
     estimate = float(statistic(data))
     if data.size == 1:
         return Interval(estimate, estimate, estimate, 1, confidence)
@@ -62,12 +72,16 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], floa
         idx = rng.integers(0, data.size, size=(n_resamples, data.size))
         samples = np.apply_along_axis(statistic, 1, data[idx]) if statistic is not np.mean else data[idx].mean(axis=1)
     else:
-        keys = list(dict.fromkeys(groups))
+        keys = list(dict.fromkeys(groups))  # in canonical order (sorted above)
         members = [np.flatnonzero(np.asarray([g == k for g in groups])) for k in keys]
         draws = rng.integers(0, len(keys), size=(n_resamples, len(keys)))
         samples = np.array([statistic(data[np.concatenate([members[j] for j in row])]) for row in draws])
     lo, hi = _percentiles(samples, confidence)
     return Interval(estimate, lo, hi, int(data.size), confidence)
+
+
+def _canonical(key: Hashable) -> tuple[str, str]:
+    return (type(key).__name__, str(key))
 
 
 def paired_difference_ci(a: Sequence[float], b: Sequence[float], *, groups: Sequence[Hashable] | None = None,

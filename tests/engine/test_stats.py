@@ -39,3 +39,22 @@ def test_pass_hat_k_matches_the_combinatorial_definition():
 def test_mcnemar_exact():
     assert mcnemar_exact([True] * 10, [True] * 10) == 1.0
     assert mcnemar_exact([True] * 10, [False] * 10) == pytest.approx(2 / 2**10)
+
+
+def test_intervals_do_not_depend_on_the_order_of_the_observations():
+    import random
+
+    from agentbed.stats import bootstrap_ci, pass_hat_k_ci
+
+    rng = random.Random(3)
+    values = [float(rng.random() < 0.6) for _ in range(60)]
+    groups = [f"task{i % 7}" for i in range(60)]
+    pairs = list(zip(values, groups, strict=True))
+    shuffled = pairs[:]
+    rng.shuffle(shuffled)
+    assert bootstrap_ci(values) == bootstrap_ci([v for v, _ in shuffled])
+    assert bootstrap_ci(values, groups=groups) == bootstrap_ci([v for v, _ in shuffled],
+                                                               groups=[g for _, g in shuffled])
+    per_task = {f"t{i}": [bool(rng.random() < 0.5) for _ in range(4)] for i in range(9)}
+    reordered = dict(reversed(list(per_task.items())))
+    assert pass_hat_k_ci(per_task, 2) == pass_hat_k_ci(reordered, 2)
