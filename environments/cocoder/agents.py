@@ -73,10 +73,24 @@ class SimulatedCoder(Agent):
         return {"name": self.name, "model": None, "failure_model": self.failure.to_dict()}
 
 
+# A local model's compact profile, with room for a whole (small) module: the default cap of 96
+# tokens is one action, not a file; the 4,096-token slot holds the prompt, a 6,000-character
+# observation (about 2,000 tokens) and this reply.
+LOCAL_CODER_MAX_TOKENS = 768
+LOCAL_CODER_OBSERVATION_CHARS = 6000
+
+
 def langchain_coder(model: str, seed: int, **client: Any) -> Agent:
-    """A real model through LangChain (``provider:model``, tools bound); token counts come from the
-    provider's usage metadata; a fresh-context turn starts a new chat. ``client`` goes to the chat
-    model (``base_url``, ``api_key``...)."""
+    """A real model through LangChain (``provider:model``, tools bound; ``local:NAME`` the llama.cpp
+    server's, with the compact profile); token counts come from the provider's usage metadata; a
+    fresh-context turn starts a new chat. ``client`` goes to the chat model (``base_url``,
+    ``api_key``...). The coder sees what the environment shows (skeleton, interfaces, what it
+    received), never the reference."""
     from environments.cocoder.chat_coder import FreshContextChat
 
+    if model.startswith("local:") and "profile" not in client:
+        from agentbed.agents.local.profile import LocalProfile
+
+        client["profile"] = LocalProfile(max_tokens=LOCAL_CODER_MAX_TOKENS,
+                                         max_observation_chars=LOCAL_CODER_OBSERVATION_CHARS)
     return FreshContextChat.from_model_string(model, seed=seed, name=f"model:{model}", system_prompt=CODER_PROMPT, **client)
