@@ -12,7 +12,7 @@ from agentbed.manifest import plan_of
 from agentbed.seal import key_note, log_key
 from agentbed.store import RunStore, read_index
 from agentbed.validate import read_json
-from agentbed.verify_run import check_run
+from agentbed.verify_run import TEAM_MANIFEST_SCHEMA, check_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,14 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["auto", "snapshot", "replay"], default="auto")
     p.add_argument("--out", help="directory for the branch logs (default: beside the log, in branches/)")
     p.set_defaults(func=cmd_branch)
-
-
-TEAM_MANIFEST_SCHEMA = {
-    "type": "object", "required": ["agents"],
-    "properties": {"agents": {"type": "array", "items": {
-        "type": "object", "required": ["log"],
-        "properties": {"log": {"type": "string", "minLength": 1}, "digest": {"type": ["string", "null"]}}}}},
-}
 
 
 def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:

@@ -18,6 +18,15 @@ from typing import Any
 from agentbed import manifest as mf
 from agentbed.log import LogFormatError, read_log, verify_log_file
 from agentbed.store import INDEX, RunStore, iter_index
+from agentbed.validate import InputError, read_json
+
+TEAM_SUFFIX = ".team.json"
+TEAM_MANIFEST_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["agents"],
+    "properties": {"agents": {"type": "array", "items": {
+        "type": "object", "required": ["log"],
+        "properties": {"log": {"type": "string", "minLength": 1}, "digest": {"type": ["string", "null"]}}}}},
+}
 
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
 
@@ -109,6 +118,10 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
         if not path.is_file():
             out.add(f"{path}: missing (the log of {eid})")
             continue
+        if path.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: its manifest ties its members' logs
+            if _team(path, sealed.get(eid) or record.get("digest") or "", key, out):
+                out.logs_ok += 1
+            continue
         result = verify_log_file(path, sealed.get(eid) or record.get("digest") or None, key)
         if not result.ok:
             out.add(result.message(str(path)))
@@ -126,8 +139,43 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
         out.logs_ok += 1
 
 
+def _team(path: Path, digest: str, key: bytes | None, out: RunCheck) -> bool:
+    problems = check_team(path, digest, key)
+    out.problems.extend(problems)
+    return not problems
+
+
+def check_team(path: Path, digest: str | None, key: bytes | None) -> list[str]:
+    """A team manifest (CoCoder's unit): its own digest as recorded, then every member's log.
+    A malformed manifest or member log raises (bad input)."""
+    if digest and mf.file_digest(path) != digest:
+        return [f"{path}: differs from the digest the index and manifest recorded for it"]
+    problems = []
+    for member in read_json(path, what="team manifest", schema=TEAM_MANIFEST_SCHEMA)["agents"]:
+        log = path.parent / member["log"]
+        if not log.is_file():
+            problems.append(f"{path}: member log {member['log']} is missing")
+            continue
+        result = verify_log_file(log, member.get("digest"), key)
+        if not result.ok:
+            problems.append(result.message(str(log)))
+    return problems
+
+
+def _team_members(root: Path, indexed: dict[str, Any]) -> set[str]:
+    names = set()
+    for record in indexed.values():
+        if str(record.get("log", "")).endswith(TEAM_SUFFIX) and (root / record["log"]).is_file():
+            try:
+                doc = read_json(root / record["log"], what="team manifest", schema=TEAM_MANIFEST_SCHEMA)
+            except InputError:
+                continue  # reported where the unit's log is checked
+            names |= {Path(m["log"]).stem for m in doc["agents"]}
+    return names
+
+
 def _strays(root: Path, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any], out: RunCheck) -> None:
-    known = set(sealed) | set(indexed)
+    known = set(sealed) | set(indexed) | _team_members(root, indexed)
     strays = [p for p in sorted((root / "episodes").glob("*.jsonl"))
               if p.stem not in known and p.stem not in expected]
     for path in strays[:MAX_LISTED]:

@@ -67,7 +67,8 @@ def export_inspect(run_dir: str | Path, out_dir: str | Path, malformed: list[str
     root = Path(run_dir)
     episodes = load_episodes(root)
     if malformed is not None:
-        malformed.extend(ep.log_error for ep in episodes if ep.log_error and ep.log_path is not None)
+        malformed.extend(ep.log_error for ep in episodes if ep.log_error and ep.log_path is not None
+                         and not ep.log_path.name.endswith(".team.json"))  # a team's unit is no trajectory
     groups: dict[tuple[str, str], list[EpisodeLog]] = defaultdict(list)
     for ep in episodes:
         groups[(str(ep.record.get("suite", "")), str(ep.record.get("agent", "")))].append(ep)

@@ -21,6 +21,7 @@ from agentbed.validate import (
     read_bytes,
     read_json,
 )
+from agentbed.verify_run import TEAM_SUFFIX, check_team
 
 SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.jsonl"
@@ -127,11 +128,14 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
     """"verified", or why not: the chain, the digest, the records' schema, and (given the
     index record) that the index says what the footer says."""
     try:
+        if log.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: the manifest of its members' logs
+            problems = check_team(log, digest, None)
+            return problems[0] if problems else "verified"
         result = verify_log_file(log, digest)
         if not result.ok:
             return f"record {result.first_bad} changed: {result.reason}"
         records = read_log(log)
-    except LogFormatError as exc:
+    except (LogFormatError, InputError) as exc:
         text = str(exc)
         return f"{NOT_A_LOG}: {text}" if "not an agentbed trajectory log" in text else f"{MALFORMED}: {text}"
     footer = records[-1]

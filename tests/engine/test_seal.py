@@ -221,3 +221,18 @@ def test_resume_refuses_to_seal_a_forgery(copy, monkeypatch, capsys):
     result = subprocess.run([sys.executable, "-m", "agentbed.cli", "run", "vault", "--out", str(run), "--resume",
                              "--quiet"], cwd=ROOT, env=cli_env(KEY), capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "not resuming" in result.stderr, result.stderr
+
+
+def test_a_multi_agent_run_verifies_through_its_team_manifests(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "team"
+    result = subprocess.run([sys.executable, "-m", "agentbed.cli", "run", "cocoder", "--seeds", "1", "--executor",
+                             "serial", "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=600,
+                            cwd=ROOT, env=cli_env(None))
+    assert result.returncode == 0, result.stderr
+    status, text = verify(out, None, monkeypatch, capsys)
+    assert status == 0 and "run complete" in text, text
+    assert main(["report", str(out)]) == 0
+    member = sorted((out / "episodes").glob("*.w0.jsonl"))[0]
+    member.write_bytes(member.read_bytes().replace(b'"type":"step"', b'"type":"step" ', 1))
+    status, text = verify(out, None, monkeypatch, capsys)
+    assert status == 1 and member.name in text, text
