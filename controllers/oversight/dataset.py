@@ -30,6 +30,7 @@ from agentbed.env import ToolEnv
 from agentbed.errors import UsageError
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import VERSIONS, Budget, EpisodeSpec
+from agentbed.validate import MAX_JSON_BYTES, parse_json, read_bytes
 from controllers.oversight.features import FEATURE_NAMES, prefix_features
 from controllers.oversight.target import BranchTarget, TargetLoader, reseed_agent
 from controllers.oversight.utility import CONTINUE
@@ -81,19 +82,17 @@ class Dataset:
         path = Path(path)
         if not path.is_file():
             raise UsageError(f"{path}: no such dataset file")
-        lines = path.read_text(encoding="utf-8").splitlines()
-        try:
-            head = json.loads(lines[0]) if lines else {}
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:1: not JSON ({exc.msg})") from None
-        if not isinstance(head, dict) or head.get("provenance", {}).get("schema") != SCHEMA:
+        # bounded, strict UTF-8, finite, not too deep (agentbed.validate): bad bytes are one line
+        lines = read_bytes(path, limit=16 * MAX_JSON_BYTES, what="oversight dataset").splitlines()
+        head = parse_json(lines[0], f"{path}:1") if lines and lines[0].strip() else {}
+        provenance = head.get("provenance") if isinstance(head, dict) else None
+        if not isinstance(provenance, dict) or provenance.get("schema") != SCHEMA:
             raise UsageError(f"{path}:1: not an oversight dataset (expected provenance.schema {SCHEMA!r})")
         rows = []
         for i, line in enumerate(lines[1:], start=2):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{i}: not JSON ({exc.msg})") from None
+            row = parse_json(line, f"{path}:{i}")
+            if not isinstance(row, dict):
+                raise UsageError(f"{path}:{i}: a row must be a JSON object")
             missing = [f for f in ROW_FIELDS if f not in row]
             if missing:
                 raise UsageError(f"{path}:{i}: row lacks field {missing[0]!r}")

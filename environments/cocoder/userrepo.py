@@ -69,6 +69,8 @@ def _unpack_sdist(archive: Path) -> Path:
         except (tarfile.TarError, zipfile.BadZipFile, OSError) as exc:
             raise UsageError(f"{archive}: not a readable sdist ({exc})") from exc
         (target / ".unpacked").write_text("", encoding="utf-8")
+    if not any(p.name != ".unpacked" for p in target.iterdir()):  # NUL bytes read as an empty tar
+        raise UsageError(f"{archive}: not a readable sdist (an empty archive)")
     entries = [p for p in target.iterdir() if p.is_dir()]
     return entries[0] if len(entries) == 1 else target
 

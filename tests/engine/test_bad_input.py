@@ -350,3 +350,31 @@ def test_a_closed_pipe_is_not_a_traceback(valid_run, tmp_path):
         assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
         # 141: ours (128 + SIGPIPE); 1: rich's own broken-pipe exit for its rendered output
         assert result.stderr.strip().splitlines() in (["0"], ["141"], ["1"]), (argv[0], result.stderr)
+
+
+# -- the workloads' verbs that read files ---------------------------------------------------------
+WORKLOAD_READERS: dict[str, Callable[[Path], list[str]]] = {
+    "oversight-evaluate": lambda f: ["oversight", "evaluate", str(f)],
+    "oversight-features": lambda f: ["oversight", "features", str(f), "--out", str(f.parent / "new.jsonl")],
+    "cocoder-plan": lambda f: ["cocoder-plan", str(f)],
+}
+
+
+def test_the_workloads_file_verbs_over_generic_bad_contents(tmp_path):
+    valid = b'{"provenance": {"schema": "agentbed.oversight.dataset/1"}}\n'
+    for name, content in [*generic_contents(valid), ("huge-line", huge_line())]:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(content)
+        for verb, argv in WORKLOAD_READERS.items():
+            assert_refused(in_process(argv(path)), path.name, what=f"{verb} on {name}")
+        path.unlink()
+
+
+def test_the_other_verbs_refuse_bad_arguments_in_one_line(tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x\n")
+    for argv, name in ((["list", "ghost"], "ghost"), (["demo", "--suites", "ghost"], "ghost"),
+                       (["sandbox", "prune", "--backend", "bad"], "bad"), (["cocoder-plan", str(tmp_path)], str(tmp_path)),
+                       (["oversight", "evaluate", str(tmp_path / "none.jsonl")], "none.jsonl"),
+                       (["graphrag", "grid", "--dataset", "nowhere"], "nowhere")):
+        assert_refused(in_process(argv), name, what=" ".join(argv))
