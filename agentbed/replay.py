@@ -91,6 +91,34 @@ def _deciding_agent(suite: Suite, spec: EpisodeSpec, env: Any, recorded: list[di
     return agent
 
 
+class _RebuildingReplay(ReplayAgent):
+    """Re-feeds a model's recorded replies; where actions travel as tool calls, the action is
+    rebuilt from the recorded reply (as the chat agent built it), so an edited action
+    diverges in ``step.action`` rather than being re-fed as if the model had said it."""
+
+    def act(self, observation: str, tools: Any) -> Any:
+        step = self.steps[self.position] if self.position < len(self.steps) else {}
+        action = super().act(observation, tools)
+        output = step.get("model_output")
+        if not isinstance(output, dict) or "message" not in output or step.get("control") \
+                or output.get("arguments_source") == "content":  # a reply format of its own (local profile)
+            return action
+        from agentbed.agents.toolcalls import action_of_tool_reply, message_from_model_output
+
+        try:
+            rebuilt = action_of_tool_reply(message_from_model_output(output))
+        except Exception:  # noqa: BLE001 - a reply that no longer parses: re-feed what was recorded
+            return action
+        recorded = action.text.decode("utf-8", "surrogatepass") if isinstance(action.text, bytes) else action.text
+        if _scrubbed(rebuilt) != _scrubbed(recorded):
+            action.text = rebuilt
+        return action
+
+
+def _scrubbed(text: str) -> str:
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Re-execute the episode of the log at ``path``: its scripted agent decides again (see
     :func:`_deciding_agent`), or its recorded actions and model outputs are re-fed."""
@@ -100,7 +128,7 @@ def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     env = suite.make_env(spec.task, spec.options)
     writer = MemoryWriter()
     agent = _deciding_agent(suite, spec, env, recorded) or \
-        ReplayAgent([r for r in recorded if r.get("type") == "step"], header.get("agent"))
+        _RebuildingReplay([r for r in recorded if r.get("type") == "step"], header.get("agent"))
     controller = _RecordedStops(recorded)
     run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
                 parent=header.get("parent"))

@@ -44,6 +44,7 @@ from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries, throt
 from agentbed.agents.toolcalls import (
     ModelToolCall,
     ResponseCapture,
+    action_of_tool_reply,
     action_text,
     message_from_model_output,
     no_tool_action,
@@ -309,10 +310,7 @@ class ChatAgent(Agent):
         """The action a recorded reply stands for (what :meth:`act` returned for it)."""
         if self.reply_format is not None:
             return self.reply_format.action_text(reply)
-        calls = tool_calls_of(reply) if isinstance(reply, AIMessage) else []
-        if calls:
-            return action_text(calls[0].name, calls[0].arguments)
-        return no_tool_action(content_text(reply.content) if isinstance(reply, AIMessage) else "")
+        return action_of_tool_reply(reply)
 
     # -- conversation ------------------------------------------------------------------------
     def _add_observation(self, observation: str) -> None:

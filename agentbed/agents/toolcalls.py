@@ -53,6 +53,17 @@ def no_tool_action(text: str) -> str:
     return json.dumps({"tool": None, "text": text}, ensure_ascii=False)
 
 
+def action_of_tool_reply(reply: BaseMessage) -> str:
+    """The action a reply stands for when actions travel as tool calls: its first call, or
+    the no-tool action for its text (what ChatAgent.act returned for it)."""
+    from agentbed.agents.confidence import content_text
+
+    calls = tool_calls_of(reply) if isinstance(reply, AIMessage) else []
+    if calls:
+        return action_text(calls[0].name, calls[0].arguments)
+    return no_tool_action(content_text(reply.content) if isinstance(reply, AIMessage) else "")
+
+
 def openai_tool_arguments(body: Any) -> dict[str, str]:
     """Tool call id -> argument text in an OpenAI response body (chat completions or responses API)."""
     found: dict[str, str] = {}
