@@ -10,7 +10,7 @@ from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, decode_action, looks_like_log, read_log, verify_log_file
 from agentbed.manifest import plan_of
 from agentbed.seal import key_note, log_key
-from agentbed.store import RunStore, read_index
+from agentbed.store import read_index
 from agentbed.validate import read_json
 from agentbed.verify_run import TEAM_MANIFEST_SCHEMA, check_run
 
@@ -74,6 +74,14 @@ def _verify_one(path: Path, digest: str | None, key: bytes | None) -> tuple[bool
     return result.ok, result.message(str(path))
 
 
+def _is_agentbed_run(path: Path) -> bool:
+    """A directory `agentbed run` wrote (run.json holds a plan), not a demo's or a workload's."""
+    if not (path / "run.json").is_file():
+        return False
+    meta = read_json(path / "run.json", what="run.json")
+    return isinstance(meta, dict) and plan_of(meta) is not None
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     key = log_key()
     bad = 0
@@ -81,7 +89,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     notes = []
     for raw in args.paths:
         path = Path(raw)
-        if path.is_dir() and (path / "run.json").is_file() and plan_of(RunStore(path).meta()) is not None:
+        if path.is_dir() and _is_agentbed_run(path):
             check = check_run(path, key)  # a run the store wrote: sealed, complete, consistent
             for problem in check.problems:
                 print(problem)

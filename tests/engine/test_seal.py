@@ -236,3 +236,13 @@ def test_a_multi_agent_run_verifies_through_its_team_manifests(tmp_path, monkeyp
     member.write_bytes(member.read_bytes().replace(b'"type":"step"', b'"type":"step" ', 1))
     status, text = verify(out, None, monkeypatch, capsys)
     assert status == 1 and member.name in text, text
+
+
+def test_a_demo_directory_is_verified_by_its_logs_chains(runs, tmp_path, monkeypatch, capsys):
+    """`agentbed demo` writes a run.json without a plan; its workloads' logs are still checked."""
+    demo = tmp_path / "demo"
+    shutil.copytree(runs["plain"], demo / "vault", ignore=shutil.ignore_patterns(".lock", "run.json",
+                                                                                "manifest.json"))
+    (demo / "run.json").write_text(json.dumps({"kind": "demo", "suites": ["vault"], "command": "agentbed demo"}))
+    status, out = verify(demo, None, monkeypatch, capsys)
+    assert status == 0 and "18 of 18 logs verified" in out, out
