@@ -54,3 +54,16 @@ def test_risk_is_a_level_or_a_probability(synth_repo, capsys):
             assert exc.code == 2
         err = capsys.readouterr().err
         assert "--risk" in err and "Traceback" not in err
+
+
+def test_plan_of_a_task_is_the_plan_its_run_uses(sandbox, tmp_path, capsys):
+    """cocoder-plan on a task (or a repository) prepares it as the run does, blanking included."""
+    from suites.cocoder.team import TeamConfig, run_team
+
+    assert main(["cocoder-plan", "synth-12", "--strategy", "cocoder", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    planned = report["strategies"]["cocoder"]
+    manifest = run_team("synth-12", TeamConfig(strategy="cocoder"), 0, tmp_path).manifest
+    assert report["task"] == "synth-12" and report["blanked_functions"] > 0
+    assert planned["groups"] == manifest["groups"] and planned["plan"] == manifest["plan"]
+    assert planned["makespan"] == round(manifest["metrics"]["planned_makespan"], 1)
