@@ -246,3 +246,18 @@ def test_a_demo_directory_is_verified_by_its_logs_chains(runs, tmp_path, monkeyp
     (demo / "run.json").write_text(json.dumps({"kind": "demo", "suites": ["vault"], "command": "agentbed demo"}))
     status, out = verify(demo, None, monkeypatch, capsys)
     assert status == 0 and "18 of 18 logs verified" in out, out
+
+
+def test_the_key_comes_from_a_file_too_and_a_short_key_is_refused(runs, tmp_path, monkeypatch, capsys):
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY + "\n")
+    monkeypatch.delenv("AGENTBED_LOG_KEY", raising=False)
+    monkeypatch.setenv("AGENTBED_LOG_KEY_FILE", str(key_file))
+    assert main(["verify", str(runs["keyed"])]) == 0
+    assert "HMAC checked" in capsys.readouterr().out
+    key_file.write_text("another-key-of-enough-length\n")
+    assert main(["verify", str(runs["keyed"])]) == 1
+    assert "does not match the key" in capsys.readouterr().out
+    monkeypatch.setenv("AGENTBED_LOG_KEY", "short")
+    assert main(["verify", str(runs["keyed"])]) == 2
+    assert "at least 16 bytes" in capsys.readouterr().err
