@@ -85,17 +85,48 @@ def build_conflict(kg: KnowledgeGraph, retrieved: set[int], entity: str, relatio
 
 
 def walk_plan(kg: KnowledgeGraph, alive: set[int], topic: str, plan: Sequence[str],
-              settle: Callable[[Conflict], Iterable[str]]) -> None:
+              settle: Callable[[Conflict], Iterable[str]],
+              check: Callable[[str, str, dict[str, set[int]]], None] | None = None) -> None:
     """Follow a query's plan from its topic over the ``alive`` statements. Unconflicted steps
-    follow every object; at a conflict ``settle`` names the answers to follow (it may shrink
-    ``alive`` in place, as a defense that removes evidence does)."""
+    follow every object (after ``check`` looked at their claims, and may have shrunk ``alive``);
+    at a conflict ``settle`` names the answers to follow (it may shrink ``alive`` in place, as a
+    defense that removes evidence does)."""
     frontier = {topic}
     for relation in plan:
         nxt: set[str] = set()
         for entity in sorted(frontier):
             conflict = build_conflict(kg, alive, entity, relation)
             if conflict is None:
+                if check is not None:
+                    check(entity, relation, objects_at(kg, alive, entity, relation))
                 nxt.update(objects_at(kg, alive, entity, relation))
             else:
                 nxt.update(settle(conflict))
         frontier = nxt
+
+
+def document_subject(kg: KnowledgeGraph, doc: str, min_statements: int = 3, share: float = 0.75) -> str | None:
+    """The entity a document is about, when it has one: taking part in at least ``share`` of its
+    (at least ``min_statements``) statements, as an encyclopedia page's subject does."""
+    ids = kg.by_doc.get(doc, [])
+    if len(ids) < min_statements:
+        return None
+    counts: dict[str, int] = {}
+    for i in ids:
+        s = kg.statements[i]
+        for e in {s.head, s.tail}:
+            counts[e] = counts.get(e, 0) + 1
+    entity, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    return entity if n >= share * len(ids) else None
+
+
+def off_subject_claims(kg: KnowledgeGraph, entity: str, claims: set[int]) -> bool:
+    """Cross-document provenance check for an uncontested claim (TKPA's edits leave no
+    conflict): the claim sits in a page about a third entity, which clean pages never do (a
+    page states facts about its subject), so its object was likely rewritten."""
+    for i in claims:
+        s = kg.statements[i]
+        subject = document_subject(kg, s.doc)
+        if subject is not None and subject not in (entity, s.tail):
+            return True
+    return False

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from controllers.graphrag.candidates import Candidate, Conflict, interpret_query, walk_plan
+from controllers.graphrag.candidates import (
+    Candidate,
+    Conflict,
+    interpret_query,
+    off_subject_claims,
+    walk_plan,
+)
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.pipeline import Defense, Query, Verdict
@@ -71,10 +77,13 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     return {i for i in unique if i in loser.claims or i in loser.negations or kg.statements[i].doc in own}
 
 
-def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker) -> Verdict:
+def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
+                      subject_check: bool = True) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
-    remove the other candidates' unique edges. Suspicion of a statement: how far its
-    candidate's score falls below the winner's."""
+    remove the other candidates' unique edges; at an uncontested step remove a claim that a
+    page about a third entity states (:func:`off_subject_claims`, against TKPA's edits).
+    Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
+    an off-subject claim)."""
     verdict = Verdict()
     alive = set(retrieved)
 
@@ -91,7 +100,14 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         alive.difference_update(verdict.removed)
         return [winner.answer]
 
+    def check(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
+        for claims in objects.values():
+            if off_subject_claims(kg, entity, claims):
+                verdict.removed.update(claims)
+                verdict.suspicion.update(dict.fromkeys(claims, 1.0))
+        alive.difference_update(verdict.removed)
+
     reading = interpret_query(kg, query)
     if reading is not None:
-        walk_plan(kg, alive, reading.topic, reading.plan, settle)
+        walk_plan(kg, alive, reading.topic, reading.plan, settle, check if subject_check else None)
     return verdict

@@ -33,12 +33,18 @@ class LLMExtractor:
     model: BaseChatModel
     relations: Sequence[str]
     skipped: int = 0
+    failed: int = 0  # calls that raised (timeouts, server errors): counted, the chunk yields nothing
     calls: int = 0
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
 
     @classmethod
     def from_model_string(cls, model: str, relations: Sequence[str], **kwargs: Any) -> LLMExtractor:
-        """``provider:model`` through LangChain's ``init_chat_model`` (temperature 0)."""
+        """``provider:model`` through LangChain's ``init_chat_model`` (temperature 0); ``local:NAME``
+        is the llama.cpp server the run started (:mod:`agentbed.agents.local`)."""
+        if model.startswith("local:"):
+            from agentbed.agents.local.profile import LocalProfile, local_chat_model
+
+            return cls(local_chat_model(model, LocalProfile(max_tokens=160), timeout=300.0, **kwargs), relations)
         from langchain.chat_models import init_chat_model
 
         return cls(init_chat_model(model, temperature=0, **kwargs), relations)
@@ -48,8 +54,12 @@ class LLMExtractor:
         out: list[Statement] = []
         for doc in documents:
             for chunk_id, sentences in doc.chunks():
-                reply = self.model.invoke([system, HumanMessage(" ".join(sentences))])
                 self.calls += 1
+                try:
+                    reply = self.model.invoke([system, HumanMessage(" ".join(sentences))])
+                except Exception:  # noqa: BLE001 - a failed call is data about the model, not a crash
+                    self.failed += 1
+                    continue
                 meta = getattr(reply, "usage_metadata", None) or {}
                 for key in self.usage:
                     self.usage[key] += int(meta.get(key, 0))
@@ -77,3 +87,31 @@ class LLMExtractor:
             statements.append(Statement(t["head"], t["relation"], t["tail"], doc, chunk,
                                         negated=bool(t.get("negated", False)), dated=date))
         return statements
+
+
+@dataclass(frozen=True)
+class ExtractionQuality:
+    """Extracted statements against the gold triples the documents state."""
+
+    extracted: int
+    correct: int
+    gold: int
+    found: int
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.extracted if self.extracted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.gold if self.gold else 0.0
+
+
+def extraction_quality(extracted: Sequence[Statement], gold: Sequence[Statement]) -> ExtractionQuality:
+    """Precision and recall of (head, relation, tail, negated) per document: a triple counts
+    when the same document states it (the gold statements are what the generator wrote)."""
+    def keys(statements: Sequence[Statement]) -> set[tuple[str, str, str, str, bool]]:
+        return {(s.doc, s.head, s.relation, s.tail, s.negated) for s in statements}
+
+    got, want = keys(extracted), keys(gold)
+    return ExtractionQuality(len(got), len(got & want), len(want), len(got & want))

@@ -74,6 +74,31 @@ def _print(tab: dict[str, Any]) -> None:
     print(tab["note"])
 
 
+def cmd_extract(args: argparse.Namespace) -> int:
+    """The LLM extractor on a small corpus (the first ``--docs`` documents of a world), scored
+    against the triples the generator wrote."""
+    import tempfile
+
+    from agentbed.agents.local.server import serving
+    from environments.graphrag.corpus import template_extract
+    from environments.graphrag.extract import LLMExtractor, extraction_quality
+    from environments.graphrag.world import generate_world
+
+    if args.docs < 1:
+        raise UsageError(f"--docs: must be at least 1, got {args.docs}")
+    world = generate_world(args.world)
+    docs = world.documents[:args.docs]
+    with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
+        extractor = LLMExtractor.from_model_string(args.model, sorted(world.table.phrases))
+        got = extractor(docs)
+    q = extraction_quality(got, template_extract(docs, world.table))
+    print(f"{args.model} on {len(docs)} documents of world {args.world}: {extractor.calls} calls, "
+          f"{extractor.failed} failed, {extractor.skipped} malformed replies or entries, {q.extracted} triples extracted")
+    print(f"precision {q.precision:.3f} ({q.correct}/{q.extracted}), recall {q.recall:.3f} ({q.found}/{q.gold}); "
+          f"tokens in {extractor.usage['input_tokens']}, out {extractor.usage['output_tokens']}")
+    return 0
+
+
 def cmd_ranker(args: argparse.Namespace) -> int:
     from suites.graphrag.training import VARIANTS, WEIGHTS_FILE, trained_ranker, write_weights
 
@@ -106,6 +131,11 @@ def register(subparsers: Any) -> None:
     c.add_argument("--budgets", default="1,2,3,5,8", help="comma-separated documents per target")
     c.add_argument("--worlds", type=int, default=4)
     c.set_defaults(func=cmd_curve)
+    e = sub.add_parser("extract", help="the LLM triple extractor on a small corpus: precision and recall")
+    e.add_argument("--model", required=True, help="local:gemma-3-270m or any provider:model")
+    e.add_argument("--docs", type=int, default=8, help="documents of the world to extract from")
+    e.add_argument("--world", type=int, default=1000, help="generated world seed")
+    e.set_defaults(func=cmd_extract)
     r = sub.add_parser("ranker", help="print the TDP rankers' weights (trained with fixed seeds)")
     r.add_argument("--retrain", action="store_true", help="train again and rewrite the shipped weights")
     r.set_defaults(func=cmd_ranker)

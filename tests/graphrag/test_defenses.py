@@ -66,3 +66,23 @@ def test_adaptive_attack_is_measured_whatever_it_gives():
     cell = run_cell("world", "kepo", "tdp", worlds=1)
     iv = cell.interval("attack_success")
     assert 0.0 <= iv.low <= iv.estimate <= iv.high <= 1.0 and iv.n == len(cell.records) > 0
+
+
+def test_subject_check_flags_tkpa_edits_and_no_clean_page(world):
+    """TKPA leaves no conflict; the edited claim then sits in the page of the old object, a page
+    about a third entity. No claim of the clean corpus sits in such a page."""
+    from attacks.graphrag.scenario import poisoned_index
+    from controllers.graphrag.candidates import off_subject_claims
+
+    clean = poisoned_index(world, "none", seed=1000, community_method="none").index.kg
+    for (head, relation), ids in clean.by_pair.items():
+        by_tail: dict[str, set[int]] = {}
+        for i in ids:
+            by_tail.setdefault(clean.statements[i].tail, set()).add(i)
+        assert not any(off_subject_claims(clean, head, claims) for claims in by_tail.values()), (head, relation)
+    built = poisoned_index(world, "tkpa", targets=12, seed=1000, community_method="none")
+    kg = built.index.kg
+    flagged = [off_subject_claims(kg, t.fact.head, {i for i in kg.by_pair[(t.fact.head, t.fact.relation)]
+                                                    if kg.statements[i].tail == t.fake})
+               for t in built.plan.targets]
+    assert sum(flagged) >= 0.8 * len(flagged)
