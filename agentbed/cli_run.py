@@ -24,6 +24,7 @@ from agentbed.cli_models import (
 from agentbed.cost import cost_metrics
 from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
+from agentbed.executors_ray import parse_resources
 from agentbed.results import episode_metrics, load_results, suite_summary, write_results
 from agentbed.runner import EpisodeSpec
 from agentbed.seal import log_key
@@ -50,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", choices=EXECUTORS, default="process")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray)")
+    p.add_argument("--ray-resource", action="append", metavar="NAME=AMOUNT",
+                   help="a custom Ray resource each episode's task needs, e.g. gpu_node=1 (repeatable)")
     p.add_argument("--degrade", type=float, default=None, metavar="RATE",
                    help="damage this share of the agent's actions on purpose (to test metrics and gates)")
     p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
@@ -216,6 +219,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
+    if args.executor != "ray" and (args.address or args.ray_resource):
+        raise UsageError("--address and --ray-resource need --executor ray")
     log_key()  # a key that is set but unusable is an error before anything runs
     if not args.resume:
         args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
@@ -226,6 +231,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    ray_resources = parse_resources(args.ray_resource)
     if args.resume:
         if not args.out:
             raise UsageError("--resume needs --out RUN_DIR")
@@ -252,7 +258,7 @@ def _run(args: argparse.Namespace) -> int:
     ran = 0
     with _progress(len(todo), quiet=args.quiet or args.json) as advance:
         for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address,
-                              runtime=runtime, stop=budget.reason):
+                              runtime=runtime, stop=budget.reason, ray_resources=ray_resources):
             store.append(record)
             budget.add(record)
             ran += 1

@@ -1,5 +1,15 @@
 """Errors the CLI reports as one line with exit status 2 (bad input), never a traceback."""
 
+import traceback
+
 
 class UsageError(Exception):
     """Bad input from a user: an option, a file, a field. The message names the culprit."""
+
+
+def failure_text(exc: BaseException) -> str:
+    """What an episode records as its error: a usage error's one line (bad input, or data this
+    machine lacks, with the command that installs it), else the traceback."""
+    if isinstance(exc, UsageError):
+        return f"{type(exc).__name__}: {exc}"
+    return "".join(traceback.format_exception(exc))

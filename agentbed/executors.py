@@ -1,7 +1,9 @@
 """Executors: run many episodes serially, in a process pool, or on Ray.
 
-Workers write each episode's log themselves and return its record; the parent appends the
-record to the run index as results arrive. Logs carry no wall-clock time, pid or host, so the
+Serial and pool workers write each episode's log into the run directory themselves and return
+its record; Ray workers, which may be on other machines, send the log's bytes back with the
+record and the driver stores them (agentbed.executors_ray). The parent appends the record to
+the run index as results arrive. Logs carry no wall-clock time, pid or host, so the
 same specs give byte-identical logs whatever the executor.
 
 Given a :class:`~agentbed.inflight.ModelRuntime`, the process executor runs model-bound
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,8 @@ EXECUTORS = ("serial", "process", "ray")
 
 def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str = "process", jobs: int | None = None,
             ray_address: str | None = None, runtime: ModelRuntime | None = None,
-            stop: StopCheck | None = None) -> Iterator[EpisodeRecord]:
+            stop: StopCheck | None = None, ray_resources: Mapping[str, float] | None = None,
+            ) -> Iterator[EpisodeRecord]:
     """Yield a record for every spec as it finishes (order depends on the executor).
 
     ``runtime`` gives model-bound episodes their connection caps and cache (and, with the process
@@ -42,12 +45,12 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
     try:
         if runtime is not None and executor == "process":
             rest = [s for s in specs if not is_model_bound(s.agent)]
-            yield from _stoppable(_execute(rest, str(run_dir), executor, jobs, ray_address), stop)
+            yield from _stoppable(_execute(rest, str(run_dir), executor, jobs, ray_address, ray_resources), stop)
             if stop is None or not stop():
                 bound = [s for s in specs if is_model_bound(s.agent)]
                 yield from run_in_flight(bound, run_dir, jobs=jobs, runtime=runtime, stop=stop)
         else:
-            yield from _stoppable(_execute(specs, str(run_dir), executor, jobs, ray_address), stop)
+            yield from _stoppable(_execute(specs, str(run_dir), executor, jobs, ray_address, ray_resources), stop)
     finally:
         set_runtime(previous)
 
@@ -63,8 +66,8 @@ def _stoppable(records: Iterator[EpisodeRecord], stop: StopCheck | None) -> Iter
         records.close()  # type: ignore[attr-defined] - a generator
 
 
-def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: int,
-             ray_address: str | None) -> Iterator[EpisodeRecord]:
+def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: int, ray_address: str | None,
+             ray_resources: Mapping[str, float] | None) -> Iterator[EpisodeRecord]:
     if not specs:
         return
     if executor == "serial" or (executor == "process" and (jobs == 1 or len(specs) <= 1)):
@@ -75,7 +78,7 @@ def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: in
     elif executor == "ray":
         from agentbed.executors_ray import execute_ray  # lazy: Ray is an optional extra
 
-        yield from execute_ray(specs, run_dir, jobs, ray_address)
+        yield from execute_ray(specs, run_dir, jobs, ray_address, ray_resources)
 
 
 def _process_pool(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int) -> Iterator[EpisodeRecord]:

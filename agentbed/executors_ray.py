@@ -1,19 +1,60 @@
-"""The Ray executor: episodes as Ray tasks, on a local Ray or a cluster (``--address``)."""
+"""The Ray executor: episodes as Ray tasks, on a local Ray or a cluster (``--address``).
+
+No node shares the driver's disk. A task runs its episodes in a scratch directory of its own
+node and returns each record with the bytes of the files the episode wrote
+(:func:`agentbed.worker.run_chunk_shipped`); the driver stores those files durably in the run
+directory (:meth:`agentbed.store.RunStore.write_files`) before it yields the record, so the
+caller appends the index line only once the log is safe.
+
+Memory stays bounded on long runs: at most two tasks per slot of the cluster are in flight, and
+the driver fetches one finished task at a time and drops it once stored.
+
+A task lost with its node is retried by Ray on another node that has the resources asked for;
+when the retries run out, or when no live node has those resources for ``STRANDED_SECONDS``,
+its episodes are recorded as errors saying why. None is lost and none is recorded twice: the
+driver takes exactly one result per task.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from agentbed.errors import UsageError
 from agentbed.runner import EpisodeRecord, EpisodeSpec
-from agentbed.worker import chunks, run_chunk
+from agentbed.store import RunStore
+from agentbed.worker import Shipped, chunks, failure_record, run_chunk_shipped
+
+TASKS_PER_SLOT = 2
+MAX_RETRIES = 3  # Ray's re-runs of a task whose worker or node died
+WAIT_SECONDS = 5.0
+STRANDED_SECONDS = 60.0  # how long tasks may wait for a node with their resources before they fail
 
 
-def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int, address: str | None) -> Iterator[EpisodeRecord]:
+def parse_resources(items: Sequence[str] | None) -> dict[str, float]:
+    """``NAME=AMOUNT`` (or ``NAME``, amount 1) per item: custom Ray resources each task needs."""
+    resources: dict[str, float] = {}
+    for item in items or ():
+        name, eq, amount = item.partition("=")
+        try:
+            value = float(amount) if eq else 1.0
+        except ValueError:
+            value = -1.0
+        if not name or value <= 0:
+            raise UsageError(f"--ray-resource {item!r}: expected NAME=AMOUNT with a positive amount")
+        resources[name] = value
+    return resources
+
+
+def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, address: str | None,
+                resources: Mapping[str, float] | None = None) -> Iterator[EpisodeRecord]:
     try:
         import ray
     except ImportError as exc:
         raise RuntimeError("the ray executor needs Ray: pip install 'agentbed[ray]'") from exc
+    resources = dict(resources or {})
     started_here = not ray.is_initialized()
     if started_here:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
@@ -21,14 +62,73 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int, address: 
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = jobs
+            kwargs["resources"] = resources
         ray.init(**kwargs)
     try:
-        remote = ray.remote(run_chunk)
-        pending = [remote.remote(chunk, run_dir) for chunk in chunks(specs, jobs)]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield from ray.get(ref)
+        slots = _slots(ray.cluster_resources(), resources) if address else jobs
+        if slots < 1:
+            raise UsageError(f"--ray-resource: no node of the Ray cluster at {address} has {_describe(resources)}"
+                             f" (it has {_describe(ray.cluster_resources())})")
+        store = RunStore(run_dir)
+        for shipped in _stream(ray, chunks(specs, slots), slots, resources, spread=bool(address)):
+            for record, files in shipped:
+                store.write_files(files)
+                yield record
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict[str, float], spread: bool,
+            task: Callable[[list[EpisodeSpec]], list[Shipped]] = run_chunk_shipped) -> Iterator[list[Shipped]]:
+    """Each task's results as it finishes, keeping at most ``TASKS_PER_SLOT * slots`` in flight.
+    On a cluster, tasks are spread over the nodes (Ray's default packs them onto the driver's)."""
+    remote = ray.remote(task).options(num_cpus=1, resources=resources, max_retries=MAX_RETRIES,
+                                                   scheduling_strategy="SPREAD" if spread else "DEFAULT")
+    todo = iter(work)
+    pending: dict[Any, list[EpisodeSpec]] = {}
+    stranded_since: float | None = None
+    while True:
+        while len(pending) < TASKS_PER_SLOT * slots and (chunk := next(todo, None)) is not None:
+            pending[remote.remote(chunk)] = chunk
+        if not pending:
+            return
+        done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
+        if done:
+            stranded_since = None
+            chunk = pending.pop(done[0])
+            try:
+                shipped = ray.get(done[0])
+            except ray.exceptions.RayError as exc:  # retries exhausted, node lost, or code missing there
+                shipped = [failure_record(s, _lost(exc)) for s in chunk]
+            del done
+            yield shipped
+        elif _slots(ray.cluster_resources(), resources) >= 1:
+            stranded_since = None
+        elif stranded_since is None:
+            stranded_since = time.monotonic()
+        elif time.monotonic() - stranded_since > STRANDED_SECONDS:  # no live node can ever take them
+            why = (f"no live node of the Ray cluster has {_describe(resources)} (for {STRANDED_SECONDS:.0f}s);"
+                   " the episode was not run")
+            for ref, chunk in list(pending.items()):
+                ray.cancel(ref, force=True)
+                yield [failure_record(s, why) for s in chunk]
+            pending.clear()
+            for chunk in todo:
+                yield [failure_record(s, why) for s in chunk]
+
+
+def _slots(cluster: Mapping[str, float], resources: Mapping[str, float]) -> int:
+    """How many one-CPU tasks needing ``resources`` the cluster's live nodes can run at once."""
+    counts = [cluster.get("CPU", 0.0)] + [cluster.get(name, 0.0) / amount for name, amount in resources.items()]
+    return int(min(counts))
+
+
+def _describe(resources: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in sorted(resources.items()) if not k.startswith("node:")) or "nothing"
+
+
+def _lost(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return (f"the Ray task running this episode failed on its node, or was lost with the node after up to "
+            f"{MAX_RETRIES} retries ({type(exc).__name__}: {lines[0] if lines else ''})")

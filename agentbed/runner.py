@@ -21,6 +21,7 @@ import agentbed
 from agentbed.agents.base import Action, Agent, Usage
 from agentbed.control import Controller, StepContext, StepView
 from agentbed.env import ToolEnv
+from agentbed.errors import failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
 
 VERSIONS = {"agentbed": agentbed.__version__, "python": platform.python_version(), "gymnasium": gymnasium.__version__}
@@ -171,9 +172,9 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
                 break
         outcome = env.outcome(terminated, total_reward)
         success, metrics, labels = outcome.success, outcome.metrics, outcome.labels
-    except Exception:  # noqa: BLE001 - every failure becomes an episode with status error
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an episode with status error
         status, success, metrics, labels = "error", False, {}, ["ERROR"]
-        error = traceback.format_exc()
+        error = failure_text(exc)
         step0 = 0
     finally:
         try:

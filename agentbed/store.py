@@ -29,6 +29,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,25 @@ class RunStore:
             part.unlink()
             count += 1
         return count
+
+    def write_files(self, files: Mapping[str, bytes]) -> None:
+        """Store the files an episode wrote on another node (paths relative to the run directory)
+        durably, each as :meth:`write_log` does, then fsync their directories: an index line
+        appended afterwards never names a file the disk could still lose."""
+        dirs: set[Path] = set()
+        for rel, data in files.items():
+            path = (self.root / rel).resolve()
+            if Path(rel).is_absolute() or not path.is_relative_to(self.root.resolve()):
+                raise ValueError(f"{rel!r}: an episode's file must stay inside the run directory")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, data)
+            dirs.add(path.parent)
+        for directory in dirs:
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def append(self, record: EpisodeRecord | dict[str, Any]) -> None:
         data = record.to_dict() if isinstance(record, EpisodeRecord) else record

@@ -1,20 +1,27 @@
 """One episode (or a chunk of them) as a worker runs it, whatever the executor.
 
 Shared by the process pool (agentbed.executors) and the Ray executor (agentbed.executors_ray),
-so neither imports the other.
+so neither imports the other. A pool worker on the driver's machine writes into the run
+directory itself (:func:`run_chunk`); a Ray worker may be on another machine, so it runs each
+episode in a scratch directory of its own node and returns the files the episode wrote with its
+record (:func:`run_chunk_shipped`), for the driver to store.
 """
 
 from __future__ import annotations
 
-import traceback
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from agentbed.agents.faults import FaultyAgent
+from agentbed.errors import failure_text
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
-from agentbed.suite import get_suite
+from agentbed.suite import SuiteError, get_suite
 
 
 def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
@@ -38,8 +45,10 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
                     record.usage = meter.usage()
             finally:
                 env.close()
-    except Exception:  # noqa: BLE001 - a setup failure is still a recorded episode
-        record = _setup_failure(spec, log, traceback.format_exc())
+    except SuiteError as exc:  # e.g. a world whose package this node lacks
+        record = _setup_failure(spec, log, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a setup failure is still a recorded episode
+        record = _setup_failure(spec, log, failure_text(exc))
     if not record.log:
         record.log = str(log.relative_to(run_dir)) if log.is_relative_to(run_dir) else str(log)
     return record
@@ -58,6 +67,59 @@ def _setup_failure(spec: EpisodeSpec, log: Path, error: str) -> EpisodeRecord:
 
 def run_chunk(specs: Sequence[EpisodeSpec], run_dir: str) -> list[EpisodeRecord]:
     return [run_spec(s, run_dir) for s in specs]
+
+
+# An episode's output: its record and the files it wrote, by path relative to the run directory.
+Shipped = tuple[EpisodeRecord, dict[str, bytes]]
+
+
+def run_chunk_shipped(specs: Sequence[EpisodeSpec]) -> list[Shipped]:
+    """Run episodes in this node's scratch space; return each record with its files' bytes."""
+    return [run_spec_shipped(s) for s in specs]
+
+
+def run_spec_shipped(spec: EpisodeSpec) -> Shipped:
+    scratch = _scratch()
+    try:
+        record = run_spec(spec, scratch)
+        files = {str(p.relative_to(scratch)): p.read_bytes() for p in sorted(scratch.rglob("*")) if p.is_file()}
+    finally:
+        _empty(scratch)
+    if os.path.isabs(record.log):  # a run_unit wrote its log outside the run directory: it cannot travel
+        return failure_record(spec, f"suite {spec.suite!r} wrote its log outside the run directory "
+                                    f"({record.log}); it cannot be shipped to the driver")
+    return record, files
+
+
+_SCRATCH: list[Path] = []
+
+
+def _scratch() -> Path:
+    """This process's scratch run directory, made once: the log writer remembers the directories
+    it made, so a fresh one per episode would grow that memory without bound."""
+    if not _SCRATCH or not _SCRATCH[0].is_dir():
+        _SCRATCH[:] = [Path(tempfile.mkdtemp(prefix="agentbed-worker-"))]
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
+
+
+def _empty(scratch: Path) -> None:
+    """Delete the files an episode wrote, keeping the directories (see :func:`_scratch`)."""
+    for path in scratch.rglob("*"):
+        if not path.is_dir():
+            path.unlink(missing_ok=True)
+
+
+def failure_record(spec: EpisodeSpec, error: str) -> Shipped:
+    """An error episode (log and record) made without running it, e.g. when its node was lost."""
+    scratch = _scratch()
+    try:
+        log = scratch / "episodes" / f"{spec.episode_id}.jsonl"
+        record = _setup_failure(spec, log, error)
+        record.log = str(log.relative_to(scratch))
+        return record, {record.log: log.read_bytes()}
+    finally:
+        _empty(scratch)
 
 
 def chunks(specs: Sequence[EpisodeSpec], jobs: int) -> list[list[EpisodeSpec]]:

@@ -1,0 +1,168 @@
+"""A two-node Ray cluster on this machine's loopback, for tests and benchmarks of the Ray executor.
+
+The head runs on the host; the worker node runs in a Docker container that mounts nothing of
+the host (image: docker/ray-worker/build) and joins with ``--network host``. Every address is
+127.0.0.1: cluster traffic never leaves loopback and no private-range address is used. The
+worker node offers the custom resource :data:`WORKER_RESOURCE`, which the head lacks, so a run
+with ``--ray-resource container_node=1`` executes every episode inside the container.
+
+Processes are started in their own session and stopped by their own ids (never ``ray stop``,
+which would stop every Ray on the machine).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "docker" / "ray-worker" / "build"
+LOOPBACK = "127.0.0.1"
+WORKER_RESOURCE = "container_node"
+_CLUSTERS = itertools.count()
+
+
+def build_worker_image(python: str = sys.executable) -> str:
+    """Build (or find up to date) the worker image; return its name."""
+    done = subprocess.run([str(BUILD)], capture_output=True, text=True, env={**os.environ, "PYTHON": python},
+                          timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"{BUILD} failed:\n{done.stderr[-3000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind((LOOPBACK, 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def _node_ports(ports: list[int], min_worker: int) -> list[str]:
+    """Explicit ports for one node: two nodes share the host's network, so no defaults may clash."""
+    manager, objects, agent, agent_grpc, metrics, runtime_env = ports
+    return [f"--node-manager-port={manager}", f"--object-manager-port={objects}",
+            f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={agent_grpc}",
+            f"--metrics-export-port={metrics}", f"--runtime-env-agent-port={runtime_env}",
+            f"--min-worker-port={min_worker}", f"--max-worker-port={min_worker + 199}"]
+
+
+class LoopbackCluster:
+    """``with LoopbackCluster(image) as cluster:`` a head on the host and a worker in a container."""
+
+    def __init__(self, image: str, *, head_cpus: int = 1, worker_cpus: int = 2) -> None:
+        self.image, self.head_cpus, self.worker_cpus = image, head_cpus, worker_cpus
+        self.token = uuid.uuid4().hex  # token authentication, as Ray 2.60 does by default
+        # every port at once, so that none is handed out twice; worker processes get a range each,
+        # below the kernel's ephemeral ports
+        self.port, client, *ports = _free_ports(14)
+        base = 20000 + ((os.getpid() + next(_CLUSTERS)) % 30) * 400
+        self._head_ports = [f"--ray-client-server-port={client}", *_node_ports(ports[:6], base)]
+        self._worker_ports = _node_ports(ports[6:], base + 200)
+        self.address = f"{LOOPBACK}:{self.port}"
+        self.temp_dir = tempfile.mkdtemp(prefix="abray-", dir="/tmp")  # short: Ray's sockets live here
+        self.container = f"agentbed-ray-worker-{uuid.uuid4().hex[:8]}"
+        self.head: subprocess.Popen[bytes] | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What a driver process needs to join the cluster."""
+        # Ray turns a loopback address into the outward interface's unless clusters are "disabled",
+        # which keeps 127.0.0.1 and only forbids this process to start a worker node
+        return {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token,
+                "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+    def __enter__(self) -> LoopbackCluster:
+        try:
+            self.start_head()
+            try:
+                self.start_worker()
+            except RuntimeError:  # once more: on a loaded machine a node's start can fail
+                subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
+                self.start_worker()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start_head(self) -> None:
+        ray = str(Path(sys.executable).with_name("ray"))
+        cmd = [ray, "start", "--head", "--block", f"--node-ip-address={LOOPBACK}", f"--port={self.port}",
+               f"--num-cpus={self.head_cpus}", "--include-dashboard=false", "--disable-usage-stats",
+               f"--temp-dir={self.temp_dir}", *self._head_ports]
+        self.head = subprocess.Popen(cmd, env=self.env, start_new_session=True, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        self.wait_for_nodes(1)
+
+    def start_worker(self) -> None:
+        resources = json.dumps({WORKER_RESOURCE: self.worker_cpus})
+        cmd = ["docker", "run", "-d", "--name", self.container, "--network", "host",
+               "-e", "RAY_AUTH_MODE=token", "-e", f"RAY_AUTH_TOKEN={self.token}", "-e", "RAY_USAGE_STATS_ENABLED=0",
+               self.image, "python3", "/usr/local/lib/agentbed/loopback_node.py", "start", "--block", f"--address={self.address}",
+               f"--node-ip-address={LOOPBACK}", f"--num-cpus={self.worker_cpus}", f"--resources={resources}",
+               "--disable-usage-stats", *self._worker_ports]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+        self.wait_for_nodes(2)
+
+    def kill_worker(self) -> None:
+        """The worker node dies at once, as a machine that loses power."""
+        subprocess.run(["docker", "kill", self.container], capture_output=True, timeout=60)
+
+    def nodes(self) -> list[dict[str, object]]:
+        """The cluster's live nodes (address and resources), as a separate driver sees them."""
+        probe = (f"import json, ray; ray.init(address={self.address!r}, log_to_driver=False, configure_logging=False);"
+                 "print('NODES', json.dumps([{'address': n['NodeManagerAddress'], 'resources': n['Resources']}"
+                 " for n in ray.nodes() if n['Alive']]))")
+        try:
+            done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=self.env,
+                                  timeout=60)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the Ray head at {self.address} did not answer within 60s") from None
+        if done.returncode != 0:
+            raise RuntimeError(f"cannot reach the Ray head at {self.address}:\n{done.stderr[-2000:]}")
+        (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODES ")]
+        return json.loads(line.removeprefix("NODES "))
+
+    def wait_for_nodes(self, count: int, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.head is not None and self.head.poll() is not None:
+                raise RuntimeError(f"the Ray head exited: {self.head.stderr.read().decode()[-2000:]}")
+            try:
+                if len(self.nodes()) >= count:
+                    return
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+            if time.monotonic() > deadline:
+                logs = subprocess.run(["docker", "logs", self.container], capture_output=True, text=True)
+                raise RuntimeError(f"the cluster did not reach {count} nodes in {timeout:.0f}s; the worker "
+                                   f"container said:\n{(logs.stdout + logs.stderr)[-3000:]}")
+            time.sleep(1)
+
+    def stop(self) -> None:
+        subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
+        if self.head is not None and self.head.poll() is None:
+            os.killpg(self.head.pid, signal.SIGTERM)
+            try:
+                self.head.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.head.pid, signal.SIGKILL)
+                self.head.wait(timeout=30)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)

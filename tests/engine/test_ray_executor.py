@@ -1,0 +1,112 @@
+"""The Ray executor's own logic on a local Ray: logs travel back with their records, the driver
+stores them before the index names them, lost tasks become error episodes. The real two-node
+cluster is tested in test_ray_cluster.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from agentbed.errors import UsageError
+from agentbed.executors import execute
+from agentbed.executors_ray import parse_resources
+from agentbed.log import verify_log
+from agentbed.runner import EpisodeSpec
+from agentbed.store import RunStore
+from agentbed.testing import require
+from agentbed.worker import run_spec, run_spec_shipped
+
+SPECS = [EpisodeSpec("vault", t, a, s) for a in ("oracle", "random") for t in ("open-fast", "long-chores")
+         for s in range(3)]
+
+
+@pytest.fixture(scope="module")
+def ray():
+    require(importlib.util.find_spec("ray") is not None, "Ray", "pip install 'agentbed[ray]' (make test does this)")
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_a_shipped_episode_carries_the_bytes_a_local_one_writes(tmp_path):
+    spec = SPECS[0]
+    record, files = run_spec_shipped(spec)
+    local = run_spec(spec, tmp_path)
+    assert record.log == local.log == f"episodes/{spec.episode_id}.jsonl"
+    assert files == {local.log: (tmp_path / local.log).read_bytes()}
+    assert record.digest == local.digest
+    again, _ = run_spec_shipped(spec)  # the node's scratch space is emptied between episodes
+    assert again.digest == record.digest
+
+
+def test_stored_files_are_complete_and_stay_in_the_run_directory(tmp_path):
+    store = RunStore(tmp_path)
+    store.write_files({"episodes/a.jsonl": b"x" * 3_000_000, "episodes/sub/b.json": b"{}"})
+    assert (tmp_path / "episodes/a.jsonl").stat().st_size == 3_000_000
+    assert (tmp_path / "episodes/sub/b.json").read_bytes() == b"{}"
+    assert not list(tmp_path.rglob("*.part")) and not list(tmp_path.rglob("*.tmp"))
+    for bad in ("../outside.jsonl", "/etc/passwd", "episodes/../../x"):
+        with pytest.raises(ValueError, match="inside the run directory"):
+            store.write_files({bad: b""})
+    assert not (tmp_path.parent / "outside.jsonl").exists()
+
+
+def test_resources_parse_or_name_the_bad_argument():
+    assert parse_resources(["container_node=2", "gpu"]) == {"container_node": 2.0, "gpu": 1.0}
+    for bad in ("=1", "x=0", "x=many"):
+        with pytest.raises(UsageError, match="--ray-resource"):
+            parse_resources([bad])
+
+
+def test_team_runs_ship_every_file_they_write(ray, tmp_path):
+    specs = [EpisodeSpec("cocoder", "synth-12", "simulated", s, _cocoder_options()) for s in range(2)]
+    # serial first: it prepares the task's cached tree, which two workers preparing at once can break
+    list(execute(specs, tmp_path / "serial", executor="serial"))
+    ray_records = list(execute(specs, tmp_path / "ray", executor="ray", jobs=2))
+    shipped = sorted(p.name for p in (tmp_path / "ray" / "episodes").iterdir())
+    assert shipped == sorted(p.name for p in (tmp_path / "serial" / "episodes").iterdir())
+    assert len([n for n in shipped if n.endswith(".team.json")]) == 2 and len(shipped) > 2
+    for name in shipped:
+        if name.endswith(".jsonl"):  # the manifest also records its wall-clock time
+            assert (tmp_path / "ray/episodes" / name).read_bytes() == (tmp_path / "serial/episodes" / name).read_bytes()
+    for record in ray_records:
+        assert (tmp_path / "ray" / record.log).exists()
+
+
+def test_a_resource_no_node_has_is_a_usage_error(ray, tmp_path):
+    with pytest.raises(UsageError, match="no node of the Ray cluster"):
+        list(execute(SPECS[:1], tmp_path, executor="ray", ray_address="auto", ray_resources={"nowhere": 1}))
+
+
+def test_a_task_that_keeps_dying_becomes_error_episodes(ray, tmp_path, monkeypatch):
+    from agentbed import executors_ray
+
+    monkeypatch.setattr(executors_ray, "MAX_RETRIES", 1)
+    die = lambda specs: os._exit(1)  # noqa: E731 - pickled by value: a worker dying as its machine would
+    streamed = list(executors_ray._stream(ray, [SPECS[:2]], 1, {}, spread=False, task=die))
+    (shipped,) = streamed
+    assert [r.episode_id for r, _ in shipped] == [s.episode_id for s in SPECS[:2]]
+    store = RunStore(tmp_path)
+    for record, files in shipped:
+        assert record.status == "error" and "Ray task" in record.error
+        store.write_files(files)
+        assert verify_log(tmp_path / record.log, record.digest).ok
+
+
+def test_the_cli_refuses_ray_options_without_ray(tmp_path, agentbed_cmd):
+    import subprocess
+
+    done = subprocess.run(agentbed_cmd + ["run", "vault", "--ray-resource", "x=1", "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, env={**os.environ}, timeout=120)
+    assert done.returncode == 2 and "--executor ray" in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def _cocoder_options():
+    from agentbed.suite import get_suite
+
+    return get_suite("cocoder").resolve_options({})
