@@ -157,7 +157,8 @@ def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dic
             raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(suite.agent_names())})")
     if args.model and ":" not in args.model:
         raise UsageError(f"--model {args.model!r}: expected provider:model, e.g. openai:gpt-4o-mini")
-    if args.model:  # a missing provider package or key is a usage error before anything runs
+    served_on_nodes = args.executor == "ray" and args.model.startswith("local:") if args.model else False
+    if args.model and not served_on_nodes:  # a missing provider package or key: an error before anything runs
         suite.make_agent(EpisodeSpec(suite.name, tasks[0], agents[0], 0, options))
     n = args.seeds if args.seeds is not None else suite.default_seeds
     if n < 1:
@@ -226,6 +227,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     recorded = RunStore(args.out) if args.resume and args.out else None
     agents = [args.model or ""] if recorded is None else recorded.meta()["agents"]
+    if args.executor == "ray":  # Ray workers serve a local:MODEL on their own nodes (agentbed.worker)
+        agents = []
     with serving(agents, Path(args.out or ".")):  # a local:MODEL's server, for the whole run
         return _run(args)
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentbed.agents.faults import FaultyAgent
-from agentbed.errors import failure_text
+from agentbed.errors import UsageError, failure_text
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
@@ -74,8 +74,24 @@ Shipped = tuple[EpisodeRecord, dict[str, bytes]]
 
 
 def run_chunk_shipped(specs: Sequence[EpisodeSpec]) -> list[Shipped]:
-    """Run episodes in this node's scratch space; return each record with its files' bytes."""
-    return [run_spec_shipped(s) for s in specs]
+    """Run episodes in this node's scratch space; return each record with its files' bytes.
+
+    A ``local:`` model is served on this node, from this node's weights, for the chunk: the
+    driver's server is on the driver's loopback. A node without the weights or the runtime
+    records that one message (with the command that installs them) for each episode."""
+    from agentbed.agents.local.server import local_models, serving
+
+    models = local_models(s.agent for s in specs)
+    if not models:
+        return [run_spec_shipped(s) for s in specs]
+    logs = Path(tempfile.mkdtemp(prefix="agentbed-model-"))
+    try:
+        with serving(models, logs):
+            return [run_spec_shipped(s) for s in specs]
+    except UsageError as exc:  # weights or runtime missing here, or the server would not start
+        return [failure_record(s, failure_text(exc)) for s in specs]
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 def run_spec_shipped(spec: EpisodeSpec) -> Shipped:

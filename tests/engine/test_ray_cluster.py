@@ -132,7 +132,8 @@ def test_a_node_without_the_worlds_data_says_so_as_the_episodes_error(cluster, t
     graphrag = get_suite("graphrag")
     task = graphrag.task_ids(graphrag.resolve_options({"dataset": "nations"}))[0]
     runs = {"pykeen": ["graphrag", "--dataset", "nations", "--task", task],
-            "cocoder": ["cocoder", "--task", "tinydb", "--strategy", "sequential"]}
+            "cocoder": ["cocoder", "--task", "tinydb", "--strategy", "sequential"],
+            "weights": ["vault", "--task", "open-fast", "--model", "local:gemma-3-270m"]}
     for name, args in runs.items():
         done = _cli(cluster, "run", *args, "--seeds", "2", *FORCED, "--address", cluster.address,
                     "--out", str(tmp_path / name), "--quiet")
@@ -141,7 +142,29 @@ def test_a_node_without_the_worlds_data_says_so_as_the_episodes_error(cluster, t
         assert len(errors) == 1, errors  # one message, the same for every episode: no traceback
         (error,) = errors
         assert "\n" not in error.strip()
-        assert {"pykeen": "run scripts/fetch-pykeen", "cocoder": "run scripts/fetch-repos tinydb"}[name] in error
+        assert {"pykeen": "run scripts/fetch-pykeen", "cocoder": "run scripts/fetch-repos tinydb",
+                "weights": "scripts/setup-local-model"}[name] in error, error
+
+
+def test_sandboxes_are_those_of_the_node_that_runs_the_episode(cluster):
+    """The container node has no Docker engine and cannot make namespaces; the host has both.
+    A task on the container node must see its own node's answer, not the driver's."""
+    from agentbed.sandbox.factory import docker_ready
+
+    probe = ("import json, ray\n"
+             f"ray.init(address={cluster.address!r}, log_to_driver=False, configure_logging=False)\n"
+             "def check():\n"
+             "    from agentbed.sandbox.factory import docker_ready, local_ready\n"
+             "    return {'docker': docker_ready(), 'local': local_ready()}\n"
+             "task = ray.remote(check).options(resources={'container_node': 1})\n"
+             "print('NODE', json.dumps(ray.get(task.remote())))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cluster.env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODE ")]
+    there = json.loads(line.removeprefix("NODE "))
+    assert there["docker"] and "Docker" in there["docker"]  # the container's own (absent) engine
+    assert there["local"] and "bubblewrap" in there["local"]
+    assert docker_ready() != there["docker"]  # the driver's node answers for itself
 
 
 def test_driver_killed_with_sigkill_resumes_on_the_cluster(cluster, worker_image, tmp_path):
