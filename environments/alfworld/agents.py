@@ -6,7 +6,10 @@ Public factories (the oversight workload uses only these):
   failures have real causes: ``noise`` (a random admissible command instead of the plan's),
   ``loop`` (per-step chance of falling into a back-and-forth between two receptacles, left
   only with probability ``escape`` per step) and ``forget`` (per-step chance of replacing the
-  goal's object or receptacle with a wrong one it has seen). Whether a failure is recoverable
+  goal's object or receptacle with a wrong one it has seen) and ``detour`` (a noisy planner:
+  per-step chance of following a wrong sub-goal, searching receptacles of a kind that is not
+  where the plan leads, for a random 3 to ``detour_len`` steps, then resuming the plan; nothing
+  in the oversight features names this mechanism). Whether a failure is recoverable
   depends on when it happens: the 50-step cap leaves a late-stuck agent no time.
 * ``make_reflect(agent)``: the same agent in the same state after self-repair: it re-reads
   the goal from its first observation, clears its loop, forgets which places it has visited
@@ -41,12 +44,15 @@ class Flaws:
     loop: float = 0.0
     escape: float = 0.0
     forget: float = 0.0
+    detour: float = 0.0
+    detour_len: int = 8
     overconfidence: float = 0.6
     reflect_factor: float = 0.25
 
     def reflected(self) -> Flaws:
         f = self.reflect_factor
-        return replace(self, noise=self.noise * f, loop=self.loop * f, forget=self.forget * f)
+        return replace(self, noise=self.noise * f, loop=self.loop * f, forget=self.forget * f,
+                       detour=self.detour * f)
 
 
 FLAWS: dict[str, Flaws] = {
@@ -55,6 +61,8 @@ FLAWS: dict[str, Flaws] = {
     "looping": Flaws(noise=0.05, loop=0.08, escape=0.05),
     "forgetful": Flaws(noise=0.05, forget=0.06),
     "mixed": Flaws(noise=0.15, loop=0.04, escape=0.05, forget=0.03),
+    # Set once, before any feature change, and never tuned on evaluation games (issue 19).
+    "detour": Flaws(noise=0.1, detour=0.18, detour_len=20),
 }
 
 
@@ -81,6 +89,8 @@ class ScriptedAlfworldAgent(Agent):
         self.memory = Memory()
         self.order: list[str] = []
         self.loop: list[str] = []
+        self.detour_kind = ""  # the receptacle kind a wrong sub-goal sends the agent to search
+        self.detour_left = 0
         self.forgot = False
         self.steps = 0
         self.recent: list[str] = []
@@ -122,6 +132,12 @@ class ScriptedAlfworldAgent(Agent):
                 self.loop = self.rng.sample(places, 2)
         if self.goal and not self.forgot and f.forget and self.rng.random() < f.forget:
             self._forget_goal()
+        if not self.detour_left and f.detour and self.rng.random() < f.detour:
+            kinds = sorted({object_class(r) for r in self.memory.receptacles}
+                           - {self.goal.recep if self.goal else "", object_class(self.memory.location)})
+            if kinds:
+                self.detour_kind = self.rng.choice(kinds)
+                self.detour_left = self.rng.randint(3, max(3, f.detour_len))
 
     def _forget_goal(self) -> None:
         seen = sorted({object_class(o) for objs in self.memory.seen.values() for o in objs} - {self.goal.obj})
@@ -140,11 +156,26 @@ class ScriptedAlfworldAgent(Agent):
         if self.loop:
             target = self.loop[0] if self.memory.location != self.loop[0] else self.loop[1]
             return f"go to {target}"
+        if self.detour_left:
+            self.detour_left -= 1
+            return self._detour_command(commands)
         if self.flaws.noise and self.rng.random() < self.flaws.noise:
             return self.rng.choice(commands)
         if self.goal is None:
             return self.rng.choice(commands)
         return choose_command(self.goal, self.memory, commands, self.order)
+
+    def _detour_command(self, commands: list[str]) -> str:
+        """The wrong sub-goal's next step: open what is here, else go to the next receptacle of
+        the detour's kind (round-robin), else look around."""
+        here = self.memory.location
+        if object_class(here) == self.detour_kind and f"open {here}" in commands:
+            return f"open {here}"
+        places = [r for r in self.order if object_class(r) == self.detour_kind and r != here]
+        moves = [f"go to {r}" for r in places if f"go to {r}" in commands]
+        if moves:
+            return moves[self.steps % len(moves)]
+        return "look" if "look" in commands else commands[0]
 
     # -- stated risk ---------------------------------------------------------------------
     def _stage(self) -> float:
@@ -169,6 +200,7 @@ class ScriptedAlfworldAgent(Agent):
         self.goal = parse_goal(self.intro) if self.intro else self.goal
         self.forgot = False
         self.loop = []
+        self.detour_left = 0
         self.memory.visited.clear()
         self.recent = []
         self.flaws = self.flaws.reflected()

@@ -49,16 +49,23 @@ class AlfworldEnv(ToolEnv):
     can_snapshot = False
     max_steps = games.MAX_EPISODE_STEPS
 
-    def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None) -> None:
+    def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None,
+                 fix_expert_bookkeeping: bool = False) -> None:
         super().__init__(task, render_mode)
         self._game: Any = None
         self._game_file: str | None = None
+        self.fix_expert_bookkeeping = fix_expert_bookkeeping  # see tw.SeededAlfredExpert
 
     @classmethod
     def task_list(cls) -> list[TaskSpec]:
-        return [TaskSpec(games.game_id(i), {"index": i, "task_type": games.task_type_of(i),
-                                            "split": games.split_of(i), "games_seed": games.DEFAULT_SEED},
-                         games.task_type_of(i)) for i in range(games.DEFAULT_GAME_COUNT)]
+        return cls.tasks()
+
+    @staticmethod
+    def tasks(seed: int = games.DEFAULT_SEED, count: int = games.DEFAULT_GAME_COUNT) -> list[TaskSpec]:
+        """The first ``count`` games of generator ``seed`` (ids carry the seed when it is not 0)."""
+        return [TaskSpec(games.game_id(i, seed), {"index": i, "task_type": games.task_type_of(i),
+                                                  "split": games.split_of(i), "games_seed": seed},
+                         games.task_type_of(i)) for i in range(count)]
 
     # -- episode -------------------------------------------------------------------------
     def setup(self, rng: Any) -> str:
@@ -67,7 +74,7 @@ class AlfworldEnv(ToolEnv):
         params = self.task.params
         path = str(games.ensure_game(params["index"], params.get("games_seed", games.DEFAULT_SEED)))
         if self._game_file != path:  # loading parses the PDDL (a third of a second): reuse it across resets
-            self._game, self._game_file = load_game(path), path
+            self._game, self._game_file = load_game(path, self.fix_expert_bookkeeping), path
         # The expert's random stream is the one its solvability check used, whatever the episode
         # seed: deferring to the expert at step 0 then always wins; later it can still fail.
         self._game.seed_expert(games.EXPERT_SEED)

@@ -55,8 +55,11 @@ def split_of(index: int) -> str:
     return "heldout" if index % HELDOUT_EVERY == HELDOUT_EVERY - 1 else "train"
 
 
-def game_id(index: int) -> str:
-    return f"{index:03d}-{SHORT_NAMES[task_type_of(index)]}"
+def game_id(index: int, seed: int = DEFAULT_SEED) -> str:
+    """``NNN-type`` for the default generator seed, ``sS-NNN-type`` for another: ids never collide
+    across seeds, so a held-out set from another seed cannot share a game with a development set."""
+    base = f"{index:03d}-{SHORT_NAMES[task_type_of(index)]}"
+    return base if seed == DEFAULT_SEED else f"s{seed}-{base}"
 
 
 def cache_root() -> Path:
@@ -258,7 +261,7 @@ def _write_game(directory: Path, game: dict[str, Any], traj: dict[str, Any]) -> 
 def ensure_game(index: int, seed: int = DEFAULT_SEED, root: Path | None = None) -> Path:
     """The path of game ``index`` in the cache, generating and checking it on first use."""
     root = root or cache_root()
-    final = root / f"seed{seed}" / game_id(index)
+    final = root / f"seed{seed}" / game_id(index, DEFAULT_SEED)
     path = final / "game.tw-pddl"
     if path.exists():
         return path
@@ -268,7 +271,7 @@ def ensure_game(index: int, seed: int = DEFAULT_SEED, root: Path | None = None) 
         if draft is None:
             continue
         game, traj = game_data(draft)
-        work = Path(tempfile.mkdtemp(prefix=f".{game_id(index)}.", dir=final.parent))
+        work = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
         work.chmod(0o755)
         try:
             walkthrough = expert_walkthrough(_write_game(work, game, traj))

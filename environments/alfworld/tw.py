@@ -104,12 +104,22 @@ set_textgen_acceleration(True)
 
 
 class SeededAlfredExpert(AlfredExpert):
-    """ALFWorld's handcoded expert, fed every step, with its own seeded random stream."""
+    """ALFWorld's handcoded expert, fed every step, with its own seeded random stream.
 
-    def __init__(self, env: Any = None) -> None:
+    ``fix_move_bookkeeping``: ALFWorld's handcoded expert (alfworld 0.4.2,
+    ``HandCodedAgent.update_state_tracking``) drops an object from its inventory only when the
+    last command contains "put", but the 0.4 grammar's command is "move O to R". So the expert
+    never learns that an object was put down, by itself or by an agent before it: handed a game
+    whose agent took and put back objects, or holding an object of the wrong kind, it keeps
+    "holding" it and stalls. With the fix it is shown "put O to R" for its bookkeeping (the game
+    gets the real command). Off by default: the games were generated and checked with ALFWorld's
+    expert as it is; bench/expert_handover.py measures both."""
+
+    def __init__(self, env: Any = None, fix_move_bookkeeping: bool = False) -> None:
         super().__init__(env=env, expert_type="handcoded")
         self._rng_state = random.Random(0).getstate()
         self.expert_error: str | None = None
+        self.fix_move_bookkeeping = fix_move_bookkeeping
 
     def seed_expert(self, seed: int) -> None:
         self._rng_state = random.Random(f"alfworld-expert:{seed}").getstate()
@@ -121,6 +131,9 @@ class SeededAlfredExpert(AlfredExpert):
     def _gather_infos(self) -> None:
         outer = random.getstate()
         random.setstate(self._rng_state)
+        command = getattr(self, "prev_command", "")
+        if self.fix_move_bookkeeping and str(command).startswith("move "):
+            self.prev_command = "put " + str(command).removeprefix("move ")
         try:
             if self.expert_error is None:
                 super()._gather_infos()
@@ -130,6 +143,7 @@ class SeededAlfredExpert(AlfredExpert):
             self.expert_error = f"{type(exc).__name__}: {exc}"[:200]
             self.state["extra.expert_plan"] = []
         finally:
+            self.prev_command = command
             self._rng_state = random.getstate()
             random.setstate(outer)
 
@@ -138,10 +152,10 @@ class SeededAlfredExpert(AlfredExpert):
         return plan[0] if plan else None
 
 
-def load_game(game_file: str | Path) -> SeededAlfredExpert:
+def load_game(game_file: str | Path, fix_move_bookkeeping: bool = False) -> SeededAlfredExpert:
     """A TextWorld environment for one generated game (``game.tw-pddl`` beside ``traj_data.json``)."""
     infos = textworld.EnvInfos(won=True, admissible_commands=True, facts=True, extras=["gamefile", "expert_plan"])
-    env = SeededAlfredExpert(AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False)))
+    env = SeededAlfredExpert(AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False)), fix_move_bookkeeping)
     env.load(str(game_file))
     return env
 

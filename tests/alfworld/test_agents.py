@@ -177,3 +177,26 @@ def test_reseed_gives_distinct_reproducible_rollouts_from_one_state() -> None:
 
     assert rollout(1) == rollout(1)
     assert len({tuple(rollout(k)) for k in range(4)}) > 1
+
+
+def test_detour_agent_follows_a_wrong_subgoal_for_a_while_then_resumes() -> None:
+    env = AlfworldEnv("002-clean")
+    for seed in range(6):  # the first seed whose episode takes a detour
+        agent = make_base_agent("detour", seed)
+        obs, _ = env.reset(seed=seed)
+        agent.reset(seed=seed, task=env.task)
+        detouring, kinds = [], set()
+        for _ in range(40):
+            action = agent.act(obs, env.tool_specs())
+            detouring.append(agent.detour_left > 0)
+            if agent.detour_left:
+                kinds.add(agent.detour_kind)
+            obs, _, term, trunc, _ = env.step(action.text)
+            if term or trunc:
+                break
+        if any(detouring):
+            break
+    assert any(detouring) and not all(detouring)  # detours start and end
+    assert agent.goal is not None and agent.goal.recep not in kinds  # a wrong kind, never the goal's
+    repaired = make_reflect(agent)
+    assert repaired.detour_left == 0 and repaired.flaws.detour < FLAWS["detour"].detour
