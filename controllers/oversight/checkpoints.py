@@ -64,6 +64,9 @@ def group_checkpoints(rows: Sequence[dict[str, Any]], actions: Sequence[str], pr
                       feature_names: Sequence[str] = FEATURE_NAMES) -> tuple[Checkpoints, int]:
     """Group rows by (trajectory, step); checkpoints missing an action are dropped and counted.
 
+    ``games`` holds each checkpoint's unit of resampling and holding out: the row's ``group``
+    where the benchmark sets one (GraphRAG: the question, whatever the attack), else its game.
+
     ``feature_names`` (the dataset's provenance) are the columns of ``X``: the generic prefix
     features, then the benchmark's own progress features where it has them."""
     names = tuple(feature_names)
@@ -79,7 +82,7 @@ def group_checkpoints(rows: Sequence[dict[str, Any]], actions: Sequence[str], pr
     first = [by_key[k] for k in complete]
     X = feature_matrix([r["features"] for r in first], names) if first else np.zeros((0, len(names)))
     cps = Checkpoints(
-        keys=complete, games=np.asarray([r["game"] for r in first], dtype=object), X=X,
+        keys=complete, games=np.asarray([r.get("group", r["game"]) for r in first], dtype=object), X=X,
         risk=np.asarray([float(r["risk"]) for r in first], dtype=float), actions=rolled,
         outcomes={a: [outcomes[k][a] for k in complete] for a in rolled}, primary=primary if primary in rolled
         else next(a for a in rolled if a != CONTINUE), feature_names=names)

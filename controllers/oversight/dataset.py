@@ -100,6 +100,23 @@ class Dataset:
         return cls(head["provenance"], rows)
 
 
+def only_flaws(dataset: Dataset, flaws: Sequence[str]) -> Dataset:
+    """The rows of the named base agents; their counts are the dataset's, kept for the record
+    under ``counts_of_whole_dataset`` (built/dropped accounting is per whole build)."""
+    unknown = sorted(set(flaws) - {r["flaw"] for r in dataset.rows})
+    if unknown:
+        raise UsageError(f"--flaws: the dataset has no rows of base agent {unknown[0]!r}")
+    rows = [r for r in dataset.rows if r["flaw"] in set(flaws)]
+    per_flaw = dataset.provenance.get("counts_per_flaw", {})
+    counts = _Counts()
+    for f in flaws:
+        if f in per_flaw:
+            counts.add(_Counts(**{k: v for k, v in per_flaw[f].items() if k in _Counts.__dataclass_fields__}))
+    prov = {**dataset.provenance, "flaws": list(flaws), "counts_of_whole_dataset": dataset.provenance.get("counts"),
+            "counts": asdict(counts) if per_flaw else {}}  # an older dataset: per-agent counts unknown
+    return Dataset(prov, rows)
+
+
 @dataclass
 class _Counts:
     trajectories: int = 0
@@ -109,12 +126,15 @@ class _Counts:
     replay_mismatches: int = 0
     branch_errors: int = 0
     trajectory_errors: int = 0
+    base_steps: int = 0
+    missing_risk_steps: int = 0  # base-agent steps without a stated confidence (carried forward)
+    missing_risk_checkpoints: int = 0
     mismatch_examples: list[dict[str, Any]] = field(default_factory=list)
     error_examples: list[str] = field(default_factory=list)
 
     def add(self, other: _Counts) -> None:
         for name in ("trajectories", "checkpoints", "branches", "replays", "replay_mismatches", "branch_errors",
-                     "trajectory_errors"):
+                     "trajectory_errors", "base_steps", "missing_risk_steps", "missing_risk_checkpoints"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.mismatch_examples = (self.mismatch_examples + other.mismatch_examples)[:5]
         self.error_examples = (self.error_examples + other.error_examples)[:3]
@@ -127,6 +147,15 @@ def checkpoint_features(target: BranchTarget, first_observation: str, history: S
     if target.progress_features is not None:
         features.update(target.progress_features(first_observation, history))
     return features
+
+
+def stated_risk(risk: float | None, earlier: Sequence[float]) -> float:
+    """The risk score of a step: the agent's stated one, or when it stated none (a chat reply
+    without a parsable confidence) the last one it stated, 0.5 before any. Such steps are
+    counted in the dataset's provenance and reported, never hidden."""
+    if risk is not None:
+        return float(risk)
+    return earlier[-1] if earlier else 0.5
 
 
 def _rollout_seed(seed: int, step: int, rollout: int) -> int:
@@ -193,9 +222,13 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
             counts.trajectory_errors += 1
             counts.error_examples = (counts.error_examples + [f"{trajectory} step {t}: {type(exc).__name__}: {exc}"])[:3]
             break
-        risks.append(0.5 if proposed.risk is None else float(proposed.risk))
+        counts.base_steps += 1
+        missing = proposed.risk is None
+        counts.missing_risk_steps += missing
+        risks.append(stated_risk(proposed.risk, risks))
         if before is not None:
             counts.checkpoints += 1
+            counts.missing_risk_checkpoints += missing
             prefix = Prefix(game, seed, list(actions_so_far), [first_observation] + [h.observation for h in history],
                             episode_id=trajectory)
             point = ForkPoint(lambda: branch_env, prefix, t, method,
@@ -207,7 +240,8 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
                                        seed=seed, options={"checkpoint": t, "rollout": r})
                     result = _branch(target, point, before, action, r, spec, counts, log_dir)
                     if result is not None:
-                        rows.append({"benchmark": target.name, "game": game, "flaw": flaw, "seed": seed,
+                        rows.append({"benchmark": target.name, "game": game, "group": target.group_of(game),
+                                     "flaw": flaw, "seed": seed, "risk_missing": missing,
                                      "trajectory": trajectory, "checkpoint": t, "action": action, "rollout": r,
                                      "method": method, "risk": risks[-1], "features": features,
                                      **result})
@@ -240,12 +274,12 @@ def _envs(target: BranchTarget, game: str) -> tuple[ToolEnv, ToolEnv]:
 
 def make_base_agent(target: BranchTarget, flaw: str, seed: int) -> Agent:
     """A named base agent of the target, or ``model:provider:model`` for a chat model (its
-    stated confidence is the risk score; temperature 0, so rollouts differ only through the
-    provider's own nondeterminism)."""
+    stated confidence is the risk score; sampled at a temperature above 0 with a seed per
+    rollout, see :mod:`controllers.oversight.chat_base`)."""
     if flaw.startswith("model:"):
-        from agentbed.agents.chat import ChatAgent
+        from controllers.oversight.chat_base import chat_base_agent
 
-        return ChatAgent.from_model_string(flaw.removeprefix("model:"), seed=seed, temperature=0)
+        return chat_base_agent(flaw.removeprefix("model:"), seed)
     return target.base_agents[flaw](seed)
 
 
@@ -272,9 +306,10 @@ def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str |
     ``load_target(name, **options)`` gives the benchmark (suites/oversight/benchmarks.load_target)."""
     target = load_target(config.benchmark, **config.target_options)
     games = target.games[config.skip_games:]
+    if config.games and len(games) < config.games or not games:
+        raise UsageError(f"--games {config.games or 'all'} --skip-games {config.skip_games}: {target.name} has "
+                         f"only {len(target.games)} games")
     games = games[: config.games] if config.games else games
-    if not games:
-        raise UsageError(f"--skip-games {config.skip_games}: {target.name} has only {len(target.games)} games")
     models = [f for f in config.flaws if f.startswith("model:")]
     flaws = [f for f in config.flaws if not f.startswith("model:")] or list(target.base_agents)
     flaws += models
@@ -290,6 +325,7 @@ def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str |
     units = [(load_target, config.benchmark, config.target_options, g, f, s, config, str(log_dir) if log_dir else None)
              for g in games for f in flaws for s in range(config.seeds)]
     counts, rows = _Counts(), []
+    per_flaw = {f: _Counts() for f in flaws}
     results: Iterable[tuple[list[dict], _Counts]]
     if config.workers > 1:
         pool = ProcessPoolExecutor(config.workers)
@@ -297,9 +333,10 @@ def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str |
     else:
         pool, results = None, map(_unit, units)
     try:
-        for i, (unit_rows, unit_counts) in enumerate(results, start=1):
+        for i, (unit, (unit_rows, unit_counts)) in enumerate(zip(units, results, strict=True), start=1):
             rows.extend(unit_rows)
             counts.add(unit_counts)
+            per_flaw[unit[4]].add(unit_counts)
             if progress is not None:
                 progress(f"{i}/{len(units)} trajectories, {len(rows)} rows")
     finally:
@@ -309,6 +346,7 @@ def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str |
         "schema": SCHEMA, "benchmark": target.name, "config": asdict(config), "games": games, "flaws": flaws,
         "actions": [CONTINUE, *target.interventions, "quit"], "primary_intervention": target.primary_intervention,
         "max_steps": target.max_steps, "feature_names": [*FEATURE_NAMES, *target.progress_feature_names], "versions": VERSIONS,
-        "git_commit": _git_commit(), "target_notes": target.notes, "counts": asdict(counts), "rows": len(rows),
+        "git_commit": _git_commit(), "target_notes": target.notes, "counts": asdict(counts),
+        "counts_per_flaw": {f: asdict(c) for f, c in per_flaw.items()}, "rows": len(rows),
     }
     return Dataset(provenance, rows)

@@ -1,43 +1,55 @@
-"""Evaluating controllers on a branched dataset by grouped cross-validation over whole games.
+"""Evaluating controllers on a branched dataset: grouped cross-validation over whole games, or
+a held-out dataset (games of another generator seed) scored by controllers fitted on a
+development dataset.
 
 Every number comes with a percentile bootstrap interval that resamples whole games (the
 cluster bootstrap), since checkpoints of one game are correlated. Definitions:
 
 - regret of a controller: mean over held-out checkpoints of U(oracle action) - U(chosen);
+- the action-conditioned controller is compared with the best scalar-only policy (the
+  scalar-only controller of least regret on the evaluated checkpoints, named in every table;
+  the scalar oracle included), with the cluster-bootstrap interval of the regret ratio;
 - intervention advantage tau(h) = E[U | intervene, h] - E[U | continue, h], per checkpoint,
   with an interval from resampling that checkpoint's rollouts;
-- calibration of the scalar score as P(failure if continuing): AUROC, Brier score and
-  expected calibration error (10 equal-width bins) over the continue rollouts.
+- the calibration decomposition (:mod:`controllers.oversight.calibration`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
-from sklearn.metrics import brier_score_loss, roc_auc_score
 from sklearn.model_selection import GroupKFold
 
 from agentbed.errors import UsageError
-from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
+from agentbed.stats import bootstrap_ci, paired_difference_ci
+from controllers.oversight.calibration import (
+    CALIBRATIONS,
+    cluster_bootstrap,
+    decomposition,
+    expected_calibration_error,
+    interval_dict,
+)
 from controllers.oversight.checkpoints import Checkpoints, group_checkpoints
 from controllers.oversight.dataset import Dataset
 from controllers.oversight.features import FEATURE_NAMES
-from controllers.oversight.policies import (
-    ActionConditioned,
-    ForestSettings,
+from controllers.oversight.policies import ActionConditioned, ForestSettings, default_controllers
+from controllers.oversight.scalar import (
+    FITTED_SCALAR_ONLY,
+    SCALAR_ONLY,
+    BandRouter,
+    BestFixed,
+    ScalarOracle,
     ScalarRouting,
-    default_controllers,
-    regret,
 )
-from controllers.oversight.utility import CONTINUE, DEFAULT_COSTS, Costs, branch_utility, cost_grid
+from controllers.oversight.utility import CONTINUE, DEFAULT_COSTS, Costs, branch_utility, cost_grid, regret
 
 SCALAR, AC = "scalar", "action-conditioned"
-CALIBRATIONS = ("raw", "platt", "isotonic")
+__all__ = ["EvalConfig", "cluster_bootstrap", "evaluate", "expected_calibration_error"]
 
 
 @dataclass
@@ -50,49 +62,33 @@ class EvalConfig:
     seed: int = 0
 
 
-def cluster_bootstrap(stat: Callable[[np.ndarray], float], groups: np.ndarray, *, resamples: int = 1000,
-                      seed: int = 0, confidence: float = 0.95) -> Interval:
-    """Percentile interval of ``stat(indices)`` when whole groups are resampled."""
-    keys = list(dict.fromkeys(groups.tolist()))
-    members = [np.flatnonzero(groups == k) for k in keys]
-    estimate = float(stat(np.arange(len(groups))))
-    rng = np.random.default_rng(seed)
-    samples = []
-    for _ in range(resamples):
-        idx = np.concatenate([members[j] for j in rng.integers(0, len(keys), len(keys))])
-        value = stat(idx)
-        if np.isfinite(value):
-            samples.append(value)
-    if not samples:
-        return Interval(estimate, float("nan"), float("nan"), len(groups), confidence)
-    lo, hi = np.quantile(samples, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return Interval(estimate, float(lo), float(hi), len(groups), confidence)
-
-
-def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-    """Sum over equal-width bins of |mean(y) - mean(p)| weighted by the bin's share."""
-    which = np.minimum((p * bins).astype(int), bins - 1)
-    return float(sum(abs(y[which == b].mean() - p[which == b].mean()) * np.mean(which == b)
-                     for b in range(bins) if np.any(which == b)))
-
-
-def _auroc(p: np.ndarray, y: np.ndarray) -> float:
-    return float(roc_auc_score(y, p)) if len(set(y.tolist())) == 2 else float("nan")
-
-
-def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Costs]) -> dict[str, Any]:
-    """Out-of-fold choices of every controller for every cost setting, and out-of-fold scores."""
+def _splits(cps: Checkpoints, train: Checkpoints | None, folds: int) -> tuple[list, int]:
+    if train is not None:
+        return [(None, np.arange(len(cps)))], 1
     n_games = len(set(cps.games.tolist()))
     if n_games < 2:
         raise UsageError(f"the dataset has {n_games} game(s); grouped cross-validation needs at least 2")
-    splitter = GroupKFold(n_splits=min(config.folds, n_games))
+    splitter = GroupKFold(n_splits=min(folds, n_games))
+    return list(splitter.split(cps.X, groups=cps.games)), splitter.n_splits
+
+
+def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Costs],
+                   train_cps: Checkpoints | None = None) -> dict[str, Any]:
+    """Out-of-fold choices of every controller for every cost setting, and out-of-fold scores.
+
+    With ``train_cps`` (a development dataset) there is one fold: every controller is fitted
+    on all of it and decides on every checkpoint of ``cps``."""
+    splits, n_folds = _splits(cps, train_cps, config.folds)
     chosen: dict[str, list[np.ndarray]] = {}
     scores = {m: np.zeros(len(cps)) for m in CALIBRATIONS}
     fold_of = np.zeros(len(cps), dtype=int)
     penalties: list[float] = []  # the action-conditioned lambda each fold chose at the main costs
-    for fold, (train_idx, test_idx) in enumerate(splitter.split(cps.X, groups=cps.games)):
+    fitted: list[dict[str, Any]] = []  # what each fold's scalar-only baselines settled on
+    for fold, (train_idx, test_idx) in enumerate(splits):
         fold_of[test_idx] = fold
-        train, test = cps.subset(train_idx), cps.subset(test_idx)
+        train = train_cps if train_idx is None else cps.subset(train_idx)
+        test = cps.subset(test_idx)
+        notes: dict[str, Any] = {}
         for controller in default_controllers(config.forest):
             controller.fit(train)
             slots = chosen.setdefault(controller.name, [np.empty(len(cps), dtype=object) for _ in costs_list])
@@ -106,7 +102,17 @@ def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Co
                 penalties.append(controller.penalty(costs_list[0]))
             if isinstance(controller, ScalarRouting):
                 scores[controller.score.method][test_idx] = controller.score.predict(test.risk)
-    return {"chosen": chosen, "scores": scores, "fold": fold_of, "folds": splitter.n_splits, "penalties": penalties}
+            if isinstance(controller, BandRouter):
+                cuts, actions, k = controller.bands(costs_list[0])
+                notes["bands"] = {"K": k, "cuts": [round(c, 4) for c in cuts.tolist()],
+                                  "actions": [train.choices[j] for j in actions]}
+            if isinstance(controller, BestFixed):
+                notes["best_fixed"] = controller.action(costs_list[0])
+        fitted.append(notes)
+    oracle = ScalarOracle()  # on all evaluated checkpoints at once: a bound, not a fitted controller
+    chosen[oracle.name] = [oracle.choose(cps, costs) for costs in costs_list]
+    return {"chosen": chosen, "scores": scores, "fold": fold_of, "folds": n_folds, "penalties": penalties,
+            "scalar_fits": fitted}
 
 
 def intervention_advantage(cps: Checkpoints, costs: Costs, action: str, *, resamples: int = 500,
@@ -125,21 +131,73 @@ def intervention_advantage(cps: Checkpoints, costs: Costs, action: str, *, resam
     return out
 
 
-def _interval(iv: Interval) -> dict[str, float]:
-    return {"estimate": iv.estimate, "low": iv.low, "high": iv.high, "n": iv.n}
+def load_checkpoints(dataset: Dataset) -> tuple[Checkpoints, dict[str, Any]]:
+    """The dataset's complete checkpoints and its accounting: built = evaluated + dropped."""
+    prov = dataset.provenance
+    cps, incomplete = group_checkpoints(dataset.rows, prov["actions"], prov.get("primary_intervention", ""),
+                                        prov.get("feature_names", FEATURE_NAMES))
+    counts = prov.get("counts", {})
+    with_rows = len(cps) + incomplete
+    rollouts = int(prov.get("config", {}).get("rollouts", 1))
+    short = sum(any(len(cps.outcomes[a][i]) < rollouts for a in cps.actions) for i in range(len(cps)))
+    built = max(int(counts.get("checkpoints", with_rows)), with_rows)
+    accounting = {
+        "checkpoints_built": built, "checkpoints_evaluated": len(cps),
+        "dropped_missing_an_action": incomplete, "dropped_without_any_branch": built - with_rows,
+        "evaluated_with_a_lost_branch": short,
+        "branches": counts.get("branches", 0), "replays": counts.get("replays", 0),
+        "replay_mismatches": counts.get("replay_mismatches", 0), "branch_errors": counts.get("branch_errors", 0),
+        "base_agent_crashes": counts.get("trajectory_errors", 0), "trajectories": counts.get("trajectories", 0),
+        "missing_confidence_steps": counts.get("missing_risk_steps"),
+        "missing_confidence_checkpoints": counts.get("missing_risk_checkpoints"),
+        "base_agent_steps": counts.get("base_steps"),
+    }
+    return cps, accounting
 
 
-def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, Any]:
-    """Regret per controller, calibration decomposition, intervention advantage and cost sweep."""
+def _ratio(num: np.ndarray, den: np.ndarray, games: np.ndarray, bs: dict[str, int]) -> dict[str, float]:
+    return interval_dict(cluster_bootstrap(lambda i: num[i].mean() / den[i].mean() if den[i].mean() > 0
+                                           else float("nan"), games, **bs))
+
+
+def per_flaw(cps: Checkpoints, dataset: Dataset, regrets: dict[str, np.ndarray],
+             bs: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """The same out-of-fold (or held-out) decisions, summarised per base agent: its checkpoints'
+    regret per controller, the best scalar-only policy there and the ratio against it. The
+    controllers are not refitted; the scalar oracle keeps the bins of all evaluated checkpoints."""
+    flaw_of = {r["trajectory"]: r["flaw"] for r in dataset.rows}
+    flaws = np.asarray([flaw_of[key[0]] for key in cps.keys], dtype=object)
+    out = {}
+    for flaw in dict.fromkeys(flaws.tolist()):
+        idx = np.flatnonzero(flaws == flaw)
+        games = cps.games[idx]
+        sub = {n: r[idx] for n, r in regrets.items()}
+        best = min(SCALAR_ONLY, key=lambda n: (sub[n].mean(), SCALAR_ONLY.index(n)))
+        fitted = min(FITTED_SCALAR_ONLY, key=lambda n: (sub[n].mean(), FITTED_SCALAR_ONLY.index(n)))
+        out[flaw] = {
+            "checkpoints": len(idx), "games": len(set(games.tolist())), "best_scalar_only": best,
+            "regret": {n: interval_dict(bootstrap_ci(r, groups=games.tolist(), n_resamples=bs["resamples"],
+                                                     seed=bs["seed"])) for n, r in sub.items()},
+            "ratios": {"best_scalar_only": {"baseline": best, **_ratio(sub[AC], sub[best], games, bs)},
+                       "best_fitted_scalar_only": {"baseline": fitted, **_ratio(sub[AC], sub[fitted], games, bs)},
+                       "scalar": {"baseline": SCALAR, **_ratio(sub[AC], sub[SCALAR], games, bs)}},
+        }
+    return out
+
+
+def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset | None = None) -> dict[str, Any]:
+    """Regret per controller, comparison with the best scalar-only policy, the calibration
+    decomposition, intervention advantage, cost sweep and accounting. With ``train`` the
+    controllers are fitted on that dataset and ``dataset`` is the held-out evaluation set."""
     config = config or EvalConfig()
     prov = dataset.provenance
-    cps, dropped = group_checkpoints(dataset.rows, prov["actions"], prov.get("primary_intervention", ""),
-                                     prov.get("feature_names", FEATURE_NAMES))
+    cps, accounting = load_checkpoints(dataset)
     if len(cps) < 4:
         raise UsageError(f"the dataset has {len(cps)} complete checkpoints; at least 4 are needed")
+    train_cps = _development_set(train, cps) if train is not None else None
     grid = cost_grid() if config.grid else []
     costs_list = [config.costs, *grid]
-    cv = cross_validate(cps, config, costs_list)
+    cv = cross_validate(cps, config, costs_list, train_cps)
     games, bs = cps.games, {"resamples": config.resamples, "seed": config.seed}
     u = cps.utilities(config.costs)
     regrets = {name: regret(u, cps.choices, slots[0]) for name, slots in cv["chosen"].items()}
@@ -147,29 +205,22 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, An
     controllers = {}
     for name, r in regrets.items():
         counts = Counter(cv["chosen"][name][0].tolist())
-        controllers[name] = {"regret": _interval(bootstrap_ci(r, groups=games.tolist(), n_resamples=config.resamples,
-                                                              seed=config.seed)),
-                             "actions": {a: counts.get(a, 0) / len(cps) for a in cps.choices}}
-    diffs = {f"{other} - {SCALAR}": _interval(paired_difference_ci(regrets[other], regrets[SCALAR],
-                                                                    groups=games.tolist(),
-                                                                    n_resamples=config.resamples, seed=config.seed))
-             for other in (AC, "scalar+platt", "scalar+isotonic")}
-    ratio = cluster_bootstrap(lambda idx: regrets[AC][idx].mean() / regrets[SCALAR][idx].mean()
-                              if regrets[SCALAR][idx].mean() > 0 else float("nan"), games, **bs)
+        controllers[name] = {"regret": interval_dict(bootstrap_ci(r, groups=games.tolist(),
+                                                                  n_resamples=config.resamples, seed=config.seed)),
+                             "actions": {a: counts.get(a, 0) / len(cps) for a in cps.choices},
+                             "scalar_only": name in SCALAR_ONLY}
+    best = min(SCALAR_ONLY, key=lambda n: (regrets[n].mean(), SCALAR_ONLY.index(n)))
+    best_fitted = min(FITTED_SCALAR_ONLY, key=lambda n: (regrets[n].mean(), FITTED_SCALAR_ONLY.index(n)))
 
-    idx, success, _, _ = cps.rollout_rows(CONTINUE)
-    failed, rgroups = 1.0 - success, games[idx]
-    calibration = []
-    for method in CALIBRATIONS:
-        p = cv["scores"][method][idx]
-        name = SCALAR if method == "raw" else f"scalar+{method}"
-        calibration.append({
-            "score": method,
-            "auroc": _interval(cluster_bootstrap(lambda i, p=p: _auroc(p[i], failed[i]), rgroups, **bs)),
-            "brier": _interval(cluster_bootstrap(lambda i, p=p: float(brier_score_loss(failed[i], p[i])), rgroups, **bs)),
-            "ece": _interval(cluster_bootstrap(lambda i, p=p: expected_calibration_error(p[i], failed[i]), rgroups, **bs)),
-            "regret": controllers[name]["regret"],
-        })
+    def diff(a: str, b: str) -> dict[str, float]:
+        return interval_dict(paired_difference_ci(regrets[a], regrets[b], groups=games.tolist(),
+                                                  n_resamples=config.resamples, seed=config.seed))
+
+    pairs = [(AC, best), (AC, best_fitted), (AC, SCALAR), ("scalar+platt", SCALAR), ("scalar+isotonic", SCALAR)]
+    diffs = {f"{a} - {b}": diff(a, b) for a, b in dict.fromkeys(pairs)}
+    ratios = {"best_scalar_only": {"baseline": best, **_ratio(regrets[AC], regrets[best], games, bs)},
+              "best_fitted_scalar_only": {"baseline": best_fitted,
+                                          **_ratio(regrets[AC], regrets[best_fitted], games, bs)}}
 
     interventions = [a for a in cps.actions if a != CONTINUE]
     advantage = {a: intervention_advantage(cps, config.costs, a, seed=config.seed) for a in interventions}
@@ -178,7 +229,8 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, An
     for a, per in advantage.items():
         tau = np.asarray([x["tau"] for x in per])
         adv_summary[a] = {
-            "mean": _interval(bootstrap_ci(tau, groups=games.tolist(), n_resamples=config.resamples, seed=config.seed)),
+            "mean": interval_dict(bootstrap_ci(tau, groups=games.tolist(), n_resamples=config.resamples,
+                                               seed=config.seed)),
             "share_positive": float(np.mean([x["low"] > 0 for x in per])),
             "share_negative": float(np.mean([x["high"] < 0 for x in per])),
             "spearman_risk_tau": _spearman(cps.risk, tau),
@@ -187,22 +239,49 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None) -> dict[str, An
     for k, costs in enumerate(grid, start=1):
         uk = cps.utilities(costs)
         rk = {name: float(regret(uk, cps.choices, slots[k]).mean()) for name, slots in cv["chosen"].items()}
+        rk["best scalar-only"] = min(rk[n] for n in SCALAR_ONLY)
         sweep.append({"costs": costs.to_dict(), "regret": rk})
-    gain = diffs[f"{AC} - {SCALAR}"]
+    beats_all, beats_fitted = diffs[f"{AC} - {best}"]["high"] < 0, diffs[f"{AC} - {best_fitted}"]["high"] < 0
     return {
-        "benchmark": prov["benchmark"], "checkpoints": len(cps), "dropped_checkpoints": dropped,
+        "benchmark": prov["benchmark"], "checkpoints": len(cps), "dropped_checkpoints": accounting[
+            "dropped_missing_an_action"] + accounting["dropped_without_any_branch"],
         "games": len(set(games.tolist())), "rows": len(dataset.rows), "folds": cv["folds"],
+        "protocol": ("held out: fitted on a development dataset of "
+                     f"{len(set(train_cps.games.tolist()))} games, evaluated on these" if train_cps is not None
+                     else f"{cv['folds']}-fold cross-validation holding out whole games"),
+        "train_dataset": train.provenance.get("config") if train is not None else None,
         "actions": cps.choices, "primary_intervention": cps.primary, "costs": config.costs.to_dict(),
         "forest": asdict(config.forest), "dispersion_penalty_per_fold": cv["penalties"],
-        "controllers": controllers, "differences": diffs,
-        "ratio_action_conditioned_to_scalar": _interval(ratio), "calibration": calibration,
+        "scalar_fits_per_fold": cv["scalar_fits"],
+        "controllers": controllers, "best_scalar_only": best, "best_fitted_scalar_only": best_fitted,
+        "differences": diffs, "ratios": ratios,
+        "ratio_action_conditioned_to_scalar": _ratio(regrets[AC], regrets[SCALAR], games, bs),
+        "calibration": decomposition(cps, cv["scores"], regrets, config.resamples, config.seed),
         "advantage": adv_summary, "advantage_per_checkpoint": advantage,
         "spearman_risk_failure": _spearman(cps.risk, p_fail), "cost_sweep": sweep,
-        "regime": "gain" if gain["high"] < 0 else "no significant gain",
-        "replay": {k: prov["counts"][k] for k in ("branches", "replays", "replay_mismatches", "branch_errors")},
+        "regime": ("gain" if beats_all else "gain over fitted scalar-only policies only" if beats_fitted
+                   else "no significant gain"),
+        "accounting": accounting, "per_flaw": per_flaw(cps, dataset, regrets, bs),
+        "replay": {k: accounting[k] for k in ("branches", "replays", "replay_mismatches", "branch_errors")},
         "regret_per_checkpoint": {name: {unit_key(g, k): float(v) for g, k, v in zip(games, cps.keys, r, strict=True)}
                                   for name, r in regrets.items()},
     }
+
+
+def _development_set(train: Dataset, cps: Checkpoints) -> Checkpoints:
+    """The development dataset's checkpoints; it must branch the same actions with the same
+    features, and share no game with the evaluated dataset."""
+    dev, _ = load_checkpoints(train)
+    if dev.choices != cps.choices or tuple(dev.feature_names) != tuple(cps.feature_names):
+        raise UsageError("--train: the development dataset has other actions or features than the evaluated one "
+                         f"({dev.choices} vs {cps.choices})")
+    shared = sorted(set(dev.games.tolist()) & set(cps.games.tolist()))
+    if shared:
+        raise UsageError(f"--train: the development dataset shares {len(shared)} game(s) with the evaluated one "
+                         f"(e.g. {shared[0]}); a held-out evaluation needs disjoint games")
+    if len(dev) < 4:
+        raise UsageError(f"--train: the development dataset has {len(dev)} complete checkpoints; at least 4 needed")
+    return dev
 
 
 def unit_key(game: str, key: tuple[str, int]) -> str:

@@ -3,10 +3,9 @@
 Each controller is fitted on training checkpoints without looking at costs (``fit``) and
 then decides for any cost setting (``choose``), so the 5x5 cost sweep reuses one fit.
 
-- :class:`ScalarRouting`: intervene (the primary intervention) when a scalar risk score
-  crosses a threshold, otherwise continue; the threshold minimises training regret. The
-  score is the raw risk, or the risk recalibrated to P(failure if continuing) by Platt
-  scaling (Platt, 1999) or isotonic regression (Zadrozny & Elkan, 2002).
+- the scalar-only baselines (:mod:`controllers.oversight.scalar`): two-action threshold
+  routing, the best fixed action, score bands mapped to actions, the cost-derived rule, and
+  the scalar oracle;
 - :class:`ActionConditioned`: per action, a random forest estimates success and length from
   prefix features; the controller picks the action of highest expected utility minus a
   penalty on the forest's dispersion across trees ("Calibration Is Not Control", 2026).
@@ -20,12 +19,11 @@ from typing import Protocol
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
 from controllers.oversight.checkpoints import Checkpoints
-from controllers.oversight.utility import CONTINUE, QUIT, Costs, expected_utility
+from controllers.oversight.scalar import RiskScore, ScalarRouting, scalar_controllers  # noqa: F401 - re-exported
+from controllers.oversight.utility import CONTINUE, QUIT, Costs, expected_utility, regret
 
 
 class Controller(Protocol):
@@ -34,77 +32,6 @@ class Controller(Protocol):
     def fit(self, train: Checkpoints) -> None: ...
 
     def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray: ...
-
-
-def regret(utilities: np.ndarray, choices: list[str], chosen: np.ndarray) -> np.ndarray:
-    """Per checkpoint: utility of the oracle action minus utility of the chosen one."""
-    col = np.asarray([choices.index(a) for a in chosen], dtype=int)
-    return utilities.max(axis=1) - utilities[np.arange(len(col)), col]
-
-
-# -- scalar scores -----------------------------------------------------------------------
-class RiskScore:
-    """A scalar score read as P(failure if the agent continues); ``raw`` uses the risk as is."""
-
-    def __init__(self, method: str = "raw") -> None:
-        if method not in {"raw", "platt", "isotonic"}:
-            raise ValueError(f"unknown recalibration {method!r}")
-        self.method = method
-        self.model: LogisticRegression | IsotonicRegression | None = None
-
-    def fit(self, train: Checkpoints) -> RiskScore:
-        if self.method == "raw":
-            return self
-        _, success, _, risk = train.rollout_rows(CONTINUE)
-        failed = 1.0 - success
-        if self.method == "platt":
-            if len(set(failed)) < 2:
-                self.model = None
-                self.constant = float(failed.mean()) if failed.size else 0.5
-                return self
-            self.model = LogisticRegression(C=1e6).fit(risk.reshape(-1, 1), failed)
-        else:
-            self.model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(risk, failed)
-        return self
-
-    def predict(self, risk: np.ndarray) -> np.ndarray:
-        if self.method == "raw":
-            return np.clip(risk, 0.0, 1.0)
-        if self.model is None:
-            return np.full(risk.shape, getattr(self, "constant", 0.5))
-        if isinstance(self.model, LogisticRegression):
-            return self.model.predict_proba(risk.reshape(-1, 1))[:, 1]
-        return self.model.predict(risk)
-
-
-class ScalarRouting:
-    """Intervene when the (possibly recalibrated) risk score is at least a tuned threshold."""
-
-    def __init__(self, calibration: str = "raw") -> None:
-        self.score = RiskScore(calibration)
-        self.name = "scalar" if calibration == "raw" else f"scalar+{calibration}"
-
-    def fit(self, train: Checkpoints) -> None:
-        self.train = train
-        self.score.fit(train)
-
-    def threshold(self, costs: Costs) -> float:
-        """The threshold with the least mean training regret (ties: the lowest)."""
-        u = self.train.utilities(costs)
-        s = self.score.predict(self.train.risk)
-        cont, inter = self.train.choices.index(CONTINUE), self.train.choices.index(self.train.primary)
-        best_regret, best = np.inf, np.inf
-        for theta in [*np.unique(s), np.inf]:
-            picked = np.where(s >= theta, u[:, inter], u[:, cont])
-            r = float(np.mean(u.max(axis=1) - picked))
-            if r < best_regret - 1e-12:
-                best_regret, best = r, float(theta)
-        return best
-
-    def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray:
-        theta = self.threshold(costs)
-        s = self.score.predict(test.risk)
-        return np.where(s >= theta, test.primary, CONTINUE).astype(object)
 
 
 # -- action-conditioned ------------------------------------------------------------------
@@ -261,5 +188,5 @@ class Always:
 
 
 def default_controllers(settings: ForestSettings = ForestSettings()) -> list[Controller]:
-    return [ScalarRouting("raw"), ScalarRouting("platt"), ScalarRouting("isotonic"), ActionConditioned(settings),
-            Oracle(), Always(CONTINUE), Always("intervene")]
+    """The scalar-only baselines, the action-conditioned controller and the references."""
+    return [*scalar_controllers(), ActionConditioned(settings), Oracle(), Always(CONTINUE), Always("intervene")]

@@ -23,25 +23,51 @@ def _f(d: dict[str, float], digits: int = 3) -> str:
     return fmt(_iv(d), digits)
 
 
+fmt_interval = _f
+
+
 def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
     b = result["benchmark"]
     where = (f"{b}: {result['checkpoints']} checkpoints from {result['games']} games, {result['rows']} branched rows, "
-             f"{result['folds']}-fold cross-validation holding out whole games; 95% cluster-bootstrap intervals "
-             f"over games. Regenerate: {command}")
-    out = [table(f"Regret per controller ({b})", ["controller", "regret", *[f"chose {a}" for a in result["actions"]]],
-                 [[name, _f(c["regret"]), *[f"{c['actions'][a]:.2f}" for a in result["actions"]]]
-                  for name, c in result["controllers"].items()], where)]
+             f"{result.get('protocol', 'grouped cross-validation')}; 95% cluster-bootstrap intervals over games. "
+             f"Regenerate: {command}")
+    best, fitted = result["best_scalar_only"], result["best_fitted_scalar_only"]
+    rows = []
+    for name, c in result["controllers"].items():
+        kind = "scalar-only" if c.get("scalar_only") else ""
+        if name == best:
+            kind += " (best)"
+        elif name == fitted:
+            kind += " (best fitted)"
+        rows.append([name, kind.strip(), _f(c["regret"]), *[f"{c['actions'][a]:.2f}" for a in result["actions"]]])
+    out = [table(f"Regret per controller ({b})", ["controller", "kind", "regret",
+                                                  *[f"chose {a}" for a in result["actions"]]], rows,
+                 f"Scalar-only controllers see only the risk score but may choose every action; scalar-oracle is "
+                 f"the best function of the binned score on these very checkpoints (a bound). {where}")]
     diff_rows = [[name, _f(d)] for name, d in result["differences"].items()]
-    diff_rows.append(["ratio action-conditioned / scalar", _f(result["ratio_action_conditioned_to_scalar"])])
+    for key, label in (("best_scalar_only", "best scalar-only"), ("best_fitted_scalar_only", "best fitted scalar-only")):
+        r = result["ratios"][key]
+        diff_rows.append([f"ratio action-conditioned / {label} ({r['baseline']})", _f(r)])
+    diff_rows.append(["ratio action-conditioned / scalar (two-action routing)",
+                      _f(result["ratio_action_conditioned_to_scalar"])])
     lambdas = result.get("dispersion_penalty_per_fold") or []
     chosen = f" Action-conditioned dispersion penalty per fold: {', '.join(f'{v:g}' for v in lambdas)}." if lambdas else ""
     out.append(table(f"Paired regret differences ({b})", ["comparison", "estimate [95% CI]"], diff_rows,
-                     f"Regime: {result['regime']}. Negative differences favour the first controller.{chosen} {where}"))
-    out.append(table(f"Calibration decomposition ({b})", ["score", "AUROC", "Brier", "ECE", "routing regret"],
-                     [[c["score"], _f(c["auroc"]), _f(c["brier"]), _f(c["ece"]), _f(c["regret"])]
-                      for c in result["calibration"]],
-                     "The scalar risk read as P(failure if continuing), out of fold; recalibration by Platt "
-                     f"scaling or isotonic regression fitted on the training folds. {where}"))
+                     f"Regime: {result['regime']} (against the best scalar-only policy, {best}). Negative differences "
+                     f"favour the first controller.{chosen} {where}"))
+    cal = result["calibration"]
+    out.append(table(f"Calibration decomposition ({b})",
+                     ["score", "AUROC", "Brier", "ECE", "regret, threshold re-tuned", "regret, cost-derived rule"],
+                     [[c["score"], _f(c["auroc"]), _f(c["brier"]), _f(c["ece"]), _f(c["regret"]),
+                       _f(c["regret_cost_rule"])] for c in cal["rows"]]
+                     + [[f"difference {name}", "", "", "", *((_f(d), "") if name.startswith("scalar") else ("", _f(d)))]
+                        for name, d in cal["differences"].items()],
+                     "The scalar risk read as P(failure if continuing), out of fold; recalibration by Platt scaling "
+                     "or isotonic regression fitted on the training folds. Re-tuned: two-action threshold routing "
+                     "with the threshold re-fitted on the recalibrated score (monotone maps cannot change its "
+                     "decisions). Cost-derived: the score plugged into the utility against each action's training "
+                     "success rate, nothing re-tuned, so recalibration can change decisions. ECE: median and "
+                     f"percentiles of one bootstrap distribution. {where}"))
     out.append(table(f"Intervention advantage tau(h) ({b})",
                      ["intervention", "mean tau", "share tau>0 (CI)", "share tau<0 (CI)", "Spearman(risk, tau)"],
                      [[a, _f(s["mean"]), f"{s['share_positive']:.2f}", f"{s['share_negative']:.2f}",
@@ -51,21 +77,54 @@ def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
     if result["cost_sweep"]:
         grid = {(c["costs"]["intervene"], c["costs"]["fail_penalty"]): c["regret"] for c in result["cost_sweep"]}
         rows = [[f"c={ci}", *[_ratio(grid[(ci, w)]) for w in GRID_FAIL_PENALTY]] for ci in GRID_INTERVENE]
-        out.append(table(f"Cost sweep: regret action-conditioned / scalar ({b})",
+        out.append(table(f"Cost sweep: regret action-conditioned / best scalar-only / scalar ({b})",
                          ["intervention cost", *[f"w={w}" for w in GRID_FAIL_PENALTY]], rows,
-                         f"Each cell: mean regret of the action-conditioned controller and of scalar routing "
-                         f"(step cost {result['costs']['step']}). {where}"))
-    rep = result["replay"]
-    out.append(table(f"Branch accounting ({b})", ["branches", "prefix replays", "replay mismatches (discarded)",
-                                                   "branch errors (discarded)", "incomplete checkpoints dropped"],
-                     [[rep["branches"], rep["replays"], rep["replay_mismatches"], rep["branch_errors"],
-                       result["dropped_checkpoints"]]], where))
+                         f"Each cell: mean regret of the action-conditioned controller, of the best scalar-only "
+                         f"policy in that cell and of two-action routing (step cost {result['costs']['step']}). {where}"))
+    if len(result.get("per_flaw", {})) > 1:
+        out.append(per_flaw_table(result, command))
+    out.append(accounting_table(result, where))
     return out
 
 
+def per_flaw_table(result: dict[str, Any], command: str) -> dict[str, Any]:
+    """One row per base agent: its checkpoints, the best scalar-only policy there and the regret
+    ratio against it (the main evaluation's decisions, not refitted)."""
+    rows = []
+    for flaw, r in result["per_flaw"].items():
+        best, ratios = r["best_scalar_only"], r["ratios"]
+        rows.append([flaw, r["checkpoints"], r["games"], _f(r["regret"]["action-conditioned"]), best,
+                     _f(r["regret"][best]), _f(ratios["best_scalar_only"]),
+                     f"{_f(ratios['best_fitted_scalar_only'])} ({ratios['best_fitted_scalar_only']['baseline']})",
+                     _f(ratios["scalar"])])
+    return table(f"Regret ratio per base agent ({result['benchmark']})",
+                 ["base agent", "checkpoints", "games", "action-conditioned regret", "best scalar-only", "its regret",
+                  "ratio AC / best scalar-only", "ratio AC / best fitted scalar-only", "ratio AC / scalar"], rows,
+                 "Each base agent's checkpoints apart, with the decisions of the main evaluation (controllers "
+                 "fitted on every base agent's training checkpoints; the scalar oracle keeps the bins of all "
+                 f"checkpoints). Regenerate: {command}")
+
+
+ACCOUNTING_COLUMNS = (("checkpoints_built", "checkpoints built"), ("checkpoints_evaluated", "evaluated"),
+                      ("dropped_missing_an_action", "dropped: an action lost every branch"),
+                      ("dropped_without_any_branch", "dropped: every branch lost"),
+                      ("evaluated_with_a_lost_branch", "evaluated with a lost rollout"),
+                      ("branches", "branches"), ("replay_mismatches", "replay mismatches (discarded)"),
+                      ("branch_errors", "branch errors (discarded)"), ("base_agent_crashes", "base-agent crashes"),
+                      ("missing_confidence_checkpoints", "checkpoints without a stated confidence"),
+                      ("missing_confidence_steps", "base-agent steps without a stated confidence"))
+
+
+def accounting_table(result: dict[str, Any], where: str) -> dict[str, Any]:
+    acc = result["accounting"]
+    return table(f"Branch accounting ({result['benchmark']})", [label for _, label in ACCOUNTING_COLUMNS],
+                 [["n/a" if acc.get(key) is None else acc[key] for key, _ in ACCOUNTING_COLUMNS]],
+                 "built = evaluated + dropped. A step without a stated confidence carries the last stated one "
+                 f"forward (0.5 before any) and is counted here; n/a: not recorded by this dataset. {where}")
+
+
 def _ratio(regrets: dict[str, float]) -> str:
-    ac, sc = regrets["action-conditioned"], regrets["scalar"]
-    return f"{ac:.3f} / {sc:.3f}"
+    return f"{regrets['action-conditioned']:.3f} / {regrets['best scalar-only']:.3f} / {regrets['scalar']:.3f}"
 
 
 def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -82,7 +141,8 @@ def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
     plt.close(fig)
     if result["cost_sweep"]:
         grid = {(c["costs"]["intervene"], c["costs"]["fail_penalty"]): c["regret"] for c in result["cost_sweep"]}
-        mat = np.asarray([[grid[(c, w)]["action-conditioned"] - grid[(c, w)]["scalar"] for w in GRID_FAIL_PENALTY]
+        mat = np.asarray([[grid[(c, w)]["action-conditioned"] - grid[(c, w)]["best scalar-only"]
+                           for w in GRID_FAIL_PENALTY]
                           for c in GRID_INTERVENE])
         fig, ax = plt.subplots(figsize=(4.5, 3.5))
         bound = max(1e-9, float(np.abs(mat).max()))
@@ -91,8 +151,9 @@ def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
         ax.set_yticks(range(len(GRID_INTERVENE)), [str(c) for c in GRID_INTERVENE])
         ax.set_xlabel("failure penalty w")
         ax.set_ylabel("intervention cost")
-        fig.colorbar(im, ax=ax, label="regret AC - scalar")
-        figs.append(figure_from_matplotlib(f"Cost sweep: regret difference, action-conditioned minus scalar ({b})", fig))
+        fig.colorbar(im, ax=ax, label="regret AC - best scalar-only")
+        figs.append(figure_from_matplotlib(
+            f"Cost sweep: regret difference, action-conditioned minus the best scalar-only policy ({b})", fig))
         plt.close(fig)
     per = result["advantage_per_checkpoint"].get(result["primary_intervention"], [])
     if per:
@@ -110,9 +171,11 @@ def headlines(result: dict[str, Any]) -> list[dict[str, Any]]:
     b = result["benchmark"]
     out = [headline("regret", _iv(result["controllers"][name]["regret"]), higher_is_better=False, benchmark=b,
                     controller=name) for name in ("scalar", "scalar+platt", "action-conditioned")]
-    ratio = result["ratio_action_conditioned_to_scalar"]
-    if np.isfinite(ratio["estimate"]):  # undefined when scalar routing has no regret at all
-        out.append(headline("regret_ratio_ac_to_scalar", _iv(ratio), higher_is_better=False, benchmark=b))
+    for key, ratio in (("regret_ratio_ac_to_scalar", result["ratio_action_conditioned_to_scalar"]),
+                       ("regret_ratio_ac_to_best_scalar_only", result["ratios"]["best_scalar_only"])):
+        if np.isfinite(ratio["estimate"]):  # undefined when the baseline has no regret at all
+            out.append(headline(key, _iv(ratio), higher_is_better=False, benchmark=b,
+                                baseline=ratio.get("baseline", "scalar")))
     return out
 
 

@@ -43,6 +43,12 @@ class BranchTarget:
     notes: dict[str, Any] = field(default_factory=dict)
     progress_features: ProgressFeatures | None = None
     progress_feature_names: tuple[str, ...] = ()
+    # The unit held out and resampled: games of one group share what makes them alike (GraphRAG:
+    # one question under several attacks). None: every game is its own group.
+    group: Callable[[str], str] | None = None
+
+    def group_of(self, game: str) -> str:
+        return self.group(game) if self.group is not None else game
 
     def __post_init__(self) -> None:
         if not self.primary_intervention:

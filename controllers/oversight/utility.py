@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 CONTINUE = "continue"
 QUIT = "quit"
 
@@ -55,3 +57,9 @@ def expected_utility(action: str, p_success: Any, mean_steps: Any, costs: Costs 
 def cost_grid(intervene: tuple[float, ...] = GRID_INTERVENE,
               fail_penalty: tuple[float, ...] = GRID_FAIL_PENALTY, step: float = DEFAULT_COSTS.step) -> list[Costs]:
     return [Costs(fail_penalty=w, intervene=c, step=step) for c in intervene for w in fail_penalty]
+
+
+def regret(utilities: np.ndarray, choices: list[str], chosen: np.ndarray) -> np.ndarray:
+    """Per checkpoint: utility of the oracle action minus utility of the chosen one."""
+    col = np.asarray([choices.index(a) for a in chosen], dtype=int)
+    return utilities.max(axis=1) - utilities[np.arange(len(col)), col]

@@ -12,12 +12,13 @@ import argparse
 import json
 import shlex
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.summary import write_summary
-from controllers.oversight.dataset import BuildConfig, Dataset
+from controllers.oversight.dataset import BuildConfig, Dataset, only_flaws
 from controllers.oversight.evaluate import EvalConfig, evaluate
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.utility import Costs
@@ -37,8 +38,10 @@ def register(subparsers: Any) -> None:
     build.add_argument("benchmark", help=f"one of: {', '.join(sorted(TARGETS))}, or suite:NAME for any suite")
     build.add_argument("--out", required=True, help="dataset file to write (JSON Lines)")
     build.add_argument("--games", type=_positive, default=None, help="use the first N games (default: all)")
-    build.add_argument("--skip-games", type=_nonnegative, default=0,
-                       help="leave out the first N games (fresh games for a check of features designed on them)")
+    build.add_argument("--skip-games", "--offset", dest="skip_games", type=_nonnegative, default=0,
+                       help="game offset: leave out the first N games (e.g. games never looked at while designing)")
+    build.add_argument("--games-seed", type=_nonnegative, default=0,
+                       help="alfworld: the game generator's seed (another seed gives games the controllers never saw)")
     build.add_argument("--flaws", default="", help="comma-separated base agents (default: all)")
     build.add_argument("--model", default="", help="also branch a chat model as base agent (provider:model)")
     build.add_argument("--seeds", type=_positive, default=1, help="base trajectories per game and flaw")
@@ -52,6 +55,16 @@ def register(subparsers: Any) -> None:
     build.add_argument("--interventions", default="", help="suite:NAME only: comma-separated handover agents")
     build.add_argument("--logs", default=None, help="directory for one trajectory log per branch")
     build.set_defaults(func=_build)
+
+    every = verbs.add_parser("all", help="build and evaluate every benchmark; one table of regret per controller "
+                                          "per benchmark (summary.json for the report)")
+    every.add_argument("--out", required=True, help="run directory (writes oversight/*.jsonl and oversight/summary.json)")
+    every.add_argument("--alfworld-games", type=_positive, default=20, help="ALFWorld games (default 20)")
+    every.add_argument("--benchmarks", default="", help="comma-separated subset (default: alfworld, scienceworld, "
+                                                         "suite:contracts, graphrag)")
+    every.add_argument("--workers", type=_positive, default=2, help="processes")
+    every.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples")
+    every.set_defaults(func=_all)
 
     feats = verbs.add_parser("features", help="recompute a dataset's prefix features from its base trajectories")
     feats.add_argument("dataset", help="a file written by 'agentbed oversight build'")
@@ -68,8 +81,14 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--dispersion-penalty", type=float, default=ForestSettings.dispersion_penalty,
                     help="lambda of the action-conditioned controller (default: chosen by inner grouped CV "
                          "on the training games of each fold)")
+    ev.add_argument("--trees", type=_positive, default=ForestSettings.n_estimators,
+                    help="trees per action-conditioned success forest (default: the paper's 200)")
     ev.add_argument("--no-grid", action="store_true", help="skip the 5x5 cost sweep")
     ev.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples")
+    ev.add_argument("--train", default=None,
+                    help="held-out protocol: fit every controller on this development dataset (games disjoint "
+                         "from DATASET's, e.g. another generator seed) and evaluate on all of DATASET")
+    ev.add_argument("--flaws", default="", help="evaluate only these base agents' checkpoints (comma-separated)")
     ev.add_argument("--json", default=None, help="write the full evaluation (per-checkpoint advantage too)")
     ev.add_argument("--summary", default=None, help="write tables and figures in the report's summary format")
     ev.set_defaults(func=_evaluate)
@@ -104,8 +123,12 @@ def _benchmarks(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     if args.benchmark not in TARGETS and not args.benchmark.startswith("suite:"):
         raise UsageError(f"benchmark: unknown {args.benchmark!r}; benchmarks: {', '.join(sorted(TARGETS))}, suite:NAME")
-    options: dict[str, Any] = ({"games": args.skip_games + args.games}
-                               if args.benchmark == "alfworld" and args.games else {})
+    options: dict[str, Any] = {}
+    if args.benchmark == "alfworld":
+        options = {"games": args.skip_games + args.games} if args.games else {}
+        options.update({"games_seed": args.games_seed} if args.games_seed else {})
+    elif args.games_seed:
+        raise UsageError(f"--games-seed: {args.benchmark} has no game generator (alfworld has)")
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
     config = BuildConfig(benchmark=args.benchmark, games=args.games, skip_games=args.skip_games,
@@ -113,12 +136,40 @@ def _build(args: argparse.Namespace) -> int:
                          seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,
                          workers=args.workers, target_options=options)
-    dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    with _local_server(args.model, Path(args.out).parent):
+        dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))
     path = dataset.save(args.out)
     counts = dataset.provenance["counts"]
     print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
           f"{counts['replay_mismatches']} replay mismatches and {counts['branch_errors']} branch errors discarded")
     return 0
+
+
+def _all(args: argparse.Namespace) -> int:
+    from controllers.oversight.report import render_text
+    from suites.oversight.everything import plans, run_all
+
+    only = [b for b in args.benchmarks.split(",") if b]
+    known = [p.benchmark for p in plans()]
+    if any(b not in known for b in only):
+        raise UsageError(f"--benchmarks: unknown {next(b for b in only if b not in known)!r}; known: {', '.join(known)}")
+    out = run_all(Path(args.out), alfworld_games=args.alfworld_games, workers=args.workers,
+                  resamples=args.resamples, only=only or None,
+                  log=lambda m: print(m, file=sys.stderr, flush=True))
+    print(render_text(out["summary"]["tables"][:1]))
+    print(f"wrote {Path(args.out) / 'oversight' / 'summary.json'} (agentbed report {args.out} renders it)")
+    return 0
+
+
+def _local_server(model: str, run_dir: Path) -> Any:
+    """A ``local:`` model needs its llama.cpp server for the build (workers find it through the
+    environment); any other model, none."""
+    if not model.startswith("local:"):
+        return nullcontext()
+    from agentbed.agents.local.server import serving
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return serving([model], run_dir)
 
 
 def _features(args: argparse.Namespace) -> int:
@@ -135,7 +186,7 @@ def evaluation_config(args: argparse.Namespace) -> EvalConfig:
     if args.fail_penalty < 0 or args.intervene_cost < 0 or args.step_cost < 0:
         raise UsageError("--fail-penalty, --intervene-cost and --step-cost must not be negative")
     return EvalConfig(folds=max(2, args.folds), costs=Costs(args.fail_penalty, args.intervene_cost, args.step_cost),
-                      grid=not args.no_grid, forest=ForestSettings(dispersion_penalty=args.dispersion_penalty),
+                      grid=not args.no_grid, forest=ForestSettings(n_estimators=args.trees, dispersion_penalty=args.dispersion_penalty),
                       resamples=args.resamples)
 
 
@@ -143,7 +194,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     from controllers.oversight.report import figures, headlines, render_text, tables
 
     dataset = Dataset.load(args.dataset)
-    result = evaluate(dataset, evaluation_config(args))
+    train = Dataset.load(args.train) if args.train else None
+    if args.flaws:
+        dataset = only_flaws(dataset, [f for f in args.flaws.split(",") if f])
+    config = evaluation_config(args)
+    result = evaluate(dataset, config, train)
     command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else [args.dataset])
     tabs = tables(result, command)
     print(render_text(tabs))

@@ -17,7 +17,13 @@ from typing import Any
 
 from agentbed.control import StepView
 from agentbed.errors import UsageError
-from controllers.oversight.dataset import Dataset, _git_commit, checkpoint_features, make_base_agent
+from controllers.oversight.dataset import (
+    Dataset,
+    _git_commit,
+    checkpoint_features,
+    make_base_agent,
+    stated_risk,
+)
 from controllers.oversight.features import FEATURE_NAMES
 from suites.oversight.benchmarks import load_target
 
@@ -40,7 +46,7 @@ def trajectory_features(benchmark: str, options: dict[str, Any], game: str, flaw
     try:
         for t in range(max(steps) + 1 if steps else 0):
             proposed = agent.act(observation, tools)
-            risks.append(0.5 if proposed.risk is None else float(proposed.risk))
+            risks.append(stated_risk(proposed.risk, risks))
             if t in steps:
                 out[t] = (risks[-1], checkpoint_features(target, first_observation, history, risks))
             observation, reward, terminated, truncated, info = env.step(proposed.text)

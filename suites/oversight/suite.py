@@ -18,10 +18,13 @@ from agentbed.suite import Option, Suite
 from agentbed.summary import write_summary
 from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
-DEMO = {"games": 10, "seeds": 1, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2}
-GATED = ("scalar", "scalar+platt", "scalar+isotonic", "action-conditioned", "always-continue", "always-intervene")
+DEMO = {"games": 4, "seeds": 1, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2, "trees": 60}
+FULL = {"games": 30, "seeds": 1, "checkpoints": 3, "first": 3, "every": 6, "rollouts": 2, "trees": 200}
+GATED = ("scalar", "scalar+platt", "scalar+isotonic", "best-fixed", "scalar-bands", "cost-rule", "action-conditioned",
+         "always-continue", "always-intervene")
 DEMO_BUILD = ("agentbed oversight build alfworld --games {games} --seeds {seeds} --checkpoints {checkpoints} "
               "--first {first} --every {every} --rollouts {rollouts} --workers 2 --out {out}")
+PAPER_RATIO = "0.22 (0.110 / 0.506)"
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
@@ -45,34 +48,66 @@ def _base_agent(flaw: str) -> Any:
     return factory
 
 
-def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str = "alfworld") -> dict[str, Any]:
-    """Build a small branching dataset, evaluate the controllers, write summary.json."""
+def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str = "alfworld",
+         full: bool = False) -> dict[str, Any]:
+    """Build a small branching dataset, evaluate the controllers, write summary.json (with the
+    findings of the one-screen summary) and results.json for the gate."""
+    from agentbed import progress
     from controllers.oversight.dataset import BuildConfig
     from controllers.oversight.evaluate import EvalConfig, evaluate
+    from controllers.oversight.policies import ForestSettings
     from controllers.oversight.report import figures, headlines, tables
     from suites.oversight.build import build_dataset
 
-    s = {**DEMO, **(settings or {})}
+    s = {**(FULL if full else DEMO), **(settings or {})}
     target_options = {"games": s["games"]} if benchmark == "alfworld" else {}
     config = BuildConfig(benchmark=benchmark, games=s["games"], seeds=s["seeds"], checkpoints=s["checkpoints"],
                          first=s["first"], every=s["every"], rollouts=s["rollouts"], workers=2,
                          target_options=target_options)
-    dataset = build_dataset(config)
+    with progress.steps(f"oversight: branching {benchmark}", 1) as done:
+        dataset = build_dataset(config)
+        done(f"{len(dataset.rows)} branches")
     where = Path(out_dir) / "oversight"
     data_path = dataset.save(where / f"{benchmark}.jsonl")
-    result = evaluate(dataset, EvalConfig(resamples=500))
+    forest = ForestSettings(n_estimators=s["trees"])
+    with progress.steps("oversight: evaluating controllers", 1) as done:
+        result = evaluate(dataset, EvalConfig(resamples=500, forest=forest))
+        done()
     build = DEMO_BUILD.format(out=data_path, **s).replace("build alfworld", f"build {benchmark}")
-    command = f"{build} && agentbed oversight evaluate {data_path} --resamples 500"
+    command = f"{build} && agentbed oversight evaluate {data_path} --resamples 500 --trees {s['trees']}"
     summary = {"suite": "oversight", "title": f"Prefix-branching oversight ({benchmark})", "episodes": result["rows"],
                "seeds": s["seeds"], "headline": headlines(result), "tables": tables(result, command),
-               "figures": figures(result), "command": command}
+               "figures": figures(result), "command": command, "findings": findings(result)}
     write_summary(summary, where / "summary.json")
     write_results(where / "results.json", gate_metrics(result), command=command, suite="oversight",
                   config={"build": s, "benchmark": benchmark, "costs": result["costs"]},
                   intervals={name: result["controllers"][name]["regret"] for name in GATED},
                   ratio_action_conditioned_to_scalar=result["ratio_action_conditioned_to_scalar"],
-                  differences=result["differences"], replay=result["replay"])
+                  ratios=result["ratios"], differences=result["differences"], accounting=result["accounting"])
     return summary
+
+
+def findings(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The demo's headline lines: the ratio against the best scalar-only policy beside the paper's,
+    what the best scalar-only policy was, and the calibration test that could fail."""
+    from agentbed.stats import Interval
+    from agentbed.summary import finding
+
+    def iv(d: dict[str, float]) -> Interval:
+        return Interval(d["estimate"], d["low"], d["high"], int(d.get("n", 0)))
+
+    n = f"{result['checkpoints']} checkpoints, {result['games']} games, scripted base agents, cross-validated"
+    best = result["ratios"]["best_scalar_only"]
+    fitted = result["ratios"]["best_fitted_scalar_only"]
+    cal = result["calibration"]["differences"]
+    return [
+        finding("regret ratio AC / best scalar-only", iv(best), paper=PAPER_RATIO,
+                note=f"best: {best['baseline']}; {n}"),
+        finding("ratio AC / best fitted scalar-only", iv(fitted), paper=PAPER_RATIO, note=f"best: {fitted['baseline']}"),
+        finding("ratio AC / two-action routing", iv(result["ratio_action_conditioned_to_scalar"]), paper=PAPER_RATIO),
+        finding("cost-derived rule: regret Platt - raw", iv(cal["cost-rule+platt - cost-rule"]),
+                paper="unchanged (0.318)", note="a test that could fail: nothing re-tuned"),
+    ]
 
 
 def gate_metrics(result: dict[str, Any], tolerance: float = 0.05) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from agentbed.agents.base import Action
 from agentbed.errors import UsageError
 from controllers.oversight.dataset import BuildConfig, Dataset, branch_trajectory
 from environments.vault.env import VaultEnv
@@ -136,3 +137,19 @@ def test_a_crashing_base_agent_is_counted_not_fatal():
     target.base_agents = {"crash": lambda seed: Crashing(FLAW_PRESETS["noisy"].__class__(), seed)}
     rows, counts = branch_trajectory(target, "ttl60-chores3", "crash", 0, BuildConfig("vault"))
     assert rows == [] and counts.trajectory_errors == 1 and "boom" in counts.error_examples[0]
+
+
+def test_missing_confidences_are_counted_and_carried_forward_never_a_silent_half():
+    target = load_target("vault")
+
+    class Quiet(VaultFlawed):  # states no confidence on every other step, like an unparsable chat reply
+        def act(self, observation, tools):
+            action = super().act(observation, tools)
+            return action if self.steps % 2 else Action(action.text, risk=None, meta=action.meta)
+
+    target.base_agents = {"quiet": lambda seed: Quiet(FLAW_PRESETS["noisy"], seed)}
+    rows, counts = branch_trajectory(target, "ttl60-chores3", "quiet", 0,
+                                     BuildConfig("vault", rollouts=1, checkpoints=3, first=1, every=1))
+    assert counts.missing_risk_steps > 0 and counts.missing_risk_checkpoints > 0
+    assert counts.base_steps >= counts.missing_risk_steps
+    assert any(r["risk_missing"] for r in rows) and all(0.0 <= r["risk"] <= 1.0 for r in rows)

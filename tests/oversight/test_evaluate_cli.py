@@ -30,7 +30,19 @@ def test_evaluation_reports_every_controller_with_intervals(vault_dataset):
         assert r["low"] <= r["estimate"] + 1e-9 and r["estimate"] <= r["high"] + 1e-9
         assert r["estimate"] >= 0
     assert len(result["cost_sweep"]) == 25
-    assert {c["score"] for c in result["calibration"]} == {"raw", "platt", "isotonic"}
+    assert {c["score"] for c in result["calibration"]["rows"]} == {"raw", "platt", "isotonic"}
+    for c in result["calibration"]["rows"]:  # every estimate lies inside its own interval (ECE included)
+        for metric in ("brier", "ece", "regret", "regret_cost_rule"):
+            assert c[metric]["low"] - 1e-9 <= c[metric]["estimate"] <= c[metric]["high"] + 1e-9, metric
+    assert {"scalar-oracle", "best-fixed", "scalar-bands", "cost-rule", "cost-rule+platt"} <= names
+    best = result["best_scalar_only"]
+    assert result["controllers"][best]["scalar_only"] and result["ratios"]["best_scalar_only"]["baseline"] == best
+    assert all(result["controllers"][best]["regret"]["estimate"] <= c["regret"]["estimate"] + 1e-12
+               for c in result["controllers"].values() if c["scalar_only"])
+    acc = result["accounting"]
+    assert acc["checkpoints_built"] == (acc["checkpoints_evaluated"] + acc["dropped_missing_an_action"]
+                                        + acc["dropped_without_any_branch"])
+    assert acc["missing_confidence_checkpoints"] == 0
     assert set(result["advantage"]) == {"expert", "reflect"}
     assert result["regime"] in {"gain", "no significant gain"}
 
@@ -73,6 +85,37 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["oversight", "build", "vault", "--rollouts", "0", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert main(["oversight", "features", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "y.jsonl")]) == 2
     assert main(["oversight", "build", "vault", "--skip-games", "999", "--out", str(tmp_path / "z.jsonl")]) == 2
+    assert main(["oversight", "build", "vault", "--games", "30", "--out", str(tmp_path / "z.jsonl")]) == 2
+    assert main(["oversight", "build", "vault", "--games-seed", "1", "--out", str(tmp_path / "z.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "--skip-games 999" in err[-1]
-    assert len(err) == 5 and all(line.startswith("agentbed: error:") for line in err)
+    assert "--skip-games 999" in err[-3] and "--games 30" in err[-2] and "only 25 games" in err[-2]
+    assert "--games-seed" in err[-1]
+    assert len(err) == 7 and all(line.startswith("agentbed: error:") for line in err)
+    assert not (tmp_path / "z.jsonl").exists()
+
+
+def test_held_out_evaluation_fits_on_the_development_games_only(tmp_path, capsys):
+    dev, test = tmp_path / "dev.jsonl", tmp_path / "test.jsonl"
+    common = ["--rollouts", "1", "--first", "1", "--every", "3", "--seeds", "2"]
+    assert main(["oversight", "build", "vault", "--games", "8", *common, "--out", str(dev)]) == 0
+    assert main(["oversight", "build", "vault", "--games", "8", "--offset", "8", *common, "--out", str(test)]) == 0
+    assert main(["oversight", "evaluate", str(test), "--train", str(dev), "--no-grid", "--resamples", "50",
+                 "--trees", "20", "--json", str(tmp_path / "r.json")]) == 0
+    text = capsys.readouterr().out
+    assert "Regret ratio per base agent" in text
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["protocol"].startswith("held out: fitted on a development dataset of 8 games")
+    assert result["folds"] == 1 and set(result["per_flaw"]) == {"noisy", "looping", "forgetful"}
+    assert main(["oversight", "evaluate", str(test), "--train", str(test), "--no-grid"]) == 2  # same games
+    assert "shares 8 game(s)" in capsys.readouterr().err
+
+
+def test_the_table_of_every_benchmark_names_the_best_scalar_only_policy(vault_dataset):
+    from controllers.oversight.dataset import Dataset
+    from suites.oversight.everything import regret_table
+
+    result = evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False))
+    t = regret_table({"vault": result, "again": result}, "cmd")
+    rows = {r[0]: r[1:] for r in t["rows"]}
+    assert rows["best scalar-only policy"] == [result["best_scalar_only"]] * 2
+    assert "[" in rows["action-conditioned"][0] and "[" in rows["ratio action-conditioned / best scalar-only"][0]

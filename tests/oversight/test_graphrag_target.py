@@ -24,3 +24,6 @@ def test_best_action_differs_by_attack_and_features_are_prefix_only():
     assert all(f == fs[0] for fs in features.values() for f in fs)  # the same prefix for every action
     # the reader sees that its evidence is contested (clean worlds have natural conflicts too)
     assert sum(risk["none"]) / len(risk["none"]) < min(risk["gragpoison"])
+    # a question is one unit under every attack: held out and resampled together
+    assert all(r["group"] == r["game"].split("/", 1)[1] for r in ds.rows)
+    assert len({r["group"] for r in ds.rows}) * 3 == len({r["game"] for r in ds.rows})

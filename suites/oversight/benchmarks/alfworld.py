@@ -10,20 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentbed.errors import UsageError
 from controllers.oversight.target import BranchTarget
 from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
 
 DEFAULT_GAMES = 40
-BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed")
+BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed", "detour")
 
 
-def target(games: int = DEFAULT_GAMES, **options: Any) -> BranchTarget:
+def target(games: int = DEFAULT_GAMES, games_seed: int = 0, **options: Any) -> BranchTarget:
+    """The first ``games`` games of generator ``games_seed`` (at most 320 per seed)."""
     from environments.alfworld import games as game_store
     from environments.alfworld.agents import FLAWS, make_base_agent, make_expert, make_reflect
     from environments.alfworld.env import AlfworldEnv
 
-    specs = {spec.id: spec for spec in AlfworldEnv.task_list()[:games]}
-    game_store.ensure_games(games, workers=options.get("workers", 1))
+    if not 0 < games <= game_store.DEFAULT_GAME_COUNT:
+        raise UsageError(f"--games: alfworld has {game_store.DEFAULT_GAME_COUNT} games per generator seed "
+                         f"(asked for {games}, offset included)")
+    specs = {spec.id: spec for spec in AlfworldEnv.tasks(games_seed, games)}
+    game_store.ensure_games(games, seed=games_seed, workers=options.get("workers", 1))
     flaws = [f for f in BASE_FLAWS if f in FLAWS]
     return BranchTarget(
         name="alfworld",
@@ -33,7 +38,8 @@ def target(games: int = DEFAULT_GAMES, **options: Any) -> BranchTarget:
         interventions={"expert": lambda env, agent: make_expert(env), "reflect": lambda env, agent: make_reflect(agent)},
         max_steps=game_store.MAX_EPISODE_STEPS,
         uses_global_random=True,
-        notes={"games": f"first {games} generated ALFWorld games", "expert": "ALFWorld's handcoded expert"},
+        notes={"games": f"first {games} generated ALFWorld games of generator seed {games_seed}",
+               "games_seed": games_seed, "expert": "ALFWorld's handcoded expert"},
         progress_features=progress_features,
         progress_feature_names=PROGRESS_FEATURE_NAMES,
     )

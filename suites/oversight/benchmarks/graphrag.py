@@ -141,4 +141,5 @@ def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) ->
         notes={"games": f"targeted questions of {worlds} generated worlds x attacks {', '.join(attacks)}",
                "tdp-reader": "TDP on the retrieved evidence, then the reader's answer"},
         progress_features=evidence_features, progress_feature_names=EVIDENCE_FEATURES,
+        group=lambda game: game.split("/", 1)[1],  # one question under every attack: held out together
     )

@@ -1,0 +1,81 @@
+"""A chat model as a base agent to branch: sampled at a temperature above 0, one seed per rollout.
+
+At temperature 0 every rollout from a checkpoint would be the same sample, so "several rollouts
+sample different futures" would not hold for a chat model. Here the provider samples at
+``temperature`` and each rollout k gets its own seed (sent with the request where the provider
+takes one: OpenAI-format servers, llama.cpp's included), so rollouts differ and each is
+reproducible. The stated confidence is the risk score; a reply without one gives ``risk=None``,
+which the dataset builder counts (never a silent 0.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentbed.agents.chat import OPENAI_FORMAT_PROVIDERS, ChatAgent
+from agentbed.agents.local.profile import LocalProfile, action_schema, shown
+from agentbed.tools import Tool
+
+DEFAULT_TEMPERATURE = 0.7
+CONFIDENCE_PROMPT = ('Add to the JSON object a key "confidence": your probability, from 0 to 1, that you will '
+                     "complete the task.")
+
+
+@dataclass(frozen=True)
+class ConfidentProfile(LocalProfile):
+    """The local model's compact profile with a stated confidence: the JSON schema of each action
+    also requires ``"confidence": number in [0, 1]`` (the environment ignores the extra key; the
+    chat agent reads it as the stated confidence). Without it the grammar leaves no room for one."""
+
+    def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str:
+        return super().system_prompt(base, tools) + "\n" + CONFIDENCE_PROMPT
+
+    def bind(self, chat_model: Any, tools: Sequence[Tool], seed: int) -> Any:
+        from langchain_core.runnables import RunnableLambda
+
+        schema = action_schema(tools)
+        for option in schema["anyOf"]:
+            option["properties"]["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
+            option["required"] = [*option["required"], "confidence"]
+        request: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed, "extra_body": {"response_format": {
+            "type": "json_schema", "json_schema": {"name": "action", "schema": schema}}}}
+        return RunnableLambda(lambda messages: shown(messages, self)) | chat_model.bind(**request)
+
+
+class RolloutSeededChat(ChatAgent):
+    """A ChatAgent whose sampling seed is the episode's seed, and rollout k's after ``reseed(k)``."""
+
+    sends_seed = False
+
+    def reseed(self, seed: int) -> None:
+        self._seed = seed
+        self.epoch = seed  # the model-call cache keys on it: a new rollout is a new sample
+        self._bound_key = None  # rebind with the new seed
+
+    def reset(self, *, seed: int, task: Any = None) -> None:
+        super().reset(seed=seed, task=task)
+        self._bound_key = None
+
+    def _bind(self, tools: Any) -> Any:
+        bound = super()._bind(tools)
+        return bound.bind(seed=self._seed) if self.sends_seed else bound
+
+    def fork(self) -> RolloutSeededChat:
+        twin = super().fork()
+        assert isinstance(twin, RolloutSeededChat)
+        return twin
+
+
+def chat_base_agent(model: str, seed: int, temperature: float = DEFAULT_TEMPERATURE) -> RolloutSeededChat:
+    """``provider:model`` as a base agent sampling at ``temperature``; a ``local:`` model plays the
+    compact profile with a stated confidence (its profile sends the seed itself)."""
+    if model.startswith("local:"):
+        agent = RolloutSeededChat.from_model_string(model, seed=seed,
+                                                    profile=ConfidentProfile(temperature=temperature))
+    else:
+        agent = RolloutSeededChat.from_model_string(model, seed=seed, temperature=temperature)
+        agent.sends_seed = model.split(":", 1)[0] in OPENAI_FORMAT_PROVIDERS
+    assert isinstance(agent, RolloutSeededChat)
+    return agent
