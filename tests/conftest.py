@@ -72,5 +72,5 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
         require(False, "the local model", str(exc))
     model = f"local:{DEFAULT_MODEL}"
     run_dir = tmp_path_factory.mktemp("local-model")
-    with serving([model], run_dir) as urls:
+    with serving([model], run_dir, exit_on_sigterm=False) as urls:
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")

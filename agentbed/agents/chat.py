@@ -157,7 +157,7 @@ class ChatAgent(Agent):
         if model.startswith("local:"):  # a GGUF served by llama.cpp on loopback, compact profile
             from agentbed.agents.local.profile import LocalProfile, local_chat_model
 
-            profile = model_kwargs.pop("profile", None) or LocalProfile()
+            profile = model_kwargs.pop("profile", None) or LocalProfile.from_model(model)
             return cls(local_chat_model(model, profile, timeout=timeout or 300.0, **model_kwargs),
                        name=name or f"model:{model}", max_retries=max_retries,
                        system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,

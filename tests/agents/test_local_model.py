@@ -1,11 +1,13 @@
 """The local model end to end, against the real llama.cpp server (the session's ``local_model``):
 the bytes the environment and its grader receive are the bytes the server sent, usage is the
-server's count, the log verifies and reruns identically. Asserts on the pipeline, never on the
-score (a 270M base model passes what it passes)."""
+server's count, the log verifies and reruns identically (a vault episode; contracts has its own in
+tests/contracts/test_local_model.py). Asserts on the pipeline, never on the score."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -18,7 +20,10 @@ from agentbed.replay import first_divergence, rerun
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from environments.vault.env import VaultEnv
 
-pytestmark = pytest.mark.local_model
+# a busy 2-core machine decodes at a few tokens per second: no test here is about speed
+pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]
+# enough for vault's and TOTP's short actions; the tests check the pipeline, not the play
+CAP = 32
 
 
 class Wire:
@@ -40,7 +45,20 @@ def wired_agent(local_model, wire: Wire, seed: int = 0, **profile) -> ChatAgent:
     return local_model.agent(seed, model_kwargs={"http_client": wire.client()}, **profile)
 
 
-def play(env, agent, tmp_path: Path, name: str, max_steps: int = 4, suite: str = "vault"):
+def grader_inputs(env) -> list[str]:
+    """The raw action text of every tool call the environment executed (what its grader reads)."""
+    seen: list[str] = []
+    execute = env.call_tool
+
+    def recording(call):
+        seen.append(call.raw)
+        return execute(call)
+
+    env.call_tool = recording
+    return seen
+
+
+def play(env, agent, tmp_path: Path, name: str, suite: str, max_steps: int = 3):
     log = tmp_path / f"{name}.jsonl"
     spec = EpisodeSpec(suite, env.task.id, agent.name, 0)
     record = run_episode(env, agent, spec, budget=Budget(max_steps=max_steps), writer=TrajectoryWriter(log))
@@ -51,25 +69,37 @@ def steps_of(records: list[dict]) -> list[dict]:
     return [r for r in records if r["type"] == "step"]
 
 
-def test_a_vault_episode_carries_the_servers_bytes_and_counts(local_model, tmp_path):
-    wire = Wire()
-    record, records, log = play(VaultEnv("open-fast"), wired_agent(local_model, wire), tmp_path, "vault")
-    assert record.status == "ok", record.error
+def check_pipeline(records: list[dict], log: Path, wire: Wire, executed: list[str], model: str) -> None:
+    """The log holds the server's bytes and counts, the grader saw those bytes, the log verifies
+    and reruns identically (through the CLI, as a user would)."""
     steps = steps_of(records)
     assert steps and len(steps) == len(wire.bodies)
-    for step, body in zip(steps, wire.bodies, strict=True):
-        assert step["action"] == body["choices"][0]["message"]["content"]  # the env got the server's bytes
+    sent = [body["choices"][0]["message"]["content"] for body in wire.bodies]
+    for step, body, text in zip(steps, wire.bodies, sent, strict=True):
+        assert step["action"] == text  # the environment got the server's bytes
         usage = body["usage"]
         assert step["usage"] == {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
                                  "total_tokens": usage["total_tokens"]}
         assert step["model_output"]["arguments_source"] == "content"
         assert step["model_output"]["finish_reason"] == body["choices"][0]["finish_reason"]
+    assert executed == [t for t, s in zip(sent, steps, strict=True) if not s["info"].get("action_error")]
     assert records[-1]["tokens"] == sum(b["usage"]["total_tokens"] for b in wire.bodies)
-    assert records[0]["agent"]["model"] == local_model.model
-    assert records[0]["agent"]["reply_format"]["max_tokens"] == LocalProfile().max_tokens
+    assert records[0]["agent"]["model"] == model
     assert verify_log(log).ok
     recorded, replayed = rerun(log)
     assert first_divergence(recorded, replayed) is None
+    done = subprocess.run([sys.executable, "-m", "agentbed.cli", "replay", str(log), "--rerun"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "identical", done.stdout + done.stderr
+
+
+def test_a_vault_episode_carries_the_servers_bytes_and_counts(local_model, tmp_path):
+    wire, env = Wire(), VaultEnv("open-fast")
+    executed = grader_inputs(env)
+    record, records, log = play(env, wired_agent(local_model, wire, max_tokens=CAP), tmp_path, "vault", "vault")
+    assert record.status != "error", record.error
+    check_pipeline(records, log, wire, executed, local_model.model)
+    assert records[0]["agent"]["reply_format"]["max_tokens"] == CAP
 
 
 def test_the_request_is_the_compact_profile(local_model, tmp_path):

@@ -18,8 +18,10 @@ import pytest
 from agentbed.agents.local.server import LOG_NAME
 from agentbed.log import read_log, verify_log
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]  # a busy machine decodes slowly
 CLI = [sys.executable, "-m", "agentbed.cli"]
+# each reply cut at 8 tokens: these tests are about the server's life, not the model's play
+CHEAP = "local:gemma-3-270m?max_tokens=8&window=1"
 SERVING = re.compile(r"agentbed: serving (\{.*\})")
 
 
@@ -42,7 +44,7 @@ def gone(pid: int, within: float = 10.0) -> bool:
 
 
 def start_run(out: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([*CLI, "run", "vault", "--model", "local:gemma-3-270m", "--task", "open-after-chores",
+    return subprocess.Popen([*CLI, "run", "vault", "--model", CHEAP, "--task", "open-after-chores",
                              "--seeds", "3", "--executor", "serial", "--out", str(out), "--quiet", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -63,20 +65,24 @@ def _model_present(local_model):
     """Only where the local model is installed (the session fixture fails or skips otherwise)."""
 
 
-def test_a_run_serves_one_server_logged_in_the_run_directory_and_stops_it(tmp_path):
+def test_a_run_serves_one_server_to_its_workers_logs_it_in_the_run_directory_and_stops_it(tmp_path):
     out = tmp_path / "run"
-    done = subprocess.run([*CLI, "run", "vault", "--model", "local:gemma-3-270m", "--task", "open-fast", "--seeds", "1",
-                           "--executor", "serial", "--out", str(out), "--json"],
+    done = subprocess.run([*CLI, "run", "vault", "--model", CHEAP, "--task", "open-fast", "--seeds", "2",
+                           "--executor", "process", "-j", "2", "--out", str(out), "--json"],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1])["episodes"] == 1
+    assert json.loads(done.stdout.strip().splitlines()[-1])["episodes"] == 2
     pids = server_pids(out / LOG_NAME)
-    assert len(pids) == 1 and gone(pids[0], within=1.0)
+    assert len(pids) == 1 and gone(pids[0], within=1.0)  # one server for both workers, gone at the end
     assert "127.0.0.1" in (out / LOG_NAME).read_text()
-    (log,) = sorted((out / "episodes").glob("*.jsonl"))
-    records = read_log(log)
-    assert records[0]["agent"]["model"] == "local:gemma-3-270m" and records[-1]["status"] == "ok"
-    assert verify_log(log).ok
+    logs = sorted((out / "episodes").glob("*.jsonl"))
+    assert len(logs) == 2
+    for log in logs:
+        records = read_log(log)
+        assert records[0]["agent"]["model"] == CHEAP and records[-1]["status"] != "error", records[-1]
+        assert records[0]["agent"]["reply_format"]["max_tokens"] == 8
+        assert all(r["usage"]["output_tokens"] <= 8 for r in records if r["type"] == "step")
+        assert verify_log(log).ok
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130)])

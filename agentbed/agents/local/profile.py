@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -28,9 +28,10 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from agentbed.agents.base import Action
 from agentbed.agents.confidence import content_text
-from agentbed.agents.local.server import PREFIX, base_url_for
+from agentbed.agents.local.server import PREFIX, base_url_for, split_model
 from agentbed.agents.retry import RetryRecord
 from agentbed.agents.toolcalls import usage_of
+from agentbed.errors import UsageError
 from agentbed.tools import Tool
 
 COMPACT_PROMPT = (
@@ -47,10 +48,27 @@ class LocalProfile:
     max_tokens: int = 96  # completion cap: one action, not an essay
     temperature: float = 0.0  # greedy: a base model's best guess
     window: int = 4  # exchanges shown besides the first observation
-    max_observation_chars: int = 3000  # longer observations are cut when shown to the model
+    max_observation_chars: int = 1500  # longer ones are cut when shown to the model (~500 tokens)
     constrained: bool = True  # the JSON-schema grammar over the tool menu
     grammar: str | None = None  # a GBNF grammar of llama.cpp's instead (replaces the schema)
     stop: tuple[str, ...] = ()  # stop strings (the server cuts them off)
+
+    @classmethod
+    def from_model(cls, model: str) -> LocalProfile:
+        """The profile a model string asks for: ``local:NAME?max_tokens=64&window=2``."""
+        knobs = split_model(model)[1]
+        types = {f.name: f.type for f in fields(cls) if f.name not in {"grammar", "stop"}}
+        values: dict[str, Any] = {}
+        for key, text in knobs.items():
+            kind = types.get(key)
+            if kind is None:
+                raise UsageError(f"--model {model!r}: no profile knob {key!r} (knobs: {', '.join(types)})")
+            try:
+                values[key] = text.lower() in {"1", "true", "yes"} if kind == "bool" else \
+                    {"int": int, "float": float}[kind](text)
+            except ValueError:
+                raise UsageError(f"--model {model!r}: {key}={text!r} is not a valid {kind}") from None
+        return cls(**values)
 
     # -- the reply format (agentbed.agents.chat.ReplyFormat) -------------------------------------
     def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str:
@@ -137,7 +155,7 @@ def local_chat_model(model: str, profile: LocalProfile, *, timeout: float, base_
     server this run started for it (or at ``base_url``), sampling as ``profile`` says."""
     from langchain.chat_models import init_chat_model
 
-    served_as = model.removeprefix(PREFIX).rsplit("/", 1)[-1]
+    served_as = split_model(model)[0].removeprefix(PREFIX).rsplit("/", 1)[-1]
     kwargs.setdefault("api_key", "local")  # llama.cpp's server asks for none; the client wants one
     return init_chat_model(f"openai:{served_as}", base_url=base_url or base_url_for(model), timeout=timeout,
                            max_retries=0, max_tokens=profile.max_tokens, temperature=profile.temperature, **kwargs)

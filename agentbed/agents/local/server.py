@@ -154,11 +154,25 @@ def _tail(path: Path, lines: int = 5) -> str:
     return "".join(f"\n  | {line}" for line in text)
 
 
+def split_model(model: str) -> tuple[str, dict[str, str]]:
+    """``local:NAME?max_tokens=64&window=2`` -> ``("local:NAME", {"max_tokens": "64", "window": "2"})``:
+    the weights, and the profile's knobs (so a run can change them from the command line)."""
+    base, _, query = model.partition("?")
+    knobs: dict[str, str] = {}
+    for item in filter(None, query.split("&")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise UsageError(f"--model {model!r}: expected KNOB=VALUE after '?', got {item!r}")
+        knobs[key] = value
+    return base, knobs
+
+
 def local_models(agents: Iterable[str]) -> list[str]:
-    """The distinct ``local:`` model strings among agent ids (``model:local:NAME``) or model strings."""
+    """The distinct local models (``local:NAME``, knobs left out) among agent ids
+    (``model:local:NAME``) or model strings: one server each."""
     found = []
     for agent in agents:
-        model = agent.removeprefix("model:")
+        model = split_model(agent.removeprefix("model:"))[0]
         if model.startswith(PREFIX) and model not in found:
             found.append(model)
     return found
@@ -166,6 +180,7 @@ def local_models(agents: Iterable[str]) -> list[str]:
 
 def base_url_for(model: str) -> str:
     """The base URL of the server this run started for ``model`` (a ``local:`` string)."""
+    model = split_model(model)[0]
     servers = json.loads(os.environ.get(SERVERS_ENV) or "{}")
     if model not in servers:
         raise UsageError(f"--model {model!r}: no local model server is running for it (`agentbed run` starts"
@@ -174,17 +189,20 @@ def base_url_for(model: str) -> str:
 
 
 @contextlib.contextmanager
-def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = ServerSettings()) -> Iterator[dict[str, str]]:
+def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = ServerSettings(), *,
+            exit_on_sigterm: bool = True) -> Iterator[dict[str, str]]:
     """Start one server per distinct local model among ``agents``, logging to ``run_dir``, and
     make them reachable from this process and its workers. On the way out (normal end, error,
-    Ctrl-C, or SIGTERM, which is turned into SystemExit meanwhile) every server is stopped."""
+    Ctrl-C, or SIGTERM, which ``exit_on_sigterm`` turns into SystemExit meanwhile) every server
+    is stopped. (A test session passes ``exit_on_sigterm=False``: pytest would report the
+    SystemExit as one failed test and go on.)"""
     models = local_models(agents)
     if not models:
         yield {}
         return
     servers: dict[str, LocalServer] = {}
     previous_env = os.environ.get(SERVERS_ENV)
-    restore_sigterm = _exit_on_sigterm()
+    restore_sigterm = _exit_on_sigterm() if exit_on_sigterm else (lambda: None)
     try:
         for i, model in enumerate(models):
             name = model.removeprefix(PREFIX)
