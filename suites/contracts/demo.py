@@ -1,7 +1,8 @@
 """The demo behind ``agentbed demo``: oracle, naive (without and with feedback), work-first and
 param-drift over every task, 3 seeds, through the engine's process executor; the corruption matrix
 (every pipeline over every task it applies to, seed 0); a pass-rate figure; and the findings the
-lead's one-screen summary shows. Every agent here is scripted: the findings say so."""
+lead's one-screen summary shows. Every agent here is scripted (the findings say so) but one: the
+local model (Gemma 3 270M, a base model, on this CPU) on a handful of tasks, when it is installed."""
 
 from __future__ import annotations
 
@@ -92,6 +93,35 @@ def findings(records: list[dict[str, Any]], checks: list[list[Any]]) -> list[dic
     return out
 
 
+LOCAL_MODEL = "local:gemma-3-270m"
+LOCAL_TASKS = ("totp-basic", "jwt-hs256-basic", "oauth-basic")
+LOCAL_STEPS = 6
+LOCAL_AGENT = "gemma-3-270m (local, 270M base model)"
+
+
+def local_model_slice(run_dir: Path) -> tuple[list[dict[str, Any]], str]:
+    """The local model as one more agent on a handful of tasks, seed 0, a 6-step budget, logged like
+    the others. Returns the records and what they are; none, and why, when it is not installed."""
+    from agentbed.agents.chat import ChatAgent
+    from agentbed.agents.local.server import serving
+    from agentbed.log import TrajectoryWriter
+    from agentbed.runner import Budget
+
+    try:
+        with serving([LOCAL_MODEL], run_dir), steps("contracts local model", len(LOCAL_TASKS)) as done:
+            records = []
+            for task in LOCAL_TASKS:
+                spec = EpisodeSpec("contracts", task, LOCAL_AGENT, 0, {"feedback": "off"})
+                log = run_dir / "episodes" / f"{spec.episode_id}.jsonl"
+                record = run_episode(ContractEnv(task), ChatAgent.from_model_string(LOCAL_MODEL, seed=0), spec,
+                                     budget=Budget(max_steps=LOCAL_STEPS), writer=TrajectoryWriter(log))
+                records.append(record.to_dict())
+                done(task)
+    except Exception as exc:  # noqa: BLE001 - a missing or broken local model must not hide the demo
+        return [], f"not run: {str(exc).splitlines()[0][:240]}"
+    return records, f"Gemma 3 270M base model, 4-bit, this CPU; seed 0, {LOCAL_STEPS} steps"
+
+
 def run_demo(out_dir: Path) -> dict[str, Any]:
     run_dir = Path(out_dir) / "contracts"
     tasks = [t.id for t in ContractEnv.task_list()]
@@ -103,8 +133,12 @@ def run_demo(out_dir: Path) -> dict[str, Any]:
         done(f"{len(specs)} episodes")
     records.sort(key=lambda r: (who(r), r["task"], r["seed"]))
     checks = corruption_check()
-    summary = build_summary(records, COMMAND, corruption_checks=checks, figures=[_figure(records)])
+    local, what = local_model_slice(run_dir)  # shown beside the scripted agents, kept out of the gate's results
+    shown = records + local
+    summary = build_summary(shown, COMMAND, corruption_checks=checks, figures=[_figure(shown)])
     summary["findings"] = findings(records, checks)
+    summary["findings"].append(finding(f"local model, {len(LOCAL_TASKS)} tasks",
+                                       f"{sum(bool(r['success']) for r in local)} of {len(local)} pass", note=what))
     write_summary(summary, run_dir / "summary.json")
     # results.json lets `agentbed gate RUN/contracts --baseline baselines/contracts.json` check the demo
     write_results(run_dir / "results.json", episode_metrics(records), episodes=len(records),
