@@ -13,11 +13,15 @@ from controllers.oversight.dataset import BuildConfig  # noqa: E402
 from suites.oversight.build import build_dataset  # noqa: E402
 
 ASKED_TO_REFLECT: list[bool] = []
+SAMPLING: list[tuple[float, int]] = []
 
 
 def _model(body):
     # reads log pages forever, stating confidence 0.3: the episode runs out of steps unless overseen
     ASKED_TO_REFLECT.append(any(m.get("content") == REFLECT_PROMPT for m in body["messages"]))
+    SAMPLING.append((body.get("temperature"), body.get("seed")))
+    if len(SAMPLING) % 5 == 0:  # now and then no confidence at all: counted, never a silent 0.5
+        return Reply([("read_logs", '{"page": 1}')], content="reading on")
     return Reply([("read_logs", '{"page": 1}')], content="confidence: 0.3")
 
 
@@ -27,13 +31,18 @@ def test_chat_model_trajectories_are_branched_with_stated_confidence_as_risk(mon
     try:
         monkeypatch.setenv("OPENAI_API_KEY", "test")
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        ds = build_dataset(BuildConfig("vault", games=2, flaws=["noisy", "model:openai:stub-model"], rollouts=1,
+        ds = build_dataset(BuildConfig("vault", games=2, flaws=["noisy", "model:openai:stub-model"], rollouts=2,
                                        checkpoints=1, first=2))
     finally:
         stub.stop()
     model_rows = [r for r in ds.rows if r["flaw"] == "model:openai:stub-model"]
-    assert model_rows and all(abs(r["risk"] - 0.7) < 1e-9 for r in model_rows)
-    outcome = {r["action"]: r["success"] for r in model_rows if r["game"] == ds.provenance["games"][0]}
+    assert model_rows and all(abs(r["risk"] - 0.7) < 1e-9 for r in model_rows)  # stated, or carried forward
+    counts = ds.provenance["counts_per_flaw"]["model:openai:stub-model"]
+    assert 0 < counts["missing_risk_steps"] < counts["base_steps"]
+    # sampled above temperature 0, a seed per rollout
+    assert {t for t, _ in SAMPLING} == {0.7} and len({seed for _, seed in SAMPLING}) >= 2  # rollout 1: its own
+    outcome = {r["action"]: r["success"] for r in model_rows
+               if r["game"] == ds.provenance["games"][0] and r["rollout"] == 0}
     assert outcome["continue"] is False and outcome["expert"] is True
     # reflect is the chat model asked to reflect (it keeps reading logs here, so it still fails)
     assert outcome["reflect"] is False and ds.provenance["counts"]["branch_errors"] == 0
