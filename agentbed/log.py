@@ -239,6 +239,13 @@ def verify_log_file(path: str | os.PathLike[str], expected_digest: str | None = 
     """:func:`verify_log` for a file a user named: a file that is not a trajectory log at all,
     or a well-chained log whose records break the schema, raises :class:`LogFormatError`
     (bad input); a log whose bytes changed is a result that says where."""
+    return verify_and_read(path, expected_digest, key)[0]
+
+
+def verify_and_read(path: str | os.PathLike[str], expected_digest: str | None = None,
+                    key: bytes | None = None) -> tuple[VerifyResult, list[dict[str, Any]]]:
+    """:func:`verify_log_file`, also returning the records it read and checked against the
+    schema when the chain holds (empty otherwise), so a caller need not read them again."""
     try:
         with open(path, "rb") as fh:
             first = fh.readline(4096)
@@ -247,9 +254,10 @@ def verify_log_file(path: str | os.PathLike[str], expected_digest: str | None = 
     if not looks_like_log(first):
         raise LogFormatError(f"{path}: not an agentbed trajectory log (line 1 is no {SCHEMA_ID} header)")
     result = verify_log(path, expected_digest, key)
+    records: list[dict[str, Any]] = []
     if result.ok or result.first_bad == result.records + 1:  # the chain holds (perhaps without a footer)
-        read_log(path)  # raises on a malformed record, naming its line and field
-    return result
+        records = read_log(path)  # raises on a malformed record, naming its line and field
+    return result, records
 
 
 def read_log(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -261,7 +269,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Records of a log, each checked against the trajectory schema: a malformed file raises
     :class:`LogFormatError` naming the file, line and field (bounded: a record longer than
     ``MAX_LINE_BYTES`` is refused before it is parsed)."""
-    from agentbed.validate import MAX_LINE_BYTES, InputError, check, parse_json, trajectory_schema
+    from agentbed.validate import MAX_LINE_BYTES, InputError, check, parse_json, record_schema
 
     if os.path.isdir(path):
         raise LogFormatError(f"{path}: is a directory, expected a trajectory log")
@@ -269,7 +277,6 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         fh = open(path, "rb")
     except OSError as exc:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
-    schema = trajectory_schema()
     with fh:
         number = 0
         while line := fh.readline(MAX_LINE_BYTES + 1):
@@ -289,7 +296,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                     shown = "missing" if "type" not in record else f"{json.dumps(kind)[:40]}, expected one of"
                     raise LogFormatError(f"{path}: line {number}: field 'type' is {shown}"
                                          f"{' ' + ', '.join(RECORD_TYPES) if 'type' in record else ''}")
-                check(record, schema, f"{path}: line {number} ({kind})")
+                check(record, record_schema(kind), f"{path}: line {number} ({kind})")
             except InputError as exc:
                 raise LogFormatError(str(exc)) from None
             yield record

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed import manifest as mf
-from agentbed.log import LogFormatError, read_log, verify_log_file
+from agentbed.log import verify_and_read, verify_log_file
 from agentbed.store import INDEX, RunStore, iter_index
 from agentbed.validate import InputError, read_json
 
@@ -122,15 +122,11 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
             if _team(path, sealed.get(eid) or record.get("digest") or "", key, out):
                 out.logs_ok += 1
             continue
-        result = verify_log_file(path, sealed.get(eid) or record.get("digest") or None, key)
+        result, records = verify_and_read(path, sealed.get(eid) or record.get("digest") or None, key)
         if not result.ok:
             out.add(result.message(str(path)))
             continue
-        try:
-            footer = read_log(path)[-1]
-        except LogFormatError as exc:  # verify_log_file read it already; only a race gets here
-            out.add(str(exc))
-            continue
+        footer = records[-1]
         differs = [k for k in ("status", "success", "steps") if k in record and record[k] != footer.get(k)]
         if differs:
             out.add(f"{root / INDEX}: {eid}: {differs[0]} is {record[differs[0]]!r}, its log's footer says "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentbed.log import LogFormatError, read_log, verify_log_file
+from agentbed.log import LogFormatError, read_log, verify_and_read
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_JSON_BYTES,
@@ -131,10 +131,9 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
         if log.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: the manifest of its members' logs
             problems = check_team(log, digest, None)
             return problems[0] if problems else "verified"
-        result = verify_log_file(log, digest)
+        result, records = verify_and_read(log, digest)
         if not result.ok:
             return f"record {result.first_bad} changed: {result.reason}"
-        records = read_log(log)
     except (LogFormatError, InputError) as exc:
         text = str(exc)
         return f"{NOT_A_LOG}: {text}" if "not an agentbed trajectory log" in text else f"{MALFORMED}: {text}"
