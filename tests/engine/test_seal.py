@@ -261,3 +261,27 @@ def test_the_key_comes_from_a_file_too_and_a_short_key_is_refused(runs, tmp_path
     monkeypatch.setenv("AGENTBED_LOG_KEY", "short")
     assert main(["verify", str(runs["keyed"])]) == 2
     assert "at least 16 bytes" in capsys.readouterr().err
+
+
+def test_a_thorough_forger_without_the_key_passes_verify_and_with_it_fails(copy, monkeypatch, capsys):
+    """Log, index, results.json and manifest all rewritten consistently: a chain without a key
+    cannot tell (what docs/engine.md says); the HMAC can."""
+    from agentbed.results import episode_metrics, write_results
+
+    for name, key in (("plain", None), ("keyed", KEY)):
+        run = copy(name)
+        digest = forge_log(run, success=False)
+        records = [{**r, "digest": digest, "success": False} if r["log"] == LOG else r for r in index(run)]
+        write_index(run, records)
+        old = json.loads((run / "results.json").read_text())
+        write_results(run / "results.json", episode_metrics(records), episodes=old["episodes"], seeds=old["seeds"])
+        doc = manifest.load(run)
+        episodes = {eid: (digest if eid == Path(LOG).stem else d) for eid, d in doc["episodes"]}
+        files = {rel: manifest.file_digest(run / rel) for rel in doc["files"]}
+        (run / "manifest.json").write_text(json.dumps(manifest.build(doc["plan"], episodes, complete=True,
+                                                                     files=files)))
+        status, out = verify(run, key, monkeypatch, capsys)
+        if key is None:
+            assert status == 0, out  # the limit of a bare hash chain, shown rather than hidden
+        else:
+            assert status == 1 and "HMAC" in out, out
