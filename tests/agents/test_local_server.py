@@ -69,7 +69,7 @@ def test_a_run_serves_one_server_to_its_workers_logs_it_in_the_run_directory_and
     out = tmp_path / "run"
     done = subprocess.run([*CLI, "run", "vault", "--model", CHEAP, "--task", "open-fast", "--seeds", "2",
                            "--executor", "process", "-j", "2", "--out", str(out), "--json"],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=1700)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1])["episodes"] == 2
     pids = server_pids(out / LOG_NAME)
