@@ -110,3 +110,17 @@ def _cocoder_options():
     from agentbed.suite import get_suite
 
     return get_suite("cocoder").resolve_options({})
+
+
+def test_tasks_no_live_node_can_take_become_error_episodes(ray, monkeypatch):
+    """A node with the resource asked for is gone (here: never was): after STRANDED_SECONDS the
+    waiting tasks and the ones not yet handed out are recorded as errors, none lost."""
+    from agentbed import executors_ray
+
+    monkeypatch.setattr(executors_ray, "STRANDED_SECONDS", 1.0)
+    monkeypatch.setattr(executors_ray, "WAIT_SECONDS", 0.5)
+    work = [[s] for s in SPECS]
+    streamed = list(executors_ray._stream(ray, work, 1, {"gone_node": 1}, spread=False))
+    records = [r for shipped in streamed for r, _ in shipped]
+    assert sorted(r.episode_id for r in records) == sorted(s.episode_id for s in SPECS)
+    assert all(r.status == "error" and "no live node" in r.error and "gone_node=1" in r.error for r in records)
