@@ -43,8 +43,9 @@ SWEEPS = (
           "fixed seconds per turn (request round trip, tool call, the agent framework): about 1 s for a hosted "
           "API, tens of seconds with a framework's planning step"),
     Sweep("write_rate", (10.0, 25.0, 50.0, 100.0, 200.0), "tok/s",
-          "output tokens per second: the local Gemma 3 270M on 2 CPU cores measured here (docs/cocoder.md) at "
-          "the low end, hosted small models' published output speeds of about 50-200 tok/s at the high end"),
+          "output tokens per second: a small model on a CPU at the low end (the local Gemma 3 270M wrote "
+          "0.15-6 tok/s on this loaded 2-core machine, docs/cocoder.md), hosted small models' published "
+          "output speeds of about 50-200 tok/s at the high end"),
     Sweep("context_rate", (500.0, 1000.0, 5000.0, 20000.0), "tok/s",
           "prompt (prefill) tokens per second: a CPU-served small model at hundreds, hosted APIs at thousands"),
     Sweep("latency", (0.0, 5.0, 20.0, 60.0), "s",
