@@ -34,12 +34,12 @@ def test_import_edges_agree_with_grimp_on_a_synthetic_repo(tmp_path, monkeypatch
 
 def test_import_edges_agree_with_grimp_on_fetched_repositories(monkeypatch):
     from agentbed.testing import require
-    from environments.cocoder.repos import FETCH_COMMAND, REPOS, fetched_repos, repo_dir
+    from environments.cocoder.repos import FETCH_COMMAND, REPOS, fetched_repos, package_base
 
     require(len(fetched_repos()) == len(REPOS), "the pinned CoCoder repositories", f"run {FETCH_COMMAND}")
     for repo in REPOS:
-        ours = set(build_dependency_graph(repo_dir(repo) / repo.package, collapse_reexports=False).edges)
-        assert ours == _grimp_edges(repo_dir(repo), repo.package, monkeypatch), repo.name
+        ours = set(build_dependency_graph(package_base(repo) / repo.package, collapse_reexports=False).edges)
+        assert ours == _grimp_edges(package_base(repo), repo.package, monkeypatch), repo.name
 
 
 def test_relative_type_checking_local_imports_and_reexports(tmp_path):
