@@ -4,7 +4,7 @@ A record is one line of compact JSON whose last member is ``"hash"``: the SHA-25
 line's bytes up to that member, which include ``"prev"``, the previous record's hash. Any
 change to any byte of a record changes its hash or breaks the chain at that record, so
 :func:`verify_log` names the first record whose bytes changed. The layout is described by
-``schema/trajectory.schema.json``.
+``agentbed/schema/trajectory.schema.json``.
 """
 
 from __future__ import annotations

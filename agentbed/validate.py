@@ -5,7 +5,7 @@ baseline) goes through here, so a bad file is one :class:`InputError` naming the
 line and the field, never a traceback. Sizes are bounded before parsing (a huge line costs
 no more than the bound) and so is nesting (the ``json`` module would recurse until
 ``RecursionError``). Schemas are JSON Schema (draft 2020-12); the trajectory schema is
-``schema/trajectory.schema.json``, the others are below.
+``agentbed/schema/trajectory.schema.json``, the others are below.
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ RESULTS_SCHEMA: dict[str, Any] = {
 
 @cache
 def trajectory_schema() -> dict[str, Any]:
-    path = Path(__file__).resolve().parents[1] / "schema" / "trajectory.schema.json"
+    path = Path(__file__).resolve().parent / "schema" / "trajectory.schema.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -9,7 +9,7 @@ from agentbed.runner import EpisodeSpec, run_episode
 from environments.vault.agents import VaultOracle
 from environments.vault.env import VaultEnv
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schema" / "trajectory.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "agentbed" / "schema" / "trajectory.schema.json").read_text())
 
 
 @pytest.fixture
