@@ -84,12 +84,12 @@ def findings(records: list[dict[str, Any]], checks: list[list[Any]]) -> list[dic
                            paper="+0.071 on 42 paired GPT-5.1 failures", note=SCRIPTED + " that drops the named habit"))
     renewal = {t.id for t in TASKS if t.params.get("chores_after")}
     forced = [r for r in groups["work-first"] if r["task"] in renewal]
-    out.append(finding("work-first (never renews) on renewal tasks",
-                       f"{sum(bool(r['success']) for r in forced)} of {len(forced)} pass", note=SCRIPTED))
     applied = sum(row[2] for row in checks)
-    out.append(finding(f"{len(checks)} corruption pipelines",
-                       f"{sum(row[3] for row in checks)}/{applied} labelled as expected, "
-                       f"{sum(row[4] for row in checks)} passes", note="scripted corruptions of the oracle"))
+    # one line for both adversarial checks, so that the local model's line stays on the demo's one screen
+    out.append(finding("work-first (never renews) on renewal tasks",
+                       f"{sum(bool(r['success']) for r in forced)} of {len(forced)} pass; {len(checks)} corruption "
+                       f"pipelines: {sum(row[3] for row in checks)}/{applied} labelled as expected, "
+                       f"{sum(row[4] for row in checks)} pass", note=SCRIPTED + "; scripted corruptions of the oracle"))
     return out
 
 
