@@ -100,13 +100,16 @@ class _RebuildingReplay(ReplayAgent):
         step = self.steps[self.position] if self.position < len(self.steps) else {}
         action = super().act(observation, tools)
         output = step.get("model_output")
-        if not isinstance(output, dict) or "message" not in output or step.get("control") \
-                or output.get("arguments_source") == "content":  # a reply format of its own (local profile)
+        if not isinstance(output, dict) or "message" not in output or step.get("control"):
             return action
+        from agentbed.agents.confidence import content_text
         from agentbed.agents.toolcalls import action_of_tool_reply, message_from_model_output
 
         try:
-            rebuilt = action_of_tool_reply(message_from_model_output(output))
+            reply = message_from_model_output(output)
+            # the local profile's action is the reply's text; a tool-calling model's, its call
+            rebuilt = content_text(reply.content) if output.get("arguments_source") == "content" \
+                else action_of_tool_reply(reply)
         except Exception:  # noqa: BLE001 - a reply that no longer parses: re-feed what was recorded
             return action
         recorded = action.text.decode("utf-8", "surrogatepass") if isinstance(action.text, bytes) else action.text

@@ -136,6 +136,7 @@ class ChatAgent(Agent):
         self._bound: Any = None
         self._bound_key: tuple[str, ...] | None = None
         self._seed = seed
+        self._menu_pending = True  # a reply format's prompt waits for the episode's tools
         self.epoch = 0
         self.cache: ModelCallCache | None = None
         self.connections: ConnectionLimiter | Unlimited = Unlimited()
@@ -193,10 +194,20 @@ class ChatAgent(Agent):
         self._pending_note = None
         self._rng = random.Random(seed)
         self._seed = seed
+        self._menu_pending = True
+
+    def _install_menu_prompt(self, prompt: str) -> None:
+        """A reply format's prompt lists the episode's tools, which only :meth:`act` is given; a
+        conversation primed from a log before that gets the prompt it was recorded under now."""
+        self.system_prompt, self._menu_pending = prompt, False
+        if self.messages and isinstance(self.messages[0], SystemMessage):
+            self.messages[0] = SystemMessage(prompt)
+        elif self.messages:
+            self.messages.insert(0, SystemMessage(prompt))
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
-        if self.reply_format is not None and not self.messages:
-            self.system_prompt = self.reply_format.system_prompt(self._base_prompt, tools)
+        if self.reply_format is not None and self._menu_pending:
+            self._install_menu_prompt(self.reply_format.system_prompt(self._base_prompt, tools))
         self._add_observation(observation)
         bound = self._bind(tools)
         key = self._cache_key(bound) if self.cache is not None else None
@@ -273,6 +284,7 @@ class ChatAgent(Agent):
         holds each step's recorded ``model_output`` and the observation that followed it. The
         last observation is left out: the runner hands it to the next :meth:`act`."""
         self.messages, self._awaiting = [], None
+        self._menu_pending = True
         if not steps:
             return
         self._add_observation(first_observation)
