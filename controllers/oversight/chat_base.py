@@ -6,14 +6,22 @@ sample different futures" would not hold for a chat model. Here the provider sam
 takes one: OpenAI-format servers, llama.cpp's included), so rollouts differ and each is
 reproducible. The stated confidence is the risk score; a reply without one gives ``risk=None``,
 which the dataset builder counts (never a silent 0.5).
+
+The live trajectory and rollout 0 of ``continue`` send the same requests (same conversation, seed
+and epoch), so one answers the other's from a per-process call cache instead of sampling twice:
+rollout 0 then reproduces the live trajectory exactly, whatever the provider's determinism.
 """
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentbed.agents.cache import ModelCallCache
 from agentbed.agents.chat import OPENAI_FORMAT_PROVIDERS, ChatAgent
 from agentbed.agents.local.profile import LocalProfile, action_schema, shown
 from agentbed.tools import Tool
@@ -78,4 +86,17 @@ def chat_base_agent(model: str, seed: int, temperature: float = DEFAULT_TEMPERAT
         agent = RolloutSeededChat.from_model_string(model, seed=seed, temperature=temperature)
         agent.sends_seed = model.split(":", 1)[0] in OPENAI_FORMAT_PROVIDERS
     assert isinstance(agent, RolloutSeededChat)
+    agent.cache = _live_calls()
     return agent
+
+
+_CALLS: list[ModelCallCache] = []
+
+
+def _live_calls() -> ModelCallCache:
+    """This process's call cache, in a temporary directory removed when the process ends."""
+    if not _CALLS:
+        directory = tempfile.mkdtemp(prefix="agentbed-oversight-calls-")
+        atexit.register(shutil.rmtree, directory, True)
+        _CALLS.append(ModelCallCache(directory))
+    return _CALLS[0]

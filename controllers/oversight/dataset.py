@@ -56,6 +56,7 @@ class BuildConfig:
     method: str = "auto"
     workers: int = 1
     target_options: dict[str, Any] = field(default_factory=dict)
+    max_steps: int | None = None  # step cap per episode and branch; None: the benchmark's own
 
     def checkpoint_steps(self, max_steps: int) -> list[int]:
         return [s for s in (self.first + i * self.every for i in range(self.checkpoints)) if s < max_steps]
@@ -286,8 +287,14 @@ def make_base_agent(target: BranchTarget, flaw: str, seed: int) -> Agent:
 def _unit(args: tuple[TargetLoader, str, dict[str, Any], str, str, int, BuildConfig, str | None]
           ) -> tuple[list[dict], _Counts]:
     load_target, name, options, game, flaw, seed, config, log_dir = args
-    target = load_target(name, **options)
+    target = _capped(load_target(name, **options), config)
     return branch_trajectory(target, game, flaw, seed, config, Path(log_dir) if log_dir else None)
+
+
+def _capped(target: BranchTarget, config: BuildConfig) -> BranchTarget:
+    if config.max_steps is not None:
+        target.max_steps = config.max_steps
+    return target
 
 
 def _git_commit() -> str:
@@ -304,14 +311,15 @@ def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str |
     """Branch every (game, flaw, seed) of ``config`` and return the rows with their provenance.
 
     ``load_target(name, **options)`` gives the benchmark (suites/oversight/benchmarks.load_target)."""
-    target = load_target(config.benchmark, **config.target_options)
+    target = _capped(load_target(config.benchmark, **config.target_options), config)
     games = target.games[config.skip_games:]
     if config.games and len(games) < config.games or not games:
         raise UsageError(f"--games {config.games or 'all'} --skip-games {config.skip_games}: {target.name} has "
                          f"only {len(target.games)} games")
     games = games[: config.games] if config.games else games
     models = [f for f in config.flaws if f.startswith("model:")]
-    flaws = [f for f in config.flaws if not f.startswith("model:")] or list(target.base_agents)
+    # the scripted agents named, or all of them unless a model is branched alone
+    flaws = [f for f in config.flaws if not f.startswith("model:")] or ([] if models else list(target.base_agents))
     flaws += models
     for model in models:  # a model that cannot even be constructed (no provider package, no key) is bad input
         try:

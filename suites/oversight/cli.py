@@ -42,13 +42,15 @@ def register(subparsers: Any) -> None:
                        help="game offset: leave out the first N games (e.g. games never looked at while designing)")
     build.add_argument("--games-seed", type=_nonnegative, default=0,
                        help="alfworld: the game generator's seed (another seed gives games the controllers never saw)")
-    build.add_argument("--flaws", default="", help="comma-separated base agents (default: all)")
-    build.add_argument("--model", default="", help="also branch a chat model as base agent (provider:model)")
+    build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
+    build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
     build.add_argument("--seeds", type=_positive, default=1, help="base trajectories per game and flaw")
     build.add_argument("--rollouts", type=_positive, default=2, help="rollouts per candidate action")
     build.add_argument("--checkpoints", type=_positive, default=3, help="checkpoints per trajectory")
     build.add_argument("--first", type=_nonnegative, default=2, help="step of the first checkpoint")
     build.add_argument("--every", type=_positive, default=4, help="steps between checkpoints")
+    build.add_argument("--max-steps", type=_positive, default=None,
+                       help="step cap per episode and branch (default: the benchmark's, ALFWorld 50)")
     build.add_argument("--method", choices=("auto", "snapshot", "replay"), default="auto")
     build.add_argument("--workers", type=_positive, default=1, help="processes")
     build.add_argument("--base-agents", default="", help="suite:NAME only: comma-separated base agents")
@@ -65,6 +67,11 @@ def register(subparsers: Any) -> None:
     every.add_argument("--workers", type=_positive, default=2, help="processes")
     every.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples")
     every.set_defaults(func=_all)
+
+    merge = verbs.add_parser("merge", help="join datasets built in parts (same configuration, disjoint games)")
+    merge.add_argument("datasets", nargs="+", help="files written by 'agentbed oversight build'")
+    merge.add_argument("--out", required=True, help="dataset file to write")
+    merge.set_defaults(func=_merge)
 
     feats = verbs.add_parser("features", help="recompute a dataset's prefix features from its base trajectories")
     feats.add_argument("dataset", help="a file written by 'agentbed oversight build'")
@@ -135,7 +142,7 @@ def _build(args: argparse.Namespace) -> int:
                          flaws=[f for f in args.flaws.split(",") if f] + ([f"model:{args.model}"] if args.model else []),
                          seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,
-                         workers=args.workers, target_options=options)
+                         workers=args.workers, target_options=options, max_steps=args.max_steps)
     with _local_server(args.model, Path(args.out).parent):
         dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))
     path = dataset.save(args.out)
@@ -170,6 +177,17 @@ def _local_server(model: str, run_dir: Path) -> Any:
 
     run_dir.mkdir(parents=True, exist_ok=True)
     return serving([model], run_dir)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from controllers.oversight.merge import merge_datasets
+
+    dataset = merge_datasets([(name, Dataset.load(name)) for name in args.datasets])
+    path = dataset.save(args.out)
+    counts = dataset.provenance["counts"]
+    print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
+          f"{len(dataset.provenance['games'])} games from {len(args.datasets)} parts")
+    return 0
 
 
 def _features(args: argparse.Namespace) -> int:

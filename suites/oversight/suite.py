@@ -25,6 +25,7 @@ GATED = ("scalar", "scalar+platt", "scalar+isotonic", "best-fixed", "scalar-band
 DEMO_BUILD = ("agentbed oversight build alfworld --games {games} --seeds {seeds} --checkpoints {checkpoints} "
               "--first {first} --every {every} --rollouts {rollouts} --workers 2 --out {out}")
 PAPER_RATIO = "0.22 (0.110 / 0.506)"
+HELD_OUT = "docs/oversight.md, 'ALFWorld, held out': agentbed oversight evaluate HELD --train DEV"
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
@@ -103,11 +104,21 @@ def findings(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         finding("regret ratio AC / best scalar-only", iv(best), paper=PAPER_RATIO,
                 note=f"best: {best['baseline']}; {n}"),
+        finding("what this size can show", size_verdict(best, result["games"]), note=f"the measurement: {HELD_OUT}"),
         finding("ratio AC / best fitted scalar-only", iv(fitted), paper=PAPER_RATIO, note=f"best: {fitted['baseline']}"),
         finding("ratio AC / two-action routing", iv(result["ratio_action_conditioned_to_scalar"]), paper=PAPER_RATIO),
         finding("cost-derived rule: regret Platt - raw", iv(cal["cost-rule+platt - cost-rule"]),
                 paper="unchanged (0.318)", note="a test that could fail: nothing re-tuned"),
     ]
+
+
+def size_verdict(ratio: dict[str, Any], games: int) -> str:
+    """Plainly, whether the demo's ratio interval can tell a gain from none: at a few games it
+    usually cannot (it reaches 1, or spans more than a factor of 4)."""
+    low, high = float(ratio["low"]), float(ratio["high"])
+    if high >= 1.0 or (low > 0 and high / low > 4):
+        return f"nothing: at {games} games the ratio's interval [{low:.2f}, {high:.2f}] is uninformative"
+    return f"a gain: the ratio's interval [{low:.2f}, {high:.2f}] lies below 1 at {games} games"
 
 
 def gate_metrics(result: dict[str, Any], tolerance: float = 0.05) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agentbed.cli import main
-from controllers.oversight.dataset import BuildConfig
+from controllers.oversight.dataset import BuildConfig, Dataset
 from controllers.oversight.evaluate import EvalConfig, evaluate, expected_calibration_error
 from suites.oversight.build import build_dataset
 
@@ -119,3 +119,45 @@ def test_the_table_of_every_benchmark_names_the_best_scalar_only_policy(vault_da
     rows = {r[0]: r[1:] for r in t["rows"]}
     assert rows["best scalar-only policy"] == [result["best_scalar_only"]] * 2
     assert "[" in rows["action-conditioned"][0] and "[" in rows["ratio action-conditioned / best scalar-only"][0]
+
+
+def test_parts_merged_are_the_build_of_all_their_games(tmp_path, capsys):
+    common = ["--rollouts", "1", "--first", "1", "--every", "3", "--checkpoints", "2"]
+    whole, a, b, merged = (tmp_path / f"{n}.jsonl" for n in ("whole", "a", "b", "merged"))
+    assert main(["oversight", "build", "vault", "--games", "4", *common, "--out", str(whole)]) == 0
+    assert main(["oversight", "build", "vault", "--games", "2", *common, "--out", str(a)]) == 0
+    assert main(["oversight", "build", "vault", "--games", "2", "--offset", "2", *common, "--out", str(b)]) == 0
+    assert main(["oversight", "merge", str(a), str(b), "--out", str(merged)]) == 0
+    one, parts = Dataset.load(whole), Dataset.load(merged)
+    assert parts.rows == one.rows and parts.provenance["games"] == one.provenance["games"]
+    assert parts.provenance["counts"] == one.provenance["counts"]
+    assert parts.provenance["counts_per_flaw"] == one.provenance["counts_per_flaw"]
+    assert [p["skip_games"] for p in parts.provenance["parts"]] == [0, 2]
+    # overlapping games or another configuration are one-line errors
+    assert main(["oversight", "merge", str(a), str(a), "--out", str(tmp_path / "x.jsonl")]) == 2
+    other = tmp_path / "other.jsonl"
+    assert main(["oversight", "build", "vault", "--games", "2", "--offset", "2", "--rollouts", "2", "--first", "1",
+                 "--every", "3", "--checkpoints", "2", "--out", str(other)]) == 0
+    assert main(["oversight", "merge", str(a), str(other), "--out", str(tmp_path / "x.jsonl")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("agentbed: error:")]
+    assert len(err) == 2 and "is in another part too" in err[0] and "'rollouts' differs" in err[1]
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_max_steps_caps_every_episode_and_branch():
+    ds = build_dataset(BuildConfig("vault", games=2, rollouts=1, checkpoints=2, first=1, every=2, max_steps=4))
+    assert ds.provenance["max_steps"] == 4 and ds.rows
+    assert max(r["checkpoint"] for r in ds.rows) < 4
+    assert all(r["steps"] <= 4 for r in ds.rows)
+
+
+def test_the_demo_says_plainly_when_its_size_shows_nothing(vault_dataset):
+    from agentbed.summary import MAX_FINDINGS
+    from suites.oversight.suite import findings, size_verdict
+
+    assert size_verdict({"low": 1.0, "high": 2.67}, 4).startswith("nothing: at 4 games")
+    assert size_verdict({"low": 0.06, "high": 0.9}, 4).startswith("nothing")  # a factor of 15 wide
+    assert size_verdict({"low": 0.2, "high": 0.6}, 40).startswith("a gain")
+    lines = findings(evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False)))
+    assert len(lines) <= MAX_FINDINGS and lines[1]["label"] == "what this size can show"
+    assert "--train DEV" in lines[1]["note"]

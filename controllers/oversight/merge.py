@@ -1,0 +1,68 @@
+"""Several branching datasets of one benchmark, built in parts (e.g. ``--offset 0``, ``--offset 10``
+of the same configuration), as one: rows concatenated, counts added, games kept disjoint.
+
+Building in parts bounds what a stopped build loses; the merged file is what one build over all
+the parts' games would have written, but for the provenance's ``parts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from agentbed.errors import UsageError
+from controllers.oversight.dataset import Dataset, _Counts
+
+# what may differ between parts of one build; every other configuration field must agree
+PART_FIELDS = ("games", "skip_games", "workers")
+SAME_PROVENANCE = ("schema", "benchmark", "actions", "primary_intervention", "max_steps", "feature_names", "flaws")
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """The configuration without what differs between parts: which games (ALFWorld's loader is
+    told the offset plus the part's games, and parts may come from several generator seeds: the
+    game ids carry the seed)."""
+    same = {k: v for k, v in config.items() if k not in PART_FIELDS}
+    same["target_options"] = {k: v for k, v in config.get("target_options", {}).items()
+                              if k not in ("games", "games_seed")}
+    return same
+
+
+def _counts(raw: dict[str, Any]) -> _Counts:
+    return _Counts(**{k: v for k, v in raw.items() if k in _Counts.__dataclass_fields__})
+
+
+def merge_datasets(parts: Sequence[tuple[str, Dataset]]) -> Dataset:
+    """``parts``: (name, dataset) pairs, the name used in error messages and the provenance."""
+    if len(parts) < 2:
+        raise UsageError("merge: give at least two dataset files")
+    (first_name, first), games = parts[0], set()
+    config = _comparable(first.provenance["config"])
+    counts, per_flaw = _Counts(), {f: _Counts() for f in first.provenance["flaws"]}
+    for name, part in parts:
+        prov = part.provenance
+        for key in SAME_PROVENANCE:
+            if prov.get(key) != first.provenance.get(key):
+                raise UsageError(f"{name}: provenance field {key!r} differs from {first_name}'s")
+        other = _comparable(prov["config"])
+        differing = sorted(k for k in set(config) | set(other) if config.get(k) != other.get(k))
+        if differing:
+            raise UsageError(f"{name}: config field {differing[0]!r} differs from {first_name}'s")
+        shared = games & set(prov["games"])
+        if shared:
+            raise UsageError(f"{name}: game {sorted(shared)[0]!r} is in another part too")
+        games |= set(prov["games"])
+        counts.add(_counts(prov["counts"]))
+        for flaw, raw in prov.get("counts_per_flaw", {}).items():
+            per_flaw[flaw].add(_counts(raw))
+    rows = [row for _, part in parts for row in part.rows]
+    provenance = {**first.provenance, "games": [g for _, p in parts for g in p.provenance["games"]],
+                  "counts": asdict(counts), "counts_per_flaw": {f: asdict(c) for f, c in per_flaw.items()},
+                  "rows": len(rows), "git_commit": first.provenance.get("git_commit", ""),
+                  "parts": [{"file": name, "games": len(p.provenance["games"]),
+                             "skip_games": p.provenance["config"].get("skip_games", 0),
+                             "git_commit": p.provenance.get("git_commit", "")} for name, p in parts]}
+    provenance["config"] = {**first.provenance["config"], "games": len(provenance["games"]),
+                            "skip_games": min(p.provenance["config"].get("skip_games", 0) for _, p in parts)}
+    return Dataset(provenance, rows)
