@@ -24,7 +24,8 @@ from environments.cocoder.tasks import load_task
 CODER_PROMPT = (
     "You implement one Python module at a time. Each observation gives the module's skeleton (bodies "
     "replaced by `raise NotImplementedError`) and the interfaces of the modules it depends on. Call "
-    "write_file with the module name and the complete file, every blanked function implemented, "
+    "write_file with the module name and, as `source`, the module's complete Python code (never its "
+    "path): the skeleton with every blanked function implemented, "
     "signatures unchanged. When the observation lists `definitions`, other agents write the rest of the "
     "module: write only those definitions (methods under their `class` line), plus the module's imports "
     "and globals when `omit` is given; they are merged into the skeleton by name.")

@@ -76,8 +76,12 @@ class CoCoderEnv(ToolEnv):
             "instructions": "Write only these definitions, against the skeleton: other agents write the rest"
                             + (" (also keep the module's imports and globals)." if turn.get("omit") is not None
                                else ".")}
+        # the skeleton right after the module's name, and no file path: a small base model copies
+        # the string nearest to what it is writing (it wrote the path as the source, 2026-12-01)
+        skeleton = material.pop("skeleton")
         return json.dumps({
-            "module": mt.module, "unit": turn.get("unit", mt.module), "path": mt.relpath, "remaining": len(self.turns) - i,
+            "module": mt.module, "skeleton": skeleton, "unit": turn.get("unit", mt.module),
+            "remaining": len(self.turns) - i,
             "repair_request": turn.get("repair"), **piece, "blanked": blanked, **material,
             "fresh_context": bool(turn.get("fresh_context")),
             "context_tokens": self._context_tokens(turn), "missing_fraction": turn["missing_fraction"],

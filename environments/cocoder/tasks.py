@@ -8,9 +8,13 @@ content hash of the reference.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,21 +116,44 @@ def task_ids(include_synthetic: bool = True) -> list[str]:
 
 
 def load_task(name: str) -> RepoTask:
-    """The prepared task ``name``: a pinned repository's, or ``synth-N[-sSEED]`` (synthetic)."""
+    """The prepared task ``name``: a pinned repository's, or ``synth-N[-sSEED]`` (synthetic).
+    Safe under concurrency: workers preparing the same task at once take turns (:func:`preparing`)."""
     if name not in _LOADED:
-        if name.startswith(SYNTH_PREFIX):
-            _LOADED[name] = _prepare(name, _synthetic_tree(name), "synthpkg", "tests")
-        elif name.startswith(USER_PREFIX):
-            _LOADED[name] = _user_task(name)
-        elif name in REPO_BY_NAME:
-            repo = REPO_BY_NAME[name]
-            if not is_fetched(repo):
-                raise TaskError(f"task {name!r}: repository not fetched; run {FETCH_COMMAND} {name}")
-            _LOADED[name] = _prepare(name, _reference_tree(repo), repo.package, repo.tests)
-        else:
-            raise TaskError(f"unknown task {name!r} (tasks: {', '.join(task_ids())}, synth-N[-sSEED], "
-                            "or repo:PATH for a repository of yours)")
+        with preparing(name):
+            if name not in _LOADED:  # another thread of this process may have finished it meanwhile
+                _LOADED[name] = _load(name)
     return _LOADED[name]
+
+
+@contextmanager
+def preparing(name: str) -> Iterator[None]:
+    """An exclusive lock on task ``name``'s preparation, across processes and threads (``flock``
+    on a file of its own: each ``open`` is a lock of its own, and the kernel drops it with the
+    process). The preparer that waited finds the task prepared, so it never sees the other's
+    half-built tree, probe files or metadata (two workers of one run used to race on the probe)."""
+    locks = cache_dir() / "tasks" / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    path = locks / (hashlib.sha256(name.encode()).hexdigest()[:16] + ".lock")
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _load(name: str) -> RepoTask:
+    if name.startswith(SYNTH_PREFIX):
+        return _prepare(name, _synthetic_tree(name), "synthpkg", "tests")
+    if name.startswith(USER_PREFIX):
+        return _user_task(name)
+    if name in REPO_BY_NAME:
+        repo = REPO_BY_NAME[name]
+        if not is_fetched(repo):
+            raise TaskError(f"task {name!r}: repository not fetched; run {FETCH_COMMAND} {name}")
+        return _prepare(name, _reference_tree(repo), repo.package, repo.tests)
+    raise TaskError(f"unknown task {name!r} (tasks: {', '.join(task_ids())}, synth-N[-sSEED], "
+                    "or repo:PATH for a repository of yours)")
 
 
 def _source_stamp(root: Path) -> str:
@@ -212,7 +239,9 @@ def _prepare(name: str, tree: Path, package: str, tests: str) -> RepoTask:
                             f"pytest says: {pytest_reason(report.tail)}")
         keep = sorted(import_time_functions(tree, package, tests))
         meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend}
-        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+        partial = meta_path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(meta), encoding="utf-8")
+        os.replace(partial, meta_path)  # never half-written for a reader
     keep_by_file: dict[str, set[int]] = {}
     for path, line in meta["keep"]:
         keep_by_file.setdefault(path, set()).add(line)

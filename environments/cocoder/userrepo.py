@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import configparser
 import hashlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -227,28 +228,51 @@ def locate(source: Path, package: str | None = None, tests: str | None = None) -
 
 
 def fetch_wheels(requirements: tuple[str, ...], *, python: str = sys.executable) -> list[Path]:
-    """Wheels for the sandbox's Python (CPython 3.11, Linux x86_64) with their dependencies,
-    fetched on the host into the cache (once per requirement set)."""
+    """Pure-Python wheels (``py3-none-any``) of the requirements and their dependencies, fetched
+    on the host into the cache (once per requirement set). Only pure ones: the sandbox unpacks
+    wheels, it neither builds nor installs them, so a compiled dependency is refused by name."""
     if not requirements:
         return []
-    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:16]
+    key = hashlib.sha256(("pure\n" + "\n".join(requirements)).encode()).hexdigest()[:16]
     target = cache_dir() / "wheels" / key
     if not (target / ".complete").is_file():
         target.mkdir(parents=True, exist_ok=True)
-        cmd = [python, "-m", "pip", "download", "--quiet", "--only-binary", ":all:", "--python-version", "3.11",
-               "--implementation", "cp", "--abi", "cp311", "--platform", "manylinux2014_x86_64",
-               "--platform", "manylinux_2_17_x86_64", "--platform", "linux_x86_64", "-d", str(target),
-               *requirements]
+        cmd = [python, "-m", "pip", "download", "--only-binary", ":all:", "--python-version", "3.11",
+               "--implementation", "cp", "--abi", "none", "--platform", "any", "-d", str(target), *requirements]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
-            lines = [ln for ln in result.stderr.strip().splitlines() if ln.startswith("ERROR")] or ["pip failed"]
-            raise UsageError(f"fetching the test dependencies ({', '.join(requirements)}) failed: {lines[-1]}")
+            raise UsageError(download_failure(requirements, result.stdout + "\n" + result.stderr))
         (target / ".complete").write_text("\n".join(requirements) + "\n", encoding="utf-8")
     return sorted(target.glob("*.whl"))
 
 
+def download_failure(requirements: tuple[str, ...], output: str) -> str:
+    """pip's refusal on one line; the requirement with no wheel it could take is named (pip names
+    a missing top-level one, and a dependency's under "The conflict is caused by")."""
+    lines = output.strip().splitlines()
+    errors = [ln for ln in lines if ln.startswith("ERROR")] or ["pip failed"]
+    missing = [ln.rsplit(" for ", 1)[-1].strip() for ln in errors if "No matching distribution found for" in ln]
+    needed = [m.groups() for m in map(_DEPENDS_ON.match, lines) if m]
+    if needed:  # a dependency of a dependency: e.g. jinja2 needs MarkupSafe, compiled only
+        missing = [f"{needed[0][1]}"]
+        requirements = (f"{needed[0][0]} of {', '.join(requirements)}",)
+    if missing:
+        return (f"test dependency {missing[-1]!r} has no pure-Python wheel (py3-none-any) to fetch: --repo unpacks "
+                "wheels into the sandbox, it cannot build an sdist or install a compiled package (or the name is "
+                f"unknown to the package index); required by {', '.join(requirements)}")
+    return f"fetching the test dependencies ({', '.join(requirements)}) failed: {errors[-1]}"
+
+
+_DEPENDS_ON = re.compile(r"^\s+(\S+ \S+) depends on (.+?)\s*$")
+
+
+def is_pure(wheel: Path) -> bool:
+    """A wheel that runs anywhere once unpacked: its tags end ``-none-any`` (PEP 427 file name)."""
+    return wheel.name.removesuffix(".whl").endswith("-none-any")
+
+
 def install_wheels(wheels: list[Path], tree: Path) -> list[str]:
-    """Unpack ``wheels`` into the tree's site folder (a wheel is a zip of importable files);
+    """Unpack ``wheels`` into the tree's site folder (a pure wheel is a zip of importable files);
     the ones the sandbox already provides are left out. Returns the distributions installed."""
     site = tree / SITE_DIR
     if site.exists():
@@ -258,6 +282,9 @@ def install_wheels(wheels: list[Path], tree: Path) -> list[str]:
         dist = wheel.name.split("-", 1)[0].lower().replace("_", "-")
         if dist in PROVIDED:
             continue
+        if not is_pure(wheel):
+            raise UsageError(f"test dependency {dist!r} has no pure-Python wheel ({wheel.name}): the sandbox "
+                             "unpacks wheels, it cannot install a compiled one")
         site.mkdir(exist_ok=True)
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(site)

@@ -93,3 +93,55 @@ def test_a_fresh_context_turn_starts_a_new_chat_and_a_conversation_keeps_it(sand
         lengths[context] = [len(body["messages"]) for body in stub.requests]
     assert set(lengths["fresh"]) == {2}  # system prompt and the turn's observation, every time
     assert max(lengths["conversation"]) > 2  # an agent's later turns continue its chat
+
+
+def _strings(value):
+    """Every text in a request: the messages' contents, and inside a JSON observation each string."""
+    if isinstance(value, str):
+        try:
+            inner = json.loads(value)
+        except ValueError:
+            return [value]
+        return _strings(inner) if isinstance(inner, dict | list) else [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_no_strategy_shows_the_model_a_reference_body_on_a_real_repository(sandbox, tmp_path):
+    """A coder that writes the skeleton back (so nothing it is shown comes from a correct answer):
+    no request of any strategy, write phase or repair, holds a line only the reference has."""
+    from environments.cocoder.tasks import task_ids
+
+    require("zxcvbn" in task_ids(), "the fetched zxcvbn repository", "run scripts/fetch-repos zxcvbn")
+    task = load_task("zxcvbn")
+    visible = {ln.strip() for mt in task.modules.values() for ln in mt.skeleton.splitlines()}
+    hidden = {ln.strip() for mt in task.modules.values() for ln in mt.reference.splitlines()
+              if len(ln.strip()) >= 16 and ln.strip() not in visible}
+    assert len(hidden) > 100
+
+    def echo_skeleton(body):
+        obs = _last_observation(body)
+        if obs is None or "skeleton" not in obs:
+            return Reply(content="nothing to do")
+        return Reply([("write_file", json.dumps({"module": obs["module"], "source": obs["skeleton"]}))])
+
+    for strategy, granularity in [("sequential", "function"), ("file-parallel", "function"), ("per-file", "function"),
+                                  ("cocoder", "function"), ("cocoder", "ordered")]:
+        stub = OpenAIStub(echo_skeleton)
+        base_url = stub.start() or stub.base_url
+        try:
+            factory = lambda worker, url=base_url: langchain_coder("openai:stub-model", 0, base_url=url,  # noqa: E731
+                                                                   api_key="test", timeout=10.0)
+            config = TeamConfig(strategy=strategy, granularity=granularity, coder="model:openai:stub-model")
+            run_team("zxcvbn", config, 0, tmp_path / f"{strategy}-{granularity}", agent_factory=factory)
+        finally:
+            stub.stop()
+        observations = [obs for obs in map(_last_observation, stub.requests) if obs]
+        assert any(obs.get("repair_request") for obs in observations)  # the repair round was asked too
+        texts = [s for body in stub.requests for s in _strings(body["messages"])]
+        assert texts and any("raise NotImplementedError" in t for t in texts)
+        leaked = sorted(h for h in hidden if any(h in t for t in texts))
+        assert not leaked, f"{strategy}/{granularity}: reference lines shown to the model: {leaked[:3]}"

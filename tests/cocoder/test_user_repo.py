@@ -9,7 +9,7 @@ from agentbed.errors import UsageError
 from environments.cocoder.blanking import blank_source
 from environments.cocoder.costmodel import FailureModel
 from environments.cocoder.tasks import load_task
-from environments.cocoder.userrepo import repo_task_id, sandbox_requirements
+from environments.cocoder.userrepo import install_wheels, repo_task_id, sandbox_requirements
 from suites.cocoder.team import TeamConfig, run_team
 
 PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
@@ -82,3 +82,32 @@ def test_a_body_that_starts_with_a_decorated_function_is_blanked_whole():
     skeleton, blanked = blank_source(source, filename="pkg/helpers.py")
     assert [b.qualname for b in blanked] == ["deprecated"]
     assert "@functools.wraps" not in skeleton and skeleton.endswith('    """Doc."""\n\n    raise NotImplementedError\n')
+
+
+def test_a_dependency_without_a_pure_python_wheel_is_named_in_one_line(tmp_path, capsys):
+    # MarkupSafe publishes compiled wheels and an sdist, no py3-none-any: the real index is asked
+    message = _refusal(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE, "tests/test_m.py": GOOD_TEST,
+                                  "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["markupsafe==3.0.2"]\n'},
+                       capsys)
+    assert "test dependency 'markupsafe==3.0.2' has no pure-Python wheel" in message
+
+
+def test_a_compiled_wheel_is_refused_by_name(tmp_path):
+    import zipfile
+
+    wheel = tmp_path / "fastthing-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("fastthing/__init__.py", "")
+    with pytest.raises(UsageError, match="test dependency 'fastthing' has no pure-Python wheel"):
+        install_wheels([wheel], tmp_path / "tree")
+
+
+def test_a_dependency_of_a_dependency_without_a_pure_wheel_is_named():
+    from environments.cocoder.userrepo import download_failure
+
+    pip_said = ("ERROR: Cannot install jinja2==3.1.5 and jinja2==3.1.6 because these package versions have "
+                "conflicting dependencies.\n\nThe conflict is caused by:\n    jinja2 3.1.6 depends on MarkupSafe>=2.0\n"
+                "    jinja2 3.1.5 depends on MarkupSafe>=2.0\n\nERROR: ResolutionImpossible: for help visit ...\n")
+    message = download_failure(("jinja2",), pip_said)
+    assert "test dependency 'MarkupSafe>=2.0' has no pure-Python wheel" in message
+    assert "required by jinja2 3.1.6 of jinja2" in message and "\n" not in message
