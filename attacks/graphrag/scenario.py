@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from attacks.graphrag import ATTACKS
+from attacks.graphrag.globalpoison import GLOBAL_ATTACKS, plan_global
 from attacks.graphrag.targets import AttackBudget, AttackPlan, Spend, plan_attack
 from environments.graphrag.dataset import Dataset, Question
+from environments.graphrag.globalsearch import global_questions
 from environments.graphrag.pipeline import Extractor, Index, apply_poisoning, build_index, poison_labels
 
 NO_ATTACK = "none"
@@ -29,7 +31,7 @@ class Poisoned:
         """Mean documents and statements spent per target (0 when nothing was attacked)."""
         if not self.spend:
             return 0.0, 0.0
-        n = len(self.plan.targets)
+        n = len(self.plan.targets) or len(self.spend)  # global targets have no fact plan
         return (sum(s.documents for s in self.spend.values()) / n, sum(s.statements for s in self.spend.values()) / n)
 
 
@@ -62,3 +64,21 @@ def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: 
         n_poison = len(poisoning.added) + len(poisoning.replaced)
     index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
     return Poisoned(index, poison_labels(index, dataset), plan, answers, n_poison, limit, spend)
+
+
+def poisoned_global_index(dataset: Dataset, attack: str, *, budget: int = 5, seed: int = 0,
+                          community_method: str = "louvain", extractor: Extractor | None = None) -> Poisoned:
+    """The index of ``dataset`` after a global attack (:data:`GLOBAL_ATTACKS`, or ``"none"``)
+    aims at every global question, spending at most ``budget`` documents per question."""
+    limit = AttackBudget.of(budget)
+    targets = plan_global(global_questions(dataset))
+    docs, spend, n_poison = dataset.documents, {}, 0
+    if attack != NO_ATTACK:
+        poisoning = GLOBAL_ATTACKS[attack](dataset, targets, random.Random(seed), limit)
+        poisoning.check(limit)
+        spend = poisoning.spend
+        docs = apply_poisoning(docs, poisoning.added, poisoning.replaced)
+        n_poison = len(poisoning.added) + len(poisoning.replaced)
+    index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
+    answers = {t.question: t.fake for t in targets}
+    return Poisoned(index, poison_labels(index, dataset), AttackPlan([]), answers, n_poison, limit, spend)

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
+from environments.graphrag.globalsearch import global_answer, interpret_global
 from environments.graphrag.parse import interpret_plan, link_entity
 
 CLAIM_WEIGHT = {False: 1.0, True: 2.0}  # keyed by "is dated"
@@ -58,7 +59,10 @@ def answer_chain(rows: Sequence[Sequence[Any]], topic: str, plan: Sequence[str])
 
 class ReaderAgent(Agent):
     """search_entities(question), then local_search(linked topic, matched relations), then
-    answer(best-supported chain). It sees only the question's text and the tools' outputs."""
+    answer(best-supported chain). An aggregation question ("which company do the most people
+    work for?") goes to global search instead: community_reports, then map-reduce over them
+    (:func:`environments.graphrag.globalsearch.global_answer`). It sees only the question's
+    text and the tools' outputs."""
 
     name = "reader"
 
@@ -66,12 +70,19 @@ class ReaderAgent(Agent):
         self.question: dict[str, Any] | None = None
         self.topic: str | None = None
         self.plan: tuple[str, ...] = ()
+        self.global_relation: str | None = None
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         obs = json.loads(observation)
         if self.question is None:
             self.question = obs
+            self.global_relation = interpret_global(obs["question"], obs.get("schema", []))
+            if self.global_relation is not None:
+                return Action(make_action("community_reports"))
             return Action(make_action("search_entities", text=obs["question"]))
+        if self.global_relation is not None:
+            answer = global_answer(obs.get("reports", []), self.global_relation)
+            return Action(make_action("answer", answer=answer or "unknown"))
         if self.topic is None:
             text = self.question["question"]
             self.topic = link_entity(text, obs.get("entities", [])) or next(iter(obs.get("entities", [])), "")

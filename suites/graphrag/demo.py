@@ -13,8 +13,15 @@ from typing import Any
 
 from agentbed.progress import steps
 from agentbed.results import write_results
-from agentbed.summary import finding, headline, write_summary
+from agentbed.summary import finding, fmt, headline, write_summary
 from suites.graphrag.curves import budget_curve, curve_figure, curve_table
+from suites.graphrag.globalreport import (
+    difference_table,
+    global_gate_metrics,
+    global_grid,
+    global_table,
+    method_difference,
+)
 from suites.graphrag.report import Cell, figure, grid_table, paired_gain, run_cell
 
 WORLD_ATTACKS = ("none", "poisonedrag", "gragpoison", "community", "kepo", "tkpa", "copy", "frame", "adaptive")
@@ -22,6 +29,7 @@ WORLD_DEFENSES = ("none", "provenance", "tdp-static", "tdp")
 REAL_ATTACKS = ("none", "gragpoison", "kepo", "tkpa", "adaptive")
 REAL_DEFENSES = ("none", "tdp")
 DEMO_BUDGETS = (1, 2, 3, 5, 8)
+GLOBAL_CURVE = (1, 2, 3)  # the community attack on global questions, undefended, besides budget 5
 SCRIPTED = "deterministic scripted reader (own entity linking and relation matching), generated worlds"
 
 
@@ -54,6 +62,10 @@ def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict
         for d in WORLD_DEFENSES:
             conflicts.append(run_cell("world", "none", d, worlds=worlds, questions="conflict"))
             done(d)
+    with steps("graphrag global questions", 2 * (3 + 3 + 3)) as done:
+        global_cells = global_grid(worlds, done=done)
+        global_cells.update(global_grid(worlds, attacks=("community",), defenses=("none",), budgets=GLOBAL_CURVE,
+                                        done=done))
     with steps("graphrag budget curve", len(DEMO_BUDGETS) * 2) as done:
         curve = budget_curve("world", ["adaptive"], ["none", "tdp"], DEMO_BUDGETS, worlds=worlds, done=done)
     tables = [grid_table(cells["world"], f"generated worlds ({worlds})",
@@ -67,7 +79,11 @@ def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict
                                             f"{','.join(WORLD_DEFENSES)} --questions conflict --worlds {worlds}"))
     tables.append(curve_table(curve, f"agentbed graphrag curve --attacks adaptive --budgets "
                                      f"{','.join(map(str, DEMO_BUDGETS))} --worlds {worlds}"))
+    global_command = (f"agentbed graphrag grid --questions global --attacks none,community --defenses none,provenance,tdp "
+                      f"--communities louvain|leiden --worlds {worlds}")
+    tables += [global_table(global_cells, global_command), difference_table(global_cells, global_command)]
     heads, found = _headlines(cells, real)
+    found += _global_findings(global_cells)
     drop = accuracy_drop(conflicts, "tdp")
     heads.append(headline("clean_accuracy_drop", drop, higher_is_better=False, dataset="world",
                           questions="conflict", defense="tdp vs none"))
@@ -75,17 +91,18 @@ def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict
                             note=f"goal <= 0.02; {SCRIPTED}"))
     summary = {
         "suite": "graphrag", "title": "GraphRAG poisoning and the TDP topology defense",
-        "episodes": sum(len(c.records) for cs in [*cells.values(), curve] for c in cs),
+        "episodes": sum(len(c.records) for cs in [*cells.values(), curve, list(global_cells.values())] for c in cs),
         "seeds": worlds, "headline": heads, "findings": found, "tables": tables,
         "figures": [figure(cells, WORLD_DEFENSES), curve_figure(curve)],
         "cells": [c.to_dict() for cs in cells.values() for c in cs],
         "curve": [c.to_dict() for c in curve],
         "conflicts": [c.to_dict() for c in conflicts],
+        "global": [{"communities": k[0], "questions": "global", **c.to_dict()} for k, c in global_cells.items()],
         "notes": notes, "wall_seconds": round(time.perf_counter() - t0, 1),
         "command": "agentbed demo --suites graphrag",
     }
     write_summary(summary, Path(out_dir) / "graphrag" / "summary.json")
-    write_results(Path(out_dir) / "graphrag" / "results.json", gate_metrics(cells),
+    write_results(Path(out_dir) / "graphrag" / "results.json", gate_metrics(cells) + global_gate_metrics(global_cells),
                   cells=summary["cells"], command=summary["command"], episodes=summary["episodes"])
     return summary
 
@@ -149,6 +166,20 @@ def _headlines(cells: dict[str, list[Cell]], real: str) -> tuple[list[dict[str, 
         found.append(finding(f"{real} held out: worst vs TDP ({worst.attack})",
                              worst.interval("attack_success"), note="goal <= 0.15; scripted reader"))
     return heads, found
+
+
+def _global_findings(cells: dict[tuple, Cell]) -> list[dict[str, Any]]:
+    note = "deterministic scripted reader, map-reduce over community reports, generated worlds"
+    return [
+        finding("global questions, clean accuracy: louvain -> leiden",
+                f"{fmt(cells[('louvain', 'none', 'none', 5)].interval('accuracy'), 2)} -> "
+                f"{fmt(cells[('leiden', 'none', 'none', 5)].interval('accuracy'), 2)} (paired difference "
+                f"{fmt(method_difference(cells, 'none', 'none', 5, 'accuracy'), 2)})", note=note),
+        finding("community poisoning of global questions (budget 5): louvain / leiden",
+                f"{_short(cells[('louvain', 'community', 'none', 5)])} / {_short(cells[('leiden', 'community', 'none', 5)])}",
+                note=f"undefended; with TDP {_short(cells[('louvain', 'community', 'tdp', 5)])} / "
+                     f"{_short(cells[('leiden', 'community', 'tdp', 5)])}; {note}"),
+    ]
 
 
 def _short(cell: Cell) -> str:

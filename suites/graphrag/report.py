@@ -22,7 +22,15 @@ from attacks.graphrag import ATTACKS
 from attacks.graphrag.targets import STATEMENTS_PER_DOCUMENT
 from environments.graphrag.agents import ReaderAgent
 from suites.graphrag.defenses import DEFENSES
-from suites.graphrag.scenarios import graphrag_suite, make_env, poisoned, targets_for, task_ids, world_seeds
+from suites.graphrag.scenarios import (
+    graphrag_suite,
+    make_env,
+    poisoned,
+    poisoned_global,
+    targets_for,
+    task_ids,
+    world_seeds,
+)
 
 SUITE = graphrag_suite()  # options and budget, without the demo that this module is
 
@@ -100,8 +108,12 @@ def run_cell(dataset: str, attack: str, defense: str, *, worlds: int = 4,
 
 def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
     """Mean documents and statements the attack spent per target, over the cell's worlds."""
-    spends = [poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts),
-                       opts["communities"]).spent() for w in world_seeds(opts)]
+    def built(w: int) -> Any:
+        if opts.get("questions") == "global":
+            return poisoned_global(opts["dataset"], w, opts["attack"], int(opts["budget"]), opts["communities"])
+        return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"])
+
+    spends = [built(w).spent() for w in world_seeds(opts)]
     return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))
 
 

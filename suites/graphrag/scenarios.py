@@ -16,10 +16,12 @@ from agentbed.errors import UsageError
 from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.graphrag import ATTACKS
-from attacks.graphrag.scenario import NO_ATTACK, Poisoned, poisoned_index
+from attacks.graphrag.globalpoison import GLOBAL_ATTACKS
+from attacks.graphrag.scenario import NO_ATTACK, Poisoned, poisoned_global_index, poisoned_index
 from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
+from environments.graphrag.globalsearch import global_questions
 from environments.graphrag.real import REAL_DATASETS, load_real
 from environments.graphrag.world import generate_world
 from suites.graphrag.defenses import DEFENSES, make_defense
@@ -47,6 +49,16 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
                           **knowledge)
 
 
+@lru_cache(maxsize=64)
+def poisoned_global(name: str, world: int, attack: str, budget: int, communities: str) -> Poisoned:
+    return poisoned_global_index(load_dataset(name, world), attack, budget=budget, seed=world,
+                                 community_method=communities)
+
+
+def is_global(question_id: str) -> bool:
+    return question_id.startswith("g")
+
+
 def targets_for(options: dict[str, Any]) -> int:
     return int(options.get("targets") or DEFAULT_TARGETS[options.get("dataset", "world")])
 
@@ -54,8 +66,11 @@ def targets_for(options: dict[str, Any]) -> int:
 def build_scenario(task: TaskSpec) -> Scenario:
     p = task.params
     name, world = p.get("dataset", "world"), int(p.get("world", EVAL_WORLD_BASE))
-    built = poisoned(name, world, p.get("attack", NO_ATTACK), int(p.get("budget", 5)), targets_for(p),
-                     p.get("communities", "louvain"))
+    attack, budget, method = p.get("attack", NO_ATTACK), int(p.get("budget", 5)), p.get("communities", "louvain")
+    if is_global(str(p.get("question", ""))):
+        built = poisoned_global(name, world, attack, budget, method)
+    else:
+        built = poisoned(name, world, attack, budget, targets_for(p), method)
     return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
@@ -70,6 +85,9 @@ def check_options(options: dict[str, Any]) -> None:
     for name, least in (("worlds", 1), ("budget", 1), ("targets", 0)):
         if name in options and int(options[name]) < least:
             raise UsageError(f"--{name}: must be at least {least}, got {options[name]}")
+    attack = options.get("attack", NO_ATTACK)
+    if options.get("questions") == "global" and attack not in (NO_ATTACK, *GLOBAL_ATTACKS):
+        raise UsageError(f"--attack {attack}: global questions take {', '.join((NO_ATTACK, *GLOBAL_ATTACKS))}")
 
 
 def task_ids(options: dict[str, Any]) -> list[str]:
@@ -81,14 +99,16 @@ def task_ids(options: dict[str, Any]) -> list[str]:
     which = options.get("questions", "targeted")
     ids = []
     for world in world_seeds(options):
-        if which == "targeted":
+        if which == "global":
+            chosen = [q.id for q in global_questions(load_dataset(name, world))]
+        elif which == "targeted":
             plan = poisoned(name, world, NO_ATTACK, 5, targets_for(options), "none").plan
             chosen = [q for t in plan.targets for q in t.questions]
         else:
             data = load_dataset(name, world)
             chosen = [q.id for q in data.questions if which == "all" or data.crosses_conflict(q)]
         ids += [f"{name}-{world}-{q}" for q in chosen]
-    return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], int(s.rsplit("q", 1)[1])))
+    return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], s.rsplit("-", 1)[1][0], int(s.rsplit("-", 1)[1][1:])))
 
 
 def make_env(task: str, options: dict[str, Any]) -> GraphRAGEnv:
@@ -140,7 +160,8 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "budget": Option(5, "poison documents per contested fact (and 4 statements each)", type=int),
             "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
             "questions": Option("targeted", "which questions: targeted by the attack plan, crossing a natural "
-                                "conflict of the clean data, or all", choices=("targeted", "conflict", "all")),
+                                "conflict of the clean data, all local ones, or global (answered from community "
+                                "reports)", choices=("targeted", "conflict", "all", "global")),
             "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
         },
         default_seeds=1,
