@@ -39,7 +39,8 @@ def cmd_grid(args: argparse.Namespace) -> int:
     cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
                      communities=args.communities, questions=args.questions)
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
-               f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}")
+               f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
+               f" --communities {args.communities}")
     _print(grid_table(cells, args.dataset, command))
     if args.out:
         doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells]}
@@ -99,6 +100,41 @@ def cmd_extract(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_readers(args: argparse.Namespace) -> int:
+    """The chat-model reader beside the deterministic reader on the same cells."""
+    from agentbed.agents.chat import ChatAgent
+    from agentbed.agents.local.server import serving
+    from suites.graphrag.defenses import DEFENSES
+    from suites.graphrag.modelreader import compare_readers, readers_table
+    from suites.graphrag.report import ALL_ATTACKS
+
+    cells = []
+    for cell in [c for c in args.cells.split(",") if c]:
+        attack, _, defense = cell.partition("/")
+        if attack not in ALL_ATTACKS or defense not in DEFENSES:
+            raise UsageError(f"--cells: {cell!r} is not ATTACK/DEFENSE (attacks: {', '.join(ALL_ATTACKS)}; "
+                             f"defenses: {', '.join(DEFENSES)})")
+        cells.append((attack, defense))
+    if not cells or args.max_steps < 1 or args.worlds < 1:
+        raise UsageError("--cells, --max-steps and --worlds: at least one cell, step and world")
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"--out {out}: exists and is not empty")
+    out.mkdir(parents=True, exist_ok=True)
+    with serving([f"model:{args.model}"], out):
+        rows = compare_readers(lambda: ChatAgent.from_model_string(args.model, seed=0), args.model, cells,
+                               max_steps=args.max_steps, out_dir=out / "episodes", worlds=args.worlds,
+                               targets=args.targets, questions=args.questions)
+    command = (f"agentbed graphrag readers --model {args.model} --cells {args.cells} --worlds {args.worlds} "
+               f"--targets {args.targets} --questions {args.questions} --max-steps {args.max_steps}")
+    tab = readers_table(rows, command)
+    _print(tab)
+    (out / "readers.json").write_text(json.dumps({"command": command, "table": tab,
+                                                  "cells": [{"reader": r, **c.to_dict()} for r, c in rows]}, indent=1),
+                                      encoding="utf-8")
+    return 0
+
+
 def cmd_ranker(args: argparse.Namespace) -> int:
     from suites.graphrag.training import VARIANTS, WEIGHTS_FILE, trained_ranker, write_weights
 
@@ -120,8 +156,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--worlds", type=int, default=4, help="generated evaluation worlds")
     g.add_argument("--budget", type=int, default=5, help="poison documents per contested fact (and 4 statements each)")
     g.add_argument("--communities", default="louvain", choices=("louvain", "leiden"))
-    g.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all"),
-                   help="targeted by the attack plan, crossing a natural conflict of the clean data, or all")
+    g.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all", "global"),
+                   help="targeted by the attack plan, crossing a natural conflict of the clean data, all, or global "
+                        "(answered from community reports)")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
     g.set_defaults(func=cmd_grid)
     c = sub.add_parser("curve", help="attack success against budget (documents per target)")
@@ -136,6 +173,15 @@ def register(subparsers: Any) -> None:
     e.add_argument("--docs", type=int, default=8, help="documents of the world to extract from")
     e.add_argument("--world", type=int, default=1000, help="generated world seed")
     e.set_defaults(func=cmd_extract)
+    m = sub.add_parser("readers", help="the chat-model reader beside the deterministic reader, same tasks")
+    m.add_argument("--model", required=True, help="local:gemma-3-270m or any provider:model")
+    m.add_argument("--cells", default="none/none,gragpoison/none,gragpoison/tdp", help="ATTACK/DEFENSE,...")
+    m.add_argument("--worlds", type=int, default=1, help="generated evaluation worlds")
+    m.add_argument("--targets", type=int, default=4, help="questions targeted per world")
+    m.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all", "global"))
+    m.add_argument("--max-steps", type=int, default=6, help="steps per model episode")
+    m.add_argument("--out", required=True, help="directory for the model's episode logs and readers.json")
+    m.set_defaults(func=cmd_readers)
     r = sub.add_parser("ranker", help="print the TDP rankers' weights (trained with fixed seeds)")
     r.add_argument("--retrain", action="store_true", help="train again and rewrite the shipped weights")
     r.set_defaults(func=cmd_ranker)

@@ -43,3 +43,20 @@ def test_chat_agent_runs_the_environment():
     rec = run_episode(make_env(task, opts), agent, EpisodeSpec("graphrag", task, "fake-reader", 0, opts))
     assert rec.status == "ok", rec.error
     assert rec.steps == 3 and rec.success and rec.tokens > 0
+
+
+def test_chat_model_reader_is_tabulated_beside_the_deterministic_one(tmp_path):
+    from agentbed.log import verify_log
+    from suites.graphrag.modelreader import compare_readers, readers_table
+
+    rows = compare_readers(lambda: ChatAgent(ReaderToolModel(), name="fake-reader", model_id="fake:reader"),
+                           "fake:reader", [("none", "none"), ("gragpoison", "tdp")], max_steps=5,
+                           out_dir=tmp_path, worlds=1, targets=2)
+    assert [r for r, _ in rows] == ["reader", "fake:reader"] * 2
+    by = {(r, c.attack): c for r, c in rows}
+    for attack in ("none", "gragpoison"):  # the fake reads as the deterministic reader does
+        assert [x.success for x in by[("reader", attack)].records] == [x.success for x in by[("fake:reader", attack)].records]
+    logs = sorted(tmp_path.glob("*.jsonl"))
+    assert len(logs) == sum(len(c.records) for r, c in rows if r != "reader") and all(verify_log(p).ok for p in logs)
+    tab = readers_table(rows, "cmd")
+    assert len(tab["rows"]) == 4 and tab["rows"][1][0] == "fake:reader"
