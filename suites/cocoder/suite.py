@@ -14,7 +14,7 @@ from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, risk_level
 from environments.cocoder.agents import SimulatedCoder
 from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.env import CoCoderEnv
-from environments.cocoder.tasks import load_task, task_ids
+from environments.cocoder.tasks import load_task, subset_task_id, task_ids
 from environments.cocoder.userrepo import USER_PREFIX, repo_task_id
 from suites.cocoder.summary import summarize_runs
 from suites.cocoder.team import TeamConfig, run_team
@@ -52,11 +52,12 @@ def suite_tasks(options: dict[str, Any]) -> list[str]:
 
 
 def resolve_task(task: str, options: dict[str, Any]) -> str:
-    """The task id ``load_task`` takes: ``repo:PATH[#package=..&tests=..]`` for ``--repo``."""
+    """The task id ``load_task`` takes: ``repo:PATH[#package=..&tests=..]`` for ``--repo``,
+    ``TASK@modules=a,b`` with ``--modules``."""
     if not (task.startswith(USER_PREFIX) and options.get("repo")):
-        return task
+        return subset_task_id(task, options.get("modules", ""))
     extra = "&".join(f"{k}={options[k]}" for k in ("package", "tests") if options.get(k))
-    return repo_task_id(options["repo"]) + (f"#{extra}" if extra else "")
+    return subset_task_id(repo_task_id(options["repo"]) + (f"#{extra}" if extra else ""), options.get("modules", ""))
 
 
 def _demo(out_dir: Path, full: bool = False) -> dict[str, Any]:
@@ -98,6 +99,8 @@ SUITE = Suite(
                            "as wheels on this host"),
         "package": Option("", "with --repo: the package to blank, when the repository has several"),
         "tests": Option("", "with --repo: the test folder (default: tests/, test/ or PACKAGE/tests)"),
+        "modules": Option("", "blank only these modules (comma-separated dotted names), the rest given as "
+                              "written: a smaller task, e.g. for a slow local model"),
         "method": Option("louvain", "community detection for the cocoder strategy", choices=METHODS),
         "latency": Option(20.0, "seconds per cross-agent message (lambda)", type=float),
         "cross_error": Option(0.03, "failure probability added per cross-group dependency (p_x)", type=float),
