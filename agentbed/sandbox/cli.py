@@ -15,7 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="remove every agentbed sandbox, also those of running processes")
     prune.add_argument("--backend", choices=("local", "docker", "both"), default="both",
                        help="which backend's leftovers to remove (default: both)")
-    verbs.add_parser("check", help="say which sandbox backends can run here and what is missing")
+    check = verbs.add_parser("check", help="say which sandbox backends can run here and what is missing")
+    check.add_argument("--limits", action="store_true",
+                       help="also run hostile probes in each backend that can run, and say whether its limits hold "
+                            "(exit 1 if one does not)")
     parser.set_defaults(func=handle)
 
 
@@ -39,5 +42,16 @@ def handle(args: argparse.Namespace) -> int:
         for backend, problem in missing.items():
             print(f"{backend}: {'ready' if problem is None else 'unavailable: ' + problem}")
         print(f"auto: {'docker' if missing['docker'] is None else 'local'}")
-        return 0
+        return _check_limits([b for b, problem in missing.items() if problem is None]) if args.limits else 0
     raise UsageError("agentbed sandbox: give a verb, 'prune' or 'check'")
+
+
+def _check_limits(backends: list[str]) -> int:
+    from agentbed.sandbox.probes import probe_limits
+
+    held = True
+    for backend in backends:
+        for probe in probe_limits(backend):
+            held = held and probe.held
+            print(f"{backend} {probe.limit}: {'holds' if probe.held else 'DOES NOT HOLD'} ({probe.detail})")
+    return 0 if held else 1

@@ -27,12 +27,13 @@ def docker_ready() -> str | None:
 
 
 def local_ready() -> str | None:
-    """None when the local backend can run here, else what is missing."""
-    from agentbed.sandbox.local import bwrap_path
+    """None when the local backend can run here, else what is missing: bubblewrap, or the right
+    to make namespaces (a container started with Docker's defaults lacks it)."""
+    from agentbed.sandbox.local import bwrap_path, namespaces_refused
 
     if bwrap_path() is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
-    return None
+    return namespaces_refused()
 
 
 def open_sandbox(backend: str = "auto", limits: Limits | None = None) -> Sandbox:

@@ -73,8 +73,34 @@ exec sleep infinity
 """
 
 
+# Docker's defaults refuse all three: its seccomp profile the namespace system calls, its masked
+# /proc paths a fresh /proc in a new PID namespace, and a root holder's mount namespace needs SYS_ADMIN.
+NAMESPACE_HINT = ("this machine does not let the local sandbox make namespaces; in a Docker container, run it "
+                  "with --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt systempaths=unconfined"
+                  " (see docs/sandbox.md)")
+
+
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
+
+
+def namespaces_refused() -> str | None:
+    """None when this machine lets the sandbox make its namespaces, else why not. A probe of a
+    few milliseconds: bubblewrap's namespaces and /proc, and as root the holder's mount namespace."""
+    bwrap = bwrap_path()
+    probes = [[bwrap or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/",
+               "--proc", "/proc", "--dev", "/dev", "true"]]
+    if os.geteuid() == 0:
+        probes.insert(0, ["unshare", "--mount", "--propagation", "private", "--", "true"])
+    for argv in probes:
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{NAMESPACE_HINT} ({os.path.basename(argv[0])}: {exc})"
+        if done.returncode != 0:
+            said = done.stderr.decode(errors="replace").strip().splitlines()
+            return f"{NAMESPACE_HINT} ({os.path.basename(argv[0])}: {said[-1][:200] if said else 'failed'})"
+    return None
 
 
 def python_roots() -> list[str]:
@@ -176,7 +202,8 @@ class LocalSandbox(Sandbox):
             self._holder.kill()
             detail = self._holder.stderr.read().decode(errors="replace").strip()[-300:]
             self._holder.wait()
-            raise SandboxUnavailable(f"could not make the sandbox's mount namespace: {detail or 'no answer'}")
+            raise SandboxUnavailable(f"could not make the sandbox's mount namespace ({detail or 'no answer'}): "
+                                     f"{NAMESPACE_HINT}")
         self._holder.stderr.close()
 
     def _bwrap_args(self, sources: dict[str, str], work_source: str) -> list[str]:
@@ -227,7 +254,9 @@ class LocalSandbox(Sandbox):
             exited = proc.poll() is not None  # then its stderr is complete and safe to read
             detail = proc.stderr.read().decode(errors="replace") if exited and proc.stderr else ""
             session.stop()
-            raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {detail.strip()[-300:] or 'no answer'}")
+            detail = detail.strip()[-300:] or "no answer"
+            hint = f": {NAMESPACE_HINT}" if "namespace" in detail or "not permitted" in detail else ""
+            raise SandboxUnavailable(f"bubblewrap could not start a sandbox ({detail}){hint}")
         self._session = session
 
     def _run(self, argv: list[str], timeout: float, stdin: bytes | None, output_bytes: int) -> ExecResult:

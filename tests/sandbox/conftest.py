@@ -14,12 +14,11 @@ import pytest
 
 from agentbed.sandbox import Limits, open_sandbox
 from agentbed.sandbox.factory import docker_ready, local_ready
+from agentbed.sandbox.probes import PROBE_LIMITS
 from agentbed.testing import require
 
-MiB = 1024 * 1024
-# Small limits so hostile code hits them fast.
-TEST_LIMITS = Limits(memory_bytes=256 * MiB, cpu_seconds=20, processes=32, file_size_bytes=8 * MiB,
-                     disk_bytes=32 * MiB, open_files=128, output_bytes=64 * 1024)
+# Small limits so hostile code hits them fast (those `agentbed sandbox check --limits` probes with).
+TEST_LIMITS = PROBE_LIMITS
 HOW = {
     "local": "run scripts/setup-docker as root (installs bubblewrap), or apt-get install bubblewrap",
     "docker": "run scripts/setup-docker as root (installs docker.io, starts dockerd, builds the image)",

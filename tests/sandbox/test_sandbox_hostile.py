@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentbed.sandbox import SandboxError
+from agentbed.sandbox.probes import CPU_SPIN, DISK_FILL, FORK_BOMB, HUGE_FILE, MEMORY_HOG
 
 
 def py(sandbox, code: str, timeout: float = 30, **kw):
@@ -24,8 +25,7 @@ def py(sandbox, code: str, timeout: float = 30, **kw):
 
 
 def test_fork_bomb(sandbox, limits, sandbox_leftovers):
-    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
-    result = py(sandbox, bomb, timeout=3)
+    result = py(sandbox, FORK_BOMB, timeout=3)
     assert result.status == "timeout"
     assert sandbox_leftovers(sandbox) == []
     # The limit held: the sandbox is still usable and counts its own processes.
@@ -40,15 +40,14 @@ def test_shell_fork_bomb(sandbox):
 
 
 def test_memory_hog(sandbox):
-    hog = "chunks = []\nwhile True:\n    chunks.append(b'x' * 10_000_000)\n"
-    result = py(sandbox, hog, timeout=60)
+    result = py(sandbox, MEMORY_HOG, timeout=60)
     assert result.status == "oom", result
     assert sandbox.exec("echo alive").ok
 
 
 def test_cpu_spin_past_the_time_limit(sandbox):
     start = time.monotonic()
-    result = py(sandbox, "while True:\n    pass\n", timeout=2)
+    result = py(sandbox, CPU_SPIN, timeout=2)
     assert result.status == "timeout" and result.exit_code != 0
     assert time.monotonic() - start < 10
 
@@ -59,13 +58,13 @@ def test_cpu_time_limit(backend, limits):
     from agentbed.sandbox import open_sandbox
 
     with open_sandbox(backend, replace(limits, cpu_seconds=1)) as sb:
-        result = sb.exec([sb.python, "-c", "while True:\n    pass\n"], timeout=30)
+        result = sb.exec([sb.python, "-c", CPU_SPIN], timeout=30)
         assert result.status in {"cpu_limit", "killed"}, result  # SIGXCPU, or SIGKILL at the hard limit
         assert result.duration < 10
 
 
 def test_single_huge_file(sandbox, limits):
-    result = sandbox.exec("head -c 100M /dev/zero > big.bin", timeout=30)
+    result = sandbox.exec(HUGE_FILE, timeout=30)
     assert result.status == "disk_full", result
     size = int(sandbox.exec("stat -c %s big.bin").stdout)
     assert size <= limits.file_size_bytes
@@ -78,7 +77,7 @@ def test_disk_fill_with_many_files(sandbox, limits, backend):
         require(os.geteuid() == 0, "a size limit on the local sandbox's workdir",
                 "run as root: the workdir is then a size-limited tmpfs (see docs/sandbox.md)")
     before = os.statvfs("/").f_bavail
-    result = sandbox.exec("i=0; while head -c 4M /dev/zero > f$i; do i=$((i+1)); done; exit 1", timeout=60)
+    result = sandbox.exec(DISK_FILL, timeout=60)
     assert result.status == "disk_full", result
     used = int(sandbox.exec("du -sk .").stdout.split()[0]) * 1024
     assert used <= limits.disk_bytes + 1024 * 1024
