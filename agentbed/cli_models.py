@@ -37,6 +37,13 @@ def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> t
     if args.max_connections is not None and args.max_connections < 1:
         raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
     parse_duration(args.cache_expiry)
+    if args.executor == "ray":  # Ray workers do not fork from this process: nothing here reaches them
+        given = [name for name, value in (("--max-connections", args.max_connections), ("--cache-dir", args.cache_dir))
+                 if value is not None]
+        if given:
+            raise UsageError(f"{' and '.join(given)}: not supported with --executor ray (each Ray worker runs its "
+                             "model episodes one at a time, without the run's shared cap and model-call cache; "
+                             "see docs/engine.md)")
     prices = load_prices(args.prices)
     budget = RunBudget(prices, max_cost=args.max_cost, max_tokens=args.max_tokens)
     budget.check_models({s.agent.removeprefix("model:") for s in specs if is_model_bound(s.agent)})
@@ -82,10 +89,11 @@ def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: P
     expiry = parse_duration(args.cache_expiry)
     if not agents:
         return None
-    cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache else None
+    on_ray = args.executor == "ray"  # neither cap nor cache reaches a Ray worker (see check_model_options)
+    cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache and not on_ray else None
     runtime = ModelRuntime.for_run(agents, run_dir, max_connections=args.max_connections, cache=cache)
     start: dict[str, Any] = {"event": "start", "models": sorted(runtime.limiters), "episodes": len(specs),
-                             "max_connections": {m: lim.ceiling for m, lim in runtime.limiters.items()},
+                             "max_connections": None if on_ray else {m: lim.ceiling for m, lim in runtime.limiters.items()},
                              "jobs": args.jobs,
                              "cache": str(cache.directory) if cache is not None else None}
     append_event(run_dir / EVENTS, start)

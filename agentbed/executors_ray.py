@@ -6,6 +6,10 @@ node and returns each record with the bytes of the files the episode wrote
 directory (:meth:`agentbed.store.RunStore.write_files`) before it yields the record, so the
 caller appends the index line only once the log is safe.
 
+Each node that runs episodes is one line of ``events.jsonl`` (its Ray node id and its exact
+Python release), the first time one of its tasks comes home: logs record Python as
+major.minor only, so they are the same whichever node wrote them.
+
 Memory stays bounded on long runs: at most two tasks per slot of the cluster are in flight, and
 the driver fetches one finished task at a time and drops it once stored.
 
@@ -17,12 +21,15 @@ driver takes exactly one result per task.
 
 from __future__ import annotations
 
+import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentbed.agents.connections import append_event
 from agentbed.errors import UsageError
+from agentbed.inflight import EVENTS
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.store import RunStore
 from agentbed.worker import Shipped, chunks, failure_record, run_chunk_shipped
@@ -70,17 +77,32 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
             raise UsageError(f"--ray-resource: no node of the Ray cluster at {address} has {_describe(resources)}"
                              f" (it has {_describe(ray.cluster_resources())})")
         store = RunStore(run_dir)
-        for shipped in _stream(ray, chunks(specs, slots), slots, resources, spread=bool(address)):
+        nodes: set[str] = set()
+        for node, shipped in _stream(ray, chunks(specs, slots), slots, resources, spread=bool(address)):
             # a task's files together: each is fsynced, their directory once (fsyncs are the cost)
             store.write_files({name: data for _, files in shipped for name, data in files.items()})
+            if node is not None and node["node"] not in nodes:
+                nodes.add(node["node"])
+                append_event(Path(run_dir) / EVENTS, {"event": "ray_node", **node})
             yield from (record for record, _ in shipped)
     finally:
         if started_here:
             ray.shutdown()
 
 
+NodeResults = tuple[dict[str, str] | None, list[Shipped]]  # the node that ran a task (None: none did), its results
+
+
+def run_chunk_on_node(specs: list[EpisodeSpec]) -> NodeResults:
+    """A Ray task: the chunk's results, with the node that ran them."""
+    import ray
+
+    node = {"node": ray.get_runtime_context().get_node_id(), "python": platform.python_version()}
+    return node, run_chunk_shipped(specs)
+
+
 def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict[str, float], spread: bool,
-            task: Callable[[list[EpisodeSpec]], list[Shipped]] = run_chunk_shipped) -> Iterator[list[Shipped]]:
+            task: Callable[[list[EpisodeSpec]], NodeResults] = run_chunk_on_node) -> Iterator[NodeResults]:
     """Each task's results as it finishes, keeping at most ``TASKS_PER_SLOT * slots`` in flight.
     On a cluster, tasks are spread over the nodes (Ray's default packs them onto the driver's)."""
     remote = ray.remote(task).options(num_cpus=1, resources=resources, max_retries=MAX_RETRIES,
@@ -98,11 +120,11 @@ def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict
             stranded_since = None
             chunk = pending.pop(done[0])
             try:
-                shipped = ray.get(done[0])
+                results: NodeResults = ray.get(done[0])
             except ray.exceptions.RayError as exc:  # retries exhausted, node lost, or code missing there
-                shipped = [failure_record(s, _lost(exc)) for s in chunk]
+                results = None, [failure_record(s, _lost(exc)) for s in chunk]
             del done
-            yield shipped
+            yield results
         elif _slots(ray.cluster_resources(), resources) >= 1:
             stranded_since = None
         elif stranded_since is None:
@@ -112,10 +134,10 @@ def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict
                    " the episode was not run")
             for ref, chunk in list(pending.items()):
                 ray.cancel(ref, force=True)
-                yield [failure_record(s, why) for s in chunk]
+                yield None, [failure_record(s, why) for s in chunk]
             pending.clear()
             for chunk in todo:
-                yield [failure_record(s, why) for s in chunk]
+                yield None, [failure_record(s, why) for s in chunk]
 
 
 def _slots(cluster: Mapping[str, float], resources: Mapping[str, float]) -> int:

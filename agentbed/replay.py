@@ -12,7 +12,7 @@ from agentbed.agents.faults import FaultyAgent
 from agentbed.agents.replay import ReplayAgent
 from agentbed.control import CONTINUE, StepContext, Verdict, stop
 from agentbed.log import LogFormatError, MemoryWriter, read_log
-from agentbed.runner import Budget, EpisodeSpec, run_episode
+from agentbed.runner import Budget, EpisodeSpec, python_release, run_episode
 from agentbed.suite import Suite, SuiteError, get_suite
 
 _IGNORED = {"hash", "prev", "mac"}  # the chain and the key's HMAC, not what happened
@@ -139,9 +139,18 @@ def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return recorded, [json.loads(line) for line in writer.lines]
 
 
+def _versions_as_recorded_now(record: dict[str, Any]) -> dict[str, Any]:
+    """Logs written before headers recorded Python as major.minor named the patch release
+    (``3.11.7``), which does not change what an episode does: compare them as ``3.11``."""
+    versions = record.get("versions")
+    if record.get("type") != "header" or not isinstance(versions, dict) or not isinstance(versions.get("python"), str):
+        return record
+    return {**record, "versions": {**versions, "python": python_release(versions["python"])}}
+
+
 def first_divergence(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> Divergence | None:
     def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [r for r in records if r.get("type") != "control"]
+        return [_versions_as_recorded_now(r) for r in records if r.get("type") != "control"]
 
     a, b = comparable(recorded), comparable(replayed)
     for index, (x, y) in enumerate(zip(a, b, strict=False), start=1):

@@ -24,7 +24,15 @@ from agentbed.env import ToolEnv
 from agentbed.errors import failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
 
-VERSIONS = {"agentbed": agentbed.__version__, "python": platform.python_version(), "gymnasium": gymnasium.__version__}
+
+def python_release(version: str | None = None) -> str:
+    """A Python version as the logs record it: major.minor (``"3.11.7"`` -> ``"3.11"``)."""
+    return ".".join((version or platform.python_version()).split(".")[:2])
+
+
+# Python by major.minor only: the patch release does not change what an episode does, and a log
+# must not depend on which node ran it (a Ray node's exact release is an event of the run instead).
+VERSIONS = {"agentbed": agentbed.__version__, "python": python_release(), "gymnasium": gymnasium.__version__}
 
 
 @dataclass(frozen=True)

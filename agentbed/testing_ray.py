@@ -4,7 +4,9 @@ The head runs on the host; the worker node runs in a Docker container that mount
 the host (image: docker/ray-worker/build) and joins with ``--network host``. Every address is
 127.0.0.1: cluster traffic never leaves loopback and no private-range address is used. The
 worker node offers the custom resource :data:`WORKER_RESOURCE`, which the head lacks, so a run
-with ``--ray-resource container_node=1`` executes every episode inside the container.
+with ``--ray-resource container_node=1`` executes every episode inside the container (and
+``host_node=1`` on the host). The container gets the options that let the local sandbox run in
+it (:data:`LOCAL_SANDBOX_OPTIONS`); it has no Docker engine.
 
 Processes are started in their own session and stopped by their own ids (never ``ray stop``,
 which would stop every Ray on the machine).
@@ -29,6 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "docker" / "ray-worker" / "build"
 LOOPBACK = "127.0.0.1"
 WORKER_RESOURCE = "container_node"
+HEAD_RESOURCE = "host_node"  # only the head offers it: pins a task to the host (and its Docker engine)
+# What lets the local sandbox make its namespaces in the container (Docker refuses each by
+# default; --privileged is not needed, and the engine here cannot grant it): SYS_ADMIN for the
+# root holder's mount namespace, no seccomp filter for the namespace system calls, and /proc
+# without Docker's masked paths, which make the kernel refuse a fresh /proc in a new PID namespace.
+LOCAL_SANDBOX_OPTIONS = ("--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
+                         "--security-opt", "systempaths=unconfined")
 _CLUSTERS = itertools.count()
 
 
@@ -63,8 +72,10 @@ def _node_ports(ports: list[int], min_worker: int) -> list[str]:
 class LoopbackCluster:
     """``with LoopbackCluster(image) as cluster:`` a head on the host and a worker in a container."""
 
-    def __init__(self, image: str, *, head_cpus: int = 1, worker_cpus: int = 2) -> None:
+    def __init__(self, image: str, *, head_cpus: int = 1, worker_cpus: int = 2,
+                 docker_options: tuple[str, ...] = LOCAL_SANDBOX_OPTIONS) -> None:
         self.image, self.head_cpus, self.worker_cpus = image, head_cpus, worker_cpus
+        self.docker_options = docker_options
         self.token = uuid.uuid4().hex  # token authentication, as Ray 2.60 does by default
         # every port at once, so that none is handed out twice; worker processes get a range each,
         # below the kernel's ephemeral ports
@@ -104,7 +115,8 @@ class LoopbackCluster:
     def start_head(self) -> None:
         ray = str(Path(sys.executable).with_name("ray"))
         cmd = [ray, "start", "--head", "--block", f"--node-ip-address={LOOPBACK}", f"--port={self.port}",
-               f"--num-cpus={self.head_cpus}", "--include-dashboard=false", "--disable-usage-stats",
+               f"--num-cpus={self.head_cpus}", f"--resources={json.dumps({HEAD_RESOURCE: self.head_cpus})}",
+               "--include-dashboard=false", "--disable-usage-stats",
                f"--temp-dir={self.temp_dir}", *self._head_ports]
         self.head = subprocess.Popen(cmd, env=self.env, start_new_session=True, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
@@ -114,7 +126,7 @@ class LoopbackCluster:
         resources = json.dumps({WORKER_RESOURCE: self.worker_cpus})
         cmd = ["docker", "run", "-d", "--name", self.container, "--network", "host",
                "-e", "RAY_AUTH_MODE=token", "-e", f"RAY_AUTH_TOKEN={self.token}", "-e", "RAY_USAGE_STATS_ENABLED=0",
-               self.image, "python3", "/usr/local/lib/agentbed/loopback_node.py", "start", "--block", f"--address={self.address}",
+               *self.docker_options, self.image, "python3", "/usr/local/lib/agentbed/loopback_node.py", "start", "--block", f"--address={self.address}",
                f"--node-ip-address={LOOPBACK}", f"--num-cpus={self.worker_cpus}", f"--resources={resources}",
                "--disable-usage-stats", *self._worker_ports]
         subprocess.run(cmd, check=True, capture_output=True, timeout=60)
@@ -127,7 +139,8 @@ class LoopbackCluster:
     def nodes(self) -> list[dict[str, object]]:
         """The cluster's live nodes (address and resources), as a separate driver sees them."""
         probe = (f"import json, ray; ray.init(address={self.address!r}, log_to_driver=False, configure_logging=False);"
-                 "print('NODES', json.dumps([{'address': n['NodeManagerAddress'], 'resources': n['Resources']}"
+                 "print('NODES', json.dumps([{'id': n['NodeID'], 'address': n['NodeManagerAddress'],"
+                 " 'resources': n['Resources']}"
                  " for n in ray.nodes() if n['Alive']]))")
         try:
             done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=self.env,
@@ -138,6 +151,11 @@ class LoopbackCluster:
             raise RuntimeError(f"cannot reach the Ray head at {self.address}:\n{done.stderr[-2000:]}")
         (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODES ")]
         return json.loads(line.removeprefix("NODES "))
+
+    def worker_node_id(self) -> str:
+        """The Ray node id of the container node (the one offering :data:`WORKER_RESOURCE`)."""
+        (node,) = [n for n in self.nodes() if WORKER_RESOURCE in n["resources"]]
+        return str(node["id"])
 
     def wait_for_nodes(self, count: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout

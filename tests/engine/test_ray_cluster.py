@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from agentbed.agents.connections import read_events
 from agentbed.store import read_index
 from agentbed.testing import require
 
@@ -71,15 +71,6 @@ def _serial_in_image(image: str, args: list[str], dest: Path) -> dict[str, bytes
     return _logs(dest)
 
 
-def _without_python_release(log: bytes) -> list[dict]:
-    """A log's records, minus the header's Python release and the hashes that chain it."""
-    records = [json.loads(line) for line in log.splitlines()]
-    for r in records:
-        r.pop("hash", None), r.pop("prev", None)
-        r.get("versions", {}).pop("python", None)
-    return records
-
-
 def _ids(run: Path) -> list[str]:
     lines = [ln for ln in (run / "index.jsonl").read_text().splitlines() if ln.strip()]
     return [json.loads(ln)["episode_id"] for ln in lines]
@@ -105,10 +96,11 @@ def test_episodes_on_the_container_node_come_home_identical_to_serial(cluster, w
     assert _logs(ray_run) == _serial_in_image(worker_image, [*VAULT, "--seeds", "4"], tmp_path / "in-image")
     serial = _cli(None, "run", *VAULT, "--seeds", "4", "--executor", "serial", "--out", str(serial_run), "--quiet")
     assert serial.returncode == 0, serial.stderr[-3000:]
-    here = _logs(serial_run)  # this machine's Python may be another 3.11 release: only the header says so
-    assert here.keys() == _logs(ray_run).keys()
-    assert all(_without_python_release(log) == _without_python_release(here[name])
-               for name, log in _logs(ray_run).items())
+    # byte for byte as on this machine, though the node may run another patch release of Python:
+    # the run's events name the node and its release, the logs only major.minor
+    assert _logs(ray_run) == _logs(serial_run)
+    assert read_events(ray_run / "events.jsonl") == [
+        {"event": "ray_node", "node": cluster.worker_node_id(), "python": _image_python(worker_image)}]
     exists = subprocess.run(["docker", "exec", cluster.container, "test", "-e", str(ray_run)])
     assert exists.returncode == 1, "a worker wrote into a copy of the driver's run directory"
 
@@ -117,11 +109,8 @@ def test_episodes_on_the_container_node_come_home_identical_to_serial(cluster, w
     log = ray_run / read_index(ray_run / "index.jsonl")[0]["log"]
     shown = _cli(None, "replay", str(log))
     assert shown.returncode == 0 and "vault" in shown.stdout, shown.stdout + shown.stderr
-    # re-executed where it ran (the header's Python release is part of what a replay compares)
-    rerun = subprocess.run(["docker", "run", "--rm", "-i", "--network", "none", worker_image, "sh", "-c",
-                            "cat > /tmp/episode.jsonl && agentbed replay --rerun /tmp/episode.jsonl"],
-                           input=log.read_bytes(), capture_output=True, timeout=300)
-    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr).decode()[-3000:]
+    rerun = _cli(None, "replay", "--rerun", str(log))  # re-executed on the driver's machine
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
 
 
 def test_a_node_without_the_worlds_data_says_so_as_the_episodes_error(cluster, tmp_path):
@@ -146,25 +135,72 @@ def test_a_node_without_the_worlds_data_says_so_as_the_episodes_error(cluster, t
                 "weights": "scripts/setup-local-model"}[name] in error, error
 
 
-def test_sandboxes_are_those_of_the_node_that_runs_the_episode(cluster):
-    """The container node has no Docker engine and cannot make namespaces; the host has both.
-    A task on the container node must see its own node's answer, not the driver's."""
-    from agentbed.sandbox.factory import docker_ready
-
+def _on_node(cluster, resource: str, body: str) -> dict:
+    """``body`` (the statements of a function returning JSON-able data) run as a Ray task on the
+    node offering ``resource``; defined in ``__main__``, so Ray ships it by value."""
     probe = ("import json, ray\n"
              f"ray.init(address={cluster.address!r}, log_to_driver=False, configure_logging=False)\n"
-             "def check():\n"
-             "    from agentbed.sandbox.factory import docker_ready, local_ready\n"
-             "    return {'docker': docker_ready(), 'local': local_ready()}\n"
-             "task = ray.remote(check).options(resources={'container_node': 1})\n"
-             "print('NODE', json.dumps(ray.get(task.remote())))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cluster.env, timeout=300)
+             "def task():\n" + "".join(f"    {line}\n" for line in body.splitlines()) +
+             f"print('NODE', json.dumps(ray.get(ray.remote(task).options(resources={{{resource!r}: 1}}).remote())))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cluster.env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODE ")]
-    there = json.loads(line.removeprefix("NODE "))
-    assert there["docker"] and "Docker" in there["docker"]  # the container's own (absent) engine
-    assert there["local"] and "bubblewrap" in there["local"]
-    assert docker_ready() != there["docker"]  # the driver's node answers for itself
+    return json.loads(line.removeprefix("NODE "))
+
+
+_PROBE = ("from dataclasses import asdict\n"
+          "from agentbed.sandbox.factory import docker_ready, local_ready\n"
+          "from agentbed.sandbox.probes import probe_limits\n"
+          "ready = {'docker': docker_ready(), 'local': local_ready()}\n"
+          "return {'ready': ready, 'limits': {b: [asdict(p) for p in probe_limits(b)] for b in {BACKENDS}}}")
+
+
+def _held(probes: list[dict]) -> None:
+    assert {p["limit"] for p in probes} == {"memory", "processes", "wall_time", "cpu_time", "file_size", "disk"}
+    assert all(p["held"] for p in probes), [p for p in probes if not p["held"]]
+
+
+def test_sandboxes_run_on_the_node_of_their_episode_and_its_limits_hold(cluster, tmp_path):
+    """Each node answers for itself: the container node (no Docker engine; started with the
+    options that let it make namespaces) runs the local sandbox, whose limits hold there; the
+    host node runs the Docker sandbox on its own engine, whose limits hold there."""
+    container = _on_node(cluster, "container_node", _PROBE.replace("{BACKENDS}", "['local']"))
+    assert container["ready"]["local"] is None, container["ready"]
+    assert "Docker" in container["ready"]["docker"]  # the container's own (absent) engine
+    _held(container["limits"]["local"])
+    host = _on_node(cluster, "host_node", _PROBE.replace("{BACKENDS}", "['docker']"))
+    assert host["ready"]["docker"] is None, host["ready"]
+    _held(host["limits"]["docker"])
+
+    # an episode whose tool runs in its sandbox, on the container node: `auto` is the local sandbox there
+    run = tmp_path / "shell"
+    done = _cli(cluster, "run", "shell", "--seeds", "2", *FORCED, "--address", cluster.address, "--out", str(run),
+                "--quiet")
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = read_index(run / "index.jsonl")
+    assert [r["status"] for r in records] == ["ok", "ok"] and all(r["success"] for r in records), records
+    assert [e["node"] for e in read_events(run / "events.jsonl")] == [cluster.worker_node_id()]
+    assert _cli(None, "verify", str(run)).returncode == 0
+
+
+def test_a_node_that_cannot_make_namespaces_refuses_the_local_sandbox(worker_image):
+    """A container started with Docker's defaults may not make namespaces: the local sandbox is
+    refused there with one line naming the options it needs, recorded as each episode's error,
+    and never run unsandboxed. (The same code runs in a Ray task: run_spec on that node.)"""
+    script = ("agentbed sandbox check; agentbed run shell --seeds 2 --executor serial --out /tmp/r --quiet"
+              " && cat /tmp/r/index.jsonl")
+    done = subprocess.run(["docker", "run", "--rm", "--network", "none", worker_image, "sh", "-c", script],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert [ln for ln in lines if ln.startswith("local: ")][0].startswith("local: unavailable: this machine does not"
+                                                                          " let the local sandbox make namespaces")
+    records = [json.loads(ln) for ln in lines if ln.startswith("{")]
+    assert len(records) == 2 and all(r["status"] == "error" and not r["success"] for r in records)
+    errors = {r["error"].strip() for r in records}
+    assert len(errors) == 1 and "\n" not in next(iter(errors)), errors  # one line, no traceback
+    (error,) = errors
+    assert error.startswith("SandboxUnavailable: ") and "--security-opt seccomp=unconfined" in error, error
 
 
 def test_driver_killed_with_sigkill_resumes_on_the_cluster(cluster, worker_image, tmp_path):
@@ -201,13 +237,14 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(worker_ima
     run, seeds = tmp_path / "run", 200
     total = 3 * 3 * seeds
     with LoopbackCluster(worker_image, head_cpus=1, worker_cpus=2) as cluster:
+        nodes = {str(n["id"]) for n in cluster.nodes()}  # before the run: asking takes seconds
+        worked = _node_worked(run, cluster.worker_node_id())
         cmd = [sys.executable, "-m", "agentbed.cli", "run", *VAULT, "--seeds", str(seeds), "--executor", "ray",
                "--address", cluster.address, "--out", str(run), "--quiet"]
         driver = subprocess.Popen(cmd, env=cluster.env, start_new_session=True, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
         try:
             index, deadline = run / "index.jsonl", time.monotonic() + 300
-            worked = _container_worked(run, _image_python(worker_image))
             while time.monotonic() < deadline and driver.poll() is None and not (
                     index.exists() and index.read_bytes().count(b"\n") >= total // 5 and worked()):
                 time.sleep(0.2)
@@ -227,35 +264,20 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(worker_ima
     serial = _cli(None, "run", *VAULT, "--seeds", str(seeds), "--executor", "process", "-j", "2",
                   "--out", str(serial_run), "--quiet")
     assert serial.returncode == 0
-    expected = _logs(serial_run)  # episodes ran on either node, whose Python releases may differ
+    expected = _logs(serial_run)
     for record in records:  # every episode was retried elsewhere, or says that its node was lost
         name = Path(record["log"]).name
         if record["status"] == "error" and "Ray task" in record["error"]:
             continue
-        log = (run / record["log"]).read_bytes()
-        assert _without_python_release(log) == _without_python_release(expected[name])
+        assert (run / record["log"]).read_bytes() == expected[name]
     verified = _cli(None, "verify", str(run))
     assert verified.returncode == 0, verified.stdout[-2000:]
-    ran_under = {json.loads(p.read_bytes().split(b"\n", 1)[0])["versions"]["python"]
-                 for p in (run / "episodes").iterdir()}
-    here = json.loads(next(iter(expected.values())).split(b"\n", 1)[0])["versions"]["python"]
-    if _image_python(worker_image) != here:  # a log's header names the node's Python: both nodes worked
-        assert ran_under == {here, _image_python(worker_image)}
+    assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes
 
 
-def _container_worked(run: Path, image_python: str):
-    """Whether episodes run on the container node came home: their logs' headers name its Python
-    release (when this machine's differs; otherwise the question cannot be told from the logs)."""
-    if image_python == platform.python_version():
-        return lambda: True
-
-    def worked() -> bool:
-        for path in list((run / "episodes").glob("*.jsonl")) if (run / "episodes").is_dir() else []:
-            with open(path, "rb") as fh:
-                if f'"python":"{image_python}"'.encode() in fh.readline():
-                    return True
-        return False
-    return worked
+def _node_worked(run: Path, node: str):
+    """Whether episodes run on ``node`` have come home (the run's events name each node once it has)."""
+    return lambda: any(e.get("node") == node for e in read_events(run / "events.jsonl"))
 
 
 def _image_python(image: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 
 import pytest
 
@@ -77,6 +78,15 @@ def test_team_runs_ship_every_file_they_write(ray, tmp_path):
         assert (tmp_path / "ray" / record.log).exists()
 
 
+def test_each_node_that_ran_episodes_is_one_event_naming_its_python_release(ray, tmp_path):
+    """Logs record Python as major.minor; the exact release of each node is an event of the run."""
+    from agentbed.agents.connections import read_events
+
+    list(execute(SPECS, tmp_path, executor="ray", jobs=2))
+    assert read_events(tmp_path / "events.jsonl") == [
+        {"event": "ray_node", "node": ray.get_runtime_context().get_node_id(), "python": platform.python_version()}]
+
+
 def test_a_resource_no_node_has_is_a_usage_error(ray, tmp_path):
     with pytest.raises(UsageError, match="no node of the Ray cluster"):
         list(execute(SPECS[:1], tmp_path, executor="ray", ray_address="auto", ray_resources={"nowhere": 1}))
@@ -88,7 +98,8 @@ def test_a_task_that_keeps_dying_becomes_error_episodes(ray, tmp_path, monkeypat
     monkeypatch.setattr(executors_ray, "MAX_RETRIES", 1)
     die = lambda specs: os._exit(1)  # noqa: E731 - pickled by value: a worker dying as its machine would
     streamed = list(executors_ray._stream(ray, [SPECS[:2]], 1, {}, spread=False, task=die))
-    (shipped,) = streamed
+    ((node, shipped),) = streamed
+    assert node is None  # no node's results came home
     assert [r.episode_id for r, _ in shipped] == [s.episode_id for s in SPECS[:2]]
     store = RunStore(tmp_path)
     for record, files in shipped:
@@ -106,6 +117,19 @@ def test_the_cli_refuses_ray_options_without_ray(tmp_path, agentbed_cmd):
     assert not (tmp_path / "r").exists()
 
 
+def test_the_cli_refuses_the_shared_cap_and_cache_options_with_ray(tmp_path, agentbed_cmd):
+    """Neither reaches a Ray worker: refused, not silently ignored."""
+    import subprocess
+
+    for option in (["--max-connections", "4"], ["--cache-dir", str(tmp_path / "c")]):
+        done = subprocess.run(agentbed_cmd + ["run", "vault", "--model", "local:gemma-3-270m", "--executor", "ray",
+                                              *option, "--out", str(tmp_path / "r")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert f"{option[0]}: not supported with --executor ray" in done.stderr
+        assert not (tmp_path / "r" / "run.json").exists()
+
+
 def _cocoder_options():
     from agentbed.suite import get_suite
 
@@ -121,6 +145,6 @@ def test_tasks_no_live_node_can_take_become_error_episodes(ray, monkeypatch):
     monkeypatch.setattr(executors_ray, "WAIT_SECONDS", 0.5)
     work = [[s] for s in SPECS]
     streamed = list(executors_ray._stream(ray, work, 1, {"gone_node": 1}, spread=False))
-    records = [r for shipped in streamed for r, _ in shipped]
+    records = [r for _, shipped in streamed for r, _ in shipped]
     assert sorted(r.episode_id for r in records) == sorted(s.episode_id for s in SPECS)
     assert all(r.status == "error" and "no live node" in r.error and "gone_node=1" in r.error for r in records)
