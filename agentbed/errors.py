@@ -9,7 +9,8 @@ class UsageError(Exception):
 
 def failure_text(exc: BaseException) -> str:
     """What an episode records as its error: a usage error's one line (bad input, or data this
-    machine lacks, with the command that installs it), else the traceback."""
-    if isinstance(exc, UsageError):
+    machine lacks, with the command that installs it; also any exception with a true
+    ``one_line`` attribute, e.g. a sandbox backend that cannot run here), else the traceback."""
+    if isinstance(exc, UsageError) or getattr(exc, "one_line", False) is True:
         return f"{type(exc).__name__}: {exc}"
     return "".join(traceback.format_exception(exc))

@@ -26,8 +26,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
 
-from agentbed.errors import UsageError
-
 MiB = 1024 * 1024
 
 # One word per way a command can end; the first that applies wins (see classify()).
@@ -38,9 +36,10 @@ class SandboxError(RuntimeError):
     """A sandbox operation failed on the host's side (not a result of the command)."""
 
 
-class SandboxUnavailable(SandboxError, UsageError):
-    """The requested backend cannot run here; the message says what is missing. A usage error:
-    an episode records its one line (what this machine lacks), not a traceback."""
+class SandboxUnavailable(SandboxError):
+    """The requested backend cannot run here; the message says what is missing."""
+
+    one_line = True  # what this machine lacks: an episode records the message, not a traceback
 
 
 class SandboxPathError(ValueError):

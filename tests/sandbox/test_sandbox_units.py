@@ -51,3 +51,26 @@ def test_stderr_markers():
 def test_unknown_backend_is_a_clear_error():
     with pytest.raises(ValueError, match="backend must be one of"):
         open_sandbox("podman")
+
+
+def test_an_unavailable_backend_is_one_line_of_an_episodes_error():
+    from agentbed.errors import failure_text
+    from agentbed.sandbox import SandboxUnavailable
+
+    for exc, one_line in ((SandboxUnavailable("bubblewrap is not installed"), True), (RuntimeError("a bug"), False)):
+        try:
+            raise exc
+        except Exception as raised:  # noqa: BLE001 - as the runner catches it
+            text = failure_text(raised)
+        assert (text == "SandboxUnavailable: bubblewrap is not installed") is one_line
+        assert ("Traceback" in text) is not one_line  # anything else keeps its traceback
+
+
+def test_a_machine_that_refuses_namespaces_is_named_with_the_options_it_needs(monkeypatch):
+    from agentbed.sandbox import local
+
+    monkeypatch.setattr(local, "bwrap_path", lambda: "/bin/false")  # stands for a refusing bubblewrap
+    monkeypatch.setattr(local.os, "geteuid", lambda: 1000)
+    refused = local.namespaces_refused()
+    assert refused is not None and refused.startswith(local.NAMESPACE_HINT)
+    assert "--security-opt seccomp=unconfined" in refused
