@@ -121,17 +121,19 @@ def cmd_readers(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out}: exists and is not empty")
     out.mkdir(parents=True, exist_ok=True)
-    with serving([f"model:{args.model}"], out):
-        rows = compare_readers(lambda: ChatAgent.from_model_string(args.model, seed=0), args.model, cells,
-                               max_steps=args.max_steps, out_dir=out / "episodes", worlds=args.worlds,
-                               targets=args.targets, questions=args.questions)
     command = (f"agentbed graphrag readers --model {args.model} --cells {args.cells} --worlds {args.worlds} "
                f"--targets {args.targets} --questions {args.questions} --max-steps {args.max_steps}")
-    tab = readers_table(rows, command)
-    _print(tab)
-    (out / "readers.json").write_text(json.dumps({"command": command, "table": tab,
-                                                  "cells": [{"reader": r, **c.to_dict()} for r, c in rows]}, indent=1),
-                                      encoding="utf-8")
+
+    def save(rows: list) -> None:
+        tab = readers_table(rows, command)
+        doc = {"command": command, "table": tab, "cells": [{"reader": r, **c.to_dict()} for r, c in rows]}
+        (out / "readers.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+    with serving([f"model:{args.model}"], out):
+        rows = compare_readers(lambda: ChatAgent.from_model_string(args.model, seed=0), args.model, cells,
+                               max_steps=args.max_steps, out_dir=out / "episodes", each=save, worlds=args.worlds,
+                               targets=args.targets, questions=args.questions)
+    _print(readers_table(rows, command))
     return 0
 
 

@@ -39,13 +39,19 @@ def run_reader(agent: Callable[[], Agent], name: str, attack: str, defense: str,
 
 
 def compare_readers(model_agent: Callable[[], Agent], model: str, cells: Sequence[tuple[str, str]], *,
-                    max_steps: int, out_dir: Path, parallel: int = 2, **options: Any) -> list[tuple[str, Cell]]:
+                    max_steps: int, out_dir: Path, parallel: int = 2,
+                    each: Callable[[list[tuple[str, Cell]]], None] | None = None,
+                    **options: Any) -> list[tuple[str, Cell]]:
+    """Both readers on every cell; ``each`` sees the rows so far after every cell (a slow model's
+    finished cells are kept when the run is stopped)."""
     out: list[tuple[str, Cell]] = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for attack, defense in cells:
         out.append(("reader", run_reader(ReaderAgent, "reader", attack, defense, SUITE.budget, None, **options)))
         out.append((model, run_reader(model_agent, f"model:{model}", attack, defense, Budget(max_steps=max_steps),
                                       out_dir, parallel, **options)))
+        if each:
+            each(out)
     return out
 
 
