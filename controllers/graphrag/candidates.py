@@ -105,9 +105,13 @@ def walk_plan(kg: KnowledgeGraph, alive: set[int], topic: str, plan: Sequence[st
         frontier = nxt
 
 
-def document_subject(kg: KnowledgeGraph, doc: str, min_statements: int = 3, share: float = 0.75) -> str | None:
+def document_subject(kg: KnowledgeGraph, doc: str, min_statements: int = 3, share: float = 0.75,
+                     long_page: int = 5, long_share: float = 0.5) -> str | None:
     """The entity a document is about, when it has one: taking part in at least ``share`` of its
-    (at least ``min_statements``) statements, as an encyclopedia page's subject does."""
+    (at least ``min_statements``) statements, as an encyclopedia page's subject does; in a page of
+    ``long_page`` statements or more, in at least ``long_share`` of them and more than any other
+    entity (a long page keeps its subject when several of its sentences were rewritten, as TKPA
+    does when two targets share an object; a three-fact news item never has one this way)."""
     ids = kg.by_doc.get(doc, [])
     if len(ids) < min_statements:
         return None
@@ -116,17 +120,22 @@ def document_subject(kg: KnowledgeGraph, doc: str, min_statements: int = 3, shar
         s = kg.statements[i]
         for e in {s.head, s.tail}:
             counts[e] = counts.get(e, 0) + 1
-    entity, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
-    return entity if n >= share * len(ids) else None
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    entity, n = ranked[0]
+    if n >= share * len(ids):
+        return entity
+    runner_up = ranked[1][1] if len(ranked) > 1 else 0
+    return entity if len(ids) >= long_page and n >= long_share * len(ids) and n > runner_up else None
+
+
+def off_subject_statement(kg: KnowledgeGraph, entity: str, i: int) -> bool:
+    """Statement ``i`` about ``entity`` sits in a page about a third entity, which clean pages
+    never do (a page states facts about its subject): its object was likely rewritten."""
+    subject = document_subject(kg, kg.statements[i].doc)
+    return subject is not None and subject not in (entity, kg.statements[i].tail)
 
 
 def off_subject_claims(kg: KnowledgeGraph, entity: str, claims: set[int]) -> bool:
     """Cross-document provenance check for an uncontested claim (TKPA's edits leave no
-    conflict): the claim sits in a page about a third entity, which clean pages never do (a
-    page states facts about its subject), so its object was likely rewritten."""
-    for i in claims:
-        s = kg.statements[i]
-        subject = document_subject(kg, s.doc)
-        if subject is not None and subject not in (entity, s.tail):
-            return True
-    return False
+    conflict): one of its statements sits in a page about a third entity."""
+    return any(off_subject_statement(kg, entity, i) for i in claims)
