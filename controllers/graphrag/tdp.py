@@ -21,11 +21,8 @@ from sklearn.linear_model import LogisticRegression
 from controllers.graphrag.candidates import (
     Candidate,
     Conflict,
-    build_conflict,
     interpret_query,
-    objects_at,
     off_subject_claims,
-    off_subject_statement,
     walk_plan,
 )
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
@@ -80,34 +77,17 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     return {i for i in unique if i in loser.claims or i in loser.negations or kg.statements[i].doc in own}
 
 
-def off_subject_in_conflict(kg: KnowledgeGraph, conflict: Conflict) -> set[int]:
-    """The conflict's claims that sit in a page about a third entity (:func:`off_subject_statement`).
-    They are dropped one by one, never a whole candidate: an attacker who copies the true claim
-    into a page about someone else must not get the truth removed."""
-    return {i for c in conflict.candidates for i in c.claims if off_subject_statement(kg, conflict.entity, i)}
-
-
 def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
                       subject_check: bool = True) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
-    remove the other candidates' unique edges; at any step remove claims that a page about a
-    third entity states (:func:`off_subject_claims`, against TKPA's edits; at a conflict those
-    statements alone, before ranking what is left).
+    remove the other candidates' unique edges; at an uncontested step remove a claim that a
+    page about a third entity states (:func:`off_subject_claims`, against TKPA's edits).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim)."""
     verdict = Verdict()
     alive = set(retrieved)
 
     def settle(conflict: Conflict) -> list[str]:
-        off = off_subject_in_conflict(kg, conflict) if subject_check else set()
-        if off:
-            verdict.removed.update(off)
-            verdict.suspicion.update(dict.fromkeys(off, 1.0))
-            alive.difference_update(off)
-            rebuilt = build_conflict(kg, alive, conflict.entity, conflict.relation)
-            if rebuilt is None:
-                return sorted(objects_at(kg, alive, conflict.entity, conflict.relation))
-            conflict = rebuilt
         ctx = QueryContext(kg, alive, conflict)
         scores = [ranker.score(candidate_features(ctx, c)) for c in conflict.candidates]
         best = int(np.argmax(scores))

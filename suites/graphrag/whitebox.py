@@ -12,16 +12,14 @@ from attacks.graphrag.adaptive import Surrogate
 from attacks.graphrag.targets import Target
 from controllers.graphrag.candidates import build_conflict
 from controllers.graphrag.features import QueryContext, candidate_features
-from controllers.graphrag.tdp import PairwiseRanker, off_subject_in_conflict
+from controllers.graphrag.tdp import PairwiseRanker
 from environments.graphrag.corpus import Document, template_extract
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
 
 
 def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
-    """Score margin of the fake answer over the best other candidate at the contested step,
-    after TDP's subject check drops claims in pages about a third entity (a fake left alone
-    scores plus infinity, a fake gone minus infinity)."""
+    """Score margin of the fake answer over the best other candidate at the contested step."""
     clean = template_extract(dataset.documents, dataset.table)
 
     def margin(docs: Sequence[Document], target: Target) -> float:
@@ -31,11 +29,6 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
         conflict = build_conflict(kg, retrieved, s, r)
         if conflict is None:
             return math.inf
-        retrieved -= off_subject_in_conflict(kg, conflict)
-        conflict = build_conflict(kg, retrieved, s, r)
-        if conflict is None:
-            alive = {kg.statements[i].tail for i in kg.by_pair.get((s, r), []) if i in retrieved}
-            return math.inf if target.fake in alive else -math.inf
         ctx = QueryContext(kg, retrieved, conflict)
         scores = {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}
         others = [v for a, v in scores.items() if a != target.fake]

@@ -88,32 +88,27 @@ def test_subject_check_flags_tkpa_edits_and_no_clean_page(world):
     assert sum(flagged) >= 0.8 * len(flagged)
 
 
-def _page(doc, subject, facts):
+def _page(doc, facts):
     from environments.graphrag.corpus import Statement
 
-    return [Statement(h, r, t, doc, f"{doc}#c0") for h, r, t in facts] if subject else []
+    return [Statement(h, r, t, doc, f"{doc}#c0") for h, r, t in facts]
 
 
-def test_subject_check_keeps_a_long_pages_subject_after_two_edits_and_acts_inside_conflicts():
+def test_subject_check_keeps_a_long_pages_subject_after_two_edits():
     """TKPA edits of two facts on one long page (two targets sharing an object) leave the page's
-    subject in fewer than 3/4 of its statements; the page is still about it. An edited claim in
-    conflict with a clean source (a disagreeing letter) is dropped before ranking."""
+    subject in fewer than 3/4 of its statements; the page is still about it, so the edited
+    claims are off-subject. A three-fact news item is about nobody."""
     from controllers.graphrag.candidates import document_subject, off_subject_claims
-    from controllers.graphrag.tdp import resolve_conflicts
     from environments.graphrag.kg import KnowledgeGraph
-    from suites.graphrag.training import trained_ranker
 
     city = [("Ann Lee", "born_in", "Fake"), ("Bob Ray", "born_in", "Fake")]  # two edited sentences
     city += [(p, "born_in", "Oldtown") for p in ("Cy Mo", "Di Nu", "Ed Ox")] + [("Oldtown", "located_in", "Land")]
     person = [("Ann Lee", "born_in", "Fake"), ("Ann Lee", "works_for", "Acme Labs"), ("Ann Lee", "lives_in", "Oldtown")]
     news = [("Cy Mo", "works_for", "Acme Labs"), ("Cy Mo", "lives_in", "Oldtown"), ("Ann Lee", "studied_at", "Uni")]
-    statements = (_page("city", 1, city) + _page("ann", 1, person) + _page("news", 1, news)
-                  + _page("letter", 1, [("Ann Lee", "born_in", "Elsewhere")]))
+    statements = _page("city", city) + _page("ann", person) + _page("news", news)
     kg = KnowledgeGraph(statements)
     assert document_subject(kg, "city") == "Oldtown" and document_subject(kg, "ann") == "Ann Lee"
-    assert document_subject(kg, "news") is None  # a three-fact item is about nobody
+    assert document_subject(kg, "news") is None
     fake_claims = {i for i, s in enumerate(statements) if (s.head, s.tail) == ("Ann Lee", "Fake")}
     assert off_subject_claims(kg, "Ann Lee", fake_claims)
-    verdict = resolve_conflicts(kg, Query("Where was Ann Lee born?"), range(len(statements)), trained_ranker("tdp"))
-    assert fake_claims <= verdict.removed
-    assert not any(statements[i].tail == "Elsewhere" for i in verdict.removed)
+    assert not off_subject_claims(kg, "Cy Mo", {i for i, s in enumerate(statements) if s.head == "Cy Mo"})
