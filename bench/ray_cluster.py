@@ -64,6 +64,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
     specs = [EpisodeSpec("vault", "echo", "oracle", s) for s in range(args.episodes)]
+    load_before = os.getloadavg()
     t0 = time.perf_counter()
     image = build_worker_image()
     built = time.perf_counter() - t0
@@ -87,7 +88,8 @@ def main() -> None:
             ray.shutdown()
     assert n1 == n2 == len(specs)
     print(f"{len(specs)} single-step vault episodes; worker image ready in {built:.1f}s, cluster up in {up:.1f}s "
-          "(not included below); load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+          "(not included below); load average (1, 5, 15 min) " + " ".join(f"{x:.1f}" for x in load_before) +
+          " before, " + " ".join(f"{x:.1f}" for x in os.getloadavg()) + " after")
     print(f"{'executor':42} {'wall s':>8} {'per episode':>12} {'vs process':>11}")
     for name, seconds in (("process, 3 workers (one machine)", process_s),
                           ("ray, 2 nodes (head 1 CPU + container 2)", spread_s),
