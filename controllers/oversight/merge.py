@@ -23,7 +23,7 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     """The configuration without what differs between parts: which games (ALFWorld's loader is
     told the offset plus the part's games, and parts may come from several generator seeds: the
     game ids carry the seed)."""
-    same = {k: v for k, v in config.items() if k not in PART_FIELDS}
+    same = {"max_steps": None, **{k: v for k, v in config.items() if k not in PART_FIELDS}}  # older files lack it
     same["target_options"] = {k: v for k, v in config.get("target_options", {}).items()
                               if k not in ("games", "games_seed")}
     return same
