@@ -269,7 +269,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Records of a log, each checked against the trajectory schema: a malformed file raises
     :class:`LogFormatError` naming the file, line and field (bounded: a record longer than
     ``MAX_LINE_BYTES`` is refused before it is parsed)."""
-    from agentbed.validate import MAX_LINE_BYTES, InputError, check, parse_json, record_schema
+    from agentbed.validate import InputError, bounded_lines, check, parse_json, record_schema
 
     if os.path.isdir(path):
         raise LogFormatError(f"{path}: is a directory, expected a trajectory log")
@@ -279,10 +279,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
     with fh:
         number = 0
-        while line := fh.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            if len(line) > MAX_LINE_BYTES:
-                raise LogFormatError(f"{path}: line {number} is longer than {MAX_LINE_BYTES} bytes")
+        for number, line in bounded_lines(fh, path, LogFormatError):
             try:
                 record = parse_json(line, f"{path}: line {number}")
                 if number == 1 and (not isinstance(record, dict) or record.get("schema") != SCHEMA_ID):

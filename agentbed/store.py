@@ -41,9 +41,9 @@ from agentbed.runner import EpisodeRecord
 from agentbed.seal import log_key
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
-    MAX_LINE_BYTES,
     RUN_META_SCHEMA,
     InputError,
+    bounded_lines,
     check,
     parse_json,
     read_json,
@@ -256,11 +256,7 @@ def iter_index(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     out = []
     with fh:
-        number = 0
-        while line := fh.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            if len(line) > MAX_LINE_BYTES:
-                raise InputError(f"{path}: line {number} is longer than {MAX_LINE_BYTES} bytes")
+        for number, line in bounded_lines(fh, path):
             if not line.strip():
                 continue
             at = f"{path}: line {number}"

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import jsonschema
 
@@ -51,6 +52,18 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_JSON_BYTES, wha
     if len(data) > limit:
         raise InputError(f"{p}: larger than {limit} bytes; not a {what}")
     return data
+
+
+def bounded_lines(fh: BinaryIO, path: str | os.PathLike[str],
+                  error: type[Exception] = InputError) -> Iterator[tuple[int, bytes]]:
+    """The lines of an open binary file with their numbers; a line longer than
+    ``MAX_LINE_BYTES`` raises ``error`` before more than the bound is read."""
+    number = 0
+    while line := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise error(f"{path}: line {number} is longer than {MAX_LINE_BYTES} bytes")
+        yield number, line
 
 
 def _check_tree(value: Any, at: str) -> None:
