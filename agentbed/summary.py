@@ -57,6 +57,28 @@ def figure_from_matplotlib(title: str, fig: Any) -> dict[str, Any]:
     return {"title": title, "svg": svg[start:]}
 
 
+def interval_bars(title: str, intervals: list[tuple[str, Interval]], ylabel: str) -> dict[str, Any]:
+    """A bar per name at its estimate, with its interval as the error bar, on a 0-1 axis (rates)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [name for name, _ in intervals]
+    est = [i.estimate for _, i in intervals]
+    below = [i.estimate - i.low for _, i in intervals]
+    above = [i.high - i.estimate for _, i in intervals]
+    fig, ax = plt.subplots(figsize=(7, 3))
+    ax.bar(names, est, yerr=[below, above], capsize=4, color="#4a7ab5")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.05)
+    ax.tick_params(axis="x", rotation=25)
+    fig.tight_layout()
+    out = figure_from_matplotlib(title, fig)
+    plt.close(fig)
+    return out
+
+
 def fmt(interval: Interval, digits: int = 3) -> str:
     return f"{interval.estimate:.{digits}f} [{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
 

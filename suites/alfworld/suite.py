@@ -8,9 +8,9 @@ from typing import Any
 
 import environments.alfworld  # noqa: F401 - registers agentbed/alfworld-v0
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
-from agentbed.stats import Interval, bootstrap_ci, paired_difference_ci
+from agentbed.stats import bootstrap_ci, paired_difference_ci
 from agentbed.suite import Option, Suite, SuiteError
-from agentbed.summary import figure_from_matplotlib, fmt, headline, table, write_summary
+from agentbed.summary import fmt, headline, interval_bars, table, write_summary
 from environments.alfworld import games
 from environments.alfworld.agents import FLAWS, ExpertAgent, make_base_agent
 from environments.alfworld.env import AlfworldEnv
@@ -105,28 +105,9 @@ def summarize(records: list[EpisodeRecord | dict[str, Any]], options: dict[str, 
                   ["agent", "pairs", "expert - agent"], diff_rows, note=DEMO_COMMAND),
             table("Success rate by task type", ["task type", *agents], by_type, note=DEMO_COMMAND),
         ],
-        "figures": [_success_figure(intervals)] if intervals else [],
+        "figures": [interval_bars("Success rate per agent (95% bootstrap interval)", intervals, "success rate")] if intervals else [],
         "command": "agentbed demo alfworld",
     }
-
-
-def _success_figure(intervals: list[tuple[str, Interval]]) -> dict[str, Any]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = [name for name, _ in intervals]
-    est, low, high = ([getattr(i, a) for _, i in intervals] for a in ("estimate", "low", "high"))
-    fig, ax = plt.subplots(figsize=(6, 3))
-    ax.bar(names, est, yerr=[[e - lo for e, lo in zip(est, low, strict=True)], [h - e for e, h in zip(est, high, strict=True)]], capsize=4)
-    ax.set_ylabel("success rate")
-    ax.set_ylim(0, 1.05)
-    ax.tick_params(axis="x", rotation=20)
-    fig.tight_layout()
-    out = figure_from_matplotlib("Success rate per agent (95% bootstrap interval)", fig)
-    plt.close(fig)
-    return out
 
 
 SUITE = Suite(
