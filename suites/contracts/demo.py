@@ -1,8 +1,9 @@
 """The demo behind ``agentbed demo``: oracle, naive (without and with feedback), work-first and
 param-drift over every task, 3 seeds, through the engine's process executor; the corruption matrix
-(every pipeline over every task it applies to, seed 0); a pass-rate figure; and the findings the
-lead's one-screen summary shows. Every agent here is scripted (the findings say so) but one: the
-local model (Gemma 3 270M, a base model, on this CPU) on a handful of tasks, when it is installed."""
+(every pipeline over every task it applies to, seed 0); the vault world's scripted agents
+(suites/vault/demo.py); pass-rate figures; and the findings the lead's one-screen summary shows.
+Every agent here is scripted (the findings say so) but one: the local model (Gemma 3 270M, a base
+model, on this CPU) on a handful of contracts tasks and the vault's tasks, when it is installed."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from agentbed.executors import execute
 from agentbed.progress import steps
 from agentbed.results import episode_metrics, write_results
 from agentbed.runner import EpisodeSpec, run_episode
-from agentbed.summary import figure_from_matplotlib, finding, write_summary
+from agentbed.summary import finding, interval_bars, write_summary
 from attacks.contracts.agents import corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
 from environments.contracts.agents import oracle
 from environments.contracts.env import ContractEnv
 from environments.contracts.report import build_summary, by_agent, feedback_pairs, rate, who
 from environments.contracts.tasks import TASKS
+from suites.vault import demo as vault_demo
 
 DEMO_SEEDS = 3
 DEMO_AGENTS = ("oracle", "naive", "work-first", "param-drift")
@@ -48,25 +50,9 @@ def corruption_check(seed: int = 0) -> list[list[Any]]:
 
 
 def _figure(records: list[dict[str, Any]]) -> dict[str, Any]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     groups = by_agent(records)
-    rates = {a: rate(r, "pass") for a, r in groups.items()}
-    fig, ax = plt.subplots(figsize=(7, 3))
-    names = list(rates)
-    est = [rates[a].estimate for a in names]
-    err = [[rates[a].estimate - rates[a].low for a in names], [rates[a].high - rates[a].estimate for a in names]]
-    ax.bar(names, est, yerr=err, capsize=4, color="#4a7ab5")
-    ax.set_ylabel("pass rate")
-    ax.set_ylim(0, 1.05)
-    ax.tick_params(axis="x", rotation=30)
-    fig.tight_layout()
-    out = figure_from_matplotlib("Pass rate per agent (95% CI over tasks)", fig)
-    plt.close(fig)
-    return out
+    return interval_bars("Pass rate per agent (95% CI over tasks)", [(a, rate(r, "pass")) for a, r in groups.items()],
+                         "pass rate")
 
 
 def findings(records: list[dict[str, Any]], checks: list[list[Any]]) -> list[dict[str, Any]]:
@@ -95,31 +81,46 @@ def findings(records: list[dict[str, Any]], checks: list[list[Any]]) -> list[dic
 
 LOCAL_MODEL = "local:gemma-3-270m"
 LOCAL_TASKS = ("totp-basic", "jwt-hs256-basic", "oauth-basic")
-LOCAL_STEPS = 6
+LOCAL_STEPS = 6  # per contracts task
+LOCAL_VAULT_STEPS = 8  # per vault task: long-chores needs six actions at best
 LOCAL_AGENT = "gemma-3-270m (local, 270M base model)"
 
 
-def local_model_slice(run_dir: Path) -> tuple[list[dict[str, Any]], str]:
-    """The local model as one more agent on a handful of tasks, seed 0, a 6-step budget, logged like
-    the others. Returns the records and what they are; none, and why, when it is not installed."""
+def local_model_slices(run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """The local model as one more agent, on one server: a handful of contracts tasks and the vault's
+    default tasks, seed 0, a few steps each, logged like the others. Returns the contracts records,
+    the vault records and what they are; none, and why, when the model is not installed."""
     from agentbed.agents.chat import ChatAgent
     from agentbed.agents.local.server import serving
     from agentbed.log import TrajectoryWriter
     from agentbed.runner import Budget
 
+    def agent(seed: int) -> ChatAgent:
+        return ChatAgent.from_model_string(LOCAL_MODEL, seed=seed)
+
     try:
-        with serving([LOCAL_MODEL], run_dir), steps("contracts local model", len(LOCAL_TASKS)) as done:
+        with serving([LOCAL_MODEL], run_dir):
             records = []
-            for task in LOCAL_TASKS:
-                spec = EpisodeSpec("contracts", task, LOCAL_AGENT, 0, {"feedback": "off"})
-                log = run_dir / "episodes" / f"{spec.episode_id}.jsonl"
-                record = run_episode(ContractEnv(task), ChatAgent.from_model_string(LOCAL_MODEL, seed=0), spec,
-                                     budget=Budget(max_steps=LOCAL_STEPS), writer=TrajectoryWriter(log))
-                records.append(record.to_dict())
-                done(task)
+            with steps("contracts local model", len(LOCAL_TASKS)) as done:
+                for task in LOCAL_TASKS:
+                    spec = EpisodeSpec("contracts", task, LOCAL_AGENT, 0, {"feedback": "off"})
+                    log = run_dir / "episodes" / f"{spec.episode_id}.jsonl"
+                    record = run_episode(ContractEnv(task), agent(0), spec, budget=Budget(max_steps=LOCAL_STEPS),
+                                         writer=TrajectoryWriter(log))
+                    records.append(record.to_dict())
+                    done(task)
+            in_vault = vault_demo.model_records(run_dir / "vault", agent, LOCAL_AGENT, LOCAL_VAULT_STEPS)
     except Exception as exc:  # noqa: BLE001 - a missing or broken local model must not hide the demo
-        return [], f"not run: {str(exc).splitlines()[0][:240]}"
-    return records, f"Gemma 3 270M base model, 4-bit, this CPU; seed 0, {LOCAL_STEPS} steps"
+        return [], [], f"not run: {str(exc).splitlines()[0][:240]}"
+    return records, in_vault, f"Gemma 3 270M base model, 4-bit, this CPU; seed 0, {LOCAL_STEPS}-{LOCAL_VAULT_STEPS} steps"
+
+
+def _of(records: list[dict[str, Any]], agent: str) -> list[dict[str, Any]]:
+    return [r for r in records if r["agent"] == agent]
+
+
+def _passed(records: list[dict[str, Any]]) -> str:
+    return f"{sum(bool(r['success']) for r in records)} of {len(records)}"
 
 
 def run_demo(out_dir: Path) -> dict[str, Any]:
@@ -133,12 +134,19 @@ def run_demo(out_dir: Path) -> dict[str, Any]:
         done(f"{len(specs)} episodes")
     records.sort(key=lambda r: (who(r), r["task"], r["seed"]))
     checks = corruption_check()
-    local, what = local_model_slice(run_dir)  # shown beside the scripted agents, kept out of the gate's results
+    vault = vault_demo.scripted_records(run_dir / "vault")
+    # the local model is shown beside the scripted agents, and kept out of the gate's results
+    local, local_vault, what = local_model_slices(run_dir)
     shown = records + local
-    summary = build_summary(shown, COMMAND, corruption_checks=checks, figures=[_figure(shown)])
+    vault_table, vault_intervals = vault_demo.pass_table(vault + local_vault, note=(
+        f"{vault_demo.COMMAND}; scripted agents over {vault_demo.SEEDS} seeds; the local model: {what}"))
+    summary = build_summary(shown, COMMAND, corruption_checks=checks, figures=[
+        _figure(shown), interval_bars("Vault: pass rate per agent (95% CI over tasks)", vault_intervals, "pass rate")])
+    summary["tables"].append(vault_table)
     summary["findings"] = findings(records, checks)
-    summary["findings"].append(finding(f"local model, {len(LOCAL_TASKS)} tasks",
-                                       f"{sum(bool(r['success']) for r in local)} of {len(local)} pass", note=what))
+    summary["findings"].append(finding(
+        "local model: contracts tasks; vault tasks",
+        f"{_passed(local)} pass; {_passed(local_vault)} pass (vault oracle {_passed(_of(vault, 'oracle'))})", note=what))
     write_summary(summary, run_dir / "summary.json")
     # results.json lets `agentbed gate RUN/contracts --baseline baselines/contracts.json` check the demo
     write_results(run_dir / "results.json", episode_metrics(records), episodes=len(records),

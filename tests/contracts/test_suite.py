@@ -33,11 +33,15 @@ def test_cli_rejects_a_bad_option_value(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_demo_summary_has_every_table_and_the_feedback_difference(tmp_path):
+def test_demo_summary_has_every_table_and_the_feedback_difference(tmp_path, monkeypatch):
+    import suites.contracts.demo as demo
+
+    # the local model's slices are played in test_local_demo_slice.py, against the real server
+    monkeypatch.setattr(demo, "local_model_slices", lambda run_dir: ([], [], "not run: see test_local_demo_slice.py"))
     summary = get_suite("contracts").demo(tmp_path)
     titles = " | ".join(t["title"] for t in summary["tables"])
     for part in ("Pass rate per agent", "Per axis", "Headline label", "Per task", "Feedback mode",
-                 "Corruption pipelines"):
+                 "Corruption pipelines", "Vault (built-in world)"):
         assert part in titles
     metrics = {(h["metric"], h["agent"]) for h in summary["headline"]}
     assert ("feedback_gain", "naive") in metrics and ("pass_rate", "oracle") in metrics
@@ -49,3 +53,7 @@ def test_demo_summary_has_every_table_and_the_feedback_difference(tmp_path):
     assert 2 <= len(found) <= 5 and all(f["note"] for f in found.values())
     assert found["work-first (never renews) on renewal tasks"]["value"].startswith("0 of ")
     assert (tmp_path / "contracts" / "results.json").exists()
+    vault = {row[0]: row for row in next(t for t in summary["tables"] if "Vault" in t["title"])["rows"]}
+    assert {"oracle", "naive", "random"} <= set(vault) and vault["oracle"][1] == 9
+    assert vault["oracle"][3].startswith("1.000") and vault["naive"][3] != vault["oracle"][3]
+    assert found["local model: contracts tasks; vault tasks"]["value"].startswith("0 of 0 pass; 0 of 0 pass")
