@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attacks.graphrag.scenario import poisoned_index  # noqa: E402
 from environments.graphrag.agents import answer_chain  # noqa: E402
-from environments.graphrag.corpus import template_extract  # noqa: E402
 from environments.graphrag.env import statement_row  # noqa: E402
 from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries, local_search  # noqa: E402
+from environments.graphrag.lexicon import LexiconExtractor  # noqa: E402
 from environments.graphrag.pipeline import Query  # noqa: E402
 from environments.graphrag.real import available, load_real  # noqa: E402
 from environments.graphrag.world import generate_world  # noqa: E402
@@ -39,7 +39,7 @@ def world_with_triples(target: int):
 def build_row(target: int, leiden: bool) -> list[str]:
     data = world_with_triples(target)
     t = time.process_time()
-    statements = template_extract(data.documents, data.table)
+    statements = LexiconExtractor(data.table.relations)(data.documents)
     t_extract = time.process_time() - t
     t = time.process_time()
     kg = KnowledgeGraph(statements)

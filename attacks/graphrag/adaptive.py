@@ -59,7 +59,7 @@ def craft(dataset: Dataset, target: Target, t: int, rng: random.Random, budget: 
     frames = budget.documents - n_claim
     claim = table.sentence(Fact(s, r, target.fake), dated=ATTACK_DATE)
     bodies = [[table.sentence(Fact(s, r, true), dated=ATTACK_DATE, negated=True), claim]]
-    bodies += [[claim] for _ in range(n_claim - 1)]
+    bodies += [[table.sentence(Fact(s, r, target.fake), dated=ATTACK_DATE, variant=j)] for j in range(1, n_claim)]
     left = budget.statements - (n_claim + 1)
     framing: list[list[str]] = []
     if frames:

@@ -26,7 +26,7 @@ def community_injection(dataset: Dataset, plan: AttackPlan, rng: random.Random, 
         taken.update(fakes)
         rels = support_relations(dataset, rng, 3 * members)
         for j, member in enumerate(fakes):
-            body = [table.sentence(Fact(s, r, target.fake)),
+            body = [table.sentence(Fact(s, r, target.fake), variant=j),
                     table.sentence(Fact(member, rels[3 * j], s)),
                     table.sentence(Fact(member, rels[3 * j + 1], target.fake)),
                     table.sentence(Fact(member, rels[3 * j + 2], fakes[(j + 1) % len(fakes)]))]

@@ -36,7 +36,10 @@ def gragpoison(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: A
         claim = table.sentence(Fact(s, r, target.fake), dated=ATTACK_DATE)
         injection = [table.sentence(Fact(s, r, old), dated=ATTACK_DATE, negated=True),
                      "The change followed a restructuring that was announced last spring.", claim]
-        bodies = [injection] + [[claim] for _ in range(n_docs - 1)]
+        # Each further document words the claim its own way, so one phrasing the extractor misses
+        # does not lose the attack.
+        bodies = [injection] + [[table.sentence(Fact(s, r, target.fake), dated=ATTACK_DATE, variant=j)]
+                                for j in range(1, n_docs)]
         left = budget.statements - 2 - (n_docs - 1)
         leaves = invented_names(rng, max(0, min(n_support, left // 2)), taken, "Trust")
         taken.update(leaves)

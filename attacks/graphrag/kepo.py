@@ -50,7 +50,7 @@ def kepo(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackB
         claim = table.sentence(Fact(s, r, target.fake), dated=ATTACK_DATE)
         bodies = [[table.sentence(Fact(s, r, old), dated=ATTACK_DATE, negated=True),
                    table.sentence(Fact(s, rels[0], event)), table.sentence(Fact(target.fake, rels[1], event)), claim]]
-        bodies += [[claim] for _ in range(n_docs - 1)]
+        bodies += [[table.sentence(Fact(s, r, target.fake), dated=ATTACK_DATE, variant=j)] for j in range(1, n_docs)]
         for j, leaf in enumerate(leaves):
             k = 2 + 3 * j
             hub = rng.choice([h for h in hubs if h not in (s, target.fake, old)])

@@ -18,8 +18,9 @@ def poisonedrag(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: 
     out = Poisoning()
     for t, target in enumerate(plan.targets):
         question = questions[target.questions[0]].text
-        claim = dataset.table.sentence(Fact(target.fact.head, target.fact.relation, target.fake))
+        fake = Fact(target.fact.head, target.fact.relation, target.fake)
         for j in range(min(budget.documents, budget.statements)):
+            claim = dataset.table.sentence(fake, variant=j)
             out.add(t, Document(f"prag{t:03d}-{j}", question, [question, claim, "Several sources agree on this."],
                                 origin="poison"), dataset.table)
     return out

@@ -12,8 +12,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from environments.graphrag.corpus import Document, Fact, PhraseTable, template_extract
+from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset, Question, follow
 
 ATTACK_DATE = "2025/06/01"
@@ -106,11 +107,13 @@ class Poisoning:
     replaced: dict = field(default_factory=dict)  # document id -> edited Document
     spend: dict[int, Spend] = field(default_factory=dict)
 
-    def add(self, target: int, doc: Document, table: PhraseTable) -> None:
+    def add(self, target: int, doc: Document, table: Any = None) -> None:
+        """Add ``doc``; its cost is one document and the fact claims its sentences make (what
+        the attacker wrote, whatever the extractor later reads from it)."""
         self.added.append(doc)
         spent = self.spend.setdefault(target, Spend())
         spent.documents += 1
-        spent.statements += len(template_extract([doc], table))
+        spent.statements += len(doc.claims)
 
     def check(self, budget: AttackBudget) -> None:
         for t, spent in sorted(self.spend.items()):

@@ -129,10 +129,16 @@ def document_subject(kg: KnowledgeGraph, doc: str, min_statements: int = 3, shar
 
 
 def off_subject_statement(kg: KnowledgeGraph, entity: str, i: int) -> bool:
-    """Statement ``i`` about ``entity`` sits in a page about a third entity, which clean pages
-    never do (a page states facts about its subject): its object was likely rewritten."""
-    subject = document_subject(kg, kg.statements[i].doc)
-    return subject is not None and subject not in (entity, kg.statements[i].tail)
+    """Statement ``i`` about ``entity`` sits in a page about a third entity, which clean pages do
+    only for a neighbour of their subject (prose such as "X was born in Tisro, which lies in
+    Venland" on X's page, where the page links X to Tisro itself): an unanchored one's object
+    was likely rewritten."""
+    doc = kg.statements[i].doc
+    subject = document_subject(kg, doc)
+    if subject is None or subject in (entity, kg.statements[i].tail):
+        return False
+    return not any({kg.statements[j].head, kg.statements[j].tail} == {subject, entity}
+                   for j in kg.by_doc.get(doc, []) if j != i)
 
 
 def off_subject_claims(kg: KnowledgeGraph, entity: str, claims: set[int]) -> bool:

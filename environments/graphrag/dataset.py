@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from environments.graphrag.corpus import Document, Fact, PhraseTable
+from environments.graphrag.corpus import Document, Fact
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Question:
 class Dataset:
     name: str
     facts: list[Fact]
-    table: PhraseTable
+    table: Any  # the writer (environments.graphrag.prose.Writer): attacks write prose with it
     documents: list[Document]
     questions: list[Question]
     index: dict[tuple[str, str], list[str]] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Triple extraction with a LangChain chat model, for corpora not written from templates.
+"""Triple extraction with a LangChain chat model, and how any extractor is scored.
 
 Each chunk is sent to the model with the list of allowed relations; the model returns JSON
 ``{"triples": [{"head", "relation", "tail", "negated", "date"}]}``. Malformed replies and
@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from agentbed.stats import Interval
 from environments.graphrag.corpus import Document, Statement
 
 PROMPT = (
@@ -109,9 +111,40 @@ class ExtractionQuality:
 
 def extraction_quality(extracted: Sequence[Statement], gold: Sequence[Statement]) -> ExtractionQuality:
     """Precision and recall of (head, relation, tail, negated) per document: a triple counts
-    when the same document states it (the gold statements are what the generator wrote)."""
-    def keys(statements: Sequence[Statement]) -> set[tuple[str, str, str, str, bool]]:
-        return {(s.doc, s.head, s.relation, s.tail, s.negated) for s in statements}
-
-    got, want = keys(extracted), keys(gold)
+    when the same document states it (the gold statements are what the writer's sentences claim)."""
+    got, want = _keys(extracted), _keys(gold)
     return ExtractionQuality(len(got), len(got & want), len(want), len(got & want))
+
+
+def _keys(statements: Sequence[Statement]) -> set[tuple[str, str, str, str, bool]]:
+    return {(s.doc, s.head, s.relation, s.tail, s.negated) for s in statements}
+
+
+def extraction_intervals(extracted: Sequence[Statement], gold: Sequence[Statement], *,
+                         seed: int = 0, resamples: int = 2000) -> dict[str, Interval]:
+    """Micro precision and recall with 95% cluster-bootstrap intervals over documents (whole
+    documents are resampled; the statistic is pooled hits over pooled triples)."""
+    got, want = _keys(extracted), _keys(gold)
+    docs = sorted({k[0] for k in got | want})
+    where = {d: i for i, d in enumerate(docs)}
+
+    def per_doc(keys: set, other: set) -> tuple[np.ndarray, np.ndarray]:
+        hits, total = np.zeros(len(docs)), np.zeros(len(docs))
+        for k in keys:
+            total[where[k[0]]] += 1
+            hits[where[k[0]]] += k in other
+        return hits, total
+
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(docs), size=(resamples, len(docs))) if docs else np.zeros((0, 0), dtype=int)
+    out = {}
+    for name, (hits, total) in (("precision", per_doc(got, want)), ("recall", per_doc(want, got))):
+        n = int(total.sum())
+        if n == 0:
+            out[name] = Interval(float("nan"), float("nan"), float("nan"), 0)
+            continue
+        sums_h, sums_t = hits[draws].sum(axis=1), total[draws].sum(axis=1)
+        ratios = sums_h[sums_t > 0] / sums_t[sums_t > 0]
+        lo, hi = np.quantile(ratios, [0.025, 0.975])
+        out[name] = Interval(float(hits.sum() / n), float(lo), float(hi), n)
+    return out

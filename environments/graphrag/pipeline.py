@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from environments.graphrag.corpus import Document, PhraseTable, Statement, publish, template_extract
+from environments.graphrag.corpus import Document, Statement, publish
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries
+from environments.graphrag.lexicon import LexiconExtractor
 
 Extractor = Callable[[Sequence[Document]], list[Statement]]
 
@@ -44,7 +46,7 @@ class Index:
     kg: KnowledgeGraph
     membership: dict[str, int]
     summaries: dict[int, str]
-    table: PhraseTable
+    table: Any  # the dataset's writer: relation names and their phrases for summaries
 
 
 def apply_poisoning(documents: Iterable[Document], added: Iterable[Document] = (),
@@ -53,10 +55,14 @@ def apply_poisoning(documents: Iterable[Document], added: Iterable[Document] = (
     return [replaced.get(d.id, d) for d in documents] + list(added)
 
 
-def build_index(documents: Sequence[Document], table: PhraseTable, *, extractor: Extractor | None = None,
+def build_index(documents: Sequence[Document], table: Any, *, extractor: Extractor | None = None,
                 community_method: str = "louvain", seed: int = 0) -> Index:
+    """Publish, extract (the rule-based :class:`LexiconExtractor` over the relation names unless
+    another extractor is given: the graph holds what extraction found, errors included), build
+    the graph, detect communities and summarise them."""
     documents = publish(documents, seed)
-    statements = extractor(documents) if extractor is not None else template_extract(documents, table)
+    extract = extractor if extractor is not None else LexiconExtractor(sorted(table.phrases))
+    statements = extract(documents)
     kg = KnowledgeGraph(statements)
     membership = communities(kg, community_method, seed) if community_method != "none" else {}
     return Index({d.id: d for d in documents}, kg, membership, community_summaries(kg, membership, phrase=table.phrases),
@@ -65,7 +71,13 @@ def build_index(documents: Sequence[Document], table: PhraseTable, *, extractor:
 
 def poison_labels(index: Index, dataset: Dataset) -> list[bool]:
     """Ground truth per statement (measurement only): poison if it comes from an attacker's
-    document or states a fact that neither the clean world nor its natural conflicts (superseded
-    facts, disagreeing sources) contain (an edited sentence)."""
+    document, or from an edited one and states a fact that neither the clean world nor its
+    natural conflicts (superseded facts, disagreeing sources) contain. An extraction error in a
+    clean page is noise, not poison."""
     clean = set(dataset.facts) | dataset.natural
-    return [index.documents[s.doc].origin == "poison" or s.fact() not in clean for s in index.kg.statements]
+
+    def poison(s: Statement) -> bool:
+        origin = index.documents[s.doc].origin
+        return origin == "poison" or (origin == "edited" and s.fact() not in clean)
+
+    return [poison(s) for s in index.kg.statements]

@@ -2,8 +2,10 @@
 
 ``scripts/fetch-pykeen`` downloads the wheel pinned by sha256 and extracts the tab-separated
 triple files into ``.cache/pykeen/<name>/{train,valid,test}.txt``. Triples become encyclopedia
-pages (one per entity, a sentence per triple); questions follow chains of (entity, relation)
-pairs that have exactly one object in the whole graph.
+pages in prose (one per entity, several surface forms per relation, several objects per
+sentence, pronouns, distractors; every triple on its head's page, half of them also on their
+object's); questions follow chains of (entity, relation) pairs that have exactly one object in
+the whole graph.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import random
 from pathlib import Path
 
 from agentbed.errors import UsageError
-from environments.graphrag.corpus import Fact, PhraseTable, pages_from_facts
+from environments.graphrag.corpus import Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
+from environments.graphrag.prose import Writer, real_forms, write_pages
 
 REAL_DATASETS = ("nations", "kinships", "umls")
 FETCH_COMMAND = "scripts/fetch-pykeen"
@@ -53,7 +56,9 @@ def question_text(topic: str, plan: tuple[str, ...]) -> str:
 def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 2) -> Dataset:
     facts = read_triples(name)
     relations = sorted({f.relation for f in facts})
-    table = PhraseTable({r: f"is linked by {r} to" for r in relations})
+    forms = {r: real_forms(r) for r in relations}
+    writer = Writer({r: f[0] for r, f in forms.items()}, {r: f[1] for r, f in forms.items()}, show=display,
+                    phrases={r: f"is linked by {r} to" for r in relations})
     index = objects_index(facts)
     rng = random.Random(seed)
     plans: list[tuple[str, ...]] = [(r,) for r in relations]
@@ -65,4 +70,11 @@ def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 
         two = sorted({(r1, r2) for (_, r1), t in unique.items() for r2 in by_head.get(t, ())})
         plans += [p for p in two if p[0] != p[1]][:60]
     qs = sample_questions(index, plans, questions, rng, question_text, prefix=f"{name}-q")
-    return Dataset(name, facts, table, pages_from_facts(facts, table), qs, index)
+    docs = write_pages(facts, writer, random.Random(f"{name}-prose-{seed}"), tail_share=0.5)
+    return Dataset(name, facts, writer, docs, qs, index)
+
+
+def display(entity: str) -> str:
+    """How a page writes an entity's identifier: ``acquired_abnormality`` as "Acquired abnormality"."""
+    text = entity.replace("_", " ")
+    return text[:1].upper() + text[1:]

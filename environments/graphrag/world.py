@@ -11,24 +11,14 @@ tail's page, and some in short news items, so clean facts have independent sourc
 from __future__ import annotations
 
 import random
+import zlib
 from collections.abc import Callable
 
-from environments.graphrag.corpus import Document, Fact, PhraseTable, pages_from_facts
+from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
+from environments.graphrag.prose import HELD_OUT_FORMS, WORLD_FORMS, Writer, write_pages
 
-PHRASES = {
-    "located_in": "is located in",
-    "born_in": "was born in",
-    "citizen_of": "is a citizen of",
-    "works_for": "works for",
-    "lives_in": "lives in",
-    "studied_at": "studied at",
-    "headquartered_in": "is headquartered in",
-    "founded_by": "was founded by",
-    "colleague_of": "is a colleague of",
-    "partners_with": "partners with",
-    "affiliated_with": "is affiliated with",
-}
+RELATIONS = tuple(WORLD_FORMS)
 
 PLANS: list[tuple[str, ...]] = [
     ("born_in",), ("works_for",), ("headquartered_in",), ("studied_at",),
@@ -96,7 +86,7 @@ class _Names:
 CHANGE_DATES = ("2019/03/01", "2024/02/01")  # an old job, and when it ended
 
 
-def _natural_conflicts(rng: random.Random, facts: list[Fact], docs: list[Document], table: PhraseTable,
+def _natural_conflicts(rng: random.Random, facts: list[Fact], docs: list[Document], writer: Writer,
                        firms: list[str], changes: float, disputes: int) -> set[Fact]:
     """Conflicts clean data has: people who changed employer (the old job dated, then retracted
     with a date on the person's page; the old employer's page still lists them) and sources
@@ -109,15 +99,14 @@ def _natural_conflicts(rng: random.Random, facts: list[Fact], docs: list[Documen
             continue
         old = Fact(f.head, "works_for", rng.choice([x for x in firms if x != f.tail]))
         natural.add(old)
-        page[f.head].sentences += [table.sentence(old, dated=old_date), table.sentence(old, dated=new_date, negated=True),
-                                   table.sentence(f, dated=new_date)]
-        page[old.tail].sentences.append(table.sentence(old, dated=old_date))
+        page[f.head].sentences += writer.job_change(f.head, old.tail, f.tail, CHANGE_DATES)
+        page[old.tail].sentences.append(writer.sentence(old, dated=old_date, variant=1))
     cities = sorted({f.tail for f in facts if f.relation == "born_in"})
     births = [f for f in facts if f.relation == "born_in"]
     for i, f in enumerate(rng.sample(births, min(disputes, len(births)))):
         wrong = Fact(f.head, "born_in", rng.choice([c for c in cities if c != f.tail]))
         natural.add(wrong)
-        docs.append(Document(f"dispute{i:04d}", f"Letters {i}", [table.sentence(wrong)]))
+        docs.append(Document(f"dispute{i:04d}", f"Letters {i}", [writer.sentence(wrong, variant=i)]))
     return natural
 
 
@@ -161,14 +150,31 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
             facts.append(Fact(a, "colleague_of", b))
         if rng.random() < 0.5:
             facts.append(Fact(firm, "partners_with", rng.choice([f for f in firms if f != firm])))
-    table = PhraseTable(dict(PHRASES))
-    docs = pages_from_facts(facts, table)
+    writer = world_writer(set(people), set(firms), set(unis))
+    located = {f.head: f for f in facts if f.relation == "located_in"}
+    prose = random.Random(seed + 31337)  # its own stream: the wording leaves the world unchanged
+    docs = write_pages(facts, writer, prose, follow_up=located.get)
     for i in range(news):
-        items = rng.sample(facts, 3)
-        docs.append(Document(f"news{i:04d}", f"News {i}", [table.sentence(f) for f in items]))
-    natural = _natural_conflicts(random.Random(seed + 104729), facts, docs, table, firms, changes, disputes)
+        docs.append(writer.news(rng.sample(facts, 3), prose, f"News {i}"))
+    natural = _natural_conflicts(random.Random(seed + 104729), facts, docs, writer, firms, changes, disputes)
     index = objects_index(facts)
     phrasing = random.Random(seed + 7919)  # its own stream: the surface form leaves the world unchanged
     qs = sample_questions(index, PLANS, questions, rng,
                           lambda topic, plan: question_text(topic, plan, phrasing.randrange(3)))
-    return Dataset(f"world{seed}", facts, table, docs, qs, index, natural)
+    return Dataset(f"world{seed}", facts, writer, docs, qs, index, natural)
+
+
+def world_writer(people: set[str], firms: set[str], unis: set[str]) -> Writer:
+    """Pronouns and aliases: people are "he" or "she" and go by their family name, companies
+    by their first word, universities as "X University"."""
+    def pronoun(e: str) -> str:
+        return ("he", "she")[zlib.crc32(e.encode()) % 2] if e in people else "it"
+
+    def alias(e: str) -> str | None:
+        if e in people or e in firms:
+            return e.split()[-1] if e in people else e.split()[0]
+        if e in unis:
+            return f"{e.removeprefix('University of ')} University"
+        return None
+
+    return Writer(dict(WORLD_FORMS), dict(HELD_OUT_FORMS), pronoun=pronoun, alias=alias)

@@ -76,27 +76,38 @@ def _print(tab: dict[str, Any]) -> None:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    """The LLM extractor on a small corpus (the first ``--docs`` documents of a world), scored
-    against the triples the generator wrote."""
+    """Extractors on a small corpus (the first ``--docs`` documents of a dataset), scored against
+    the claims the writer's sentences make: the rule-based extractor always, the LLM extractor
+    with ``--model``."""
     import tempfile
 
-    from agentbed.agents.local.server import serving
-    from environments.graphrag.corpus import template_extract
-    from environments.graphrag.extract import LLMExtractor, extraction_quality
-    from environments.graphrag.world import generate_world
+    from environments.graphrag.corpus import gold_statements
+    from environments.graphrag.extract import LLMExtractor, extraction_intervals, extraction_quality
+    from environments.graphrag.lexicon import LexiconExtractor
+    from suites.graphrag.scenarios import load_dataset
 
     if args.docs < 1:
         raise UsageError(f"--docs: must be at least 1, got {args.docs}")
-    world = generate_world(args.world)
-    docs = world.documents[:args.docs]
-    with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
-        extractor = LLMExtractor.from_model_string(args.model, sorted(world.table.phrases))
-        got = extractor(docs)
-    q = extraction_quality(got, template_extract(docs, world.table))
-    print(f"{args.model} on {len(docs)} documents of world {args.world}: {extractor.calls} calls, "
-          f"{extractor.failed} failed, {extractor.skipped} malformed replies or entries, {q.extracted} triples extracted")
-    print(f"precision {q.precision:.3f} ({q.correct}/{q.extracted}), recall {q.recall:.3f} ({q.found}/{q.gold}); "
-          f"tokens in {extractor.usage['input_tokens']}, out {extractor.usage['output_tokens']}")
+    data = load_dataset(args.dataset, args.world)
+    docs = data.documents[:args.docs]
+    gold = gold_statements(docs)
+    relations = sorted(data.table.phrases)
+    runs = [("lexicon", LexiconExtractor(relations)(docs, context=data.documents), None)]
+    if args.model:
+        from agentbed.agents.local.server import serving
+
+        with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
+            extractor = LLMExtractor.from_model_string(args.model, relations)
+            runs.append((args.model, extractor(docs), extractor))
+    print(f"{len(docs)} documents of {args.dataset} {args.world}")
+    for name, got, llm in runs:
+        q, iv = extraction_quality(got, gold), extraction_intervals(got, gold)
+        print(f"{name}: precision {q.precision:.3f} {iv['precision'].low:.2f}-{iv['precision'].high:.2f} "
+              f"({q.correct}/{q.extracted}), recall {q.recall:.3f} {iv['recall'].low:.2f}-{iv['recall'].high:.2f} "
+              f"({q.found}/{q.gold}); 95% bootstrap over documents")
+        if llm is not None:
+            print(f"  {llm.calls} calls, {llm.failed} failed, {llm.skipped} malformed replies or entries; "
+                  f"tokens in {llm.usage['input_tokens']}, out {llm.usage['output_tokens']}")
     return 0
 
 
@@ -170,10 +181,11 @@ def register(subparsers: Any) -> None:
     c.add_argument("--budgets", default="1,2,3,5,8", help="comma-separated documents per target")
     c.add_argument("--worlds", type=int, default=4)
     c.set_defaults(func=cmd_curve)
-    e = sub.add_parser("extract", help="the LLM triple extractor on a small corpus: precision and recall")
-    e.add_argument("--model", required=True, help="local:gemma-3-270m or any provider:model")
-    e.add_argument("--docs", type=int, default=8, help="documents of the world to extract from")
-    e.add_argument("--world", type=int, default=1000, help="generated world seed")
+    e = sub.add_parser("extract", help="triple extractors on a small corpus: precision and recall")
+    e.add_argument("--model", help="also the LLM extractor: local:gemma-3-270m or any provider:model")
+    e.add_argument("--docs", type=int, default=8, help="documents of the dataset to extract from")
+    e.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
+    e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed)")
     e.set_defaults(func=cmd_extract)
     m = sub.add_parser("readers", help="the chat-model reader beside the deterministic reader, same tasks")
     m.add_argument("--model", required=True, help="local:gemma-3-270m or any provider:model")

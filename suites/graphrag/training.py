@@ -24,6 +24,7 @@ from controllers.graphrag.candidates import Conflict, walk_plan
 from controllers.graphrag.features import FEATURES, RAW_FEATURES, QueryContext, candidate_features
 from controllers.graphrag.tdp import PairwiseRanker, fit_pairwise
 from environments.graphrag.kg import KnowledgeGraph, local_search
+from environments.graphrag.prose import CORPUS_VERSION
 from environments.graphrag.world import generate_world
 
 TRAIN_WORLDS = tuple(range(4))  # evaluation worlds start at 1000
@@ -75,7 +76,8 @@ VARIANTS = ("tdp", "tdp-static", "tdp-raw")
 def recipe() -> dict[str, Any]:
     """Everything training depends on; shipped weights are used only while it is unchanged."""
     return {"worlds": list(TRAIN_WORLDS), "attacks": list(TRAIN_ATTACKS), "adversarial": list(ADVERSARIAL_ATTACKS),
-            "rounds": ROUNDS, "features": list(FEATURES), "raw_features": list(RAW_FEATURES)}
+            "rounds": ROUNDS, "features": list(FEATURES), "raw_features": list(RAW_FEATURES),
+            "corpus": CORPUS_VERSION}
 
 
 @lru_cache(maxsize=4)

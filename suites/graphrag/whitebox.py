@@ -13,17 +13,19 @@ from attacks.graphrag.targets import Target
 from controllers.graphrag.candidates import build_conflict
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.tdp import PairwiseRanker
-from environments.graphrag.corpus import Document, template_extract
+from environments.graphrag.corpus import Document
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
+from environments.graphrag.lexicon import LexiconExtractor
 
 
 def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
     """Score margin of the fake answer over the best other candidate at the contested step."""
-    clean = template_extract(dataset.documents, dataset.table)
+    extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
+    clean = extract(dataset.documents)
 
     def margin(docs: Sequence[Document], target: Target) -> float:
-        kg = KnowledgeGraph(clean + template_extract(docs, dataset.table))
+        kg = KnowledgeGraph(clean + extract(docs, context=[*dataset.documents, *docs]))
         s, r = target.fact.head, target.fact.relation
         retrieved = set(local_search(kg, s, (r,)))
         conflict = build_conflict(kg, retrieved, s, r)

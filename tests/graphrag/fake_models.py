@@ -15,20 +15,22 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from environments.graphrag.agents import answer_chain
-from environments.graphrag.corpus import Document, PhraseTable, template_extract
+from environments.graphrag.corpus import Document
+from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.parse import interpret
 
 
-class TemplateExtractorModel(BaseChatModel):
-    """Replies to an extraction prompt with the triples the sentence templates give."""
+class LexiconExtractorModel(BaseChatModel):
+    """Replies to an extraction prompt with the triples the rule-based extractor reads in the
+    chunk's text (no title, so pronouns stay unresolved: a chunk is all an LLM is sent)."""
 
-    phrases: dict[str, str]
+    relations: list[str]
     garble_every: int = 0
     calls: int = 0
 
     @property
     def _llm_type(self) -> str:
-        return "graphrag-template-extractor"
+        return "graphrag-lexicon-extractor"
 
     def _generate(self, messages: Sequence[BaseMessage], stop: Any = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
@@ -36,13 +38,17 @@ class TemplateExtractorModel(BaseChatModel):
         if self.garble_every and self.calls % self.garble_every == 0:
             content = "Sorry, here are the facts: [unclosed"
         else:
-            text = messages[-1].content
-            doc = Document("x", "x", [s if s.endswith(".") else s + "." for s in text.split(". ")])
             triples = [{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
-                        "date": s.dated} for s in template_extract([doc], PhraseTable(dict(self.phrases)))]
+                        "date": s.dated} for s in chunk_triples(messages[-1].content, self.relations)]
             content = "```json\n" + json.dumps({"triples": triples}) + "\n```"
         msg = AIMessage(content=content, usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+def chunk_triples(text: str, relations: Sequence[str]) -> list:
+    """The rule-based extractor's triples for a chunk read alone (unresolved pronouns dropped)."""
+    doc = Document("x", "", [s if s.endswith(".") else s + "." for s in text.split(". ")])
+    return [s for s in LexiconExtractor(relations)([doc]) if s.head and s.tail]
 
 
 class ReaderToolModel(BaseChatModel):

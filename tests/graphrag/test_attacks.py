@@ -37,9 +37,13 @@ def test_every_attack_poisons_the_contested_fact(world, attack):
         assert all(d.origin == "poison" for d in poisoning.added)
     built = poisoned_index(world, attack, targets=12, seed=1, community_method="none")
     kg = built.index.kg
+    reached = 0
     for t in plan.targets:
-        fakes = [i for i in kg.by_pair[(t.fact.head, t.fact.relation)] if kg.statements[i].tail == t.fake]
-        assert fakes and all(built.poison[i] for i in fakes)
+        fakes = [i for i in kg.by_pair.get((t.fact.head, t.fact.relation), []) if kg.statements[i].tail == t.fake]
+        reached += bool(fakes)
+        assert all(built.poison[i] for i in fakes)
+    # The poison is prose too: the extractor misses some of its phrasings, as it misses clean ones.
+    assert reached >= 0.6 * len(plan.targets)
     untouched = {d.id for d in world.documents} - set(poisoning.replaced)
     assert not any(built.poison[i] for i, s in enumerate(kg.statements) if s.doc in untouched)
 
@@ -76,12 +80,12 @@ def test_every_attack_keeps_to_the_one_budget(world, attack, documents):
 
 def test_overspending_is_refused():
     poisoning = Poisoning()
-    from environments.graphrag.corpus import Document, PhraseTable
-    from environments.graphrag.world import PHRASES
+    from environments.graphrag.corpus import Document, Fact
+    from environments.graphrag.prose import WORLD_FORMS, Writer
 
-    table = PhraseTable(dict(PHRASES))
+    writer = Writer(dict(WORLD_FORMS))
     for j in range(3):
-        poisoning.add(0, Document(f"x{j}", "t", ["A b was born in C d."]), table)
+        poisoning.add(0, Document(f"x{j}", "t", [writer.sentence(Fact("A b", "born_in", "C d"))]))
     with pytest.raises(BudgetExceeded, match="target 0"):
         poisoning.check(AttackBudget.of(2))
 

@@ -2,7 +2,8 @@
 evidence a defense can wrongly remove; the conflict questions measure that."""
 
 from attacks.graphrag.scenario import poisoned_index
-from environments.graphrag.corpus import template_extract
+from environments.graphrag.corpus import gold_statements
+from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.world import CHANGE_DATES, generate_world
 from suites.graphrag.report import run_cell
 from suites.graphrag.scenarios import task_ids
@@ -12,10 +13,10 @@ from suites.graphrag.suite import SUITE
 def test_world_has_superseded_and_disputed_facts_that_count_as_clean():
     world = generate_world(1000)
     assert world.natural and not world.natural & set(world.facts)
-    statements = template_extract(world.documents, world.table)
-    superseded = [s for s in statements if s.fact() in world.natural and s.relation == "works_for"]
-    assert {s.dated for s in superseded} == set(CHANGE_DATES) and any(s.negated for s in superseded)
-    assert any(s.fact() in world.natural and s.relation == "born_in" for s in statements)  # a disagreeing source
+    for statements in (gold_statements(world.documents), LexiconExtractor(world.table.relations)(world.documents)):
+        superseded = [s for s in statements if s.fact() in world.natural and s.relation == "works_for"]
+        assert {s.dated for s in superseded} == set(CHANGE_DATES) and any(s.negated for s in superseded)
+        assert any(s.fact() in world.natural and s.relation == "born_in" for s in statements)  # a disagreeing source
     built = poisoned_index(world, "none", seed=1000, community_method="none")
     assert not any(built.poison)  # natural conflicts are clean evidence
 

@@ -44,16 +44,21 @@ def test_query_type_carries_only_text():
     assert [f.name for f in dataclasses.fields(Query)] == ["text"]
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_reader_observations_hold_no_gold_field_or_telltale_id(attack):
-    opts = SUITE.resolve_options({"attack": attack, "defense": "tdp", "worlds": 1})
+CASES = [("world", a) for a in sorted(ATTACKS)] + [("nations", a) for a in ("gragpoison", "tkpa", "adaptive")]
+
+
+@pytest.mark.parametrize(("dataset", "attack"), CASES)
+def test_reader_observations_hold_no_gold_field_or_telltale_id(dataset, attack, request):
+    if dataset != "world":
+        request.getfixturevalue("nations_available")
+    opts = SUITE.resolve_options({"attack": attack, "defense": "tdp", "worlds": 1, "dataset": dataset})
     for task in task_ids(opts)[:4]:
         env, agent = make_env(task, opts), Recording()
         run_episode(env, agent, EpisodeSpec("graphrag", task, "reader", 0, opts), budget=SUITE.budget)
         q = env.scenario.question(env.task.params["question"])
         first = json.loads(agent.seen[0])
         assert set(first) == {"question", "schema", "instructions"} and first["question"] == q.text
-        assert q.answer not in agent.seen[0]
+        assert not re.search(rf"(?<![\w]){re.escape(q.answer)}(?![\w])", agent.seen[0], re.IGNORECASE)
         assert first["schema"] == env.scenario.index.kg.relations()  # the whole vocabulary, not the plan
         for obs in agent.seen:
             assert not any(t in obs for t in TELL_TALES), obs[:200]
@@ -82,8 +87,14 @@ def test_defenses_receive_only_the_question_text():
         calls.clear()
 
 
-@pytest.mark.parametrize("attack", ["gragpoison", "kepo", "tkpa"])
-def test_poison_statements_are_interleaved_with_clean_ones(world, attack):
+@pytest.mark.parametrize(("dataset", "attack"), [("world", "gragpoison"), ("world", "kepo"), ("world", "tkpa"),
+                                               ("nations", "gragpoison"), ("nations", "tkpa")])
+def test_poison_statements_are_interleaved_with_clean_ones(world, dataset, attack, request):
+    if dataset != "world":
+        request.getfixturevalue("nations_available")
+        from environments.graphrag.real import load_real
+
+        world = load_real(dataset, seed=0)
     built = poisoned_index(world, attack, targets=12, seed=1000, community_method="none")
     poison = [i for i, p in enumerate(built.poison) if p]
     clean = [i for i, p in enumerate(built.poison) if not p]
