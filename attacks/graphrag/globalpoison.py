@@ -72,7 +72,7 @@ def global_community_injection(dataset: Dataset, targets: list[GlobalTarget], rn
             if k > 1:  # a ring: every fact below is also written in the neighbouring document
                 facts += [Fact(member, link, members[(j + 1) % k]), Fact(previous, target.relation, target.fake),
                           Fact(previous, link, member)]
-            body = [table.sentence(f) for f in facts]
+            body = [table.sentence(f, variant=j) for f in facts]  # each document its own wording
             out.add(t, Document(f"gcomm{t:03d}-{j}", member, body, origin="poison"), table)
     return out
 
