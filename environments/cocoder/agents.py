@@ -21,14 +21,22 @@ from environments.cocoder.costmodel import FailureModel
 from environments.cocoder.defs import source_view
 from environments.cocoder.tasks import load_task
 
+# A one-shot example on a toy module (no repository's code): a small base model copies the shape of
+# what it was shown; told only in words, it wrote the module's path, then the word "source", as the code
+# (docs/cocoder.md, "A real coder": before and after).
+EXAMPLE = (
+    'Example. Observation: {"module": "shapes.square", "skeleton": "def area(side):\\n    \\"\\"\\"The area of '
+    'a square.\\"\\"\\"\\n    raise NotImplementedError\\n", "blanked": ["area"]}\n'
+    'Reply: {"tool": "write_file", "arguments": {"module": "shapes.square", "source": "def area(side):\\n    '
+    '\\"\\"\\"The area of a square.\\"\\"\\"\\n    return side * side\\n"}}')
 CODER_PROMPT = (
-    "You implement one Python module at a time. Each observation gives the module's skeleton (bodies "
-    "replaced by `raise NotImplementedError`) and the interfaces of the modules it depends on. Call "
-    "write_file with the module name and, as `source`, the module's complete Python code (never its "
-    "path): the skeleton with every blanked function implemented, "
-    "signatures unchanged. When the observation lists `definitions`, other agents write the rest of the "
-    "module: write only those definitions (methods under their `class` line), plus the module's imports "
-    "and globals when `omit` is given; they are merged into the skeleton by name.")
+    "You implement one Python module at a time. Each observation gives the module's skeleton (function "
+    "bodies replaced by `raise NotImplementedError`) and the interfaces of the modules it depends on. Reply "
+    "with write_file: the module's name and its whole Python code, the skeleton with every `raise "
+    "NotImplementedError` replaced by a working body, signatures unchanged. When the observation lists "
+    "`definitions`, other agents write the rest of the module: write only those definitions (methods under "
+    "their `class` line), plus the module's imports and globals when `omit` is given; they are merged into "
+    "the skeleton by name.\n" + EXAMPLE)
 
 
 class SimulatedCoder(Agent):
