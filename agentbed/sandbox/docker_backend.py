@@ -4,8 +4,9 @@ The container (image built by ``docker/build``) has no network, memory/CPU/pids 
 read-only root with tmpfs ``/sandbox`` (the workdir) and ``/tmp``, runs as uid 1000 with every
 capability dropped and no-new-privileges, and carries the label ``agentbed.sandbox`` so
 ``agentbed sandbox prune`` can remove what a crash left behind. Its PID 1 is the same exec
-server as the local backend's (session_server.py, bind-mounted read-only from this package),
-reached through the container's attached stdin/stdout: a command costs a fork inside the
+server as the local backend's (session_server.py and capture.py, their source passed in the
+container's command, so the container needs nothing of this machine's files and any engine this
+process reaches can run it, ``DOCKER_HOST`` included), reached through the container's attached stdin/stdout: a command costs a fork inside the
 container rather than a ``docker exec`` (a runc process and three API calls), and after each
 command the server kills and reaps every other process in the container.
 """
@@ -18,6 +19,7 @@ import select
 import socket
 import struct
 import time
+from pathlib import Path
 from typing import Any
 
 from agentbed.sandbox.base import (
@@ -38,13 +40,24 @@ LABEL = "agentbed.sandbox"
 OWNER_LABEL = "agentbed.sandbox.owner"  # "<hostname>:<pid>" of the process that started it
 WORKDIR = "/sandbox"
 USER = "1000:1000"
-SERVER_DIR = "/opt/agentbed-sandbox"  # this package's directory, bind-mounted read-only
+SERVER_DIR = "/opt/agentbed-sandbox"  # where the exec server says it is (its source travels in its command)
 _PROBE = ("cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null; "
           f"stat -f -c 'free_blocks %a' {WORKDIR}")
 
 
 def default_image() -> str:
     return os.environ.get("AGENTBED_SANDBOX_IMAGE", DEFAULT_IMAGE)
+
+
+def server_command() -> list[str]:
+    """The exec server as the container's command: its module and capture.py's, as source."""
+    package = Path(PACKAGE_DIR)
+    boot = ("import sys, types\n"
+            f"__file__ = {SERVER_DIR + '/session_server.py'!r}\n"
+            "capture = sys.modules['capture'] = types.ModuleType('capture')\n"
+            f"exec(compile({(package / 'capture.py').read_text()!r}, 'capture.py', 'exec'), capture.__dict__)\n"
+            f"exec(compile({(package / 'session_server.py').read_text()!r}, __file__, 'exec'))\n")
+    return ["python3", "-I", "-S", "-c", boot]
 
 
 def owner_tag() -> str:
@@ -92,11 +105,10 @@ class DockerSandbox(Sandbox):
         cpu = int(lim.cpu_seconds)
         tmpfs_opts = f"rw,exec,nosuid,nodev,size={lim.disk_bytes}"
         self.container = self.client.containers.create(
-            self.image, ["python3", "-I", "-S", f"{SERVER_DIR}/session_server.py"], user=USER,
+            self.image, server_command(), user=USER,
             working_dir=WORKDIR, stdin_open=True, network_mode="none", read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=lim.memory_bytes, memswap_limit=lim.memory_bytes,
             nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.processes + 1, hostname="sandbox",
-            volumes={PACKAGE_DIR: {"bind": SERVER_DIR, "mode": "ro"}},
             tmpfs={WORKDIR: f"{tmpfs_opts},mode=0700,uid=1000,gid=1000", "/tmp": f"{tmpfs_opts},mode=1777"},
             ulimits=[Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
                      Ulimit(name="fsize", soft=lim.file_size_bytes, hard=lim.file_size_bytes),

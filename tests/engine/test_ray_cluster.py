@@ -183,6 +183,28 @@ def test_sandboxes_run_on_the_node_of_their_episode_and_its_limits_hold(cluster,
     assert _cli(None, "verify", str(run)).returncode == 0
 
 
+def test_the_docker_sandbox_runs_on_the_container_node_through_the_engine_it_reaches(worker_image, tmp_path):
+    """The docker sandbox needs none of the node's files in the engine's machine, only an engine the
+    node reaches: here the host's, through its socket, this node's only mount (a container here
+    cannot run an engine of its own). Each sandbox is started by the node running its episode."""
+    from agentbed.testing_ray import LoopbackCluster
+
+    socket = ("-v", "/var/run/docker.sock:/var/run/docker.sock")
+    with LoopbackCluster(worker_image, head_cpus=1, worker_cpus=1, docker_options=socket) as cluster:
+        node = _on_node(cluster, "container_node", _PROBE.replace("{BACKENDS}", "['docker']"))
+        assert node["ready"]["docker"] is None, node["ready"]
+        assert "namespaces" in node["ready"]["local"]  # Docker's default options: only docker can succeed
+        _held(node["limits"]["docker"])
+        run = tmp_path / "shell"  # `auto` is the docker sandbox on that node
+        done = _cli(cluster, "run", "shell", "--seeds", "2", *FORCED, "--address", cluster.address,
+                    "--out", str(run), "--quiet")
+        assert done.returncode == 0, done.stderr[-3000:]
+        worker = cluster.worker_node_id()
+    records = read_index(run / "index.jsonl")
+    assert [r["status"] for r in records] == ["ok", "ok"] and all(r["success"] for r in records), records
+    assert [e["node"] for e in read_events(run / "events.jsonl")] == [worker]
+
+
 def test_a_node_that_cannot_make_namespaces_refuses_the_local_sandbox(worker_image):
     """A container started with Docker's defaults may not make namespaces: the local sandbox is
     refused there with one line naming the options it needs, recorded as each episode's error,
