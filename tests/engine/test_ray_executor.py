@@ -130,6 +130,24 @@ def test_the_cli_refuses_the_shared_cap_and_cache_options_with_ray(tmp_path, age
         assert not (tmp_path / "r" / "run.json").exists()
 
 
+def test_a_ray_run_records_that_it_has_neither_cap_nor_cache(tmp_path):
+    import argparse
+
+    from agentbed.agents.connections import read_events
+    from agentbed.cli_models import model_runtime
+
+    spec = EpisodeSpec("vault", "open-fast", "model:local:gemma-3-270m", 0)
+    for executor in ("process", "ray"):
+        args = argparse.Namespace(executor=executor, cache=True, cache_dir=str(tmp_path / "cache"),
+                                  cache_expiry="7d", max_connections=None, jobs=2)
+        (tmp_path / executor).mkdir()
+        runtime = model_runtime(args, [spec], tmp_path / executor)
+        assert (runtime.cache is None) is (executor == "ray")
+    process, ray_run = (read_events(tmp_path / e / "events.jsonl")[0] for e in ("process", "ray"))
+    assert process["cache"] and process["max_connections"] == {"local:gemma-3-270m": 2}
+    assert ray_run["cache"] is None and ray_run["max_connections"] is None
+
+
 def _cocoder_options():
     from agentbed.suite import get_suite
 
