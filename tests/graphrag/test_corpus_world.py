@@ -92,3 +92,14 @@ def test_world_entities_are_invented():
     rng = random.Random(0)
     assert not any(vp.split()[0] in n.lower().split() for n in rng.sample(sorted(names), 20)
                    for f in WORLD_FORMS.values() for vp in f.vps if len(vp.split()[0]) > 3)
+
+
+def test_the_index_holds_the_extracted_triples_errors_included(world):
+    from environments.graphrag.pipeline import build_index
+
+    index = build_index(world.documents, world.table, community_method="none")
+    published = list(index.documents.values())
+    assert index.kg.statements == LexiconExtractor(sorted(world.table.phrases))(published)
+    gold = {(s.doc, s.fact(), s.negated) for s in gold_statements(published)}
+    got = {(s.doc, s.fact(), s.negated) for s in index.kg.statements}
+    assert got - gold and gold - got  # wrong triples in the graph, true ones missing from it
