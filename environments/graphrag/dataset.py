@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from environments.graphrag.corpus import Document, Fact
+from environments.graphrag.prose import Writer
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Question:
 class Dataset:
     name: str
     facts: list[Fact]
-    table: Any  # the writer (environments.graphrag.prose.Writer): attacks write prose with it
+    table: Writer  # how the corpus is written; attacks write their prose with it
     documents: list[Document]
     questions: list[Question]
     index: dict[tuple[str, str], list[str]] = field(default_factory=dict)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from environments.graphrag.corpus import Document, Statement, publish
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries
 from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.prose import Writer
 
 Extractor = Callable[[Sequence[Document]], list[Statement]]
 
@@ -46,7 +46,7 @@ class Index:
     kg: KnowledgeGraph
     membership: dict[str, int]
     summaries: dict[int, str]
-    table: Any  # the dataset's writer: relation names and their phrases for summaries
+    table: Writer  # the dataset's writer: relation names and their phrases for summaries
 
 
 def apply_poisoning(documents: Iterable[Document], added: Iterable[Document] = (),
@@ -55,7 +55,7 @@ def apply_poisoning(documents: Iterable[Document], added: Iterable[Document] = (
     return [replaced.get(d.id, d) for d in documents] + list(added)
 
 
-def build_index(documents: Sequence[Document], table: Any, *, extractor: Extractor | None = None,
+def build_index(documents: Sequence[Document], table: Writer, *, extractor: Extractor | None = None,
                 community_method: str = "louvain", seed: int = 0) -> Index:
     """Publish, extract (the rule-based :class:`LexiconExtractor` over the relation names unless
     another extractor is given: the graph holds what extraction found, errors included), build
