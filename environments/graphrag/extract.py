@@ -37,6 +37,7 @@ class LLMExtractor:
     skipped: int = 0
     failed: int = 0  # calls that raised (timeouts, server errors): counted, the chunk yields nothing
     calls: int = 0
+    errors: list[str] = field(default_factory=list)  # the first few failures' messages, for the report
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
 
     @classmethod
@@ -59,8 +60,10 @@ class LLMExtractor:
                 self.calls += 1
                 try:
                     reply = self.model.invoke([system, HumanMessage(" ".join(sentences))])
-                except Exception:  # noqa: BLE001 - a failed call is data about the model, not a crash
+                except Exception as exc:  # noqa: BLE001 - a failed call is data about the model, not a crash
                     self.failed += 1
+                    if len(self.errors) < 3:
+                        self.errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
                     continue
                 meta = getattr(reply, "usage_metadata", None) or {}
                 for key in self.usage:

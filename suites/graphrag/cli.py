@@ -108,6 +108,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         if llm is not None:
             print(f"  {llm.calls} calls, {llm.failed} failed, {llm.skipped} malformed replies or entries; "
                   f"tokens in {llm.usage['input_tokens']}, out {llm.usage['output_tokens']}")
+            for error in llm.errors:
+                print(f"  failed call: {error}")
     return 0
 
 

@@ -66,3 +66,14 @@ def test_chat_model_reader_is_tabulated_beside_the_deterministic_one(tmp_path):
     assert len(logs) == sum(len(c.records) for r, c in rows if r != "reader") and all(verify_log(p).ok for p in logs)
     tab = readers_table(rows, "cmd")
     assert len(tab["rows"]) == 4 and tab["rows"][1][0] == "fake:reader"
+
+
+def test_llm_extractor_counts_failed_calls_and_keeps_their_messages(world):
+    class TimingOut(LexiconExtractorModel):
+        def _generate(self, *args, **kwargs):
+            raise TimeoutError("Request timed out.")
+
+    relations = sorted(world.table.phrases)
+    extractor = LLMExtractor(TimingOut(relations=relations), relations)
+    assert extractor(world.documents[:5]) == []
+    assert extractor.failed == extractor.calls > 3 and extractor.errors == ["TimeoutError: Request timed out."] * 3
