@@ -41,16 +41,19 @@ class LLMExtractor:
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
 
     @classmethod
-    def from_model_string(cls, model: str, relations: Sequence[str], **kwargs: Any) -> LLMExtractor:
+    def from_model_string(cls, model: str, relations: Sequence[str], *, timeout: float = 300.0,
+                          max_tokens: int = 160, **kwargs: Any) -> LLMExtractor:
         """``provider:model`` through LangChain's ``init_chat_model`` (temperature 0); ``local:NAME``
-        is the llama.cpp server the run started (:mod:`agentbed.agents.local`)."""
+        is the llama.cpp server the run started (:mod:`agentbed.agents.local`), whose calls ``timeout``
+        and ``max_tokens`` bound (a loaded machine generates its replies at under one token a second)."""
         if model.startswith("local:"):
             from agentbed.agents.local.profile import LocalProfile, local_chat_model
 
-            return cls(local_chat_model(model, LocalProfile(max_tokens=160), timeout=300.0, **kwargs), relations)
+            return cls(local_chat_model(model, LocalProfile(max_tokens=max_tokens), timeout=timeout, **kwargs),
+                       relations)
         from langchain.chat_models import init_chat_model
 
-        return cls(init_chat_model(model, temperature=0, **kwargs), relations)
+        return cls(init_chat_model(model, temperature=0, **kwargs), relations)  # the provider's own limits
 
     def __call__(self, documents: Sequence[Document]) -> list[Statement]:
         system = SystemMessage(PROMPT.format(relations=", ".join(sorted(self.relations))))

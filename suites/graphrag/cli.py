@@ -88,6 +88,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
     if args.docs < 1:
         raise UsageError(f"--docs: must be at least 1, got {args.docs}")
+    if args.timeout <= 0 or args.max_tokens < 1:
+        raise UsageError(f"--timeout and --max-tokens: must be positive, got {args.timeout} and {args.max_tokens}")
     data = load_dataset(args.dataset, args.world)
     docs = data.documents[:args.docs]
     gold = gold_statements(docs)
@@ -97,7 +99,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         from agentbed.agents.local.server import serving
 
         with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
-            extractor = LLMExtractor.from_model_string(args.model, relations)
+            extractor = LLMExtractor.from_model_string(args.model, relations, timeout=args.timeout,
+                                                       max_tokens=args.max_tokens)
             runs.append((args.model, extractor(docs), extractor))
     print(f"{len(docs)} documents of {args.dataset} {args.world}")
     for name, got, llm in runs:
@@ -188,6 +191,8 @@ def register(subparsers: Any) -> None:
     e.add_argument("--docs", type=int, default=8, help="documents of the dataset to extract from")
     e.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
     e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed)")
+    e.add_argument("--timeout", type=float, default=300.0, help="seconds per local-model call")
+    e.add_argument("--max-tokens", type=int, default=160, help="reply tokens per local-model call")
     e.set_defaults(func=cmd_extract)
     m = sub.add_parser("readers", help="the chat-model reader beside the deterministic reader, same tasks")
     m.add_argument("--model", required=True, help="local:gemma-3-270m or any provider:model")
