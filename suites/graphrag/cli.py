@@ -146,7 +146,8 @@ def cmd_readers(args: argparse.Namespace) -> int:
         (out / "readers.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
 
     with serving([f"model:{args.model}"], out):
-        rows = compare_readers(lambda: ChatAgent.from_model_string(args.model, seed=0), args.model, cells,
+        rows = compare_readers(lambda: ChatAgent.from_model_string(args.model, seed=0, timeout=args.timeout,
+                                                                   max_retries=args.retries), args.model, cells,
                                max_steps=args.max_steps, out_dir=out / "episodes", each=save, worlds=args.worlds,
                                targets=args.targets, questions=args.questions)
     _print(readers_table(rows, command))
@@ -201,6 +202,8 @@ def register(subparsers: Any) -> None:
     m.add_argument("--targets", type=int, default=4, help="questions targeted per world")
     m.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all", "global"))
     m.add_argument("--max-steps", type=int, default=6, help="steps per model episode")
+    m.add_argument("--timeout", type=float, default=None, help="seconds per model call (default: the provider's)")
+    m.add_argument("--retries", type=int, default=4, help="retries of a failed or timed-out model call")
     m.add_argument("--out", required=True, help="directory for the model's episode logs and readers.json")
     m.set_defaults(func=cmd_readers)
     r = sub.add_parser("ranker", help="print the TDP rankers' weights (trained with fixed seeds)")
