@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from environments.graphrag.pipeline import Defense
 
-DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw")
+DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix")
 
 
 def make_defense(name: str) -> Defense | None:
     """The defense called ``name`` (``none`` -> ``None``); TDP variants train on first use."""
     if name == "none":
         return None
-    if name in ("tdp", "tdp-static", "tdp-raw"):
+    if name in ("tdp", "tdp-static", "tdp-raw", "tdp-mix"):
         from controllers.graphrag.tdp import tdp_defense
         from suites.graphrag.training import trained_ranker
 

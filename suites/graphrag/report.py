@@ -23,6 +23,7 @@ from attacks.graphrag.targets import STATEMENTS_PER_DOCUMENT
 from environments.graphrag.agents import ReaderAgent
 from suites.graphrag.defenses import DEFENSES
 from suites.graphrag.scenarios import (
+    adaptive_target,
     graphrag_suite,
     make_env,
     poisoned,
@@ -111,7 +112,8 @@ def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
     def built(w: int) -> Any:
         if opts.get("questions") == "global":
             return poisoned_global(opts["dataset"], w, opts["attack"], int(opts["budget"]), opts["communities"])
-        return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"])
+        return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"],
+                        adaptive_target(opts["defense"]))
 
     spends = [built(w).spent() for w in world_seeds(opts)]
     return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))

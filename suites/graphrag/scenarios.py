@@ -37,14 +37,17 @@ def load_dataset(name: str, world: int) -> Dataset:
 
 
 @lru_cache(maxsize=64)
-def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str) -> Poisoned:
+def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
+             against: str = "tdp") -> Poisoned:
+    """``against``: the TDP variant whose features and weights the white-box ``adaptive``
+    attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated)."""
     data = load_dataset(name, world)
     knowledge = {}
-    if attack == "adaptive":  # white-box: the deployed TDP's features and weights
+    if attack == "adaptive":  # white-box: the defense's features and weights
         from suites.graphrag.training import trained_ranker
         from suites.graphrag.whitebox import tdp_surrogate
 
-        knowledge["surrogate"] = tdp_surrogate(trained_ranker("tdp"), data)
+        knowledge["surrogate"] = tdp_surrogate(trained_ranker(against), data)
     return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
                           **knowledge)
 
@@ -59,6 +62,10 @@ def is_global(question_id: str) -> bool:
     return question_id.startswith("g")
 
 
+def adaptive_target(defense: str) -> str:
+    return "tdp-mix" if defense == "tdp-mix" else "tdp"
+
+
 def targets_for(options: dict[str, Any]) -> int:
     return int(options.get("targets") or DEFAULT_TARGETS[options.get("dataset", "world")])
 
@@ -70,7 +77,7 @@ def build_scenario(task: TaskSpec) -> Scenario:
     if is_global(str(p.get("question", ""))):
         built = poisoned_global(name, world, attack, budget, method)
     else:
-        built = poisoned(name, world, attack, budget, targets_for(p), method)
+        built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")))
     return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 

@@ -23,25 +23,31 @@ from attacks.graphrag.scenario import poisoned_index
 from controllers.graphrag.candidates import Conflict, walk_plan
 from controllers.graphrag.features import FEATURES, RAW_FEATURES, QueryContext, candidate_features
 from controllers.graphrag.tdp import PairwiseRanker, fit_pairwise
+from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.prose import CORPUS_VERSION
+from environments.graphrag.real import load_real
 from environments.graphrag.world import generate_world
 
 TRAIN_WORLDS = tuple(range(4))  # evaluation worlds start at 1000
 TRAIN_ATTACKS = ("poisonedrag", "gragpoison", "community")
 ADVERSARIAL_ATTACKS = ("copy", "support", "adaptive")
 ROUNDS = 2
+MIX_GRAPHS = ("nations",)  # tdp-mix also trains on this real graph; UMLS and Kinships stay held out
 
 
 def training_pairs(worlds: Sequence[int] = TRAIN_WORLDS, attacks: Sequence[str] = TRAIN_ATTACKS,
-                   targets: int = 20, against: PairwiseRanker | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+                   targets: int = 20, against: PairwiseRanker | None = None,
+                   graphs: Sequence[str] = ()) -> list[tuple[np.ndarray, np.ndarray]]:
     """(clean candidate, poisoned candidate) feature pairs from every conflict met on the
-    targeted questions' plans; the adaptive attack aims at ``against``."""
+    targeted questions' plans of generated worlds and of the real ``graphs``; the adaptive
+    attack aims at ``against``."""
     from suites.graphrag.whitebox import tdp_surrogate
 
     pairs = []
-    for seed in worlds:
-        data = generate_world(seed)
+    sources: list[tuple[int, Dataset]] = [(seed, generate_world(seed)) for seed in worlds]
+    sources += [(0, load_real(name)) for name in graphs]
+    for seed, data in sources:
         for attack in attacks:
             knowledge = {"surrogate": tdp_surrogate(against, data)} if attack == "adaptive" and against else {}
             built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none", **knowledge)
@@ -70,14 +76,14 @@ def _conflict_pairs(kg: KnowledgeGraph, clean_facts: set, alive: set[int], topic
 
 
 WEIGHTS_FILE = Path(__file__).with_name("tdp_weights.json")
-VARIANTS = ("tdp", "tdp-static", "tdp-raw")
+VARIANTS = ("tdp", "tdp-static", "tdp-raw", "tdp-mix")
 
 
 def recipe() -> dict[str, Any]:
     """Everything training depends on; shipped weights are used only while it is unchanged."""
     return {"worlds": list(TRAIN_WORLDS), "attacks": list(TRAIN_ATTACKS), "adversarial": list(ADVERSARIAL_ATTACKS),
             "rounds": ROUNDS, "features": list(FEATURES), "raw_features": list(RAW_FEATURES),
-            "corpus": CORPUS_VERSION}
+            "corpus": CORPUS_VERSION, "mix_graphs": list(MIX_GRAPHS)}
 
 
 @lru_cache(maxsize=4)
@@ -103,16 +109,18 @@ def write_weights(path: Path = WEIGHTS_FILE) -> dict[str, Any]:
 def train_ranker(variant: str = "tdp") -> PairwiseRanker:
     """``tdp``: raw and provenance-aware features, adversarially trained (:data:`ROUNDS`);
     ``tdp-static``: the same features, round 0 only (no adaptive attack in training);
-    ``tdp-raw``: raw topology features only, round 0."""
+    ``tdp-raw``: raw topology features only, round 0; ``tdp-mix``: as ``tdp``, on the generated
+    worlds and the real graphs of :data:`MIX_GRAPHS` (a mix of graph shapes)."""
     if variant == "tdp-raw":
         return fit_pairwise(_round_pairs(0), RAW_FEATURES)
     rounds = 0 if variant == "tdp-static" else ROUNDS
-    return fit_pairwise([p for k in range(rounds + 1) for p in _round_pairs(k)], FEATURES)
+    graphs = MIX_GRAPHS if variant == "tdp-mix" else ()
+    return fit_pairwise([p for k in range(rounds + 1) for p in _round_pairs(k, graphs)], FEATURES)
 
 
 @lru_cache(maxsize=8)
-def _round_pairs(k: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+def _round_pairs(k: int, graphs: tuple[str, ...] = ()) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     if k == 0:
-        return tuple(training_pairs())
-    previous = fit_pairwise([p for j in range(k) for p in _round_pairs(j)], FEATURES)
-    return tuple(training_pairs(attacks=ADVERSARIAL_ATTACKS, against=previous))
+        return tuple(training_pairs(graphs=graphs))
+    previous = fit_pairwise([p for j in range(k) for p in _round_pairs(j, graphs)], FEATURES)
+    return tuple(training_pairs(attacks=ADVERSARIAL_ATTACKS, against=previous, graphs=graphs))

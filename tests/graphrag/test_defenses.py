@@ -24,7 +24,7 @@ def test_ranker_fits_pairs():
 
 
 @pytest.mark.slow
-def test_shipped_weights_are_what_training_gives(tmp_path):
+def test_shipped_weights_are_what_training_gives(tmp_path, nations_available):  # tdp-mix trains on Nations
     from suites.graphrag.training import VARIANTS, WEIGHTS_FILE, recipe, write_weights
 
     shipped = json.loads(WEIGHTS_FILE.read_text())
