@@ -125,3 +125,13 @@ def test_subject_check_keeps_a_long_pages_subject_after_two_edits():
     fake_claims = {i for i, s in enumerate(statements) if (s.head, s.tail) == ("Ann Lee", "Fake")}
     assert off_subject_claims(kg, "Ann Lee", fake_claims)
     assert not off_subject_claims(kg, "Cy Mo", {i for i, s in enumerate(statements) if s.head == "Cy Mo"})
+
+
+def test_tdp_mix_is_a_defense_and_the_adaptive_attack_aims_at_it():
+    from suites.graphrag.defenses import DEFENSES, make_defense
+    from suites.graphrag.scenarios import adaptive_target
+    from suites.graphrag.training import MIX_GRAPHS, recipe
+
+    assert "tdp-mix" in DEFENSES and callable(make_defense("tdp-mix"))
+    assert adaptive_target("tdp-mix") == "tdp-mix" and adaptive_target("tdp") == adaptive_target("none") == "tdp"
+    assert recipe()["mix_graphs"] == list(MIX_GRAPHS) and "umls" not in MIX_GRAPHS and "kinships" not in MIX_GRAPHS
