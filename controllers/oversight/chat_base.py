@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentbed.agents.base import Action
 from agentbed.agents.cache import ModelCallCache
 from agentbed.agents.chat import OPENAI_FORMAT_PROVIDERS, ChatAgent
+from agentbed.agents.confidence import parse_confidence, risk_from_confidence
 from agentbed.agents.local.profile import LocalProfile, action_schema, shown
 from agentbed.tools import Tool
 
@@ -50,6 +52,14 @@ class ConfidentProfile(LocalProfile):
         request: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed, "extra_body": {"response_format": {
             "type": "json_schema", "json_schema": {"name": "action", "schema": schema}}}}
         return RunnableLambda(lambda messages: shown(messages, self)) | chat_model.bind(**request)
+
+    def action(self, reply: Any, serialised: dict[str, Any], retries: list[Any]) -> Action:
+        """The reply's text is the action, as in the compact profile; its ``confidence`` key is
+        the stated confidence (a reply cut before it, or garbage, gives ``risk=None``: counted)."""
+        action = super().action(reply, serialised, retries)
+        text = action.text if isinstance(action.text, str) else ""
+        action.risk = risk_from_confidence(parse_confidence(text))
+        return action
 
 
 class RolloutSeededChat(ChatAgent):

@@ -48,3 +48,17 @@ def test_chat_model_trajectories_are_branched_with_stated_confidence_as_risk(mon
     assert outcome["reflect"] is False and ds.provenance["counts"]["branch_errors"] == 0
     assert any(ASKED_TO_REFLECT) and not all(ASKED_TO_REFLECT)
     assert stub.served > 0
+
+
+def test_the_local_profile_reads_the_confidence_of_its_json_reply():
+    from langchain_core.messages import AIMessage
+
+    from controllers.oversight.chat_base import ConfidentProfile
+
+    profile = ConfidentProfile()
+    said = AIMessage('{"tool": "act", "arguments": {"command": "go to desk 1"}, "confidence": 0.8}')
+    action = profile.action(said, {}, [])
+    assert action.text == said.content and abs(action.risk - 0.2) < 1e-9  # the env still gets the bytes
+    cut = AIMessage('{"tool": "act", "arguments": {"command": "go to desk 1"}, "confi')  # at the token cap
+    assert profile.action(cut, {}, []).risk is None
+    assert profile.action(AIMessage("garbage"), {}, []).risk is None
