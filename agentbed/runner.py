@@ -13,6 +13,7 @@ import re
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -72,6 +73,10 @@ class EpisodeSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def log_in(self, run_dir: str | Path) -> Path:
+        """Where a run directory keeps this episode's trajectory log."""
+        return Path(run_dir) / "episodes" / f"{self.episode_id}.jsonl"
 
 
 @dataclass

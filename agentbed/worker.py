@@ -27,7 +27,7 @@ from agentbed.suite import SuiteError, get_suite
 def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
     """Run one episode of a suite into ``run_dir``; every failure becomes an error record."""
     run_dir = Path(run_dir)
-    log = run_dir / "episodes" / f"{spec.episode_id}.jsonl"
+    log = spec.log_in(run_dir)
     try:
         suite = get_suite(spec.suite)
         if suite.run_unit is not None:
@@ -130,7 +130,7 @@ def failure_record(spec: EpisodeSpec, error: str) -> Shipped:
     """An error episode (log and record) made without running it, e.g. when its node was lost."""
     scratch = _scratch()
     try:
-        log = scratch / "episodes" / f"{spec.episode_id}.jsonl"
+        log = spec.log_in(scratch)
         record = _setup_failure(spec, log, error)
         record.log = str(log.relative_to(scratch))
         return record, {record.log: log.read_bytes()}

@@ -104,9 +104,8 @@ def local_model_slices(run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[s
             with steps("contracts local model", len(LOCAL_TASKS)) as done:
                 for task in LOCAL_TASKS:
                     spec = EpisodeSpec("contracts", task, LOCAL_AGENT, 0, {"feedback": "off"})
-                    log = run_dir / "episodes" / f"{spec.episode_id}.jsonl"
                     record = run_episode(ContractEnv(task), agent(0), spec, budget=Budget(max_steps=LOCAL_STEPS),
-                                         writer=TrajectoryWriter(log))
+                                         writer=TrajectoryWriter(spec.log_in(run_dir)))
                     records.append(record.to_dict())
                     done(task)
             in_vault = vault_demo.model_records(run_dir / "vault", agent, LOCAL_AGENT, LOCAL_VAULT_STEPS)

@@ -42,9 +42,8 @@ def model_records(run_dir: Path, agent_factory: Any, label: str, max_steps: int)
     with steps("vault local model", len(default_tasks())) as done:
         for task in default_tasks():
             spec = EpisodeSpec("vault", task, label, 0)
-            log = run_dir / "episodes" / f"{spec.episode_id}.jsonl"
             record = run_episode(VaultEnv(task), agent_factory(0), spec, budget=Budget(max_steps=max_steps),
-                                 writer=TrajectoryWriter(log))
+                                 writer=TrajectoryWriter(spec.log_in(run_dir)))
             records.append(record.to_dict())
             done(task)
     return records
