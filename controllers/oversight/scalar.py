@@ -72,16 +72,25 @@ def _suffix(calibration: str) -> str:
     return "" if calibration == "raw" else f"+{calibration}"
 
 
-class ScalarRouting:
-    """Intervene when the (possibly recalibrated) risk score is at least a tuned threshold."""
+class ScoreController:
+    """A controller that reads the scalar risk score alone, recalibrated on the training folds;
+    ``prefix`` names it (``+platt``/``+isotonic`` is added for a recalibrated score)."""
+
+    prefix = "score"
 
     def __init__(self, calibration: str = "raw") -> None:
         self.score = RiskScore(calibration)
-        self.name = f"scalar{_suffix(calibration)}"
+        self.name = f"{self.prefix}{_suffix(calibration)}"
 
     def fit(self, train: Checkpoints) -> None:
         self.train = train
         self.score.fit(train)
+
+
+class ScalarRouting(ScoreController):
+    """Intervene when the (possibly recalibrated) risk score is at least a tuned threshold."""
+
+    prefix = "scalar"
 
     def threshold(self, costs: Costs) -> float:
         """The threshold with the least mean training regret (ties: the lowest)."""
@@ -156,19 +165,19 @@ def fit_bands(score: np.ndarray, utilities: np.ndarray, max_bands: int,
 BAND_CHOICES = (1, 2, 3, 4, 6)
 
 
-class BandRouter:
+class BandRouter(ScoreController):
     """Score bands mapped to actions (every action of the menu), fitted on the training folds."""
+
+    prefix = "scalar-bands"
 
     def __init__(self, calibration: str = "raw", band_choices: tuple[int, ...] = BAND_CHOICES,
                  min_share: float = 0.05, inner_folds: int = 3) -> None:
-        self.score = RiskScore(calibration)
-        self.name = f"scalar-bands{_suffix(calibration)}"
+        super().__init__(calibration)
         self.band_choices, self.min_share, self.inner_folds = band_choices, min_share, inner_folds
         self._fitted: dict[Costs, tuple[np.ndarray, np.ndarray, int]] = {}
 
     def fit(self, train: Checkpoints) -> None:
-        self.train = train
-        self.score.fit(train)
+        super().fit(train)
         self._fitted = {}
 
     def _min_size(self, n: int) -> int:
@@ -224,18 +233,15 @@ class ScalarOracle:
         return chosen
 
 
-class CostRule:
+class CostRule(ScoreController):
     """The calibrated P(failure | continue) plugged into the utility; interventions valued by
     their mean success and length on the training folds. Thresholds follow from the costs:
     intervene with a when p > (1 - q_a) + (c_a + s * (m_a - m_continue)) / (1 + w)."""
 
-    def __init__(self, calibration: str = "raw") -> None:
-        self.score = RiskScore(calibration)
-        self.name = f"cost-rule{_suffix(calibration)}"
+    prefix = "cost-rule"
 
     def fit(self, train: Checkpoints) -> None:
-        self.train = train
-        self.score.fit(train)
+        super().fit(train)
         self.q = {a: float(train.success_rate(a).mean()) for a in train.actions}
         self.m = {a: float(train.rollout_rows(a)[2].mean()) for a in train.actions}
 
