@@ -19,7 +19,7 @@ from controllers.cocoder.schedule import Schedule, residual_risk
 from controllers.cocoder.strategies import CONTEXTS, STRATEGIES, make_plan, risk_level, simulate_plan
 from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.depgraph import build_dependency_graph, cycles
-from environments.cocoder.tasks import SYNTH_PREFIX, RepoTask, load_task, task_ids
+from environments.cocoder.tasks import MODULES_SUFFIX, SYNTH_PREFIX, RepoTask, load_task, task_ids
 from environments.cocoder.userrepo import USER_PREFIX
 from suites.cocoder.suite import resolve_task
 from suites.cocoder.team import TeamConfig, plan_team, work_graph
@@ -33,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(with __init__.py): its source alone, without the blanking")
     p.add_argument("--package", help="with a repository: the package, when it has several")
     p.add_argument("--tests", help="with a repository: the test folder (and pytest arguments)")
+    p.add_argument("--modules", default="", help="only these modules (comma-separated) to write, the rest given, "
+                                                 "as `run cocoder --modules` (also TASK@modules=a,b as PATH)")
     p.add_argument("--strategy", choices=STRATEGIES, action="append", help="default: every strategy")
     p.add_argument("--agents", type=int, default=3)
     p.add_argument("--method", choices=METHODS, default="louvain")
@@ -55,12 +57,16 @@ def _task(args: argparse.Namespace) -> RepoTask | None:
     """The task PATH names, prepared as a run prepares it; None for a bare package folder."""
     path = Path(args.package_dir)
     if path.is_dir() and (path / "__init__.py").is_file():
+        if args.modules:
+            raise UsageError("--modules: needs a repository or task id (a bare package folder has no blanking)")
         return None
     if not path.exists():
-        if args.package_dir in task_ids() or args.package_dir.startswith(SYNTH_PREFIX):
-            return load_task(args.package_dir)
+        base = args.package_dir.partition(MODULES_SUFFIX)[0]
+        if base in task_ids() or base.startswith(SYNTH_PREFIX):
+            return load_task(resolve_task(args.package_dir, {"modules": args.modules}))
         raise UsageError(f"PATH: {path} is neither a file, a folder nor a task id ({', '.join(task_ids())})")
-    return load_task(resolve_task(USER_PREFIX, {"repo": str(path), "package": args.package, "tests": args.tests}))
+    return load_task(resolve_task(USER_PREFIX, {"repo": str(path), "package": args.package, "tests": args.tests,
+                                                "modules": args.modules}))
 
 
 def _planned(task: RepoTask, config: TeamConfig, seed: int) -> tuple[Plan, Schedule]:

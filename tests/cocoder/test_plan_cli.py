@@ -67,3 +67,20 @@ def test_plan_of_a_task_is_the_plan_its_run_uses(sandbox, tmp_path, capsys):
     assert report["task"] == "synth-12" and report["blanked_functions"] > 0
     assert planned["groups"] == manifest["groups"] and planned["plan"] == manifest["plan"]
     assert planned["makespan"] == round(manifest["metrics"]["planned_makespan"], 1)
+
+
+def test_plan_of_a_module_subset_is_the_plan_its_run_uses(sandbox, tmp_path, capsys):
+    """``TASK@modules=a`` as PATH and ``--modules a`` preview the plan ``run cocoder --modules a`` runs."""
+    from environments.cocoder.tasks import load_task
+    from suites.cocoder.team import TeamConfig, run_team
+
+    module = sorted(m for m, mt in load_task("synth-12").modules.items() if mt.blanked)[0]
+    assert main(["cocoder-plan", "synth-12", "--modules", module, "--strategy", "cocoder", "--json"]) == 0
+    by_option = json.loads(capsys.readouterr().out)
+    assert main(["cocoder-plan", f"synth-12@modules={module}", "--strategy", "cocoder", "--json"]) == 0
+    by_id = json.loads(capsys.readouterr().out)
+    manifest = run_team(f"synth-12@modules={module}", TeamConfig(strategy="cocoder"), 0, tmp_path).manifest
+    assert by_option == by_id and by_id["task"] == f"synth-12@modules={module}" and by_id["modules"] == 1
+    assert by_id["strategies"]["cocoder"]["makespan"] == round(manifest["metrics"]["planned_makespan"], 1)
+    assert main(["cocoder-plan", "synth-12", "--modules", "synthpkg.nope"]) == 2
+    assert "synthpkg.nope" in capsys.readouterr().err
