@@ -18,7 +18,7 @@ import atexit
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentbed.agents.base import Action
@@ -26,6 +26,7 @@ from agentbed.agents.cache import ModelCallCache
 from agentbed.agents.chat import OPENAI_FORMAT_PROVIDERS, ChatAgent
 from agentbed.agents.confidence import parse_confidence, risk_from_confidence
 from agentbed.agents.local.profile import LocalProfile, action_schema, shown
+from agentbed.agents.local.server import split_model
 from agentbed.tools import Tool
 
 DEFAULT_TEMPERATURE = 0.7
@@ -88,10 +89,13 @@ class RolloutSeededChat(ChatAgent):
 
 def chat_base_agent(model: str, seed: int, temperature: float = DEFAULT_TEMPERATURE) -> RolloutSeededChat:
     """``provider:model`` as a base agent sampling at ``temperature``; a ``local:`` model plays the
-    compact profile with a stated confidence (its profile sends the seed itself)."""
+    compact profile with a stated confidence (its profile sends the seed itself), with the knobs
+    its model string names (``local:NAME?window=2``; a ``temperature`` knob wins over the argument)."""
     if model.startswith("local:"):
-        agent = RolloutSeededChat.from_model_string(model, seed=seed,
-                                                    profile=ConfidentProfile(temperature=temperature))
+        profile = ConfidentProfile.from_model(model)
+        if "temperature" not in split_model(model)[1]:
+            profile = replace(profile, temperature=temperature)
+        agent = RolloutSeededChat.from_model_string(model, seed=seed, profile=profile)
     else:
         agent = RolloutSeededChat.from_model_string(model, seed=seed, temperature=temperature)
         agent.sends_seed = model.split(":", 1)[0] in OPENAI_FORMAT_PROVIDERS

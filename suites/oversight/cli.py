@@ -42,6 +42,8 @@ def register(subparsers: Any) -> None:
                        help="game offset: leave out the first N games (e.g. games never looked at while designing)")
     build.add_argument("--games-seed", type=_nonnegative, default=0,
                        help="alfworld: the game generator's seed (another seed gives games the controllers never saw)")
+    build.add_argument("--fix-expert-bookkeeping", action="store_true",
+                       help="alfworld: the expert learns that 'move O to R' put O down (ALFWorld's own does not)")
     build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
     build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
     build.add_argument("--seeds", type=_positive, default=1, help="base trajectories per game and flaw")
@@ -134,8 +136,11 @@ def _build(args: argparse.Namespace) -> int:
     if args.benchmark == "alfworld":
         options = {"games": args.skip_games + args.games} if args.games else {}
         options.update({"games_seed": args.games_seed} if args.games_seed else {})
+        options.update({"fix_expert_bookkeeping": True} if args.fix_expert_bookkeeping else {})
     elif args.games_seed:
         raise UsageError(f"--games-seed: {args.benchmark} has no game generator (alfworld has)")
+    elif args.fix_expert_bookkeeping:
+        raise UsageError(f"--fix-expert-bookkeeping: {args.benchmark} has no ALFWorld expert (alfworld has)")
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
     config = BuildConfig(benchmark=args.benchmark, games=args.games, skip_games=args.skip_games,

@@ -49,3 +49,18 @@ def test_alfworld_rows_carry_progress_features_identical_for_every_action(target
     again = refeature(Dataset(provenance, rows))
     assert again.rows == rows
     assert again.provenance["feature_names"][-len(PROGRESS_FEATURE_NAMES):] == list(PROGRESS_FEATURE_NAMES)
+
+
+def test_fixing_the_experts_bookkeeping_changes_only_the_expert_branches(target):
+    from suites.oversight.benchmarks import load_target
+
+    fixed = load_target("alfworld", games=2, fix_expert_bookkeeping=True)
+    assert fixed.make_env(fixed.games[0]).fix_expert_bookkeeping is True
+    assert "bookkeeping fixed" in fixed.notes["expert"] and "fixed" not in target.notes["expert"]
+    config = BuildConfig("alfworld", rollouts=1, checkpoints=2, first=3, every=6)
+    shipped, _ = branch_trajectory(target, target.games[0], "forgetful", 1, config)
+    repaired, counts = branch_trajectory(fixed, fixed.games[0], "forgetful", 1, config)
+    assert counts.replay_mismatches == 0 and counts.branch_errors == 0
+    # the base agents and reflect never consult the expert: same trajectories, same rows
+    assert [r for r in repaired if r["action"] != "expert"] == [r for r in shipped if r["action"] != "expert"]
+    assert len([r for r in repaired if r["action"] == "expert"]) == len([r for r in shipped if r["action"] == "expert"])

@@ -62,3 +62,16 @@ def test_the_local_profile_reads_the_confidence_of_its_json_reply():
     cut = AIMessage('{"tool": "act", "arguments": {"command": "go to desk 1"}, "confi')  # at the token cap
     assert profile.action(cut, {}, []).risk is None
     assert profile.action(AIMessage("garbage"), {}, []).risk is None
+
+
+def test_a_local_base_agent_keeps_the_knobs_of_its_model_string(monkeypatch):
+    from agentbed.agents.local.server import SERVERS_ENV
+    from controllers.oversight.chat_base import DEFAULT_TEMPERATURE, ConfidentProfile, chat_base_agent
+
+    monkeypatch.setenv(SERVERS_ENV, '{"local:gemma-3-270m": "http://127.0.0.1:9/v1"}')  # never called
+
+    agent = chat_base_agent("local:gemma-3-270m?window=2&max_observation_chars=800", seed=3)
+    assert isinstance(agent.reply_format, ConfidentProfile)
+    assert (agent.reply_format.window, agent.reply_format.max_observation_chars) == (2, 800)
+    assert agent.reply_format.temperature == DEFAULT_TEMPERATURE  # sampled, not greedy, unless told
+    assert chat_base_agent("local:gemma-3-270m?temperature=0.3", seed=3).reply_format.temperature == 0.3

@@ -18,8 +18,13 @@ DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed", "detour")
 
 
-def target(games: int = DEFAULT_GAMES, games_seed: int = 0, **options: Any) -> BranchTarget:
-    """The first ``games`` games of generator ``games_seed`` (at most 320 per seed)."""
+def target(games: int = DEFAULT_GAMES, games_seed: int = 0, fix_expert_bookkeeping: bool = False,
+           **options: Any) -> BranchTarget:
+    """The first ``games`` games of generator ``games_seed`` (at most 320 per seed).
+
+    ``fix_expert_bookkeeping``: the handed-over expert learns that a "move O to R" put O down
+    (ALFWorld's own expert never does; environments/alfworld/tw.py). Only the expert's branches
+    change: the base agents never consult it."""
     from environments.alfworld import games as game_store
     from environments.alfworld.agents import FLAWS, make_base_agent, make_expert, make_reflect
     from environments.alfworld.env import AlfworldEnv
@@ -33,13 +38,14 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, **options: Any) -> B
     return BranchTarget(
         name="alfworld",
         games=list(specs),
-        make_env=lambda game: AlfworldEnv(specs[game]),
+        make_env=lambda game: AlfworldEnv(specs[game], fix_expert_bookkeeping=fix_expert_bookkeeping),
         base_agents={f: (lambda seed, f=f: make_base_agent(f, seed)) for f in flaws},
         interventions={"expert": lambda env, agent: make_expert(env), "reflect": lambda env, agent: make_reflect(agent)},
         max_steps=game_store.MAX_EPISODE_STEPS,
         uses_global_random=True,
         notes={"games": f"first {games} generated ALFWorld games of generator seed {games_seed}",
-               "games_seed": games_seed, "expert": "ALFWorld's handcoded expert"},
+               "games_seed": games_seed,
+               "expert": "ALFWorld's handcoded expert" + (", move bookkeeping fixed" if fix_expert_bookkeeping else "")},
         progress_features=progress_features,
         progress_feature_names=PROGRESS_FEATURE_NAMES,
     )
