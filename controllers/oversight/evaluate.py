@@ -46,6 +46,7 @@ from controllers.oversight.scalar import (
     ScalarOracle,
     ScalarRouting,
 )
+from controllers.oversight.split import feature_column, regret_split
 from controllers.oversight.utility import CONTINUE, DEFAULT_COSTS, Costs, branch_utility, cost_grid, regret
 
 SCALAR, AC = "scalar", "action-conditioned"
@@ -60,6 +61,7 @@ class EvalConfig:
     forest: ForestSettings = field(default_factory=ForestSettings)
     resamples: int = 1000
     seed: int = 0
+    split_by: str = ""  # a prefix feature: where the regret sits, flagged (> 0) or not (split.py)
 
 
 def _splits(cps: Checkpoints, train: Checkpoints | None, folds: int) -> tuple[list, int]:
@@ -194,6 +196,8 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
     cps, accounting = load_checkpoints(dataset)
     if len(cps) < 4:
         raise UsageError(f"the dataset has {len(cps)} complete checkpoints; at least 4 are needed")
+    if config.split_by:
+        feature_column(cps, config.split_by)  # an unknown feature fails before any fitting
     train_cps = _development_set(train, cps) if train is not None else None
     grid = cost_grid() if config.grid else []
     costs_list = [config.costs, *grid]
@@ -263,6 +267,7 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
                    else "no significant gain"),
         "accounting": accounting, "per_flaw": per_flaw(cps, dataset, regrets, bs),
         "replay": {k: accounting[k] for k in ("branches", "replays", "replay_mismatches", "branch_errors")},
+        "split": regret_split(cps, regrets, config.split_by, **bs) if config.split_by else None,
         "regret_per_checkpoint": {name: {unit_key(g, k): float(v) for g, k, v in zip(games, cps.keys, r, strict=True)}
                                   for name, r in regrets.items()},
     }

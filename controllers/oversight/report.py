@@ -83,8 +83,22 @@ def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
                          f"policy in that cell and of two-action routing (step cost {result['costs']['step']}). {where}"))
     if len(result.get("per_flaw", {})) > 1:
         out.append(per_flaw_table(result, command))
+    if result.get("split"):
+        out.append(split_table(result, where))
     out.append(accounting_table(result, where))
     return out
+
+
+def split_table(result: dict[str, Any], where: str) -> dict[str, Any]:
+    """Each controller's regret where one prefix feature is positive, elsewhere, and the share of its
+    regret the flagged checkpoints carry (``evaluate --split-by FEATURE``)."""
+    split = result["split"]
+    feature = split["feature"]
+    rows = [[name, _f(c["flagged"]), _f(c["elsewhere"]), _f(c["share"], 2)] for name, c in split["controllers"].items()]
+    return table(f"Regret where {feature} > 0 ({result['benchmark']})",
+                 ["controller", f"regret where {feature} > 0", "regret elsewhere", "share of its regret"], rows,
+                 f"{split['checkpoints']} of {split['of']} checkpoints ({split['games']} games) have {feature} > 0. "
+                 f"Same decisions as above; intervals resample games. {where}")
 
 
 def per_flaw_table(result: dict[str, Any], command: str) -> dict[str, Any]:

@@ -98,6 +98,9 @@ def register(subparsers: Any) -> None:
                     help="held-out protocol: fit every controller on this development dataset (games disjoint "
                          "from DATASET's, e.g. another generator seed) and evaluate on all of DATASET")
     ev.add_argument("--flaws", default="", help="evaluate only these base agents' checkpoints (comma-separated)")
+    ev.add_argument("--split-by", default="", metavar="FEATURE",
+                    help="also show where each controller's regret sits: checkpoints with FEATURE > 0 "
+                         "(e.g. alfworld's holding_other) and the rest")
     ev.add_argument("--json", default=None, help="write the full evaluation (per-checkpoint advantage too)")
     ev.add_argument("--summary", default=None, help="write tables and figures in the report's summary format")
     ev.set_defaults(func=_evaluate)
@@ -210,7 +213,7 @@ def evaluation_config(args: argparse.Namespace) -> EvalConfig:
         raise UsageError("--fail-penalty, --intervene-cost and --step-cost must not be negative")
     return EvalConfig(folds=max(2, args.folds), costs=Costs(args.fail_penalty, args.intervene_cost, args.step_cost),
                       grid=not args.no_grid, forest=ForestSettings(n_estimators=args.trees, dispersion_penalty=args.dispersion_penalty),
-                      resamples=args.resamples)
+                      resamples=args.resamples, split_by=args.split_by)
 
 
 def _evaluate(args: argparse.Namespace) -> int:

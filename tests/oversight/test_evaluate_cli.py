@@ -162,3 +162,26 @@ def test_the_demo_says_plainly_when_its_size_shows_nothing(vault_dataset):
     lines = findings(evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False)))
     assert len(lines) <= MAX_FINDINGS and lines[1]["label"] == "what this size can show"
     assert "--train DEV" in lines[1]["note"]
+
+
+def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_dataset, tmp_path, capsys):
+    from controllers.oversight.checkpoints import group_checkpoints
+
+    data = Dataset.load(vault_dataset)
+    result = evaluate(data, EvalConfig(resamples=100, grid=False, split_by="repeat_action_frac"))
+    split = result["split"]
+    cps, _ = group_checkpoints(data.rows, data.provenance["actions"], data.provenance["primary_intervention"],
+                               data.provenance["feature_names"])
+    flagged = cps.X[:, cps.feature_names.index("repeat_action_frac")] > 0
+    assert split["checkpoints"] == int(flagged.sum()) and 0 < split["checkpoints"] < split["of"] == len(cps)
+    for name, c in split["controllers"].items():
+        r = np.asarray([result["regret_per_checkpoint"][name][k] for k in result["regret_per_checkpoint"][name]])
+        if r.sum() > 0:  # the share is the flagged checkpoints' part of the controller's total regret
+            assert abs(c["share"]["estimate"] - r[flagged].sum() / r.sum()) < 1e-9
+            assert abs(c["flagged"]["estimate"] - r[flagged].mean()) < 1e-9
+    assert main(["oversight", "evaluate", str(vault_dataset), "--no-grid", "--resamples", "50", "--trees", "20",
+                 "--split-by", "repeat_action_frac"]) == 0
+    assert "Regret where repeat_action_frac > 0" in capsys.readouterr().out
+    assert main(["oversight", "evaluate", str(vault_dataset), "--split-by", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--split-by: no feature 'nope'" in err[0]
