@@ -35,22 +35,29 @@ class Poisoned:
         return (sum(s.documents for s in self.spend.values()) / n, sum(s.statements for s in self.spend.values()) / n)
 
 
-def target_questions(dataset: Dataset, count: int) -> list[Question]:
+AIMS = ("targeted", "conflict")
+
+
+def target_questions(dataset: Dataset, count: int, aim: str = "targeted") -> list[Question]:
+    """``targeted``: the first ``count`` questions; ``conflict``: every question whose gold path
+    crosses a natural conflict or a multi-valued relation (an attack on clean ambiguity)."""
+    if aim == "conflict":
+        return [q for q in dataset.questions if dataset.crosses_conflict(q)]
     return dataset.questions[:count]
 
 
 def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
                    community_method: str = "louvain", extractor: Extractor | None = None,
-                   **knowledge: Any) -> Poisoned:
+                   aim: str = "targeted", **knowledge: Any) -> Poisoned:
     """The index of ``dataset`` after ``attack`` (``"none"`` for clean) hits its first
-    ``targets`` questions, spending at most ``budget`` documents (and
+    ``targets`` questions (with ``aim="conflict"``: its conflict questions), spending at most ``budget`` documents (and
     :data:`STATEMENTS_PER_DOCUMENT` statements each) per target. The plan depends only on the
     dataset and seed, so every attack, and the clean run, concern the same questions and can be
     compared pairwise. ``knowledge`` reaches the attacks that take it (a white-box attacker's
     model of the defense)."""
     limit = AttackBudget.of(budget)
     spend: dict[int, Spend] = {}
-    plan = plan_attack(dataset, target_questions(dataset, targets), seed)
+    plan = plan_attack(dataset, target_questions(dataset, targets, aim), seed)
     docs = dataset.documents
     n_poison = 0
     answers = {q: a for t in plan.targets for q, a in t.answers.items()}

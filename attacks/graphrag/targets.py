@@ -47,13 +47,14 @@ def plan_attack(dataset: Dataset, questions: list[Question], seed: int) -> Attac
         chosen.setdefault(fact, []).append(q)
     targets = []
     for fact, qs in chosen.items():
-        fakes = [e for e in dataset.range_of(fact.relation) if e not in (fact.tail, fact.head)]
+        true = set(dataset.index.get((fact.head, fact.relation), [])) | {fact.tail}  # every true value
+        fakes = [e for e in dataset.range_of(fact.relation) if e not in true and e != fact.head]
         rng.shuffle(fakes)
         for fake in fakes:
             answers = {}
             for q in qs:
-                path = follow(dataset.index, q.topic, q.plan, override={(fact.head, fact.relation): fake})
-                if path is not None and path[-1].tail not in (q.answer, q.topic):
+                path = follow(dataset.index, q.topic, q.plan, override={(fact.head, fact.relation): fake}, along=q.path)
+                if path is not None and path[-1].tail not in (*q.accepted, q.topic):
                     answers[q.id] = path[-1].tail
             if answers:
                 targets.append(Target(fact, fake, list(answers), answers))

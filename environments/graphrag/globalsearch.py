@@ -51,6 +51,10 @@ class GlobalQuestion:
     runner_up: str
     counts: tuple[tuple[str, int], ...]
 
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        return (self.answer,)
+
 
 def global_questions(dataset: Dataset) -> tuple[GlobalQuestion, ...]:
     """One question per relation of :data:`GLOBAL_FORMS` whose most frequent object is unique

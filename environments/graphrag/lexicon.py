@@ -54,6 +54,7 @@ ENGLISH: dict[str, tuple[tuple[str, str], ...]] = {
     "partners_with": (("partners with", "verb"), ("collaborates with", "verb"), ("partnership with", "verb"),
                       ("partners", "verb")),
     "affiliated_with": (("affiliated with", "verb"), ("associated with", "verb")),
+    "office_in": (("offices in", "verb"), ("branch in", "verb"), ("branches in", "verb"), ("offices", "noun")),
 }
 NEGATIONS = {"no", "not", "never", "ceased", "longer", "nor"}
 HEDGE_WORDS = {"whether", "rumour", "rumours", "rumor", "rumors", "allegedly", "unconfirmed", "denied", "if", "might",

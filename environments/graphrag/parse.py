@@ -38,6 +38,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "colleague_of": ("colleague",),
     "partners_with": ("partner", "partners"),
     "affiliated_with": ("affiliated",),
+    "office_in": ("office", "offices", "branch", "branches"),
 }
 # (domain type, range type) signatures the reader knows for the common relation names.
 SIGNATURES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -49,6 +50,7 @@ SIGNATURES: dict[str, tuple[tuple[str, str], ...]] = {
     "located_in": (("city", "country"), ("university", "city")),
     "lives_in": (("person", "city"),),
     "citizen_of": (("person", "country"),),
+    "office_in": (("company", "city"),),
 }
 TYPE_WORDS = {"city": "city", "town": "city", "country": "country", "nation": "country", "company": "company",
               "firm": "company", "university": "university", "college": "university", "person": "person"}

@@ -51,6 +51,9 @@ WORLD_FORMS: dict[str, Forms] = {
     "colleague_of": Forms(("is a colleague of {t}", "works alongside {t}"), ("{h} and {t} are colleagues",)),
     "partners_with": Forms(("partners with {t}", "collaborates with {t}", "has a partnership with {t}")),
     "affiliated_with": Forms(("is affiliated with {t}", "is associated with {t}")),
+    # Multi-valued: a company has offices in several cities (its headquarters city among them).
+    "office_in": Forms(("has offices in {t}", "has an office in {t}", "runs branches in {t}"),
+                       ("{h}'s offices are in {t}",)),
 }
 # Held-out phrasing: written after the extractor was frozen and never tuned against (its misses
 # on these are part of the measured recall and precision).
@@ -67,6 +70,7 @@ HELD_OUT_FORMS: dict[str, Forms] = {
     "colleague_of": Forms(("shares an office with {t}",)),
     "partners_with": Forms(("has teamed up with {t}",)),
     "affiliated_with": Forms(("has ties to {t}",)),
+    "office_in": Forms(("has a presence in {t}", "operates a branch in {t}"), ("{h}'s regional offices are in {t}",)),
 }
 
 
@@ -81,7 +85,7 @@ def real_forms(relation: str) -> tuple[Forms, Forms]:
 
 # Names how corpora are written and read (forms, held-out share, the extractor): trained weights
 # are tied to it.
-CORPUS_VERSION = "prose-1: held-out share 0.2, lexicon extractor"
+CORPUS_VERSION = "prose-2: held-out share 0.2, lexicon extractor, multi-valued offices"
 DATE_PREFIXES = ("As of {d}, ", "Since {d}, ", "On {d}, ")
 NO_LONGER = "it is no longer the case that "
 HEDGE_FORMS = ("It is unclear whether {s} {vp}.", "Rumours that {s} {vp} were never confirmed.",
@@ -216,6 +220,22 @@ class Writer:
     def news(self, facts: Sequence[Fact], rng: random.Random, title: str) -> Document:
         """A short news item: each fact in full names, in one of its forms."""
         return Document(f"news-{title}", title, [self.sentence(f, variant=rng.randrange(1 << 30)) for f in facts])
+
+    def several(self, entity: str, relation: str, tails: Sequence[str], rng: random.Random) -> list[Line]:
+        """Several objects of one relation on ``entity``'s page: one sentence listing them all,
+        or the first in one sentence and the rest in a second ("It also has offices in ...")."""
+        parts = [tails[:1], tails[1:]] if len(tails) > 1 and rng.random() < 0.5 else [tails]
+        lines = []
+        for k, part in enumerate(parts):
+            subject, shown = self._ref(entity, rng), _list([self.show(t) for t in part])
+            forms = self._forms(relation, rng.random())
+            if k == 0 and forms.clauses and rng.random() < 0.3:
+                text = rng.choice(forms.clauses).format(h=self.show(entity), t=shown)
+            else:
+                forms_vp = self._vp(relation, [self.show(t) for t in part], rng.randrange(1 << 30))
+                text = f"{subject} {'also ' if k else ''}{forms_vp}"
+            lines.append(Line(_cap(text) + ".", [Claim(Fact(entity, relation, t)) for t in part]))
+        return lines
 
     def job_change(self, person: str, old: str, new: str, dates: tuple[str, str]) -> list[Line]:
         """A superseded fact: the old job as of a date, then retracted beside the new one."""

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Callable
 
 from environments.graphrag.corpus import Document, Fact
-from environments.graphrag.dataset import Dataset, objects_index, sample_questions
+from environments.graphrag.dataset import Dataset, objects_index, sample_questions, sample_set_questions
 from environments.graphrag.prose import HELD_OUT_FORMS, WORLD_FORMS, Writer, write_pages
 
 RELATIONS = tuple(WORLD_FORMS)
@@ -47,7 +47,16 @@ _QUESTION: dict[tuple[str, ...], tuple[str, ...]] = {
         "In which country is the headquarters city of {0}'s employer?",
         "The employer of {0} is headquartered in a city of which country?"),
     ("founded_by", "born_in", "located_in"): ("In which country was the founder of {0} born?",),
+    ("office_in",): ("In which city does {0} have an office?", "Name a city where {0} has an office.",
+                     "Where does {0} have an office?"),
+    ("works_for", "office_in"): ("In which city does the employer of {0} have an office?",
+                                 "Name a city where the company {0} works for has an office."),
+    ("office_in", "located_in"): ("In which country does {0} have an office?",
+                                  "{0} has an office in a city of which country?"),
 }
+# Questions across the multi-valued relation (several gold answers, any one correct), asked
+# beside the PLANS questions and sampled from their own stream.
+SET_PLANS: list[tuple[str, ...]] = [("office_in",), ("works_for", "office_in"), ("office_in", "located_in")]
 
 _SYLLABLES = ["ka", "lo", "ven", "mar", "tis", "ro", "dan", "el", "qua", "sor", "bri", "nal", "ost", "ury",
               "fen", "gal", "hed", "ira", "jun", "kel", "mir", "nov", "pel", "rut", "sab", "tor", "ul", "vex",
@@ -110,9 +119,30 @@ def _natural_conflicts(rng: random.Random, facts: list[Fact], docs: list[Documen
     return natural
 
 
+def _offices(rng: random.Random, firm_city: dict[str, str], cities: list[str], docs: list[Document],
+             writer: Writer, directories: int) -> list[Fact]:
+    """A multi-valued relation: every company has offices in its headquarters city and one to
+    three others. All are listed on the company's page (in one sentence or two), 40% also on
+    the city's page, and some in office directories (news items naming several companies)."""
+    page = {d.title: d for d in docs}
+    facts: list[Fact] = []
+    for firm, hq in firm_city.items():
+        cities_of = [hq, *rng.sample([c for c in cities if c != hq], rng.randint(1, 3))]
+        rng.shuffle(cities_of)
+        own = [Fact(firm, "office_in", c) for c in cities_of]
+        facts += own
+        page[firm].sentences += writer.several(firm, "office_in", cities_of, rng)
+        for f in own:
+            if rng.random() < 0.4:
+                page[f.tail].sentences.append(writer.sentence(f, variant=rng.randrange(1 << 30)))
+    for i in range(directories):
+        docs.append(writer.news(rng.sample(facts, 3), rng, f"Office directory {i}"))
+    return facts
+
+
 def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3, persons: int = 40,
                    companies: int = 12, universities: int = 5, news: int = 15, questions: int = 40,
-                   changes: float = 0.2, disputes: int = 6) -> Dataset:
+                   changes: float = 0.2, disputes: int = 6, set_questions: int = 9) -> Dataset:
     """A fictional world and its questions, fully determined by ``seed``."""
     rng = random.Random(seed)
     names = _Names(rng)
@@ -157,10 +187,14 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
     for i in range(news):
         docs.append(writer.news(rng.sample(facts, 3), prose, f"News {i}"))
     natural = _natural_conflicts(random.Random(seed + 104729), facts, docs, writer, firms, changes, disputes)
-    index = objects_index(facts)
     phrasing = random.Random(seed + 7919)  # its own stream: the surface form leaves the world unchanged
-    qs = sample_questions(index, PLANS, questions, rng,
+    qs = sample_questions(objects_index(facts), PLANS, questions, rng,
                           lambda topic, plan: question_text(topic, plan, phrasing.randrange(3)))
+    offices = random.Random(seed + 65537)  # its own stream: the other facts and questions stay as they were
+    facts += _offices(offices, firm_city, cities, docs, writer, directories=3)
+    index = objects_index(facts)
+    qs += sample_set_questions(index, SET_PLANS, set_questions, offices,
+                               lambda topic, plan: question_text(topic, plan, phrasing.randrange(3)), len(qs))
     return Dataset(f"world{seed}", facts, writer, docs, qs, index, natural)
 
 

@@ -24,6 +24,7 @@ from environments.graphrag.agents import ReaderAgent
 from suites.graphrag.defenses import DEFENSES
 from suites.graphrag.scenarios import (
     adaptive_target,
+    aim_of,
     graphrag_suite,
     make_env,
     poisoned,
@@ -113,7 +114,7 @@ def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
         if opts.get("questions") == "global":
             return poisoned_global(opts["dataset"], w, opts["attack"], int(opts["budget"]), opts["communities"])
         return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"],
-                        adaptive_target(opts["defense"]))
+                        adaptive_target(opts["defense"]), aim_of(opts))
 
     spends = [built(w).spent() for w in world_seeds(opts)]
     return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))

@@ -38,9 +38,10 @@ def load_dataset(name: str, world: int) -> Dataset:
 
 @lru_cache(maxsize=64)
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
-             against: str = "tdp") -> Poisoned:
+             against: str = "tdp", aim: str = "targeted") -> Poisoned:
     """``against``: the TDP variant whose features and weights the white-box ``adaptive``
-    attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated)."""
+    attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
+    ``aim``: which questions the attack plan targets (:func:`aim_of`)."""
     data = load_dataset(name, world)
     knowledge = {}
     if attack == "adaptive":  # white-box: the defense's features and weights
@@ -49,7 +50,7 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
 
         knowledge["surrogate"] = tdp_surrogate(trained_ranker(against), data)
     return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
-                          **knowledge)
+                          aim=aim, **knowledge)
 
 
 @lru_cache(maxsize=64)
@@ -66,6 +67,11 @@ def adaptive_target(defense: str) -> str:
     return "tdp-mix" if defense == "tdp-mix" else "tdp"
 
 
+def aim_of(options: dict[str, Any]) -> str:
+    """Under ``--questions conflict`` the attack aims at the conflict questions themselves."""
+    return "conflict" if options.get("questions") == "conflict" else "targeted"
+
+
 def targets_for(options: dict[str, Any]) -> int:
     return int(options.get("targets") or DEFAULT_TARGETS[options.get("dataset", "world")])
 
@@ -77,7 +83,8 @@ def build_scenario(task: TaskSpec) -> Scenario:
     if is_global(str(p.get("question", ""))):
         built = poisoned_global(name, world, attack, budget, method)
     else:
-        built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")))
+        built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")),
+                         aim_of(p))
     return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
@@ -100,7 +107,8 @@ def check_options(options: dict[str, Any]) -> None:
 def task_ids(options: dict[str, Any]) -> list[str]:
     """``--questions targeted`` (default): the questions the attack plan can flip, the same for
     every attack; ``conflict``: the questions whose gold path crosses a natural conflict of the
-    clean data (superseded facts, disagreeing sources); ``all``: every question."""
+    clean data (superseded facts, disagreeing sources, multi-valued relations; an attack then
+    aims at them); ``all``: every question."""
     check_options(options)
     name = options.get("dataset", "world")
     which = options.get("questions", "targeted")
