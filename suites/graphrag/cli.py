@@ -26,7 +26,7 @@ def _names(value: str, allowed: tuple[str, ...], flag: str) -> list[str]:
 def cmd_grid(args: argparse.Namespace) -> int:
     from environments.graphrag.real import REAL_DATASETS, available
     from suites.graphrag.defenses import DEFENSES
-    from suites.graphrag.report import ALL_ATTACKS, grid_table, run_grid
+    from suites.graphrag.report import ALL_ATTACKS, grid_table, paired_table, run_grid
 
     if args.dataset not in ("world", *REAL_DATASETS):
         raise UsageError(f"--dataset: {args.dataset!r} is not one of world, {', '.join(REAL_DATASETS)}")
@@ -36,14 +36,19 @@ def cmd_grid(args: argparse.Namespace) -> int:
         raise UsageError(f"--worlds: must be at least 1, got {args.worlds}")
     attacks = _names(args.attacks, ALL_ATTACKS, "--attacks")
     defenses = _names(args.defenses, DEFENSES, "--defenses")
+    if args.versus and args.versus not in defenses:
+        raise UsageError(f"--versus: {args.versus!r} is not one of --defenses ({args.defenses})")
     cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
                      communities=args.communities, questions=args.questions)
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
                f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
-               f" --communities {args.communities}")
+               f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else ""))
     _print(grid_table(cells, args.dataset, command))
+    paired = paired_table(cells, args.versus, command) if args.versus else None
+    if paired:
+        _print(paired)
     if args.out:
-        doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells]}
+        doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells], "paired": paired}
         Path(args.out).write_text(json.dumps(doc, indent=1), encoding="utf-8")
     return 0
 
@@ -178,6 +183,8 @@ def register(subparsers: Any) -> None:
     g.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all", "global"),
                    help="targeted by the attack plan, crossing a natural conflict of the clean data, all, or global "
                         "(answered from community reports)")
+    g.add_argument("--versus", help="also print every other defense against this one, paired by question "
+                                    "(accuracy drop, attack success difference; split by multi-valued questions)")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
     g.set_defaults(func=cmd_grid)
     c = sub.add_parser("curve", help="attack success against budget (documents per target)")

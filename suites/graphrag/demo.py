@@ -8,11 +8,13 @@ attack, and the adaptive attack against the final (deployed) ranker.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agentbed.progress import steps
 from agentbed.results import write_results
+from agentbed.runner import EpisodeRecord
 from agentbed.summary import finding, fmt, headline, write_summary
 from suites.graphrag.curves import budget_curve, curve_figure, curve_table
 from suites.graphrag.extraction import extraction_table
@@ -23,7 +25,7 @@ from suites.graphrag.globalreport import (
     global_table,
     method_difference,
 )
-from suites.graphrag.report import Cell, figure, grid_table, paired_gain, run_cell
+from suites.graphrag.report import SUBSETS, Cell, figure, grid_table, paired_difference, paired_gain, run_cell
 
 WORLD_ATTACKS = ("none", "poisonedrag", "gragpoison", "community", "kepo", "tkpa", "copy", "frame", "adaptive")
 WORLD_DEFENSES = ("none", "provenance", "tdp-static", "tdp")
@@ -90,8 +92,9 @@ def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict
     drop = accuracy_drop(conflicts, "tdp")
     heads.append(headline("clean_accuracy_drop", drop, higher_is_better=False, dataset="world",
                           questions="conflict", defense="tdp vs none"))
+    multi = fmt(accuracy_drop(conflicts, "tdp", SUBSETS["multi-valued"]), 2)
     found.insert(1, finding("clean accuracy drop with TDP on natural-conflict questions", drop,
-                            note=f"goal <= 0.02; {SCRIPTED}"))
+                            note=f"goal <= 0.02; on the multi-valued (office) questions alone {multi}; {SCRIPTED}"))
     found.insert(0, finding("rule-based extractor's recall of the prose corpora's triples (worlds)", extraction_recall,
                             note="the graph is built from extracted triples; precision in the table"))
     summary = {
@@ -112,15 +115,9 @@ def demo(out_dir: Path | str, *, worlds: int = 4, real: str = "nations") -> dict
     return summary
 
 
-def accuracy_drop(cells: list[Cell], defense: str) -> Any:
+def accuracy_drop(cells: list[Cell], defense: str, keep: Callable[[EpisodeRecord], bool] = SUBSETS["all"]) -> Any:
     """Paired interval of clean accuracy without a defense minus with ``defense``."""
-    from agentbed.stats import paired_difference_ci
-
-    by = {c.defense: {r.task: float(r.metrics.get("correct", False)) for r in c.records} for c in cells}
-    tasks = sorted(by["none"])
-    groups = [t.rsplit("-", 1)[0] for t in tasks]
-    return paired_difference_ci([by["none"][t] for t in tasks], [by[defense][t] for t in tasks],
-                                groups=groups if len(set(groups)) > 1 else None, seed=0)
+    return paired_difference(cells, "accuracy", "none", "none", defense, keep)
 
 
 def conflict_table(cells: list[Cell], command: str) -> dict[str, Any]:
@@ -128,14 +125,17 @@ def conflict_table(cells: list[Cell], command: str) -> dict[str, Any]:
 
     rows = []
     for c in cells:
-        removed = sum(r.metrics.get("removed_clean", 0) for r in c.records)
-        drop = fmt(accuracy_drop(cells, c.defense), 2) if c.defense != "none" else "-"
-        rows.append([c.defense, len(c.records), fmt(c.interval("accuracy"), 2), drop,
-                     fmt(c.interval("clean_removed"), 3), removed])
-    return table("Clean questions crossing natural conflicts (superseded jobs, disagreeing sources)",
-                 ["defense", "questions", "accuracy", "accuracy drop vs none", "clean evidence removed (share)",
+        for name, keep in SUBSETS.items():
+            part = Cell(c.dataset, c.attack, c.defense, [r for r in c.records if keep(r)])
+            removed = sum(r.metrics.get("removed_clean", 0) for r in part.records)
+            drop = fmt(accuracy_drop(cells, c.defense, keep), 2) if c.defense != "none" else "-"
+            rows.append([c.defense, name, len(part.records), fmt(part.interval("accuracy"), 2), drop,
+                         fmt(part.interval("clean_removed"), 3), removed])
+    return table("Clean questions crossing natural conflicts (superseded jobs, disagreeing sources, multi-valued offices)",
+                 ["defense", "questions", "n", "accuracy", "accuracy drop vs none", "clean evidence removed (share)",
                   "clean statements removed"], rows,
-                 note=f"no attack; paired 95% cluster-bootstrap intervals over worlds; regenerate: {command}")
+                 note=f"no attack; multi-valued: the gold path crosses a company's offices (any office is a right "
+                      f"answer); paired 95% cluster-bootstrap intervals over worlds; regenerate: {command}")
 
 
 def _headlines(cells: dict[str, list[Cell]], real: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -143,15 +143,53 @@ def grid_table(cells: list[Cell], dataset: str, command: str) -> dict[str, Any]:
 
 def paired_gain(cells: list[Cell], attack: str, better: str, worse: str = "none") -> Interval | None:
     """Interval of the drop in attack success from ``worse`` to ``better`` (paired by question)."""
+    return paired_difference(cells, "attack_success", attack, worse, better)
+
+
+def paired_difference(cells: list[Cell], metric: str, attack: str, a: str, b: str,
+                      keep: Callable[[EpisodeRecord], bool] = lambda r: True) -> Interval | None:
+    """Interval of ``metric`` under defense ``a`` minus under ``b`` for ``attack``, paired by
+    question (the questions ``keep`` selects), cluster bootstrap over worlds."""
     by = {(c.attack, c.defense): c for c in cells}
-    if (attack, better) not in by or (attack, worse) not in by:
+    if (attack, a) not in by or (attack, b) not in by:
         return None
-    a = {r.task: float(r.metrics.get("attack_success", False)) for r in by[(attack, worse)].records}
-    b = {r.task: float(r.metrics.get("attack_success", False)) for r in by[(attack, better)].records}
-    tasks = sorted(set(a) & set(b))
+    key = {"accuracy": "correct", "attack_success": "attack_success"}[metric]
+    x, y = ({r.task: float(r.metrics.get(key, False)) for r in by[(attack, d)].records if keep(r)} for d in (a, b))
+    tasks = sorted(set(x) & set(y))
     groups = [t.rsplit("-", 1)[0] for t in tasks]
-    return paired_difference_ci([a[t] for t in tasks], [b[t] for t in tasks],
+    return paired_difference_ci([x[t] for t in tasks], [y[t] for t in tasks],
                                 groups=groups if len(set(groups)) > 1 else None, seed=0)
+
+
+SUBSETS: dict[str, Callable[[EpisodeRecord], bool]] = {
+    "all": lambda r: True,
+    "multi-valued": lambda r: bool(r.metrics.get("multi_valued")),
+    "not multi-valued": lambda r: not r.metrics.get("multi_valued"),
+}
+
+
+def paired_table(cells: list[Cell], versus: str, command: str) -> dict[str, Any]:
+    """Every defense against ``versus``, per attack, paired by question: accuracy (``versus``
+    minus the defense: a drop) and attack success (the defense minus ``versus``), on all
+    questions and split by whether the question's gold path crosses a multi-valued relation."""
+    rows = []
+    for c in cells:
+        for name, keep in SUBSETS.items():
+            part = Cell(c.dataset, c.attack, c.defense, [r for r in c.records if keep(r)], c.budget, c.spent)
+            if not part.records or (name != "all" and len(part.records) == len(c.records)):
+                continue
+            drop = paired_difference(cells, "accuracy", c.attack, versus, c.defense, keep) if c.defense != versus else None
+            gain = paired_difference(cells, "attack_success", c.attack, c.defense, versus, keep) if drop else None
+            success = part.interval("attack_success")
+            rows.append([c.attack, c.defense, name, len(part.records), fmt(part.interval("accuracy"), 2),
+                         fmt(success, 2) if success.n else "-",
+                         fmt(drop, 2) if drop else "-", fmt(gain, 2) if gain and c.attack != "none" else "-",
+                         fmt(part.interval("clean_removed"), 3) if part.interval("clean_removed").n else "-"])
+    return table(f"{cells[0].dataset}: each defense against {versus}, paired by question",
+                 ["attack", "defense", "questions", "n", "accuracy", "attack success", f"accuracy drop ({versus} - defense)",
+                  f"attack success (defense - {versus})", "clean evidence removed (share)"], rows,
+                 note=f"paired 95% cluster-bootstrap intervals over worlds (over questions on a real graph); "
+                      f"regenerate: {command}")
 
 
 def figure(cells_by_dataset: dict[str, list[Cell]], defenses: Sequence[str]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from agentbed.cli import main
     (["graphrag", "grid", "--defenses", "tdp,nope"], "--defenses"),
     (["graphrag", "grid", "--dataset", "fb15k"], "--dataset"),
     (["graphrag", "grid", "--worlds", "0"], "--worlds"),
+    (["graphrag", "grid", "--defenses", "none,tdp", "--versus", "tdp-mix"], "--versus"),
     (["graphrag", "curve", "--budgets", "0,3"], "--budgets"),
     (["graphrag", "curve", "--budgets", "x"], "--budgets"),
     (["graphrag", "curve", "--attacks", "none"], "--attacks"),
@@ -32,6 +33,19 @@ def test_grid_prints_and_saves_cells(tmp_path, capsys):
     cells = json.loads(out.read_text())["cells"]
     assert [(c["attack"], c["defense"]) for c in cells] == [("gragpoison", "none"), ("gragpoison", "tdp")]
     assert cells[0]["attack_success"]["estimate"] > cells[1]["attack_success"]["estimate"]
+
+
+def test_grid_pairs_defenses_against_one_and_splits_multi_valued_questions(tmp_path, capsys):
+    out = tmp_path / "cells.json"
+    assert main(["graphrag", "grid", "--attacks", "none,gragpoison", "--defenses", "none,tdp", "--worlds", "1",
+                 "--questions", "conflict", "--versus", "none", "--out", str(out)]) == 0
+    paired = json.loads(out.read_text())["paired"]
+    rows = {(r[0], r[1], r[2]): r for r in paired["rows"]}
+    assert {("none", "tdp", q) for q in ("all", "multi-valued", "not multi-valued")} <= set(rows)
+    n = {q: rows[("none", "tdp", q)][3] for q in ("all", "multi-valued", "not multi-valued")}
+    assert n["all"] == n["multi-valued"] + n["not multi-valued"] and n["multi-valued"] == 9
+    assert rows[("gragpoison", "tdp", "all")][7] != "-"  # attack success, tdp minus none, paired
+    assert "--versus none" in capsys.readouterr().out
 
 
 def test_run_writes_summary_with_attack_success(tmp_path):
