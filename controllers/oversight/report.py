@@ -95,7 +95,8 @@ def split_table(result: dict[str, Any], where: str) -> dict[str, Any]:
     split = result["split"]
     feature = split["feature"]
     rows = [[name, _f(c["flagged"]), _f(c["elsewhere"]), _f(c["share"], 2)] for name, c in split["controllers"].items()]
-    return table(f"Regret where {feature} > 0 ({result['benchmark']})",
+    return table(f"Regret where {feature} > 0 ({result['benchmark']}: {split['checkpoints']} of {split['of']} "
+                 f"checkpoints, {split['games']} games)",
                  ["controller", f"regret where {feature} > 0", "regret elsewhere", "share of its regret"], rows,
                  f"{split['checkpoints']} of {split['of']} checkpoints ({split['games']} games) have {feature} > 0. "
                  f"Same decisions as above; intervals resample games. {where}")
