@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attacks.graphrag.adaptive import adaptive_attack, copy_attack, frame_attack, support_attack
+from attacks.graphrag.coassert import coassert_attack
 from attacks.graphrag.community import community_injection
 from attacks.graphrag.gragpoison import gragpoison
 from attacks.graphrag.kepo import kepo
@@ -22,7 +23,8 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "support": support_attack,
     "frame": frame_attack,
     "adaptive": adaptive_attack,
+    "coassert": coassert_attack,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

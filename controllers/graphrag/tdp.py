@@ -58,30 +58,41 @@ def fit_pairwise(pairs: Sequence[tuple[np.ndarray, np.ndarray]], features: Seque
     return PairwiseRanker(model.coef_[0].copy(), tuple(features))
 
 
-def tdp_defense(ranker: PairwiseRanker) -> Defense:
+def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False) -> Defense:
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
-        return resolve_conflicts(kg, query, retrieved, ranker)
+        return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets)
 
     return defend
 
 
-def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candidate, winner: Candidate) -> set[int]:
+def co_asserting_docs(kg: KnowledgeGraph, loser: Candidate, winner: Candidate) -> set[str]:
+    """Documents asserting both the loser's and the winner's object and negating neither: a
+    source that lists several values ("offices in A, B and C") says that both hold."""
+    negating = {kg.statements[i].doc for i in loser.negations | winner.negations}
+    return (loser.claim_docs(kg) & winner.claim_docs(kg)) - negating
+
+
+def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candidate, winner: Candidate,
+                              keep: set[str] = frozenset()) -> set[int]:
     """The loser's unique edges that its own sources account for: its claims and negations,
     and support edges from documents that assert the loser's claim or whose retrieved
     statements all lie in the loser's unique edges. A clean page that merely also mentions
-    the losing answer keeps its other statements, so dense real graphs lose little evidence."""
-    unique = loser.edges - winner.edges
-    own = loser.claim_docs(kg)
+    the losing answer keeps its other statements, so dense real graphs lose little evidence.
+    Nothing is removed from the documents in ``keep``."""
+    unique = {i for i in loser.edges - winner.edges if kg.statements[i].doc not in keep}
+    own = loser.claim_docs(kg) - keep
     docs = {kg.statements[i].doc for i in unique}
     own |= {d for d in docs if all(j in unique for j in kg.by_doc[d] if j in alive)}
     return {i for i in unique if i in loser.claims or i in loser.negations or kg.statements[i].doc in own}
 
 
 def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
-                      subject_check: bool = True) -> Verdict:
+                      subject_check: bool = True, keep_sets: bool = False) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_claims`, against TKPA's edits).
+    ``keep_sets``: leave a losing candidate's evidence in documents that also assert the winner
+    (:func:`co_asserting_docs`: a multi-valued relation's listing is not a conflict).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim)."""
     verdict = Verdict()
@@ -96,7 +107,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
             for i in c.edges:
                 verdict.suspicion[i] = max(verdict.suspicion.get(i, 0.0), scores[best] - sc)
             if c is not winner:
-                verdict.removed |= attributable_unique_edges(kg, alive, c, winner)
+                keep = co_asserting_docs(kg, c, winner) if keep_sets else set()
+                verdict.removed |= attributable_unique_edges(kg, alive, c, winner, keep)
         alive.difference_update(verdict.removed)
         return [winner.answer]
 

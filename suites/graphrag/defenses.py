@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from environments.graphrag.pipeline import Defense
 
-DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix")
+DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set")
 
 
 def make_defense(name: str) -> Defense | None:
@@ -20,6 +20,11 @@ def make_defense(name: str) -> Defense | None:
         from suites.graphrag.training import trained_ranker
 
         return tdp_defense(trained_ranker(name))
+    if name == "tdp-set":  # tdp's ranker; a losing value co-asserted with the winner is kept
+        from controllers.graphrag.tdp import tdp_defense
+        from suites.graphrag.training import trained_ranker
+
+        return tdp_defense(trained_ranker("tdp"), keep_sets=True)
     from controllers.graphrag.baselines import BASELINES
 
     if name not in BASELINES:

@@ -109,3 +109,13 @@ def test_no_gold_value_reaches_the_reader_or_a_defense(world):
                     EpisodeSpec("graphrag", task, "reader", 0, opts), budget=SUITE.budget)
         assert calls and all(type(c) is Query and c == Query(q.text) for c in calls)
         calls.clear()
+
+
+def test_tdp_set_keeps_values_a_source_lists_together():
+    """tdp-set leaves a losing value in documents that also assert the winner (a listing), so
+    it deletes fewer true offices than tdp, answering the same."""
+    multi = lambda r: r.metrics["multi_valued"]  # noqa: E731
+    cells = {d: run_cell("world", "none", d, worlds=1, questions="conflict") for d in ("tdp", "tdp-set")}
+    removed = {d: sum(r.metrics["removed_clean"] for r in c.records if multi(r)) for d, c in cells.items()}
+    assert 0 < removed["tdp-set"] < removed["tdp"]
+    assert [r.metrics["correct"] for r in cells["tdp"].records] == [r.metrics["correct"] for r in cells["tdp-set"].records]
