@@ -204,7 +204,17 @@ def _user_task(name: str) -> RepoTask:
         tree.parent.mkdir(parents=True, exist_ok=True)
         prepare_tree(repo, tree)
         stamp_file.write_text(stamp, encoding="utf-8")
-    return _prepare(name, tree, repo.package, repo.tests)
+    try:
+        return _prepare(name, tree, repo.package, repo.tests)
+    except UsageError as exc:  # name the user's own file, not the prepared copy in the cache
+        raise type(exc)(_in_user_source(str(exc), tree, repo)) from exc
+
+
+def _in_user_source(message: str, tree: Path, repo: UserRepo) -> str:
+    """``message`` with paths of the prepared tree written as the repository's own paths (a src
+    layout's package back under its folder)."""
+    message = message.replace(str(tree / repo.package), str(repo.package_dir / repo.package))
+    return message.replace(str(tree), str(repo.root))
 
 
 def _synthetic_tree(name: str) -> Path:

@@ -32,7 +32,7 @@ def _refusal(tmp_path, files, capsys) -> str:
 def test_a_syntax_error_is_one_line_naming_file_and_line(sandbox, tmp_path, capsys):
     message = _refusal(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "def f(x):\n    return (x\n\ndef g(:\n",
                                   "tests/test_m.py": GOOD_TEST}, capsys)
-    assert "m.py:4: syntax error" in message
+    assert f"{tmp_path / 'repo' / 'pkg' / 'm.py'}:4: syntax error" in message  # the user's file, not the cache's
 
 
 def test_an_empty_package_and_one_with_nothing_to_blank_are_refused(sandbox, tmp_path, capsys):
