@@ -46,6 +46,8 @@ def register(subparsers: Any) -> None:
                        help="alfworld: the expert learns that 'move O to R' put O down (ALFWorld's own does not)")
     build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
     build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
+    build.add_argument("--server-threads", type=_positive, default=None,
+                       help="a local: model's llama.cpp server threads (default: every core; 1 leaves a core to others)")
     build.add_argument("--seeds", type=_positive, default=1, help="base trajectories per game and flaw")
     build.add_argument("--rollouts", type=_positive, default=2, help="rollouts per candidate action")
     build.add_argument("--checkpoints", type=_positive, default=3, help="checkpoints per trajectory")
@@ -151,7 +153,7 @@ def _build(args: argparse.Namespace) -> int:
                          seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,
                          workers=args.workers, target_options=options, max_steps=args.max_steps)
-    with _local_server(args.model, Path(args.out).parent):
+    with _local_server(args.model, Path(args.out).parent, args.server_threads):
         dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))
     path = dataset.save(args.out)
     counts = dataset.provenance["counts"]
@@ -176,15 +178,16 @@ def _all(args: argparse.Namespace) -> int:
     return 0
 
 
-def _local_server(model: str, run_dir: Path) -> Any:
+def _local_server(model: str, run_dir: Path, threads: int | None = None) -> Any:
     """A ``local:`` model needs its llama.cpp server for the build (workers find it through the
-    environment); any other model, none."""
+    environment); any other model, none. On a shared small CPU one thread can be faster than
+    every core: llama.cpp's threads wait for each other, so one preempted thread stalls them all."""
     if not model.startswith("local:"):
         return nullcontext()
-    from agentbed.agents.local.server import serving
+    from agentbed.agents.local.server import ServerSettings, serving
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    return serving([model], run_dir)
+    return serving([model], run_dir, ServerSettings(threads=threads))
 
 
 def _merge(args: argparse.Namespace) -> int:
