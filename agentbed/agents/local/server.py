@@ -31,6 +31,9 @@ from agentbed.errors import UsageError
 SERVERS_ENV = "AGENTBED_LOCAL_SERVERS"
 PREFIX = "local:"
 LOG_NAME = "local-model-server.log"
+# threads per server when its settings name none; on a machine shared with other busy processes
+# fewer threads than cores decode faster (llama.cpp's threads wait for each other every layer)
+THREADS_ENV = "AGENTBED_LOCAL_THREADS"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,18 @@ class ServerSettings:
 
 class LocalServerError(RuntimeError):
     """The server did not start, or died."""
+
+
+def server_threads(settings: ServerSettings) -> int:
+    """The settings' threads, else ``$AGENTBED_LOCAL_THREADS``, else one per core."""
+    if settings.threads:
+        return settings.threads
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return os.cpu_count() or 1
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(f"{THREADS_ENV}: {value!r} is not a positive number of threads")
+    return int(value)
 
 
 class LocalServer:
@@ -70,7 +85,7 @@ class LocalServer:
         settings = self.settings
         command = [sys.executable, "-m", "agentbed.agents.local.serve", "--model", str(self.model),
                    "--alias", self.alias, "--ctx", str(settings.ctx), "--slots", str(settings.slots),
-                   "--threads", str(settings.threads or os.cpu_count() or 1)]
+                   "--threads", str(server_threads(settings))]
         with self.log_path.open("ab") as log:
             log.write(f"$ {' '.join(command)}\n".encode())
             log.flush()
