@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from environments.graphrag.pipeline import Defense
 
-DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set")
+DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set",
+            "tdp-plausible")
+
+# tdp-plausible checks only relations whose claims close a triangle at least this often in the
+# graph at hand; chosen on development worlds 4-7 (docs/graphrag.md).
+PLAUSIBILITY_RATE = 0.6
 
 
 def make_defense(name: str) -> Defense | None:
@@ -25,6 +30,11 @@ def make_defense(name: str) -> Defense | None:
         from suites.graphrag.training import trained_ranker
 
         return tdp_defense(trained_ranker("tdp"), keep_sets=True)
+    if name == "tdp-plausible":  # tdp, plus the triangle-regularity check at uncontested steps
+        from controllers.graphrag.tdp import tdp_defense
+        from suites.graphrag.training import trained_ranker
+
+        return tdp_defense(trained_ranker("tdp"), plausibility=PLAUSIBILITY_RATE)
     from controllers.graphrag.baselines import BASELINES
 
     if name not in BASELINES:
