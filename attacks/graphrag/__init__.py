@@ -11,7 +11,7 @@ from attacks.graphrag.gragpoison import gragpoison
 from attacks.graphrag.kepo import kepo
 from attacks.graphrag.passages import poisonedrag
 from attacks.graphrag.targets import AttackPlan, Poisoning, Target, plan_attack
-from attacks.graphrag.tkpa import tkpa
+from attacks.graphrag.tkpa import tkpa, tkpa_rules
 
 ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "poisonedrag": poisonedrag,
@@ -24,7 +24,8 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "frame": frame_attack,
     "adaptive": adaptive_attack,
     "coassert": coassert_attack,
+    "tkpa-rules": tkpa_rules,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert", "tkpa-rules")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

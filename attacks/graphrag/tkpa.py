@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Sequence
 
 from attacks.graphrag.targets import AttackBudget, AttackPlan, Poisoning, Spend, Target
 from environments.graphrag.corpus import Claim, Document, Fact, Line
@@ -47,4 +48,43 @@ def tkpa(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackB
             out.replaced[doc.id] = Document(doc.id, doc.title, sentences, origin="edited")
             spent.documents += 1
             spent.statements += len(hits)
+    return out
+
+
+# Given the documents edited so far and a target: facts of the clean corpus to rewrite, as (fact,
+# the entity name to replace, its replacement), so that the defense's rules agree with the fake
+# (suites/graphrag/whitebox.py).
+Repairs = Callable[[Sequence[Document], Target], list[tuple[Fact, str, str]]]
+
+
+def tkpa_rules(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget,
+               repairs: Repairs | None = None, rounds: int = 3) -> Poisoning:
+    """White-box TKPA against ``tdp-plausible``: TKPA's edits, then, with the rest of the budget,
+    edits of the evidence its rules read: the colleague whose employer predicts the old
+    employer becomes one at the fake employer, the citizenship that the fake birth city's country
+    contradicts becomes that country. Without ``repairs`` (no model of the defense) it is TKPA."""
+    out = tkpa(dataset, plan, rng, budget)
+    if repairs is None:
+        return out
+    show = dataset.table.show
+    for t, target in enumerate(plan.targets):
+        spent, touched = out.spend.setdefault(t, Spend()), set()  # a document costs once per target
+        for _ in range(rounds):
+            todo = repairs(list(out.replaced.values()), target)
+            for fact, old, new in todo:
+                for doc in dataset.documents:
+                    base = out.replaced.get(doc.id, doc)
+                    hits = sorted({i for i, c in base.claims if c.fact == fact and not c.negated})
+                    fresh = doc.id not in touched
+                    if not hits or spent.statements + len(hits) > budget.statements or \
+                            (fresh and spent.documents >= budget.documents):
+                        continue
+                    swap = Target(Fact(fact.head, fact.relation, old), new)  # edit_line reads old and new
+                    sentences = [edit_line(x, swap, show) if i in hits else x for i, x in enumerate(base.sentences)]
+                    out.replaced[doc.id] = Document(doc.id, doc.title, sentences, origin="edited")
+                    touched.add(doc.id)
+                    spent.documents += fresh
+                    spent.statements += len(hits)
+            if not todo:
+                break
     return out

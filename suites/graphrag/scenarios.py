@@ -49,6 +49,11 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
         from suites.graphrag.whitebox import tdp_surrogate
 
         knowledge["surrogate"] = tdp_surrogate(trained_ranker(against), data)
+    if attack == "tkpa-rules":  # white-box: tdp-plausible's rule miner and threshold
+        from suites.graphrag.defenses import PLAUSIBILITY_RATE
+        from suites.graphrag.whitebox import rule_repairs
+
+        knowledge["repairs"] = rule_repairs(data, PLAUSIBILITY_RATE)
     return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
                           aim=aim, **knowledge)
 

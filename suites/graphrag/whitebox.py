@@ -10,10 +10,12 @@ from collections.abc import Sequence
 
 from attacks.graphrag.adaptive import Surrogate
 from attacks.graphrag.targets import Target
+from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict
 from controllers.graphrag.features import QueryContext, candidate_features
+from controllers.graphrag.plausibility import RuleMiner
 from controllers.graphrag.tdp import PairwiseRanker
-from environments.graphrag.corpus import Document
+from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
@@ -37,3 +39,36 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
         return scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
 
     return margin
+
+
+def rule_repairs(dataset: Dataset, rate: float) -> Repairs:
+    """The white-box TKPA's model of ``tdp-plausible``: the defense's own rule miner on the
+    attacker's extraction of the corpus as edited so far. For the fake claim it names the
+    evidence that makes the claim implausible and a rewrite that makes the rules agree: a
+    first step ``s - z`` of a strong path that reaches another object becomes ``s - z'`` for a
+    ``z'`` whose second step reaches the fake; a stated ``r'(s, w)`` that a strong rule through
+    the fake contradicts becomes ``r'(s, w*)`` with ``w*`` the rule's value."""
+    extract = LexiconExtractor(sorted(dataset.table.phrases))
+    clean = extract(dataset.documents)
+
+    def repairs(edited: Sequence[Document], target: Target) -> list[tuple[Fact, str, str]]:
+        ids = {d.id for d in edited}
+        kg = KnowledgeGraph([s for s in clean if s.doc not in ids] + extract(edited, context=dataset.documents))
+        miner = RuleMiner(kg)
+        s, r, fake = target.fact.head, target.fact.relation, target.fake
+        out: list[tuple[Fact, str, str]] = []
+        if fake not in miner.predicted(s, r, rate):
+            for r1, f1, r2, f2 in sorted(miner.strong(r, rate)):
+                towards = sorted(z for z, steps in miner.steps.items() if (r2, f2, fake) in steps and z != s)
+                for rel, forward, z in sorted(miner.steps.get(s, ())):
+                    if (rel, forward) == (r1, f1) and towards and z not in towards:
+                        out.append((Fact(s, rel, z) if forward else Fact(z, rel, s), z, towards[0]))
+        for other in sorted(miner.subjects):
+            stated = miner.tails.get((s, other), set())
+            for r1, f1, r2, f2 in sorted(miner.strong(other, rate) if stated and other != r else ()):
+                implied = sorted(w for rel, f, w in miner.steps.get(fake, ()) if (rel, f) == (r2, f2) and w != s)
+                if (r1, f1) == (r, True) and implied and not set(implied) & stated:
+                    out += [(Fact(s, other, w), w, implied[0]) for w in sorted(stated)]
+        return out
+
+    return repairs
