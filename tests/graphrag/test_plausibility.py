@@ -84,3 +84,19 @@ def test_tdp_plausible_removes_what_tdp_removes_and_more_under_tkpa():
         assert base.removed <= more.removed
         extra_poison += sum(built.poison[i] for i in more.removed - base.removed)
     assert extra_poison > 0
+
+
+def test_white_box_tkpa_edits_the_rules_evidence_within_the_budget():
+    """tkpa-rules with the defense's model spends more than TKPA, within the one budget (the
+    index builder checks it), by editing more of the clean corpus (development world 4)."""
+    from attacks.graphrag.scenario import poisoned_index
+    from environments.graphrag.world import generate_world
+    from suites.graphrag.defenses import PLAUSIBILITY_RATE
+    from suites.graphrag.whitebox import rule_repairs
+
+    world = generate_world(4)
+    plain = poisoned_index(world, "tkpa", targets=12, seed=4, community_method="none")
+    white = poisoned_index(world, "tkpa-rules", targets=12, seed=4, community_method="none",
+                           repairs=rule_repairs(world, PLAUSIBILITY_RATE))
+    assert white.poison_documents > plain.poison_documents
+    assert white.spent()[1] > plain.spent()[1]
