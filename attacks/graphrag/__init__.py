@@ -11,7 +11,7 @@ from attacks.graphrag.gragpoison import gragpoison
 from attacks.graphrag.kepo import kepo
 from attacks.graphrag.passages import poisonedrag
 from attacks.graphrag.targets import AttackPlan, Poisoning, Target, plan_attack
-from attacks.graphrag.tkpa import tkpa, tkpa_rules
+from attacks.graphrag.tkpa import tkpa, tkpa_rules, tkpa_sourced
 
 ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "poisonedrag": poisonedrag,
@@ -25,7 +25,8 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "adaptive": adaptive_attack,
     "coassert": coassert_attack,
     "tkpa-rules": tkpa_rules,
+    "tkpa-sourced": tkpa_sourced,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert", "tkpa-rules")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert", "tkpa-rules", "tkpa-sourced")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

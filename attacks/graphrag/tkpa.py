@@ -88,3 +88,21 @@ def tkpa_rules(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: A
             if not todo:
                 break
     return out
+
+
+def tkpa_sourced(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget,
+                 extra_sources: int = 3) -> Poisoning:
+    """White-box TKPA against ``tdp-diverse``: TKPA's edits, then, with the rest of the budget,
+    ``extra_sources`` new one-sentence news items stating the fake claim, each about nobody, so
+    that the edited fact has the independent provenances the defense counts."""
+    table = dataset.table
+    out = tkpa(dataset, plan, rng, budget)
+    for t, target in enumerate(plan.targets):
+        spent = out.spend.setdefault(t, Spend())
+        fake = Fact(target.fact.head, target.fact.relation, target.fake)
+        for j in range(extra_sources):
+            if spent.documents >= budget.documents or spent.statements >= budget.statements:
+                break
+            out.add(t, Document(f"tksr{t:03d}-{j}", f"Brief {t}.{j}", [table.sentence(fake, variant=j + 1)],
+                                origin="poison"), table)
+    return out

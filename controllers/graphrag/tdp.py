@@ -25,6 +25,7 @@ from controllers.graphrag.candidates import (
     off_subject_claims,
     walk_plan,
 )
+from controllers.graphrag.diversity import undersourced_claims
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
 from controllers.graphrag.plausibility import implausible_claims
 from environments.graphrag.kg import KnowledgeGraph
@@ -59,9 +60,11 @@ def fit_pairwise(pairs: Sequence[tuple[np.ndarray, np.ndarray]], features: Seque
     return PairwiseRanker(model.coef_[0].copy(), tuple(features))
 
 
-def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None) -> Defense:
+def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
+                min_sources: int | None = None) -> Defense:
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
-        return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility)
+        return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
+                                 min_sources=min_sources)
 
     return defend
 
@@ -89,7 +92,7 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
 
 def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
                       subject_check: bool = True, keep_sets: bool = False,
-                      plausibility: float | None = None) -> Verdict:
+                      plausibility: float | None = None, min_sources: int | None = None) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_claims`, against TKPA's edits).
@@ -97,6 +100,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     (:func:`co_asserting_docs`: a multi-valued relation's listing is not a conflict).
     ``plausibility``: also remove an uncontested claim that breaks a triangle regularity that
     the graph's claims of its relation close at least this often (:func:`implausible_claims`).
+    ``min_sources``: also remove an uncontested claim that fewer documents of distinct
+    provenance state (:func:`undersourced_claims`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim)."""
     verdict = Verdict()
@@ -125,6 +130,10 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
             flagged = implausible_claims(kg, entity, relation, objects, plausibility)
             verdict.removed.update(flagged)
             verdict.suspicion.update(dict.fromkeys(flagged, 1.0))
+        if min_sources is not None:
+            thin = undersourced_claims(kg, entity, relation, objects, min_sources)
+            verdict.removed.update(thin)
+            verdict.suspicion.update(dict.fromkeys(thin, 1.0))
         alive.difference_update(verdict.removed)
 
     reading = interpret_query(kg, query)

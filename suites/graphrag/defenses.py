@@ -9,11 +9,14 @@ from __future__ import annotations
 from environments.graphrag.pipeline import Defense
 
 DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set",
-            "tdp-plausible")
+            "tdp-plausible", "tdp-diverse")
 
 # tdp-plausible checks only relations whose claims close a triangle at least this often in the
 # graph at hand; chosen on development worlds 4-7 (docs/graphrag.md).
 PLAUSIBILITY_RATE = 0.6
+# tdp-diverse trusts an uncontested claim that at least this many documents of distinct
+# provenance state; chosen on development worlds 4-7 (docs/graphrag.md).
+MIN_SOURCES = 2
 
 
 def make_defense(name: str) -> Defense | None:
@@ -35,6 +38,11 @@ def make_defense(name: str) -> Defense | None:
         from suites.graphrag.training import trained_ranker
 
         return tdp_defense(trained_ranker("tdp"), plausibility=PLAUSIBILITY_RATE)
+    if name == "tdp-diverse":  # tdp, plus provenance diversity of the claims at uncontested steps
+        from controllers.graphrag.tdp import tdp_defense
+        from suites.graphrag.training import trained_ranker
+
+        return tdp_defense(trained_ranker("tdp"), min_sources=MIN_SOURCES)
     from controllers.graphrag.baselines import BASELINES
 
     if name not in BASELINES:

@@ -75,7 +75,7 @@ def test_every_attack_keeps_to_the_one_budget(world, attack, documents):
     poisoning.check(budget)
     assert poisoning.spend and all(0 < s.documents <= documents for s in poisoning.spend.values())
     assert sum(s.documents for s in poisoning.spend.values()) == len(poisoning.added) + len(poisoning.replaced) \
-        or attack in ("tkpa", "tkpa-rules")  # one edited page can serve two targets
+        or attack in ("tkpa", "tkpa-rules", "tkpa-sourced")  # one edited page can serve two targets
 
 
 def test_overspending_is_refused():
