@@ -113,5 +113,15 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
+def run() -> None:
+    """The ``agentbed`` command: ``main`` and its exit status. A Ctrl-C that lands after ``main``'s
+    own handler (its last lines, or the way out) still exits 130 with no traceback."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = 130
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -60,6 +60,16 @@ def wait_serving(out: Path, run: subprocess.Popen, within: float = 120.0) -> int
     raise AssertionError("the local model server did not start")
 
 
+def wait_for_request(log: Path, within: float = 600.0) -> None:
+    """Until the server has begun a request (its log names the slot that took it)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if "processing task" in log.read_text(encoding="utf-8", errors="replace"):
+            return
+        time.sleep(0.1)
+    raise AssertionError("no episode reached the local model server")
+
+
 @pytest.fixture(autouse=True)
 def _model_present(local_model):
     """Only where the local model is installed (the session fixture fails or skips otherwise)."""
@@ -90,7 +100,7 @@ def test_sigterm_or_ctrl_c_mid_run_stops_the_server(tmp_path, signum, status):
     out = tmp_path / "run"
     run = start_run(out)
     pid = wait_serving(out, run)
-    time.sleep(1.0)  # an episode is talking to the server
+    wait_for_request(out / LOG_NAME)  # an episode is talking to the server
     run.send_signal(signum)
     run.communicate(timeout=60)
     assert run.returncode == status
