@@ -121,19 +121,18 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         alive.difference_update(verdict.removed)
         return [winner.answer]
 
+    def remove(claims: set[int]) -> None:  # an uncontested check's removal: full suspicion
+        verdict.removed.update(claims)
+        verdict.suspicion.update(dict.fromkeys(claims, 1.0))
+
     def check(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
         for claims in objects.values():
             if off_subject_claims(kg, entity, claims):
-                verdict.removed.update(claims)
-                verdict.suspicion.update(dict.fromkeys(claims, 1.0))
+                remove(claims)
         if plausibility is not None:
-            flagged = implausible_claims(kg, entity, relation, objects, plausibility)
-            verdict.removed.update(flagged)
-            verdict.suspicion.update(dict.fromkeys(flagged, 1.0))
+            remove(implausible_claims(kg, entity, relation, objects, plausibility))
         if min_sources is not None:
-            thin = undersourced_claims(kg, entity, relation, objects, min_sources)
-            verdict.removed.update(thin)
-            verdict.suspicion.update(dict.fromkeys(thin, 1.0))
+            remove(undersourced_claims(kg, entity, relation, objects, min_sources))
         alive.difference_update(verdict.removed)
 
     reading = interpret_query(kg, query)

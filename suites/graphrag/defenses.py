@@ -17,32 +17,27 @@ PLAUSIBILITY_RATE = 0.6
 # tdp-diverse trusts an uncontested claim that at least this many documents of distinct
 # provenance state; chosen on development worlds 4-7 (docs/graphrag.md).
 MIN_SOURCES = 2
+# variants of tdp with its ranker and one more rule: a losing value co-asserted with the winner is
+# kept (tdp-set); the triangle-regularity check (tdp-plausible) or provenance diversity
+# (tdp-diverse) at uncontested steps
+TDP_CHECKS: dict[str, dict[str, object]] = {
+    "tdp-set": {"keep_sets": True},
+    "tdp-plausible": {"plausibility": PLAUSIBILITY_RATE},
+    "tdp-diverse": {"min_sources": MIN_SOURCES},
+}
 
 
 def make_defense(name: str) -> Defense | None:
     """The defense called ``name`` (``none`` -> ``None``); TDP variants train on first use."""
     if name == "none":
         return None
-    if name in ("tdp", "tdp-static", "tdp-raw", "tdp-mix"):
+    if name in ("tdp", "tdp-static", "tdp-raw", "tdp-mix") or name in TDP_CHECKS:
         from controllers.graphrag.tdp import tdp_defense
         from suites.graphrag.training import trained_ranker
 
+        if name in TDP_CHECKS:  # tdp's own ranker, plus the variant's check
+            return tdp_defense(trained_ranker("tdp"), **TDP_CHECKS[name])
         return tdp_defense(trained_ranker(name))
-    if name == "tdp-set":  # tdp's ranker; a losing value co-asserted with the winner is kept
-        from controllers.graphrag.tdp import tdp_defense
-        from suites.graphrag.training import trained_ranker
-
-        return tdp_defense(trained_ranker("tdp"), keep_sets=True)
-    if name == "tdp-plausible":  # tdp, plus the triangle-regularity check at uncontested steps
-        from controllers.graphrag.tdp import tdp_defense
-        from suites.graphrag.training import trained_ranker
-
-        return tdp_defense(trained_ranker("tdp"), plausibility=PLAUSIBILITY_RATE)
-    if name == "tdp-diverse":  # tdp, plus provenance diversity of the claims at uncontested steps
-        from controllers.graphrag.tdp import tdp_defense
-        from suites.graphrag.training import trained_ranker
-
-        return tdp_defense(trained_ranker("tdp"), min_sources=MIN_SOURCES)
     from controllers.graphrag.baselines import BASELINES
 
     if name not in BASELINES:
