@@ -31,6 +31,12 @@ def edit_line(line: str, target: Target, show) -> Line:
     return Line(text, claims)
 
 
+def edited(doc: Document, lines: Sequence[int], target: Target, show) -> Document:
+    """``doc`` with ``target``'s old object replaced by the fake in the ``lines`` given."""
+    sentences = [edit_line(x, target, show) if i in lines else x for i, x in enumerate(doc.sentences)]
+    return Document(doc.id, doc.title, sentences, origin="edited")
+
+
 def tkpa(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget) -> Poisoning:
     show = dataset.table.show
     out = Poisoning()
@@ -44,8 +50,7 @@ def tkpa(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackB
             hits = sorted(set(hits))[:budget.statements - spent.statements]
             if not hits:
                 break
-            sentences = [edit_line(x, target, show) if i in hits else x for i, x in enumerate(base.sentences)]
-            out.replaced[doc.id] = Document(doc.id, doc.title, sentences, origin="edited")
+            out.replaced[doc.id] = edited(base, hits, target, show)
             spent.documents += 1
             spent.statements += len(hits)
     return out
@@ -80,8 +85,7 @@ def tkpa_rules(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: A
                             (fresh and spent.documents >= budget.documents):
                         continue
                     swap = Target(Fact(fact.head, fact.relation, old), new)  # edit_line reads old and new
-                    sentences = [edit_line(x, swap, show) if i in hits else x for i, x in enumerate(base.sentences)]
-                    out.replaced[doc.id] = Document(doc.id, doc.title, sentences, origin="edited")
+                    out.replaced[doc.id] = edited(base, hits, swap, show)
                     touched.add(doc.id)
                     spent.documents += fresh
                     spent.statements += len(hits)
