@@ -29,6 +29,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     from agentbed import cli_demo, cli_logs, cli_run
 
     parser = _Parser(prog="agentbed", description="A testbed for the safety and oversight of tool-using agents.")
+    parser.add_argument("--version", action="store_true", help="print agentbed's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     cli_run.register(sub)
     cli_demo.register(sub)
@@ -56,6 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
         args, extra = parser.parse_known_args(argv)
+        if args.version:
+            from agentbed import __version__
+
+            print(f"agentbed {__version__}")
+            return 0
         if not getattr(args, "func", None):
             parser.print_help()
             return 2 if argv else 0
