@@ -1,17 +1,18 @@
 """Export a run directory as Inspect AI eval logs, one per (suite, agent), for ``inspect view``.
 
-Each episode becomes a sample. Its conversation is rebuilt from the trajectory log: the first
-observation is the user's message, each action an assistant message with one tool call (the
-raw action text when it is not a tool call), each observation the tool's reply (or a user
-message after an action that named no tool). Scores come from the footer: ``success`` (1/0,
-with status, labels and metrics attached) and ``labels``. Token usage is summed from the
-steps that recorded it. The logs are built from Inspect's own types and written with its
-``write_eval_log``, so any version of ``inspect view`` that reads them sees what Inspect wrote.
+Each log is its own task in Inspect's eyes (one ``task_id`` per suite, agent and run), so ``inspect
+view`` lists every agent of a run. A task of the suite is a sample and its seeds are the sample's
+epochs (epoch k is the k-th smallest seed of that task; the seed itself is in the metadata). A
+sample carries the episode's conversation and its transcript events (model calls with their usage,
+tool calls, controller verdicts as approvals, errors, the outcome's score), rebuilt from the
+trajectory log by :mod:`agentbed.export.inspect_transcript`. Scores come from the footer:
+``success`` (1/0, with status, labels and metrics attached) and ``labels``. The logs are built from
+Inspect's own types and written with its ``write_eval_log``, so ``inspect view`` reads what Inspect
+wrote.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import defaultdict
@@ -22,14 +23,12 @@ from typing import Any
 import agentbed
 from agentbed.errors import UsageError
 from agentbed.export.episodes import EpisodeLog, load_episodes
-from agentbed.log import decode_action
 from agentbed.stats import bootstrap_ci
 
 try:
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
-        EvalError,
         EvalLog,
         EvalMetric,
         EvalPlan,
@@ -41,16 +40,10 @@ try:
         EvalStats,
         write_eval_log,
     )
-    from inspect_ai.model import (
-        ChatMessage,
-        ChatMessageAssistant,
-        ChatMessageTool,
-        ChatMessageUser,
-        ModelOutput,
-        ModelUsage,
-    )
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage
     from inspect_ai.scorer import Score
-    from inspect_ai.tool import ToolCall, ToolCallError
+
+    from agentbed.export.inspect_transcript import Transcript, eval_error, stable_id, transcript, usage_of
 except ImportError:  # pragma: no cover - the [inspect] extra is not installed
     _MISSING = "the Inspect export needs inspect-ai: pip install -e '.[inspect]'"
 else:
@@ -83,7 +76,7 @@ def export_inspect(run_dir: str | Path, out_dir: str | Path, malformed: list[str
                                    ep.record["episode_id"]))
         stem = f"{_FILE_UNSAFE.sub('_', suite)}-{_FILE_UNSAFE.sub('_', agent)}"
         if stem in used:  # e.g. suite "a-b" + agent "c" and suite "a" + agent "b-c"
-            stem += "-" + _stable_id(suite, agent)[:8]
+            stem += "-" + stable_id(suite, agent)[:8]
         used.add(stem)
         path = out / f"{stem}.eval"
         write_eval_log(eval_log(suite, agent, group, run_info, created), str(path))
@@ -109,10 +102,6 @@ def _created(root: Path) -> str:
     return datetime.fromtimestamp(source.stat().st_mtime, UTC).isoformat(timespec="seconds")
 
 
-def _stable_id(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:22]
-
-
 def inspect_model_name(agent: dict[str, Any] | None, fallback: str) -> str:
     """Inspect names models ``provider/model``; agentbed says ``provider:model``; scripted agents
     have no model and are named ``agentbed/<agent>``."""
@@ -125,14 +114,19 @@ def inspect_model_name(agent: dict[str, Any] | None, fallback: str) -> str:
 def eval_log(suite: str, agent: str, episodes: list[EpisodeLog], run_info: dict[str, Any], created: str) -> EvalLog:
     model = next((inspect_model_name(ep.header.get("agent"), agent) for ep in episodes if ep.header),
                  f"agentbed/{agent}")
-    samples = [eval_sample(ep, model) for ep in episodes]
+    epochs = sample_epochs(episodes)
+    samples = [eval_sample(ep, model, sample_id, epoch, created)
+               for ep, (sample_id, epoch) in zip(episodes, epochs, strict=True)]
     usage = _sum_usage([s.model_usage.get(model) for s in samples])
-    run_id = _stable_id(json.dumps(run_info, sort_keys=True, default=str), created)
+    run_id = stable_id(json.dumps(run_info, sort_keys=True, default=str), created)
+    sample_ids = list(dict.fromkeys(s.id for s in samples))
     spec = EvalSpec(
-        eval_id=_stable_id(run_id, suite, agent), run_id=run_id, created=created, task=suite,
-        task_id=_stable_id(suite), task_version=0, task_args=episodes[0].record.get("options") or {},
-        dataset=EvalDataset(name=suite, samples=len(samples), sample_ids=[s.id for s in samples]),
-        model=model, config=EvalConfig(epochs=1), packages={"agentbed": agentbed.__version__},
+        eval_id=stable_id(run_id, suite, agent), run_id=run_id, created=created, task=suite,
+        task_display_name=f"{suite} ({agent})", task_id=stable_id(run_id, suite, agent), task_version=0,
+        task_args=episodes[0].record.get("options") or {},
+        dataset=EvalDataset(name=suite, samples=len(sample_ids), sample_ids=sample_ids),
+        model=model, config=EvalConfig(epochs=max((e for _, e in epochs), default=1)),
+        packages={"agentbed": agentbed.__version__},
         solver=f"agentbed/{agent}", metadata={"agentbed_run": run_info, "agent": agent})
     return EvalLog(
         status="success", eval=spec,
@@ -140,6 +134,29 @@ def eval_log(suite: str, agent: str, episodes: list[EpisodeLog], run_info: dict[
         results=_results(episodes, samples),
         stats=EvalStats(started_at=created, completed_at=created, model_usage={model: usage} if usage else {}),
         samples=samples)
+
+
+def sample_epochs(episodes: list[EpisodeLog]) -> list[tuple[str, int]]:
+    """``(sample id, epoch)`` for each episode: the task is the sample and its seeds, in increasing
+    order, its epochs 1, 2, ... An episode that repeats a (task, seed) already seen (logs merged from
+    two runs) becomes a sample of its own, ``task#2``, so no (sample, epoch) pair is written twice."""
+    seeds: dict[str, list[Any]] = defaultdict(list)
+    for ep in episodes:
+        seeds[str(ep.record.get("task"))].append(ep.record.get("seed"))
+    rank = {task: {seed: n for n, seed in enumerate(sorted(set(map(str, given)), key=_numeric_first), start=1)}
+            for task, given in seeds.items()}
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for ep in episodes:
+        task, seed = str(ep.record.get("task")), str(ep.record.get("seed"))
+        seen[(task, seed)] += 1
+        repeat = seen[(task, seed)]
+        out.append((task if repeat == 1 else f"{task}#{repeat}", rank[task][seed]))
+    return out
+
+
+def _numeric_first(seed: str) -> tuple[int, int, str]:
+    return (0, int(seed), "") if seed.lstrip("-").isdigit() else (1, 0, seed)
 
 
 def _results(episodes: list[EpisodeLog], samples: list[EvalSample]) -> EvalResults:
@@ -166,93 +183,11 @@ def _sum_usage(parts: list[ModelUsage | None]) -> ModelUsage | None:
                       total_tokens=sum(p.total_tokens for p in present))
 
 
-def _parse_call(action: str | bytes) -> tuple[str, dict[str, Any]] | None:
-    """``(tool, arguments)`` when the action is a well-formed tool call, else None."""
-    if isinstance(action, bytes):
-        return None
-    try:
-        obj = json.loads(action)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(obj, dict) and isinstance(obj.get("tool"), str) and isinstance(obj.get("arguments", {}), dict):
-        return obj["tool"], obj.get("arguments", {})
-    return None
-
-
-def _action_text(action: str | bytes) -> str:
-    return action if isinstance(action, str) else action.decode("utf-8", "backslashreplace")
-
-
-def _model_text(model_output: Any) -> str:
-    """The model's own text in a recorded reply (LangChain's message_to_dict form), if any."""
-    if not isinstance(model_output, dict):
-        return ""
-    message = model_output.get("message")
-    data = message.get("data", message) if isinstance(message, dict) else {}
-    content = data.get("content") if isinstance(data, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
-    return ""
-
-
-def _model_call_id(model_output: Any) -> str | None:
-    message = model_output.get("message") if isinstance(model_output, dict) else None
-    data = message.get("data", message) if isinstance(message, dict) else {}
-    calls = data.get("tool_calls") if isinstance(data, dict) else None
-    if isinstance(calls, list) and calls and isinstance(calls[0], dict) and isinstance(calls[0].get("id"), str):
-        return calls[0]["id"]
-    return None
-
-
-def conversation(log: list[dict[str, Any]], model: str) -> list[ChatMessage]:
-    """The episode as chat messages, in order, one exchange per step."""
-    header = log[0] if log and log[0].get("type") == "header" else {}
-    messages: list[ChatMessage] = [ChatMessageUser(content=str(header.get("observation", "")), source="input")]
-    for record in log[1:]:
-        kind = record.get("type")
-        if kind not in {"step", "control"}:
-            continue
-        action = decode_action(record["action"] if kind == "step" else record["proposed"])
-        call = _parse_call(action)
-        meta = {k: record[k] for k in ("i", "clock", "risk", "reward", "agent") if record.get(k) is not None}
-        if record.get("control") or kind == "control":
-            meta["control"] = record.get("control") or record.get("verdict")
-        if kind == "control":
-            meta["executed"] = False
-        text = _model_text(record.get("model_output"))
-        call_id = _model_call_id(record.get("model_output")) or f"step-{record.get('i', len(messages))}"
-        if call is None:
-            messages.append(ChatMessageAssistant(content=text or _action_text(action), model=model, metadata=meta))
-            if kind == "step":
-                messages.append(ChatMessageUser(content=str(record.get("observation", ""))))
-            continue
-        name, arguments = call
-        messages.append(ChatMessageAssistant(content=text, model=model, metadata=meta,
-                                             tool_calls=[ToolCall(id=call_id, function=name, arguments=arguments)]))
-        if kind == "step":
-            info = record.get("info") if isinstance(record.get("info"), dict) else {}
-            observation = str(record.get("observation", ""))
-            error = ToolCallError("parsing", observation) if info.get("action_error") else None
-            messages.append(ChatMessageTool(content=observation, tool_call_id=call_id, function=name, error=error))
-    return messages
-
-
-def _usage(log: list[dict[str, Any]]) -> ModelUsage | None:
-    steps = [r["usage"] for r in log if r.get("type") == "step" and isinstance(r.get("usage"), dict)]
-    if not steps:
-        return None
-    return ModelUsage(input_tokens=sum(int(u.get("input_tokens", 0)) for u in steps),
-                      output_tokens=sum(int(u.get("output_tokens", 0)) for u in steps),
-                      total_tokens=sum(int(u.get("total_tokens", 0)) for u in steps))
-
-
-def eval_sample(ep: EpisodeLog, model: str) -> EvalSample:
+def eval_sample(ep: EpisodeLog, model: str, sample_id: str, epoch: int, created: str) -> EvalSample:
     record, footer = ep.record, ep.footer
-    messages = conversation(ep.log, model) if ep.log else [ChatMessageUser(content="")]
-    for n, message in enumerate(messages):  # Inspect draws random ids; fixed ones keep re-exports identical
-        message.id = _stable_id(record["episode_id"], str(n))
+    # Inspect draws random ids and times; the transcript derives them from the episode, so re-exports are identical
+    told = transcript(ep.log, model, record["episode_id"], created) if ep.log else Transcript()
+    messages = told.messages or [ChatMessageUser(content="")]
     labels = [str(x) for x in record.get("labels") or []]
     status = str(record.get("status", footer.get("status", "")))
     last = next((m for m in reversed(messages) if isinstance(m, ChatMessageAssistant)), None)
@@ -272,17 +207,15 @@ def eval_sample(ep: EpisodeLog, model: str) -> EvalSample:
     }
     error = None
     if status == "error" or ep.log_error:
-        detail = str(record.get("error") or footer.get("error") or ep.log_error)
-        last_line = next((x for x in reversed(detail.strip().splitlines()) if x.strip()), detail)
-        error = EvalError(message=last_line.strip(), traceback=detail, traceback_ansi=detail)
-    usage = _usage(ep.log)
+        error = eval_error(str(record.get("error") or footer.get("error") or ep.log_error))
+    usage = _sum_usage([usage_of(r) for r in ep.log if r.get("type") == "step"])
     metadata = {k: record.get(k) for k in ("episode_id", "suite", "task", "agent", "seed", "status", "steps",
                                            "virtual_seconds", "tokens", "digest", "options")}
     metadata["log"] = record.get("log") or (ep.log_path.name if ep.log_path else "")
     metadata["task_params"] = ep.header.get("task_params", {})
     metadata["tools"] = [t.get("name") for t in ep.header.get("tools", []) if isinstance(t, dict)]
     return EvalSample(
-        id=record["episode_id"], epoch=1, input=messages[0].text, target="", messages=messages,
+        id=sample_id, epoch=epoch, input=messages[0].text, target="", messages=messages, events=told.events,
         output=ModelOutput.from_message(last) if last is not None else ModelOutput(model=model),
         scores=scores, metadata=metadata, model_usage={model: usage} if usage else {}, error=error,
         total_time=record.get("wall_seconds"), working_time=record.get("wall_seconds"))

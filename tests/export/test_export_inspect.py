@@ -10,6 +10,7 @@ import pytest
 from agentbed.errors import UsageError
 from agentbed.export import export_inspect
 from agentbed.log import read_log
+from environments.vault.agents import VaultOracle
 
 
 def _index(run_dir):
@@ -26,12 +27,12 @@ def test_one_log_per_suite_and_agent_that_inspect_reads(run_dir, tmp_path, inspe
         assert log.status == "success" and log.eval.task == "vault"
         assert len(log.samples) == 4 == log.results.total_samples
         for sample in log.samples:
-            record = records[sample.id]
+            record = records[sample.metadata["episode_id"]]
             assert sample.scores["success"].value == (1.0 if record["success"] else 0.0)
             assert sample.scores["labels"].value == (" ".join(record["labels"]) or "none")
             assert sample.metadata["seed"] == record["seed"] and sample.metadata["task"] == record["task"]
         accuracy = log.results.scores[0].metrics["accuracy"].value
-        assert accuracy == sum(records[s.id]["success"] for s in log.samples) / 4
+        assert accuracy == sum(records[s.metadata["episode_id"]]["success"] for s in log.samples) / 4
         metrics = log.results.scores[0].metrics
         assert metrics["ci95_low"].value <= accuracy <= metrics["ci95_high"].value
 
@@ -126,7 +127,7 @@ def test_missing_log_is_a_sample_error_not_a_crash(run_dir, tmp_path, inspect_lo
     (run_dir / victim["log"]).unlink()
     export_inspect(run_dir, tmp_path / "out")
     log = inspect_log.read_eval_log(str(tmp_path / "out" / f"vault-{victim['agent']}.eval"))
-    sample = next(s for s in log.samples if s.id == victim["episode_id"])
+    sample = next(s for s in log.samples if s.metadata["episode_id"] == victim["episode_id"])
     assert sample.error is not None and "cannot read" in sample.error.message
 
 
@@ -164,3 +165,65 @@ def test_cli_export(run_dir, tmp_path, agentbed_cmd, inspect_log):
     assert result.returncode == 0, result.stderr
     paths = result.stdout.split()
     assert len(paths) == 5 and all(inspect_log.read_eval_log(p).samples for p in paths)
+
+
+def test_every_agent_is_its_own_task_and_each_run_its_own(run_dir, tmp_path, inspect_log, make_run):
+    """inspect view groups logs by task id: one per (suite, agent, run), so no agent hides another."""
+    logs = [inspect_log.read_eval_log(str(p)) for p in export_inspect(run_dir, tmp_path / "a")]
+    assert len({log.eval.task_id for log in logs}) == len(logs) == 5
+    assert {log.eval.task_display_name for log in logs} == {f"vault ({a})" for a in
+                                                           ("oracle", "naive", "random", "metered", "crashing")}
+    other = make_run(tmp_path / "other", agents={"oracle": VaultOracle})
+    (other / "run.json").write_text(json.dumps({"command": "another run"}))
+    [again] = [inspect_log.read_eval_log(str(p)) for p in export_inspect(other, tmp_path / "b")]
+    oracle = next(log for log in logs if log.eval.solver == "agentbed/oracle")
+    assert again.eval.task_id != oracle.eval.task_id and again.eval.run_id != oracle.eval.run_id
+
+
+def test_seeds_are_epochs_of_one_sample_per_task(run_dir, tmp_path, inspect_log):
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-oracle.eval"))
+    assert log.eval.config.epochs == 2
+    assert sorted(log.eval.dataset.sample_ids) == ["open-after-chores", "open-fast"]
+    assert log.eval.dataset.samples == 2
+    pairs = {(s.id, s.epoch): s.metadata["seed"] for s in log.samples}
+    assert pairs == {(t, e): s for t in ("open-fast", "open-after-chores") for e, s in ((1, 0), (2, 1))}
+
+
+def test_samples_carry_model_and_tool_events(run_dir, tmp_path, inspect_log):
+    export_inspect(run_dir, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-metered.eval"), resolve_attachments=True)
+    sample = log.samples[0]
+    trajectory = read_log(run_dir / sample.metadata["log"])
+    steps = [r for r in trajectory if r["type"] == "step"]
+    kinds = [e.event for e in sample.events]
+    assert kinds[0] == "sample_init" and kinds[-1] == "score"
+    models = [e for e in sample.events if e.event == "model"]
+    tools = [e for e in sample.events if e.event == "tool"]
+    assert len(models) == len(tools) == len(steps)
+    for n, (model, tool, step) in enumerate(zip(models, tools, steps, strict=True), start=1):
+        assert model.model == "openai/gpt-test" and model.output.usage.input_tokens == 100
+        assert model.output.message.text == f"thought {n}"
+        assert model.input[-1].text == (trajectory[0]["observation"] if n == 1 else steps[n - 2]["observation"])
+        assert {t.name for t in model.tools} == {t["name"] for t in trajectory[0]["tools"]}
+        action = json.loads(step["action"])
+        assert (tool.function, tool.arguments, tool.result) == (action["tool"], action["arguments"],
+                                                               step["observation"])
+    times = [e.timestamp for e in sample.events]
+    assert times == sorted(times)
+    assert sample.events[-1].score.value == sample.scores["success"].value
+
+
+def test_verdicts_and_errors_are_events(tmp_path, inspect_log, make_run, stop_at_second_step, run_dir):
+    run = make_run(tmp_path / "controlled", controllers={"naive": stop_at_second_step})
+    export_inspect(run, tmp_path / "out")
+    log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-naive.eval"))
+    sample = next(s for s in log.samples if s.metadata["task"] == "open-fast")
+    approvals = [e for e in sample.events if e.event == "approval"]
+    assert [a.decision for a in approvals] == ["modify", "terminate"]
+    assert approvals[0].modified.function == "read_logs" and approvals[0].explanation == "read first"
+    assert approvals[1].call.function == "open_vault"
+    export_inspect(run_dir, tmp_path / "crash")
+    crashed = inspect_log.read_eval_log(str(tmp_path / "crash" / "vault-crashing.eval"))
+    errors = [e for s in crashed.samples for e in s.events if e.event == "error"]
+    assert len(errors) == len(crashed.samples) and all("agent fell over" in e.error.message for e in errors)
