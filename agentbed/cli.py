@@ -13,9 +13,8 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
-from agentbed.errors import UsageError
+from agentbed.errors import SuiteError, UsageError
 from agentbed.log import LogFormatError
-from agentbed.suite import SuiteError
 
 
 class _Parser(argparse.ArgumentParser):

@@ -7,6 +7,11 @@ class UsageError(Exception):
     """Bad input from a user: an option, a file, a field. The message names the culprit."""
 
 
+class SuiteError(LookupError):
+    """Unknown suite, task, agent or option (the CLI turns it into exit status 2). It lives here,
+    not in :mod:`agentbed.suite`, so the CLI can catch it without importing gymnasium and numpy."""
+
+
 def failure_text(exc: BaseException) -> str:
     """What an episode records as its error: a usage error's one line (bad input, or data this
     machine lacks, with the command that installs it; also any exception with a true

@@ -14,15 +14,12 @@ from typing import Any
 
 from agentbed.agents.base import Agent
 from agentbed.env import ToolEnv
+from agentbed.errors import SuiteError  # noqa: F401 - re-exported: workloads import it from here
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
 
 AgentFactory = Callable[[EpisodeSpec], Agent]
 # an agent that reads the environment it plays (an expert asking the game's own solver)
 EnvAgentFactory = Callable[[EpisodeSpec, ToolEnv], Agent]
-
-
-class SuiteError(LookupError):
-    """Unknown suite, task, agent or option (the CLI turns it into exit status 2)."""
 
 
 @dataclass(frozen=True)
