@@ -26,6 +26,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The full parser; given the ``verb`` about to run, a built-in one skips importing the
     workloads' verbs (each imports its workload: seconds of start-up for ``agentbed run``)."""
     from agentbed import cli_demo, cli_logs, cli_run
+    from agentbed.view import cli as cli_view
 
     parser = _Parser(prog="agentbed", description="A testbed for the safety and oversight of tool-using agents.")
     parser.add_argument("--version", action="store_true", help="print agentbed's version and exit")
@@ -33,6 +34,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     cli_run.register(sub)
     cli_demo.register(sub)
     cli_logs.register(sub)
+    cli_view.register(sub)
     if verb in sub.choices:
         return parser
     for ep in sorted(entry_points(group="agentbed.commands"), key=lambda e: e.name):

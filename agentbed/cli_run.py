@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentbed.cli_approval import add_approver_options, approver_config, asking
 from agentbed.cli_models import (
     add_cost,
     add_model_options,
@@ -60,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     add_model_options(p)
+    add_approver_options(p)
     p.set_defaults(func=cmd_run, accepts_extra=True)
 
     p = sub.add_parser("gate", help="fail (exit 1) when results regress significantly from a baseline")
@@ -252,14 +254,19 @@ def _run(args: argparse.Namespace) -> int:
         specs, meta = plan(suite, args)
         prices, budget = check_model_options(args, specs)
         store = RunStore(args.out)
-        store.create({**meta, "executor": args.executor})
+        approver = approver_config(args, Path(args.out))
+        store.create({**meta, "executor": "serial" if approver else args.executor,
+                      **({"approver": approver.to_dict()} if approver else {})})
     store.discard_partial()
+    if approver_config(args, store.root) is not None:
+        args.executor = "serial"  # one question at a time; the terminal belongs to this process
     done = store.finished_ids()
     todo = [s for s in specs if s.episode_id not in done]
     runtime = model_runtime(args, todo, store.root)
     t0 = time.perf_counter()
     ran = 0
-    with _progress(len(todo), quiet=args.quiet or args.json) as advance:
+    with asking(approver_config(args, store.root)), \
+            _progress(len(todo), quiet=args.quiet or args.json or args.approver is not None) as advance:
         for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address,
                               runtime=runtime, stop=budget.reason, ray_resources=ray_resources):
             store.append(record)

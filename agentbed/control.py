@@ -35,12 +35,17 @@ class StepContext:
 
 @dataclass(frozen=True)
 class Verdict:
-    """continue / replace the action / hand the episode to another agent / stop it."""
+    """continue / replace the action / hand the episode to another agent / stop it.
+
+    ``record`` is what the controller wants kept of its decision (who decided, how long it
+    took): it goes into the step's ``control`` member, so into the hash chain, even for a
+    ``continue``, which is otherwise not recorded."""
 
     kind: Literal["continue", "replace", "handover", "stop"]
     action: Action | None = None
     agent: Agent | None = None
     reason: str = ""
+    record: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -48,6 +53,8 @@ class Verdict:
             out["reason"] = self.reason
         if self.agent is not None:
             out["agent"] = self.agent.name
+        if self.record:
+            out["decision"] = self.record
         return out
 
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from agentbed.agents.base import Agent
+from agentbed.agents.base import Action, Agent, Usage
 from agentbed.agents.faults import FaultyAgent
 from agentbed.agents.replay import ReplayAgent
-from agentbed.control import CONTINUE, StepContext, Verdict, stop
-from agentbed.log import LogFormatError, MemoryWriter, read_log
+from agentbed.approval import recorded_verdict
+from agentbed.control import CONTINUE, StepContext, Verdict
+from agentbed.log import LogFormatError, MemoryWriter, decode_action, read_log
 from agentbed.runner import Budget, EpisodeSpec, python_release, run_episode
 from agentbed.suite import Suite, SuiteError, get_suite
 
@@ -36,15 +37,28 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-class _RecordedStops:
-    """Re-applies the controller's recorded stop verdicts (replacements are already in the actions)."""
+class _RecordedVerdicts:
+    """Re-applies the controllers' recorded decisions: stops (control records), and each step's
+    recorded ``control`` (a replacement runs the recorded action; a decision kept with a
+    ``continue``, e.g. a human's approval, is recorded again as it was), so an overseen
+    episode replays from its decisions instead of asking its overseer again."""
 
     def __init__(self, records: list[dict[str, Any]]) -> None:
-        self.stops = {r["i"] - 1 for r in records if r.get("type") == "control" and
+        self.stops = {r["i"] - 1: r.get("verdict") or {} for r in records if r.get("type") == "control" and
                       (r.get("verdict") or {}).get("kind") == "stop"}
+        self.steps = {r["i"] - 1: r for r in records if r.get("type") == "step" and r.get("control")}
 
     def before_action(self, ctx: StepContext, proposed: Any) -> Verdict:
-        return stop("recorded") if ctx.step in self.stops else CONTINUE
+        if ctx.step in self.stops:
+            verdict = self.stops[ctx.step]
+            return Verdict("stop", reason=verdict.get("reason") or "recorded", record=verdict.get("decision"))
+        step = self.steps.get(ctx.step)
+        if step is None:
+            return CONTINUE
+        usage = Usage(**step["usage"]) if step.get("usage") else None
+        executed = Action(decode_action(step["action"]), usage=usage, model_output=step.get("model_output"),
+                          risk=step.get("risk"), meta=dict(step.get("meta") or {}))
+        return recorded_verdict(step["control"], executed)
 
 
 def episode_of(header: dict[str, Any], path: str | Path) -> tuple[Suite, EpisodeSpec, Budget]:
@@ -132,7 +146,7 @@ def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     writer = MemoryWriter()
     agent = _deciding_agent(suite, spec, env, recorded) or \
         _RebuildingReplay([r for r in recorded if r.get("type") == "step"], header.get("agent"))
-    controller = _RecordedStops(recorded)
+    controller = _RecordedVerdicts(recorded)
     run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
                 parent=header.get("parent"))
     env.close()

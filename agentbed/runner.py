@@ -153,7 +153,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             if controller is not None:
                 ctx = StepContext(len(history), observation, history, env.clock, spec.task, agent)
                 verdict = controller.before_action(ctx, action)
-                if verdict.kind != "continue":
+                if verdict.kind != "continue" or verdict.record:
                     verdict_info = verdict.to_dict()
                 if verdict.kind == "stop":
                     status, stop_reason = "stopped", verdict.reason or "controller"

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentbed.agents.faults import FaultyAgent
+from agentbed.approval import episode_controller
 from agentbed.errors import UsageError, failure_text
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
@@ -40,7 +41,9 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
                 agent = meter or agent
                 if spec.faults:
                     agent = FaultyAgent(agent, spec.faults, spec.seed)
-                record = run_episode(env, agent, spec, budget=suite.budget, writer=TrajectoryWriter(log))
+                controller = episode_controller(spec, suite, env)  # --approver human; None otherwise
+                record = run_episode(env, agent, spec, budget=suite.budget, writer=TrajectoryWriter(log),
+                                     controller=controller)
                 if meter is not None:
                     record.usage = meter.usage()
             finally:

@@ -39,7 +39,11 @@ class ReplayAgent(Agent):
         step = self.steps[self.position]
         self.position += 1
         usage = Usage(**step["usage"]) if step.get("usage") else None
-        return Action(decode_action(step["action"]), usage=usage, model_output=step.get("model_output"),
+        control = step.get("control") or {}
+        # what the agent proposed; an overseer's recorded decision replaced it with step["action"]
+        text = control["proposed"] if control.get("kind") == "replace" and "proposed" in control \
+            else step["action"]
+        return Action(decode_action(text), usage=usage, model_output=step.get("model_output"),
                       risk=step.get("risk"), meta=dict(step.get("meta") or {}))
 
     def describe(self) -> dict[str, Any]:

@@ -1,0 +1,335 @@
+"""A human overseer: a controller that asks a person before a proposed tool call is executed.
+
+The rendezvous is a pair of files in a side folder, outside the run directory (so the viewer
+never writes into a run): for each question the run writes ``<key>.request.json``; whoever
+answers (the terminal prompt, or ``agentbed view --approvals DIR`` in a browser) writes
+``<key>.decision.json``. Both are written whole (temporary file, then a link or rename), so a
+reader never sees half a file, and the first decision wins (a second finds the file there).
+The run polls for the decision, then removes both files.
+
+A decision is ``approve`` (the call runs), ``reject`` (the episode stops, status ``stopped``),
+``edit`` (the edited call runs instead) or ``handover`` (another agent of the suite proposes
+this step's call, which runs; the episode's own agent goes on after it). Each decision, its
+author, how it arrived and its latency is recorded in the step's ``control`` member (or the
+``control`` record of a stop), inside the hash chain; replay re-applies the recorded decisions
+(``agentbed.replay``) instead of asking again. With no answer before the timeout the policy
+decides (default ``reject``), so an unattended run never hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from agentbed.agents.base import Action, Agent
+from agentbed.control import CONTINUE, Controller, StepContext, Verdict
+from agentbed.errors import UsageError
+from agentbed.validate import InputError, check, read_json
+
+FORMAT = "agentbed.approval/1"
+CHOICES = ("approve", "reject", "edit", "handover")
+TIMEOUT_POLICIES = ("reject", "approve")
+POLL_SECONDS = 0.1
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
+
+DECISION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["key", "decision", "author"],
+    "properties": {
+        "key": {"type": "string", "minLength": 1},
+        "decision": {"enum": list(CHOICES)},
+        "author": {"type": "string", "minLength": 1, "maxLength": 200},
+        "action": {"type": "string"},
+        "agent": {"type": "string"},
+        "reason": {"type": "string", "maxLength": 2000},
+    },
+}
+
+REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "key", "episode_id", "step", "proposed", "asked_at", "deadline"],
+    "properties": {"format": {"const": FORMAT}, "key": {"type": "string"}, "episode_id": {"type": "string"},
+                   "step": {"type": "integer"}, "proposed": {"type": "string"}, "asked_at": {"type": "number"},
+                   "deadline": {"type": "number"}, "agents": {"type": "array", "items": {"type": "string"}}},
+}
+
+
+def request_key(episode_id: str, step: int) -> str:
+    return _UNSAFE.sub("_", f"{episode_id}.step{step}")
+
+
+def request_path(folder: Path, key: str) -> Path:
+    return folder / f"{key}.request.json"
+
+
+def decision_path(folder: Path, key: str) -> Path:
+    return folder / f"{key}.decision.json"
+
+
+def write_once(path: Path, doc: dict[str, Any]) -> bool:
+    """Write ``path`` whole unless it exists; False when someone else wrote it first."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
+    try:
+        os.link(tmp, path)  # atomic, and fails if a decision is already there
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def check_decision(doc: Any, at: str, agents: list[str] | None = None) -> dict[str, Any]:
+    check(doc, DECISION_SCHEMA, at)
+    if doc["decision"] == "edit" and not doc.get("action"):
+        raise InputError(f"{at}: field 'action' is missing (an edit needs the edited call)")
+    if doc["decision"] == "handover" and not doc.get("agent"):
+        raise InputError(f"{at}: field 'agent' is missing (a handover names the agent)")
+    if doc["decision"] == "handover" and agents is not None and doc["agent"] not in agents:
+        raise InputError(f"{at}: field 'agent' is {doc['agent']!r}, expected one of {', '.join(agents)}")
+    return doc
+
+
+def pending_requests(folder: Path) -> list[dict[str, Any]]:
+    """The questions waiting for an answer (each read through its schema; a bad one is skipped
+    with a ``problem`` entry naming it)."""
+    out = []
+    for path in sorted(folder.glob("*.request.json")) if folder.is_dir() else []:
+        key = path.name[: -len(".request.json")]
+        if decision_path(folder, key).exists():
+            continue
+        try:
+            out.append(read_json(path, schema=REQUEST_SCHEMA))
+        except InputError as exc:
+            out.append({"key": key, "problem": str(exc)})
+    return out
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the approver asks about one step."""
+
+    key: str
+    episode_id: str
+    step: int
+    task: str
+    agent: str
+    proposed: str
+    observation: str
+    flagged: str  # why this step is asked ("every tool call", or the flagging controller's reason)
+
+
+class Terminal:
+    """The prompt on this process's terminal (when stdin is one), read without blocking."""
+
+    def __init__(self, stream: Any = None, out: Any = None) -> None:
+        self.stream, self.out = stream or sys.stdin, out or sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def ask(self, asked: Asked, agents: list[str]) -> None:
+        if not self.enabled:
+            return
+        print(f"\n[approval] {asked.episode_id} step {asked.step} ({asked.flagged})\n  observation: "
+              f"{asked.observation[:300]}\n  proposed: {asked.proposed[:500]}\n  a = approve, r = reject, "
+              f"e <call> = run this call instead, h <agent> = hand the step to {'/'.join(agents) or '(none)'}",
+              file=self.out, flush=True)
+        print("  > ", end="", file=self.out, flush=True)
+
+    def poll(self, key: str, timeout: float) -> dict[str, Any] | None:
+        if not self.enabled or not select.select([self.stream], [], [], timeout)[0]:
+            if not self.enabled:
+                time.sleep(timeout)
+            return None
+        line = self.stream.readline().strip()
+        word, _, rest = line.partition(" ")
+        choice = {"a": "approve", "r": "reject", "e": "edit", "h": "handover"}.get(word[:1].lower())
+        if choice is None or (choice in ("edit", "handover") and not rest.strip()):
+            print("  (a, r, e <call> or h <agent>) > ", end="", file=self.out, flush=True)
+            return None
+        doc: dict[str, Any] = {"key": key, "decision": choice, "author": os.environ.get("USER") or "terminal"}
+        if choice == "edit":
+            doc["action"] = rest.strip()
+        elif choice == "handover":
+            doc["agent"] = rest.strip()
+        return doc
+
+
+class HumanApprover(Controller):
+    """Asks before each proposed call (or only those ``flagger`` flags) and waits for a person.
+
+    ``make_agent(name)`` builds another agent of the suite for a handover; ``tools()`` gives the
+    episode's tools it acts with. Latency is wall time from asking to the answer (recorded,
+    never part of what decides the episode)."""
+
+    def __init__(self, folder: Path, *, episode_id: str, timeout: float = 300.0, on_timeout: str = "reject",
+                 flagger: Controller | None = None, make_agent: Callable[[str], Agent] | None = None,
+                 agents: list[str] | None = None, tools: Callable[[], list[Any]] | None = None,
+                 terminal: Terminal | None = None) -> None:
+        if on_timeout not in TIMEOUT_POLICIES:
+            raise UsageError(f"--approval-timeout-policy {on_timeout!r}: expected one of {', '.join(TIMEOUT_POLICIES)}")
+        self.folder, self.episode_id, self.timeout, self.on_timeout = folder, episode_id, timeout, on_timeout
+        self.flagger, self.make_agent, self.agents = flagger, make_agent, agents or []
+        self.tools = tools or list
+        self.terminal = terminal or Terminal()
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
+        flagged = "every tool call"
+        if self.flagger is not None:
+            verdict = self.flagger.before_action(ctx, proposed)
+            if verdict.kind == "continue":
+                return CONTINUE
+            flagged = f"flagged: {verdict.kind}" + (f" ({verdict.reason})" if verdict.reason else "")
+        text = proposed.text if isinstance(proposed.text, str) else proposed.text.decode("utf-8", "replace")
+        asked = Asked(request_key(self.episode_id, ctx.step + 1), self.episode_id, ctx.step + 1, ctx.task,
+                      ctx.agent.name, text, ctx.observation, flagged)
+        doc, via, latency = self._wait(asked)
+        return self._verdict(doc, via, latency, proposed, ctx)
+
+    def _wait(self, asked: Asked) -> tuple[dict[str, Any], str, float]:
+        asked_at = time.time()
+        request = {"format": FORMAT, "key": asked.key, "episode_id": asked.episode_id, "step": asked.step,
+                   "task": asked.task, "agent": asked.agent, "proposed": asked.proposed,
+                   "observation": asked.observation[-4000:], "flagged": asked.flagged, "asked_at": asked_at,
+                   "deadline": asked_at + self.timeout, "agents": self.agents, "choices": list(CHOICES)}
+        decision = decision_path(self.folder, asked.key)
+        decision.unlink(missing_ok=True)  # a stale answer from an earlier run of the same episode
+        write_once(request_path(self.folder, asked.key), request) or \
+            request_path(self.folder, asked.key).write_text(json.dumps(request), encoding="utf-8")
+        self.terminal.ask(asked, self.agents)
+        start = time.monotonic()
+        try:
+            while (waited := time.monotonic() - start) < self.timeout:
+                typed = self.terminal.poll(asked.key, min(POLL_SECONDS, self.timeout - waited))
+                if typed is not None:
+                    try:
+                        check_decision(typed, "terminal", self.agents)
+                    except InputError as exc:
+                        print(f"  {exc}", file=self.terminal.out)
+                        continue
+                    if write_once(decision, {**typed, "via": "terminal"}):
+                        return typed, "terminal", time.monotonic() - start
+                if decision.exists():
+                    try:
+                        doc = check_decision(read_json(decision), str(decision), self.agents)
+                    except InputError as exc:  # a bad answer is refused; the question stays open
+                        print(f"agentbed: approval: {exc}", file=sys.stderr)
+                        decision.unlink(missing_ok=True)
+                        continue
+                    return doc, str(doc.get("via") or "file"), time.monotonic() - start
+            return {"decision": self.on_timeout, "author": "timeout policy",
+                    "reason": f"no answer in {self.timeout:g} s"}, "timeout", self.timeout
+        finally:
+            request_path(self.folder, asked.key).unlink(missing_ok=True)
+            decision.unlink(missing_ok=True)
+
+    def _verdict(self, doc: dict[str, Any], via: str, latency: float, proposed: Action,
+                 ctx: StepContext) -> Verdict:
+        record = {"by": "human", "author": doc["author"], "decision": doc["decision"], "via": via,
+                  "latency_seconds": round(latency, 3)}
+        reason = doc.get("reason") or f"human: {doc['decision']}"
+        if doc["decision"] == "approve":
+            return Verdict("continue", reason=reason, record=record)
+        if doc["decision"] == "reject":
+            return Verdict("stop", reason=reason, record=record)
+        if doc["decision"] == "edit":
+            return Verdict("replace", action=replace(proposed, text=doc["action"]), reason=reason, record=record)
+        if self.make_agent is None:
+            raise UsageError("a handover needs the suite's agents")
+        # as the runner hands over: the other agent, reset for this episode, acts on the current observation
+        other = self.make_agent(doc["agent"])
+        action = other.act(ctx.observation, self.tools())
+        record["agent"] = doc["agent"]
+        return Verdict("replace", action=replace(action, meta={**(action.meta or {}), "handed_to": doc["agent"]}),
+                       reason=f"human: handed the step to {doc['agent']}", record=record)
+
+
+def recorded_verdict(control: dict[str, Any], executed: Action) -> Verdict:
+    """The verdict a log recorded, to re-apply in replay (the executed action is the log's)."""
+    kind = control.get("kind", "continue")
+    record = control.get("decision")
+    if kind == "replace":
+        return Verdict("replace", action=executed, reason=control.get("reason", ""), record=record)
+    if kind == "continue":
+        return Verdict("continue", reason=control.get("reason", ""), record=record)
+    return CONTINUE  # a handover's agent cannot be rebuilt from the log: its actions are re-fed as recorded
+
+
+# -- wiring into a run (``agentbed run --approver human``) ---------------------------------------
+@dataclass(frozen=True)
+class ApproverConfig:
+    folder: Path
+    timeout: float = 300.0
+    on_timeout: str = "reject"
+    flagged: str = ""  # "" (ask every call), "risk>=X", or "module:factory" naming a controller
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "human", "folder": str(self.folder), "timeout": self.timeout, "on_timeout": self.on_timeout,
+                "flagged": self.flagged}
+
+
+_CONFIG: list[ApproverConfig] = []
+
+
+def set_approver(config: ApproverConfig | None) -> None:
+    """Make every episode this process runs ask a human (None: stop asking)."""
+    _CONFIG[:] = [config] if config is not None else []
+
+
+class RiskFlagger:
+    """Flags a proposed call whose agent-reported risk is at least ``threshold`` (an agent that
+    reports none is flagged: nothing says it is safe)."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+
+    def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
+        if proposed.risk is None or proposed.risk >= self.threshold:
+            return Verdict("stop", reason=f"risk {proposed.risk} >= {self.threshold:g}")
+        return CONTINUE
+
+
+def flagger_of(spec: str) -> Controller | None:
+    """``risk>=X`` or ``module:factory`` (a callable returning a controller), as the CLI names it."""
+    if not spec:
+        return None
+    if spec.startswith("risk>="):
+        try:
+            return RiskFlagger(float(spec.removeprefix("risk>=")))
+        except ValueError:
+            raise UsageError(f"--approve-flagged {spec!r}: expected risk>=NUMBER") from None
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise UsageError(f"--approve-flagged {spec!r}: expected risk>=NUMBER or module:factory")
+    import importlib
+
+    try:
+        factory = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"--approve-flagged {spec!r}: cannot load it ({exc})") from None
+    return factory()
+
+
+def episode_controller(spec: Any, suite: Any, env: Any) -> HumanApprover | None:
+    """The approver for one episode of a run with ``--approver human``; None otherwise."""
+    if not _CONFIG:
+        return None
+    config = _CONFIG[0]
+    agents = [name for name in suite.agent_names() if name != spec.agent]
+
+    def make_agent(name: str) -> Agent:
+        agent = suite.make_agent(replace(spec, agent=name), env)
+        agent.reset(seed=spec.seed, task=env.task)
+        return agent
+
+    return HumanApprover(config.folder, episode_id=spec.episode_id, timeout=config.timeout,
+                         on_timeout=config.on_timeout, flagger=flagger_of(config.flagged), make_agent=make_agent,
+                         agents=agents, tools=env.tool_specs)

@@ -1,0 +1,154 @@
+"""The two plots the report and the viewer share, drawn as plain inline SVG (no scripts, no fonts
+to fetch): a forest plot of estimates with their intervals, and a heat-map of a value per
+(row, column) cell.
+
+Labels never overprint: row labels sit left of the plot area, cut to a width with the full text in
+a ``<title>`` (a tooltip); heat-map column labels are drawn at 45 degrees in a band sized for
+the longest cut label.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from html import escape
+
+_CHAR_W = 6.6  # width of one character at font-size 11, for sizing label bands
+_NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_VALUE = re.compile(rf"^\s*({_NUMBER})\s*\[\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\]")
+_PAPER = re.compile(rf"({_NUMBER})")
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    label: str
+    estimate: float
+    low: float
+    high: float
+    paper: float | None = None  # the paper's figure for the same quantity, drawn as a diamond
+    paper_text: str = ""  # what the paper says, shown beside the row
+    group: str = ""  # e.g. the workload; rows of one group share one scale
+
+
+def parse_interval(text: str) -> tuple[float, float, float] | None:
+    """``"0.31 [0.20, 0.45]"`` -> (0.31, 0.20, 0.45); None when the text is no such value."""
+    found = _VALUE.match(text or "")
+    if not found:
+        return None
+    values = tuple(float(v) for v in found.groups())
+    return values if all(math.isfinite(v) for v in values) else None  # type: ignore[return-value]
+
+
+def paper_number(text: str | None) -> float | None:
+    """The first number of a paper's figure (``"0.35 (Table 2)"`` -> 0.35), None without one."""
+    found = _PAPER.search(text or "")
+    return float(found.group(1)) if found else None
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:max(chars - 1, 1)] + "\u2026"
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def forest_plot(rows: list[ForestRow], *, label_chars: int = 38, width: int = 720) -> str:
+    """One line per row: the interval as a bar, the estimate as a dot, the paper's figure as a
+    diamond; each row is scaled to its group's range (groups are measured in different units)."""
+    if not rows:
+        return ""
+    row_h, top = 22, 24
+    label_w = min(label_chars, max(len(r.label) for r in rows)) * _CHAR_W + 12
+    text_w = 150
+    plot_x0, plot_x1 = label_w, width - text_w
+    height = top + row_h * len(rows) + 8
+    ranges: dict[str, tuple[float, float]] = {}
+    for r in rows:
+        values = [r.low, r.high, r.estimate] + ([r.paper] if r.paper is not None else [])
+        lo, hi = ranges.get(r.group, (min(values), max(values)))
+        ranges[r.group] = (min(lo, *values), max(hi, *values))
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot forest" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif" font-size="11">',
+             f'<text x="{plot_x0}" y="14" fill="#555">estimate \u2022 with 95% interval; '
+             f'\u25c6 the paper\'s figure</text>']
+    for n, r in enumerate(rows):
+        y = top + n * row_h + row_h / 2
+        shown_lo, shown_hi = ranges[r.group]
+        if 0.0 <= shown_lo and shown_hi <= 1.0:  # a share: the whole [0, 1] scale, comparable across rows
+            shown_lo, shown_hi = 0.0, 1.0
+        pad = (shown_hi - shown_lo) * 0.04 or max(abs(shown_hi), 1.0) * 0.1
+        lo, hi = shown_lo - pad, shown_hi + pad
+
+        def x(v: float, lo: float = lo, hi: float = hi) -> float:
+            return plot_x0 + (v - lo) / (hi - lo) * (plot_x1 - plot_x0)
+
+        shade = "#f4f6f8" if n % 2 == 0 else "#ffffff"
+        parts.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="{shade}"/>')
+        parts.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" text-anchor="end"><title>{escape(r.label)}</title>'
+                     f'{escape(_cut(r.label, label_chars))}</text>')
+        parts.append(f'<line x1="{x(shown_lo):.1f}" x2="{x(shown_hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                     f'stroke="#d5d9de"/><text x="{x(shown_lo):.1f}" y="{y + 10:.1f}" font-size="8" fill="#888" '
+                     f'text-anchor="middle">{_fmt(shown_lo)}</text><text x="{x(shown_hi):.1f}" y="{y + 10:.1f}" '
+                     f'font-size="8" fill="#888" text-anchor="middle">{_fmt(shown_hi)}</text>')
+        parts.append(f'<line x1="{x(r.low):.1f}" x2="{x(r.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="#1f5fa8" '
+                     f'stroke-width="2.5"/>')
+        parts.append(f'<circle cx="{x(r.estimate):.1f}" cy="{y:.1f}" r="4" fill="#1f5fa8"><title>'
+                     f'{escape(r.label)}: {_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}]</title></circle>')
+        if r.paper is not None:
+            px = x(r.paper)
+            parts.append(f'<path d="M{px:.1f},{y - 6:.1f} l5,6 l-5,6 l-5,-6 z" fill="#c0392b"><title>paper: '
+                         f'{escape(r.paper_text or _fmt(r.paper))}</title></path>')
+        beside = f"{_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}]"
+        if r.paper_text:
+            beside += f" | paper {r.paper_text}"
+        parts.append(f'<text x="{plot_x1 + 8}" y="{y + 4:.1f}"><title>{escape(beside)}</title>'
+                     f'{escape(_cut(beside, int(text_w / _CHAR_W) + 4))}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _color(share: float) -> str:
+    """White (0) to a saturated blue (1)."""
+    share = min(max(share, 0.0), 1.0)
+    r, g, b = (int(255 + (c - 255) * share) for c in (31, 95, 168))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tuple[float, str]], *,
+            label_chars: int = 28, cell: int = 26, title: str = "") -> str:
+    """A grid of ``rows`` x ``columns``; ``cells[(row, column)] = (share in [0, 1], tooltip)``.
+    A missing cell is drawn hatched grey (not run)."""
+    if not rows or not columns:
+        return ""
+    row_label_w = min(label_chars, max(len(r) for r in rows)) * _CHAR_W + 10
+    col_band = min(label_chars, max(len(c) for c in columns)) * _CHAR_W * 0.72 + 14
+    top = col_band + (18 if title else 0)
+    width = int(max(row_label_w + cell * len(columns) + col_band * 0.72 + 10, len(title) * _CHAR_W + 10))
+    height = int(top + cell * len(rows) + 6)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot heatmap" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif" font-size="11">']
+    if title:
+        parts.append(f'<text x="2" y="13" fill="#555">{escape(title)}</text>')
+    for j, column in enumerate(columns):
+        cx = row_label_w + j * cell + cell / 2
+        parts.append(f'<text transform="translate({cx + 3:.1f},{top - 4:.1f}) rotate(-45)"><title>{escape(column)}'
+                     f'</title>{escape(_cut(column, label_chars))}</text>')
+    for i, row in enumerate(rows):
+        y = top + i * cell
+        parts.append(f'<text x="{row_label_w - 6}" y="{y + cell / 2 + 4:.1f}" text-anchor="end"><title>'
+                     f'{escape(row)}</title>{escape(_cut(row, label_chars))}</text>')
+        for j, column in enumerate(columns):
+            x = row_label_w + j * cell
+            found = cells.get((row, column))
+            if found is None:
+                parts.append(f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="#e6e6e6">'
+                             f'<title>{escape(row)} x {escape(column)}: not run</title></rect>')
+                continue
+            share, tip = found
+            parts.append(f'<rect class="cell" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                         f'fill="{_color(share)}" stroke="#ccc" stroke-width="0.5"><title>{escape(row)} x '
+                         f'{escape(column)}: {escape(tip)}</title></rect>')
+    parts.append("</svg>")
+    return "".join(parts)

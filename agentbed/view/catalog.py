@@ -1,0 +1,298 @@
+"""What the viewer knows of a folder of runs, kept up to date as the runs grow.
+
+Read-only: nothing here writes a byte under a run directory. Every file goes through
+:mod:`agentbed.validate` (index lines and run.json against their schemas) or
+:mod:`agentbed.log` (trajectory records against the trajectory schema, the hash chain). A file
+that fails becomes a problem naming it, shown in the page; the server never raises for one.
+
+Following a run as it grows (as inspect's viewer follows an eval log being written): the run
+index is append-only, so only the bytes after the last complete line already read are parsed on
+the next look, and a torn last line (the writer is mid-``write``) waits for its newline. A log
+in ``episodes/`` that no index line lists yet is an episode still running; its header names it.
+Each file is re-read only when its (size, mtime) changes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentbed.cost import PriceTable, episode_cost, load_prices
+from agentbed.log import verify_lines
+from agentbed.validate import (
+    INDEX_RECORD_SCHEMA,
+    MAX_LINE_BYTES,
+    RUN_META_SCHEMA,
+    InputError,
+    check,
+    parse_json,
+    read_json,
+    record_schema,
+)
+
+INDEX = "index.jsonl"
+RUNNING = "running"
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def is_run(path: Path) -> bool:
+    return path.is_dir() and any((path / name).exists() for name in ("run.json", INDEX, "episodes"))
+
+
+@dataclass
+class IndexTail:
+    """The run index read so far: records of complete lines up to ``offset``."""
+
+    offset: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    inode: int | None = None
+    lines: int = 0  # lines read so far, to name a bad line by its number
+
+    def follow(self, path: Path) -> None:
+        try:
+            st = path.stat()
+        except OSError:
+            return
+        if st.st_ino != self.inode or st.st_size < self.offset:  # replaced or cut (``--resume``): start over
+            self.offset, self.records, self.problems, self.inode, self.lines = 0, [], [], st.st_ino, 0
+        if st.st_size == self.offset:
+            return
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read(st.st_size - self.offset)
+        except OSError as exc:
+            self.problems.append(f"cannot read ({exc.strerror or exc})")
+            return
+        end = data.rfind(b"\n") + 1  # the last complete line; a torn one waits for its newline
+        line_no = self.lines
+        for raw in data[:end].split(b"\n")[:-1]:
+            line_no += 1
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                self.problems.append(f"line {line_no} is longer than {MAX_LINE_BYTES} bytes; episode left out")
+                continue
+            try:
+                record = parse_json(raw, f"line {line_no}")
+                check(record, INDEX_RECORD_SCHEMA, f"line {line_no}")
+            except InputError as exc:
+                self.problems.append(f"{exc}; episode left out")
+                continue
+            self.records.append(record)
+        self.offset += end
+        self.lines = line_no
+
+
+def episode_row(record: dict[str, Any], prices: PriceTable) -> dict[str, Any]:
+    """One row of the episode table, from an index record (or a running episode's header)."""
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    cost = episode_cost(usage, prices) if usage else None
+    error = record.get("error") or ""
+    return {"id": record["episode_id"], "suite": record.get("suite", ""), "task": record.get("task", ""),
+            "agent": record.get("agent", ""), "seed": record.get("seed"), "status": record.get("status", ""),
+            "success": bool(record.get("success")), "labels": list(record.get("labels") or []),
+            "steps": record.get("steps"), "tokens": record.get("tokens"),
+            "virtual_seconds": record.get("virtual_seconds"), "reward": record.get("total_reward"),
+            "cost": cost, "error": error.strip().splitlines()[-1][:200] if error.strip() else "",
+            "log": record.get("log") or f"episodes/{record['episode_id']}.jsonl"}
+
+
+class RunView:
+    """One run directory as the viewer sees it now."""
+
+    def __init__(self, root: Path, rel: str, prices: PriceTable) -> None:
+        self.root, self.rel, self.prices = root, rel, prices
+        self.index = IndexTail()
+        self._json: dict[str, tuple[Any, Any, str]] = {}  # rel -> (stat, value, problem)
+        self._running: dict[str, tuple[Any, dict[str, Any] | None]] = {}  # log name -> (stat, header row)
+        self._lock = threading.Lock()
+
+    def _read(self, rel: str, schema: dict[str, Any] | None = None) -> tuple[Any, str]:
+        path = self.root / rel
+        stat = _stat(path)
+        cached = self._json.get(rel)
+        if cached is not None and cached[0] == stat:
+            return cached[1], cached[2]
+        value, problem = None, ""
+        if stat is not None:
+            try:
+                value = read_json(path, schema=schema)
+            except InputError as exc:
+                problem = str(exc).removeprefix(f"{path}: ")
+        self._json[rel] = (stat, value, problem)
+        return value, problem
+
+    def refresh(self) -> dict[str, Any]:
+        """Everything the runs list and the run page need, read from what changed since last time."""
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> dict[str, Any]:
+        problems: list[dict[str, str]] = []
+        meta, problem = self._read("run.json", RUN_META_SCHEMA)
+        if problem:
+            problems.append({"file": "run.json", "message": problem})
+        self.index.follow(self.root / INDEX)
+        problems += [{"file": INDEX, "message": p} for p in self.index.problems]
+        rows = [episode_row(r, self.prices) for r in self.index.records]
+        done = {r["id"] for r in rows}
+        running = self._running_rows(done, problems)
+        summaries: dict[str, Any] = {}
+        for sub in sorted(p.name for p in _subdirs(self.root)):
+            if (self.root / sub / "summary.json").is_file():
+                value, problem = self._read(f"{sub}/summary.json")
+                if problem:
+                    problems.append({"file": f"{sub}/summary.json", "message": problem})
+                elif isinstance(value, dict):
+                    summaries[sub] = value
+        manifest, problem = self._read("manifest.json")
+        if problem:
+            problems.append({"file": "manifest.json", "message": problem})
+        return {"meta": meta if isinstance(meta, dict) else None, "rows": rows + running,
+                "summaries": summaries, "manifest": manifest if isinstance(manifest, dict) else None,
+                "problems": problems}
+
+    def _running_rows(self, done: set[str], problems: list[dict[str, str]]) -> list[dict[str, Any]]:
+        """Logs in ``episodes/`` that the index does not list: episodes being written (or left by a
+        crash, which ``--resume`` re-runs). Each is named by its header line."""
+        folder = self.root / "episodes"
+        out: list[dict[str, Any]] = []
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return out
+        for entry in entries:
+            if not entry.name.endswith(".jsonl") or entry.name[:-6] in done:
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            stat = (st.st_size, st.st_mtime_ns)
+            cached = self._running.get(entry.name)
+            if cached is None or cached[0] != stat:
+                cached = self._running[entry.name] = (stat, self._running_row(Path(entry.path), problems))
+            if cached[1] is not None:
+                out.append(cached[1])
+        return out
+
+    def _running_row(self, path: Path, problems: list[dict[str, str]]) -> dict[str, Any] | None:
+        rel = f"episodes/{path.name}"
+        try:
+            with open(path, "rb") as fh:
+                first = fh.readline(MAX_LINE_BYTES + 1)
+                steps = sum(1 for line in fh if line.startswith(b'{"type":"step"'))
+        except OSError as exc:
+            problems.append({"file": rel, "message": f"cannot read ({exc.strerror or exc})"})
+            return None
+        if not first.endswith(b"\n"):
+            return None  # the header is being written
+        try:
+            header = parse_json(first, "line 1")
+            check(header, record_schema("header"), "line 1 (header)")
+        except InputError as exc:
+            problems.append({"file": rel, "message": str(exc)})
+            return None
+        row = episode_row({**header, "agent": header.get("agent_id"), "status": RUNNING, "success": False,
+                           "steps": steps, "log": rel}, self.prices)
+        return row
+
+
+def _subdirs(root: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(root) if e.is_dir() and e.name != "episodes"]
+    except OSError:
+        return []
+
+
+@dataclass
+class EpisodeLog:
+    """An episode's log as far as it is written and valid."""
+
+    records: list[dict[str, Any]]
+    check: str  # "verified", "running (no footer yet)", or what is wrong
+    problems: list[str]
+
+
+def read_episode(path: Path, digest: str | None = None) -> EpisodeLog:
+    """Every complete, schema-valid record of a log, and the state of its hash chain. A torn last
+    line (being written) is left for the next look; the first malformed record ends the list."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_LINE_BYTES * 4 + 1)
+    except OSError as exc:
+        return EpisodeLog([], f"cannot read ({exc.strerror or exc})", [f"cannot read ({exc.strerror or exc})"])
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].splitlines(keepends=True)
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    if len(data) > end:
+        problems.append("the last line is still being written (or was cut): it is left out")
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = parse_json(line, f"line {number}")
+            if not isinstance(record, dict) or record.get("type") not in ("header", "step", "control", "footer"):
+                raise InputError(f"line {number}: not a trajectory record (field 'type')")
+            check(record, record_schema(record["type"]), f"line {number} ({record['type']})")
+        except InputError as exc:
+            problems.append(f"{exc}; the records from here on are left out")
+            break
+        records.append(record)
+    if not lines:
+        return EpisodeLog([], "empty (being written?)", problems)
+    result = verify_lines(lines, digest)
+    if result.ok:
+        state = "verified"
+    elif result.first_bad == len(lines) + 1 and not digest:
+        state = "running (no footer yet)"
+    else:
+        state = f"record {result.first_bad}: {result.reason}"
+    return EpisodeLog(records, state, problems)
+
+
+class Catalog:
+    """The runs under a folder (or the one run it is)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.prices = load_prices()
+        self._runs: dict[str, RunView] = {}
+        self._lock = threading.Lock()
+
+    def run_paths(self) -> dict[str, Path]:
+        if is_run(self.root):
+            return {".": self.root}
+        found: dict[str, Path] = {}
+        for child in _subdirs(self.root):
+            if is_run(child):
+                found[child.name] = child
+            else:
+                for grandchild in _subdirs(child):
+                    if is_run(grandchild):
+                        found[f"{child.name}/{grandchild.name}"] = grandchild
+        return found
+
+    def runs(self) -> dict[str, RunView]:
+        paths = self.run_paths()
+        with self._lock:
+            for rel, path in paths.items():
+                if rel not in self._runs:
+                    self._runs[rel] = RunView(path, rel, self.prices)
+            for gone in set(self._runs) - set(paths):
+                del self._runs[gone]
+            return dict(self._runs)
+
+    def run(self, rel: str) -> RunView | None:
+        return self.runs().get(rel)

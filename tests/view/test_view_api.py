@@ -1,0 +1,182 @@
+"""The viewer's JSON API over real run directories: lists, filters, transcripts, bad files, the
+token, following a run as it grows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agentbed.errors import UsageError
+from agentbed.view.server import ViewServer, check_binding
+
+from .conftest import make_run, serve
+
+
+def test_runs_list_names_suite_agents_counts_and_seal(client):
+    status, doc = client.get("/api/runs")
+    assert status == 200
+    (run,) = doc["runs"]
+    assert run["id"] == "vault-a" and run["suite"] == "vault" and run["agents"] == ["oracle", "naive"]
+    assert run["finished"] == run["planned"] == 12 and sum(run["counts"].values()) == 12
+    assert run["errors"] == 0 and run["seal"].startswith("sealed") and not run["live"]
+
+
+def test_run_page_has_plots_facets_and_filters(client):
+    status, doc = client.get("/api/run?run=vault-a")
+    assert status == 200
+    assert doc["forest"].startswith("<svg") and "pass_rate" in doc["forest"]
+    assert doc["heatmap"].count('class="cell"') == 6  # 2 agents x 3 tasks
+    assert doc["facets"]["agent"] == ["naive", "oracle"]
+    _, all_rows = client.get("/api/episodes?run=vault-a")
+    _, naive_failed = client.get("/api/episodes?run=vault-a&agent=naive&success=false")
+    _, searched = client.get("/api/episodes?run=vault-a&q=open-fast.oracle")
+    _, labelled = client.get("/api/episodes?run=vault-a&label=EXPIRED_BEFORE_USE")
+    assert all_rows["total"] == all_rows["matched"] == 12
+    assert naive_failed["matched"] == 4 and {r["agent"] for r in naive_failed["rows"]} == {"naive"}
+    assert [r["id"] for r in searched["rows"]] == ["vault.open-fast.oracle.s0", "vault.open-fast.oracle.s1"]
+    assert labelled["matched"] == naive_failed["matched"]
+
+
+def test_episode_transcript_shows_tool_calls_observations_and_verdict(client):
+    status, doc = client.get("/api/episode?run=vault-a&episode=vault.open-after-chores.oracle.s0")
+    assert status == 200 and doc["check"] == "verified"
+    steps = doc["transcript"]["steps"]
+    assert [s["tool_call"]["tool"] for s in steps][-1] == "open_vault"
+    assert steps[0]["observation"] and all(isinstance(s["clock"], float) for s in steps)
+    assert doc["transcript"]["footer"]["status"] == "ok" and doc["transcript"]["footer"]["labels"] == ["SUCCESS"]
+    _, replay = client.get("/api/replay?run=vault-a&episode=vault.open-after-chores.oracle.s0")
+    assert replay == {"identical": True, "records": len(steps) + 2}
+
+
+def test_a_changed_log_shows_as_a_diff_on_replay(client, runs_root):
+    log = runs_root / "vault-a" / "episodes" / "vault.open-fast.oracle.s0.jsonl"
+    lines = log.read_text().splitlines()
+    record = json.loads(lines[1])
+    record["observation"] = "tampered"
+    lines[1] = json.dumps(record, separators=(",", ":"))
+    log.write_text("\n".join(lines) + "\n")
+    _, doc = client.get("/api/episode?run=vault-a&episode=vault.open-fast.oracle.s0")
+    assert doc["check"].startswith("record 2")
+    _, replay = client.get("/api/replay?run=vault-a&episode=vault.open-fast.oracle.s0")
+    assert not replay["identical"] and replay["field"] == "step.observation"
+    assert replay["recorded"]["observation"] == "tampered" != replay["replayed"]["observation"]
+
+
+def test_bad_and_half_written_files_are_messages_not_crashes(client, runs_root):
+    run = runs_root / "vault-a"
+    with open(run / "index.jsonl", "ab") as fh:
+        fh.write(b'{"episode_id": "x", "suite": 3}\n{"episode_id": "torn", "su')  # a bad line, a torn one
+    (run / "episodes" / "vault.open-fast.oracle.s0.jsonl").write_bytes(b"\x00\xffnot json\n")
+    (runs_root / "broken").mkdir()
+    (runs_root / "broken" / "run.json").write_text("{nope")
+    status, doc = client.get("/api/runs")
+    assert status == 200 and {r["id"] for r in doc["runs"]} == {"vault-a", "broken"}
+    _, page = client.get("/api/run?run=vault-a")
+    messages = " ".join(p["message"] for p in page["problems"])
+    assert "line 13: field" in messages and "episode left out" in messages and "torn" not in messages
+    status, ep = client.get("/api/episode?run=vault-a&episode=vault.open-fast.oracle.s0")
+    assert status == 200 and ep["transcript"] is None and "not UTF-8" in ep["problems"][0]
+    _, broken = client.get("/api/run?run=broken")
+    assert "not valid JSON" in broken["problems"][0]["message"]
+    with open(run / "index.jsonl", "ab") as fh:  # the torn line is finished: it is read now
+        fh.write(b'ite": "vault"}\n')
+    _, page = client.get("/api/run?run=vault-a")
+    assert any("line 14" in p["message"] for p in page["problems"])
+    assert client.get("/api/nothing")[0] == 404 and client.get("/api/run?run=nope")[0] == 404
+
+
+def test_a_run_started_after_the_viewer_appears_with_its_running_episodes(runs_root, vault_run):
+    for client in serve(runs_root):
+        assert len(client.get("/api/runs")[1]["runs"]) == 1
+        live = runs_root / "vault-b"
+        (live / "episodes").mkdir(parents=True)
+        shutil.copy(vault_run / "run.json", live / "run.json")
+        source = (vault_run / "episodes" / "vault.long-chores.naive.s0.jsonl").read_bytes().splitlines(True)
+        target = live / "episodes" / "vault.long-chores.naive.s0.jsonl"
+        target.write_bytes(b"".join(source[:4]))  # header and three steps, no footer: running
+        _, doc = client.get("/api/runs")
+        run = next(r for r in doc["runs"] if r["id"] == "vault-b")
+        assert run["live"] and run["counts"] == {"running": 1} and run["finished"] == 0
+        _, ep = client.get("/api/episode?run=vault-b&episode=vault.long-chores.naive.s0")
+        assert ep["check"] == "running (no footer yet)" and len(ep["transcript"]["steps"]) == 3
+        with open(target, "ab") as fh:
+            fh.write(b"".join(source[4:6]))
+        _, ep = client.get("/api/episode?run=vault-b&episode=vault.long-chores.naive.s0")
+        assert len(ep["transcript"]["steps"]) == 5
+
+
+def test_non_loopback_needs_a_token_and_every_request_carries_it(runs_root):
+    with pytest.raises(UsageError, match="needs --token"):
+        check_binding("0.0.0.0", None)
+    check_binding("::1", None)
+    check_binding("localhost", None)
+    for client in serve(runs_root, token="s3cret"):
+        assert client.get("/api/runs")[0] == 401
+        assert client.get("/")[0] == 401
+        assert client.get("/api/runs?token=s3cret")[0] == 200
+        assert client.get("/api/runs", headers={"X-Agentbed-Token": "s3cret"})[0] == 200
+        assert client.server.url.endswith("?token=s3cret")
+
+
+def test_etag_answers_an_unchanged_poll_with_304(client):
+    import urllib.error
+    import urllib.request
+
+    with urllib.request.urlopen(client.base + "/api/runs") as resp:
+        etag = resp.headers["ETag"]
+    request = urllib.request.Request(client.base + "/api/runs", headers={"If-None-Match": etag})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request)
+    assert caught.value.code == 304
+
+
+def test_the_viewer_writes_nothing_into_a_run(client, runs_root):
+    def snapshot() -> dict[str, tuple[int, int]]:
+        return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in runs_root.rglob("*")}
+
+    before = snapshot()
+    for path in ("/api/runs", "/api/run?run=vault-a", "/api/episodes?run=vault-a",
+                 "/api/episode?run=vault-a&episode=vault.open-fast.naive.s0",
+                 "/api/replay?run=vault-a&episode=vault.open-fast.naive.s0", "/", "/app.js"):
+        assert client.get(path)[0] == 200
+    assert snapshot() == before
+
+
+def test_cli_view_refuses_bad_arguments(tmp_path, capsys):
+    from agentbed.cli import main
+
+    assert main(["view", str(tmp_path / "missing")]) == 2
+    assert main(["view", str(tmp_path), "--host", "0.0.0.0"]) == 2
+    assert "needs --token" in capsys.readouterr().err
+
+
+def test_a_run_index_read_incrementally_keeps_up_with_appends(tmp_path, vault_run):
+    from agentbed.view.catalog import IndexTail
+
+    lines = (vault_run / "index.jsonl").read_bytes().splitlines(True)
+    index = tmp_path / "index.jsonl"
+    index.write_bytes(b"".join(lines[:5]) + lines[5][:20])
+    tail = IndexTail()
+    tail.follow(index)
+    assert len(tail.records) == 5 and not tail.problems
+    with open(index, "ab") as fh:
+        fh.write(lines[5][20:] + b"".join(lines[6:]))
+    tail.follow(index)
+    assert len(tail.records) == len(lines) and not tail.problems
+    index.write_bytes(lines[0])  # rewritten shorter (--resume cut it): read again from the start
+    tail.follow(index)
+    assert len(tail.records) == 1
+
+
+def test_viewer_threads_do_not_leak_between_servers(runs_root):
+    before = threading.active_count()
+    for client in serve(runs_root):
+        client.get("/api/runs")
+    time.sleep(0.1)
+    assert threading.active_count() <= before + 1
+    assert isinstance(ViewServer, type) and Path(__file__).exists()

@@ -1,0 +1,121 @@
+"""A human approver: questions and decisions through the side folder, decisions in the hash
+chain, replay from the recorded decisions, the timeout policy."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agentbed.cli import main
+from agentbed.log import read_log, verify_log
+from agentbed.replay import first_divergence, rerun
+
+from .conftest import serve
+
+
+def _start_run(out: Path, approvals: Path, *extra: str, agent: str = "oracle") -> tuple[threading.Thread, list[int]]:
+    status: list[int] = []
+    args = ["run", "vault", "--agent", agent, "--task", "open-after-chores", "--seeds", "1", "--quiet",
+            "--out", str(out), "--approver", "human", "--approvals", str(approvals), *extra]
+    thread = threading.Thread(target=lambda: status.append(main(args)), daemon=True)
+    thread.start()
+    return thread, status
+
+
+def _wait_for_question(client, step: int, timeout: float = 20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pending = client.get("/api/approvals")[1]["pending"]
+        if pending and pending[0]["step"] == step:
+            return pending[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no question for step {step} within {timeout} s")
+
+
+def test_viewer_round_trip_approve_edit_handover_and_replay(tmp_path):
+    runs, approvals = tmp_path / "runs", tmp_path / "approvals"
+    runs.mkdir()
+    for client in serve(runs, approvals=approvals):
+        thread, status = _start_run(runs / "human", approvals, agent="naive")
+        first = _wait_for_question(client, 1)
+        assert first["agent"] == "naive" and "get_token" in first["proposed"] and "oracle" in first["agents"]
+        edited = json.dumps({"tool": "get_token", "arguments": {}}, separators=(",", ":"))
+        assert edited != first["proposed"]  # the same call in other bytes: the agent's plan still holds
+        assert client.post("/api/decide", {"key": first["key"], "decision": "edit", "action": edited,
+                                           "author": "ada"})[0] == 200
+        assert client.post("/api/decide", {"key": first["key"], "decision": "reject"})[0] == 400  # answered
+        second = _wait_for_question(client, 2)
+        assert client.post("/api/decide", {"key": second["key"], "decision": "approve", "author": "ada"})[0] == 200
+        third = _wait_for_question(client, 3)
+        assert client.post("/api/decide", {"key": third["key"], "decision": "handover", "agent": "nobody"})[0] == 400
+        assert client.post("/api/decide", {"key": third["key"], "decision": "handover", "agent": "oracle",
+                                           "author": "ada"})[0] == 200
+        while thread.is_alive():  # the rest of the steps: approve each as it is asked
+            pending = client.get("/api/approvals")[1]["pending"]
+            for question in pending:
+                client.post("/api/decide", {"key": question["key"], "decision": "approve", "author": "bob"})
+            time.sleep(0.05)
+        assert status == [0]
+        assert client.get("/api/runs")[1]["runs"][0]["counts"] == {"budget": 1}  # naive's stale token, as always
+        _, episode = client.get("/api/episode?run=human&episode=vault.open-after-chores.naive.s0")
+    log = runs / "human" / "episodes" / "vault.open-after-chores.naive.s0.jsonl"
+    assert verify_log(log).ok
+    steps = [r for r in read_log(log) if r["type"] == "step"]
+    decisions = [s["control"]["decision"] for s in steps]
+    assert [d["decision"] for d in decisions[:3]] == ["edit", "approve", "handover"]
+    assert {d["author"] for d in decisions} == {"ada", "bob"} and all(d["by"] == "human" for d in decisions)
+    assert all(d["via"] == "viewer" and d["latency_seconds"] >= 0 for d in decisions)
+    assert steps[0]["action"] == edited and steps[0]["control"]["kind"] == "replace"
+    assert steps[0]["control"]["proposed"] == first["proposed"] != edited
+    assert steps[1]["control"]["kind"] == "continue" and steps[1]["action"] == second["proposed"]
+    assert decisions[2]["agent"] == "oracle" and steps[2]["meta"] == {"handed_to": "oracle"}
+    assert steps[2]["action"] != third["proposed"] and steps[2]["agent"] == "naive"  # the step only
+    shown = [s["control"]["decision"]["decision"] for s in episode["transcript"]["steps"]]
+    assert shown == [d["decision"] for d in decisions]  # the viewer shows each decision
+    recorded, replayed = rerun(log)  # replay re-applies the recorded decisions: nobody is asked
+    assert first_divergence(recorded, replayed) is None
+    assert not list(approvals.glob("*.json"))  # questions and answers are cleaned up
+
+
+def test_unanswered_question_times_out_to_reject(tmp_path):
+    out, approvals = tmp_path / "run", tmp_path / "approvals"
+    thread, status = _start_run(out, approvals, "--approval-timeout", "0.3")
+    thread.join(30)
+    assert status == [0]
+    records = read_log(out / "episodes" / "vault.open-after-chores.oracle.s0.jsonl")
+    control = next(r for r in records if r["type"] == "control")
+    assert control["verdict"]["kind"] == "stop" and control["verdict"]["decision"]["via"] == "timeout"
+    assert control["verdict"]["decision"]["author"] == "timeout policy"
+    assert records[-1]["status"] == "stopped" and records[-1]["steps"] == 0
+    recorded, replayed = rerun(out / "episodes" / "vault.open-after-chores.oracle.s0.jsonl")
+    assert first_divergence(recorded, replayed) is None
+
+
+def test_only_flagged_calls_are_asked(tmp_path):
+    out, approvals = tmp_path / "run", tmp_path / "approvals"
+    # the oracle reports risk 0.1 on every call: nothing reaches the threshold, nobody is asked
+    thread, status = _start_run(out, approvals, "--approve-flagged", "risk>=0.5", "--approval-timeout", "5")
+    thread.join(30)
+    assert status == [0]
+    records = read_log(out / "episodes" / "vault.open-after-chores.oracle.s0.jsonl")
+    assert records[-1]["status"] == "ok" and all(r.get("control") is None for r in records if r["type"] == "step")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--approvals", "x"], "need --approver human"),
+    (["--approver", "human", "--approval-timeout", "0"], "positive number"),
+    (["--approver", "human", "--approve-flagged", "risk>=high"], "risk>=NUMBER"),
+])
+def test_bad_approver_options_are_one_line_errors(tmp_path, capsys, args, message):
+    assert main(["run", "vault", "--out", str(tmp_path / "r"), "--quiet", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_approvals_inside_the_run_directory_are_refused(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["run", "vault", "--out", str(out), "--approver", "human", "--approvals", str(out / "q")]) == 2
+    assert "inside the run directory" in capsys.readouterr().err
