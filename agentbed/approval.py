@@ -133,6 +133,7 @@ class Terminal:
     def __init__(self, stream: Any = None, out: Any = None) -> None:
         self.stream, self.out = stream or sys.stdin, out or sys.stderr
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._typed = b""
 
     def ask(self, asked: Asked, agents: list[str]) -> None:
         if not self.enabled:
@@ -144,11 +145,22 @@ class Terminal:
         print("  > ", end="", file=self.out, flush=True)
 
     def poll(self, key: str, timeout: float) -> dict[str, Any] | None:
-        if not self.enabled or not select.select([self.stream], [], [], timeout)[0]:
-            if not self.enabled:
-                time.sleep(timeout)
+        """A decision typed within ``timeout`` seconds, or None (lines are read from the descriptor
+        itself, so answers typed ahead are queued, not lost in a stream's buffer)."""
+        if not self.enabled:
+            time.sleep(timeout)
             return None
-        line = self.stream.readline().strip()
+        if b"\n" not in self._typed:
+            fd = self.stream.fileno()
+            if select.select([fd], [], [], timeout)[0]:
+                data = os.read(fd, 4096)
+                if not data:  # the terminal is gone: only the viewer (or the timeout) answers now
+                    self.enabled = False
+                self._typed += data
+        if b"\n" not in self._typed:
+            return None
+        raw, self._typed = self._typed.split(b"\n", 1)
+        line = raw.decode("utf-8", "replace").strip()
         word, _, rest = line.partition(" ")
         choice = {"a": "approve", "r": "reject", "e": "edit", "h": "handover"}.get(word[:1].lower())
         if choice is None or (choice in ("edit", "handover") and not rest.strip()):

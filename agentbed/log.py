@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,12 +77,15 @@ class TrajectoryWriter:
     """Appends chained records to one episode's log file.
 
     Records are buffered and written in batches: a short episode costs one open and one
-    write, since file operations dominate the cost of a trivial episode. A log is complete
+    write, since file operations dominate the cost of a trivial episode. A record written
+    more than ``FLUSH_SECONDS`` after the last write goes out at once, so a slow episode's
+    steps can be followed as they happen (``agentbed view``). A log is complete
     when it ends with a footer and the run index lists it with its digest; a crash can leave
     a log without a footer, which ``verify`` reports and ``--resume`` overwrites.
     """
 
     FLUSH_RECORDS = 32
+    FLUSH_SECONDS = 0.5  # a slow episode (a model's turn) reaches the disk, and a live viewer, at once
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -95,6 +99,7 @@ class TrajectoryWriter:
         self.last_hash = GENESIS
         self.records = 0
         self._key = log_key()  # with a key the footer carries an HMAC (agentbed.seal)
+        self._flushed_at = time.monotonic()
 
     def write(self, record_type: str, **fields: Any) -> str:
         if not self._open:
@@ -103,13 +108,14 @@ class TrajectoryWriter:
         line, self.last_hash = _seal({"type": record_type, **fields}, self.last_hash, key)
         self._pending.append(line)
         self.records += 1
-        if len(self._pending) >= self.FLUSH_RECORDS:
+        if len(self._pending) >= self.FLUSH_RECORDS or time.monotonic() - self._flushed_at >= self.FLUSH_SECONDS:
             self._flush()
         return self.last_hash
 
     def _flush(self) -> None:
         if self._fd is None:
             self._fd = os.open(self._file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._flushed_at = time.monotonic()
         if self._pending:
             data = ("\n".join(self._pending) + "\n").encode("utf-8")
             self._pending.clear()

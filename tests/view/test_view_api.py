@@ -14,7 +14,7 @@ import pytest
 from agentbed.errors import UsageError
 from agentbed.view.server import ViewServer, check_binding
 
-from .conftest import make_run, serve
+from .conftest import serve
 
 
 def test_runs_list_names_suite_agents_counts_and_seal(client):

@@ -119,3 +119,34 @@ def test_approvals_inside_the_run_directory_are_refused(tmp_path, capsys):
     out = tmp_path / "r"
     assert main(["run", "vault", "--out", str(out), "--approver", "human", "--approvals", str(out / "q")]) == 2
     assert "inside the run directory" in capsys.readouterr().err
+
+
+def test_terminal_answers_are_read_from_a_real_tty(tmp_path):
+    """The terminal prompt on a pseudo-terminal: answers typed ahead are queued, a bad one is
+    asked again, and the decisions land in the log marked as typed."""
+    import io
+    import os
+    import pty
+
+    from agentbed.approval import HumanApprover, Terminal
+    from agentbed.log import TrajectoryWriter
+    from agentbed.runner import EpisodeSpec, run_episode
+    from environments.vault.agents import VaultOracle
+    from environments.vault.env import VaultEnv
+
+    leader, follower = pty.openpty()
+    answers = b'x\ne {"tool": "get_token", "arguments": {}}\na\n'
+    os.write(leader, answers)
+    shown = io.StringIO()
+    with os.fdopen(follower, "rb", buffering=0) as tty:
+        approver = HumanApprover(tmp_path / "q", episode_id="e", timeout=10, terminal=Terminal(tty, shown))
+        spec = EpisodeSpec("vault", "open-fast", "oracle", 0)
+        log = tmp_path / "e.jsonl"
+        record = run_episode(VaultEnv("open-fast"), VaultOracle(), spec, controller=approver,
+                             writer=TrajectoryWriter(log))
+    os.close(leader)
+    assert record.status == "ok"
+    steps = [r for r in read_log(log) if r["type"] == "step"]
+    assert [s["control"]["decision"]["decision"] for s in steps] == ["edit", "approve"]
+    assert all(s["control"]["decision"]["via"] == "terminal" for s in steps)
+    assert "proposed:" in shown.getvalue() and "(a, r, e <call> or h <agent>)" in shown.getvalue()

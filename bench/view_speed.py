@@ -1,0 +1,172 @@
+"""How fast ``agentbed view`` lists a run of 10,000 episodes, opens an episode, and shows a run
+started after the page was opened; beside it, ``inspect view`` over the same run exported to
+Inspect's format (``agentbed export --format inspect``).
+
+    .venv/bin/python bench/view_speed.py --episodes 10000 --repeats 5
+
+The run is real: ``agentbed run vault`` with the oracle and naive agents over enough seeds.
+agentbed's figures are HTTP round trips to the viewer on loopback (cold: the first request,
+which reads every file; warm: the median of the repeats, from what the catalog already holds).
+inspect's are the same round trips to ``inspect view start`` for its listing of log files and
+for one whole log (the samples of one task): the nearest equivalent of listing the episodes.
+The live figure is measured in headless Chromium (Debian's, through Playwright) when both are
+there: from the moment a finished run is copied into the folder to the moment its row is in
+the page, with the page polling every second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from agentbed.cli import main as agentbed
+from agentbed.view.server import ViewServer
+
+
+def _get(url: str) -> tuple[float, bytes]:
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=120) as resp:
+        body = resp.read()
+    return time.perf_counter() - t0, body
+
+
+def _timed(url: str, repeats: int) -> tuple[float, float]:
+    cold = _get(url)[0]
+    warm = statistics.median(_get(url)[0] for _ in range(repeats))
+    return cold, warm
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bench_agentbed(root: Path, run: Path, repeats: int) -> dict[str, object]:
+    server = ViewServer(root, port=0)
+    server.serve_in_thread()
+    base = server.url.rstrip("/")
+    try:
+        rel = run.name
+        out: dict[str, object] = {}
+        out["runs list"] = _timed(f"{base}/api/runs", repeats)
+        out["run page"] = _timed(f"{base}/api/run?run={rel}", repeats)
+        out["episode table (first 200)"] = _timed(f"{base}/api/episodes?run={rel}", repeats)
+        out["episode table, filtered + search"] = _timed(
+            f"{base}/api/episodes?run={rel}&agent=naive&success=false&q=long", repeats)
+        ids = [json.loads(line)["episode_id"] for line in (run / "index.jsonl").read_text().splitlines()[::499]]
+        pages = [_get(f"{base}/api/episode?run={rel}&episode={i}")[0] for i in ids]
+        out["episode page"] = (max(pages), statistics.median(pages))
+        return out
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def bench_inspect(run: Path, repeats: int, scratch: Path) -> dict[str, object] | str:
+    inspect = shutil.which("inspect") or str(Path(sys.executable).with_name("inspect"))
+    if not Path(inspect).exists():
+        return "inspect is not installed (the inspect extra)"
+    logs = scratch / "inspect-logs"
+    if agentbed(["export", str(run), "--format", "inspect", "--out", str(logs)]) != 0:
+        return "agentbed export --format inspect failed"
+    port = _free_port()
+    proc = subprocess.Popen([inspect, "view", "start", "--log-dir", str(logs), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                _get(f"{base}/api/log-files")
+                break
+            except OSError:
+                time.sleep(0.1)
+        out: dict[str, object] = {}
+        out["runs list"] = _timed(f"{base}/api/log-files", repeats)
+        files = json.loads(_get(f"{base}/api/log-files")[1])["files"]
+        biggest = max(files, key=lambda f: (logs / Path(f["name"]).name).stat().st_size
+                      if (logs / Path(f["name"]).name).exists() else 0)
+        name = urllib.request.quote(biggest["name"], safe="")
+        out[f"one task's log ({len(files)} logs)"] = _timed(f"{base}/api/logs/{name}", repeats)
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def bench_live(root: Path, small_run: Path) -> str:
+    chromium = shutil.which("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return "not measured: playwright is not installed"
+    if chromium is None:
+        return "not measured: chromium is not installed"
+    server = ViewServer(root, port=0)
+    server.serve_in_thread()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            page.goto(server.url + "#/")
+            page.wait_for_selector("#runs-table", timeout=60_000)
+            delays = []
+            for n in range(5):
+                name = f"late-{n}"
+                t0 = time.perf_counter()
+                shutil.copytree(small_run, root / name)
+                page.wait_for_selector(f"#runs-table tr[data-run='{name}']", timeout=30_000)
+                delays.append(time.perf_counter() - t0)
+            browser.close()
+        return f"median {statistics.median(delays):.2f} s, max {max(delays):.2f} s over {len(delays)} new runs"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--keep", help="make the run here (kept) instead of a temporary folder")
+    args = parser.parse_args()
+    scratch = Path(args.keep or tempfile.mkdtemp(prefix="agentbed-view-bench-"))
+    root = scratch / "runs"
+    run = root / "vault-big"
+    seeds = math.ceil(args.episodes / 6)  # vault: 3 tasks x 2 agents per seed
+    if not (run / "manifest.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        agentbed(["run", "vault", "--agent", "oracle,naive", "--seeds", str(seeds), "--quiet", "--out", str(run)])
+        print(f"made {seeds * 6} episodes in {time.perf_counter() - t0:.0f} s: {run}")
+    small = scratch / "small"
+    if not small.exists():
+        agentbed(["run", "vault", "--agent", "oracle", "--seeds", "1", "--quiet", "--out", str(small)])
+    rows = [("agentbed view", name, cold, warm) for name, (cold, warm) in bench_agentbed(root, run, args.repeats).items()]
+    inspected = bench_inspect(run, args.repeats, scratch)
+    if isinstance(inspected, dict):
+        rows += [("inspect view", name, cold, warm) for name, (cold, warm) in inspected.items()]
+    print(f"\n{seeds * 6} episodes; seconds per HTTP round trip on loopback (cold = first; warm = median of "
+          f"{args.repeats}; for 'episode page': max and median over 21 episodes)")
+    print(f"{'viewer':<15} {'what':<40} {'cold':>8} {'warm':>8}")
+    for viewer, name, cold, warm in rows:
+        print(f"{viewer:<15} {name:<40} {cold:8.3f} {warm:8.3f}")
+    if not isinstance(inspected, dict):
+        print(f"inspect view: {inspected}")
+    print(f"\nlive: a run copied into the folder appears in the open page after {bench_live(root, small)}")
+    if not args.keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
