@@ -11,8 +11,8 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 
+from agentbed.cli_plugins import add_plugin_verbs
 from agentbed.errors import SuiteError, UsageError
 from agentbed.log import LogFormatError
 
@@ -22,9 +22,10 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
-    """The full parser; given the ``verb`` about to run, a built-in one skips importing the
-    workloads' verbs (each imports its workload: seconds of start-up for ``agentbed run``)."""
+def build_parser(verb: str | None = None, *, every_verb: bool = False) -> argparse.ArgumentParser:
+    """The full parser; given the ``verb`` about to run, only that verb is loaded: a workload's
+    verb imports its workload (seconds), the others are placeholders with their help.
+    ``every_verb`` loads every verb for real (for tools that walk all options, e.g. tests)."""
     from agentbed import cli_demo, cli_logs, cli_run
     from agentbed.view import cli as cli_view
 
@@ -35,22 +36,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     cli_demo.register(sub)
     cli_logs.register(sub)
     cli_view.register(sub)
-    if verb in sub.choices:
-        return parser
-    for ep in sorted(entry_points(group="agentbed.commands"), key=lambda e: e.name):
-        try:
-            ep.load()(sub)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
-            broken = sub.add_parser(ep.name, help=f"(unavailable: {type(exc).__name__}: {exc})")
-            broken.set_defaults(func=_unavailable(ep.name, exc))
+    if verb not in sub.choices:
+        add_plugin_verbs(sub, verb, every_verb=every_verb)
     return parser
-
-
-def _unavailable(name: str, exc: Exception):  # noqa: ANN202
-    def handler(args: argparse.Namespace) -> int:
-        raise UsageError(f"command {name!r} is unavailable: {type(exc).__name__}: {exc}")
-
-    return handler
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("gymnasium", "numpy", "langchain", "langchain_core", "scipy", "sklearn", "networkx",
          "environments", "attacks", "controllers", "suites")
 
@@ -22,3 +24,33 @@ def test_importing_the_cli_pulls_in_no_heavy_package():
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [], "import agentbed.cli imported these; import them inside the verb"
+
+
+def test_help_lists_every_workload_verb_without_importing_it():
+    probe = ("import contextlib, io, json, sys; from agentbed.cli import main\n"
+             "out = io.StringIO()\n"
+             "try:\n"
+             "    with contextlib.redirect_stdout(out): code = main(['--help'])\n"
+             "except SystemExit as exit: code = exit.code\n"
+             f"print(json.dumps([code, out.getvalue(), sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    code, text, heavy = json.loads(result.stdout)
+    assert code == 0
+    assert not {"environments", "attacks", "controllers", "suites"} & set(heavy), heavy
+    for verb, help_words in (("oversight", "prefix-branching oversight"), ("graphrag", "GraphRAG poisoning"),
+                             ("cocoder-plan", "dependency graph"), ("sandbox", "sandboxes")):
+        lines = text.splitlines()
+        at = next(i for i, x in enumerate(lines) if x.strip().split(" ")[0] == verb)
+        assert help_words in " ".join(lines[at:at + 2]), f"{verb}: {lines[at:at + 2]!r}"  # long names wrap
+
+
+def test_a_workload_verb_is_loaded_when_it_runs(capsys):
+    from agentbed.cli import build_parser, main
+
+    assert main(["oversight", "benchmarks"]) == 0
+    assert "alfworld" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # every verb loaded for real: oversight's own verbs parse
+        build_parser(every_verb=True).parse_args(["oversight", "build", "--help"])
+    assert "--games" in capsys.readouterr().out

@@ -1,0 +1,93 @@
+"""Workload verbs (the ``agentbed.commands`` entry points), loaded only when they run.
+
+Loading a workload's verb imports the workload (scipy, scikit-learn, networkx: seconds). The
+top-level ``agentbed --help`` only needs each verb's name and one-line help, so it reads the help
+from the verb's module source with :mod:`ast`, without running it: the ``help=`` of the
+``add_parser`` call that names the verb, else the module docstring's first line. The verb about to
+run is the only one loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from agentbed.errors import UsageError
+
+GROUP = "agentbed.commands"
+
+
+def plugin_verbs() -> list[EntryPoint]:
+    return sorted(entry_points(group=GROUP), key=lambda e: e.name)
+
+
+def add_plugin_verbs(sub: argparse._SubParsersAction, verb: str | None, *, every_verb: bool = False) -> None:
+    """Register the verb about to run for real (when it is a plugin's) and every other plugin
+    verb as a placeholder that shows its help in ``agentbed --help`` (all for real: ``every_verb``)."""
+    for ep in plugin_verbs():
+        if ep.name in sub.choices:
+            continue
+        if ep.name == verb or every_verb:
+            load_verb(sub, ep)
+        else:
+            sub.add_parser(ep.name, help=verb_help(ep), add_help=False).set_defaults(func=_load_first(ep))
+
+
+def load_verb(sub: argparse._SubParsersAction, ep: EntryPoint) -> None:
+    try:
+        ep.load()(sub)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
+        broken = sub.add_parser(ep.name, help=f"(unavailable: {type(exc).__name__}: {exc})")
+        broken.set_defaults(func=_unavailable(ep.name, exc))
+
+
+def verb_help(ep: EntryPoint) -> str:
+    """The verb's one-line help, read from its module's source; "" when the source cannot be read."""
+    try:
+        path = module_file(ep.module)
+        tree = ast.parse(path.read_text(encoding="utf-8")) if path else None
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return ""
+    if tree is None:
+        return ""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_parser"
+                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == ep.name):
+            for keyword in node.keywords:
+                if keyword.arg == "help" and isinstance(keyword.value, ast.Constant):
+                    return str(keyword.value.value)
+    doc = ast.get_docstring(tree) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def module_file(module: str) -> Path | None:
+    """Where a module's source is, found without importing it or its packages (``find_spec`` of a
+    dotted name would run the packages' ``__init__``)."""
+    top, *rest = module.split(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        return None
+    roots = [Path(p) for p in spec.submodule_search_locations or []] or ([Path(spec.origin).parent] if spec.origin
+                                                                          else [])
+    for root in roots:
+        for candidate in (root.joinpath(*rest).with_suffix(".py"), root.joinpath(*rest, "__init__.py")):
+            if rest and candidate.is_file():
+                return candidate
+    return Path(spec.origin) if not rest and spec.origin else None
+
+
+def _load_first(ep: EntryPoint):  # noqa: ANN202
+    def handler(args: argparse.Namespace) -> int:  # only reached if main picked the wrong verb
+        raise UsageError(f"command {ep.name!r} was not loaded; run it as: agentbed {ep.name} ...")
+
+    return handler
+
+
+def _unavailable(name: str, exc: Exception):  # noqa: ANN202
+    def handler(args: argparse.Namespace) -> int:
+        raise UsageError(f"command {name!r} is unavailable: {type(exc).__name__}: {exc}")
+
+    return handler
