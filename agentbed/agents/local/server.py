@@ -46,17 +46,30 @@ class ServerSettings:
     ready_timeout: float = 180.0
 
 
+def free_cores() -> int:
+    """Cores not already busy: the core count less the last minute's load average, at least one.
+    llama.cpp's threads wait for each other at every layer, so a thread on a busy core slows all
+    of them (on a 2-core machine beside one busy process, 1 thread decoded at ~3 s a call where 2
+    threads took 40-100 s)."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this platform: assume the cores are free
+        load = 0.0
+    return max(1, min(cores, cores - round(load)))
+
+
 class LocalServerError(RuntimeError):
     """The server did not start, or died."""
 
 
 def server_threads(settings: ServerSettings) -> int:
-    """The settings' threads, else ``$AGENTBED_LOCAL_THREADS``, else one per core."""
+    """The settings' threads, else ``$AGENTBED_LOCAL_THREADS``, else one per free core."""
     if settings.threads:
         return settings.threads
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
-        return os.cpu_count() or 1
+        return free_cores()
     if not value.isdigit() or int(value) < 1:
         raise UsageError(f"{THREADS_ENV}: {value!r} is not a positive number of threads")
     return int(value)
