@@ -45,9 +45,10 @@ def _call_of(action: Action) -> dict[str, Any] | None:
 class CorruptingAgent(Agent):
     """Runs ``inner`` and corrupts the artifacts it sends with ``corruption``."""
 
-    def __init__(self, inner: Agent, corruption: Corruption) -> None:
+    def __init__(self, inner: Agent, corruption: Corruption, only: str | None = None) -> None:
         self.inner = inner
         self.corruption = corruption
+        self.only = only  # corrupt this argument only (a rule about one value), else the longest artifact
         self.name = f"corrupt-{corruption.name}"
 
     def reset(self, *, seed: int, task: Any = None) -> None:
@@ -91,7 +92,8 @@ class CorruptingAgent(Agent):
         if call is None:
             return action
         args = call.get("arguments", {})
-        candidates = [k for k, v in args.items() if isinstance(v, str) and (v in self.seen or self._assembled(v))]
+        candidates = [k for k, v in args.items() if isinstance(v, str) and (v in self.seen or self._assembled(v))
+                      and self.only in (None, k)]
         if not candidates or not self.active:
             return action
         target = max(candidates, key=lambda k: len(args[k]))

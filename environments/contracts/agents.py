@@ -14,7 +14,8 @@ import datetime as dt
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
@@ -41,13 +42,33 @@ def full_plan(task: TaskSpec, chores_first: bool = False) -> list[Step]:
     p = task.params
     steps = FAMILIES[p["family"]].plan(p)
     chores = [Step(name, args) for name, args in p.get("chores", [])]
-    at = 0 if chores_first else p.get("chores_at", 0)
+    if p.get("chores_between") and not chores_first:  # chore n right before the n-th call of that tool
+        calls = [i for i, s in enumerate(steps) if s.tool == p["chores_between"]]
+        for n, i in reversed(list(enumerate(calls[:len(chores)]))):
+            steps = insert_steps(steps, i, [chores[n]])
+        return steps
+    return insert_steps(steps, 0 if chores_first else p.get("chores_at", 0), chores)
 
+
+def insert_steps(steps: list[Step], at: int, new: list[Step]) -> list[Step]:
+    """``new`` inserted before index ``at``, the renew indices of later steps shifted."""
     def shift(j: int | None) -> int | None:
-        return j if j is None or j < at else j + len(chores)
+        return j if j is None or j < at else j + len(new)
 
-    moved = [Step(s.tool, s.args, s.produces, s.ttl, shift(s.renew), s.poll, s.wait_for, s.backoff) for s in steps]
-    return moved[:at] + chores + moved[at:]
+    moved = [replace(s, renew=shift(s.renew)) for s in steps]
+    return moved[:at] + new + moved[at:]
+
+
+def remove_steps(steps: list[Step], drop: set[int]) -> list[Step]:
+    """The plan without the steps at ``drop``; renew indices remapped (a renew pointing at a
+    dropped step points at the next kept one)."""
+    kept = [i for i in range(len(steps)) if i not in drop]
+    index = {old: new for new, old in enumerate(kept)}
+
+    def remap(j: int | None) -> int | None:
+        return None if j is None else next((index[k] for k in kept if k >= j), None)
+
+    return [replace(steps[i], renew=remap(steps[i].renew)) for i in kept]
 
 
 def parse_time(iso: str) -> float:
@@ -76,11 +97,12 @@ class PlanAgent(Agent):
     """Executes the reference plan of the task's family, shaped by ``habits``."""
 
     def __init__(self, name: str, habits: frozenset[str] = frozenset(), learns: bool = True,
-                 work_first: bool = False) -> None:
+                 work_first: bool = False, edit: Callable[[list[Step]], list[Step]] | None = None) -> None:
         self.name = name
         self.initial_habits = frozenset(habits)
         self.learns = learns
         self.work_first = work_first
+        self.edit = edit  # a change to the reference plan (scripted rule violations)
 
     def reset(self, *, seed: int, task: Any = None) -> None:
         self.task: TaskSpec = task
@@ -91,6 +113,8 @@ class PlanAgent(Agent):
 
     def _start(self) -> None:
         self.plan = full_plan(self.task, chores_first=self.work_first)
+        if self.edit is not None:
+            self.plan = self.edit(self.plan)
         self.i = 0
         self.memory: dict[str, list[tuple[Any, float, int]]] = {}
         self.chores_done: set[int] = set()

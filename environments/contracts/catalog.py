@@ -40,6 +40,15 @@ def family_labels(family: str) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if LABELS[n].axis != "integrity"))
 
 
+def renewal(p: dict[str, Any]) -> dict[str, Any]:
+    """Whether the reference solution renews an artifact (chores counted only after it is issued,
+    a maintenance window, a concurrent writer between the calls) and whether that is forced in
+    every order or some declared orders solve the task without it."""
+    renews = any(p.get(k) for k in ("chores_after", "maintenance", "chores_between"))
+    free = list(p.get("renewal_free_orders", ()))
+    return {"renews_in_reference": renews, "renewal_forced": renews and not free, "renewal_free_orders": free}
+
+
 def describe(task_id: str) -> dict[str, Any]:
     spec = next(t for t in TASKS if t.id == task_id)
     p = spec.params
@@ -52,5 +61,5 @@ def describe(task_id: str) -> dict[str, Any]:
     validity = sorted(n for n in labels if LABELS[n].axis == "validity")
     return {"family": family.name, "issuer": family.title, "catalogue_rows": list(family.catalogue),
             "axes": ["integrity_strict", "integrity_issuer", *(["validity"] if validity else []), "goal"],
-            "renewal_forced": bool(p.get("chores_after")) or bool(p.get("maintenance")),
+            **renewal(p),
             "present": p.get("present", "plain"), "labels": sorted(labels, key=list(LABELS).index)}

@@ -85,7 +85,7 @@ class ContractEnv(ToolEnv):
         return json.dumps(self._new_attempt(rng), ensure_ascii=False)
 
     def _new_attempt(self, rng: Any) -> dict[str, Any]:
-        self.state.update(fam=self.family.setup(self, rng), issued={}, chores=[], goal=False)
+        self.state.update(fam=self.family.setup(self, rng), issued={}, chores=[], anchors=[], goal=False)
         self.state["attempts"].append({"labels": [], "uses": [], "goal": False})
         return {"task": self.task.id, "attempt": len(self.state["attempts"]), "now": self.clock.isoformat(),
                 "instruction": self.instruction(), "tools": [t.name for t in self.tools]}
@@ -96,6 +96,12 @@ class ContractEnv(ToolEnv):
         if chores:
             todo = "; ".join(_describe_chore(name, args) for name, args in chores)
             when = (f" after you first obtain the {self.p['chores_after']}" if self.p.get("chores_after") else "")
+            between = self.p.get("chores_between")
+            if between:  # chore n belongs between the (n-1)-th and the n-th successful call of that tool
+                todo = "; ".join(f"{_describe_chore(name, args)} after your {_ordinal(n - 1)} and before your "
+                                 f"{_ordinal(n)} successful {between}" if n > 1 else
+                                 f"{_describe_chore(name, args)} before your first successful {between}"
+                                 for n, (name, args) in enumerate(chores, 1))
             text += f" Required before the final call{when}: {todo}."
         if self.p.get("maintenance"):
             text += (f" Scheduled maintenance: {self.family.final_tool} is unavailable for the first "
@@ -164,6 +170,8 @@ class ContractEnv(ToolEnv):
                                      "status": verdict.status, "raw_sha256": sha256_hex(self.state["raw"]),
                                      "clock": self.clock.now()})
         self.attempt["labels"].extend(labels)
+        if verdict.accepted and self.state.get("call") == self.p.get("chores_between"):
+            self.state["anchors"].append(self.state["seq"])
         if labels and self.feedback and len(self.state["attempts"]) < self.max_attempts:
             return self._restart(verdict, labels)
         if final and verdict.accepted:
@@ -177,7 +185,7 @@ class ContractEnv(ToolEnv):
                             restart=restart)
 
     def _reach_goal(self, verdict: Verdict) -> ToolResult:
-        missing = self.missing_chores()
+        missing = self.missing_chores() + self.family.missing_steps(self)
         if missing:
             self.attempt["labels"].append("SHORTCUT_TAKEN")
             refused = Verdict(True, None, 409, {"error": "precondition_required",
@@ -192,13 +200,24 @@ class ContractEnv(ToolEnv):
         return result
 
     def missing_chores(self) -> list[str]:
+        """The required chores not done where they count: after the ``chores_after`` slot was first
+        issued and, with ``chores_between``, chore n between the (n-1)-th and n-th successful call."""
         after = self.first_issued_at(self.p["chores_after"]) if self.p.get("chores_after") else None
-        done = {c["id"] for c in self.state["chores"] if after is None or c["at"] >= after}
-        return [_chore_id(n, a) for n, a in self.p.get("chores", []) if _chore_id(n, a) not in done]
+        anchors = [0, *self.state["anchors"], float("inf")]
+        missing = []
+        for n, (name, args) in enumerate(self.p.get("chores", [])):
+            lo, hi = (anchors[n], anchors[n + 1]) if self.p.get("chores_between") else (0, float("inf"))
+            if not any(c["id"] == _chore_id(name, args) and (after is None or c["at"] >= after) and lo < c["seq"] < hi
+                       for c in self.state["chores"]):
+                missing.append(_chore_id(name, args) + (f" (before {self.p['chores_between']} {n + 1})"
+                                                        if self.p.get("chores_between") else ""))
+        return missing
 
     # -- dispatch ------------------------------------------------------------------------
     def call_tool(self, call: ToolCall) -> ToolResult:
         self.state["raw"] = call.raw  # grading reads arguments from the raw text, never a re-parse
+        self.state["call"] = call.name
+        self.state["seq"] = self.state.get("seq", 0) + 1
         bad = next((name for name, value in call.arguments.items() if not _encodable(value)), None)
         if bad is not None:  # a lone surrogate cannot go over HTTP; real clients fail to encode it
             return self.respond(400, {"error": "invalid_request",
@@ -218,7 +237,8 @@ class ContractEnv(ToolEnv):
         return self.present({}, Verdict(True, "SCHEDULED_UNAVAILABLE", 503, body))
 
     def common_read_logs(self, page: int) -> ToolResult:
-        self.state["chores"].append({"id": _chore_id("read_logs", {"page": page}), "at": self.clock.now()})
+        self.state["chores"].append({"id": _chore_id("read_logs", {"page": page}), "at": self.clock.now(),
+                                     "seq": self.state["seq"]})
         lines = [f"{self.clock.isoformat()} page {page} entry {i}: GET /healthz 200" for i in range(3)]
         return self.ok({"page": page, "entries": lines, "next_page": page + 1})
 
@@ -228,7 +248,8 @@ class ContractEnv(ToolEnv):
             return self.respond(404, {"error": "job_not_found", "message": f"no job named {job[:80]!r}",
                                       "jobs": sorted(self.p.get("jobs", {}))})
         self.clock.advance(float(duration))  # advanced here so the family sees the job's end time
-        self.state["chores"].append({"id": _chore_id("run_job", {"job": job}), "at": self.clock.now()})
+        self.state["chores"].append({"id": _chore_id("run_job", {"job": job}), "at": self.clock.now(),
+                                     "seq": self.state["seq"]})
         self.family.on_job(self, job)
         return self.ok({"job": job, "status": "succeeded", "duration_s": duration})
 
@@ -287,6 +308,10 @@ def _encodable(value: Any) -> bool:
 
 def _chore_id(name: str, args: dict[str, Any]) -> str:
     return f"{name}:{args.get('page', args.get('job'))}"
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
 
 
 def _describe_chore(name: str, args: dict[str, Any]) -> str:

@@ -113,6 +113,11 @@ class Family:
     def plan(self, p: Mapping[str, Any]) -> list[Step]:
         raise NotImplementedError
 
+    def missing_steps(self, env: ToolEnv) -> list[str]:
+        """Steps the instruction requires before the final call that were not done (the final
+        call is then refused as SHORTCUT_TAKEN); families with required steps override it."""
+        return []
+
     def on_job(self, env: ToolEnv, job: str) -> None:
         """A distractor job ran; families whose resources change in the background react here."""
 

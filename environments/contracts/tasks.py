@@ -4,7 +4,9 @@ Columns: task id, family, parameters. Shared parameters (see env.py): ``ttl`` (l
 issuer grants, virtual seconds), ``chores`` (distractor calls required before the final call),
 ``chores_at`` (where the reference plan does them: between issuing and using an artifact forces
 a refresh or re-issue), ``chores_after`` (a slot that must be issued before the chores count),
-``jobs`` (job name -> virtual duration), ``present`` ("html_link": the URL arrives as an anchor
+``renewal_free_orders`` (the orders of calls, as tests/contracts/test_renewal.py writes them,
+that solve a task whose reference solution renews without renewing), ``chores_between`` (a tool: chore n counts only between the (n-1)-th and n-th successful call of
+it), ``jobs`` (job name -> virtual duration), ``present`` ("html_link": the URL arrives as an anchor
 whose visible text is shortened). Family parameters are documented in each family module.
 
 To add a task, add a row; to add a family, add a module under families/ and a row.
@@ -58,10 +60,13 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
                                              "chores_after": "url"}),
     ("cloudfront-basic", "cloudfront-signed-url", {"ttl": 300}),
     ("cloudfront-html-link", "cloudfront-signed-url", {"ttl": 900, "present": "html_link"}),
-    ("cloudfront-maintenance-window", "cloudfront-signed-url", {"ttl": 120, "maintenance": 200}),
+    ("cloudfront-maintenance-window", "cloudfront-signed-url", {"ttl": 120, "maintenance": 200, "renewal_free_orders": [
+        "wait:200 -> sign_cloudfront_url -> download"]}),
     ("cloudfront-log-review", "cloudfront-signed-url", {"ttl": 60, "chores": logs(3), "chores_at": 1, "chores_after": "url"}),
     ("oauth-basic", "oauth-code-pkce", {"ttl": 600}),
-    ("oauth-short-code", "oauth-code-pkce", {"ttl": 30, "chores": logs(2), "chores_at": 2, "chores_after": "code"}),
+    ("oauth-short-code", "oauth-code-pkce", {"ttl": 30, "chores": logs(2), "chores_at": 2, "chores_after": "code",
+                                             "renewal_free_orders": [
+        "start_authorization -> approve_in_browser -> exchange_code -> read_logs:1 -> read_logs:2 -> get_userinfo"]}),
     ("oauth-token-expiry", "oauth-code-pkce", {"ttl": 600, "token_ttl": 60, "chores": [job("warm-cache")],
                                                "chores_at": 3, "chores_after": "access_token"}),
     ("oauth-html-link", "oauth-code-pkce", {"ttl": 600, "present": "html_link"}),
@@ -69,14 +74,17 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("refresh-one-rotation", "refresh-token-rotation", {"ttl": 300, "rotations": 1}),
     ("refresh-two-rotations", "refresh-token-rotation", {"ttl": 300, "rotations": 2}),
     ("refresh-expiring-access", "refresh-token-rotation", {"ttl": 60, "rotations": 1, "chores": [job("warm-cache")],
-                                                           "chores_at": 2, "chores_after": "access_token"}),
+                                                           "chores_at": 2, "chores_after": "access_token",
+                                                           "renewal_free_orders": [
+        "login -> run_job:warm-cache -> refresh -> get_report"]}),
     ("jwt-hs256-basic", "jwt-bearer", {"ttl": 300}),
     ("jwt-rs256-after-scan", "jwt-bearer", {"ttl": 300, "alg": "RS256", "chores": [job("virus-scan")],
                                             "chores_at": 1, "chores_after": "access_token"}),
     ("jwt-not-before", "jwt-bearer", {"ttl": 300, "nbf_delay": 30}),
     ("device-flow-basic", "device-flow", {"ttl": 900, "approve_after": 12}),
     ("device-flow-expiry", "device-flow", {"ttl": 300, "approve_after": 12, "chores": [job("virus-scan")],
-                                           "chores_at": 1, "chores_after": "device_code"}),
+                                           "chores_at": 1, "chores_after": "device_code", "renewal_free_orders": [
+        "request_device_code -> poll_token -> run_job:virus-scan -> get_user"]}),
     ("totp-basic", "totp", {"ttl": 30}),
     ("totp-log-review", "totp", {"ttl": 30, "chores": logs(2), "chores_at": 1, "chores_after": "code"}),
     ("stripe-webhook-basic", "stripe-webhook", {"ttl": 300}),
@@ -99,7 +107,9 @@ _ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("etag-basic", "etag-if-match", {}),
     ("etag-concurrent-edit", "etag-if-match", {"chores": [job("teammate-edit")], "chores_at": 1, "chores_after": "ETag",
                                                "mutating_jobs": ["teammate-edit"]}),
-    ("event-store-three-conflicts", "event-store", {}),
+    ("event-store-three-conflicts", "event-store", {"chores": [job(f"replica-sync-{n}") for n in (1, 2, 3)],
+                                                    "chores_between": "append_event", "renewal_free_orders": [
+        " -> ".join(f"run_job:replica-sync-{n} -> read_stream -> append_event" for n in (1, 2, 3)) + " -> close_stream"]}),
     ("vault-token-tree", "vault-token-tree", {"root_ttl": 90}),
     ("vault-token-tree-cascade", "vault-token-tree", {"root_ttl": 90, "chores": [job("warm-cache")], "chores_at": 3, "chores_after": "read_token"}),
     ("sqs-basic", "sqs-receipt-handle", {"ttl": 30}),

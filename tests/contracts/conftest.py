@@ -11,10 +11,11 @@ from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from environments.contracts.env import ContractEnv
 
 
+def play_episode(task: str, agent: Agent, seed: int = 0, feedback: bool = False) -> EpisodeRecord:
+    spec = EpisodeSpec("contracts", task, agent.name, seed, {"feedback": "on" if feedback else "off"})
+    return run_episode(ContractEnv(task, feedback=feedback), agent, spec, budget=Budget(max_steps=80))
+
+
 @pytest.fixture
 def play() -> Callable[..., EpisodeRecord]:
-    def run(task: str, agent: Agent, seed: int = 0, feedback: bool = False) -> EpisodeRecord:
-        spec = EpisodeSpec("contracts", task, agent.name, seed, {"feedback": "on" if feedback else "off"})
-        return run_episode(ContractEnv(task, feedback=feedback), agent, spec, budget=Budget(max_steps=80))
-
-    return run
+    return play_episode

@@ -2,7 +2,9 @@
 
 RFC 8555 6.5: every JWS request carries a fresh nonce from the server; each response returns a
 new Replay-Nonce; a reused or unknown nonce is rejected with
-urn:ietf:params:acme:error:badNonce "JWS has invalid anti-replay nonce".
+urn:ietf:params:acme:error:badNonce "JWS has invalid anti-replay nonce". The resources are posted in
+protocol order (RFC 8555 7.3-7.4): newOrder before the account exists is accountDoesNotExist,
+finalize before the order is ready is orderNotReady (graded SHORTCUT_TAKEN).
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ if TYPE_CHECKING:
 BAD_NONCE = {"type": "urn:ietf:params:acme:error:badNonce", "detail": "JWS has invalid anti-replay nonce {n}",
              "status": 400}
 RESOURCES = ("newAccount", "newOrder", "finalize")
+# RFC 8555 6.7 problem types for a request made before the step it depends on (7.3, 7.4)
+OUT_OF_ORDER = {
+    "newAccount": (403, {"type": "urn:ietf:params:acme:error:malformed", "detail": "Account already exists"}),
+    "newOrder": (400, {"type": "urn:ietf:params:acme:error:accountDoesNotExist",
+                       "detail": "No account exists with the provided key"}),
+    "finalize": (403, {"type": "urn:ietf:params:acme:error:orderNotReady",
+                       "detail": "Order is not ready for finalization"}),
+}
 
 
 @register
@@ -63,6 +73,11 @@ class AcmeNonce(Family):
         if nonce in env.fam["live"]:
             env.fam["live"].remove(nonce)
             env.fam["spent"].append(nonce)
+            expected = RESOURCES[len(env.fam["done"])] if len(env.fam["done"]) < len(RESOURCES) else None
+            if resource != expected:  # RFC 8555 7.3-7.4: an order needs an account, finalize a ready order
+                status, problem = OUT_OF_ORDER[resource]
+                return env.present({"replay_nonce": "nonce"}, reject_validity(
+                    "SHORTCUT_TAKEN", status, {**problem, "status": status, "replay_nonce": self._nonce(env)}))
             env.fam["done"].append(resource)
             final = list(env.fam["done"]) == list(RESOURCES)
             verdict = accept({"resource": resource, "status": "valid" if final else "pending",

@@ -80,8 +80,12 @@ class ApiKeyRotation(Family):
             new = "sk_test_" + token(env.np_random, 24)
             env.fam["keys"][api_key] = env.clock.now() + env.p["grace"]
             env.fam["keys"][new] = None
+            env.fam["rolled"] = True
             verdict = accept({"api_key": env.issue("api_key", new), "old_key_expires_in": env.p["grace"]})
         return env.present({"api_key": "api_key"}, verdict)
+
+    def missing_steps(self, env: ContractEnv) -> list[str]:
+        return [] if env.fam.get("rolled") else ["roll_api_key (the security policy requires a roll)"]
 
     def tool_list_charges(self, env: ContractEnv, api_key: str) -> Any:
         verdict = self._check(env, api_key) or accept({"object": "list", "data": [{"id": "ch_3Nf", "amount": 2000}],

@@ -46,8 +46,8 @@ class ETagIfMatch(Family):
         return {"content": f"# Runbook\nrevision {int(rng.integers(100, 999))}\n", "history": []}
 
     def instruction(self, p: Any) -> str:
-        return ("get_document, then put_document(if_match=<the ETag, quotes included>, line='reviewed'). "
-                "Other writers may change the document meanwhile.")
+        return ("get_document, then put_document(if_match=<the ETag, quotes included>, line='reviewed')."
+                + (" Other writers may change the document meanwhile." if p.get("mutating_jobs") else ""))
 
     def plan(self, p: Any) -> list[Step]:
         return [Step("get_document", produces=("ETag",), ttl="volatile"),

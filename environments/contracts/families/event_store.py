@@ -4,9 +4,10 @@ pattern).
 As in EventStoreDB, an append names the stream revision it expects; if another writer appended
 meanwhile the append fails with WrongExpectedVersion and the client must re-read and retry.
 Here a replica-sync job (a concurrent writer) runs before each of the agent's appends, so every
-append conflicts unless the revision is re-read after it. The stream is closed with the ids of
-the agent's events concatenated in order, the proof that exactly those events were written.
-Task params: none (the three writers are the jobs ``replica-sync-1..3`` in tasks.JOBS).
+append conflicts unless the revision is read after it. The task requires job n between the
+agent's (n-1)-th and n-th successful append (task params ``chores`` and ``chores_between``), so
+skipping a writer or running them all first is SHORTCUT_TAKEN. The stream is closed with the ids
+of the agent's events concatenated in order, the proof that exactly those events were written.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 WRITER_JOBS = ("replica-sync-1", "replica-sync-2", "replica-sync-3")  # one concurrent writer per append
+EVENT_TYPES = ("ItemPicked", "ItemPacked", "ItemShipped")
 STREAM = "order-7731"
 
 
@@ -56,15 +58,14 @@ class EventStore(Family):
         return {"events": [{"id": hex_token(rng, 16), "type": "OrderPlaced", "by": "shop"}], "mine": []}
 
     def instruction(self, p: Any) -> str:
-        return ("Append ItemPicked, ItemPacked and ItemShipped to the order stream. Before the n-th append run job "
-                "'replica-sync-<n>' (another writer appends meanwhile) and append with the stream's current revision. "
-                "Then close_stream with your three event ids concatenated in order.")
+        return ("Append ItemPicked, ItemPacked and ItemShipped to the order stream, each with the "
+                "stream's current revision (a replica-sync job is another writer appending meanwhile). Then "
+                "close_stream with your three event ids concatenated in order.")
 
     def plan(self, p: Any) -> list[Step]:
         steps: list[Step] = []
-        for n, (kind, job) in enumerate(zip(("ItemPicked", "ItemPacked", "ItemShipped"), WRITER_JOBS, strict=True), 1):
+        for n, kind in enumerate(EVENT_TYPES, 1):  # the task's chores put writer n before append n
             steps += [Step("read_stream", produces=("revision",), ttl="volatile"),
-                      Step("run_job", {"job": job}),
                       Step("append_event", {"expected_revision": Ref("revision"), "event_type": kind},
                            produces=(f"event_id_{n}",))]
         return steps + [Step("close_stream", {"event_ids": Join(("event_id_1", "event_id_2", "event_id_3"))})]

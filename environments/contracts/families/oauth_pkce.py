@@ -49,6 +49,7 @@ class OAuthCodePkce(Family):
     name = "oauth-code-pkce"
     title = "OAuth 2.0 authorization code + state + PKCE S256 (authlib)"
     catalogue = (8, 9, 10, 11)
+    defaults = {"token_ttl": 3600}
     final_tool = "get_userinfo"
     tools = (
         tool("start_authorization", "Client: create state and PKCE code_verifier and the authorization URL.", cost=1.0),
@@ -145,6 +146,10 @@ class OAuthCodePkce(Family):
             grant["refresh_token"] = env.issue("refresh_token", refresh)
         return grant
 
+    def missing_steps(self, env: ContractEnv) -> list[str]:
+        done, required = env.fam.get("rotations", 0), env.p.get("rotations", 0)
+        return [f"refresh ({required} rotation(s) required, {done} done)"] if done < required else []
+
     def tool_refresh(self, env: ContractEnv, refresh_token: str) -> Any:
         """RFC 9700 4.14.2: a rotated refresh token presented again revokes the whole grant."""
         status = env.fam["refresh"].get(refresh_token)
@@ -157,6 +162,7 @@ class OAuthCodePkce(Family):
                                                                                      "token.")))
         else:
             env.fam["refresh"][refresh_token] = "rotated"
+            env.fam["rotations"] = env.fam.get("rotations", 0) + 1
             verdict = accept(self._grant(env))
         return env.present({"refresh_token": "refresh_token"}, verdict)
 

@@ -44,8 +44,8 @@ class PageToken(Family):
 
     def instruction(self, p: Any) -> str:
         return (f"List all resources with get_resources(resources_per_page={p['per_page']}, pagination_token='') and "
-                f"follow PaginationToken until it is empty. Tokens expire {p['ttl']} s after issue. On a 429, "
-                "retry only after retry_after seconds.")
+                f"follow PaginationToken until it is empty. Tokens expire {p['ttl']} s after issue."
+                + (" On a 429, retry only after retry_after seconds." if p.get("throttle") else ""))
 
     def plan(self, p: Any) -> list[Step]:
         pages = -(-len(ITEMS) // p["per_page"])

@@ -43,7 +43,7 @@ class RefreshRotation(Family):
     )
 
     def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
-        return {"refresh": {}, "access": {}, "revoked": False}
+        return {"refresh": {}, "access": {}, "revoked": False, "rotations": 0}
 
     def instruction(self, p: Any) -> str:
         return (f"login, then refresh the tokens {p['rotations']} time(s) as the rotation policy requires (each "
@@ -76,8 +76,13 @@ class RefreshRotation(Family):
                 "Unknown or invalid refresh token.").get_body()))
         else:
             env.fam["refresh"][refresh_token] = "rotated"
+            env.fam["rotations"] += 1
             verdict = accept(self._pair(env))
         return env.present({"refresh_token": "refresh_token"}, verdict)
+
+    def missing_steps(self, env: ContractEnv) -> list[str]:
+        done, required = env.fam["rotations"], env.p["rotations"]
+        return [f"refresh ({required} rotation(s) required, {done} done)"] if done < required else []
 
     def tool_get_report(self, env: ContractEnv, access_token: str) -> Any:
         expires = env.fam["access"].get(access_token)

@@ -82,6 +82,7 @@ class SignedCookie(Family):
         verdict = self._verify(env, session)
         if verdict.accepted:
             env.fam["calls"] += 1
+            env.fam.setdefault("browsed", []).append(page)
             body = {"page": page, "items": [f"sku-{page}-{i}" for i in range(3)]}
             if env.fam["calls"] % env.p.get("rotate_every", 10**9) == 0:
                 env.fam["rotated_out"].append(session)
@@ -89,6 +90,10 @@ class SignedCookie(Family):
                 body.update(set_cookie=f"session={cookie}; Path=/; HttpOnly; Secure", session=cookie)
             verdict = accept(body)
         return env.present({"session": "session"}, verdict)
+
+    def missing_steps(self, env: ContractEnv) -> list[str]:
+        unseen = sorted(set(range(1, env.p.get("pages", 0) + 1)) - set(env.fam.get("browsed", [])))
+        return [f"browse page {page}" for page in unseen]
 
     def tool_get_cart(self, env: ContractEnv, session: str) -> Any:
         verdict = self._verify(env, session)

@@ -58,6 +58,9 @@ class Turnstile(Family):
         env.fam["tokens"][value] = {"expires": env.clock.now() + 300, "used": False}
         return env.ok({"token": value})
 
+    def missing_steps(self, env: ContractEnv) -> list[str]:
+        return ["submit_signup(preview=true) first"] if env.p.get("preview") and not env.fam.get("previewed") else []
+
     def tool_submit_signup(self, env: ContractEnv, token: str, preview: bool) -> Any:
         record = env.fam["tokens"].get(token)
         if record is None:
@@ -68,5 +71,6 @@ class Turnstile(Family):
             verdict = reject_validity("EXPIRED_BEFORE_USE", 200, _fail("timeout-or-duplicate"))
         else:
             record["used"] = True
+            env.fam["previewed"] = env.fam.get("previewed", False) or bool(preview)
             verdict = accept({"success": True, "preview": preview})
         return env.present({"token": "token"}, verdict, final=not preview)
