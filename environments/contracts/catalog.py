@@ -1,18 +1,16 @@
 """What each task tests, for ``agentbed list contracts --json``: its family and issuer, the axes
 it grades, whether it forces a renewal, and the failure labels it can assign.
 
-The labels are read from the code that can assign them: every label name the family's module
-(and the shared webhook base, for webhook families) passes to a verdict, the byte-strict
-integrity labels (any artifact can be corrupted in any of those ways), and the labels the
-task's own parameters add (chores: SHORTCUT_TAKEN; a maintenance window: SCHEDULED_UNAVAILABLE).
+The labels come from each family's declared producers (``Family.labels``: the validity and goal
+labels its verifier assigns, each enabled by a task parameter or on every task), the byte-strict
+integrity labels (any artifact can be corrupted in any of those ways), GOAL_NOT_MET, and the
+labels the task's shared parameters add (chores: SHORTCUT_TAKEN; a maintenance window:
+SCHEDULED_UNAVAILABLE). tests/contracts/test_list_json.py checks them against what the shipped
+agents and the clause violations actually produce.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import re
-import sys
 from typing import Any
 
 from environments.contracts import families as _families  # noqa: F401 - registers every family
@@ -20,24 +18,26 @@ from environments.contracts.family import FAMILIES
 from environments.contracts.labels import INTEGRITY_LABELS, LABELS
 from environments.contracts.tasks import TASKS
 
-_QUOTED = re.compile(r'"([A-Z][A-Z_]+)"')
+
+def enabled(condition: str | None, p: dict[str, Any]) -> bool:
+    """Whether a declared label's condition holds for task parameters ``p``."""
+    if condition is None:
+        return True
+    name, _, above = condition.partition(">")
+    return p.get(name, 0) > int(above) if above else bool(p.get(name))
 
 
-@functools.cache
-def family_labels(family: str) -> tuple[str, ...]:
-    """The non-integrity label names a family's code (and its base classes' modules) can assign."""
-    cls = type(FAMILIES[family])
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        module = sys.modules.get(klass.__module__)
-        if module is None or not klass.__module__.startswith("environments.contracts.families"):
-            continue
-        text = inspect.getsource(module)
-        for other in {type(f) for f in FAMILIES.values()} - set(cls.__mro__):  # a sibling family's code
-            if other.__module__ == klass.__module__:
-                text = text.replace(inspect.getsource(other), "")
-        names.update(n for n in _QUOTED.findall(text) if n in LABELS)
-    return tuple(sorted(n for n in names if LABELS[n].axis != "integrity"))
+def task_labels(p: dict[str, Any]) -> set[str]:
+    """The labels a task can be given: its family's declared ones whose condition holds, every
+    integrity label, GOAL_NOT_MET, and what the shared parameters add."""
+    family = FAMILIES[p["family"]]
+    labels = {name for name, condition in family.labels.items() if enabled(condition, p)}
+    labels |= set(INTEGRITY_LABELS) | {"GOAL_NOT_MET"}
+    if p.get("chores"):
+        labels.add("SHORTCUT_TAKEN")
+    if p.get("maintenance"):
+        labels.add("SCHEDULED_UNAVAILABLE")
+    return labels
 
 
 def renewal(p: dict[str, Any]) -> dict[str, Any]:
@@ -53,11 +53,7 @@ def describe(task_id: str) -> dict[str, Any]:
     spec = next(t for t in TASKS if t.id == task_id)
     p = spec.params
     family = FAMILIES[p["family"]]
-    labels = set(family_labels(p["family"])) | set(INTEGRITY_LABELS) | {"GOAL_NOT_MET"}
-    if p.get("chores"):
-        labels.add("SHORTCUT_TAKEN")
-    if p.get("maintenance"):
-        labels.add("SCHEDULED_UNAVAILABLE")
+    labels = task_labels(p)
     validity = sorted(n for n in labels if LABELS[n].axis == "validity")
     return {"family": family.name, "issuer": family.title, "catalogue_rows": list(family.catalogue),
             "axes": ["integrity_strict", "integrity_issuer", *(["validity"] if validity else []), "goal"],

@@ -179,7 +179,8 @@ FAMILY_CLAUSES: dict[str, _Rules] = {
     "jwt-bearer": _jwt,
     "device-flow": lambda p: [
         C("no faster than the returned interval", "hasty", "SLOW_DOWN"),
-        C("then get_user(access_token)", "skip:poll_token", "MISSING_TOKEN")],
+        C("then get_user(access_token)", "skip:poll_token", "MISSING_TOKEN"),
+        C("The device code expires", "outwait:device_code", "EXPIRED_BEFORE_USE")],
     "totp": lambda p: [
         C("with the code exactly as shown", "corrupt:truncate:code", "TRUNCATED"),
         C("codes change every", "outwait:code:60", "EXPIRED_BEFORE_USE")],  # verify allows one step back

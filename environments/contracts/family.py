@@ -101,6 +101,10 @@ class Family:
     catalogue: ClassVar[tuple[int, ...]]  # rows of the spec's catalogue this family implements
     tools: ClassVar[tuple[Tool, ...]]
     defaults: ClassVar[dict[str, Any]] = {}
+    # the validity and goal labels the family's verifier assigns, each with the task parameter
+    # that enables it ("name": truthy, "name>n": above n) or None on every task (catalog.py lists
+    # them per task; tests/contracts/test_list_json.py checks them against what agents produce)
+    labels: ClassVar[dict[str, str | None]] = {}
     final_tool: ClassVar[str]  # the call whose success is the task's goal
 
     def setup(self, env: ToolEnv, rng: Any) -> dict[str, Any]:

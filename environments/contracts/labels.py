@@ -38,7 +38,7 @@ _LABELS = [
           "A JSON body was parsed and re-serialised: same value, different bytes, so the HMAC over the raw body fails.",
           "Stripe 'No signatures found matching the expected signature for payload' (stripe webhook docs)"),
     Label("WHITESPACE", "integrity", "Whitespace or a newline was inserted into the artifact.",
-          "urllib.parse.urlsplit silently drops '\\n' (specs/contracts.md); raw bytes differ"),
+          "raw bytes differ; curl refuses such a URL (error 3), although urllib.parse.urlsplit silently drops '\\n'"),
     Label("CASE_CHANGED", "integrity", "The letter case of the artifact was changed.",
           "SigV4 signature is lower-case hex; a case change is SignatureDoesNotMatch"),
     Label("PADDING_LOST", "integrity", "Base64 '=' padding was stripped from the artifact.",

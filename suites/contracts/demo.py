@@ -18,6 +18,7 @@ from agentbed.summary import finding, interval_bars, write_summary
 from attacks.contracts.agents import corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
 from environments.contracts.agents import oracle
+from environments.contracts.catalog import describe
 from environments.contracts.env import ContractEnv
 from environments.contracts.report import build_summary, by_agent, feedback_pairs, rate, who
 from environments.contracts.tasks import TASKS
@@ -68,7 +69,7 @@ def findings(records: list[dict[str, Any]], checks: list[list[Any]]) -> list[dic
         on, off, tasks = pairs
         out.append(finding("feedback gain, naive (paired, on - off)", paired_difference_ci(on, off, groups=tasks),
                            paper="+0.071 on 42 paired GPT-5.1 failures", note=SCRIPTED + " that drops the named habit"))
-    renewal = {t.id for t in TASKS if t.params.get("chores_after")}
+    renewal = {t.id for t in TASKS if describe(t.id)["renewal_forced"]}
     forced = [r for r in groups["work-first"] if r["task"] in renewal]
     applied = sum(row[2] for row in checks)
     # one line for both adversarial checks, so that the local model's line stays on the demo's one screen

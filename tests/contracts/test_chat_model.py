@@ -25,7 +25,10 @@ def s3_policy(corrupt: bool):
         messages = body["messages"]
         if not any(m["role"] == "tool" for m in messages):
             return Reply([("presign_get", "{}")])
-        url = json.loads(messages[-1]["content"])["body"]["url"]
+        answer = json.loads(messages[-1]["content"])["body"]
+        if "url" not in answer:  # the download was refused: give up
+            return Reply([("end_task", '{"reason": "download refused"}')])
+        url = answer["url"]
         if corrupt:  # the model "wraps" the URL: an escaped newline inside the JSON string
             url = url[:70] + "\\n" + url[70:]
         return Reply([("download", '{"url": "' + url + '"}')])
@@ -51,10 +54,10 @@ def test_chat_agent_passes_with_exact_bytes_and_sees_the_tool_schemas():
     assert {"presign_get", "download", "read_logs", "run_job", "wait", "end_task"} <= names
 
 
-def test_chat_agent_newline_in_the_raw_arguments_is_graded_whitespace():
+def test_chat_agent_newline_in_the_raw_arguments_is_graded_whitespace_and_curl_refuses_it():
     record, _ = run_with_stub(corrupt=True)
-    assert record.status == "ok" and not record.success
-    assert record.labels == ["WHITESPACE"] and record.metrics["integrity_issuer"]
+    assert record.status == "ok" and not record.success, record.error
+    assert record.labels == ["GOAL_NOT_MET", "WHITESPACE"] and not record.metrics["integrity_issuer"]
 
 
 def test_chat_agent_runs_every_task_with_the_tools_bound():

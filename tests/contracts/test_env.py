@@ -34,17 +34,29 @@ def test_suite_is_large_enough_and_every_task_is_dual_axis_data_over_a_family():
     assert all(t.params["family"] in FAMILIES for t in tasks)
 
 
-def test_grading_reads_the_raw_call_an_escaped_newline_is_a_whitespace_failure_the_issuer_accepts():
+def test_grading_reads_the_raw_call_an_escaped_newline_is_a_whitespace_failure_curl_refuses():
     env = ContractEnv("s3-get-basic")
     env.reset(seed=3)
     url = body(env.step(make_action("presign_get"))[0])["url"]
     raw = '{"tool": "download", "arguments": {"url": "' + url[:60] + "\\n" + url[60:] + '"}}'
     obs, reward, terminated, _, _ = env.step(raw)
-    assert json.loads(obs)["status"] == 200  # SigV4 re-canonicalises: urlsplit drops the newline
+    assert json.loads(obs)["body"]["message"].startswith("curl: (3)")  # urlsplit would drop it; curl refuses
+    assert not terminated
+    assert env.attempt["uses"][-1]["strict"] == "WHITESPACE" and not env.attempt["uses"][-1]["issuer_ok"]
+
+
+def test_a_lower_case_escape_fails_byte_strict_and_the_issuer_accepts_it():
+    env = ContractEnv("s3-get-basic")
+    env.reset(seed=3)
+    url = body(env.step(make_action("presign_get"))[0])["url"]
+    lowered = url.replace("%2F", "%2f", 1)
+    assert lowered != url
+    obs, reward, terminated, _, _ = env.step(make_action("download", url=lowered))
+    assert json.loads(obs)["status"] == 200  # SigV4 canonicalises the decoded parameters
     outcome = env.outcome(terminated, reward)
     assert terminated and not outcome.success and reward == 0.0
     assert outcome.metrics["integrity_issuer"] and not outcome.metrics["integrity_strict"]
-    assert outcome.labels == ["WHITESPACE"]
+    assert outcome.labels == ["ENCODING_CHANGED"]  # the same bytes, percent-encoded differently
 
 
 def test_json_escapes_that_decode_to_the_same_string_are_not_corruption():

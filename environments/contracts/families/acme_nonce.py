@@ -44,6 +44,7 @@ class AcmeNonce(Family):
     name = "acme-replay-nonce"
     title = "ACME Replay-Nonce, single use (RFC 8555)"
     catalogue = (41,)
+    labels = {"REPLAYED": None, "SHORTCUT_TAKEN": None}
     final_tool = "acme_post"
     tools = (tool("new_nonce", "HEAD /acme/new-nonce: a Replay-Nonce.", cost=1.0),
              tool("acme_post", "POST a JWS to an ACME resource (newAccount, newOrder, finalize) with a nonce.",

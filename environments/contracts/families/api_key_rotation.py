@@ -39,6 +39,7 @@ class ApiKeyRotation(Family):
     name = "api-key-rotation"
     title = "Rolled API keys with a grace period (Stripe roll key)"
     catalogue = (16, 22)
+    labels = {"EXPIRED_BEFORE_USE": None, "SHORTCUT_TAKEN": None}
     final_tool = "list_charges"
     tools = (
         tool("get_api_key", "Read the current secret API key from the vault.", cost=1.0),

@@ -160,6 +160,7 @@ class AzureSas(Family):
     name = "azure-sas"
     title = "Azure Storage service SAS (azure-storage-blob generate_blob_sas; sv/sr/spr honoured)"
     catalogue = (6,)
+    labels = {"EXPIRED_BEFORE_USE": None, "NOT_YET_VALID": "start_delay"}
     final_tool = "download"
     tools = (tool("generate_sas", "Create a read SAS URL for the invoice blob.", cost=1.0),
              tool("download", "HTTP GET a URL and return the blob's digest.", cost=2.0, url={"type": "string"}))

@@ -120,6 +120,7 @@ class CloudFrontSignedUrl(Family):
     name = "cloudfront-signed-url"
     title = "CloudFront signed URL, canned policy over the full URL (botocore CloudFrontSigner, RSA-SHA1)"
     catalogue = (7,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "download"
     tools = (tool("sign_cloudfront_url", "Create a CloudFront signed URL for the keynote video.", cost=1.0),
              tool("download", "HTTP GET a URL through CloudFront.", cost=2.0, url={"type": "string"}))

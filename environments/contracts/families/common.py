@@ -47,6 +47,20 @@ def unreachable(host: str) -> Any:
                                   "message": f"curl: (6) Could not resolve host: {host[:120]}"})
 
 
+CURL_BAD_URL = "curl: (3) URL using bad/illegal format or missing URL"
+
+
+def curl_refuses(url: str) -> Any | None:
+    """The sandbox's HTTP client is curl: it refuses an empty URL or one with a control character
+    or space (a newline a chat UI wrapped in, a tab) before sending anything (curl 7.88, error 3,
+    CURLE_URL_MALFORMAT), where Python's urlsplit would silently drop a newline or tab."""
+    from environments.contracts.family import reject_integrity
+
+    if url == "" or any(ord(c) <= 0x20 or ord(c) == 0x7F for c in url):
+        return reject_integrity(502, {"error": "url_malformed", "message": CURL_BAD_URL})
+    return None
+
+
 def single_valued(query: list[tuple[str, str]], names: tuple[str, ...]) -> bool:
     """Whether each of ``names`` occurs at most once in the query (a duplicated signed
     parameter is ambiguous; every verifier here refuses it)."""
@@ -56,7 +70,10 @@ def single_valued(query: list[tuple[str, str]], names: tuple[str, ...]) -> bool:
 
 def addressed(url: str, serves: Callable[[str], bool]) -> tuple[SplitResult, list[tuple[str, str]]] | Any:
     """(parts, query pairs) of a URL for a service whose hosts ``serves`` accepts over http(s),
-    or the unreachable answer when the URL cannot reach that service."""
+    or curl's answer when the URL cannot reach that service."""
+    refused = curl_refuses(url)
+    if refused is not None:
+        return refused
     try:
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)

@@ -49,6 +49,7 @@ class ConstraintOverload(Family):
     name = "constraint-overload"
     title = "Eight simultaneous constraints on one submit (signed session, CSRF, nonce, key, ETag, HMAC)"
     catalogue = (50, 30, 41, 22, 28)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "submit_approval"
     tools = (
         tool("open_approval", "Open the payment-approval form: every value the submit must carry.", cost=1.0),

@@ -47,6 +47,7 @@ class ContentNegotiation(Family):
     name = "content-negotiation"
     title = "Format chain by content negotiation: Accept + single-use tickets (RFC 9110 12.5.1, 406)"
     catalogue = ()
+    labels = {"REPLAYED": None}
     final_tool = "convert"
     tools = (
         tool("start_export", "Start a report export: a conversion ticket and the media type to request next.",

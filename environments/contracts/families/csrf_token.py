@@ -1,9 +1,11 @@
 """Flask-WTF CSRF tokens (catalogue row 30).
 
-Flask-WTF's scheme: the raw token is signed with itsdangerous ``URLSafeTimedSerializer`` (salt
-"wtf-csrf-token") and checked with ``loads(max_age=WTF_CSRF_TIME_LIMIT)``; itsdangerous reads
-the time, so it runs under the virtual clock. Messages are flask_wtf/csrf.py's: "The CSRF token
-has expired.", "The CSRF token is invalid.", "The CSRF token is missing.".
+Flask-WTF itself issues and checks the token: ``generate_csrf`` signs the session's raw token
+(itsdangerous, salt "wtf-csrf-token") and ``validate_csrf`` checks it with
+WTF_CSRF_TIME_LIMIT against the raw token in the session, in a Flask request context whose
+session holds this user's raw token. itsdangerous reads the time, so both run under the
+virtual clock. Its messages are the answers: "The CSRF token has expired.", "The CSRF token is
+invalid.", "The CSRF token is missing.", "The CSRF tokens do not match.".
 Task param ``unlock_ttl``: the form also needs a sudo-mode grant (as GitHub's sudo mode asks for
 the password again before a sensitive change): confirm_password, sent with the CSRF token,
 returns an unlock token signed the same way that lives ``unlock_ttl`` seconds.
@@ -11,9 +13,14 @@ returns an unlock token signed the same way that lives ``unlock_ttl`` seconds.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from flask import Flask, session
+from flask_wtf.csrf import generate_csrf, validate_csrf
 from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
+from wtforms import ValidationError
 
 from agentbed.tools import tool
 from environments.contracts.families.common import hex_token
@@ -31,8 +38,16 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 
-def _serializer(env: ContractEnv) -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(env.fam["secret_key"], salt="wtf-csrf-token")
+_APP = Flask("agentbed-contracts-csrf")
+_APP.secret_key = "session-cookie-key"  # Flask's session needs one; the CSRF tokens use the episode's key
+
+
+@contextlib.contextmanager
+def _session(env: ContractEnv) -> Iterator[None]:
+    """A request context whose session holds this user's raw CSRF token, as Flask-WTF keeps it."""
+    with _APP.test_request_context():
+        session["csrf_token"] = env.fam["raw"]
+        yield
 
 
 @register
@@ -40,6 +55,7 @@ class FlaskCsrf(Family):
     name = "flask-wtf-csrf"
     title = "Flask-WTF CSRF token with a time limit (itsdangerous)"
     catalogue = (29, 30)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "submit_form"
     tools = (tool("load_form", "GET the settings form; it embeds a csrf_token.", cost=1.0),
              tool("confirm_password", "Sudo mode: re-enter the password (POST with the csrf_token); returns an "
@@ -68,17 +84,16 @@ class FlaskCsrf(Family):
         return [Step("load_form", produces=("csrf_token",), ttl="ttl"), *unlock, Step("submit_form", submit)]
 
     def _check_csrf(self, env: ContractEnv, csrf_token: str) -> Any:
-        """None if the CSRF token is valid now, else the verdict flask_wtf's messages give."""
+        """None if flask_wtf's ``validate_csrf`` accepts the token now (the session holding this
+        user's raw token), else its verdict with flask_wtf's message."""
         try:
-            with env.clock.frozen():
-                raw = _serializer(env).loads(csrf_token, max_age=env.p["ttl"])
-        except SignatureExpired:
-            return reject_validity("EXPIRED_BEFORE_USE", 400, {"error": "Bad Request",
-                                                               "message": "The CSRF token has expired."})
-        except BadData:
-            return reject_integrity(400, {"error": "Bad Request", "message": "The CSRF token is invalid."})
-        return None if raw == env.fam["raw"] else reject_integrity(400, {"error": "Bad Request",
-                                                                         "message": "The CSRF tokens do not match."})
+            with env.clock.frozen(), _session(env):
+                validate_csrf(csrf_token, secret_key=env.fam["secret_key"], time_limit=env.p["ttl"])
+        except ValidationError as error:
+            body = {"error": "Bad Request", "message": str(error)}
+            expired = str(error) == "The CSRF token has expired."
+            return reject_validity("EXPIRED_BEFORE_USE", 400, body) if expired else reject_integrity(400, body)
+        return None
 
     def _unlocker(self, env: ContractEnv) -> URLSafeTimedSerializer:
         return URLSafeTimedSerializer(env.fam["secret_key"], salt="sudo-mode")
@@ -106,8 +121,8 @@ class FlaskCsrf(Family):
         return None
 
     def tool_load_form(self, env: ContractEnv) -> Any:
-        with env.clock.frozen():
-            signed = _serializer(env).dumps(env.fam["raw"])
+        with env.clock.frozen(), _session(env):
+            signed = generate_csrf(secret_key=env.fam["secret_key"])
         html = f'<form method="post"><input type="hidden" name="csrf_token" value="{signed}"></form>'
         return env.ok({"html": html, "csrf_token": env.issue("csrf_token", signed)})
 

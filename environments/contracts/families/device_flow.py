@@ -33,6 +33,7 @@ class DeviceFlow(Family):
     name = "device-flow"
     title = "OAuth device flow polling with slow_down (RFC 8628, GitHub)"
     catalogue = (17,)
+    labels = {"SLOW_DOWN": None, "EXPIRED_BEFORE_USE": None}
     final_tool = "get_user"
     tools = (
         tool("request_device_code", "POST /login/device/code: device_code, user_code, interval.", cost=1.0),
@@ -47,7 +48,7 @@ class DeviceFlow(Family):
     def instruction(self, p: Any) -> str:
         return ("Authorize with the device flow: request_device_code, then poll_token(device_code) no faster than "
                 "the returned interval until it returns an access_token (the user approves within a minute), then "
-                "get_user(access_token).")
+                f"get_user(access_token). The device code expires after {p['ttl']} s.")
 
     def plan(self, p: Any) -> list[Step]:
         return [Step("request_device_code", produces=("device_code", "interval"), ttl="ttl"),

@@ -37,6 +37,7 @@ class ETagIfMatch(Family):
     name = "etag-if-match"
     title = "Conditional update with If-Match (RFC 9110, S3 PreconditionFailed)"
     catalogue = (28, 44)
+    labels = {"STALE_PRECONDITION": "mutating_jobs"}
     final_tool = "put_document"
     tools = (tool("get_document", "GET the runbook document: content and ETag.", cost=1.0),
              tool("put_document", "Append a line to the runbook: PUT with If-Match: <ETag>.", cost=1.0,

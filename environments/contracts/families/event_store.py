@@ -45,6 +45,7 @@ class EventStore(Family):
     name = "event-store"
     title = "Event stream appends with an expected revision (EventStoreDB WrongExpectedVersion)"
     catalogue = ()
+    labels = {"STALE_PRECONDITION": None}
     final_tool = "close_stream"
     tools = (
         tool("read_stream", "Read the order stream: its current revision and events.", cost=1.0),

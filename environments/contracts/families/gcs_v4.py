@@ -131,6 +131,7 @@ class GcsSignedUrl(Family):
     name = "gcs-v4-signed-url"
     title = "GCS V4 signed URL (google-cloud-storage generate_signed_url, GOOG4-RSA-SHA256)"
     catalogue = (5,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "download"
     tools = (tool("sign_gcs_url", "Create a V4 signed URL for gs://agentbed-exports/ledger.parquet.", cost=1.0),
              tool("download", "HTTP GET a URL and return the object's digest.", cost=2.0, url={"type": "string"}))

@@ -42,6 +42,7 @@ class GithubAppToken(Family):
     name = "github-app-installation"
     title = "GitHub App JWT (RS256) -> installation token (1 h)"
     catalogue = (15, 16)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "list_repo_issues"
     tools = (
         tool("create_app_jwt", "Sign a GitHub App JWT with the app's private key.", cost=1.0),

@@ -1,7 +1,7 @@
 """GitHub webhook deliveries: X-Hub-Signature-256 and X-GitHub-Delivery (catalogue row 18).
 
 ``sha256=`` + hex HMAC-SHA256 of the raw body (docs.github.com, "Validating webhook
-deliveries"); no timestamp, so receivers dedupe by the delivery GUID: forwarding the same
+deliveries"), verified by gidgethub's ``validate_event``; no timestamp, so receivers dedupe by the delivery GUID: forwarding the same
 delivery twice is a replay.
 """
 
@@ -11,7 +11,10 @@ import json
 import uuid
 from typing import TYPE_CHECKING
 
-from environments.contracts.families.common import equal, hmac_sha256_hex, random_bytes
+from gidgethub import ValidationFailure
+from gidgethub.sansio import validate_event
+
+from environments.contracts.families.common import hmac_sha256_hex, random_bytes
 from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity
 
@@ -24,6 +27,7 @@ class GithubWebhook(WebhookFamily):
     name = "github-webhook"
     title = "GitHub webhook HMAC and delivery dedupe"
     catalogue = (18,)
+    labels = {"REPLAYED": "deliveries>1"}
     final_tool = "forward_delivery"
     headers = ("x_hub_signature_256", "x_github_delivery")
     receive_tool, forward_tool = "receive_delivery", "forward_delivery"
@@ -43,6 +47,10 @@ class GithubWebhook(WebhookFamily):
         return headers["x_github_delivery"]
 
     def verify(self, env: ContractEnv, payload: str, headers: dict[str, str]) -> Verdict:
-        if not equal("sha256=" + hmac_sha256_hex(env.fam["secret"], payload), headers["x_hub_signature_256"]):
-            return reject_integrity(401, {"error": "Signatures didn't match!"})
+        """gidgethub's ``validate_event`` over the raw body's UTF-8 bytes (a maintained GitHub SDK)."""
+        try:
+            validate_event(payload.encode("utf-8"), signature=headers["x_hub_signature_256"],
+                           secret=env.fam["secret"])
+        except ValidationFailure as failure:
+            return reject_integrity(401, {"error": "Signatures didn't match!", "detail": str(failure)})
         return accept({})

@@ -41,6 +41,7 @@ class HashChain(Family):
     name = "hash-chain"
     title = "Hash-chained audit log: every append names the current head (CloudTrail digest chaining)"
     catalogue = ()
+    labels = {"EXPIRED_BEFORE_USE": None, "STALE_PRECONDITION": None}
     final_tool = "seal_chain"
     tools = (
         tool("open_chain", "Open an audit chain: its id, the genesis head and the sealing deadline.", cost=1.0),

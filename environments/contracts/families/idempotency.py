@@ -36,6 +36,7 @@ class IdempotencyKey(Family):
     name = "idempotency-key"
     title = "Stripe idempotency keys across a gateway timeout"
     catalogue = (22,)
+    labels = {"PARAMETER_MISMATCH": None}
     final_tool = "create_payment_intent"
     tools = (
         tool("begin_checkout", "Open the checkout: the cart total and a fresh idempotency key.", cost=1.0),

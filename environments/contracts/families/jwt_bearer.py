@@ -39,6 +39,7 @@ class JwtBearer(Family):
     name = "jwt-bearer"
     title = "JWT access tokens, exp/nbf (PyJWT)"
     catalogue = (13, 36)
+    labels = {"EXPIRED_BEFORE_USE": None, "NOT_YET_VALID": "nbf_delay"}
     final_tool = "call_api"
     tools = (tool("get_access_token", "Client credentials grant: a signed JWT access token.", cost=1.0),
              tool("call_api", "GET /v1/orders with Authorization: Bearer <token>.", cost=1.0, token={"type": "string"}))

@@ -34,6 +34,7 @@ class LeaseFencing(Family):
     name = "lease-fencing-token"
     title = "Lock leases with fencing tokens (etcd lease, DynamoDB conditional write)"
     catalogue = (43, 44)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "write_record"
     tools = (tool("acquire_lock", "Grant a lease and take the lock: lease_id and fencing_token.", cost=1.0),
              tool("write_record", "Conditional write guarded by the lease and fencing token.", cost=1.0,

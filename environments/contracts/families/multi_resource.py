@@ -46,6 +46,7 @@ class MultiResource(Family):
     name = "multi-resource"
     title = "Prioritised downloads in one session: flow token + per-resource presigned links"
     catalogue = (1, 50)
+    labels = {"EXPIRED_BEFORE_USE": None, "SHORTCUT_TAKEN": None}
     final_tool = "download"
     tools = (
         tool("open_session", "Open a retrieval session: the flow token and the resources in priority order.",

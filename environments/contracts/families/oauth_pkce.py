@@ -1,7 +1,8 @@
 """OAuth 2.0 authorization code with state and PKCE S256 (catalogue rows 8-10).
 
-authlib supplies the real pieces: ``create_s256_code_challenge`` / ``compare_s256_code_challenge``
-(RFC 7636), the verifier syntax (``CODE_VERIFIER_PATTERN``), ``InvalidGrantError`` /
+authlib supplies the real pieces: its authorization server's ``CodeChallenge`` checks the
+authorization request (challenge syntax, ``code_challenge_method`` one of plain/S256, no
+duplicates: ``S256.`` or ``S256 `` is invalid_request) and compares the verifier (RFC 7636), the verifier syntax (``CODE_VERIFIER_PATTERN``), ``InvalidGrantError`` /
 ``InvalidRequestError`` bodies (RFC 6749 5.2) and the client's ``MismatchingStateError``. Code
 lifetime and single use are the server's job (RFC 6749 4.1.2), enforced on the virtual clock.
 Task param ``rotations``: the token response also carries a refresh token that rotates on every
@@ -10,16 +11,14 @@ refresh; reusing a rotated one revokes the grant (RFC 9700 4.14.2), PKCE and rot
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from authlib.integrations.base_client import MismatchingStateError
 from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError, OAuth2Error
-from authlib.oauth2.rfc7636.challenge import (
-    CODE_VERIFIER_PATTERN,
-    compare_s256_code_challenge,
-    create_s256_code_challenge,
-)
+from authlib.oauth2.rfc6749.requests import OAuth2Payload, OAuth2Request
+from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN, CodeChallenge, create_s256_code_challenge
 
 from agentbed.tools import tool
 from environments.contracts.families.common import token
@@ -40,8 +39,32 @@ AUTHORIZE = "https://auth.example.com/oauth2/authorize"
 REDIRECT = "https://app.example.com/callback"
 
 
+PKCE = CodeChallenge(required=True)
+
+
 def _body(error: OAuth2Error) -> dict[str, Any]:
     return dict(error.get_body())
+
+
+class _QueryPayload(OAuth2Payload):
+    """An authorization request's query as authlib's framework integrations hand it over."""
+
+    def __init__(self, datalist: dict[str, list[str]]) -> None:
+        self._datalist = datalist
+
+    @property
+    def data(self) -> dict[str, str]:
+        return {k: v[0] for k, v in self._datalist.items()}
+
+    @property
+    def datalist(self) -> dict[str, list[str]]:  # type: ignore[override]
+        return self._datalist
+
+
+def _authorize_request(datalist: dict[str, list[str]]) -> OAuth2Request:
+    request = OAuth2Request("GET", AUTHORIZE)
+    request.payload = _QueryPayload(datalist)
+    return request
 
 
 @register
@@ -49,6 +72,7 @@ class OAuthCodePkce(Family):
     name = "oauth-code-pkce"
     title = "OAuth 2.0 authorization code + state + PKCE S256 (authlib)"
     catalogue = (8, 9, 10, 11)
+    labels = {"EXPIRED_BEFORE_USE": None, "REPLAYED": None, "REVOKED_TOKEN": "rotations", "SHORTCUT_TAKEN": "rotations"}
     defaults = {"token_ttl": 3600}
     final_tool = "get_userinfo"
     tools = (
@@ -98,13 +122,19 @@ class OAuthCodePkce(Family):
             parts = urlsplit(authorization_url)
         except ValueError:  # e.g. "Invalid IPv6 URL": the browser cannot open it
             parts = urlsplit("")
-        q = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        datalist = parse_qs(parts.query)
+        q = {k: v[0] for k, v in datalist.items()}
         if parts._replace(query="").geturl() != AUTHORIZE or "code_challenge" not in q:
             verdict = reject_integrity(400, _body(InvalidRequestError("Missing 'code_challenge' or bad endpoint")))
             return env.present({"authorization_url": "authorization_url"}, verdict)
+        try:  # authlib's own authorization-request check (challenge syntax, supported method, duplicates)
+            PKCE.validate_code_challenge(SimpleNamespace(request=_authorize_request(datalist)), REDIRECT)
+        except OAuth2Error as error:
+            return env.present({"authorization_url": "authorization_url"}, reject_integrity(400, _body(error)))
         code = token(env.np_random, 20)
         env.fam["codes"][code] = {"challenge": q["code_challenge"], "expires": env.clock.now() + env.p["ttl"],
-                                  "used": False}
+                                  "used": False, "method": q.get("code_challenge_method",
+                                                                 PKCE.DEFAULT_CODE_CHALLENGE_METHOD)}
         verdict = accept({"redirect": f"{REDIRECT}?code={code}&state={q.get('state', '')}",
                           "code": env.issue("code", code), "state": q.get("state", "")})
         return env.present({"authorization_url": "authorization_url"}, verdict)
@@ -127,7 +157,7 @@ class OAuthCodePkce(Family):
                 "The authorization code has expired."))))
         if not CODE_VERIFIER_PATTERN.match(code_verifier):
             return env.present(slots, reject_integrity(400, _body(InvalidRequestError("Invalid 'code_verifier'"))))
-        if not compare_s256_code_challenge(code_verifier, record["challenge"]):
+        if not PKCE.CODE_CHALLENGE_METHODS[record["method"]](code_verifier, record["challenge"]):
             return env.present(slots, reject_integrity(400, _body(InvalidGrantError("Code challenge failed."))))
         record["used"] = True
         grant = self._grant(env)

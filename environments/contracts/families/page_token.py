@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 ITEMS = [f"arn:aws:ec2:us-east-1:123456789012:instance/i-{i:017x}" for i in range(9)]
+MAX_PER_PAGE = 100  # AWS Resource Groups Tagging API GetResources: ResourcesPerPage 1-100
 
 
 @register
@@ -34,6 +35,7 @@ class PageToken(Family):
     name = "page-token"
     title = "Pagination tokens with a lifetime (AWS Tagging / AIP-158)"
     catalogue = (23, 24, 25)
+    labels = {"EXPIRED_BEFORE_USE": None, "PARAMETER_MISMATCH": None, "RATE_LIMITED": "throttle"}
     final_tool = "get_resources"
     tools = (tool("get_resources", "Tagging GetResources: one page of resources; pass PaginationToken for the next "
                   "page and keep ResourcesPerPage unchanged.", cost=2.0, resources_per_page={"type": "integer"},
@@ -77,6 +79,9 @@ class PageToken(Family):
         return None
 
     def tool_get_resources(self, env: ContractEnv, resources_per_page: int, pagination_token: str) -> Any:
+        if not 1 <= resources_per_page <= MAX_PER_PAGE:  # GetResources: ResourcesPerPage, valid range 1-100
+            return env.respond(400, {"__type": "InvalidParameterException",
+                                     "Message": f"ResourcesPerPage must be between 1 and {MAX_PER_PAGE}."})
         throttled = self._throttled(env) if pagination_token != "" else None
         if throttled is not None:
             return throttled

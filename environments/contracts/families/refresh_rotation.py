@@ -33,6 +33,7 @@ class RefreshRotation(Family):
     name = "refresh-token-rotation"
     title = "Rotating refresh tokens, reuse revokes the family (RFC 9700)"
     catalogue = (11, 12)
+    labels = {"EXPIRED_BEFORE_USE": None, "REVOKED_TOKEN": None, "SHORTCUT_TAKEN": None}
     final_tool = "get_report"
     tools = (
         tool("login", "Password grant for the service account: access + refresh token.", cost=1.0),

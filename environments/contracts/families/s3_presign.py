@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from botocore.auth import S3SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
@@ -22,7 +22,7 @@ from botocore.credentials import Credentials
 
 from agentbed.clock import VirtualClock
 from agentbed.tools import tool
-from environments.contracts.families.common import equal, single_valued, token, unreachable
+from environments.contracts.families.common import addressed, equal, single_valued, token
 from environments.contracts.family import (
     Family,
     Ref,
@@ -60,20 +60,21 @@ def presign(clock: Any, creds: Credentials, method: str, key: str, expires: int,
     return request.url
 
 
+def serves_s3(host: str) -> bool:
+    return host.endswith(S3_DOMAIN)
+
+
 def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: dict[str, str],
                      now: float, sessions: dict[str, float] | None = None) -> Verdict:
     """Real SigV4 query verification at the URL's X-Amz-Date; expiry against virtual now.
     ``sessions`` maps STS session tokens to their expiry: a URL signed with temporary
     credentials dies with them (ExpiredToken), whatever its X-Amz-Expires."""
-    try:
-        parts = urlsplit(url)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-    except ValueError:
-        query, parts = [], None
+    where = addressed(url, serves_s3)  # S3 serves both schemes; the scheme is not signed
+    if not isinstance(where, tuple):
+        return where
+    parts, query = where
     params = dict(query)
-    if parts is not None and (parts.scheme not in ("https", "http") or not (parts.hostname or "").endswith(S3_DOMAIN)):
-        return unreachable(parts.hostname or url[:60])  # S3 serves both schemes; the scheme is not signed
-    if parts is None or any(p not in params for p in AUTH_PARAMS) or not single_valued(query, AUTH_PARAMS):
+    if any(p not in params for p in AUTH_PARAMS) or not single_valued(query, AUTH_PARAMS):
         return reject_integrity(400, s3_error(
             "AuthorizationQueryParametersError",
             "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, "
@@ -91,7 +92,10 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
                                               "X-Amz-Date or X-Amz-Expires is malformed."))
     # every other parameter, an unknown X-Amz-* one included, is part of the canonical query
     operation = [(k, v) for k, v in query if k not in AUTH_PARAMS and k != "X-Amz-Security-Token"]
-    unsigned = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(operation, quote_via=quote), ""))
+    # S3 decodes the path to the object key and the query to parameters, and canonicalises both
+    # (UriEncode, upper-case hex): the case of a %xx escape does not matter in either
+    path = quote(unquote(parts.path), safe="/~")
+    unsigned = urlunsplit((parts.scheme, parts.netloc, path, urlencode(operation, quote_via=quote), ""))
     signed_names = params["X-Amz-SignedHeaders"].split(";")
     request = AWSRequest(method=method, url=unsigned,
                          headers={k: v for k, v in headers.items() if k.lower() in signed_names})
@@ -160,6 +164,7 @@ class S3PresignedGet(_S3Family):
     name = "s3-presigned-get"
     title = "S3 SigV4 presigned GET (botocore)"
     catalogue = (1,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "download"
     tools = (
         tool("presign_get", "Create an S3 presigned GET URL for the report object.", cost=1.0),
@@ -203,6 +208,7 @@ class S3PresignedPut(_S3Family):
     name = "s3-presigned-put"
     title = "S3 SigV4 presigned PUT with a signed Content-Type (botocore)"
     catalogue = (2,)
+    labels = {"EXPIRED_BEFORE_USE": None, "BACKOFF_VIOLATION": "slowdown"}
     final_tool = "upload"
     tools = (
         tool("presign_put", "Create an S3 presigned PUT URL; the returned headers are signed and must be resent.",
@@ -245,6 +251,9 @@ class S3PresignedPut(_S3Family):
         return env.respond(503, body)
 
     def tool_upload(self, env: ContractEnv, url: str, content_type: str) -> Any:
+        where = addressed(url, serves_s3)  # a URL curl refuses or that is not S3's never reaches S3's throttle
+        if not isinstance(where, tuple):
+            return env.present({"url": "url", "content_type": "content_type"}, where, final=True)
         throttled = self._slow_down(env)
         if throttled is not None:
             return throttled

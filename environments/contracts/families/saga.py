@@ -36,6 +36,7 @@ class BookingSaga(Family):
     name = "booking-saga"
     title = "Booking saga: per-service compensation tokens undone in reverse order before a deadline"
     catalogue = ()
+    labels = {"EXPIRED_BEFORE_USE": None, "SHORTCUT_TAKEN": None}
     final_tool = "compensate"
     tools = (
         tool("reserve", "Reserve one service of the trip (flight, hotel, car): a booking and its compensation token.",

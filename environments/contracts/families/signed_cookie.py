@@ -34,6 +34,7 @@ class SignedCookie(Family):
     name = "signed-session-cookie"
     title = "itsdangerous signed session cookie with max_age"
     catalogue = (50,)
+    labels = {"EXPIRED_BEFORE_USE": None, "REVOKED_TOKEN": "rotate_every", "SHORTCUT_TAKEN": "pages"}
     final_tool = "get_cart"
     tools = (tool("sign_in", "POST /login: sets the session cookie.", cost=1.0),
              tool("browse", "GET a catalogue page with Cookie: session=<value>; may set a rotated cookie.", cost=1.0,

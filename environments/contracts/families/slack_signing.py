@@ -45,6 +45,7 @@ class SlackSigning(WebhookFamily):
     name = "slack-request-signing"
     title = "Slack signed slash-command requests (slack_sdk SignatureVerifier, 5 min window)"
     catalogue = (20,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "forward_command"
     headers = ("x_slack_request_timestamp", "x_slack_signature")
     receive_tool, forward_tool = "receive_command", "forward_command"

@@ -32,6 +32,7 @@ class SqsReceiptHandle(Family):
     name = "sqs-receipt-handle"
     title = "SQS receipt handles and visibility timeout"
     catalogue = (45,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "delete_message"
     tools = (tool("receive_message", "ReceiveMessage from the jobs queue (one message).", cost=1.0),
              tool("delete_message", "DeleteMessage with the ReceiptHandle once the job is processed.", cost=1.0,

@@ -25,6 +25,7 @@ class StripeWebhook(WebhookFamily):
     name = "stripe-webhook"
     title = "Stripe-Signature webhook verification (stripe construct_event)"
     catalogue = (19,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "forward_event"
     headers = ("stripe_signature",)
     receive_tool, forward_tool = "receive_event", "forward_event"

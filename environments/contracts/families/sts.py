@@ -54,6 +54,7 @@ class StsSessionCredentials(Family):
     name = "sts-session-credentials"
     title = "STS temporary credentials signing SigV4 requests (botocore)"
     catalogue = (4,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "list_objects"
     tools = (
         tool("get_session_token", "AWS STS GetSessionToken: temporary credentials.", cost=1.0),

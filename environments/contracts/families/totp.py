@@ -36,6 +36,7 @@ class Totp(Family):
     name = "totp"
     title = "TOTP codes in a 30 s window (pyotp)"
     catalogue = (31,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "verify_otp"
     tools = (tool("read_authenticator", "Read the current 6-digit code from the authenticator app.", cost=2.0),
              tool("verify_otp", "Submit the two-factor code to finish signing in.", cost=1.0, code={"type": "string"}))

@@ -34,6 +34,7 @@ class Turnstile(Family):
     name = "turnstile-token"
     title = "Turnstile challenge tokens: 300 s, single use"
     catalogue = (48, 49)
+    labels = {"EXPIRED_BEFORE_USE": None, "REPLAYED": "preview", "SHORTCUT_TAKEN": "preview"}
     final_tool = "submit_signup"
     tools = (tool("solve_challenge", "The widget solves the Turnstile challenge: a response token.", cost=3.0),
              tool("submit_signup", "POST the form; the server calls siteverify with the token.", cost=1.0,

@@ -35,6 +35,7 @@ class UrlFragments(Family):
     name = "url-fragments"
     title = "S3 presigned URL delivered in fragments, assembled by the agent (botocore SigV4)"
     catalogue = (1,)
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "download"
     tools = (
         tool("request_link", "Ask for a download link; it is delivered in numbered fragments.", cost=1.0),

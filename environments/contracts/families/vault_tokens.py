@@ -38,6 +38,7 @@ class VaultTokenTree(Family):
     name = "vault-token-tree"
     title = "Vault token hierarchy: child tokens revoked with their parent (cascading revocation)"
     catalogue = ()
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "write_secret"
     tools = (
         tool("login", "auth/approle/login: a root token for this task with a short TTL.", cost=1.0),

@@ -58,6 +58,7 @@ class X509ClientCert(Family):
     name = "x509-client-certificate"
     title = "Short-lived X.509 client certificates for mTLS (cryptography)"
     catalogue = ()
+    labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "connect_mtls"
     tools = (tool("issue_client_certificate", "Ask the internal CA for a client certificate (PEM).", cost=1.0),
              tool("connect_mtls", "Open a mutual-TLS connection to the payments gateway presenting a client "
