@@ -100,4 +100,7 @@ code, .command { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-
 figure { margin: 10px 0 18px; } figcaption { font-weight: 600; margin-bottom: 4px; }
 figure svg { max-width: 100%; height: auto; }
 .scroll { overflow-x: auto; }
+#episodes-table td:nth-child(n+5):nth-child(-n+11) { text-align: right; }
+#episodes-table td:first-child { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
+details > summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 """

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentbed.report.html import Markup, el, fmt_cell, slug
+from agentbed.report.plots import success_heatmap
 from agentbed.report.rundir import Episode, RunContents
 from agentbed.report.workload import problem_note
 
@@ -43,7 +44,8 @@ def _workloads(run: RunContents) -> Markup:
                        el("td", state, class_=f"status-{'ok' if state == 'ok' else 'error'}")))
     if not rows:
         return el("p", "No workload left a summary.json.", id="workloads", class_="facts")
-    head = el("tr", *(el("th", c) for c in ("workload", "title", "episodes", "seeds", "wall s", "command", "state")))
+    head = el("tr", *(el("th", c) for c in ("workload", "title", "episodes (summary)", "seeds", "wall s", "command",
+                                             "state")))
     return el("table", el("thead", head), el("tbody", *rows), id="workloads")
 
 
@@ -58,22 +60,41 @@ def _when(run: RunContents) -> Markup:
     return el("p", "; ".join(parts), id="run-when", class_="facts")
 
 
-def _status_counts(episodes: list[Episode]) -> Markup:
+def summary_episodes(run: RunContents) -> dict[str, Any]:
+    """Each workload's own episode count (its summary's ``episodes``), None when it states none."""
+    return {suite: (summary.get("episodes") if isinstance(summary, dict) else None)
+            for suite, summary in run.summaries.items()}
+
+
+def _status_counts(run: RunContents) -> Markup:
+    """Per workload, the logs read by status beside the count its summary states, in one table
+    with every workload (one that keeps no per-episode logs shows its summary's count and none
+    read), so the report's counts cannot silently disagree."""
     by_suite: dict[str, Counter[str]] = {}
-    for ep in episodes:
+    for ep in run.episodes:
         counts = by_suite.setdefault(str(ep.record.get("suite", "?")), Counter())
         counts[str(ep.record.get("status", "?"))] += 1
         counts["success"] += bool(ep.record.get("success"))
         counts["total"] += 1
+    stated = summary_episodes(run)
+    for suite in stated:
+        by_suite.setdefault(suite, Counter())
     extra = sorted({s for c in by_suite.values() for s in c} - set(STATUSES) - {"success", "total"})
-    columns = ["suite", "episodes", *STATUSES, *extra, "succeeded"]
-    rows = [el("tr", el("td", suite), el("td", c["total"], class_="num"),
+    columns = ["suite", "episodes (summary)", "logs read", *STATUSES, *extra, "succeeded"]
+    rows = [el("tr", el("td", suite), el("td", fmt_cell(stated.get(suite)) if stated.get(suite) is not None else "–",
+                                         class_="num"),
+               el("td", c["total"], class_="num"),
                *(el("td", c[s], class_=f"num status-{s}") for s in (*STATUSES, *extra)),
                el("td", c["success"], class_="num"))
             for suite, c in sorted(by_suite.items())]
     if not rows:
         return el("p", "No episodes are indexed in this run directory.", id="status-counts", class_="facts")
-    return el("table", el("thead", el("tr", *(el("th", c) for c in columns))), el("tbody", *rows),
+    differ = [suite for suite, c in sorted(by_suite.items()) if stated.get(suite) not in (None, c["total"])]
+    note = el("p", f"{', '.join(differ)}: the summary counts the episodes its headline is computed over; "
+                   "'logs read' counts every episode log in the run directory (a workload may also keep "
+                   "logs of sweeps or team members, or no per-episode logs at all).", class_="facts") \
+        if differ else None
+    return el("div", el("table", el("thead", el("tr", *(el("th", c) for c in columns))), el("tbody", *rows)), note,
               id="status-counts")
 
 
@@ -87,28 +108,28 @@ def overview_section(run: RunContents) -> Markup:
               el("h3", "Workloads"),
               _workloads(run),
               el("h3", "Episodes by status"),
-              _status_counts(run.episodes),
+              _status_counts(run),
               el("div", el("h3", f"Problems ({len(problems)})"), *problems, id="problems") if problems else None,
               id="overview", class_="overview")
 
 
-def _episode_row(ep: Episode) -> Markup:
+def _episode_row(n: int, ep: Episode) -> Markup:
+    """One compact row (the table can hold thousands): numbers right-aligned by the table's CSS,
+    the log named only when it is not ``episodes/<id>.jsonl``."""
     r = ep.record
     status = str(r.get("status", "?"))
     labels = r.get("labels") if isinstance(r.get("labels"), list) else []
-    log_cell = el("code", ep.log) if ep.log else "–"
+    standard = ep.log == f"episodes/{r['episode_id']}.jsonl"
+    log = "" if standard else (ep.log + " " if ep.log else "– ")
     return el("tr",
-              el("td", el("code", r["episode_id"])), el("td", r.get("suite", "")), el("td", r.get("task", "")),
-              el("td", r.get("agent", "")), el("td", fmt_cell(r.get("seed")), class_="num"),
+              el("td", r["episode_id"]), el("td", r.get("suite", "")), el("td", r.get("task", "")),
+              el("td", r.get("agent", "")), el("td", fmt_cell(r.get("seed"))),
               el("td", status, class_=f"status-{slug(status)}"),
               el("td", "yes" if r.get("success") else "no"),
-              el("td", fmt_cell(r.get("total_reward")), class_="num"),
-              el("td", fmt_cell(r.get("steps")), class_="num"),
-              el("td", fmt_cell(r.get("virtual_seconds")), class_="num"),
-              el("td", fmt_cell(r.get("tokens")), class_="num"),
-              el("td", ", ".join(str(x) for x in labels)),
-              el("td", log_cell, " ", el("span", ep.log_check, class_="log-check")),
-              id=f"episode-{slug(ep.index)}-{slug(r['episode_id'])}", class_="episode", data_status=status)
+              el("td", fmt_cell(r.get("total_reward"))), el("td", fmt_cell(r.get("steps"))),
+              el("td", fmt_cell(r.get("virtual_seconds"))), el("td", fmt_cell(r.get("tokens"))),
+              el("td", ", ".join(str(x) for x in labels)), el("td", log + ep.log_check),
+              id=f"episode-{n}", data_status=status)
 
 
 def episodes_section(run: RunContents) -> Markup:
@@ -118,11 +139,22 @@ def episodes_section(run: RunContents) -> Markup:
     sources = sorted({ep.index for ep in run.episodes})
     note = (f"Showing the first {len(shown)} of {len(run.episodes)} episodes; the rest are in "
             + ", ".join(sources) + ".") if len(shown) < len(run.episodes) else None
+    by_suite: dict[str, list[dict[str, Any]]] = {}
+    for ep in run.episodes:
+        by_suite.setdefault(str(ep.record.get("suite", "?")), []).append(ep.record)
+    maps = [el("figure", el("figcaption", f"{suite}: success rate per agent and task"), Markup(svg),
+               class_="figure", id=f"episodes-heatmap-{slug(suite)}")
+            for suite, records in sorted(by_suite.items()) if (svg := success_heatmap(records))]
     return el("section",
               el("h2", f"Episodes ({len(run.episodes)})"),
-              el("p", "From " + (", ".join(sources) or "no index file") + ".", class_="facts"),
+              el("p", "From " + (", ".join(sources) or "no index file") + ". Logs are in episodes/ unless the row "
+                 "names another place; `agentbed view` filters and searches them and shows each transcript.",
+                 class_="facts"),
+              *maps,
               el("p", note, class_="problem") if note else None,
-              el("div", el("table", el("thead", el("tr", *(el("th", c) for c in columns))),
-                           el("tbody", *(_episode_row(ep) for ep in shown)), id="episodes-table"),
-                 class_="scroll"),
+              el("details", el("summary", f"Every episode ({len(shown)} rows)"),
+                 el("div", el("table", el("thead", el("tr", *(el("th", c) for c in columns))),
+                              el("tbody", *(_episode_row(n, ep) for n, ep in enumerate(shown, 1))),
+                              id="episodes-table"),
+                    class_="scroll")),
               id="episodes", class_="episodes")

@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 _CHAR_W = 6.6  # width of one character at font-size 11, for sizing label bands
 _NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -152,3 +153,22 @@ def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tu
                          f'{escape(column)}: {escape(tip)}</title></rect>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def success_heatmap(records: list[dict[str, Any]], *, running: str = "running") -> str:
+    """Success rate per agent x task over finished episodes (index records or viewer rows), errors
+    counted in the tooltip; the report's and the viewer's per-task picture."""
+    by_cell: dict[tuple[str, str], list[bool]] = {}
+    errors: dict[tuple[str, str], int] = {}
+    for r in records:
+        if r.get("status") == running:
+            continue
+        key = (str(r.get("agent", "")), str(r.get("task", "")))
+        by_cell.setdefault(key, []).append(bool(r.get("success")))
+        errors[key] = errors.get(key, 0) + (r.get("status") == "error")
+    agents = sorted({a for a, _ in by_cell})
+    tasks = sorted({t for _, t in by_cell})
+    cells = {key: (sum(v) / len(v), f"{sum(v)}/{len(v)} succeeded" + (f", {errors[key]} errors" if errors[key]
+                                                                      else ""))
+             for key, v in by_cell.items()}
+    return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1; grey: not run)")

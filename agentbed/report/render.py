@@ -32,7 +32,7 @@ def render_run(run_dir: str | Path, out: str | Path | None = None) -> tuple[Path
     suites = list(dict.fromkeys([*run.named_suites, *run.summaries, *run.expected_suites]))
     # Workload sections first: rendering them finds the problems the overview lists.
     workloads = [workload_section(s, run.summaries.get(s), f"{s}/{SUMMARY_NAME}", run.problems) for s in suites]
-    findings = findings_section(run)
+    findings = findings_section(run, suites)
     nav = el("nav", el("ul", el("li", el("a", "Headline findings", href="#findings")) if findings else None,
                        el("li", el("a", "Run overview", href="#overview")),
                        *(el("li", el("a", s, href=f"#workload-{slug(s)}")) for s in suites),

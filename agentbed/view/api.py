@@ -13,9 +13,9 @@ from typing import Any
 
 from agentbed.log import decode_action
 from agentbed.manifest import authentic
-from agentbed.report.plots import ForestRow, forest_plot, heatmap, paper_number, parse_interval
+from agentbed.report.findings import findings_forest
+from agentbed.report.plots import success_heatmap
 from agentbed.seal import log_key
-from agentbed.summary import findings_of
 from agentbed.view.catalog import RUNNING, Catalog, RunView, read_episode
 
 PAGE = 200  # episode rows per page: the table stays fast however large the run
@@ -64,48 +64,14 @@ def runs_document(catalog: Catalog) -> dict[str, Any]:
     return {"root": str(catalog.root), "runs": runs}
 
 
-def _forest(summaries: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """The headline findings as a forest plot; the findings whose value is no interval as text."""
-    rows: list[ForestRow] = []
-    other: list[dict[str, Any]] = []
-    for suite, summary in summaries.items():
-        for found in findings_of(summary):
-            parsed = parse_interval(str(found.get("value")))
-            paper = found.get("paper")
-            if parsed is None:
-                other.append({"suite": suite, **{k: found.get(k) for k in ("label", "value", "paper", "note")}})
-                continue
-            label = f"{suite}: {found['label']}" + (f" ({found['note']})" if found.get("note") else "")
-            rows.append(ForestRow(label, *parsed, paper=paper_number(paper) if paper else None,
-                                  paper_text=str(paper or ""), group=f"{suite}:{found['label']}"))
-    return forest_plot(rows), other
-
-
-def _heatmap(rows: list[dict[str, Any]]) -> str:
-    """Success rate per agent x task over finished episodes."""
-    by_cell: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    errors: Counter[tuple[str, str]] = Counter()
-    for r in rows:
-        if r["status"] == RUNNING:
-            continue
-        by_cell[(r["agent"], r["task"])].append(r["success"])
-        errors[(r["agent"], r["task"])] += r["status"] == "error"
-    agents = sorted({a for a, _ in by_cell})
-    tasks = sorted({t for _, t in by_cell})
-    cells = {key: (sum(v) / len(v), f"{sum(v)}/{len(v)} succeeded" + (f", {errors[key]} errors" if errors[key]
-                                                                      else ""))
-             for key, v in by_cell.items()}
-    return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1)")
-
-
 def run_document(view: RunView) -> dict[str, Any]:
     state = view.refresh()
     rows = state["rows"]
-    forest, other = _forest(state["summaries"])
+    forest, other = findings_forest(state["summaries"])
     facets = {key: sorted({str(r[key]) for r in rows}) for key in ("agent", "task", "status")}
     facets["label"] = sorted({label for r in rows for label in r["labels"]})
     return {"run": run_summary(view, state), "meta": state["meta"], "problems": state["problems"],
-            "forest": forest, "findings_text": other, "heatmap": _heatmap(rows), "facets": facets,
+            "forest": forest, "findings_text": other, "heatmap": success_heatmap(rows, running=RUNNING), "facets": facets,
             "summaries": {s: {"title": v.get("title", s), "headline": v.get("headline", []),
                               "error": v.get("error")} for s, v in state["summaries"].items()}}
 
