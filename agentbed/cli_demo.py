@@ -24,11 +24,11 @@ from agentbed.errors import UsageError
 from agentbed.suite import Suite, get_suite, load_suites
 from agentbed.summary import findings_lines, write_summary
 
-DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder")
+DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder", "agentdojo")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run all four workloads at small sizes, print a summary, write a report")
+    p = sub.add_parser("demo", help="run every workload at small sizes, print a summary, write a report")
     p.add_argument("--out", help="run directory (default: runs/demo-TIMESTAMP)")
     p.add_argument("--suites", help=f"comma-separated subset of {','.join(DEMO_ORDER)}")
     p.add_argument("--full", action="store_true",

@@ -8,6 +8,7 @@ traceback in the log footer; it never escapes, so a run goes on.
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import re
 import time
@@ -53,6 +54,7 @@ class Budget:
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
+MAX_EPISODE_ID = 200  # characters; the log is EPISODE_ID.jsonl
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,12 @@ class EpisodeSpec:
     @property
     def episode_id(self) -> str:
         opts = "".join(f",{k}={v}" for k, v in sorted(self.options.items()))
-        return _UNSAFE.sub("_", f"{self.suite}.{self.task}.{self.agent}{opts}.s{self.seed}")
+        full = _UNSAFE.sub("_", f"{self.suite}.{self.task}.{self.agent}{opts}.s{self.seed}")
+        if len(full) <= MAX_EPISODE_ID:
+            return full
+        # a file name holds at most 255 bytes: a long id (a branch names its parent's id) keeps its
+        # start and a digest of the whole, so it stays unique and the same on every machine
+        return f"{full[:MAX_EPISODE_ID - 17]}+{hashlib.sha256(full.encode()).hexdigest()[:16]}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -108,9 +108,10 @@ def decode_action(action: str | bytes, max_bytes: int = DEFAULT_MAX_ACTION_BYTES
     return action
 
 
-def parse_action(action: str | bytes, tools: dict[str, Tool],
-                 max_bytes: int = DEFAULT_MAX_ACTION_BYTES) -> ToolCall | ActionError:
-    """Turn raw action text into a validated :class:`ToolCall`, or say what is wrong."""
+def split_action(action: str | bytes, max_bytes: int = DEFAULT_MAX_ACTION_BYTES
+                 ) -> tuple[str, Any, str] | ActionError:
+    """(tool name, arguments as sent, text) of an action shaped like a tool call, checked against
+    no tool set: for worlds whose own runtime checks names and arguments (AgentDojo's)."""
     text = decode_action(action, max_bytes)
     if isinstance(text, ActionError):
         return text
@@ -122,12 +123,20 @@ def parse_action(action: str | bytes, tools: dict[str, Tool],
         return ActionError("invalid_json", f"action is not JSON: {str(exc)[:200]}")
     if not isinstance(obj, dict) or not isinstance(obj.get("tool"), str):
         return ActionError("invalid_action", 'expected {"tool": NAME, "arguments": {...}}')
-    name = obj["tool"]
+    return obj["tool"], obj.get("arguments", {}), text
+
+
+def parse_action(action: str | bytes, tools: dict[str, Tool],
+                 max_bytes: int = DEFAULT_MAX_ACTION_BYTES) -> ToolCall | ActionError:
+    """Turn raw action text into a validated :class:`ToolCall`, or say what is wrong."""
+    split = split_action(action, max_bytes)
+    if isinstance(split, ActionError):
+        return split
+    name, arguments, text = split
     spec = tools.get(name)
     if spec is None:
         known = ", ".join(sorted(tools))
         return ActionError("unknown_tool", f"no tool named {name[:80]!r}; tools: {known}")
-    arguments = obj.get("arguments", {})
     if not isinstance(arguments, dict):
         return ActionError("invalid_arguments", f"arguments of {name} must be an object")
     if _reject_nul(arguments):

@@ -19,6 +19,8 @@ NEEDS = {
                                  "Java for ScienceWorld: apt-get install default-jre-headless"),
     "agentbed/alfworld-v0": (lambda: importlib.util.find_spec("alfworld") is not None,
                              "pip install -e '.[alfworld]' (make test does this)"),
+    "agentbed/agentdojo-v0": (lambda: importlib.util.find_spec("agentdojo") is not None,
+                              "pip install -e '.[agentdojo]' (make test does this)"),
 }
 
 

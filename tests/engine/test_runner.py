@@ -108,3 +108,13 @@ def test_end_episode_runs_on_success_and_on_error():
     record = run_episode(_TrackedBroken("open-fast"), VaultOracle(), SPEC)
     assert record.status == "error"
     assert _Tracked.ended == 2
+
+
+def test_a_long_episode_id_is_shortened_with_a_digest_of_the_whole():
+    from agentbed.runner import MAX_EPISODE_ID
+
+    long_options = {"parent": "x" * 300, "rollout": 0}
+    a, b = EpisodeSpec("s", "t", "a", 0, long_options), EpisodeSpec("s", "t", "a", 1, long_options)
+    assert len(a.episode_id) == MAX_EPISODE_ID and a.episode_id != b.episode_id
+    assert a.episode_id == EpisodeSpec("s", "t", "a", 0, dict(long_options)).episode_id
+    assert EpisodeSpec("vault", "echo", "oracle", 2).episode_id == "vault.echo.oracle.s2"

@@ -1,0 +1,1 @@
+"""AgentDojo's prompt-injection attacks, taken from its own registry (``agentdojo.attacks``)."""

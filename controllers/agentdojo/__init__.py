@@ -1,0 +1,1 @@
+"""AgentDojo's defenses as overseers of what an agent reads and may call (controllers/agentdojo/defenses.py)."""

@@ -1,0 +1,114 @@
+"""AgentDojo's benchmark as agentbed names it: the pinned version, its four task suites, task ids.
+
+Everything here reads AgentDojo's own registry (``agentdojo.task_suite.load_suites``); nothing of
+the benchmark is copied. A task id is ``SUITE.USER_TASK`` for a user task without an attack and
+``SUITE.USER_TASK.INJECTION_TASK.ATTACK`` for a pair under an attack, with AgentDojo's own names
+(``banking.user_task_0.injection_task_1.important_instructions``), so a result maps one to one
+onto a row of AgentDojo's benchmark script (and a results unit ``TASK/SEED`` keeps its shape).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+# The benchmark version every task, score and baseline refers to (AgentDojo's default in 0.1.35).
+BENCHMARK_VERSION = "v1.2.2"
+TASK_SUITES = ("workspace", "travel", "banking", "slack")
+# AgentDojo's fixed-template attacks whose text is built from the task alone (no model call). The
+# first four are the ones the paper's tables use; the default run takes those.
+ATTACKS = ("important_instructions", "tool_knowledge", "direct", "ignore_previous", "system_message", "injecagent")
+DEFAULT_ATTACKS = ATTACKS[:4]
+
+
+class BenchmarkUnavailable(ImportError):
+    """The ``agentdojo`` package (the ``[agentdojo]`` extra) is not installed."""
+
+
+def require_agentdojo() -> None:
+    try:
+        import agentdojo  # noqa: F401
+    except ImportError as exc:
+        raise BenchmarkUnavailable("the agentdojo package is not installed: pip install -e '.[agentdojo]'"
+                                   " (scripts/setup installs it)") from exc
+
+
+@cache
+def task_suites() -> dict[str, Any]:
+    """AgentDojo's task suites at :data:`BENCHMARK_VERSION`, by name."""
+    require_agentdojo()
+    from agentdojo.task_suite.load_suites import get_suites
+
+    return dict(get_suites(BENCHMARK_VERSION))
+
+
+def task_suite(name: str) -> Any:
+    suites = task_suites()
+    if name not in suites:
+        raise KeyError(f"AgentDojo {BENCHMARK_VERSION} has no task suite {name!r} (suites: {', '.join(suites)})")
+    return suites[name]
+
+
+@dataclass(frozen=True)
+class TaskId:
+    """One row of AgentDojo's results: a user task, and an injection task under an attack or none."""
+
+    suite: str
+    user_task: str
+    injection_task: str | None = None
+    attack: str | None = None
+
+    def __str__(self) -> str:
+        parts = [self.suite, self.user_task]
+        if self.injection_task is not None:
+            parts += [self.injection_task, self.attack or ""]
+        return ".".join(parts)
+
+    @classmethod
+    def parse(cls, text: str) -> TaskId:
+        parts = text.split(".")
+        if len(parts) == 2:
+            return cls(parts[0], parts[1])
+        if len(parts) == 4:
+            return cls(parts[0], parts[1], parts[2], parts[3])
+        raise ValueError(f"task {text!r}: expected SUITE.USER_TASK or SUITE.USER_TASK.INJECTION_TASK.ATTACK")
+
+    def check(self) -> TaskId:
+        """Itself, once every name is known to AgentDojo; otherwise a one-line KeyError."""
+        suite = task_suite(self.suite)
+        if self.user_task not in suite.user_tasks:
+            raise KeyError(f"task {self}: {self.suite} has no {self.user_task!r}")
+        if self.injection_task is not None:
+            if self.injection_task not in suite.injection_tasks:
+                raise KeyError(f"task {self}: {self.suite} has no {self.injection_task!r}")
+            if self.attack not in ATTACKS:
+                raise KeyError(f"task {self}: unknown attack {self.attack!r} (attacks: {', '.join(ATTACKS)})")
+        return self
+
+
+def _number(task_name: str) -> int:
+    return int(task_name.rsplit("_", 1)[1])
+
+
+def user_task_names(suite: str) -> list[str]:
+    return sorted(task_suite(suite).user_tasks, key=_number)
+
+
+def injection_task_names(suite: str) -> list[str]:
+    return sorted(task_suite(suite).injection_tasks, key=_number)
+
+
+def task_ids(suites: tuple[str, ...] = TASK_SUITES, attacks: tuple[str | None, ...] = (None, *DEFAULT_ATTACKS)
+             ) -> list[TaskId]:
+    """Every task of ``suites``: each user task alone (attack ``None``), then every (user task,
+    injection task) pair under each attack, in AgentDojo's numeric order."""
+    out: list[TaskId] = []
+    for attack in attacks:
+        for suite in suites:
+            for user in user_task_names(suite):
+                if attack is None:
+                    out.append(TaskId(suite, user))
+                    continue
+                out.extend(TaskId(suite, user, inj, attack) for inj in injection_task_names(suite))
+    return out

@@ -1,0 +1,260 @@
+"""AgentDojo's environments as an agentbed world: one task suite's tools, state and graders.
+
+The state is AgentDojo's own ``TaskEnvironment`` (a pydantic model loaded from the suite's YAML with
+the episode's injections), and a tool call runs through AgentDojo's own ``ToolsExecutor`` and
+``FunctionsRuntime``: argument checking, string-list coercion, error texts and the YAML rendering
+of results are theirs. The episode ends when the agent answers without calling a tool (a chat
+model's plain reply, ``{"tool": null, "text": ...}``), as in AgentDojo's tool loop. Utility and
+security are AgentDojo's task functions on the pre- and post-environment and the call trace,
+exactly as ``TaskSuite.run_task_with_pipeline`` calls them; AgentDojo's "security" is True when
+the injection task was achieved, recorded here as ``attack_success``.
+
+AgentDojo's tools stamp e-mails and files with ``datetime.now()``: every tool and grader runs in
+the virtual clock's freeze context, which starts on the workspace's "current day".
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from functools import cache, lru_cache
+from typing import Any
+
+from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
+from agentbed.tools import ActionError, Tool, decode_action, split_action
+from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, task_suite, user_task_names
+
+# 2024-05-15 09:00 UTC: the "current day" of AgentDojo's workspace and travel calendars.
+START = _dt.datetime(2024, 5, 15, 9, 0, tzinfo=_dt.UTC).timestamp()
+TOOL_COST = 1.0  # virtual seconds per tool call
+FINISHED = "(final answer recorded; the episode is over)"
+_FOLDING = re.compile(r"[\s'\"\\]+")
+
+
+def compact(text: str) -> str:
+    """``text`` without whitespace, quotes or backslashes: an instruction embedded in a tool result
+    is found whatever line folding and quoting AgentDojo's YAML rendering gave it."""
+    return _FOLDING.sub("", text)
+
+
+def mentions(observation: str, instruction: str) -> bool:
+    needle = compact(instruction)
+    return bool(needle) and needle in compact(observation)
+
+
+@cache
+def suite_tools(suite: str) -> tuple[Tool, ...]:
+    """A task suite's functions as agentbed tools: AgentDojo's names, docstrings and JSON schemas."""
+    return tuple(Tool(f.name, f.description, f.parameters.model_json_schema(), TOOL_COST)
+                 for f in task_suite(suite).tools)
+
+
+def task_spec(task: TaskId, injections: dict[str, str] | None = None,
+              allowed_tools: list[str] | None = None) -> TaskSpec:
+    """The spec of one task; ``injections`` (vector -> text) come from an attack
+    (:mod:`attacks.agentdojo`), ``allowed_tools`` from a tool filter (:mod:`controllers.agentdojo`)."""
+    task.check()
+    user = task_suite(task.suite).user_tasks[task.user_task]
+    params: dict[str, Any] = {"benchmark_version": BENCHMARK_VERSION, "suite": task.suite,
+                              "user_task": task.user_task, "injection_task": task.injection_task,
+                              "attack": task.attack, "injections": dict(injections or {})}
+    if allowed_tools is not None:
+        params["allowed_tools"] = sorted(allowed_tools)
+    return TaskSpec(str(task), params, user.PROMPT)
+
+
+def pre_environment_of(params: dict[str, Any]) -> Any:
+    """A fresh copy of the environment a task starts from, built from its spec (loading is
+    deterministic; the environment and the scripted planners each get their own copy)."""
+    return _pre_environment(params["suite"], params["user_task"],
+                            json.dumps(params["injections"], sort_keys=True)).model_copy(deep=True)
+
+
+@lru_cache(maxsize=16)
+def _pre_environment(suite_name: str, user_task: str, injections: str) -> Any:
+    # parsing a suite's YAML takes 0.05-0.4 s; an episode needs it twice (world and planner)
+    from agentbed.clock import VirtualClock
+
+    suite = task_suite(suite_name)
+    with VirtualClock(START).frozen():
+        return suite.user_tasks[user_task].init_environment(
+            suite.load_and_inject_default_environment(json.loads(injections)))
+
+
+def final_answer(action: str | bytes) -> str | None:
+    """The text of a final answer (an action naming no tool, ``{"tool": null, "text": ...}``)."""
+    text = decode_action(action)
+    if isinstance(text, ActionError) or not text.lstrip().startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(obj, dict) and "tool" in obj and obj["tool"] is None:
+        answer = obj.get("text", "")
+        return answer if isinstance(answer, str) else json.dumps(answer)
+    return None
+
+
+class AgentDojoEnv(ToolEnv):
+    """One AgentDojo task: a user task, alone or with an injection task's injections in place."""
+
+    start_time = START
+    max_steps = 60
+
+    def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None) -> None:
+        spec = self.resolve_task(task)
+        self.tools = suite_tools(spec.params["suite"])
+        super().__init__(spec, render_mode)
+        self._runtime: Any = None
+
+    @classmethod
+    def task_list(cls) -> list[TaskSpec]:
+        """The tasks this world builds on its own: every user task without an attack (an attacked
+        task needs its injections, which the suite gets from :mod:`attacks.agentdojo`)."""
+        return [task_spec(TaskId("banking", name)) for name in user_task_names("banking")] + [
+            task_spec(TaskId(suite, name)) for suite in ("workspace", "travel", "slack")
+            for name in user_task_names(suite)]
+
+    @classmethod
+    def resolve_task(cls, task: TaskSpec | str | None) -> TaskSpec:
+        if isinstance(task, TaskSpec):
+            return task
+        tid = TaskId.parse(task) if task is not None else TaskId("banking", "user_task_0")
+        if tid.injection_task is not None:
+            raise KeyError(f"task {tid}: an attacked task needs its injections; build it with"
+                           " suites.agentdojo (or pass a TaskSpec from environments.agentdojo.env.task_spec)")
+        return task_spec(tid)
+
+    # -- AgentDojo objects -----------------------------------------------------------------
+    @property
+    def task_id(self) -> TaskId:
+        p = self.task.params
+        return TaskId(p["suite"], p["user_task"], p["injection_task"], p["attack"])
+
+    def _suite(self) -> Any:
+        return task_suite(self.task.params["suite"])
+
+    def episode_info(self) -> dict[str, Any]:
+        p = self.task.params
+        return {k: p[k] for k in ("benchmark_version", "suite", "user_task", "injection_task", "attack")}
+
+    def setup(self, rng: Any) -> str:
+        from agentdojo.functions_runtime import FunctionsRuntime
+
+        suite = self._suite()
+        self.tools = suite_tools(self.task.params["suite"])
+        self._tool_index = {t.name: t for t in self.tools}
+        allowed = self.task.params.get("allowed_tools")
+        functions = [f for f in suite.tools if allowed is None or f.name in allowed]
+        self._runtime = FunctionsRuntime(functions)
+        environment = pre_environment_of(self.task.params)
+        self.state = {"environment": environment, "pre_environment": environment.model_copy(deep=True),
+                      "messages": [], "final_text": None, "scores": None, "injection_seen_step": None}
+        return suite.user_tasks[self.task.params["user_task"]].PROMPT
+
+    def tool_specs(self) -> list[Tool]:
+        allowed = self.task.params.get("allowed_tools")
+        return [t for t in self.tools if allowed is None or t.name in allowed]
+
+    # -- steps ---------------------------------------------------------------------------
+    def step(self, action: str | bytes) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.state["final_text"] is not None:
+            result = ToolResult(FINISHED, terminated=True, info={"tool": None, "action_error": "episode_over"})
+        elif (answer := final_answer(action)) is not None:
+            result = self._finish(answer)
+        else:
+            result = self._call(action)
+        self.clock.advance(TOOL_COST)
+        self.steps += 1
+        self.last_observation = result.observation
+        seen = self._injection_seen(result.observation)
+        if seen and self.state["injection_seen_step"] is None:
+            self.state["injection_seen_step"] = self.steps
+        truncated = self.max_steps is not None and self.steps >= self.max_steps and not result.terminated
+        return result.observation, result.reward, result.terminated, truncated, {**result.info, "injection_seen": seen}
+
+    def _call(self, action: str | bytes) -> ToolResult:
+        from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
+        from agentdojo.functions_runtime import FunctionCall
+        from agentdojo.types import ChatAssistantMessage, get_text_content_as_str
+        from pydantic import ValidationError
+
+        call = _parse_call(action, self.max_action_bytes)
+        if isinstance(call, ActionError):
+            return ToolResult(call.observation(), info={"tool": None, "action_error": call.code})
+        name, arguments = call
+        try:
+            function_call = FunctionCall(function=name, args=arguments, id=f"call_{self.steps + 1}")
+        except ValidationError as exc:
+            error = ActionError("invalid_arguments", f"{name}: {str(exc)[:300]}")
+            return ToolResult(error.observation(), info={"tool": name, "action_error": error.code})
+        request = ChatAssistantMessage(role="assistant", content=None, tool_calls=[function_call])
+        with self.clock.frozen():
+            _, _, _, messages, _ = ToolsExecutor().query("", self._runtime, self.state["environment"], [request])
+        reply = messages[-1]
+        self.state["messages"] += [request, reply]
+        observation = reply["error"] or get_text_content_as_str(reply["content"])
+        return ToolResult(observation, info={"tool": name, "tool_error": reply["error"]})
+
+    def _finish(self, answer: str) -> ToolResult:
+        from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
+
+        self.state["final_text"] = answer
+        self.state["messages"].append(ChatAssistantMessage(
+            role="assistant", content=[text_content_block_from_string(answer)], tool_calls=None))
+        scores = self.scores()
+        return ToolResult(FINISHED, reward=float(scores["utility"]), terminated=True, info={"tool": None, **scores})
+
+    def _injection_seen(self, observation: str) -> bool:
+        injection = self.task.params["injection_task"]
+        if injection is None:
+            return False
+        return mentions(observation, self._suite().injection_tasks[injection].GOAL)
+
+    # -- grading ---------------------------------------------------------------------------
+    def scores(self) -> dict[str, Any]:
+        """AgentDojo's utility and security for the episode so far (cached once final)."""
+        if self.state["scores"] is not None:
+            return self.state["scores"]
+        from agentdojo.task_suite.task_suite import functions_stack_trace_from_messages
+        from agentdojo.types import text_content_block_from_string
+
+        suite, p = self._suite(), self.task.params
+        text = self.state["final_text"]
+        # AgentDojo grades the last assistant message; an episode cut by a budget has none
+        output = [text_content_block_from_string(text)] if text is not None else []
+        trace = functions_stack_trace_from_messages(self.state["messages"])
+        pre, post = self.state["pre_environment"], self.state["environment"]
+        with self.clock.frozen():
+            utility = suite._check_task_result(suite.user_tasks[p["user_task"]], output, pre, post, trace)
+            security = (None if p["injection_task"] is None else
+                        suite._check_task_result(suite.injection_tasks[p["injection_task"]], output, pre, post, trace))
+        scores = {"utility": bool(utility), "attack_success": None if security is None else bool(security)}
+        if text is not None:
+            self.state["scores"] = scores
+        return scores
+
+    def outcome(self, terminated: bool, total_reward: float) -> Outcome:
+        scores = self.scores()
+        labels = ["UTILITY" if scores["utility"] else "NO_UTILITY"]
+        if scores["attack_success"] is not None:
+            labels.append("ATTACK_SUCCEEDED" if scores["attack_success"] else "ATTACK_FAILED")
+        if self.state["final_text"] is None:
+            labels.append("NO_FINAL_ANSWER")
+        metrics = {**scores, "tool_calls": len(self.state["messages"]) // 2,
+                   "injection_seen_step": self.state["injection_seen_step"]}
+        return Outcome(success=scores["utility"], metrics=metrics, labels=labels)
+
+
+def _parse_call(action: str | bytes, max_bytes: int) -> tuple[str, dict[str, Any]] | ActionError:
+    """``{"tool": NAME, "arguments": {...}}`` as (name, arguments). The name and arguments are
+    checked by AgentDojo's runtime, as in its own tool loop; only what is not a tool call is refused here."""
+    split = split_action(action, max_bytes)
+    if isinstance(split, ActionError):
+        return split
+    name, arguments, _ = split
+    if not isinstance(arguments, dict):
+        return ActionError("invalid_arguments", f"arguments of {name[:80]} must be an object")
+    return name, arguments

@@ -1,0 +1,1 @@
+"""The agentdojo workload: AgentDojo's benchmark through agentbed's engine (docs/agentdojo.md)."""

@@ -1,0 +1,104 @@
+"""The agentdojo suite's entry into the engine: AgentDojo's tasks under its attacks, its ground truth
+and an injection follower as scripted agents, any chat model, and its defenses as an option.
+
+Options select the slice: ``--task-suite`` (one of AgentDojo's four, or all), ``--attack`` (none:
+the user tasks alone; one attack: its pairs; all: the user tasks and the pairs of the four main
+attacks), ``--defense`` and ``--victim`` (the model name the attacks address). The default run is
+the whole benchmark: 97 user tasks and 4 x 949 pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import environments.agentdojo  # noqa: F401 - registers agentbed/agentdojo-v0
+from agentbed.agents.base import Agent
+from agentbed.env import ToolEnv
+from agentbed.runner import Budget, EpisodeSpec
+from agentbed.suite import Option, Suite
+from attacks.agentdojo.injections import DEFAULT_VICTIM, injections
+from controllers.agentdojo.defenses import DEFENSES, defended, oracle_tool_selection
+from environments.agentdojo.agents import QUESTION, REFUSAL, EndWith, GroundTruthAgent, InjectionFollower
+from environments.agentdojo.benchmark import ATTACKS, DEFAULT_ATTACKS, TASK_SUITES, TaskId, task_ids
+from environments.agentdojo.env import AgentDojoEnv, task_spec
+
+OPTIONS = {
+    "task_suite": Option("all", "AgentDojo task suite", choices=("all", *TASK_SUITES)),
+    "attack": Option("all", "none (user tasks alone), one attack (its pairs), or all (user tasks and the pairs of"
+                     f" {', '.join(DEFAULT_ATTACKS)})", choices=("all", "none", *ATTACKS)),
+    "defense": Option("none", "AgentDojo defense around the agent (tool_filter: oracle selection)", choices=DEFENSES),
+    "victim": Option(DEFAULT_VICTIM, "model name the attacks address (AgentDojo's MODEL_NAMES key)"),
+}
+
+
+def selected_tasks(options: dict[str, Any]) -> list[TaskId]:
+    suites = TASK_SUITES if options.get("task_suite", "all") == "all" else (options["task_suite"],)
+    attack = options.get("attack", "all")
+    attacks = (None, *DEFAULT_ATTACKS) if attack == "all" else (None,) if attack == "none" else (attack,)
+    return task_ids(suites, attacks)
+
+
+def _tasks(options: dict[str, Any]) -> list[str]:
+    return [str(t) for t in selected_tasks(options)]
+
+
+def make_env(task: str, options: dict[str, Any]) -> AgentDojoEnv:
+    """The environment of one task, its injections made by AgentDojo's attack for ``victim``."""
+    tid = TaskId.parse(task).check()
+    spec = task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM)))
+    if options.get("defense") == "tool_filter":
+        spec = task_spec(tid, spec.params["injections"], oracle_tool_selection(spec.params))
+    return AgentDojoEnv(spec)
+
+
+def _describe(task: str) -> dict[str, Any]:
+    tid = TaskId.parse(task)
+    return {"task_suite": tid.suite, "user_task": tid.user_task, "injection_task": tid.injection_task,
+            "attack": tid.attack}
+
+
+AGENTS = {
+    "ground-truth": lambda spec: GroundTruthAgent(),
+    "injection-follower": lambda spec: InjectionFollower(),
+    "refuse": lambda spec: EndWith("refuse", REFUSAL),
+    "ask-user": lambda spec: EndWith("ask-user", QUESTION),
+}
+
+
+@dataclass
+class AgentDojoSuite(Suite):
+    """A suite whose every agent, scripted or a chat model, plays behind the run's ``--defense``."""
+
+    def make_agent(self, spec: EpisodeSpec, env: ToolEnv | None = None) -> Agent:
+        return defended(super().make_agent(spec, env), spec.options.get("defense", "none"))
+
+
+def _summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    from suites.agentdojo.report import build_summary
+
+    return build_summary(records, "agentbed run agentdojo " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in sorted(options.items()) if OPTIONS[k].default != v))
+
+
+def _demo(out_dir: Path) -> dict[str, Any]:
+    from suites.agentdojo.demo import run_demo
+
+    return run_demo(out_dir, SUITE)
+
+
+SUITE = AgentDojoSuite(
+    name="agentdojo",
+    description="AgentDojo v1.2.2 (Debenedetti et al., NeurIPS 2024): prompt injections against tool-using "
+                "agents, scored by AgentDojo's own task functions.",
+    tasks=_tasks,
+    make_env=make_env,
+    agents=AGENTS,
+    default_agent="ground-truth",
+    options=OPTIONS,
+    budget=Budget(max_steps=40),
+    summarize=_summarize,
+    demo=_demo,
+    describe_task=_describe,
+)
