@@ -2,13 +2,15 @@
 started after the page was opened; beside it, ``inspect view`` over the same run exported to
 Inspect's format (``agentbed export --format inspect``).
 
-    .venv/bin/python bench/view_speed.py --episodes 10000 --repeats 5
+    .venv/bin/python bench/view_speed.py --episodes 10000 --inspect-episodes 1000 --repeats 5
 
 The run is real: ``agentbed run vault`` with the oracle and naive agents over enough seeds.
 agentbed's figures are HTTP round trips to the viewer on loopback (cold: the first request,
 which reads every file; warm: the median of the repeats, from what the catalog already holds).
 inspect's are the same round trips to ``inspect view start`` for its listing of log files and
 for one whole log (the samples of one task): the nearest equivalent of listing the episodes.
+Exporting 10,000 episodes to Inspect's format takes longer than this bench should, so the
+comparison is made on a second, smaller run (``--inspect-episodes``), with both viewers on it.
 The live figure is measured in headless Chromium (Debian's, through Playwright) when both are
 there: from the moment a finished run is copied into the folder to the moment its row is in
 the page, with the page polling every second.
@@ -134,35 +136,49 @@ def bench_live(root: Path, small_run: Path) -> str:
         server.server_close()
 
 
+def _make_run(run: Path, episodes: int) -> None:
+    if (run / "manifest.json").exists():
+        return
+    run.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    seeds = math.ceil(episodes / 6)  # vault: 3 tasks x 2 agents per seed
+    agentbed(["run", "vault", "--agent", "oracle,naive", "--seeds", str(seeds), "--quiet", "--out", str(run)])
+    print(f"made {seeds * 6} episodes in {time.perf_counter() - t0:.0f} s: {run}", flush=True)
+
+
+def _print(rows: list[tuple[str, str, float, float]], episodes: int, repeats: int) -> None:
+    print(f"\n{episodes} episodes; seconds per HTTP round trip on loopback (cold = first; warm = median of "
+          f"{repeats}; for 'episode page': max and median over 21 episodes)")
+    print(f"{'viewer':<15} {'what':<40} {'cold':>8} {'warm':>8}")
+    for viewer, name, cold, warm in rows:
+        print(f"{viewer:<15} {name:<40} {cold:8.3f} {warm:8.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--inspect-episodes", type=int, default=1_000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--keep", help="make the run here (kept) instead of a temporary folder")
+    parser.add_argument("--keep", help="make the runs here (kept) instead of a temporary folder")
     args = parser.parse_args()
     scratch = Path(args.keep or tempfile.mkdtemp(prefix="agentbed-view-bench-"))
     root = scratch / "runs"
-    run = root / "vault-big"
-    seeds = math.ceil(args.episodes / 6)  # vault: 3 tasks x 2 agents per seed
-    if not (run / "manifest.json").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        agentbed(["run", "vault", "--agent", "oracle,naive", "--seeds", str(seeds), "--quiet", "--out", str(run)])
-        print(f"made {seeds * 6} episodes in {time.perf_counter() - t0:.0f} s: {run}")
+    big, medium = root / "vault-big", scratch / "medium" / "vault-medium"
+    _make_run(big, args.episodes)
+    rows = [("agentbed view", name, cold, warm) for name, (cold, warm) in bench_agentbed(root, big, args.repeats).items()]
+    _print(rows, len((big / "index.jsonl").read_text().splitlines()), args.repeats)
+    _make_run(medium, args.inspect_episodes)
+    rows = [("agentbed view", name, cold, warm)
+            for name, (cold, warm) in bench_agentbed(medium.parent, medium, args.repeats).items()]
+    inspected = bench_inspect(medium, args.repeats, scratch)
+    if isinstance(inspected, dict):
+        rows += [("inspect view", name, cold, warm) for name, (cold, warm) in inspected.items()]
+    _print(rows, len((medium / "index.jsonl").read_text().splitlines()), args.repeats)
+    if not isinstance(inspected, dict):
+        print(f"inspect view: {inspected}")
     small = scratch / "small"
     if not small.exists():
         agentbed(["run", "vault", "--agent", "oracle", "--seeds", "1", "--quiet", "--out", str(small)])
-    rows = [("agentbed view", name, cold, warm) for name, (cold, warm) in bench_agentbed(root, run, args.repeats).items()]
-    inspected = bench_inspect(run, args.repeats, scratch)
-    if isinstance(inspected, dict):
-        rows += [("inspect view", name, cold, warm) for name, (cold, warm) in inspected.items()]
-    print(f"\n{seeds * 6} episodes; seconds per HTTP round trip on loopback (cold = first; warm = median of "
-          f"{args.repeats}; for 'episode page': max and median over 21 episodes)")
-    print(f"{'viewer':<15} {'what':<40} {'cold':>8} {'warm':>8}")
-    for viewer, name, cold, warm in rows:
-        print(f"{viewer:<15} {name:<40} {cold:8.3f} {warm:8.3f}")
-    if not isinstance(inspected, dict):
-        print(f"inspect view: {inspected}")
     print(f"\nlive: a run copied into the folder appears in the open page after {bench_live(root, small)}")
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)

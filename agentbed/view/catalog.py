@@ -32,9 +32,11 @@ from agentbed.validate import (
     read_json,
     record_schema,
 )
+from agentbed.view.fastcheck import compile_simple
 
 INDEX = "index.jsonl"
 RUNNING = "running"
+_INDEX_VALID = compile_simple(INDEX_RECORD_SCHEMA) or (lambda record: False)
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -86,7 +88,8 @@ class IndexTail:
                 continue
             try:
                 record = parse_json(raw, f"line {line_no}")
-                check(record, INDEX_RECORD_SCHEMA, f"line {line_no}")
+                if not _INDEX_VALID(record):  # the fast path said "not sure": the full check decides
+                    check(record, INDEX_RECORD_SCHEMA, f"line {line_no}")
             except InputError as exc:
                 self.problems.append(f"{exc}; episode left out")
                 continue
@@ -117,6 +120,8 @@ class RunView:
         self.index = IndexTail()
         self._json: dict[str, tuple[Any, Any, str]] = {}  # rel -> (stat, value, problem)
         self._running: dict[str, tuple[Any, dict[str, Any] | None]] = {}  # log name -> (stat, header row)
+        self._rows: list[dict[str, Any]] = []  # episode_row of index.records, extended as the index grows
+        self._listing: tuple[Any, list[str]] = (None, [])  # (episodes/ stat, its .jsonl names)
         self._lock = threading.Lock()
 
     def _read(self, rel: str, schema: dict[str, Any] | None = None) -> tuple[Any, str]:
@@ -146,7 +151,11 @@ class RunView:
             problems.append({"file": "run.json", "message": problem})
         self.index.follow(self.root / INDEX)
         problems += [{"file": INDEX, "message": p} for p in self.index.problems]
-        rows = [episode_row(r, self.prices) for r in self.index.records]
+        if len(self._rows) > len(self.index.records) or (self._rows and self._rows[0]["id"] !=
+                                                          self.index.records[0]["episode_id"]):
+            self._rows = []  # the index was read again from the start
+        self._rows += [episode_row(r, self.prices) for r in self.index.records[len(self._rows):]]
+        rows = list(self._rows)
         done = {r["id"] for r in rows}
         running = self._running_rows(done, problems)
         summaries: dict[str, Any] = {}
@@ -169,21 +178,25 @@ class RunView:
         crash, which ``--resume`` re-runs). Each is named by its header line."""
         folder = self.root / "episodes"
         out: list[dict[str, Any]] = []
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
+        listed = _stat(folder)
+        if listed is None:
             return out
-        for entry in entries:
-            if not entry.name.endswith(".jsonl") or entry.name[:-6] in done:
+        if self._listing[0] != listed:  # a log was added or removed: list the folder again
+            try:
+                self._listing = (listed, [e.name for e in os.scandir(folder) if e.name.endswith(".jsonl")])
+            except OSError:
+                return out
+        for name in self._listing[1]:
+            if name[:-6] in done:
                 continue
             try:
-                st = entry.stat()
+                st = os.stat(folder / name)
             except OSError:
                 continue
             stat = (st.st_size, st.st_mtime_ns)
-            cached = self._running.get(entry.name)
+            cached = self._running.get(name)
             if cached is None or cached[0] != stat:
-                cached = self._running[entry.name] = (stat, self._running_row(Path(entry.path), problems))
+                cached = self._running[name] = (stat, self._running_row(folder / name, problems))
             if cached[1] is not None:
                 out.append(cached[1])
         return out

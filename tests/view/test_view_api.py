@@ -180,3 +180,21 @@ def test_viewer_threads_do_not_leak_between_servers(runs_root):
     time.sleep(0.1)
     assert threading.active_count() <= before + 1
     assert isinstance(ViewServer, type) and Path(__file__).exists()
+
+
+def test_the_fast_index_check_is_never_looser_than_the_schema(vault_run):
+    import jsonschema
+
+    from agentbed.validate import INDEX_RECORD_SCHEMA
+    from agentbed.view.fastcheck import compile_simple
+
+    fast = compile_simple(INDEX_RECORD_SCHEMA)
+    good = json.loads((vault_run / "index.jsonl").read_text().splitlines()[0])
+    variants = [good, {**good, "seed": True}, {**good, "seed": 1.0}, {**good, "episode_id": ""},
+                {**good, "labels": ["a", 1]}, {**good, "error": None}, {**good, "error": 3}, {**good, "extra": [1]},
+                {k: v for k, v in good.items() if k != "task"}, {**good, "metrics": []}, [good], "text", None]
+    for record in variants:
+        if fast(record):
+            assert jsonschema.Draft202012Validator(INDEX_RECORD_SCHEMA).is_valid(record), record
+    assert fast(good) and not fast({**good, "seed": True}) and not fast({**good, "episode_id": ""})
+    assert compile_simple({"oneOf": [{"type": "string"}]}) is None  # anything else: the full check
