@@ -174,6 +174,47 @@ class Terminal:
         return doc
 
 
+def ask(folder: Path, asked: Asked, *, timeout: float, on_timeout: str, agents: list[str],
+        terminal: Terminal) -> tuple[dict[str, Any], str, float]:
+    """Put one question in ``folder`` (and on the terminal), wait for the first answer or the
+    timeout; return (decision, how it came, seconds waited). Both files are gone afterwards."""
+    asked_at = time.time()
+    request = {"format": FORMAT, "key": asked.key, "episode_id": asked.episode_id, "step": asked.step,
+               "task": asked.task, "agent": asked.agent, "proposed": asked.proposed,
+               "observation": asked.observation[-4000:], "flagged": asked.flagged, "asked_at": asked_at,
+               "deadline": asked_at + timeout, "agents": agents, "choices": list(CHOICES)}
+    decision = decision_path(folder, asked.key)
+    decision.unlink(missing_ok=True)  # a stale answer from an earlier run of the same episode
+    write_once(request_path(folder, asked.key), request) or \
+        request_path(folder, asked.key).write_text(json.dumps(request), encoding="utf-8")
+    terminal.ask(asked, agents)
+    start = time.monotonic()
+    try:
+        while (waited := time.monotonic() - start) < timeout:
+            typed = terminal.poll(asked.key, min(POLL_SECONDS, timeout - waited))
+            if typed is not None:
+                try:
+                    check_decision(typed, "terminal", agents)
+                except InputError as exc:
+                    print(f"  {exc}", file=terminal.out)
+                    continue
+                if write_once(decision, {**typed, "via": "terminal"}):
+                    return typed, "terminal", time.monotonic() - start
+            if decision.exists():
+                try:
+                    doc = check_decision(read_json(decision), str(decision), agents)
+                except InputError as exc:  # a bad answer is refused; the question stays open
+                    print(f"agentbed: approval: {exc}", file=sys.stderr)
+                    decision.unlink(missing_ok=True)
+                    continue
+                return doc, str(doc.get("via") or "file"), time.monotonic() - start
+        return {"decision": on_timeout, "author": "timeout policy",
+                "reason": f"no answer in {timeout:g} s"}, "timeout", timeout
+    finally:
+        request_path(folder, asked.key).unlink(missing_ok=True)
+        decision.unlink(missing_ok=True)
+
+
 class HumanApprover(Controller):
     """Asks before each proposed call (or only those ``flagger`` flags) and waits for a person.
 
@@ -207,41 +248,8 @@ class HumanApprover(Controller):
         return self._verdict(doc, via, latency, proposed, ctx)
 
     def _wait(self, asked: Asked) -> tuple[dict[str, Any], str, float]:
-        asked_at = time.time()
-        request = {"format": FORMAT, "key": asked.key, "episode_id": asked.episode_id, "step": asked.step,
-                   "task": asked.task, "agent": asked.agent, "proposed": asked.proposed,
-                   "observation": asked.observation[-4000:], "flagged": asked.flagged, "asked_at": asked_at,
-                   "deadline": asked_at + self.timeout, "agents": self.agents, "choices": list(CHOICES)}
-        decision = decision_path(self.folder, asked.key)
-        decision.unlink(missing_ok=True)  # a stale answer from an earlier run of the same episode
-        write_once(request_path(self.folder, asked.key), request) or \
-            request_path(self.folder, asked.key).write_text(json.dumps(request), encoding="utf-8")
-        self.terminal.ask(asked, self.agents)
-        start = time.monotonic()
-        try:
-            while (waited := time.monotonic() - start) < self.timeout:
-                typed = self.terminal.poll(asked.key, min(POLL_SECONDS, self.timeout - waited))
-                if typed is not None:
-                    try:
-                        check_decision(typed, "terminal", self.agents)
-                    except InputError as exc:
-                        print(f"  {exc}", file=self.terminal.out)
-                        continue
-                    if write_once(decision, {**typed, "via": "terminal"}):
-                        return typed, "terminal", time.monotonic() - start
-                if decision.exists():
-                    try:
-                        doc = check_decision(read_json(decision), str(decision), self.agents)
-                    except InputError as exc:  # a bad answer is refused; the question stays open
-                        print(f"agentbed: approval: {exc}", file=sys.stderr)
-                        decision.unlink(missing_ok=True)
-                        continue
-                    return doc, str(doc.get("via") or "file"), time.monotonic() - start
-            return {"decision": self.on_timeout, "author": "timeout policy",
-                    "reason": f"no answer in {self.timeout:g} s"}, "timeout", self.timeout
-        finally:
-            request_path(self.folder, asked.key).unlink(missing_ok=True)
-            decision.unlink(missing_ok=True)
+        return ask(self.folder, asked, timeout=self.timeout, on_timeout=self.on_timeout, agents=self.agents,
+                   terminal=self.terminal)
 
     def _verdict(self, doc: dict[str, Any], via: str, latency: float, proposed: Action,
                  ctx: StepContext) -> Verdict:

@@ -8,7 +8,8 @@ The run is real: ``agentbed run vault`` with the oracle and naive agents over en
 agentbed's figures are HTTP round trips to the viewer on loopback (cold: the first request,
 which reads every file; warm: the median of the repeats, from what the catalog already holds).
 inspect's are the same round trips to ``inspect view start`` for its listing of log files and
-for one whole log (the samples of one task): the nearest equivalent of listing the episodes.
+for one log, its header only and whole (the samples of one task, what its sample list is read from):
+the nearest equivalents of opening a run and listing its episodes.
 Exporting 10,000 episodes to Inspect's format takes longer than this bench should, so the
 comparison is made on a second, smaller run (``--inspect-episodes``), with both viewers on it.
 The live figure is measured in headless Chromium (Debian's, through Playwright) when both are
@@ -99,7 +100,9 @@ def bench_inspect(run: Path, repeats: int, scratch: Path) -> dict[str, object] |
         biggest = max(files, key=lambda f: (logs / Path(f["name"]).name).stat().st_size
                       if (logs / Path(f["name"]).name).exists() else 0)
         name = urllib.request.quote(biggest["name"], safe="")
-        out[f"one task's log ({len(files)} logs)"] = _timed(f"{base}/api/logs/{name}", repeats)
+        out[f"one task's log, header ({len(files)} logs)"] = _timed(f"{base}/api/logs/{name}?header-only=0",
+                                                                     repeats)
+        out[f"one task's log, whole ({len(files)} logs)"] = _timed(f"{base}/api/logs/{name}", repeats)
         return out
     finally:
         proc.terminate()
