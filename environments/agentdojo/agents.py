@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
-from agentbed.tools import Tool, make_action
+from agentbed.tools import Tool
 from environments.agentdojo.benchmark import injection_task_names, task_suite
 from environments.agentdojo.env import mentions, pre_environment_of
 
@@ -24,9 +24,14 @@ def final_action(text: str) -> str:
     return json.dumps({"tool": None, "text": text}, ensure_ascii=False)
 
 
+def call_action(function: str, args: dict[str, Any]) -> str:
+    """An AgentDojo ``FunctionCall`` as an agentbed action (any argument name, even ``tool_name``)."""
+    return json.dumps({"tool": function, "arguments": args}, ensure_ascii=False)
+
+
 def calls_of(task: Any, environment: Any) -> list[str]:
     """A task's ground-truth tool calls as agentbed actions."""
-    return [make_action(call.function, **call.args) for call in task.ground_truth(environment)]
+    return [call_action(call.function, call.args) for call in task.ground_truth(environment)]
 
 
 class GroundTruthAgent(Agent):

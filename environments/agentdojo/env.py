@@ -4,7 +4,9 @@ The state is AgentDojo's own ``TaskEnvironment`` (a pydantic model loaded from t
 the episode's injections), and a tool call runs through AgentDojo's own ``ToolsExecutor`` and
 ``FunctionsRuntime``: argument checking, string-list coercion, error texts and the YAML rendering
 of results are theirs. The episode ends when the agent answers without calling a tool (a chat
-model's plain reply, ``{"tool": null, "text": ...}``), as in AgentDojo's tool loop. Utility and
+model's plain reply, ``{"tool": null, "text": ...}``), as in AgentDojo's tool loop; agents that can
+only call tools (the local model's grammar-bound profile) answer with the extra tool
+``final_answer``, which is the same thing. Utility and
 security are AgentDojo's task functions on the pre- and post-environment and the call trace,
 exactly as ``TaskSuite.run_task_with_pipeline`` calls them; AgentDojo's "security" is True when
 the injection task was achieved, recorded here as ``attack_success``.
@@ -43,11 +45,15 @@ def mentions(observation: str, instruction: str) -> bool:
     return bool(needle) and needle in compact(observation)
 
 
+FINAL_ANSWER = Tool("final_answer", "Give your final answer to the user; this ends the task.",
+                    {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}, TOOL_COST)
+
+
 @cache
 def suite_tools(suite: str) -> tuple[Tool, ...]:
     """A task suite's functions as agentbed tools: AgentDojo's names, docstrings and JSON schemas."""
-    return tuple(Tool(f.name, f.description, f.parameters.model_json_schema(), TOOL_COST)
-                 for f in task_suite(suite).tools)
+    return (*(Tool(f.name, f.description, f.parameters.model_json_schema(), TOOL_COST) for f in task_suite(suite).tools),
+            FINAL_ANSWER)
 
 
 def task_spec(task: TaskId, injections: dict[str, str] | None = None,
@@ -83,7 +89,8 @@ def _pre_environment(suite_name: str, user_task: str, injections: str) -> Any:
 
 
 def final_answer(action: str | bytes) -> str | None:
-    """The text of a final answer (an action naming no tool, ``{"tool": null, "text": ...}``)."""
+    """The text of a final answer: an action naming no tool (``{"tool": null, "text": ...}``) or a
+    call of :data:`FINAL_ANSWER`."""
     text = decode_action(action)
     if isinstance(text, ActionError) or not text.lstrip().startswith("{"):
         return None
@@ -91,10 +98,15 @@ def final_answer(action: str | bytes) -> str | None:
         obj = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return None
-    if isinstance(obj, dict) and "tool" in obj and obj["tool"] is None:
+    if not isinstance(obj, dict) or "tool" not in obj:
+        return None
+    if obj["tool"] is None:
         answer = obj.get("text", "")
-        return answer if isinstance(answer, str) else json.dumps(answer)
-    return None
+    elif obj["tool"] == FINAL_ANSWER.name and isinstance(obj.get("arguments"), dict):
+        answer = obj["arguments"].get("answer", "")
+    else:
+        return None
+    return answer if isinstance(answer, str) else json.dumps(answer)
 
 
 class AgentDojoEnv(ToolEnv):
@@ -156,7 +168,7 @@ class AgentDojoEnv(ToolEnv):
 
     def tool_specs(self) -> list[Tool]:
         allowed = self.task.params.get("allowed_tools")
-        return [t for t in self.tools if allowed is None or t.name in allowed]
+        return [t for t in self.tools if allowed is None or t.name in allowed or t is FINAL_ANSWER]
 
     # -- steps ---------------------------------------------------------------------------
     def step(self, action: str | bytes) -> tuple[str, float, bool, bool, dict[str, Any]]:

@@ -39,7 +39,7 @@ def _pipeline_base() -> Any:
     return BasePipelineElement
 
 
-def _quiet_logger(logdir: str | Path) -> Any:
+def quiet_logger(logdir: str | Path) -> Any:
     """AgentDojo's logger context as its script sets it up (its trace logger writes each task's
     JSON under ``logdir``), without printing the conversations."""
     from agentdojo.logging import Logger
@@ -85,7 +85,7 @@ def their_ground_truth(suite_name: str, attack: str | None, logdir: str | Path, 
     suite = task_suite(suite_name)
     pipeline = ground_truth_pipeline(suite_name, victim)
     wanted = list(user_tasks) if user_tasks is not None else None
-    with warnings.catch_warnings(), _quiet_logger(logdir):
+    with warnings.catch_warnings(), quiet_logger(logdir):
         warnings.simplefilter("ignore")  # "Not all injection tasks were solved": reported by the results
         if attack is None:
             results = benchmark_suite_without_injections(pipeline, suite, logdir=None, force_rerun=True,

@@ -48,7 +48,7 @@ def test_tools_are_agentdojos_and_the_final_answer_is_graded_by_agentdojo():
     prompt, info = env.reset(seed=0)
     assert prompt == task_suite("banking").user_tasks["user_task_0"].PROMPT
     assert info["benchmark_version"] == "v1.2.2" and info["clock"] == START
-    assert {t.name for t in env.tool_specs()} == {f.name for f in task_suite("banking").tools}
+    assert {t.name for t in env.tool_specs()} == {f.name for f in task_suite("banking").tools} | {"final_answer"}
     bill, *_ = env.step(make_action("read_file", file_path="bill-december-2023.txt"))
     assert "Car Rental" in bill
     sent, *_ = env.step(make_action("send_money", recipient="UK12345678901234567890", amount=98.70,
@@ -58,6 +58,16 @@ def test_tools_are_agentdojos_and_the_final_answer_is_graded_by_agentdojo():
     assert terminated and not truncated and reward == 1.0 and info["utility"] is True
     outcome = env.outcome(True, reward)
     assert outcome.success and outcome.labels == ["UTILITY"] and outcome.metrics["tool_calls"] == 2
+
+
+def test_the_final_answer_tool_is_a_plain_reply():
+    """A tool-only agent (the local model's grammar) answers through final_answer: the same episode end."""
+    for answer in (final_action("It is 1050."), make_action("final_answer", answer="It is 1050.")):
+        env = AgentDojoEnv("banking.user_task_1")
+        env.reset(seed=0)
+        env.step(make_action("get_most_recent_transactions", n=100))
+        *_, terminated, _, info = env.step(answer)
+        assert terminated and env.state["final_text"] == "It is 1050." and "utility" in info
 
 
 @pytest.mark.parametrize("action, expected", [

@@ -64,7 +64,7 @@ def test_tool_filter_keeps_the_ground_truths_tools_and_blocks_the_rest():
     opts = SUITE.resolve_options({"defense": "tool_filter"})
     env = SUITE.make_env(ATTACKED, opts)
     assert env.task.params["allowed_tools"] == oracle_tool_selection(env.task.params) == ["get_most_recent_transactions"]
-    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions"]
+    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions", "final_answer"]
     defended = play(ATTACKED, "injection-follower", defense="tool_filter")
     assert defended.metrics["attack_success"] is False and defended.metrics["utility"] is True
 
