@@ -43,8 +43,13 @@ def _get(url: str) -> tuple[float, bytes]:
     return time.perf_counter() - t0, body
 
 
+CPU: dict[str, float] = {}  # the first request's CPU seconds in this process (agentbed's server runs here)
+
+
 def _timed(url: str, repeats: int) -> tuple[float, float]:
+    cpu0 = time.process_time()
     cold = _get(url)[0]
+    CPU[url] = time.process_time() - cpu0
     warm = statistics.median(_get(url)[0] for _ in range(repeats))
     return cold, warm
 
@@ -63,6 +68,8 @@ def bench_agentbed(root: Path, run: Path, repeats: int) -> dict[str, object]:
         rel = run.name
         out: dict[str, object] = {}
         out["runs list"] = _timed(f"{base}/api/runs", repeats)
+        print(f"agentbed view: the first runs list took {CPU[f'{base}/api/runs']:.2f} s of CPU (this process; "
+              f"wall time also counts waiting for a core)", flush=True)
         out["run page"] = _timed(f"{base}/api/run?run={rel}", repeats)
         out["episode table (first 200)"] = _timed(f"{base}/api/episodes?run={rel}", repeats)
         out["episode table, filtered + search"] = _timed(
@@ -128,10 +135,12 @@ def bench_live(root: Path, small_run: Path) -> str:
             delays = []
             for n in range(5):
                 name = f"late-{n}"
+                shutil.rmtree(root / name, ignore_errors=True)  # left by an earlier --keep run
                 t0 = time.perf_counter()
                 shutil.copytree(small_run, root / name)
                 page.wait_for_selector(f"#runs-table tr[data-run='{name}']", timeout=30_000)
                 delays.append(time.perf_counter() - t0)
+                shutil.rmtree(root / name, ignore_errors=True)
             browser.close()
         return f"median {statistics.median(delays):.2f} s, max {max(delays):.2f} s over {len(delays)} new runs"
     finally:

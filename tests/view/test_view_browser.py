@@ -71,13 +71,16 @@ def test_a_transcript_shows_its_tool_calls(page, runs_root):
         page.wait_for_selector("#replay-result .ok", timeout=WAIT_MS)
 
 
-def test_a_run_started_after_the_viewer_appears_without_reload(page, runs_root, vault_run):
+def test_a_run_started_after_the_viewer_appears_without_reload(page, runs_root):
     for client in serve(runs_root):
         page.goto(client.base + "/#/")
         page.wait_for_selector("#runs-table tr[data-run='vault-a']", timeout=WAIT_MS)
-        shutil.copytree(vault_run, runs_root / "vault-late")
+        late = runs_root / "vault-late"  # a real run, started after the page opened
+        assert main(["run", "vault", "--agent", "oracle", "--seeds", "1", "--quiet", "--executor", "serial",
+                     "--out", str(late)]) == 0
         page.wait_for_selector("#runs-table tr[data-run='vault-late']", timeout=WAIT_MS)
         assert page.locator("#runs-table tbody tr").count() == 2
+        assert "3/3" in page.inner_text("#runs-table tr[data-run='vault-late']")
 
 
 def test_an_approval_in_the_page_changes_the_episode(page, tmp_path):
