@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
+from agentbed.cli import main
 from tests.agents.openai_stub import OpenAIStub
 from tests.agents.test_chat_openai import vault_policy
-
-from agentbed.cli import main
 
 from .conftest import serve
 
