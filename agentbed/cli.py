@@ -41,10 +41,26 @@ def build_parser(verb: str | None = None, *, every_verb: bool = False) -> argpar
     return parser
 
 
+def _describe_suite_in_help(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``agentbed run SUITE --help`` also lists the suite's own options (they are not argparse's)."""
+    if not {"-h", "--help"} & set(argv) or "run" not in argv:
+        return
+    at = argv.index("run")
+    if at + 1 >= len(argv) or argv[at + 1].startswith("-"):
+        return
+    from agentbed.cli_run import suite_options_help
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    run_parser = sub.choices["run"]
+    run_parser.epilog = suite_options_help(argv[at + 1])
+    run_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
+        _describe_suite_in_help(parser, argv)
         args, extra = parser.parse_known_args(argv)
         if args.version:
             from agentbed import __version__

@@ -9,6 +9,7 @@ full=True)``, where the suite offers one). The summary printed is the workloads'
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import inspect
 import json
@@ -20,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from agentbed import progress
+from agentbed.cli_json import add_json_flag, emit
 from agentbed.errors import UsageError
+from agentbed.progress import heartbeat
 from agentbed.suite import Suite, get_suite, load_suites
-from agentbed.summary import findings_lines, write_summary
+from agentbed.summary import findings_lines, findings_of, write_summary
 
 DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder", "agentdojo")
 
@@ -34,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--full", action="store_true",
                    help="each workload's larger run (tens of minutes to hours; see docs/<workload>.md)")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+    add_json_flag(p, "each workload's findings")
     p.set_defaults(func=cmd_demo)
 
 
@@ -66,7 +70,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise UsageError(f"--suites: suite {name!r} has no demo")
         if args.full and not _offers_full(suites[name]):
             raise UsageError(f"--full: suite {name!r} has no larger demo (run it with `agentbed run {name}`)")
-    progress.set_quiet(args.quiet)
+    progress.set_quiet(args.quiet or args.json)
     out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -78,14 +82,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     summaries = []
     started = time.perf_counter()
     for name in wanted:
-        if not args.quiet:
+        if not (args.quiet or args.json):
             print(f"== {name} ...", file=sys.stderr, flush=True)
-        summaries.append(_run_one(suites[name], out, args.full))
-        if not args.quiet:
-            print(f"   {name} done in {summaries[-1]['wall_seconds']}s", file=sys.stderr, flush=True)
+        with heartbeat(f"{name} demo") if not (args.quiet or args.json) else contextlib.nullcontext():
+            summaries.append(_run_one(suites[name], out, args.full))
     from agentbed.report import render_report
 
+    report = render_report(out)
+    status = 1 if any(s.get("error") for s in summaries) else 0
+    if args.json:
+        emit("demo", {"out": str(out), "report": str(report), "wall_seconds": round(time.perf_counter() - started, 1),
+                      "workloads": [{"suite": s.get("suite"), "wall_seconds": s.get("wall_seconds"),
+                                     "episodes": s.get("episodes"), "seeds": s.get("seeds"),
+                                     "failed": (str(s["error"]).strip().splitlines() or ["?"])[-1] if s.get("error")
+                                     else None, "findings": findings_of(s)} for s in summaries],
+                      "exit_status": status})
+        return status
     print("\n".join(findings_lines(summaries)))
-    print(f"{len(wanted)} workloads in {time.perf_counter() - started:.0f} s; "
-          f"every table: {render_report(out)}")
-    return 1 if any(s.get("error") for s in summaries) else 0
+    print(f"{len(wanted)} workloads in {time.perf_counter() - started:.0f} s; every table: {report}")
+    return status

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from agentbed.cli_json import add_json_flag, emit
 from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, decode_action, looks_like_log, read_log, verify_log_file
 from agentbed.manifest import plan_of
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log")
     p.add_argument("--step", type=int, help="show only step N")
     p.add_argument("--rerun", action="store_true", help="re-execute with the recorded actions and compare")
+    add_json_flag(p, "the episode (or the rerun's verdict)")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("branch", help="run candidate agents from step N of a recorded episode")
@@ -34,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rollouts", type=int, default=1)
     p.add_argument("--method", choices=["auto", "snapshot", "replay"], default="auto")
     p.add_argument("--out", help="directory for the branch logs (default: beside the log, in branches/)")
+    add_json_flag(p, "the branches")
     p.set_defaults(func=cmd_branch)
 
 
@@ -129,13 +132,42 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         recorded, replayed = rerun(path)
         divergence = first_divergence(recorded, replayed)
-        print("identical" if divergence is None else divergence.message())
+        if getattr(args, "json", False):
+            emit("replay", {"log": str(path), "rerun": True, "identical": divergence is None,
+                            "divergence": None if divergence is None else divergence.message()})
+        else:
+            print("identical" if divergence is None else divergence.message())
         return 0 if divergence is None else 1
     steps = [r for r in records if r.get("type") == "step"]
     if args.step is not None and not 1 <= args.step <= len(steps):
         raise UsageError(f"--step {args.step}: the log has steps 1..{len(steps)}")
+    if getattr(args, "json", False):
+        emit("replay", {"log": str(path), **_episode_doc(records, args.step)})
+        return 0
     _show(records, args.step)
     return 0
+
+
+def _episode_doc(records: list[dict], only: int | None) -> dict:
+    """``replay --json``: the header's identity, each step (action decoded), the footer's outcome."""
+    header, footer = records[0], records[-1]
+    steps = []
+    for r in records:
+        if r.get("type") != "step" or (only is not None and r["i"] != only):
+            continue
+        action = decode_action(r["action"])
+        steps.append({"i": r["i"], "action": action if isinstance(action, str) else None,
+                      "action_bytes": None if isinstance(action, str) else action.hex(),
+                      "observation": r["observation"], "reward": r["reward"], "terminated": r["terminated"],
+                      "truncated": r["truncated"], "clock": r["clock"], "usage": r.get("usage"),
+                      "risk": r.get("risk"), "control": r.get("control"), "agent": r.get("agent")})
+    outcome = None
+    if footer.get("type") == "footer":
+        outcome = {k: footer.get(k) for k in ("status", "stop_reason", "success", "total_reward", "steps",
+                                              "virtual_seconds", "tokens", "labels", "error")}
+    return {"rerun": False, "episode_id": header.get("episode_id"), "suite": header.get("suite"),
+            "task": header.get("task"), "agent": header.get("agent_id"), "seed": header.get("seed"),
+            "observation": header.get("observation"), "steps": steps, "outcome": outcome}
 
 
 def _show(records: list[dict], only: int | None) -> None:
@@ -206,10 +238,19 @@ def cmd_branch(args: argparse.Namespace) -> int:
                                   rollouts=args.rollouts, out_dir=out, budget=suite.budget, method=args.method,
                                   suite=suite.name, base_agent=base)
     except PrefixMismatch as exc:
-        print(f"prefix not reproduced: {exc}")
+        if getattr(args, "json", False):
+            emit("branch", {"log": str(path), "at": args.at, "prefix_reproduced": False, "problem": str(exc),
+                            "branches": []})
+        else:
+            print(f"prefix not reproduced: {exc}")
         return 1
     except ValueError as exc:
         raise UsageError(f"--at: {exc}") from None
+    if getattr(args, "json", False):
+        emit("branch", {"log": str(path), "at": args.at, "prefix_reproduced": True, "out": str(out), "branches": [
+            {"agent": r.agent, "episode_id": r.episode_id, "log": r.log, "success": r.success, "steps": r.steps,
+             "total_reward": r.total_reward, "status": r.status} for r in records]})
+        return 0
     for r in records:
         print(f"{r.agent:>24}  success={r.success!s:5}  steps={r.steps:3}  return={r.total_reward:g}  status={r.status}")
     print(f"{len(records)} branches written to {out}")

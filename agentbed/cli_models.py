@@ -25,6 +25,12 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cache-dir", help=f"model-call cache directory (default {default_cache_dir()})")
     g.add_argument("--cache-expiry", default=f"{int(DEFAULT_EXPIRY_SECONDS // 86400)}d", metavar="DURATION",
                    help="entries older than this are misses: 30m, 12h, 7d, never (default 7d)")
+    g.add_argument("--temperature", type=float, metavar="T",
+                   help="sampling temperature for every --model (recorded in run.json and the cache key)")
+    g.add_argument("--max-tokens-per-call", type=int, metavar="N", help="completion-token cap of each model call")
+    g.add_argument("-M", "--model-setting", action="append", metavar="KEY=VALUE",
+                   help="any other argument of the provider's LangChain chat model, e.g. -M top_p=0.9 (repeatable;"
+                        " a key the model does not declare is an error)")
     g.add_argument("--prices", metavar="FILE", help="a YAML price table over the shipped one (agentbed/prices.yaml)")
     g.add_argument("--max-cost", type=float, metavar="USD",
                    help="hand out no more episodes once this invocation has paid this much (--resume goes on)")
@@ -37,13 +43,6 @@ def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> t
     if args.max_connections is not None and args.max_connections < 1:
         raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
     parse_duration(args.cache_expiry)
-    if args.executor == "ray":  # Ray workers do not fork from this process: nothing here reaches them
-        given = [name for name, value in (("--max-connections", args.max_connections), ("--cache-dir", args.cache_dir))
-                 if value is not None]
-        if given:
-            raise UsageError(f"{' and '.join(given)}: not supported with --executor ray (each Ray worker runs its "
-                             "model episodes one at a time, without the run's shared cap and model-call cache; "
-                             "see docs/engine.md)")
     prices = load_prices(args.prices)
     budget = RunBudget(prices, max_cost=args.max_cost, max_tokens=args.max_tokens)
     budget.check_models({s.agent.removeprefix("model:") for s in specs if is_model_bound(s.agent)})
@@ -89,11 +88,12 @@ def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: P
     expiry = parse_duration(args.cache_expiry)
     if not agents:
         return None
-    on_ray = args.executor == "ray"  # neither cap nor cache reaches a Ray worker (see check_model_options)
-    cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache and not on_ray else None
+    # on Ray, one actor on this node holds the same cap for every node and serves this cache (agentbed.ray_models)
+    cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache else None
     runtime = ModelRuntime.for_run(agents, run_dir, max_connections=args.max_connections, cache=cache)
     start: dict[str, Any] = {"event": "start", "models": sorted(runtime.limiters), "episodes": len(specs),
-                             "max_connections": None if on_ray else {m: lim.ceiling for m, lim in runtime.limiters.items()},
+                             "max_connections": {m: lim.ceiling for m, lim in runtime.limiters.items()},
+                             "executor": args.executor,
                              "jobs": args.jobs,
                              "cache": str(cache.directory) if cache is not None else None}
     append_event(run_dir / EVENTS, start)

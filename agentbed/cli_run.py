@@ -7,13 +7,15 @@ import datetime as _dt
 import json
 import math
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from agentbed.agents.connections import append_event
+from agentbed.agents.generation import parse_settings
 from agentbed.cli_approval import add_approver_options, approver_config, asking
+from agentbed.cli_json import add_json_flag, emit
 from agentbed.cli_models import (
     add_cost,
     add_model_options,
@@ -22,12 +24,16 @@ from agentbed.cli_models import (
     model_runtime,
     record_stop,
 )
+from agentbed.cli_plan import add_plan_options, limited, plan, resume_plan
 from agentbed.cost import cost_metrics
 from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.executors_ray import parse_resources
+from agentbed.inflight import EVENTS
+from agentbed.problems import EXIT_ERRORS, parse_allowance, problem_lines, scored, within_allowance
+from agentbed.progress import RunProgress
 from agentbed.results import episode_metrics, load_results, suite_summary, write_results
-from agentbed.runner import EpisodeSpec
+from agentbed.run_summary import add_paired_differences, annotate_errors
 from agentbed.seal import log_key
 from agentbed.store import RunStore
 from agentbed.suite import Suite, SuiteError, broken_suites, get_suite, load_suites
@@ -43,12 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("run", help="run a suite's episodes into a run directory")
     p.add_argument("suite")
-    p.add_argument("--task", action="append", help="task id (repeatable; default: all)")
-    p.add_argument("--agent", help="agent name(s), comma-separated (default: the suite's default)")
-    p.add_argument("--model", help="provider:model for the LangChain chat agent, e.g. openai:gpt-4o-mini;"
-                   " local:gemma-3-270m or local:FILE.gguf serves a local model for the run")
-    p.add_argument("--seeds", type=int, help="number of seeds per task (default: the suite's)")
-    p.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    add_plan_options(p)
     p.add_argument("--executor", choices=EXECUTORS, default="process")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray)")
@@ -58,8 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="damage this share of the agent's actions on purpose (to test metrics and gates)")
     p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
+    p.add_argument("--allow-errors", metavar="N|RATE",
+                   help="exit 0 with up to N errored episodes (or this share of them: 0.05, 5%%); default 0: "
+                        f"any errored episode makes the run exit {EXIT_ERRORS}")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    p.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    p.add_argument("--json", action="store_true", help="print a machine-readable summary (schema: docs/cli.md)")
     add_model_options(p)
     add_approver_options(p)
     p.set_defaults(func=cmd_run, accepts_extra=True)
@@ -71,6 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-missing", action="store_true", help="do not fail on metrics absent from the results")
     p.add_argument("--allow-subset", action="store_true",
                    help="compare on the units in common when the results cover fewer tasks, seeds or agents")
+    p.add_argument("--allow-errors", metavar="N|RATE",
+                   help="judge a run with up to N errored episodes (or this share: 0.05, 5%%) on the rest; default"
+                        " 0: a run with an errored episode fails the gate")
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("report", help="write a self-contained HTML report of a run directory")
@@ -82,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir")
     p.add_argument("--format", choices=["inspect"], required=True)
     p.add_argument("--out", help="output directory (default: RUN_DIR/inspect)")
+    add_json_flag(p, "the files written")
     p.set_defaults(func=cmd_export)
 
 
@@ -96,6 +104,25 @@ def suite_listing(suite: Suite) -> dict[str, Any]:
                         for k, o in suite.options.items()},
             "tasks": [{"id": t, "hidden": t in suite.hidden_tasks,
                        **(suite.describe_task(t) if suite.describe_task else {})} for t in tasks]}
+
+
+def suite_options_help(name: str) -> str:
+    """The epilog of ``agentbed run SUITE --help``: the suite's agents and options (or why it cannot load)."""
+    try:
+        suite = get_suite(name)
+    except SuiteError as exc:
+        return f"suite {name!r}: {exc}"
+    lines = [f"suite {suite.name}: {suite.description}",
+             f"  agents: {', '.join(suite.agent_names())} (default {suite.default_agent}); any --model provider:model",
+             f"  seeds: {suite.default_seeds} by default; tasks: agentbed list {suite.name}"]
+    if suite.options:
+        lines.append(f"options of suite {suite.name} (--NAME VALUE):")
+        for key, option in suite.options.items():
+            choices = f" {{{','.join(map(str, option.choices))}}}" if option.choices is not None else ""
+            lines.append(f"  --{key.replace('_', '-')}{choices}  {option.help} (default: {option.default})")
+    else:
+        lines.append(f"suite {suite.name} has no options of its own")
+    return "\n".join(lines)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -123,100 +150,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 # -- run --------------------------------------------------------------------------------------
-def parse_suite_options(extra: list[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    i = 0
-    while i < len(extra):
-        item = extra[i]
-        if not item.startswith("--") or item == "--":
-            raise UsageError(f"unexpected argument {item!r}")
-        name, eq, value = item[2:].partition("=")
-        if not eq:
-            if i + 1 >= len(extra) or extra[i + 1].startswith("--"):
-                raise UsageError(f"option --{name} needs a value")
-            value, i = extra[i + 1], i + 1
-        options[name.replace("-", "_")] = value
-        i += 1
-    return options
-
-
-def plan(suite: Suite, args: argparse.Namespace) -> tuple[list[EpisodeSpec], dict[str, Any]]:
-    options = suite.resolve_options(parse_suite_options(args.extra))
-    known = suite.task_ids(options)
-    tasks = args.task or [t for t in known if t not in suite.hidden_tasks]
-    _refuse_duplicates("--task", tasks)
-    for task in tasks:
-        if task not in known:
-            raise SuiteError(f"suite {suite.name!r} has no task {task!r} (see: agentbed list {suite.name})")
-    if suite.check_tasks is not None:
-        suite.check_tasks(tasks, options)
-    if args.model and args.agent:
-        raise UsageError("give --agent or --model, not both")
-    agents = [f"model:{args.model}"] if args.model else (args.agent.split(",") if args.agent else [suite.default_agent])
-    _refuse_duplicates("--agent", agents)
-    for agent in agents:
-        if not agent.startswith("model:") and not suite.has_agent(agent):
-            raise SuiteError(f"suite {suite.name!r} has no agent {agent!r} (agents: {', '.join(suite.agent_names())})")
-    if args.model and ":" not in args.model:
-        raise UsageError(f"--model {args.model!r}: expected provider:model, e.g. openai:gpt-4o-mini")
-    served_on_nodes = args.executor == "ray" and args.model.startswith("local:") if args.model else False
-    if args.model and not served_on_nodes:  # a missing provider package or key: an error before anything runs
-        suite.make_agent(EpisodeSpec(suite.name, tasks[0], agents[0], 0, options))
-    n = args.seeds if args.seeds is not None else suite.default_seeds
-    if n < 1:
-        raise UsageError(f"--seeds must be at least 1, not {n}")
-    seeds = list(range(args.seed_start, args.seed_start + n))
-    degrade = 0.0 if args.degrade is None else args.degrade
-    if not 0.0 <= degrade <= 1.0:  # also refuses nan
-        raise UsageError(f"--degrade must be between 0 and 1, not {degrade}")
-    specs = [EpisodeSpec(suite.name, t, a, s, options, degrade) for a in agents for t in tasks for s in seeds]
-    meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,
-            "degrade": degrade,
-            "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else [])}
-    return specs, meta
-
-
-def _refuse_duplicates(option: str, names: list[str]) -> None:
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise UsageError(f"{option}: {name!r} is given twice (each episode would be run and counted twice)")
-        seen.add(name)
-
-
-def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, where: str) -> list[EpisodeSpec]:
-    """The recorded plan, after checking it against the suite and against every argument the
-    user gave: an argument that contradicts run.json is an error naming both, never ignored."""
-    given = None
-    if any(v is not None for v in (args.task, args.agent, args.model, args.seeds, args.degrade)) \
-            or args.seed_start != 0 or args.extra:
-        given, _ = plan(suite, args)
-    checks = (("--task", args.task is not None, "tasks", lambda s: s.task),
-              ("--agent/--model", args.agent is not None or args.model is not None, "agents", lambda s: s.agent),
-              ("--seeds/--seed-start", args.seeds is not None or args.seed_start != 0, "seeds", lambda s: s.seed))
-    for option, passed, name, part in checks:
-        mine = sorted({part(s) for s in given}) if given else []
-        if passed and mine != sorted(meta[name]):
-            raise UsageError(f"{option} contradicts {where}: field {name!r} is {meta[name]}, not {mine}")
-    if args.degrade is not None and args.degrade != meta.get("degrade", 0.0):
-        raise UsageError(f"--degrade contradicts {where}: field 'degrade' is {meta.get('degrade', 0.0)}")
-    for name in parse_suite_options(args.extra):
-        if given and given[0].options.get(name) != meta["options"].get(name):
-            raise UsageError(f"--{name} contradicts {where}: field 'options.{name}' is {meta['options'].get(name)!r}")
-    try:
-        known = suite.task_ids(suite.resolve_options(meta["options"]))
-    except SuiteError as exc:
-        raise UsageError(f"{where}: field 'options': {exc}") from None
-    for task in meta["tasks"]:
-        if task not in known:
-            raise UsageError(f"{where}: field 'tasks' names {task!r}, which suite {suite.name!r} does not have")
-    for agent in meta["agents"]:
-        if not agent.startswith("model:") and not suite.has_agent(agent):
-            raise UsageError(f"{where}: field 'agents' names {agent!r}, which suite {suite.name!r} does not have")
-    return [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0))
-            for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from agentbed.agents.local.server import serving
 
@@ -224,11 +157,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
     if args.executor != "ray" and (args.address or args.ray_resource):
         raise UsageError("--address and --ray-resource need --executor ray")
+    parse_allowance(args.allow_errors)
     log_key()  # a key that is set but unusable is an error before anything runs
     if not args.resume:
         args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     recorded = RunStore(args.out) if args.resume and args.out else None
-    agents = [args.model or ""] if recorded is None else recorded.meta()["agents"]
+    agents = list(args.roster or []) if recorded is None else recorded.meta()["agents"]
     if args.executor == "ray":  # Ray workers serve a local:MODEL on their own nodes (agentbed.worker)
         agents = []
     with serving(agents, Path(args.out or ".")):  # a local:MODEL's server, for the whole run
@@ -236,7 +170,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    ray_resources = parse_resources(args.ray_resource)
+    parse_resources(args.ray_resource)  # a malformed --ray-resource: an error before anything is recorded
+    allowance = parse_allowance(args.allow_errors)
+    generation = parse_settings(args.temperature, args.max_tokens_per_call, args.model_setting)
     if args.resume:
         if not args.out:
             raise UsageError("--resume needs --out RUN_DIR")
@@ -246,47 +182,65 @@ def _run(args: argparse.Namespace) -> int:
         if meta["suite"] != args.suite:
             raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
         suite = get_suite(meta["suite"])
-        specs = resume_plan(suite, meta, args, where)
+        specs = resume_plan(suite, meta, args, where, generation)
         prices, budget = check_model_options(args, specs)
         store.open_existing()
     else:
         suite = get_suite(args.suite)
-        specs, meta = plan(suite, args)
+        specs, meta = plan(suite, args, generation)
         prices, budget = check_model_options(args, specs)
         store = RunStore(args.out)
         approver = approver_config(args, Path(args.out))
         store.create({**meta, "executor": "serial" if approver else args.executor,
                       **({"approver": approver.to_dict()} if approver else {})})
+    with store:  # the writer lock, let go however the run ends
+        return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)
+
+
+def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta: dict[str, Any],
+                  specs: list[Any], prices: Any, budget: Any, allowance: float | int) -> int:
+    from agentbed.agents.local.server import ServerWatch, restarts
+
+    ray_resources = parse_resources(args.ray_resource)
     store.discard_partial()
     if approver_config(args, store.root) is not None:
         args.executor = "serial"  # one question at a time; the terminal belongs to this process
     done = store.finished_ids()
-    todo = [s for s in specs if s.episode_id not in done]
+    todo = limited([s for s in specs if s.episode_id not in done], args.limit)
     runtime = model_runtime(args, todo, store.root)
     t0 = time.perf_counter()
     ran = 0
-    with asking(approver_config(args, store.root)), \
-            _progress(len(todo), quiet=args.quiet or args.json or args.approver is not None) as advance:
+    with asking(approver_config(args, store.root)), ServerWatch() as watch, \
+            RunProgress(len(todo), quiet=args.quiet or args.json or args.approver is not None,
+                        cost=lambda: budget.spent_usd) as progress:
         for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address,
-                              runtime=runtime, stop=budget.reason, ray_resources=ray_resources):
+                              runtime=runtime, stop=lambda: budget.reason() or watch.reason(),
+                              ray_resources=ray_resources):
             store.append(record)
             budget.add(record)
             ran += 1
-            advance()
+            progress.advance(record)
     wall = time.perf_counter() - t0
     stop = record_stop(store.root, budget, len(todo) - ran)
+    dead = watch.reason()
+    if restarts() or dead:
+        append_event(store.root / EVENTS, {"event": "local_server", "restarts": restarts(), "stopped": dead})
     records = [r for r in store.records() if r["suite"] == suite.name]
-    command = meta.get("command", f"agentbed run {suite.name}")
-    summary = suite.summarize(records, meta["options"]) if suite.summarize else suite_summary(suite.name, records, command)
-    cost = add_cost(summary, records, prices)
+    summary, cost = _summarize(suite, meta, records, prices)
     write_summary(summary, store.root / suite.name / "summary.json")
-    write_results(store.root / "results.json", episode_metrics(records) + cost_metrics(records, prices),
-                  episodes=len(records), seeds=sorted({r["seed"] for r in records}))
+    errors = summary["errors"]
+    write_results(store.root / "results.json", episode_metrics(scored(records)) + cost_metrics(records, prices),
+                  episodes=len(records), seeds=sorted({r["seed"] for r in records}),
+                  errored_episodes=errors["episodes"], problems=errors["problems"])
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
+    status = run_status(errors["episodes"], len(records), allowance, stop)
+    if dead:  # the run stopped with episodes owed: never a success
+        status = EXIT_ERRORS
     if args.json:
-        print(json.dumps({"run_dir": str(store.root), "episodes": len(records), "ran": ran,
-                          "wall_seconds": round(wall, 3), "headline": summary.get("headline", []),
-                          "cost": cost, "stopped": stop}, default=str))
+        emit("run", {"run_dir": str(store.root), "episodes": len(records), "ran": ran,
+                     "wall_seconds": round(wall, 3), "headline": summary.get("headline", []),
+                     "errored_episodes": errors["episodes"], "problems": errors["problems"],
+                     "cost": cost, "stopped": stop, "exit_status": status})
     elif not args.quiet:
         print_headlines([summary])
         print(f"{ran} episodes run in {wall:.1f}s ({len(records)} in {store.root})")
@@ -294,36 +248,50 @@ def _run(args: argparse.Namespace) -> int:
             print(cost_line(cost, stop))
     elif stop is not None:
         print(cost_line(None, stop), file=sys.stderr)
+    for line in problem_lines(errors["problems"], len(records)):
+        print(line, file=sys.stderr)
+    if dead:
+        print(f"stopped: {dead}; {len(todo) - ran} episodes not run: --resume --out {store.root} runs them",
+              file=sys.stderr)
+    if status == EXIT_ERRORS:
+        print(f"agentbed: {errors['episodes']} episodes errored (allowed: {args.allow_errors or 0}); exit "
+              f"{EXIT_ERRORS}. --resume --retry-errors --out {store.root} re-runs them; --allow-errors N accepts"
+              " them", file=sys.stderr)
+    return status
+
+
+def _summarize(suite: Suite, meta: dict[str, Any], records: list[dict[str, Any]], prices: Any,
+               ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The workload's summary of the episodes that did not error, with what run adds: the errored
+    episodes it left out, each agent's paired difference from the reference, the cost."""
+    command = meta.get("command", f"agentbed run {suite.name}")
+    kept = scored(records)
+    if suite.summarize and kept:
+        summary = suite.summarize(kept, meta["options"])
+    else:
+        summary = suite_summary(suite.name, kept, command)
+    agents = meta.get("agents") or sorted({r["agent"] for r in records})
+    if len(agents) > 1:
+        add_paired_differences(summary, records, meta.get("reference") or agents[0])
+    annotate_errors(summary, records)
+    cost = add_cost(summary, records, prices)
+    return summary, cost
+
+
+def run_status(errored: int, total: int, allowance: float | int, stop: dict[str, Any] | None) -> int:
+    """The exit status of a run (docs/cli.md): 4 errored episodes beyond --allow-errors, else
+    3 stopped at a budget with episodes left, else 0."""
+    if errored and not within_allowance(errored, total, allowance):
+        return EXIT_ERRORS
     return 3 if stop is not None else 0
-
-
-class _progress:
-    """A rich progress bar on a terminal; nothing otherwise."""
-
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.total, self.enabled = total, not quiet and sys.stderr.isatty() and total > 1
-
-    def __enter__(self):  # noqa: ANN204
-        if not self.enabled:
-            return lambda: None
-        from rich.progress import Progress
-
-        self.bar = Progress(transient=True, console=None)
-        self.bar.start()
-        task = self.bar.add_task("episodes", total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.bar.stop()
 
 
 def print_headlines(summaries: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="agentbed summary (95% bootstrap intervals)")
-    for column in ("workload", "metric", "who", "estimate", "interval", "n"):
+    table = Table(title="agentbed summary (95% bootstrap intervals; errored episodes excluded)")
+    for column in ("workload", "metric", "who", "estimate", "interval", "n", "errored"):
         table.add_column(column)
     for summary in summaries:
         if summary.get("error"):
@@ -331,10 +299,15 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
             continue
         for h in summary.get("headline", []):
             who = ", ".join(str(h[k]) for k in h if k not in {"metric", "estimate", "low", "high", "n",
-                                                              "higher_is_better", "confidence", "seeds"}
+                                                              "higher_is_better", "confidence", "seeds",
+                                                              "errors_excluded"}
                             and isinstance(h[k], str))
             table.add_row(summary.get("suite", ""), h["metric"], who, f"{h['estimate']:.3f}",
-                          f"[{h['low']:.3f}, {h['high']:.3f}]", str(h.get("n", "")))
+                          f"[{h['low']:.3f}, {h['high']:.3f}]", str(h.get("n", "")), str(h.get("errors_excluded", "")))
+        shown = {h.get("agent") for h in summary.get("headline", [])}
+        for agent, n in ((summary.get("errors") or {}).get("by_agent") or {}).items():
+            if agent not in shown:  # every episode of this agent errored: no rate at all
+                table.add_row(summary.get("suite", ""), "(no rate)", agent, "", "every episode errored", "0", str(n))
     # a log file or a pipe gets the full width rather than rich's 80-column default
     Console(width=None if sys.stdout.isatty() else 160).print(table)
 
@@ -345,8 +318,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
         raise UsageError(f"--tolerance must be a finite number >= 0, not {args.tolerance}")
+    allowance = parse_allowance(args.allow_errors)
     current, baseline = load_results(args.results), load_results(args.baseline)
     check_sealed_results(Path(args.results))
+    errored, episodes = int(current.get("errored_episodes") or 0), int(current.get("episodes") or 0)
+    if errored and not within_allowance(errored, episodes, allowance):
+        kinds = ", ".join(f"{p.get('kind')} {p.get('count')}" for p in current.get("problems") or []
+                          if isinstance(p, dict) and p.get("excluded", True))
+        print(f"gate: FAIL ({errored} of {episodes} episodes errored ({kinds}): their provider or set-up failed, so "
+              "the run measures less than it should; --allow-errors N judges the rest)")
+        return 1
     try:
         rows = compare(current, baseline, tolerance=args.tolerance)
     except ValueError as exc:
@@ -440,8 +421,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         paths = export_inspect(run_dir, out, malformed)
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot write the export ({exc.strerror or exc})") from None
-    for path in paths:
-        print(path)
+    if getattr(args, "json", False):
+        emit("export", {"run_dir": str(run_dir), "format_out": args.format, "out": str(out),
+                        "files": [str(p) for p in paths], "malformed": malformed})
+    else:
+        for path in paths:
+            print(path)
     if malformed:  # exported as sample errors; still bad input
         more = f" (and {len(malformed) - 1} more, exported as sample errors)" if len(malformed) > 1 else ""
         raise UsageError(malformed[0] + more)

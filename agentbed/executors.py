@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.executors_inflight import StopCheck, run_in_flight
-from agentbed.inflight import ModelRuntime, is_model_bound, set_runtime
+from agentbed.inflight import ModelRuntime, current_runtime, is_model_bound, set_runtime
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.worker import chunks, run_chunk, run_spec
 
@@ -78,7 +78,7 @@ def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: in
     elif executor == "ray":
         from agentbed.executors_ray import execute_ray  # lazy: Ray is an optional extra
 
-        yield from execute_ray(specs, run_dir, jobs, ray_address, ray_resources)
+        yield from execute_ray(specs, run_dir, jobs, ray_address, ray_resources, current_runtime())
 
 
 def _process_pool(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int) -> Iterator[EpisodeRecord]:

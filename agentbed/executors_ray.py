@@ -21,6 +21,7 @@ driver takes exactly one result per task.
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +30,7 @@ from typing import Any
 
 from agentbed.agents.connections import append_event
 from agentbed.errors import UsageError
-from agentbed.inflight import EVENTS
+from agentbed.inflight import EVENTS, ModelRuntime, set_runtime
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.store import RunStore
 from agentbed.worker import Shipped, chunks, failure_record, run_chunk_shipped
@@ -56,7 +57,11 @@ def parse_resources(items: Sequence[str] | None) -> dict[str, float]:
 
 
 def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, address: str | None,
-                resources: Mapping[str, float] | None = None) -> Iterator[EpisodeRecord]:
+                resources: Mapping[str, float] | None = None, runtime: ModelRuntime | None = None,
+                ) -> Iterator[EpisodeRecord]:
+    """With a ``runtime`` (model-bound episodes), one :mod:`agentbed.ray_models` actor on the
+    driver's node holds the run's connection cap across every node and serves the driver's
+    model-call cache to them."""
     try:
         import ray
     except ImportError as exc:
@@ -67,6 +72,8 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         if address:
             kwargs["address"] = address
+            if runtime is not None and runtime.limiters:  # the provider's key and endpoint, for every node
+                kwargs["runtime_env"] = {"env_vars": provider_environment()}
         else:
             kwargs["num_cpus"] = jobs
             kwargs["resources"] = resources
@@ -78,7 +85,9 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
                              f" (it has {_describe(ray.cluster_resources())})")
         store = RunStore(run_dir)
         nodes: set[str] = set()
-        for node, shipped in _stream(ray, chunks(specs, slots), slots, resources, spread=bool(address)):
+        models = _model_runtime(ray, runtime)
+        for node, shipped in _stream(ray, chunks(specs, slots), slots, resources, spread=bool(address),
+                                     extra=(models,)):
             # a task's files together: each is fsynced, their directory once (fsyncs are the cost)
             store.write_files({name: data for _, files in shipped for name, data in files.items()})
             if node is not None and node["node"] not in nodes:
@@ -93,16 +102,45 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
 NodeResults = tuple[dict[str, str] | None, list[Shipped]]  # the node that ran a task (None: none did), its results
 
 
-def run_chunk_on_node(specs: list[EpisodeSpec]) -> NodeResults:
-    """A Ray task: the chunk's results, with the node that ran them."""
+PROVIDER_VARIABLES = ("_API_KEY", "_BASE_URL", "_API_BASE", "_ENDPOINT", "_API_VERSION")
+
+
+def provider_environment() -> dict[str, str]:
+    """The variables a LangChain provider reads its key and endpoint from (``OPENAI_API_KEY``,
+    ``OPENAI_BASE_URL``...), as this process has them: a cluster's nodes get them with the run's
+    tasks, as a machine running the episodes itself would have them."""
+    return {k: v for k, v in os.environ.items() if k.endswith(PROVIDER_VARIABLES)}
+
+
+def _model_runtime(ray: Any, runtime: ModelRuntime | None) -> ModelRuntime | None:
+    """The runtime each task installs: the run's caps and cache through one actor (None without models)."""
+    if runtime is None or not runtime.limiters:
+        return None
+    from agentbed.ray_models import remote_runtime, start_service
+
+    caps = {model: limiter.ceiling for model, limiter in runtime.limiters.items()}
+    cache = runtime.cache
+    directory = str(cache.directory) if cache is not None else None
+    service = start_service(ray, caps, directory, cache.expiry if cache is not None else 0.0)
+    return remote_runtime(service, caps, directory)
+
+
+def run_chunk_on_node(specs: list[EpisodeSpec], runtime: ModelRuntime | None = None) -> NodeResults:
+    """A Ray task: the chunk's results, with the node that ran them (``runtime``: the run's model
+    cap and cache, through the driver's actor)."""
     import ray
 
     node = {"node": ray.get_runtime_context().get_node_id(), "python": platform.python_version()}
-    return node, run_chunk_shipped(specs)
+    previous = set_runtime(runtime) if runtime is not None else None
+    try:
+        return node, run_chunk_shipped(specs)
+    finally:
+        if runtime is not None:
+            set_runtime(previous)
 
 
 def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict[str, float], spread: bool,
-            task: Callable[[list[EpisodeSpec]], NodeResults] = run_chunk_on_node) -> Iterator[NodeResults]:
+            task: Callable[..., NodeResults] = run_chunk_on_node, extra: tuple[Any, ...] = ()) -> Iterator[NodeResults]:
     """Each task's results as it finishes, keeping at most ``TASKS_PER_SLOT * slots`` in flight.
     On a cluster, tasks are spread over the nodes (Ray's default packs them onto the driver's)."""
     remote = ray.remote(task).options(num_cpus=1, resources=resources, max_retries=MAX_RETRIES,
@@ -112,7 +150,7 @@ def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict
     stranded_since: float | None = None
     while True:
         while len(pending) < TASKS_PER_SLOT * slots and (chunk := next(todo, None)) is not None:
-            pending[remote.remote(chunk)] = chunk
+            pending[remote.remote(chunk, *extra)] = chunk
         if not pending:
             return
         done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)

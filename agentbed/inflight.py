@@ -149,7 +149,7 @@ class MeteredAgent(Agent):
         if action.usage is not None:
             self.input_tokens += action.usage.input_tokens
             self.output_tokens += action.usage.output_tokens
-        if (action.meta or {}).get("cache") == "hit":
+        if action.cached:
             self.cached_calls += 1
             if action.usage is not None:
                 self.cached_input_tokens += action.usage.input_tokens

@@ -54,12 +54,14 @@ def load_results(path: str | Path) -> dict[str, Any]:
     if path.is_dir():
         if (path / "results.json").exists():
             return load_results(path / "results.json")
+        from agentbed.problems import errored, problems_of, scored
         from agentbed.store import read_index
 
         records = read_index(path / "index.jsonl")
         if not records:
             raise UsageError(f"{path}: no results.json and no finished episodes in index.jsonl")
-        return {"format": FORMAT, "metrics": episode_metrics(records)}
+        return {"format": FORMAT, "metrics": episode_metrics(scored(records)), "episodes": len(records),
+                "errored_episodes": len(errored(records)), "problems": problems_of(records)}
     doc = read_json(path, what="results file")
     if isinstance(doc, dict) and doc.get("format") != FORMAT:  # another kind of file: say so first
         raise UsageError(f"{path}: field 'format' must be {FORMAT!r}")

@@ -67,6 +67,7 @@ class EpisodeSpec:
     seed: int
     options: dict[str, Any] = field(default_factory=dict)
     faults: float = 0.0  # share of actions damaged on purpose (agentbed.agents.faults); not in the id
+    generation: dict[str, Any] = field(default_factory=dict)  # a chat model's settings (run.json); not in the id
 
     @property
     def episode_id(self) -> str:

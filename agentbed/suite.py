@@ -98,7 +98,8 @@ class Suite:
         if spec.agent.startswith("model:"):
             from agentbed.agents.chat import ChatAgent
 
-            return ChatAgent.from_model_string(spec.agent.removeprefix("model:"), seed=spec.seed)
+            return ChatAgent.from_model_string(spec.agent.removeprefix("model:"), seed=spec.seed,
+                                               generation=spec.generation)
         if spec.agent in self.env_agents:
             if env is None:
                 raise SuiteError(f"agent {spec.agent!r} of suite {self.name!r} reads its environment and"

@@ -16,7 +16,14 @@ the CPU time (user + system) the contender's processes used:
 1. agentbed, ``--max-connections 32`` (its default ``-j``), live, filling a fresh model-call cache;
 2. Inspect AI, ``max_connections=32``, the same server, prompt, tools and task;
 3. agentbed's process executor at ``-j 2``, one episode per worker (today's behaviour before this change);
-4. agentbed again on the filled cache: it must make 0 provider calls.
+4. agentbed again on the filled cache: it must make 0 provider calls;
+5. agentbed with two models in one run (``--model openai:stub-model,openai:stub-b``, half the
+   seeds each, so the same number of episodes), paired differences in one summary;
+6. agentbed on Ray (``--executor ray -j 2``; with ``--cluster``, on the two-node loopback cluster
+   of agentbed/testing_ray.py, episodes forced onto the container node), one cap of
+   ``--max-connections`` across the nodes through the run's actor, then its cached rerun (0 calls).
+
+    .venv/bin/python bench/model_bound.py --episodes 40 --cluster   # the Ray rows on the two-node cluster
 
 The server is a simulation of a provider: a fixed delay, no rate limits, no variance.
 """
@@ -89,7 +96,7 @@ def _timed(label: str, stub: Any, span: Span, episodes: int, run: Any) -> dict[s
             "eps_per_s_span": episodes / busy if busy else None}
 
 
-def bench(episodes: int, delay: float, connections: int) -> list[dict[str, Any]]:
+def bench(episodes: int, delay: float, connections: int, cluster: bool = False) -> list[dict[str, Any]]:
     from openai_stub import OpenAIStub
     from scripted_models import vault_three_calls
 
@@ -102,9 +109,9 @@ def bench(episodes: int, delay: float, connections: int) -> list[dict[str, Any]]
     run = ["run", "vault", "--model", f"openai:{MODEL}", "--task", "open-fast", "--seeds", str(episodes),
            "--max-connections", str(connections), "--quiet"]
 
-    def agentbed_run(out: str) -> Any:
+    def agentbed_run(out: str, args: list[str] | None = None, environ: dict[str, str] | None = None) -> Any:
         def go() -> int:
-            done = _agentbed([*run, "--out", str(work / out)], env)
+            done = _agentbed([*(args or run), "--out", str(work / out)], environ or env)
             if done.returncode != 0:
                 raise RuntimeError(f"agentbed run failed: {done.stderr[-2000:]}")
             return _successes(work / out)
@@ -120,13 +127,35 @@ def bench(episodes: int, delay: float, connections: int) -> list[dict[str, Any]]
             return int(done.stdout.strip().splitlines()[-1])
         return go
 
+    two = ["run", "vault", "--model", f"openai:{MODEL},openai:stub-b", "--task", "open-fast",
+           "--seeds", str(max(1, episodes // 2)), "--max-connections", str(connections), "--quiet"]
+    on_ray = ["run", "vault", "--model", f"openai:{MODEL}", "--task", "open-fast", "--seeds", str(episodes),
+              "--max-connections", str(connections), "--quiet", "--executor", "ray", "-j", "2",
+              "--cache-dir", str(work / "ray-cache")]
+    ray_env = env
+    held = None
+    if cluster:
+        from agentbed.testing_ray import LoopbackCluster, build_worker_image
+
+        held = LoopbackCluster(build_worker_image())
+        running = held.__enter__()
+        ray_env = {**env, **running.env}
+        on_ray += ["--address", running.address, "--ray-resource", "container_node=1"]
+    where = "two-node cluster" if cluster else "local Ray"
     try:
         rows = [_timed(f"agentbed, {connections} connections", stub, span, episodes, agentbed_run("live")),
                 _timed(f"Inspect AI, max_connections={connections}", stub, span, episodes, worker("inspect")),
                 _timed("agentbed process pool, -j 2", stub, span, episodes, worker("pool")),
-                _timed("agentbed, cached rerun", stub, span, episodes, agentbed_run("cached"))]
+                _timed("agentbed, cached rerun", stub, span, episodes, agentbed_run("cached")),
+                _timed("agentbed, two models in one run", stub, span, 2 * max(1, episodes // 2),
+                       agentbed_run("two", two)),
+                _timed(f"agentbed on {where}, -j 2", stub, span, episodes, agentbed_run("ray", on_ray, ray_env)),
+                _timed(f"agentbed on {where}, cached rerun", stub, span, episodes,
+                       agentbed_run("ray-cached", on_ray, ray_env))]
     finally:
         stub.stop()
+        if held is not None:
+            held.__exit__(None, None, None)
     return rows
 
 
@@ -245,6 +274,7 @@ def main() -> int:
     p.add_argument("--delay", type=float, default=0.3, help="seconds the server waits before each answer")
     p.add_argument("--connections", type=int, default=32)
     p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--cluster", action="store_true", help="the Ray rows on the two-node loopback cluster")
     p.add_argument("--worker", choices=["inspect", "pool"], help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -254,7 +284,7 @@ def main() -> int:
     if args.worker == "inspect":
         print(inspect_worker(args.episodes, args.connections, Path(args.out)))
         return 0
-    rows = bench(args.episodes, args.delay, args.connections)
+    rows = bench(args.episodes, args.delay, args.connections, args.cluster)
     print_table(rows, args)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))

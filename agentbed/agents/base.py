@@ -41,6 +41,7 @@ class Action:
     model_output: dict[str, Any] | None = None
     risk: float | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False  # answered by the model-call cache, not the provider (counted, never logged)
 
 
 class Agent:

@@ -6,19 +6,28 @@ answer to the very request the agent would send. The endpoint's address is not i
 local server (llama.cpp) picks a new port each time it starts, and the same model behind it
 gives the same answers.
 
+Nothing nondeterministic is in the key: the conversation is reduced to what a provider answers
+(:func:`request_messages`: roles, text, tool calls and tool answers), and the ids a provider
+draws at random for each reply and each tool call (``chatcmpl-...``, ``call_...``) are replaced by
+their order of appearance, so the same conversation gives the same key in any run.
+
 One entry is one JSON file, ``<dir>/<key[:2]>/<key>.json``, written to a temporary name and
-renamed into place, so readers never see half an entry and several processes can share a
-directory. An entry older than the expiry is a miss (and is overwritten by the next reply).
-An entry that cannot be read or does not have the expected fields is a miss with a warning,
-never a crash.
+*linked* into place only if no entry is there yet (first writer wins), so readers never see half
+an entry and concurrent runs sharing a directory never overwrite (steal) each other's entries:
+:meth:`ModelCallCache.put` returns the entry that is stored, and an agent that lost the race
+continues with the winner's reply, so both runs' logs agree with what a rerun will read. An
+entry older than the expiry is a miss (and is replaced by the next reply). An entry that cannot
+be read or does not have the expected fields is a miss with a warning, never a crash.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -57,10 +66,44 @@ def parse_duration(text: str, what: str = "--cache-expiry") -> float:
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
+_ID_FIELDS = ("id", "tool_call_id")
+
+
+def request_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The part of each serialised message (langchain-core's ``message_to_dict``) that a provider
+    answers, with every provider-drawn id replaced by its order of appearance: no response ids,
+    timestamps, fingerprints or usage."""
+    ids: dict[str, str] = {}
+
+    def canonical_id(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        return ids.setdefault(value, f"id{len(ids)}")
+
+    out = []
+    for message in messages:
+        data = message.get("data", {}) if isinstance(message.get("data"), Mapping) else {}
+        entry: dict[str, Any] = {"type": message.get("type"), "content": data.get("content")}
+        if data.get("tool_call_id") is not None:
+            entry["tool_call_id"] = canonical_id(data["tool_call_id"])
+        calls = data.get("tool_calls") or []
+        if calls:
+            entry["tool_calls"] = [{"id": canonical_id(c.get("id")), "name": c.get("name"), "args": c.get("args")}
+                                   for c in calls if isinstance(c, Mapping)]
+        raw = (data.get("additional_kwargs") or {}).get("tool_calls") if isinstance(
+            data.get("additional_kwargs"), Mapping) else None
+        if raw:  # the argument text as sent back to the provider
+            entry["raw_tool_calls"] = [
+                {"id": canonical_id(c.get("id")), "function": c.get("function")} for c in raw if isinstance(c, Mapping)]
+        out.append(entry)
+    return out
+
+
 def cache_key(*, provider: str, model: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any],
               params: Mapping[str, Any], seed: int, epoch: int) -> str:
-    """The SHA-256 naming one request; every part is canonical JSON, so equal requests give equal keys."""
-    request = {"format": FORMAT, "provider": provider, "model": model, "messages": list(messages),
+    """The SHA-256 naming one request; every part is canonical JSON, so equal requests give equal
+    keys, and the messages are reduced by :func:`request_messages`."""
+    request = {"format": FORMAT, "provider": provider, "model": model, "messages": request_messages(messages),
                "tools": list(tools), "params": dict(params), "seed": seed, "epoch": epoch}
     text = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -73,6 +116,7 @@ class CachedReply:
 
     message: dict[str, Any]
     captured: dict[str, str]
+    retries: tuple[dict[str, Any], ...] = ()  # the failed attempts before the reply (the log records them)
 
 
 class ModelCallCache:
@@ -105,17 +149,38 @@ class ModelCallCache:
             warnings.warn(f"model cache: {path}: entry without the expected fields ignored", CacheWarning,
                           stacklevel=2)
             return None
-        return CachedReply(entry["message"], {str(k): str(v) for k, v in entry["captured"].items()})
+        retries = entry.get("retries", [])
+        return CachedReply(entry["message"], {str(k): str(v) for k, v in entry["captured"].items()},
+                           tuple(r for r in retries if isinstance(r, dict)) if isinstance(retries, list) else ())
 
-    def put(self, key: str, reply: CachedReply, **about: Any) -> None:
-        """Store a reply (``about``: provider, model... kept beside it for people reading the cache)."""
+    def put(self, key: str, reply: CachedReply, **about: Any) -> CachedReply:
+        """Store a reply unless a fresh entry is already there (``about``: provider, model... kept
+        beside it for people reading the cache); return the reply the cache holds for ``key``,
+        which is another run's when it stored first."""
         path = self.path(key)
-        entry = {"format": FORMAT, "key": key, **about, "message": reply.message, "captured": reply.captured}
+        entry = {"format": FORMAT, "key": key, **about, "message": reply.message, "captured": reply.captured,
+                 "retries": list(reply.retries)}
         data = json.dumps(entry, sort_keys=True, default=str).encode("utf-8")  # ASCII: lone surrogates survive
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{id(reply)}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(reply)}.tmp")
             tmp.write_bytes(data)
-            tmp.replace(path)
+            for _ in range(2):
+                try:
+                    os.link(tmp, path)  # atomic and exclusive: never replaces another writer's entry
+                    return reply
+                except FileExistsError:
+                    with warnings.catch_warnings():  # get() warned of an unreadable entry already
+                        warnings.simplefilter("ignore", CacheWarning)
+                        held = self.get(key)
+                    if held is not None:
+                        return held
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()  # expired or unreadable: make room, once
+            return reply
         except OSError as exc:  # a full or read-only cache must not end the episode
             warnings.warn(f"model cache: {path}: could not store the reply ({exc})", CacheWarning, stacklevel=2)
+            return reply
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()

@@ -14,6 +14,7 @@ parsed arguments are re-serialised and the step says so (``arguments_source``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -40,6 +41,7 @@ from agentbed.agents.base import Action, Agent
 from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
+from agentbed.agents.generation import build_quietly, undeclared
 from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries, throttle_signal
 from agentbed.agents.toolcalls import (
     ModelToolCall,
@@ -109,7 +111,8 @@ class ChatAgent(Agent):
 
     ``connections`` caps the calls in flight to this model (an executor shares one limiter
     among all the episodes it runs); ``cache`` answers a request seen before without calling the
-    provider (the step's ``meta.cache`` then says ``hit``); ``epoch`` is the rollout number that
+    provider (``Action.cached``, counted in the episode's usage, never in its log, so a cached
+    rerun writes the same bytes); ``epoch`` is the rollout number that
     the cache key holds beside the seed.
     """
 
@@ -140,11 +143,13 @@ class ChatAgent(Agent):
         self.epoch = 0
         self.cache: ModelCallCache | None = None
         self.connections: ConnectionLimiter | Unlimited = Unlimited()
+        self.generation: dict[str, Any] = {}  # the run's generation settings (recorded in describe())
 
     @classmethod
     def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
                           system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_retries: int = 4,
-                          backoff: Backoff = DEFAULT_BACKOFF, timeout: float | None = None, **model_kwargs: Any) -> ChatAgent:
+                          backoff: Backoff = DEFAULT_BACKOFF, timeout: float | None = None,
+                          generation: Mapping[str, Any] | None = None, **model_kwargs: Any) -> ChatAgent:
         """``"provider:model"`` resolved by LangChain's ``init_chat_model``; other keyword
         arguments go to the model (``base_url``, ``api_key``, ``temperature``...). The client's
         own retries are off (ours are observable) and each call times out after ``timeout`` s
@@ -152,22 +157,39 @@ class ChatAgent(Agent):
         Agents built in one process from the same arguments and environment share one client.
 
         ``local:NAME`` and ``local:/path/file.gguf`` are the models of the llama.cpp server the run
-        started (:mod:`agentbed.agents.local`), played with the compact profile (``profile=``)."""
+        started (:mod:`agentbed.agents.local`), played with the compact profile (``profile=``).
+
+        ``generation`` holds the run's generation settings (:mod:`agentbed.agents.generation`):
+        constructor arguments of the provider's chat model; one it does not declare is a
+        UsageError. For a ``local:`` model, ``temperature`` and ``max_tokens`` set the profile's."""
         from langchain.chat_models import init_chat_model
 
+        settings = dict(generation or {})
         if model.startswith("local:"):  # a GGUF served by llama.cpp on loopback, compact profile
             from agentbed.agents.local.profile import LocalProfile, local_chat_model
 
             profile = model_kwargs.pop("profile", None) or LocalProfile.from_model(model)
-            return cls(local_chat_model(model, profile, timeout=timeout or 300.0, **model_kwargs),
-                       name=name or f"model:{model}", max_retries=max_retries,
-                       system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,
-                       backoff=backoff, seed=seed, model_id=model, reply_format=profile)
+            overrides = {k: settings.pop(k) for k in ("temperature", "max_tokens") if k in settings}
+            profile = dataclasses.replace(profile, **overrides) if overrides else profile
+            chat_model = build_quietly(lambda: local_chat_model(model, profile, timeout=timeout or 300.0,
+                                                                **model_kwargs, **settings))
+            _refuse_undeclared(model, chat_model, settings)
+            agent = cls(chat_model, name=name or f"model:{model}", max_retries=max_retries,
+                        system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,
+                        backoff=backoff, seed=seed, model_id=model, reply_format=profile)
+            agent.generation = dict(sorted({**(generation or {})}.items()))
+            return agent
+        if "?" in model:
+            raise UsageError(f"--model {model!r}: '?KNOB=VALUE' is for local: models only; give a provider's "
+                             "generation settings with --temperature, --max-tokens-per-call or -M KEY=VALUE")
+        model_kwargs = {**model_kwargs, **settings}
         memo = _memo_key(model, timeout, model_kwargs)
         if memo in _SHARED_MODELS:
             shared, shared_capture = _SHARED_MODELS[memo]
-            return cls(shared, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
-                       backoff=backoff, seed=seed, model_id=model, capture=shared_capture)
+            agent = cls(shared, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+                        backoff=backoff, seed=seed, model_id=model, capture=shared_capture)
+            agent.generation = dict(sorted(settings.items()))
+            return agent
 
         provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
         capture = None
@@ -175,17 +197,20 @@ class ChatAgent(Agent):
             capture = ResponseCapture()
             model_kwargs["http_client"] = capture.http_client()
         try:
-            chat_model = init_chat_model(model, timeout=timeout or 60.0, max_retries=0, **model_kwargs)
+            chat_model = build_quietly(lambda: init_chat_model(model, timeout=timeout or 60.0, max_retries=0,
+                                                               **model_kwargs))
         except Exception as exc:  # noqa: BLE001 - a model that cannot be built is a configuration error
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"--model {model!r}: {first_line}") from exc
+            raise UsageError(f"--model {model!r}: {_first_error_line(exc)}") from exc
+        _refuse_undeclared(model, chat_model, settings)
         if provider in OPENAI_FORMAT_PROVIDERS and getattr(chat_model, "client", True) is None:
             raise UsageError(f"--model {model!r}: no API key; set OPENAI_API_KEY (and OPENAI_BASE_URL for a"
                              " compatible server)")
         if memo is not None:
             _SHARED_MODELS[memo] = (chat_model, capture)
-        return cls(chat_model, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
-                   backoff=backoff, seed=seed, model_id=model, capture=capture)
+        agent = cls(chat_model, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+                    backoff=backoff, seed=seed, model_id=model, capture=capture)
+        agent.generation = dict(sorted(settings.items()))
+        return agent
 
     # -- Agent protocol --------------------------------------------------------------------
     def reset(self, *, seed: int, task: Any = None) -> None:
@@ -213,17 +238,26 @@ class ChatAgent(Agent):
         key = self._cache_key(bound) if self.cache is not None else None
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
         if cached is not None:
-            action = self._action_for(messages_from_dict([cached.message])[0], cached.captured, [])
-            action.meta["cache"] = "hit"
-            return action
+            return self._replayed(cached, hit=True)
         reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
                                            backoff=self.backoff, rng=self._rng, sleep=self.sleep)
         if not isinstance(reply, AIMessage):
             raise TypeError(f"{self.model}: expected an AIMessage from the model, got {type(reply).__name__}")
         captured = self.capture.take() if self.capture is not None else {}
         if self.cache is not None and key is not None:
-            self.cache.put(key, CachedReply(message_to_dict(reply), dict(captured)), model=self.model)
+            mine = CachedReply(message_to_dict(reply), dict(captured), tuple(r.to_dict() for r in retries))
+            held = self.cache.put(key, mine, model=self.model)
+            if held is not mine:  # a concurrent run stored this request's reply first: continue as it did
+                return self._replayed(held, hit=False)
         return self._action_for(reply, captured, retries)
+
+    def _replayed(self, cached: CachedReply, *, hit: bool) -> Action:
+        """The action of a reply the cache holds, as the live call gave it (the same log bytes);
+        ``Action.cached`` (never logged) says whether the provider was spared a call."""
+        retries = [RetryRecord(**r) for r in cached.retries]
+        action = self._action_for(messages_from_dict([cached.message])[0], cached.captured, retries)
+        action.cached = hit
+        return action
 
     def _call(self, bound: Any) -> Any:
         """One attempt, holding one of the model's connections; refusals and timeouts tell the limiter."""
@@ -277,6 +311,8 @@ class ChatAgent(Agent):
                      "system_prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}
         if self.reply_format is not None:
             described["reply_format"] = self.reply_format.describe()
+        if self.generation:
+            described["generation"] = dict(self.generation)
         return described
 
     def load_history(self, first_observation: str, steps: Sequence[tuple[Mapping[str, Any], str]]) -> None:
@@ -398,6 +434,24 @@ def _memo_key(model: str, timeout: float, kwargs: Mapping[str, Any]) -> tuple[An
     return (os.getpid(), model, timeout, tuple(sorted(kwargs.items())), hash(frozenset(os.environ.items())))
 
 
+def _first_error_line(exc: BaseException) -> str:
+    errors = getattr(exc, "errors", None)  # pydantic's ValidationError: name the field and the rule
+    if callable(errors):
+        try:
+            return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors())
+        except Exception:  # noqa: BLE001 - fall back to the text
+            pass
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _refuse_undeclared(model: str, chat_model: BaseChatModel, settings: Mapping[str, Any]) -> None:
+    unknown = undeclared(chat_model, settings)
+    if unknown:
+        raise UsageError(f"--model {model!r}: {type(chat_model).__name__} has no generation setting "
+                         f"{', '.join(repr(k) for k in unknown)} (-M KEY=VALUE takes the model class's own arguments)")
+
+
 def _without_run_id(reply: AIMessage) -> AIMessage:
     """Drop the random id LangChain gives a reply without one: it is not model output, and
     would make identical runs write different bytes."""
@@ -429,5 +483,5 @@ def scrub_surrogates(text: str) -> str:
 def _utf8_safe(value: dict[str, Any]) -> dict[str, Any]:
     """A JSON copy of a serialised message that UTF-8 can encode, so the conversation can be sent
     again and logged. Only the action keeps lone surrogates (the log stores it as base64)."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return json.loads(scrub_surrogates(text))
+    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)  # sorted: a live reply and the
+    return json.loads(scrub_surrogates(text))  # same reply read back from the cache log the same bytes

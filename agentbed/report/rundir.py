@@ -205,6 +205,8 @@ def load_run(run_dir: str | Path) -> RunContents:
     for sub in sorted(p for p in root.iterdir() if p.is_dir()):
         if (sub / SUMMARY_NAME).is_file():
             run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, run.rel(sub / SUMMARY_NAME), run.problems)
+    for suite, summary in sorted(run.summaries.items()):
+        run.problems.extend(_episode_problems(suite, summary))
     run.named_suites = _suites_named(run.run_info)
     expected = run.named_suites + indexed_suites
     run.expected_suites = list(dict.fromkeys(s for s in expected if isinstance(s, str) and s))
@@ -213,3 +215,20 @@ def load_run(run_dir: str | Path) -> RunContents:
             run.problems.append(Problem(f"{suite}/{SUMMARY_NAME}",
                                         f"not found: workload {suite!r} ran but left no summary"))
     return run
+
+
+def _episode_problems(suite: str, summary: Any) -> list[Problem]:
+    """The run's errored episodes, as its summary lists them (agentbed.run_summary): one problem
+    per kind of failure, with its count and what to check."""
+    errors = summary.get("errors") if isinstance(summary, dict) else None
+    problems = errors.get("problems") if isinstance(errors, dict) else None
+    out = []
+    for p in problems if isinstance(problems, list) else []:
+        if not isinstance(p, dict):
+            continue
+        counted = "excluded from every rate" if p.get("excluded", True) else "counted as failed attempts"
+        out.append(Problem(f"{suite}/{SUMMARY_NAME}",
+                           f"{p.get('count')} episodes errored: {p.get('kind')} ({counted}): {p.get('title')}; "
+                           f"check {p.get('check')}; e.g. {p.get('example_log') or p.get('example_episode')}: "
+                           f"{p.get('example_error')}"))
+    return out

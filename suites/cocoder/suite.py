@@ -21,7 +21,7 @@ from suites.cocoder.team import TeamConfig, run_team
 
 
 def config_from_options(options: dict[str, Any], coder: str = "simulated") -> TeamConfig:
-    return TeamConfig(strategy=options["strategy"], agents=options["agents"], method=options["method"],
+    return TeamConfig(strategy=options["strategy"], agents=options["team_size"], method=options["method"],
                       cost=CostModel(latency=options["latency"]),
                       failure=FailureModel(p_cross=options["cross_error"]), coder=coder,
                       repair_rounds=options["repair_rounds"], granularity=options.get("granularity", "function"),
@@ -77,7 +77,8 @@ SUITE = Suite(
     default_agent="simulated",
     options={
         "strategy": Option("cocoder", "how files are split among agents", choices=STRATEGIES),
-        "agents": Option(3, "at most this many agents work at once", type=int),
+        # not "agents": beside the engine's --agent NAMES a count would read as a list of agents
+        "team_size": Option(3, "at most this many agents work at once (k)", type=int),
         "granularity": Option("function", "cocoder: split a module bigger than total/k by its definitions, "
                                           "at once against stubs or along their references (with late pieces "
                                           "for what waits for other modules, or without; into total/k-sized "

@@ -12,7 +12,7 @@ from environments.scienceworld.env import TASKS, ScienceWorldToolEnv, task_specs
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
-    wanted = options.get("task", "all")
+    wanted = options.get("task_type", "all")
     return [t.id for t in task_specs() if wanted in ("all", t.params["task"])]
 
 
@@ -23,6 +23,7 @@ SUITE = Suite(
     make_env=lambda task, options: ScienceWorldToolEnv(task),
     agents={"gold": lambda spec: GoldAgent(), "random": lambda spec: RandomWalker()},
     default_agent="gold",
-    options={"task": Option("all", "one ScienceWorld task name, or all", choices=("all", *TASKS))},
+    # not "task": --task is the engine's (a task id); alfworld's option has the same name
+    options={"task_type": Option("all", "one ScienceWorld task name, or all", choices=("all", *TASKS))},
     budget=Budget(max_steps=50),
 )

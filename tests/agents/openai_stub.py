@@ -48,6 +48,8 @@ class OpenAIStub:
         self._policy = script if callable(script) else None
         self.requests: list[dict[str, Any]] = []
         self.served = 0  # requests answered, errors included
+        self.active = 0  # requests being answered now
+        self.peak = 0  # the most requests it held at once (a connection cap's test)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -101,6 +103,16 @@ class OpenAIStub:
             return self._queue.popleft()
 
     def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+        try:
+            self._answer_one(handler, body)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    def _answer_one(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         reply = self._next_reply(body)
         with self._lock:
             self.served += 1

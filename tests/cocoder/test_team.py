@@ -59,7 +59,7 @@ def test_env_passes_check_env_and_bad_actions_are_observations(sandbox):
 def test_cli_runs_a_team_and_rejects_a_bad_strategy(sandbox, tmp_path, capsys):
     from agentbed.cli import main
 
-    assert main(["run", "cocoder", "--strategy", "cocoder", "--agents", "2", "--task", TASK, "--seeds", "1",
+    assert main(["run", "cocoder", "--strategy", "cocoder", "--team-size", "2", "--task", TASK, "--seeds", "1",
                  "--executor", "serial", "--out", str(tmp_path / "run")]) == 0
     manifests = list((tmp_path / "run" / "episodes").glob("*.team.json"))
     assert len(manifests) == 1 and verify_manifest(manifests[0]) == []

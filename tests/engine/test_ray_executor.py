@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import platform
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -117,20 +119,9 @@ def test_the_cli_refuses_ray_options_without_ray(tmp_path, agentbed_cmd):
     assert not (tmp_path / "r").exists()
 
 
-def test_the_cli_refuses_the_shared_cap_and_cache_options_with_ray(tmp_path, agentbed_cmd):
-    """Neither reaches a Ray worker: refused, not silently ignored."""
-    import subprocess
-
-    for option in (["--max-connections", "4"], ["--cache-dir", str(tmp_path / "c")]):
-        done = subprocess.run(agentbed_cmd + ["run", "vault", "--model", "local:gemma-3-270m", "--executor", "ray",
-                                              *option, "--out", str(tmp_path / "r")],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 2, done.stderr
-        assert f"{option[0]}: not supported with --executor ray" in done.stderr
-        assert not (tmp_path / "r" / "run.json").exists()
-
-
-def test_a_ray_run_records_that_it_has_neither_cap_nor_cache(tmp_path):
+def test_a_ray_run_records_its_cap_and_cache_like_any_run(tmp_path):
+    """On Ray the cap and the cache reach every node through one actor (agentbed.ray_models), so a
+    Ray run starts with the same settings as a process run."""
     import argparse
 
     from agentbed.agents.connections import read_events
@@ -142,10 +133,43 @@ def test_a_ray_run_records_that_it_has_neither_cap_nor_cache(tmp_path):
                                   cache_expiry="7d", max_connections=None, jobs=2)
         (tmp_path / executor).mkdir()
         runtime = model_runtime(args, [spec], tmp_path / executor)
-        assert (runtime.cache is None) is (executor == "ray")
+        assert runtime.cache is not None
     process, ray_run = (read_events(tmp_path / e / "events.jsonl")[0] for e in ("process", "ray"))
-    assert process["cache"] and process["max_connections"] == {"local:gemma-3-270m": 2}
-    assert ray_run["cache"] is None and ray_run["max_connections"] is None
+    for event in (process, ray_run):
+        assert event["cache"] and event["max_connections"] == {"local:gemma-3-270m": 2}
+
+
+def test_one_cap_and_the_drivers_cache_hold_for_every_ray_worker(ray, tmp_path):
+    """Episodes in two Ray workers share one cap of 1 call (the loopback server counts the most
+    requests it held at once) and the driver's cache: a rerun makes no call. (The workers were
+    started before the stub: its address reaches them as a setting of the model.)"""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
+    from openai_stub import OpenAIStub
+    from scripted_models import vault_three_calls
+
+    from agentbed.agents.cache import ModelCallCache
+    from agentbed.executors import execute
+    from agentbed.inflight import ModelRuntime
+
+    stub = OpenAIStub(lambda body: vault_three_calls(body, delay=0.2))
+    stub.start()
+    try:
+        where = {"base_url": stub.base_url, "api_key": "test"}
+        specs = [EpisodeSpec("vault", "open-fast", "model:openai:stub-model", seed, generation=where)
+                 for seed in range(6)]
+        for run in ("live", "again"):
+            runtime = ModelRuntime.for_run([s.agent for s in specs], tmp_path / run, max_connections=1,
+                                           cache=ModelCallCache(tmp_path / "cache"))
+            (tmp_path / run).mkdir()
+            records = list(execute(specs, tmp_path / run, executor="ray", jobs=4, runtime=runtime))
+            assert all(r.status == "ok" for r in records), [r.error for r in records]
+            if run == "live":
+                served = stub.served
+                assert served == 3 * len(specs) and stub.peak == 1
+        assert stub.served == served, "the cached rerun on Ray called the provider"
+        assert all(r.usage["cached_calls"] == r.usage["calls"] for r in records)
+    finally:
+        stub.stop()
 
 
 def _cocoder_options():

@@ -92,13 +92,14 @@ class LocalServer:
             raise LocalServerError("the local model server is not running")
         return self.url + "/v1"
 
-    def start(self) -> str:
+    def start(self, port: int = 0) -> str:
+        """Start the server (on ``port``, else a free one) and wait until it answers."""
         check_runtime()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         settings = self.settings
         command = [sys.executable, "-m", "agentbed.agents.local.serve", "--model", str(self.model),
                    "--alias", self.alias, "--ctx", str(settings.ctx), "--slots", str(settings.slots),
-                   "--threads", str(server_threads(settings))]
+                   "--threads", str(server_threads(settings)), "--port", str(port)]
         with self.log_path.open("ab") as log:
             log.write(f"$ {' '.join(command)}\n".encode())
             log.flush()
@@ -144,6 +145,16 @@ class LocalServer:
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def restart(self) -> str:
+        """Start a dead server again on the same port, so that clients holding its URL (the run's
+        workers) reach the new one."""
+        port = int(self.url.rsplit(":", 1)[1]) if self.url else 0
+        code = self.process.poll() if self.process is not None else None
+        with self.log_path.open("ab") as log:
+            log.write(f"agentbed: the server exited (status {code}); restarting it on port {port}\n".encode())
+        self.stop()
+        return self.start(port)
 
     def stop(self) -> None:
         """Stop the server and wait for it (idempotent)."""
@@ -243,15 +254,80 @@ def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = Ser
                 raise UsageError(f"--model {model}: {exc}") from None
         urls = {model: server.base_url for model, server in servers.items()}
         os.environ[SERVERS_ENV] = json.dumps({**json.loads(previous_env or "{}"), **urls})
+        _WATCHED.update({model: _Watched(server) for model, server in servers.items()})
         yield urls
     finally:
-        for server in servers.values():
+        for model, server in servers.items():
+            _WATCHED.pop(model, None)
             server.stop()
         if previous_env is None:
             os.environ.pop(SERVERS_ENV, None)
         else:
             os.environ[SERVERS_ENV] = previous_env
         restore_sigterm()
+
+
+@dataclass
+class _Watched:
+    server: LocalServer
+    restarts: int = 0
+
+
+_WATCHED: dict[str, _Watched] = {}  # the servers this process serves, by model string
+MAX_RESTARTS = 1
+
+
+def dead_server() -> str | None:
+    """Check the servers this process started: a dead one is restarted once (on the same port);
+    one that dies again, or will not start, is the reason to stop handing out episodes, naming
+    the server and its log. None while every server runs. (A run's stop check.)"""
+    for model, watched in _WATCHED.items():
+        server = watched.server
+        if server.alive():
+            continue
+        if watched.restarts < MAX_RESTARTS:
+            watched.restarts += 1
+            try:
+                server.restart()
+                continue
+            except (LocalServerError, OSError, UsageError) as exc:
+                return f"the local model server for {model} died and would not restart ({exc}); its log: {server.log_path}"
+        return (f"the local model server for {model} died again after {watched.restarts} restart(s); its log: "
+                f"{server.log_path}")
+    return None
+
+
+class ServerWatch:
+    """A thread checking this process's servers every ``interval`` s (:func:`dead_server`): a dead
+    one is restarted at once, so calls in flight succeed on a retry; :meth:`reason` says why the
+    run must stop once one cannot be kept alive."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        self.interval, self._reason = interval, None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="agentbed-server-watch", daemon=True)
+
+    def _watch(self) -> None:
+        while self._reason is None and not self._stop.wait(self.interval):
+            self._reason = dead_server()
+
+    def reason(self) -> str | None:
+        return self._reason
+
+    def __enter__(self) -> ServerWatch:
+        if _WATCHED:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
+def restarts() -> dict[str, int]:
+    """How often each watched server was restarted (for the run's events)."""
+    return {model: w.restarts for model, w in _WATCHED.items() if w.restarts}
 
 
 def _exit_on_sigterm() -> Callable[[], None]:

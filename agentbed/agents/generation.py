@@ -1,0 +1,78 @@
+"""Generation settings for a run's chat models: ``--temperature``, ``--max-tokens-per-call`` and
+``-M KEY=VALUE``, handed to the provider's LangChain chat model as constructor arguments.
+
+Settings are checked where they would be used, before anything runs: :func:`check_settings`
+builds the model with them and refuses a value the model's class rejects (pydantic validates
+types and ranges) and a key it does not declare (LangChain would otherwise pass an unknown key on
+in ``model_kwargs``, with only a warning, to be refused by the provider at the first call).
+A run records them in run.json (``generation``); each episode's log records them in the agent's
+description; the model-call cache key holds them through the model's identifying parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentbed.errors import UsageError
+
+# settings with a flag of their own; the provider-neutral names LangChain's chat models take
+TEMPERATURE = "temperature"
+MAX_TOKENS = "max_tokens"
+
+
+def parse_settings(temperature: float | None, max_tokens: int | None, items: Sequence[str] | None) -> dict[str, Any]:
+    """The run's settings, sorted by key. ``-M`` values are JSON when they parse as JSON
+    (``0.9``, ``true``, ``["a"]``), else the text itself."""
+    settings: dict[str, Any] = {}
+    for item in items or []:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise UsageError(f"-M {item!r}: expected KEY=VALUE, e.g. -M top_p=0.9")
+        if key in settings:
+            raise UsageError(f"-M {key}: given twice")
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            value = text
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"-M {item!r}: the value must be a finite number")
+        settings[key] = value
+    for key, value, flag in ((TEMPERATURE, temperature, "--temperature"), (MAX_TOKENS, max_tokens, "--max-tokens-per-call")):
+        if value is None:
+            continue
+        if key in settings:
+            raise UsageError(f"-M {key}=... and {flag} both set {key}; give one")
+        settings[key] = value
+    if TEMPERATURE in settings:
+        t = settings[TEMPERATURE]
+        if isinstance(t, bool) or not isinstance(t, int | float) or not (math.isfinite(t) and t >= 0):
+            raise UsageError(f"--temperature {t!r}: must be a finite number >= 0")
+    if MAX_TOKENS in settings:
+        n = settings[MAX_TOKENS]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise UsageError(f"--max-tokens-per-call {n!r}: must be a whole number >= 1")
+    return dict(sorted(settings.items()))
+
+
+def undeclared(chat_model: Any, settings: Mapping[str, Any]) -> list[str]:
+    """Keys of ``settings`` the model's class does not declare: LangChain moved them into
+    ``model_kwargs`` (to be sent to the provider unchecked), or the class has no such field."""
+    extra = getattr(chat_model, "model_kwargs", None)
+    if isinstance(extra, Mapping):
+        return sorted(k for k in settings if k in extra and k != "model_kwargs")
+    fields = getattr(type(chat_model), "model_fields", None) or {}
+    names = set(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
+    return sorted(k for k in settings if k not in names)
+
+
+def build_quietly(build: Any) -> Any:
+    """Call ``build()`` with LangChain's "parameter moved to model_kwargs" warnings silenced
+    (:func:`undeclared` turns them into an error instead)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build()

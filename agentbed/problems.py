@@ -1,0 +1,187 @@
+"""Errored episodes as problems a person can act on: each kind of failure once, its count, what to check.
+
+An episode whose provider failed (a refused key, no connection, HTTP 5xx or 429 after the
+retries, an overflowing context, a dead local server) ends with status ``error`` (the runner
+records the exception); it is never a failed attempt, so every rate leaves it out and says how
+many it left out (:func:`excluded_note`). :func:`problems_of` groups a run's errored episodes by
+kind, read from the recorded error text (exception types and HTTP statuses, which LangChain's
+provider packages carry through), and the CLI prints them as one block at the end of a run
+(:func:`problem_lines`); the summary, results.json and the report carry the same list.
+
+``--allow-errors`` (:func:`parse_allowance`) says how many errored episodes a run may have and
+still exit 0: a count (``3``) or a share of the run's episodes (``0.05`` or ``5%``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentbed.errors import UsageError
+
+# The exit status of `agentbed run` when episodes errored beyond --allow-errors (docs/cli.md).
+EXIT_ERRORS = 4
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    title: str
+    check: str
+    pattern: re.Pattern[str]
+
+
+def _kind(name: str, title: str, check: str, *patterns: str) -> Kind:
+    return Kind(name, title, check, re.compile("|".join(patterns), re.IGNORECASE))
+
+
+# In order: the first kind whose pattern matches the error text names it.
+KINDS: tuple[Kind, ...] = (
+    _kind("local_server", "the local model server died or could not be reached",
+          "the server's log in the run directory (local-model-server.log): an out-of-memory kill, a crash",
+          r"local model server", r"LocalServerError"),
+    _kind("authentication", "the provider refused the credentials (HTTP 401/403)",
+          "the provider's key variable (e.g. OPENAI_API_KEY), and that it belongs to the service at the base URL "
+          "(OPENAI_BASE_URL)", r"AuthenticationError", r"PermissionDeniedError", r"\bError code: 40[13]\b",
+          r"\(HTTP 40[13]\)", r"invalid[_ ]api[_ ]key", r"incorrect api key"),
+    _kind("context_overflow", "the conversation outgrew the model's context window",
+          "the model's context length against the suite's step budget, or a model with a longer context",
+          r"context[_ ]length[_ ]exceeded", r"maximum context length", r"context window", r"exceeds the context",
+          r"too many tokens", r"ContextOverflow"),
+    _kind("model_not_found", "the provider does not know the model (HTTP 404)",
+          "the model name after 'provider:' and that the base URL serves it", r"NotFoundError",
+          r"\bError code: 404\b", r"\(HTTP 404\)", r"model_not_found"),
+    _kind("rate_limit", "rate-limited (HTTP 429) after every retry",
+          "the provider's rate limits for the key; lower --max-connections or run later",
+          r"RateLimitError", r"\bError code: 429\b", r"\(HTTP 429\)"),
+    _kind("server_error", "the provider failed (HTTP 5xx) after every retry",
+          "the provider's status page; the run can be finished later with --resume --retry-errors",
+          r"InternalServerError", r"\bError code: 5\d\d\b", r"\(HTTP 5\d\d\)", r"ServiceUnavailable"),
+    _kind("timeout", "calls timed out after every retry",
+          "that the endpoint answers; a slow local model may need fewer --max-connections",
+          r"APITimeoutError", r"TimeoutException", r"ReadTimeout", r"TimeoutError", r"timed out"),
+    _kind("connection", "no connection to the provider",
+          "the base URL (OPENAI_BASE_URL or the provider's), the network and any proxy",
+          r"APIConnectionError", r"ConnectError", r"ConnectionError", r"Connection refused", r"RemoteProtocolError",
+          r"Name or service not known"),
+    _kind("bad_request", "the provider rejected the request (HTTP 400/422)",
+          "the generation settings (-M, --temperature, --max-tokens-per-call) and the model's accepted parameters",
+          r"BadRequestError", r"UnprocessableEntityError", r"\bError code: 4(00|22)\b", r"\(HTTP 4(00|22)\)"),
+)
+SETUP = _kind("setup", "the episode could not be set up on its node (a missing package, data or model)",
+              "the command the error names; agentbed list SUITE shows what the suite needs",
+              r"^(UsageError|SuiteError|LocalModelMissing)\b")
+OTHER = Kind("other", "an exception inside the agent or the world (counted as a failed attempt)",
+             "the traceback in the episode's log footer (agentbed replay LOG)", re.compile(r"(?!)"))
+EXCLUDED_KINDS = frozenset(k.name for k in (*KINDS, SETUP))
+
+
+def classify(error: str) -> Kind:
+    """The kind of failure an episode's recorded error text shows."""
+    for kind in (*KINDS, SETUP):
+        if kind.pattern.search(error or ""):
+            return kind
+    return OTHER
+
+
+def is_errored(record: Mapping[str, Any]) -> bool:
+    """Whether an episode errored for a reason outside the agent and its world (a provider, a
+    server, a node's set-up): such an episode is left out of every rate. An exception raised
+    by the agent's or the world's own code stays a failed attempt, as before."""
+    return record.get("status") == "error" and classify(str(record.get("error") or "")).name in EXCLUDED_KINDS
+
+
+def errored(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [r for r in records if is_errored(r)]
+
+
+def scored(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The episodes that count toward rates: every one that did not error (:func:`is_errored`)."""
+    return [dict(r) for r in records if not is_errored(r)]
+
+
+def problems_of(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per kind of failure among the episodes with status ``error``, most frequent
+    first: ``{"kind", "title", "check", "count", "excluded", "agents", "example_episode",
+    "example_log", "example_error"}``; ``excluded`` says whether those episodes are left out of
+    the rates (every kind but ``other``)."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    kinds: dict[str, Kind] = {}
+    for record in (r for r in records if r.get("status") == "error"):
+        kind = classify(str(record.get("error") or ""))
+        groups[kind.name].append(record)
+        kinds[kind.name] = kind
+    out = []
+    for name, group in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        first = min(group, key=lambda r: str(r.get("episode_id", "")))
+        out.append({"kind": name, "title": kinds[name].title, "check": kinds[name].check, "count": len(group),
+                    "excluded": name in EXCLUDED_KINDS,
+                    "agents": sorted({str(r.get("agent", "?")) for r in group}),
+                    "example_episode": first.get("episode_id", "?"), "example_log": first.get("log", ""),
+                    "example_error": last_line(str(first.get("error") or ""))})
+    return out
+
+
+def last_line(error: str) -> str:
+    """The line of a traceback that says what went wrong (the exception), shortened."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("agentbed: provider call failed", "File ", "^"))]
+    text = (useful or lines or ["?"])[-1]
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def errors_by_agent(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    return dict(sorted(Counter(str(r.get("agent", "?")) for r in errored(records)).items()))
+
+
+def excluded_note(records: list[Mapping[str, Any]]) -> str:
+    """What a table of rates says of the episodes it leaves out."""
+    by_agent = errors_by_agent(records)
+    if not by_agent:
+        return "no episode errored"
+    parts = ", ".join(f"{agent} {n}" for agent, n in by_agent.items())
+    return f"{sum(by_agent.values())} errored episodes are excluded from every rate ({parts}); see the problems"
+
+
+def problem_lines(problems: list[dict[str, Any]], total: int) -> list[str]:
+    """The terminal's problems block: each kind once, with its count and what to check."""
+    if not problems:
+        return []
+    count = sum(p["count"] for p in problems if p["excluded"])
+    raised = sum(p["count"] for p in problems if not p["excluded"])
+    lines = [f"problems: {count} of {total} episodes errored (excluded from every rate)"
+             + (f"; {raised} raised inside the agent or world (counted as failures)" if raised else "")]
+    for p in problems:
+        lines.append(f"  {p['kind']}: {p['count']} episodes ({', '.join(p['agents'])}): {p['title']}")
+        lines.append(f"    check: {p['check']}")
+        lines.append(f"    e.g. {p['example_log'] or p['example_episode']}: {p['example_error']}")
+    return lines
+
+
+def parse_allowance(text: str | None) -> float | int:
+    """``--allow-errors``: a count of episodes (``3``), or a share of the run (``0.05``, ``5%``)."""
+    if text is None:
+        return 0
+    value = text.strip()
+    try:
+        if value.endswith("%"):
+            share = float(value[:-1]) / 100.0
+        elif re.fullmatch(r"\d+", value):
+            return int(value)
+        else:
+            share = float(value)
+    except ValueError:
+        raise UsageError(f"--allow-errors {text!r}: expected a count (3) or a share of the episodes "
+                         "(0.05 or 5%)") from None
+    if not 0.0 <= share <= 1.0:  # also refuses nan
+        raise UsageError(f"--allow-errors {text!r}: a share must be between 0 and 1 (0% and 100%)")
+    return share
+
+
+def within_allowance(errors: int, total: int, allowance: float | int) -> bool:
+    if isinstance(allowance, int):
+        return errors <= allowance
+    return errors <= allowance * total

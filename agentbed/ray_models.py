@@ -1,0 +1,123 @@
+"""Model calls on a Ray cluster: one connection cap across every node, and the driver's model-call cache.
+
+Ray workers do not fork from the run's process, so the shared-memory limiter and the cache
+directory of :mod:`agentbed.inflight` do not reach them. Instead the driver starts one
+:class:`ModelService` actor on its own node for the run: it holds the cap of concurrent calls per
+model (a slot is asked for before each call and given back after it, whichever node makes the
+call) and it reads and writes the driver's cache directory, so a rerun on the cluster is answered
+from the same entries as one on this machine. Each Ray task gets a :class:`ModelRuntime` whose
+limiters and cache are thin clients of that actor (:class:`RemoteLimiter`, :class:`RemoteCache`).
+
+The actor is asynchronous (Ray runs its coroutines concurrently), so a caller waiting for a slot
+does not block the others' releases. The cap is fixed at ``--max-connections``: the adaptive
+decrease on 429s of :class:`~agentbed.agents.connections.ConnectionLimiter` is per machine and
+not carried over (a refused call is still retried with backoff by the agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentbed.agents.cache import CachedReply, ModelCallCache
+from agentbed.inflight import ModelRuntime
+
+
+class ModelService:
+    """The run's cap and cache, as a Ray actor (created with :func:`start_service`)."""
+
+    def __init__(self, caps: dict[str, int], cache_dir: str | None, expiry: float) -> None:
+        self.caps = dict(caps)
+        self.in_flight = dict.fromkeys(caps, 0)
+        self.peak = dict.fromkeys(caps, 0)
+        self.cache = ModelCallCache(cache_dir, expiry=expiry) if cache_dir is not None else None
+        self._free: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._free is None:  # made in the actor's event loop
+            self._free = asyncio.Condition()
+        return self._free
+
+    async def acquire(self, model: str) -> None:
+        free = self._condition()
+        async with free:
+            await free.wait_for(lambda: self.in_flight.get(model, 0) < self.caps.get(model, 1))
+            self.in_flight[model] = self.in_flight.get(model, 0) + 1
+            self.peak[model] = max(self.peak.get(model, 0), self.in_flight[model])
+
+    async def release(self, model: str) -> None:
+        free = self._condition()
+        async with free:
+            self.in_flight[model] = max(0, self.in_flight.get(model, 0) - 1)
+            free.notify_all()
+
+    async def get(self, key: str) -> CachedReply | None:
+        return self.cache.get(key) if self.cache is not None else None
+
+    async def put(self, key: str, reply: CachedReply, about: dict[str, Any]) -> CachedReply:
+        return self.cache.put(key, reply, **about) if self.cache is not None else reply
+
+    async def peaks(self) -> dict[str, int]:
+        return dict(self.peak)
+
+
+def start_service(ray: Any, caps: dict[str, int], cache_dir: str | Path | None, expiry: float) -> Any:
+    """The run's :class:`ModelService` actor, on the driver's node (where the cache directory is)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = ray.get_runtime_context().get_node_id()
+    actor = ray.remote(ModelService).options(
+        num_cpus=0, max_concurrency=10_000,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False))
+    return actor.remote(caps, str(cache_dir) if cache_dir is not None else None, expiry)
+
+
+class RemoteLimiter:
+    """A model's slot in the run's :class:`ModelService` (the agents' ``connections``)."""
+
+    def __init__(self, service: Any, model: str, ceiling: int) -> None:
+        self.service, self.model, self.ceiling = service, model, ceiling
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        import ray
+
+        ray.get(self.service.acquire.remote(self.model))
+        try:
+            yield
+        finally:
+            ray.get(self.service.release.remote(self.model))
+
+    def succeeded(self) -> None:
+        pass
+
+    def throttled(self, reason: str, retry_after: float | None = None) -> None:
+        pass
+
+
+class RemoteCache:
+    """The driver's model-call cache, through the run's :class:`ModelService` (the agents' ``cache``)."""
+
+    def __init__(self, service: Any, directory: str) -> None:
+        self.service, self.directory = service, Path(directory)
+
+    def get(self, key: str) -> CachedReply | None:
+        import ray
+
+        return ray.get(self.service.get.remote(key))
+
+    def put(self, key: str, reply: CachedReply, **about: Any) -> CachedReply:
+        import ray
+
+        held = ray.get(self.service.put.remote(key, reply, about))
+        return reply if held == reply else held
+
+
+def remote_runtime(service: Any, caps: dict[str, int], cache_dir: str | None) -> ModelRuntime:
+    """What a Ray task installs as its runtime: the cap and the cache, both through ``service``."""
+    limiters: dict[str, Any] = {m: RemoteLimiter(service, m, cap) for m, cap in caps.items()}
+    cache: Any = RemoteCache(service, cache_dir) if cache_dir is not None else None
+    return ModelRuntime(max(caps.values(), default=1), cache, limiters)
