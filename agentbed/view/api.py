@@ -127,8 +127,10 @@ def _messages(model_output: Any) -> list[dict[str, Any]]:
                 out.append({"role": str(m.get("role") or m.get("type") or "?"), "content": _text(m.get("content"))})
     message = model_output.get("message")
     if isinstance(message, dict):
-        out.append({"role": "assistant", "content": _text(message.get("content") or ""),
-                    "tool_calls": message.get("tool_calls") or []})
+        body = message.get("data") if isinstance(message.get("data"), dict) else message  # LangChain's dumpd form
+        calls = [{"name": c.get("name"), "args": c.get("args")} for c in body.get("tool_calls") or []
+                 if isinstance(c, dict)]
+        out.append({"role": "assistant", "content": _text(body.get("content") or ""), "tool_calls": calls})
     return out
 
 

@@ -198,3 +198,21 @@ def test_the_fast_index_check_is_never_looser_than_the_schema(vault_run):
             assert jsonschema.Draft202012Validator(INDEX_RECORD_SCHEMA).is_valid(record), record
     assert fast(good) and not fast({**good, "seed": True}) and not fast({**good, "episode_id": ""})
     assert compile_simple({"oneOf": [{"type": "string"}]}) is None  # anything else: the full check
+
+
+def test_branches_from_an_episode_show_as_a_tree_of_checkpoints(client, runs_root):
+    from agentbed.cli import main
+
+    log = runs_root / "vault-a" / "episodes" / "vault.long-chores.naive.s0.jsonl"
+    assert main(["branch", str(log), "--at", "2", "--agents", "oracle,naive"]) == 0
+    assert main(["branch", str(log), "--at", "4", "--agents", "oracle"]) == 0
+    _, doc = client.get("/api/episode?run=vault-a&episode=vault.long-chores.naive.s0")
+    tree = doc["tree"]["checkpoints"]
+    assert [c["at_step"] for c in tree] == [2, 4]
+    assert sorted(b["agent"] for b in tree[0]["branches"]) == ["naive@2", "oracle@2"]
+    assert all(b["check"] == "verified" for c in tree for b in c["branches"])
+    outcome = {b["agent"]: (b["status"], b["success"]) for c in tree for b in c["branches"]}
+    assert outcome["oracle@2"] == ("ok", True) and outcome["oracle@4"] == ("ok", True)
+    assert outcome["naive@2"] == ("error", False)  # the naive agent cannot take over mid-episode
+    _, runs = client.get("/api/runs")
+    assert runs["runs"][0]["episodes"] == 12  # branch logs are not episodes of the run

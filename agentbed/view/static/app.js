@@ -263,7 +263,9 @@ function renderEpisode(runId, doc) {
     t.footer.error ? pre(t.footer.error, "error") : null) : h("div", {class: "footer-record running"},
     "running: no footer yet");
   replaceSection("transcript", h("section", {},
-    t.system_prompt ? h("div", {class: "system"}, h("span", {class: "role"}, "system prompt"), pre(t.system_prompt)) : null,
+    t.system_prompt ? h("div", {class: "system"}, h("span", {class: "role"}, "system prompt"), pre(t.system_prompt)) :
+      (t.header.agent || {}).system_prompt_sha256 ? h("div", {class: "system"}, h("span", {class: "role"},
+        "system prompt"), ` the log keeps its SHA-256 only: ${t.header.agent.system_prompt_sha256.slice(0, 16)}…`) : null,
     h("details", {}, h("summary", {}, `tools (${t.header.tools.length})`),
       h("ul", {}, t.header.tools.map((tool) => h("li", {}, h("code", {}, tool.name), " ", tool.description || "")))),
     h("div", {class: "observation first"}, h("span", {class: "role"}, "first observation"), pre(t.header.observation)),
