@@ -172,3 +172,39 @@ def success_heatmap(records: list[dict[str, Any]], *, running: str = "running") 
                                                                       else ""))
              for key, v in by_cell.items()}
     return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1; grey: not run)")
+
+
+_FRACTION = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+LONG_TABLE = 20  # rows beyond which a per-task table of k/n cells is drawn as a heat-map
+
+
+def fraction_table_heatmap(columns: list[Any], rows: list[Any]) -> str:
+    """A long per-task table of ``k/n`` cells as a heat-map (tasks x the other columns), or "" when
+    the table is no such table: either ``[task, A, B, ...]`` with a cell per column, or
+    ``[agent, task, passed]`` with one row per (agent, task)."""
+    names = [str(c) for c in columns]
+    if len(rows) <= LONG_TABLE or "task" not in names or not all(isinstance(r, list) and len(r) == len(names)
+                                                                 for r in rows):
+        return ""
+    cells: dict[tuple[str, str], tuple[float, str]] = {}
+    t = names.index("task")
+    if "agent" in names and len(names) == 3:
+        a = names.index("agent")
+        v = 3 - a - t
+        entries = [(str(r[t]), str(r[a]), r[v]) for r in rows]
+    else:
+        entries = [(str(r[t]), names[j], r[j]) for r in rows for j in range(len(names)) if j != t]
+    for task, column, value in entries:
+        found = _FRACTION.match(str(value))
+        if found is None:
+            if str(value).strip() in ("-", "–", ""):
+                continue
+            return ""
+        k, n = int(found.group(1)), int(found.group(2))
+        if n == 0:
+            continue
+        cells[(task, column)] = (k / n, f"{k}/{n}")
+    tasks = list(dict.fromkeys(task for task, _ in cells))
+    others = list(dict.fromkeys(column for _, column in cells))
+    return heatmap(tasks, others, cells, title="share passed (white 0, blue 1; grey: not run)", cell=16) \
+        if cells else ""

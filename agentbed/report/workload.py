@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentbed.report.html import Markup, el, fmt_cell, fmt_number, slug
+from agentbed.report.plots import fraction_table_heatmap
 from agentbed.report.rundir import Problem
 from agentbed.report.svg import InvalidSvg, sanitize_svg
 
@@ -82,9 +83,13 @@ def _table(item: Any, i: int, summary: dict[str, Any], base: str, where: str,
         body.append(el("tr", *(el("td", fmt_cell(v), class_="num" if isinstance(v, int | float) else None)
                                for v in row)))
     note = item.get("note")
+    grid = el("table", el("thead", el("tr", *(el("th", fmt_cell(c)) for c in columns))), el("tbody", *body))
+    drawn = fraction_table_heatmap(columns, rows)  # a long per-task table reads better as a heat-map
+    shown = el("div", el("div", Markup(drawn), class_="scroll heatmap"),
+               el("details", el("summary", f"the table ({len(body)} rows)"), el("div", grid, class_="scroll"))) \
+        if drawn else el("div", grid, class_="scroll")
     return el("div", el("h3", item.get("title") or f"Table {i + 1}"),
-              el("div", el("table", el("thead", el("tr", *(el("th", fmt_cell(c)) for c in columns))),
-                           el("tbody", *body)), class_="scroll"),
+              shown,
               el("p", note, class_="note") if isinstance(note, str) and note else None,
               _command(item.get("command") or summary.get("command")),
               id=f"{base}-table-{i + 1}", class_="summary-table", data_rows=str(len(body)))

@@ -201,3 +201,17 @@ def test_headlines_from_different_commands_name_each(tmp_path, summaries, write_
     page = parse_html(render_report(tmp_path / "run2").read_text(encoding="utf-8"))
     shared = page.by_id["workload-oversight-headline"]
     assert shared["inner"].count("th") == 8 and shared["text"].count(summary["command"]) == 1
+
+
+def test_a_long_per_task_table_is_drawn_as_a_heat_map(tmp_path, write_json, parse_html):
+    rows = [[f"task-{i:02d}", f"{i % 3}/2" if i % 3 < 3 else "-", "2/2"] for i in range(30)]
+    rows[0][1] = "-"  # not run: a grey cell
+    summary = {"suite": "contracts", "title": "t", "episodes": 60, "seeds": 2, "headline": [], "figures": [],
+               "tables": [{"title": "Per task: passed / episodes", "columns": ["task", "naive", "oracle"],
+                           "rows": rows}]}
+    write_json(tmp_path / "run" / "contracts" / "summary.json", summary)
+    text = render_report(tmp_path / "run").read_text(encoding="utf-8")
+    page = parse_html(text)
+    node = page.by_id["workload-contracts-table-1"]
+    assert text.count('class="cell"') == 59 and "the table (30 rows)" in node["text"]  # 60 cells, one not run
+    assert "task-29 x naive: 2/2" in text  # each cell's tooltip names its task, column and value
