@@ -58,7 +58,9 @@ def figure_from_matplotlib(title: str, fig: Any) -> dict[str, Any]:
 
 
 def interval_bars(title: str, intervals: list[tuple[str, Interval]], ylabel: str) -> dict[str, Any]:
-    """A bar per name at its estimate, with its interval as the error bar, on a 0-1 axis (rates)."""
+    """A horizontal bar per name at its estimate, with its interval as the error bar, on a 0-1 axis
+    (rates). Names sit on the vertical axis, one row each, so however many there are and however
+    long, no two labels overprint (rotated x-labels did, with many agents)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -68,11 +70,12 @@ def interval_bars(title: str, intervals: list[tuple[str, Interval]], ylabel: str
     est = [i.estimate for _, i in intervals]
     below = [i.estimate - i.low for _, i in intervals]
     above = [i.high - i.estimate for _, i in intervals]
-    fig, ax = plt.subplots(figsize=(7, 3))
-    ax.bar(names, est, yerr=[below, above], capsize=4, color="#4a7ab5")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 1.05)
-    ax.tick_params(axis="x", rotation=25)
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(names)))
+    rows = list(range(len(names)))[::-1]  # the first name on top
+    ax.barh(rows, est, xerr=[below, above], capsize=3, color="#4a7ab5", height=0.6)
+    ax.set_yticks(rows, names)
+    ax.set_xlabel(ylabel)
+    ax.set_xlim(0, 1.05)
     fig.tight_layout()
     out = figure_from_matplotlib(title, fig)
     plt.close(fig)
