@@ -216,3 +216,25 @@ def test_branches_from_an_episode_show_as_a_tree_of_checkpoints(client, runs_roo
     assert outcome["naive@2"] == ("error", False)  # the naive agent cannot take over mid-episode
     _, runs = client.get("/api/runs")
     assert runs["runs"][0]["episodes"] == 12  # branch logs are not episodes of the run
+
+
+def test_the_view_command_prints_its_url_serves_and_stops_on_ctrl_c(runs_root, agentbed_cmd):
+    import signal
+    import subprocess
+    import urllib.request
+
+    proc = subprocess.Popen([*agentbed_cmd, "view", str(runs_root), "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("agentbed view: http://127.0.0.1:"), line
+        url = line.split()[2]
+        with urllib.request.urlopen(url + "api/runs", timeout=30) as resp:
+            assert json.loads(resp.read())["runs"][0]["id"] == "vault-a"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            page = resp.read().decode()
+        assert '<script src="/app.js">' in page and "http" not in page.replace(url, "")  # nothing from elsewhere
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from openai_stub import OpenAIStub
+from test_chat_openai import vault_policy
+
 from agentbed.cli import main
-from tests.agents.openai_stub import OpenAIStub
-from tests.agents.test_chat_openai import vault_policy
 
 from .conftest import serve
 
