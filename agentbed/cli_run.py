@@ -30,7 +30,14 @@ from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.executors_ray import parse_resources
 from agentbed.inflight import EVENTS
-from agentbed.problems import EXIT_ERRORS, parse_allowance, problem_lines, scored, within_allowance
+from agentbed.problems import (
+    EXIT_ERRORS,
+    is_errored,
+    parse_allowance,
+    problem_lines,
+    scored,
+    within_allowance,
+)
 from agentbed.progress import RunProgress
 from agentbed.results import episode_metrics, load_results, suite_summary, write_results
 from agentbed.run_summary import add_paired_differences, annotate_errors
@@ -59,6 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="damage this share of the agent's actions on purpose (to test metrics and gates)")
     p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="with --resume: run the errored episodes again (their old logs are kept in RUN_DIR/retried)")
     p.add_argument("--allow-errors", metavar="N|RATE",
                    help="exit 0 with up to N errored episodes (or this share of them: 0.05, 5%%); default 0: "
                         f"any errored episode makes the run exit {EXIT_ERRORS}")
@@ -158,6 +167,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.executor != "ray" and (args.address or args.ray_resource):
         raise UsageError("--address and --ray-resource need --executor ray")
     parse_allowance(args.allow_errors)
+    if args.retry_errors and not args.resume:
+        raise UsageError("--retry-errors needs --resume --out RUN_DIR")
     log_key()  # a key that is set but unusable is an error before anything runs
     if not args.resume:
         args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
@@ -185,6 +196,10 @@ def _run(args: argparse.Namespace) -> int:
         specs = resume_plan(suite, meta, args, where, generation)
         prices, budget = check_model_options(args, specs)
         store.open_existing()
+        if args.retry_errors:
+            again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r)})
+            print(f"agentbed: {len(again)} errored episodes set aside to run again (their logs: "
+                  f"{store.root / 'retried'})", file=sys.stderr)
     else:
         suite = get_suite(args.suite)
         specs, meta = plan(suite, args, generation)

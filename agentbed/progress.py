@@ -74,8 +74,10 @@ class RunProgress:
     with each finished record (an ``EpisodeRecord``)."""
 
     def __init__(self, total: int, *, quiet: bool = False, cost: Callable[[], float] | None = None,
-                 interval: float = HEARTBEAT_SECONDS, label: str = "episodes", stream: Any = None) -> None:
+                 interval: float = HEARTBEAT_SECONDS, label: str = "episodes", stream: Any = None,
+                 figures: bool = True) -> None:
         self.total, self.quiet, self.cost, self.interval, self.label = total, quiet or _QUIET.get(), cost, interval, label
+        self.figures = figures  # errors, tokens and cost (a set-up step has none)
         self.stream = stream or sys.stderr
         self.done = self.errors = self.tokens = 0
         self._start = time.monotonic()
@@ -107,7 +109,7 @@ class RunProgress:
             self.errors += getattr(record, "status", None) == "error"
             self.tokens += int(getattr(record, "tokens", 0) or 0)
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, figures=self._figures())
+            self._bar.update(self._task, advance=1, figures=self._figures() if self.figures else "")
 
     def _figures(self) -> str:
         parts = [f"{self.errors} errored"] if self.errors else []
@@ -122,11 +124,12 @@ class RunProgress:
         """One progress line: ``episodes 12/40, 1 errored, 5,321 tokens, $0.0123; 35s elapsed, ETA 1m20s``."""
         with self._lock:
             done, total = self.done, self.total
-            figures = f"{self.errors} errored, {self.tokens:,} tokens"
+            figures = f", {self.errors} errored, {self.tokens:,} tokens" if self.figures else ""
         spent = self.cost() if self.cost is not None else 0.0
+        money = f", ${spent:.4f}" if self.figures else ""
         elapsed = time.monotonic() - self._start
         eta = "ETA ?" if done == 0 else f"ETA {_duration(elapsed / done * (total - done))}"
-        return (f"agentbed: {self.label} {done}/{total}, {figures}, ${spent:.4f}; {_duration(elapsed)} elapsed, "
+        return (f"agentbed: {self.label} {done}/{total}{figures}{money}; {_duration(elapsed)} elapsed, "
                 + ("done" if done >= total else eta))
 
     def _print(self) -> None:

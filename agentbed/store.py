@@ -7,6 +7,7 @@ Layout::
     RUN_DIR/episodes/<id>.jsonl      one chained trajectory log per episode
     RUN_DIR/manifest.json            the seal: plan, Merkle root over (id, digest), files (agentbed/manifest.py)
     RUN_DIR/.lock                    the writer's lock (holds its pid)
+    RUN_DIR/retried/<id>.<n>.jsonl.retried   logs of errored episodes that --resume --retry-errors re-ran
 
 The index line of an episode is appended (one ``write`` on an O_APPEND descriptor, then
 fsync) only after its log is closed, and it carries the log's final digest. An episode is
@@ -52,6 +53,7 @@ from agentbed.validate import (
 INDEX = "index.jsonl"
 RUN_META = "run.json"
 LOCK = ".lock"
+RETRIED = "retried"  # logs of episodes --retry-errors ran again, kept beside the run
 
 
 class RunStore:
@@ -137,6 +139,34 @@ class RunStore:
         if plan is not None:
             self._seal = ManifestWriter(self.root, plan, self._trusted_episodes(), log_key())
         return meta
+
+    def set_aside(self, episode_ids: set[str]) -> list[str]:
+        """``--resume --retry-errors``: take these finished episodes out of the run so they run
+        again. Their index lines are dropped (the index rewritten atomically) and their logs kept
+        beside the run as ``retried/<id>.<n>.jsonl.retried`` (never overwritten, never counted),
+        and the seal goes on from the episodes that stay. Needs the writer lock
+        (:meth:`open_existing`). Returns the ids set aside."""
+        if self._lock_fd is None:
+            raise RuntimeError("set_aside needs the writer lock (open_existing first)")
+        lines = [(number, record) for number, record in iter_index(self.root / INDEX)]
+        chosen = sorted({r["episode_id"] for _, r in lines} & set(episode_ids))
+        if not chosen:
+            return []
+        aside = self.root / RETRIED
+        aside.mkdir(exist_ok=True)
+        for eid in chosen:
+            log = self.root / next(r.get("log") or f"episodes/{eid}.jsonl" for _, r in lines if r["episode_id"] == eid)
+            n = sum(1 for p in aside.glob(f"{eid}.*.jsonl.retried")) + 1
+            if log.exists():
+                os.replace(log, aside / f"{eid}.{n}.jsonl.retried")
+        kept = [r for _, r in lines if r["episode_id"] not in set(chosen)]
+        data = b"".join((json.dumps(r, ensure_ascii=False, sort_keys=True, default=str) + "\n").encode("utf-8")
+                        for r in kept)
+        write_atomic(self.root / INDEX, data)
+        if self._seal is not None:
+            self._seal.episodes = {eid: d for eid, d in self._seal.episodes.items() if eid not in set(chosen)}
+            self._seal.write(complete=False)
+        return chosen
 
     def _trusted_episodes(self) -> dict[str, str]:
         from agentbed.log import verify_log

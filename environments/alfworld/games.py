@@ -298,15 +298,27 @@ def _ensure_one(args: tuple[int, int, str | None]) -> str:
 def ensure_games(count: int = DEFAULT_GAME_COUNT, seed: int = DEFAULT_SEED, workers: int | None = None,
                  root: Path | None = None) -> list[Path]:
     """Generate (or find in the cache) games ``0..count-1``, in ``workers`` processes."""
+    from agentbed.progress import RunProgress
+
     jobs = [(i, seed, str(root) if root else None) for i in range(count)]
     workers = workers or min(os.cpu_count() or 1, 4)
-    if workers <= 1:
-        return [Path(_ensure_one(job)) for job in jobs]
-    import multiprocessing
+    # a bar on a terminal, a line every 10 s on a pipe: generating 320 games takes minutes
+    with RunProgress(count, label="ALFWorld games", figures=False) as progress:
+        if workers <= 1:
+            out = []
+            for job in jobs:
+                out.append(Path(_ensure_one(job)))
+                progress.advance(None)
+            return out
+        import multiprocessing
 
-    # TextWorld is not thread-safe; separate processes each get their own engine.
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return [Path(p) for p in pool.map(_ensure_one, jobs, chunksize=4)]
+        # TextWorld is not thread-safe; separate processes each get their own engine.
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            out = []
+            for path in pool.imap(_ensure_one, jobs, chunksize=4):  # in order, as each finishes
+                out.append(Path(path))
+                progress.advance(None)
+            return out
 
 
 def read_traj(game_file: Path) -> dict[str, Any]:

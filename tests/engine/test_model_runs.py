@@ -76,8 +76,9 @@ def test_allow_errors_accepts_a_count_or_a_share(stub, tmp_path, capsys):
 
 def test_server_errors_after_the_retries_and_a_dead_endpoint_are_named(stub, tmp_path, capsys, monkeypatch):
     stub(lambda body: error(503))
-    monkeypatch.setattr("agentbed.agents.chat.DEFAULT_BACKOFF", __import__("agentbed.agents.retry", fromlist=["x"])
-                        .Backoff(base=0.0, jitter=0.0))
+    from agentbed.agents.retry import Backoff
+
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)  # retries at once
     assert run("--model", MODEL, "--seeds", "1", "--out", str(tmp_path / "a"), "--quiet") == 4
     assert "server_error: 1 episodes" in capsys.readouterr().err
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
@@ -190,7 +191,7 @@ def test_two_concurrent_runs_sharing_a_cache_rerun_byte_identical_with_no_call(s
 
     def start(out: Path) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-m", "agentbed.cli", "run", "vault", "--task", "open-fast",
-                                 "--model", MODEL, "--seeds", "3", "--cache-dir", str(cache), "--out", str(out),
+                                 "--model", MODEL, "--seeds", "2", "--cache-dir", str(cache), "--out", str(out),
                                  "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
 
     first = [start(tmp_path / "a"), start(tmp_path / "b")]
@@ -198,7 +199,7 @@ def test_two_concurrent_runs_sharing_a_cache_rerun_byte_identical_with_no_call(s
         assert proc.wait(timeout=120) == 0, proc.stderr.read()
     served = server.served
     for name in ("a", "b"):
-        assert main(["run", "vault", "--task", "open-fast", "--model", MODEL, "--seeds", "3", "--cache-dir",
+        assert main(["run", "vault", "--task", "open-fast", "--model", MODEL, "--seeds", "2", "--cache-dir",
                      str(cache), "--out", str(tmp_path / f"{name}-again"), "--quiet"]) == 0
         for log in sorted((tmp_path / name / "episodes").glob("*.jsonl")):
             assert (tmp_path / f"{name}-again" / "episodes" / log.name).read_bytes() == log.read_bytes()
@@ -206,3 +207,20 @@ def test_two_concurrent_runs_sharing_a_cache_rerun_byte_identical_with_no_call(s
                  .splitlines()]
         assert all(u["calls"] == u["cached_calls"] > 0 for u in usage)
     assert server.served == served, "a cached rerun called the provider"
+
+
+def test_resume_retry_errors_reruns_exactly_the_errored_episodes_and_keeps_their_logs(stub, tmp_path, capsys):
+    failing = {"on": True}
+    server = stub(lambda body: error(401) if failing["on"] else vault_three_calls(body))
+    out = tmp_path / "run"
+    assert run("--agent", "oracle", "--model", MODEL, "--seeds", "2", "--out", str(out), "--quiet") == 4
+    oracle_lines = [line for line in (out / "index.jsonl").read_text().splitlines() if '"oracle"' in line]
+    failing["on"] = False
+    assert run("--resume", "--retry-errors", "--out", str(out), "--quiet") == 0
+    assert "2 errored episodes set aside" in capsys.readouterr().err
+    records = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and all(r["status"] == "ok" for r in records)
+    assert [line for line in (out / "index.jsonl").read_text().splitlines() if '"oracle"' in line] == oracle_lines
+    assert len(list((out / "retried").glob("*.jsonl.retried"))) == 2 and server.served == 2 + 6
+    assert main(["verify", str(out)]) == 0
+    assert run("--out", str(out), "--retry-errors") == 2  # needs --resume
