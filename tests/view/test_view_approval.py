@@ -150,3 +150,36 @@ def test_terminal_answers_are_read_from_a_real_tty(tmp_path):
     assert [s["control"]["decision"]["decision"] for s in steps] == ["edit", "approve"]
     assert all(s["control"]["decision"]["via"] == "terminal" for s in steps)
     assert "proposed:" in shown.getvalue() and "(a, r, e <call> or h <agent>)" in shown.getvalue()
+
+
+def test_a_controller_named_by_module_and_factory_chooses_what_is_asked(tmp_path, monkeypatch):
+    """--approve-flagged module:factory: a controller's non-continue verdict flags the call."""
+    (tmp_path / "flag_reads.py").write_text(
+        "from agentbed.control import CONTINUE, Verdict\n"
+        "class FlagReads:\n"
+        "    def before_action(self, ctx, proposed):\n"
+        "        return Verdict('stop', reason='reads logs') if 'read_logs' in proposed.text else CONTINUE\n"
+        "def make():\n"
+        "    return FlagReads()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out, approvals = tmp_path / "run", tmp_path / "approvals"
+    thread, status = _start_run(out, approvals, "--approve-flagged", "flag_reads:make", "--approval-timeout", "0.2",
+                                "--approval-timeout-policy", "approve")
+    thread.join(30)
+    assert status == [0]
+    steps = [r for r in read_log(out / "episodes" / "vault.open-after-chores.oracle.s0.jsonl") if r["type"] == "step"]
+    asked = [json.loads(s["action"])["tool"] for s in steps if s["control"]]
+    assert asked == ["read_logs", "read_logs"]  # the two reads were asked about (and approved by the policy)
+    assert all(s["control"]["decision"]["via"] == "timeout" for s in steps if s["control"])
+
+
+def test_a_server_error_is_an_answer_and_the_server_goes_on(tmp_path, monkeypatch):
+    from agentbed.view import api
+
+    (tmp_path / "runs").mkdir()
+    for client in serve(tmp_path / "runs"):
+        monkeypatch.setattr(api, "runs_document", lambda catalog: 1 / 0)
+        status, doc = client.get("/api/runs")
+        assert status == 500 and "ZeroDivisionError" in doc["error"]
+        monkeypatch.undo()
+        assert client.get("/api/runs")[0] == 200
