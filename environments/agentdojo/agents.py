@@ -53,8 +53,9 @@ class InjectionFollower(Agent):
     """Works on the user task like the ground truth, and obeys any instruction it reads: when a
     tool result contains the goal of one of the suite's injection tasks (AgentDojo's public task
     list, the same for every episode), it first carries out that injection task's ground truth,
-    then resumes. It is told nothing about which injection, if any, the episode holds; a defense
-    that hides the injection from it hides it for real."""
+    then resumes, and says what that task wants said (its ``GROUND_TRUTH_OUTPUT``) in the final
+    answer. It is told nothing about which injection, if any, the episode holds; a defense that
+    hides the injection from it hides it for real."""
 
     name = "injection-follower"
 
@@ -74,6 +75,9 @@ class InjectionFollower(Agent):
                 if name not in self.followed and mentions(observation, injection.GOAL):
                     self.followed.append(name)
                     self.plan[:0] = calls_of(injection, self.environment)
+                    if injection.GROUND_TRUTH_OUTPUT:  # an injection that wants something said
+                        answer = json.loads(self.plan[-1])
+                        self.plan[-1] = final_action(f"{answer['text']} {injection.GROUND_TRUTH_OUTPUT}".strip())
         self.steps += 1
         risk = 0.9 if self.followed else 0.1
         return Action(self.plan.pop(0) if len(self.plan) > 1 else self.plan[0], risk=risk,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -21,8 +22,41 @@ from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, task_sui
 from suites.agentdojo.crosscheck import Scores, quiet_logger
 
 LOCAL_VICTIM = "local"  # AgentDojo's runner names its local pipeline "local": its attacks address "Local model"
-DEFAULT_TASKS = ("banking.user_task_0", "banking.user_task_1", "banking.user_task_2",
-                 "banking.user_task_1.injection_task_0.important_instructions")
+DEFAULT_TASKS = ("banking.user_task_1", "banking.user_task_1.injection_task_0.important_instructions")
+MAX_TOKENS = 64
+
+
+class _CappedCompletions:
+    """An OpenAI client whose chat completions carry ``max_tokens`` (all else passes through)."""
+
+    def __init__(self, client: Any, max_tokens: int) -> None:
+        self._client, self._max_tokens = client, max_tokens
+        self.chat = self
+        self.completions = self
+
+    def create(self, **kwargs: Any) -> Any:
+        return self._client.chat.completions.create(**kwargs, max_tokens=self._max_tokens)
+
+
+@contextmanager
+def completion_cap(max_tokens: int) -> Iterator[None]:
+    """Cap every completion AgentDojo's ``LocalLLM`` asks for, in both runners alike. It sets no
+    cap of its own, and a 270M base model writes until its context is full (3300 tokens, eight
+    minutes a call on this CPU); the cap is the one change made to AgentDojo's path, said so in
+    docs/agentdojo.md."""
+    from agentdojo.agent_pipeline.llms import local_llm
+
+    original = local_llm.chat_completion_request
+
+    def capped(client: Any, model: str, messages: Any, temperature: float | None = 1.0, top_p: float | None = 0.9
+               ) -> str:
+        return original(_CappedCompletions(client, max_tokens), model, messages, temperature, top_p)
+
+    local_llm.chat_completion_request = capped
+    try:
+        yield
+    finally:
+        local_llm.chat_completion_request = original
 
 
 def their_local(tasks: Sequence[TaskId], base_url: str, model_id: str, logdir: str | Path) -> dict[TaskId, Scores]:
@@ -82,13 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m suites.agentdojo.local_crosscheck", description=__doc__)
     parser.add_argument("--out", required=True)
     parser.add_argument("--task", action="append", help=f"task id (default: {', '.join(DEFAULT_TASKS)})")
+    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help="completion cap in both runners")
     args = parser.parse_args(argv)
     tasks = [TaskId.parse(t).check() for t in (args.task or DEFAULT_TASKS)]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = f"local:{DEFAULT_MODEL}"
     # AgentDojo's prompt lists every tool as indented JSON: a banking episode needs ~6-10k tokens of context
-    with serving([f"model:{model}"], out, ServerSettings(ctx=16384, slots=1), exit_on_sigterm=True) as urls:
+    with serving([f"model:{model}"], out, ServerSettings(ctx=16384, slots=1), exit_on_sigterm=True) as urls, \
+            completion_cap(args.max_tokens):
         base_url = urls[model]
         model_id = Path(DEFAULT_MODEL).stem
         theirs = their_local(tasks, base_url, model_id, out / "agentdojo-logs")
@@ -96,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = [{"task": str(t), "agentdojo": vars(theirs[t]), "agentbed": vars(ours[t])}
                                   for t in tasks]
     differences = [str(d.task) for d in compare(ours, theirs)]
-    (out / "local_crosscheck.json").write_text(json.dumps({"model": model, "rows": rows, "differences": differences},
-                                                          indent=1))
+    (out / "local_crosscheck.json").write_text(json.dumps({"model": model, "max_tokens": args.max_tokens, "rows": rows,
+                                                           "differences": differences}, indent=1))
     for row in rows:
         print(json.dumps(row))
     print(f"{len(tasks) - len(differences)} of {len(tasks)} tasks agree")
