@@ -48,7 +48,7 @@ def _describe_suite_in_help(parser: argparse.ArgumentParser, argv: list[str]) ->
     at = argv.index("run")
     if at + 1 >= len(argv) or argv[at + 1].startswith("-"):
         return
-    from agentbed.cli_run import suite_options_help
+    from agentbed.cli_list import suite_options_help
 
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     run_parser = sub.choices["run"]
