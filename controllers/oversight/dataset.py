@@ -14,6 +14,7 @@ from success and steps at evaluation time, so one dataset serves every cost sett
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import subprocess
@@ -68,13 +69,15 @@ class Dataset:
     rows: list[dict[str, Any]]
 
     def save(self, path: str | Path) -> Path:
+        """Write JSON Lines; a name ending in .gz is gzip-compressed (with no timestamp, so the
+        same dataset always gives the same bytes and sha256)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".part")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"provenance": self.provenance}, sort_keys=True) + "\n")
-            for row in self.rows:
-                fh.write(json.dumps(row, sort_keys=True) + "\n")
+        lines = [json.dumps({"provenance": self.provenance}, sort_keys=True)]
+        lines += [json.dumps(row, sort_keys=True) for row in self.rows]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        tmp.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
         tmp.replace(path)
         return path
 
@@ -84,7 +87,13 @@ class Dataset:
         if not path.is_file():
             raise UsageError(f"{path}: no such dataset file")
         # bounded, strict UTF-8, finite, not too deep (agentbed.validate): bad bytes are one line
-        lines = read_bytes(path, limit=16 * MAX_JSON_BYTES, what="oversight dataset").splitlines()
+        data = read_bytes(path, limit=16 * MAX_JSON_BYTES, what="oversight dataset")
+        if path.suffix == ".gz":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as exc:
+                raise UsageError(f"{path}: not a gzip file ({exc})") from None
+        lines = data.splitlines()
         head = parse_json(lines[0], f"{path}:1") if lines and lines[0].strip() else {}
         provenance = head.get("provenance") if isinstance(head, dict) else None
         if not isinstance(provenance, dict) or provenance.get("schema") != SCHEMA:
@@ -189,7 +198,8 @@ def _branch(target: BranchTarget, point: ForkPoint, base_copy: Agent, action: st
     if rollout > 0:
         reseed_agent(agent, rseed)
     writer = TrajectoryWriter(log_dir / f"{spec.episode_id}.jsonl") if log_dir is not None else None
-    record = point.run(agent, spec, budget=Budget(max_steps=target.max_steps), writer=writer, env=env)
+    cap = min(target.max_steps, point.at_step + target.budgets.get(action, target.max_steps))
+    record = point.run(agent, spec, budget=Budget(max_steps=cap), writer=writer, env=env)
     if record.status == "error":
         counts.branch_errors += 1
         counts.error_examples.append(record.error.strip().splitlines()[-1][:300] if record.error else "error")
@@ -354,7 +364,7 @@ def build_dataset(config: BuildConfig, load_target: TargetLoader, log_dir: str |
         "schema": SCHEMA, "benchmark": target.name, "config": asdict(config), "games": games, "flaws": flaws,
         "actions": [CONTINUE, *target.interventions, "quit"], "primary_intervention": target.primary_intervention,
         "max_steps": target.max_steps, "feature_names": [*FEATURE_NAMES, *target.progress_feature_names], "versions": VERSIONS,
-        "git_commit": _git_commit(), "target_notes": target.notes, "counts": asdict(counts),
+        "git_commit": _git_commit(), "target_notes": target.notes, "budgets": dict(target.budgets), "counts": asdict(counts),
         "counts_per_flaw": {f: asdict(c) for f, c in per_flaw.items()}, "rows": len(rows),
     }
     return Dataset(provenance, rows)

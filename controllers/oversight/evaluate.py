@@ -6,9 +6,15 @@ Every number comes with a percentile bootstrap interval that resamples whole gam
 cluster bootstrap), since checkpoints of one game are correlated. Definitions:
 
 - regret of a controller: mean over held-out checkpoints of U(oracle action) - U(chosen);
-- the action-conditioned controller is compared with the best scalar-only policy (the
-  scalar-only controller of least regret on the evaluated checkpoints, named in every table;
-  the scalar oracle included), with the cluster-bootstrap interval of the regret ratio;
+- the action-conditioned controller is compared with the scalar-only policy selected on the
+  training folds only (``scalar-selected``: the headline baseline) and, for reference, with the
+  scalar-only controller of least regret on the evaluated checkpoints (named in every table;
+  the scalar oracle included; choosing on the evaluated data favours the baseline), with
+  cluster-bootstrap intervals of the regret ratios; a ratio whose denominator can reach 0 under
+  resampling has no upper bound (``high`` is infinite);
+- the spread of the intervention advantage across prefixes: quantiles of tau(h), the share of
+  checkpoints whose best action is not the primary intervention, and how close always
+  intervening comes to the oracle;
 - intervention advantage tau(h) = E[U | intervene, h] - E[U | continue, h], per checkpoint,
   with an interval from resampling that checkpoint's rollouts;
 - the calibration decomposition (:mod:`controllers.oversight.calibration`).
@@ -43,13 +49,15 @@ from controllers.oversight.scalar import (
     SCALAR_ONLY,
     BandRouter,
     BestFixed,
+    CostRule,
     ScalarOracle,
     ScalarRouting,
+    SelectedScalar,
 )
 from controllers.oversight.split import feature_column, regret_split
 from controllers.oversight.utility import CONTINUE, DEFAULT_COSTS, Costs, branch_utility, cost_grid, regret
 
-SCALAR, AC = "scalar", "action-conditioned"
+SCALAR, AC, SELECTED = "scalar", "action-conditioned", "scalar-selected"
 __all__ = ["EvalConfig", "cluster_bootstrap", "evaluate", "expected_calibration_error"]
 
 
@@ -110,6 +118,10 @@ def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Co
                                   "actions": [train.choices[j] for j in actions]}
             if isinstance(controller, BestFixed):
                 notes["best_fixed"] = controller.action(costs_list[0])
+            if isinstance(controller, SelectedScalar):
+                notes["selected"] = controller.picked(costs_list[0])
+            if isinstance(controller, CostRule) and controller.score.method in ("raw", "platt"):
+                notes[f"cost_rule_{controller.score.method}"] = controller.segments(costs_list[0])
         fitted.append(notes)
     oracle = ScalarOracle()  # on all evaluated checkpoints at once: a bound, not a fitted controller
     chosen[oracle.name] = [oracle.choose(cps, costs) for costs in costs_list]
@@ -157,9 +169,46 @@ def load_checkpoints(dataset: Dataset) -> tuple[Checkpoints, dict[str, Any]]:
     return cps, accounting
 
 
+ZERO = 1e-9  # regrets are sums of utilities: below this a mean regret is a float residue of 0
+
+
 def _ratio(num: np.ndarray, den: np.ndarray, games: np.ndarray, bs: dict[str, int]) -> dict[str, float]:
-    return interval_dict(cluster_bootstrap(lambda i: num[i].mean() / den[i].mean() if den[i].mean() > 0
-                                           else float("nan"), games, **bs))
+    """Cluster-bootstrap interval of mean(num) / mean(den). Resamples whose denominator is 0 have
+    no ratio; when there are any, the denominator's interval touches 0 and the ratio has no upper
+    bound, so ``high`` is infinite (printed "unbounded"), never a 16-digit number."""
+    out = interval_dict(cluster_bootstrap(lambda i: num[i].mean() / den[i].mean() if den[i].mean() > ZERO
+                                          else float("nan"), games, **bs))
+    if den.mean() <= ZERO:
+        out["estimate"] = float("nan")
+    den_low = cluster_bootstrap(lambda i: den[i].mean(), games, **bs).low
+    if not den_low > ZERO:
+        out["high"] = float("inf")
+    return out
+
+
+def advantage_spread(cps: Checkpoints, costs: Costs, chosen_by_oracle: np.ndarray,
+                     advantage: dict[str, list[dict[str, Any]]], bs: dict[str, int]) -> dict[str, Any]:
+    """How much the best action depends on the prefix: per intervention the quantiles and the
+    standard deviation of tau(h); the oracle's action shares; the share of checkpoints whose best
+    action is not the primary intervention ("defer"); and always-deferring's utility against the
+    oracle's (the benchmark has room for control only when that ratio is well below 1)."""
+    u = cps.utilities(costs)
+    primary = cps.choices.index(cps.primary)
+    oracle_u, defer_u = u.max(axis=1), u[:, primary]
+    games = cps.games
+    ratio = cluster_bootstrap(lambda i: defer_u[i].mean() / oracle_u[i].mean() if oracle_u[i].mean() > ZERO
+                              else float("nan"), games, **bs)
+    share = cluster_bootstrap(lambda i: float(np.mean(chosen_by_oracle[i] != cps.primary)), games, **bs)
+    counts = Counter(chosen_by_oracle.tolist())
+    per = {}
+    for a, rows in advantage.items():
+        tau = np.asarray([x["tau"] for x in rows])
+        q = np.quantile(tau, [0.1, 0.25, 0.5, 0.75, 0.9]).tolist()
+        per[a] = {"p10": q[0], "p25": q[1], "median": q[2], "p75": q[3], "p90": q[4], "std": float(tau.std())}
+    return {"tau": per, "oracle_actions": {a: counts.get(a, 0) / len(cps) for a in cps.choices},
+            "share_best_not_primary": interval_dict(share),
+            "defer_to_oracle_utility": interval_dict(ratio),
+            "oracle_utility": float(oracle_u.mean()), "defer_utility": float(defer_u.mean())}
 
 
 def per_flaw(cps: Checkpoints, dataset: Dataset, regrets: dict[str, np.ndarray],
@@ -180,7 +229,8 @@ def per_flaw(cps: Checkpoints, dataset: Dataset, regrets: dict[str, np.ndarray],
             "checkpoints": len(idx), "games": len(set(games.tolist())), "best_scalar_only": best,
             "regret": {n: interval_dict(bootstrap_ci(r, groups=games.tolist(), n_resamples=bs["resamples"],
                                                      seed=bs["seed"])) for n, r in sub.items()},
-            "ratios": {"best_scalar_only": {"baseline": best, **_ratio(sub[AC], sub[best], games, bs)},
+            "ratios": {"selected_scalar_only": {"baseline": SELECTED, **_ratio(sub[AC], sub[SELECTED], games, bs)},
+                       "best_scalar_only": {"baseline": best, **_ratio(sub[AC], sub[best], games, bs)},
                        "best_fitted_scalar_only": {"baseline": fitted, **_ratio(sub[AC], sub[fitted], games, bs)},
                        "scalar": {"baseline": SCALAR, **_ratio(sub[AC], sub[SCALAR], games, bs)}},
         }
@@ -220,9 +270,13 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
         return interval_dict(paired_difference_ci(regrets[a], regrets[b], groups=games.tolist(),
                                                   n_resamples=config.resamples, seed=config.seed))
 
-    pairs = [(AC, best), (AC, best_fitted), (AC, SCALAR), ("scalar+platt", SCALAR), ("scalar+isotonic", SCALAR)]
+    pairs = [(AC, SELECTED), (AC, best), (AC, best_fitted), (AC, SCALAR), ("scalar+platt", SCALAR),
+             ("scalar+isotonic", SCALAR)]
     diffs = {f"{a} - {b}": diff(a, b) for a, b in dict.fromkeys(pairs)}
-    ratios = {"best_scalar_only": {"baseline": best, **_ratio(regrets[AC], regrets[best], games, bs)},
+    ratios = {"selected_scalar_only": {"baseline": SELECTED, "picked_per_fold": [f.get("selected") for f in
+                                                                                 cv["scalar_fits"]],
+                                       **_ratio(regrets[AC], regrets[SELECTED], games, bs)},
+              "best_scalar_only": {"baseline": best, **_ratio(regrets[AC], regrets[best], games, bs)},
               "best_fitted_scalar_only": {"baseline": best_fitted,
                                           **_ratio(regrets[AC], regrets[best_fitted], games, bs)}}
 
@@ -245,6 +299,8 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
         rk = {name: float(regret(uk, cps.choices, slots[k]).mean()) for name, slots in cv["chosen"].items()}
         rk["best scalar-only"] = min(rk[n] for n in SCALAR_ONLY)
         sweep.append({"costs": costs.to_dict(), "regret": rk})
+    beats_selected = diffs[f"{AC} - {SELECTED}"]["high"] < 0
+    worse_than_selected = diffs[f"{AC} - {SELECTED}"]["low"] > 0
     beats_all, beats_fitted = diffs[f"{AC} - {best}"]["high"] < 0, diffs[f"{AC} - {best_fitted}"]["high"] < 0
     return {
         "benchmark": prov["benchmark"], "checkpoints": len(cps), "dropped_checkpoints": accounting[
@@ -263,8 +319,10 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
         "calibration": decomposition(cps, cv["scores"], regrets, config.resamples, config.seed),
         "advantage": adv_summary, "advantage_per_checkpoint": advantage,
         "spearman_risk_failure": _spearman(cps.risk, p_fail), "cost_sweep": sweep,
-        "regime": ("gain" if beats_all else "gain over fitted scalar-only policies only" if beats_fitted
-                   else "no significant gain"),
+        "regime": ("gain" if beats_selected else "loss" if worse_than_selected else "no significant gain"),
+        "regime_against_best_on_evaluated": ("gain" if beats_all else "gain over fitted scalar-only policies only"
+                                             if beats_fitted else "no significant gain"),
+        "spread": advantage_spread(cps, config.costs, cv["chosen"]["oracle"][0], advantage, bs),
         "accounting": accounting, "per_flaw": per_flaw(cps, dataset, regrets, bs),
         "replay": {k: accounting[k] for k in ("branches", "replays", "replay_mismatches", "branch_errors")},
         "split": regret_split(cps, regrets, config.split_by, **bs) if config.split_by else None,

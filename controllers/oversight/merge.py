@@ -66,3 +66,39 @@ def merge_datasets(parts: Sequence[tuple[str, Dataset]]) -> Dataset:
     provenance["config"] = {**first.provenance["config"], "games": len(provenance["games"]),
                             "skip_games": min(p.provenance["config"].get("skip_games", 0) for _, p in parts)}
     return Dataset(provenance, rows)
+
+
+def _trajectory_key(row: dict[str, Any]) -> tuple:
+    return (row["trajectory"], row["checkpoint"], row["action"], row["rollout"])
+
+
+def swap_action_rows(base: Dataset, other: Dataset, action: str, names: tuple[str, str] = ("base", "other")
+                     ) -> Dataset:
+    """``base`` with the rows of one intervention taken from ``other``: a build of the same games,
+    agents and checkpoints in which only that intervention was set differently (e.g. the expert's
+    slip rate, built with ``--interventions expert``). Every ``continue`` row must be identical in
+    both (the same base trajectories, checkpoints and features), else it is an error; the
+    intervention's rows of ``other`` must cover every checkpoint of ``base``'s."""
+    if action not in other.provenance.get("actions", []) or action not in base.provenance.get("actions", []):
+        raise UsageError(f"swap: both datasets must branch {action!r}")
+    cont = [sorted((r for r in d.rows if r["action"] == "continue"), key=_trajectory_key) for d in (base, other)]
+    if cont[0] != cont[1]:
+        raise UsageError(f"{names[1]}: its continue rows differ from {names[0]}'s (other trajectories or checkpoints)")
+    taken = [r for r in other.rows if r["action"] == action]
+    covered = {(r["trajectory"], r["checkpoint"]) for r in taken}
+    missing = {(r["trajectory"], r["checkpoint"]) for r in base.rows} - covered
+    if missing:
+        raise UsageError(f"{names[1]}: no {action!r} rows at {len(missing)} of {names[0]}'s checkpoints")
+    rows = [r for r in base.rows if r["action"] != action] + taken
+    rows.sort(key=lambda r: (r["trajectory"], r["checkpoint"], base.provenance["actions"].index(r["action"]),
+                             r["rollout"]))
+    config = {**base.provenance["config"]}
+    config["target_options"] = {**config.get("target_options", {}),
+                                **{k: v for k, v in other.provenance["config"].get("target_options", {}).items()
+                                   if k != "interventions"}}
+    notes = {**base.provenance.get("target_notes", {}), action: other.provenance.get("target_notes", {}).get(action)}
+    provenance = {**base.provenance, "config": config, "target_notes": notes, "rows": len(rows),
+                  "swapped": {"action": action, "rows_from": names[1], "rest_from": names[0],
+                              "git_commits": [base.provenance.get("git_commit", ""),
+                                              other.provenance.get("git_commit", "")]}}
+    return Dataset(provenance, rows)

@@ -20,7 +20,14 @@ def _iv(d: dict[str, float]) -> Interval:
 
 
 def _f(d: dict[str, float], digits: int = 3) -> str:
-    return fmt(_iv(d), digits)
+    """An estimate and its interval; an infinite upper end (a ratio whose denominator's interval
+    touches 0) reads "unbounded", an undefined estimate "undefined"."""
+    iv = _iv(d)
+    if np.isfinite(iv.estimate) and np.isfinite(iv.low) and np.isfinite(iv.high):
+        return fmt(iv, digits)
+    def one(v: float) -> str:
+        return f"{v:.{digits}f}" if np.isfinite(v) else ("unbounded" if v > 0 else "undefined")
+    return f"{one(iv.estimate)} [{one(iv.low)}, {one(iv.high)}]"
 
 
 fmt_interval = _f
@@ -35,25 +42,34 @@ def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
     rows = []
     for name, c in result["controllers"].items():
         kind = "scalar-only" if c.get("scalar_only") else ""
-        if name == best:
-            kind += " (best)"
+        if name == "scalar-selected":
+            kind += " (chosen on training folds: the baseline)"
+        elif name == best:
+            kind += " (best on these checkpoints)"
         elif name == fitted:
-            kind += " (best fitted)"
+            kind += " (best fitted on these checkpoints)"
         rows.append([name, kind.strip(), _f(c["regret"]), *[f"{c['actions'][a]:.2f}" for a in result["actions"]]])
     out = [table(f"Regret per controller ({b})", ["controller", "kind", "regret",
                                                   *[f"chose {a}" for a in result["actions"]]], rows,
                  f"Scalar-only controllers see only the risk score but may choose every action; scalar-oracle is "
                  f"the best function of the binned score on these very checkpoints (a bound). {where}")]
     diff_rows = [[name, _f(d)] for name, d in result["differences"].items()]
-    for key, label in (("best_scalar_only", "best scalar-only"), ("best_fitted_scalar_only", "best fitted scalar-only")):
-        r = result["ratios"][key]
-        diff_rows.append([f"ratio action-conditioned / {label} ({r['baseline']})", _f(r)])
+    labels = (("selected_scalar_only", "scalar-only selected on training folds"),
+              ("best_scalar_only", "best scalar-only on these checkpoints"),
+              ("best_fitted_scalar_only", "best fitted scalar-only on these checkpoints"))
+    for key, label in labels:
+        if key in result["ratios"]:
+            r = result["ratios"][key]
+            picked = f"; picked per fold: {', '.join(map(str, r['picked_per_fold']))}" if r.get("picked_per_fold") else ""
+            diff_rows.append([f"ratio action-conditioned / {label} ({r['baseline']}{picked})", _f(r)])
     diff_rows.append(["ratio action-conditioned / scalar (two-action routing)",
                       _f(result["ratio_action_conditioned_to_scalar"])])
     lambdas = result.get("dispersion_penalty_per_fold") or []
     chosen = f" Action-conditioned dispersion penalty per fold: {', '.join(f'{v:g}' for v in lambdas)}." if lambdas else ""
     out.append(table(f"Paired regret differences ({b})", ["comparison", "estimate [95% CI]"], diff_rows,
-                     f"Regime: {result['regime']} (against the best scalar-only policy, {best}). Negative differences "
+                     f"Regime: {result['regime']} (against the scalar-only policy selected on the training folds; "
+                     f"against the best on these checkpoints, {best}: "
+                     f"{result.get('regime_against_best_on_evaluated', result['regime'])}). Negative differences "
                      f"favour the first controller.{chosen} {where}"))
     cal = result["calibration"]
     out.append(table(f"Calibration decomposition ({b})",
@@ -67,13 +83,15 @@ def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
                      "with the threshold re-fitted on the recalibrated score (monotone maps cannot change its "
                      "decisions). Cost-derived: the score plugged into the utility against each action's training "
                      "success rate, nothing re-tuned, so recalibration can change decisions. ECE: median and "
-                     f"percentiles of one bootstrap distribution. {where}"))
+                     f"percentiles of one bootstrap distribution. {cost_rule_segments(result)}{where}"))
     out.append(table(f"Intervention advantage tau(h) ({b})",
                      ["intervention", "mean tau", "share tau>0 (CI)", "share tau<0 (CI)", "Spearman(risk, tau)"],
                      [[a, _f(s["mean"]), f"{s['share_positive']:.2f}", f"{s['share_negative']:.2f}",
                        f"{s['spearman_risk_tau']:.2f}"] for a, s in result["advantage"].items()],
                      f"tau = E[U|intervene] - E[U|continue] per checkpoint, intervals over rollouts. "
                      f"Spearman(risk, P(failure|continue)) = {result['spearman_risk_failure']:.2f}. {where}"))
+    if result.get("spread"):
+        out.append(spread_table(result, where))
     if result["cost_sweep"]:
         grid = {(c["costs"]["intervene"], c["costs"]["fail_penalty"]): c["regret"] for c in result["cost_sweep"]}
         rows = [[f"c={ci}", *[_ratio(grid[(ci, w)]) for w in GRID_FAIL_PENALTY]] for ci in GRID_INTERVENE]
@@ -87,6 +105,37 @@ def tables(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
         out.append(split_table(result, where))
     out.append(accounting_table(result, where))
     return out
+
+
+def cost_rule_segments(result: dict[str, Any]) -> str:
+    """What the raw cost-derived rule does as P(failure | continue) runs over [0, 1], per fold: the
+    calibration test is saturated when one action covers all of it."""
+    parts = []
+    for fold, notes in enumerate(result.get("scalar_fits_per_fold") or []):
+        segments = notes.get("cost_rule_raw")
+        if segments:
+            parts.append(f"fold {fold}: " + ", ".join(f"{s['action']} for p in [{s['from']:.2f}, {s['to']:.2f}]"
+                                                       for s in segments))
+    if not parts:
+        return ""
+    saturated = all(len(n.get("cost_rule_raw") or [0]) == 1 for n in result["scalar_fits_per_fold"])
+    verdict = "saturated: one action for every p, recalibration cannot change a decision" if saturated else \
+        "not saturated: the decision depends on p"
+    return f"The cost-derived rule on the raw score ({verdict}): {'; '.join(parts[:5])}. "
+
+
+def spread_table(result: dict[str, Any], where: str) -> dict[str, Any]:
+    """How much the best action depends on the prefix (evaluate.advantage_spread)."""
+    sp = result["spread"]
+    rows = [[a, f"{t['p10']:.3f}", f"{t['p25']:.3f}", f"{t['median']:.3f}", f"{t['p75']:.3f}", f"{t['p90']:.3f}",
+             f"{t['std']:.3f}"] for a, t in sp["tau"].items()]
+    oracle = ", ".join(f"{a} {v:.2f}" for a, v in sp["oracle_actions"].items())
+    return table(f"Spread of the intervention advantage across prefixes ({result['benchmark']})",
+                 ["intervention", "tau p10", "p25", "median", "p75", "p90", "std"], rows,
+                 f"Share of checkpoints whose best action is not {result['primary_intervention']} (defer): "
+                 f"{_f(sp['share_best_not_primary'], 2)}; always deferring's utility / the oracle's: "
+                 f"{_f(sp['defer_to_oracle_utility'], 2)} (oracle {sp['oracle_utility']:.3f}, defer "
+                 f"{sp['defer_utility']:.3f} per checkpoint); the oracle's actions: {oracle}. {where}")
 
 
 def split_table(result: dict[str, Any], where: str) -> dict[str, Any]:
@@ -108,16 +157,19 @@ def per_flaw_table(result: dict[str, Any], command: str) -> dict[str, Any]:
     rows = []
     for flaw, r in result["per_flaw"].items():
         best, ratios = r["best_scalar_only"], r["ratios"]
-        rows.append([flaw, r["checkpoints"], r["games"], _f(r["regret"]["action-conditioned"]), best,
+        selected = _f(ratios["selected_scalar_only"]) if "selected_scalar_only" in ratios else "n/a"
+        rows.append([flaw, r["checkpoints"], r["games"], _f(r["regret"]["action-conditioned"]), selected, best,
                      _f(r["regret"][best]), _f(ratios["best_scalar_only"]),
                      f"{_f(ratios['best_fitted_scalar_only'])} ({ratios['best_fitted_scalar_only']['baseline']})",
                      _f(ratios["scalar"])])
     return table(f"Regret ratio per base agent ({result['benchmark']})",
-                 ["base agent", "checkpoints", "games", "action-conditioned regret", "best scalar-only", "its regret",
+                 ["base agent", "checkpoints", "games", "action-conditioned regret",
+                  "ratio AC / scalar-selected", "best scalar-only", "its regret",
                   "ratio AC / best scalar-only", "ratio AC / best fitted scalar-only", "ratio AC / scalar"], rows,
                  "Each base agent's checkpoints apart, with the decisions of the main evaluation (controllers "
                  "fitted on every base agent's training checkpoints; the scalar oracle keeps the bins of all "
-                 f"checkpoints). Regenerate: {command}")
+                 "checkpoints). A ratio whose denominator's interval touches 0 has no upper bound (unbounded). "
+                 f"Regenerate: {command}")
 
 
 ACCOUNTING_COLUMNS = (("checkpoints_built", "checkpoints built"), ("checkpoints_evaluated", "evaluated"),
@@ -186,9 +238,12 @@ def headlines(result: dict[str, Any]) -> list[dict[str, Any]]:
     b = result["benchmark"]
     out = [headline("regret", _iv(result["controllers"][name]["regret"]), higher_is_better=False, benchmark=b,
                     controller=name) for name in ("scalar", "scalar+platt", "action-conditioned")]
-    for key, ratio in (("regret_ratio_ac_to_scalar", result["ratio_action_conditioned_to_scalar"]),
-                       ("regret_ratio_ac_to_best_scalar_only", result["ratios"]["best_scalar_only"])):
-        if np.isfinite(ratio["estimate"]):  # undefined when the baseline has no regret at all
+    pairs = [("regret_ratio_ac_to_scalar", result["ratio_action_conditioned_to_scalar"]),
+             ("regret_ratio_ac_to_best_scalar_only", result["ratios"]["best_scalar_only"])]
+    if "selected_scalar_only" in result["ratios"]:
+        pairs.append(("regret_ratio_ac_to_selected_scalar_only", result["ratios"]["selected_scalar_only"]))
+    for key, ratio in pairs:
+        if np.isfinite(ratio["estimate"]) and np.isfinite(ratio["high"]):  # undefined or unbounded: no headline
             out.append(headline(key, _iv(ratio), higher_is_better=False, benchmark=b,
                                 baseline=ratio.get("baseline", "scalar")))
     return out

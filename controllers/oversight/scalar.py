@@ -163,6 +163,16 @@ def fit_bands(score: np.ndarray, utilities: np.ndarray, max_bands: int,
 
 
 BAND_CHOICES = (1, 2, 3, 4, 6)
+BAND_RESOLUTION = 100  # candidate cuts of the routers without a minimum band: training percentiles
+
+
+def coarsen(score: np.ndarray, groups: int | None) -> np.ndarray:
+    """Each score replaced by the upper edge of its quantile bin (at most ``groups`` bins), so an
+    exhaustive band fit considers at most that many cut points; None leaves the scores as they are."""
+    if groups is None or len(np.unique(score)) <= groups:
+        return score
+    edges = np.unique(np.quantile(score, np.linspace(0, 1, groups + 1)[1:], method="inverted_cdf"))
+    return edges[np.minimum(np.searchsorted(edges, score, side="left"), len(edges) - 1)]
 
 
 class BandRouter(ScoreController):
@@ -171,9 +181,11 @@ class BandRouter(ScoreController):
     prefix = "scalar-bands"
 
     def __init__(self, calibration: str = "raw", band_choices: tuple[int, ...] = BAND_CHOICES,
-                 min_share: float = 0.05, inner_folds: int = 3) -> None:
+                 min_share: float = 0.05, inner_folds: int = 3, name: str = "", resolution: int | None = None) -> None:
         super().__init__(calibration)
         self.band_choices, self.min_share, self.inner_folds = band_choices, min_share, inner_folds
+        self.name = name or self.name
+        self.resolution = resolution  # None: cuts between any two scores; N: at N training percentiles
         self._fitted: dict[Costs, tuple[np.ndarray, np.ndarray, int]] = {}
 
     def fit(self, train: Checkpoints) -> None:
@@ -186,7 +198,7 @@ class BandRouter(ScoreController):
     def bands(self, costs: Costs) -> tuple[np.ndarray, np.ndarray, int]:
         """(cuts, action columns, K) for these costs; K by inner grouped CV (ties: fewer bands)."""
         if costs not in self._fitted:
-            u, s = self.train.utilities(costs), self.score.predict(self.train.risk)
+            u, s = self.train.utilities(costs), coarsen(self.score.predict(self.train.risk), self.resolution)
             k = self._inner_choice(u, s)
             cuts, actions = fit_bands(s, u, k, self._min_size(len(s)))
             self._fitted[costs] = (cuts, actions, k)
@@ -250,7 +262,7 @@ class CostRule(ScoreController):
         w, cols = costs.fail_penalty, []
         for a in self.train.actions:
             fail = p if a == CONTINUE else np.full(p.shape, 1.0 - self.q[a])
-            cols.append((1 - fail) - fail * w - costs.action_cost(a) - costs.step * self.m[a])
+            cols.append((1 - fail) - fail * w - costs.action_cost(a) - costs.step_cost(a) * self.m[a])
         cols.append(np.zeros(p.shape))  # quit
         return np.stack(cols, axis=1)
 
@@ -259,13 +271,94 @@ class CostRule(ScoreController):
         return np.asarray([self.train.choices[j] for j in best], dtype=object)
 
 
-def scalar_controllers() -> list:
+    def segments(self, costs: Costs, points: int = 201) -> list[dict[str, float | str]]:
+        """The rule's action as P(failure | continue) runs over [0, 1]: the calibration test is
+        saturated when one action covers it all (no recalibration can then change a decision)."""
+        p = np.linspace(0.0, 1.0, points)
+        picked = [self.train.choices[j] for j in self.expected(p, costs).argmax(axis=1)]
+        out: list[dict[str, float | str]] = []
+        for value, action in zip(p.tolist(), picked, strict=True):
+            if out and out[-1]["action"] == action:
+                out[-1]["to"] = value
+            else:
+                out.append({"action": action, "from": value, "to": value})
+        return out
+
+
+def _bands_free(k: tuple[int, ...], name: str) -> BandRouter:
+    """Band routers with no minimum band size (a band may be a single percentile of the score)."""
+    return BandRouter("raw", band_choices=k, min_share=0.0, name=name, resolution=BAND_RESOLUTION)
+
+
+def fitted_scalar_candidates(band_resolution: int | None = None) -> list:
     """Every fitted scalar-only controller, in table order (the two-action routing rows first).
-    The scalar oracle is not among them: it is computed on all evaluated checkpoints at once."""
-    return [ScalarRouting("raw"), ScalarRouting("platt"), ScalarRouting("isotonic"), BestFixed(), BandRouter("raw"),
+    The scalar oracle is not among them: it is computed on all evaluated checkpoints at once.
+    ``band_resolution`` coarsens the 5%-minimum band router too (inside the selection)."""
+    return [ScalarRouting("raw"), ScalarRouting("platt"), ScalarRouting("isotonic"), BestFixed(),
+            BandRouter("raw", resolution=band_resolution),
+            _bands_free((3,), "scalar-bands-k3"), _bands_free(tuple(range(1, 9)), "scalar-bands-any"),
             CostRule("raw"), CostRule("platt"), CostRule("isotonic")]
 
 
-SCALAR_ONLY = ("scalar", "scalar+platt", "scalar+isotonic", "best-fixed", "scalar-bands", "cost-rule",
-               "cost-rule+platt", "cost-rule+isotonic", "scalar-oracle")
+class SelectedScalar:
+    """The best scalar-only policy chosen on the training folds only: each fitted scalar-only
+    controller is scored by grouped cross-validation inside the training games, and the one of
+    least inner regret (ties: table order) is refitted on all of them and decides. This is the
+    baseline a deployer could actually pick; "best on the evaluated checkpoints" cannot be.
+
+    The choice is made at the first costs it is asked about after fitting (the evaluation's main
+    costs) and kept for the cost sweep's other cells (the chosen controller still re-fits its
+    thresholds or bands for each cell): selecting anew per cell would cost 25 nested searches.
+    Inside the selection the band routers cut at training percentiles (``BAND_RESOLUTION``)."""
+
+    name = "scalar-selected"
+
+    def __init__(self, inner_folds: int = 3) -> None:
+        self.inner_folds = inner_folds
+        self._picked: dict[Costs, tuple[str, object]] = {}
+
+    def fit(self, train: Checkpoints) -> None:
+        self.train, self._picked = train, {}
+        n_games = len(set(train.games.tolist()))
+        self._inner = [] if n_games < 2 else list(GroupKFold(n_splits=min(self.inner_folds, n_games)).split(
+            train.X, groups=train.games))
+        self._inner_fits = []
+        for tr, te in self._inner:
+            fitted = fitted_scalar_candidates(BAND_RESOLUTION)
+            for c in fitted:
+                c.fit(train.subset(tr))
+            self._inner_fits.append((te, fitted))
+        self._full = fitted_scalar_candidates(BAND_RESOLUTION)
+        for c in self._full:
+            c.fit(train)
+
+    def picked(self, costs: Costs) -> str:
+        if self._picked and costs not in self._picked:
+            self._picked[costs] = next(iter(self._picked.values()))
+        if costs not in self._picked:
+            losses = np.zeros(len(self._full))
+            u = self.train.utilities(costs)
+            for te, fitted in self._inner_fits:
+                test = self.train.subset(te)
+                for j, c in enumerate(fitted):
+                    chosen = c.choose(test, costs)
+                    cols = np.asarray([test.choices.index(a) for a in chosen], dtype=int)
+                    losses[j] += float((u[te].max(axis=1) - u[te, cols]).sum())
+            best = self._full[int(np.argmin(losses))]
+            self._picked[costs] = (best.name, best)
+        return self._picked[costs][0]
+
+    def choose(self, test: Checkpoints, costs: Costs) -> np.ndarray:
+        self.picked(costs)
+        return self._picked[costs][1].choose(test, costs)
+
+
+def scalar_controllers() -> list:
+    """The fitted scalar-only controllers and the one selected among them on the training folds."""
+    return [*fitted_scalar_candidates(), SelectedScalar()]
+
+
+SCALAR_ONLY = ("scalar", "scalar+platt", "scalar+isotonic", "best-fixed", "scalar-bands", "scalar-bands-k3",
+               "scalar-bands-any", "cost-rule", "cost-rule+platt", "cost-rule+isotonic", "scalar-selected",
+               "scalar-oracle")
 FITTED_SCALAR_ONLY = tuple(n for n in SCALAR_ONLY if n != "scalar-oracle")

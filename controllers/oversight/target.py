@@ -30,6 +30,7 @@ class BranchTarget:
     ``uses_global_random`` seeds Python's ``random`` before every replay and rollout.
     ``progress_features(first_observation, history)`` adds benchmark-specific prefix features
     (named ``progress_feature_names``) to the generic ones; it must read only the prefix.
+    ``budgets[action]`` caps the steps that intervention may take from the checkpoint.
     """
 
     name: str
@@ -46,6 +47,9 @@ class BranchTarget:
     # The unit held out and resampled: games of one group share what makes them alike (GraphRAG:
     # one question under several attacks). None: every game is its own group.
     group: Callable[[str], str] | None = None
+    # Steps an intervention may take before it gives up: its branch ends there, failed (an expert
+    # with a budget finishes only where the remaining plan is short).
+    budgets: dict[str, int] = field(default_factory=dict)
 
     def group_of(self, game: str) -> str:
         return self.group(game) if self.group is not None else game

@@ -14,8 +14,14 @@ Public factories (the oversight workload uses only these):
 * ``make_reflect(agent)``: the same agent in the same state after self-repair: it re-reads
   the goal from its first observation, clears its loop, forgets which places it has visited
   and lowers every flaw rate to ``reflect_factor`` of its value.
-* ``make_expert(env)``: ALFWorld's handcoded expert, which has watched the whole episode
-  inside the environment; usable as a handover agent at any step.
+* ``make_expert(env, noise=0.0)``: ALFWorld's handcoded expert, which has watched the whole
+  episode inside the environment; usable as a handover agent at any step. With ``noise`` it
+  slips: at each step, with that probability, it sends a random admissible command instead of
+  its plan's (an imperfect overseer; it sees the slip and re-plans from the new state).
+* ``make_planner(env, seed)``: a stronger agent handed the episode with partial observability:
+  the flawless plan-follower, briefed with the task sentence and the current observation only
+  (what it holds it reads off the admissible "move" commands); it has not seen what the base
+  agent saw, so it re-explores the room.
 
 Every scripted action carries ``Action.risk``: the agent's stated probability of failing, a
 verbal-confidence analogue computed from what the agent can see (steps used, progress,
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -210,20 +217,65 @@ class ScriptedAlfworldAgent(Agent):
 
 
 class ExpertAgent(Agent):
-    """ALFWorld's handcoded expert, reading its recommendation from the environment it watches."""
+    """ALFWorld's handcoded expert, reading its recommendation from the environment it watches;
+    with ``noise`` it sends a random admissible command instead, at that rate per step."""
 
     name = "expert"
 
-    def __init__(self, env: AlfworldEnv) -> None:
-        self.env = env
+    def __init__(self, env: AlfworldEnv, noise: float = 0.0, rng: random.Random | None = None) -> None:
+        self.env, self.noise = env, noise
+        self.rng = rng or random.Random(0)
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         command = self.env.expert_command()
+        slipped = False
+        if self.noise and self.rng.random() < self.noise:
+            _, commands = parse_observation(observation)
+            if commands:
+                command, slipped = self.rng.choice(commands), True
         return Action(make_action("act", command=command or "look"), risk=None,
-                      meta={"expert_error": self.env.expert_error()})
+                      meta={"expert_error": self.env.expert_error(), "slipped": slipped})
 
-    def fork(self) -> ExpertAgent:
-        return ExpertAgent(self.env)  # the expert's memory lives in the environment, not here
+    def reseed(self, rollout: int) -> None:
+        self.rng = random.Random(f"alfworld-expert-noise:{self.rng.random()}:{rollout}")
+
+    def fork(self) -> ExpertAgent:  # the expert's memory lives in the environment, not here
+        return ExpertAgent(self.env, self.noise, random.Random(self.rng.random()))
+
+
+_CARRYING = re.compile(r"You are carrying: (.+?)\.?$", re.MULTILINE)
+_ARTICLE = re.compile(r"^(?:an?|the|some) ")
+
+
+class HandoverPlanner(ScriptedAlfworldAgent):
+    """The flawless plan-follower taking over mid-episode from a brief (the task sentence) and
+    the observation in front of it: the base agent's map of the room is not handed over."""
+
+    def __init__(self, goal_sentence: str, seed: int) -> None:
+        super().__init__("planner", seed, FLAWS["none"])
+        self.name = "planner"
+        self.briefing = goal_sentence
+
+    def act(self, observation: str, tools: Sequence[Tool]) -> Action:
+        text, commands = parse_observation(observation)
+        if self.goal is None:  # the first step after the handover
+            self.intro = f"Your task is to: {self.briefing}"
+            self.goal = parse_goal(self.intro)
+            self.memory.receptacles = [c.removeprefix("go to ") for c in commands if c.startswith("go to ")]
+            self.order = list(self.memory.receptacles)
+            self.rng.shuffle(self.order)
+            held = [c.removeprefix("move ").split(" to ")[0] for c in commands if c.startswith("move ")]
+            self.memory.holding = held[0] if held else ""
+            self.last_command = ""
+            if not held and "inventory" in commands:  # nothing to put down here: ask what it carries
+                self.steps += 1
+                self.last_command = "inventory"
+                return Action(make_action("act", command="inventory"), risk=self._stated_risk(),
+                              meta={"stage": 0.0})
+        elif self.last_command == "inventory":
+            carried = _CARRYING.search(text)
+            self.memory.holding = _ARTICLE.sub("", carried.group(1).strip()) if carried else ""
+        return super().act(observation, tools)
 
 
 def make_base_agent(flaw: str, seed: int, **params: Any) -> ScriptedAlfworldAgent:
@@ -253,9 +305,22 @@ def make_reflect(agent: Agent) -> Agent:
     return repaired
 
 
-def make_expert(env: Any) -> Agent:
-    """The "defer to expert" intervention for ``env`` (an AlfworldEnv, possibly wrapped)."""
+def _alfworld(env: Any, who: str) -> AlfworldEnv:
     inner = getattr(env, "unwrapped", env)
     if not isinstance(inner, AlfworldEnv):
-        raise TypeError(f"the expert needs an AlfworldEnv, got {type(inner).__name__}")
-    return ExpertAgent(inner)
+        raise TypeError(f"the {who} needs an AlfworldEnv, got {type(inner).__name__}")
+    return inner
+
+
+def make_expert(env: Any, noise: float = 0.0, seed: int = 0) -> Agent:
+    """The "defer to expert" intervention for ``env`` (an AlfworldEnv, possibly wrapped); with
+    ``noise`` it slips at that rate per step (its slips drawn from a stream seeded by ``seed``)."""
+    if not 0.0 <= noise <= 1.0:
+        raise ValueError(f"expert noise must be in [0, 1], got {noise}")
+    return ExpertAgent(_alfworld(env, "expert"), noise, random.Random(f"alfworld-expert-noise:{seed}"))
+
+
+def make_planner(env: Any, seed: int = 0) -> Agent:
+    """The "hand over to a stronger agent" intervention: a flawless planner briefed with the task
+    sentence of ``env``'s episode, without the base agent's memory (partial observability)."""
+    return HandoverPlanner(_alfworld(env, "planner").goal(), seed)

@@ -50,7 +50,7 @@ class AlfworldEnv(ToolEnv):
     max_steps = games.MAX_EPISODE_STEPS
 
     def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None,
-                 fix_expert_bookkeeping: bool = False) -> None:
+                 fix_expert_bookkeeping: bool = True) -> None:
         super().__init__(task, render_mode)
         self._game: Any = None
         self._game_file: str | None = None

@@ -112,8 +112,9 @@ class SeededAlfredExpert(AlfredExpert):
     never learns that an object was put down, by itself or by an agent before it: handed a game
     whose agent took and put back objects, or holding an object of the wrong kind, it keeps
     "holding" it and stalls. With the fix it is shown "put O to R" for its bookkeeping (the game
-    gets the real command). Off by default: the games were generated and checked with ALFWorld's
-    expert as it is; bench/expert_handover.py measures both."""
+    gets the real command). ``AlfworldEnv`` turns it on by default (issue 34); the games were
+    generated and checked solvable with ALFWorld's expert as it is, and bench/expert_handover.py
+    measures both."""
 
     def __init__(self, env: Any = None, fix_move_bookkeeping: bool = False) -> None:
         super().__init__(env=env, expert_type="handcoded")

@@ -18,11 +18,13 @@ from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.summary import write_summary
+from controllers.oversight.budget import parse_assignments, with_budgets
 from controllers.oversight.dataset import BuildConfig, Dataset, only_flaws
 from controllers.oversight.evaluate import EvalConfig, evaluate
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.utility import Costs
 from suites.oversight.benchmarks import TARGETS
+from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES
 from suites.oversight.build import build_dataset
 
 
@@ -42,8 +44,23 @@ def register(subparsers: Any) -> None:
                        help="game offset: leave out the first N games (e.g. games never looked at while designing)")
     build.add_argument("--games-seed", type=_nonnegative, default=0,
                        help="alfworld: the game generator's seed (another seed gives games the controllers never saw)")
+    build.add_argument("--regime", choices=sorted(REGIMES), default=None,
+                       help=f"alfworld: the intervention setting (default {DEFAULT_REGIME}: the benchmark's "
+                            "configuration; free: the paper's flawless, unlimited, free expert); the --expert-* "
+                            "flags below override its values")
+    build.add_argument("--expert-as-shipped", action="store_true",
+                       help="alfworld: ALFWorld's expert exactly as released (it never learns that 'move O to R' put O "
+                            "down); only to reproduce numbers measured before the fix became the default")
     build.add_argument("--fix-expert-bookkeeping", action="store_true",
-                       help="alfworld: the expert learns that 'move O to R' put O down (ALFWorld's own does not)")
+                       help="alfworld: the default now; accepted so that older command lines still run")
+    build.add_argument("--expert-noise", type=_rate, default=None,
+                       help="alfworld: the expert's slip rate per step (a random admissible command instead of its plan's)")
+    build.add_argument("--expert-budget", type=_budget, default=None,
+                       help="alfworld: steps the expert may take before it gives up (the branch ends, failed); "
+                            "'none' for no budget")
+    build.add_argument("--expert-step-cost", type=float, default=None,
+                       help="alfworld: the extra cost per expert step that evaluate charges by default (recorded "
+                            "in the dataset; evaluate --action-step-cost overrides it)")
     build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
     build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
     build.add_argument("--server-threads", type=_positive, default=None,
@@ -58,7 +75,9 @@ def register(subparsers: Any) -> None:
     build.add_argument("--method", choices=("auto", "snapshot", "replay"), default="auto")
     build.add_argument("--workers", type=_positive, default=1, help="processes")
     build.add_argument("--base-agents", default="", help="suite:NAME only: comma-separated base agents")
-    build.add_argument("--interventions", default="", help="suite:NAME only: comma-separated handover agents")
+    build.add_argument("--interventions", default="",
+                       help="comma-separated interventions: suite:NAME's handover agents; alfworld's menu "
+                            "(default expert,planner,reflect)")
     build.add_argument("--logs", default=None, help="directory for one trajectory log per branch")
     build.set_defaults(func=_build)
 
@@ -77,11 +96,25 @@ def register(subparsers: Any) -> None:
     merge.add_argument("--out", required=True, help="dataset file to write")
     merge.set_defaults(func=_merge)
 
+    swap = verbs.add_parser("swap", help="take one intervention's rows from a build that set only it differently")
+    swap.add_argument("base", help="the dataset to keep (every action but ACTION)")
+    swap.add_argument("other", help="a build of the same games and agents, e.g. with --interventions ACTION")
+    swap.add_argument("--action", required=True, help="the intervention whose rows come from OTHER")
+    swap.add_argument("--out", required=True, help="dataset file to write")
+    swap.set_defaults(func=_swap)
+
     feats = verbs.add_parser("features", help="recompute a dataset's prefix features from its base trajectories")
     feats.add_argument("dataset", help="a file written by 'agentbed oversight build'")
     feats.add_argument("--out", required=True, help="dataset file to write (same rows, new features)")
     feats.add_argument("--workers", type=_positive, default=1, help="processes")
     feats.set_defaults(func=_features)
+
+    reg = verbs.add_parser("regimes", help="room for control of candidate intervention settings on development "
+                                           "datasets, and the one the documented rule chooses")
+    reg.add_argument("datasets", nargs="+", help="development datasets, one per build setting (e.g. slip rate)")
+    reg.add_argument("--budgets", default="none,20,15,10,8,6", help="step budgets of the primary intervention")
+    reg.add_argument("--step-costs", default="0,0.01,0.03", help="extra costs per step of the primary intervention")
+    reg.set_defaults(func=_regimes)
 
     ev = verbs.add_parser("evaluate", help="cross-validate the controllers on a dataset and print the tables")
     ev.add_argument("dataset", help="a file written by 'agentbed oversight build'")
@@ -89,6 +122,12 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--fail-penalty", type=float, default=Costs.fail_penalty, help="w: a failure is worth -w")
     ev.add_argument("--intervene-cost", type=float, default=Costs.intervene)
     ev.add_argument("--step-cost", type=float, default=Costs.step)
+    ev.add_argument("--action-step-cost", default=None, metavar="ACTION=COST,...",
+                    help="extra cost per step of an action's branch, e.g. expert=0.02 (default: what the dataset's "
+                         "build recorded, --expert-step-cost; none otherwise)")
+    ev.add_argument("--budget", default="", metavar="ACTION=STEPS,...",
+                    help="give an intervention a step budget after the fact, e.g. expert=10: its branches that took "
+                         "longer count as failed after that many steps (exactly what a build with that budget gives)")
     ev.add_argument("--dispersion-penalty", type=float, default=ForestSettings.dispersion_penalty,
                     help="lambda of the action-conditioned controller (default: chosen by inner grouped CV "
                          "on the training games of each fold)")
@@ -105,6 +144,11 @@ def register(subparsers: Any) -> None:
                          "(e.g. alfworld's holding_other) and the rest")
     ev.add_argument("--json", default=None, help="write the full evaluation (per-checkpoint advantage too)")
     ev.add_argument("--summary", default=None, help="write tables and figures in the report's summary format")
+    ev.add_argument("--record", default=None, metavar="HEADLINE.json",
+                    help="write the compact record the demo shows (the result, the evaluate command, each dataset's "
+                         "file, sha256 and build command); the datasets must lie in its folder or below")
+    ev.add_argument("--configuration", default="", help="with --record: the configuration's name and description "
+                                                         "('NAME: DESCRIPTION')")
     ev.set_defaults(func=_evaluate)
 
 
@@ -138,14 +182,19 @@ def _build(args: argparse.Namespace) -> int:
     if args.benchmark not in TARGETS and not args.benchmark.startswith("suite:"):
         raise UsageError(f"benchmark: unknown {args.benchmark!r}; benchmarks: {', '.join(sorted(TARGETS))}, suite:NAME")
     options: dict[str, Any] = {}
+    expert_flags = {"--expert-as-shipped": args.expert_as_shipped, "--fix-expert-bookkeeping": args.fix_expert_bookkeeping,
+                    "--expert-noise": args.expert_noise is not None, "--expert-budget": args.expert_budget is not None,
+                    "--regime": args.regime is not None,
+                    "--expert-step-cost": args.expert_step_cost is not None}
     if args.benchmark == "alfworld":
-        options = {"games": args.skip_games + args.games} if args.games else {}
-        options.update({"games_seed": args.games_seed} if args.games_seed else {})
-        options.update({"fix_expert_bookkeeping": True} if args.fix_expert_bookkeeping else {})
+        if args.expert_as_shipped and args.fix_expert_bookkeeping:
+            raise UsageError("--expert-as-shipped and --fix-expert-bookkeeping contradict each other")
+        options = alfworld_options(args)
     elif args.games_seed:
         raise UsageError(f"--games-seed: {args.benchmark} has no game generator (alfworld has)")
-    elif args.fix_expert_bookkeeping:
-        raise UsageError(f"--fix-expert-bookkeeping: {args.benchmark} has no ALFWorld expert (alfworld has)")
+    elif any(expert_flags.values()):
+        flag = next(f for f, given in expert_flags.items() if given)
+        raise UsageError(f"{flag}: {args.benchmark} has no ALFWorld expert (alfworld has)")
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
     config = BuildConfig(benchmark=args.benchmark, games=args.games, skip_games=args.skip_games,
@@ -155,6 +204,7 @@ def _build(args: argparse.Namespace) -> int:
                          workers=args.workers, target_options=options, max_steps=args.max_steps)
     with _local_server(args.model, Path(args.out).parent, args.server_threads):
         dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    dataset.provenance["command"] = _command_line()
     path = dataset.save(args.out)
     counts = dataset.provenance["counts"]
     print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
@@ -178,6 +228,35 @@ def _all(args: argparse.Namespace) -> int:
     return 0
 
 
+def alfworld_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The alfworld target's options from the build flags; only those given are recorded, so a
+    default build's provenance reads the same as before the options existed."""
+    options: dict[str, Any] = {"games": args.skip_games + args.games} if args.games else {}
+    options.update({"games_seed": args.games_seed} if args.games_seed else {})
+    options.update({"expert_as_shipped": True} if args.expert_as_shipped else {})
+    if args.expert_step_cost is not None and args.expert_step_cost < 0:
+        raise UsageError(f"--expert-step-cost: must not be negative, got {args.expert_step_cost}")
+    regime = args.regime or DEFAULT_REGIME
+    chosen = {**REGIMES[regime], **{k: v for k, v in (("expert_noise", args.expert_noise),
+                                                       ("expert_budget", args.expert_budget),
+                                                       ("expert_step_cost", args.expert_step_cost)) if v is not None}}
+    options["regime"] = regime
+    options.update({k: v for k, v in chosen.items() if v})  # 0 / none: the target's default, not recorded
+    options.update({"interventions": args.interventions} if args.interventions else {})
+    return options
+
+
+def _budget(text: str) -> int:
+    return 0 if text == "none" else _positive(text)
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a rate in [0, 1]")
+    return value
+
+
 def _local_server(model: str, run_dir: Path, threads: int | None = None) -> Any:
     """A ``local:`` model needs its llama.cpp server for the build (workers find it through the
     environment); any other model, none. On a shared small CPU one thread can be faster than
@@ -194,10 +273,27 @@ def _merge(args: argparse.Namespace) -> int:
     from controllers.oversight.merge import merge_datasets
 
     dataset = merge_datasets([(name, Dataset.load(name)) for name in args.datasets])
+    dataset.provenance["command"] = _command_line()
     path = dataset.save(args.out)
     counts = dataset.provenance["counts"]
     print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
           f"{len(dataset.provenance['games'])} games from {len(args.datasets)} parts")
+    return 0
+
+
+def _command_line() -> str:
+    return "agentbed " + shlex.join(sys.argv[1:])
+
+
+def _swap(args: argparse.Namespace) -> int:
+    from controllers.oversight.merge import swap_action_rows
+
+    base, other = Dataset.load(args.base), Dataset.load(args.other)
+    dataset = swap_action_rows(base, other, args.action, (args.base, args.other))
+    dataset.provenance["command"] = _command_line()
+    dataset.provenance["swapped"]["commands"] = [base.provenance.get("command", ""), other.provenance.get("command", "")]
+    path = dataset.save(args.out)
+    print(f"wrote {path}: {len(dataset.rows)} rows, the {args.action} rows from {args.other}")
     return 0
 
 
@@ -211,10 +307,43 @@ def _features(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluation_config(args: argparse.Namespace) -> EvalConfig:
+def _regimes(args: argparse.Namespace) -> int:
+    from controllers.oversight.regime import Candidate, choose, measure
+
+    try:
+        budgets = [None if b == "none" else int(b) for b in args.budgets.split(",") if b]
+        step_costs = [float(c) for c in args.step_costs.split(",") if c]
+    except ValueError:
+        raise UsageError("--budgets: integers or 'none'; --step-costs: numbers (comma-separated)") from None
+    measured = []
+    for name in args.datasets:
+        data = Dataset.load(name)
+        for b in budgets:
+            for c in step_costs:
+                measured.append(measure(data, Candidate(name, b, c)))
+    print("dataset  budget  step cost  oracle U  defer U  defer/oracle  best fixed  its regret  room  oracle picks")
+    for m in measured:
+        picks = " ".join(f"{a}={v:.2f}" for a, v in m["oracle_actions"].items())
+        print(f"{m['label']}  {m['budget'] or '-'}  {m['step_cost']:g}  {m['oracle_utility']:.3f}  "
+              f"{m['defer_utility']:.3f}  {m['defer_share_of_oracle']:.2f}  {m['best_fixed']}  "
+              f"{m['best_fixed_regret']:.3f}  {m['room']:.2f}  {picks}")
+    chosen = choose(measured)
+    print("chosen: " + ("none admissible" if chosen is None else
+                        f"{chosen['label']} budget {chosen['budget'] or 'none'} step cost {chosen['step_cost']:g} "
+                        f"(room {chosen['room']:.2f}, defer/oracle {chosen['defer_share_of_oracle']:.2f})"))
+    return 0
+
+
+def evaluation_config(args: argparse.Namespace, dataset: Dataset | None = None) -> EvalConfig:
+    """The evaluation settings of the command line; per-action step costs default to the ones
+    the dataset's build recorded (``target_notes.action_step_costs``)."""
     if args.fail_penalty < 0 or args.intervene_cost < 0 or args.step_cost < 0:
         raise UsageError("--fail-penalty, --intervene-cost and --step-cost must not be negative")
-    return EvalConfig(folds=max(2, args.folds), costs=Costs(args.fail_penalty, args.intervene_cost, args.step_cost),
+    recorded = dict((dataset.provenance.get("target_notes") or {}).get("action_step_costs") or {}) if dataset else {}
+    extra = parse_assignments(args.action_step_cost, "--action-step-cost") if args.action_step_cost is not None \
+        else recorded
+    costs = Costs(args.fail_penalty, args.intervene_cost, args.step_cost).with_action_steps(extra)
+    return EvalConfig(folds=max(2, args.folds), costs=costs,
                       grid=not args.no_grid, forest=ForestSettings(n_estimators=args.trees, dispersion_penalty=args.dispersion_penalty),
                       resamples=args.resamples, split_by=args.split_by)
 
@@ -222,11 +351,14 @@ def evaluation_config(args: argparse.Namespace) -> EvalConfig:
 def _evaluate(args: argparse.Namespace) -> int:
     from controllers.oversight.report import figures, headlines, render_text, tables
 
-    dataset = Dataset.load(args.dataset)
-    train = Dataset.load(args.train) if args.train else None
+    budgets = parse_assignments(args.budget, "--budget", int)
+    if args.action_step_cost is not None:  # bad costs fail before any file is read
+        parse_assignments(args.action_step_cost, "--action-step-cost")
+    dataset = with_budgets(Dataset.load(args.dataset), budgets)
+    train = with_budgets(Dataset.load(args.train), budgets) if args.train else None
     if args.flaws:
         dataset = only_flaws(dataset, [f for f in args.flaws.split(",") if f])
-    config = evaluation_config(args)
+    config = evaluation_config(args, dataset)
     result = evaluate(dataset, config, train)
     command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else [args.dataset])
     tabs = tables(result, command)
@@ -234,6 +366,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    if args.record:
+        from suites.oversight.record import write_record
+
+        write_record(args.record, result, command, {"heldout": args.dataset, **({"dev": args.train} if args.train else {})},
+                     args.configuration, config, budgets)
     if args.summary:
         summary = {"suite": "oversight", "title": f"Prefix-branching oversight: {result['benchmark']}",
                    "episodes": result["rows"], "seeds": len(dataset.provenance["config"].get("flaws") or []) or None,

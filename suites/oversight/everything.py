@@ -17,6 +17,7 @@ from agentbed.summary import table, write_summary
 from controllers.oversight.dataset import BuildConfig, Dataset
 from controllers.oversight.evaluate import EvalConfig, evaluate
 from controllers.oversight.report import accounting_table, fmt_interval, tables
+from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES, describe_regime
 from suites.oversight.build import build_dataset
 
 
@@ -31,8 +32,8 @@ class Plan:
 
 def plans(alfworld_games: int = 20) -> list[Plan]:
     return [
-        Plan("alfworld", {"games": alfworld_games, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2},
-             {"games": alfworld_games}),
+        Plan("alfworld", {"games": alfworld_games, "checkpoints": 3, "first": 4, "every": 8, "rollouts": 2},
+             {"games": alfworld_games, "regime": DEFAULT_REGIME, **REGIMES[DEFAULT_REGIME]}),
         Plan("scienceworld", {"games": 11, "checkpoints": 2, "first": 3, "every": 5, "rollouts": 2}),
         Plan("suite:contracts", {"checkpoints": 3, "first": 1, "every": 2, "rollouts": 1},
              {"base": "naive", "interventions": "oracle"}),
@@ -42,6 +43,8 @@ def plans(alfworld_games: int = 20) -> list[Plan]:
 
 def command_of(plan: Plan, out: Path) -> str:
     flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in plan.build.items())
+    if plan.benchmark == "alfworld":
+        flags += f" --regime {plan.target_options['regime']}"
     extra = " --base-agents naive --interventions oracle" if plan.benchmark.startswith("suite:") else ""
     return f"agentbed oversight build {plan.benchmark} {flags}{extra} --out {out}"
 
@@ -86,6 +89,12 @@ def regret_table(results: dict[str, dict[str, Any]], command: str) -> dict[str, 
                  *[fmt_interval(r["ratios"]["best_scalar_only"]) for r in results.values()]])
     rows.append(["checkpoints evaluated / built", *[f"{r['accounting']['checkpoints_evaluated']} / "
                                                    f"{r['accounting']['checkpoints_built']}" for r in results.values()]])
+    rows.insert(len(rows) - 1, ["ratio action-conditioned / scalar-only chosen on training folds",
+                                *[fmt_interval(r["ratios"]["selected_scalar_only"]) for r in results.values()]])
+    alfworld = results.get("alfworld")
+    which = (f"ALFWorld in its default configuration, {DEFAULT_REGIME}: {describe_regime(DEFAULT_REGIME)}. "
+             if alfworld else "")
     return table("Regret per controller per benchmark", ["controller", *results], rows,
                  "Mean regret over held-out checkpoints (5-fold cross-validation holding out whole games; GraphRAG "
-                 f"groups a question's games), 95% cluster-bootstrap intervals over games. Regenerate: {command}")
+                 f"groups a question's games), 95% cluster-bootstrap intervals over games. {which}"
+                 f"Regenerate: {command}")

@@ -36,5 +36,5 @@ def test_the_expert_forgets_a_put_down_object_only_when_fixed(fixed: bool) -> No
     env.close()
 
 
-def test_the_fix_is_off_by_default_so_the_games_are_checked_with_alfworlds_expert() -> None:
-    assert AlfworldEnv("000-simple").fix_expert_bookkeeping is False
+def test_the_fix_is_on_by_default() -> None:
+    assert AlfworldEnv("000-simple").fix_expert_bookkeeping is True

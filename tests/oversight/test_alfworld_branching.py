@@ -24,8 +24,8 @@ def test_alfworld_prefix_replay_is_verified_and_deterministic(target):
     rows, counts = branch_trajectory(target, target.games[0], "noisy", 0, config)
     again, _ = branch_trajectory(target, target.games[0], "noisy", 0, config)
     assert counts.replay_mismatches == 0 and counts.branch_errors == 0
-    assert counts.replays == counts.branches == 6
-    assert {r["action"] for r in rows} == {"continue", "expert", "reflect"}
+    assert counts.replays == counts.branches == 8  # 4 actions x 2 rollouts
+    assert {r["action"] for r in rows} == {"continue", "expert", "planner", "reflect"}
     assert rows == again  # seeded global random: the handcoded expert repeats itself
 
 
@@ -51,12 +51,15 @@ def test_alfworld_rows_carry_progress_features_identical_for_every_action(target
     assert again.provenance["feature_names"][-len(PROGRESS_FEATURE_NAMES):] == list(PROGRESS_FEATURE_NAMES)
 
 
-def test_fixing_the_experts_bookkeeping_changes_only_the_expert_branches(target):
+def test_the_expert_as_shipped_changes_only_the_expert_branches(target):
     from suites.oversight.benchmarks import load_target
 
-    fixed = load_target("alfworld", games=2, fix_expert_bookkeeping=True)
+    fixed = target  # the default since issue 34
+    shipped_target = load_target("alfworld", games=2, expert_as_shipped=True)
     assert fixed.make_env(fixed.games[0]).fix_expert_bookkeeping is True
-    assert "bookkeeping fixed" in fixed.notes["expert"] and "fixed" not in target.notes["expert"]
+    assert shipped_target.make_env(fixed.games[0]).fix_expert_bookkeeping is False
+    assert "bookkeeping fixed" in fixed.notes["expert"] and "as shipped" in shipped_target.notes["expert"]
+    target = shipped_target
     config = BuildConfig("alfworld", rollouts=1, checkpoints=2, first=3, every=6)
     shipped, _ = branch_trajectory(target, target.games[0], "forgetful", 1, config)
     repaired, counts = branch_trajectory(fixed, fixed.games[0], "forgetful", 1, config)

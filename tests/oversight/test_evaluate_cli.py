@@ -87,11 +87,11 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["oversight", "build", "vault", "--skip-games", "999", "--out", str(tmp_path / "z.jsonl")]) == 2
     assert main(["oversight", "build", "vault", "--games", "30", "--out", str(tmp_path / "z.jsonl")]) == 2
     assert main(["oversight", "build", "vault", "--games-seed", "1", "--out", str(tmp_path / "z.jsonl")]) == 2
-    assert main(["oversight", "build", "vault", "--fix-expert-bookkeeping", "--out", str(tmp_path / "z.jsonl")]) == 2
+    assert main(["oversight", "build", "vault", "--expert-budget", "5", "--out", str(tmp_path / "z.jsonl")]) == 2
     assert main(["oversight", "build", "vault", "--server-threads", "0", "--out", str(tmp_path / "z.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "--skip-games 999" in err[-5] and "--games 30" in err[-4] and "only 25 games" in err[-4]
-    assert "--games-seed" in err[-3] and "--fix-expert-bookkeeping" in err[-2] and "--server-threads" in err[-1]
+    assert "--games-seed" in err[-3] and "--expert-budget" in err[-2] and "--server-threads" in err[-1]
     assert len(err) == 9 and all(line.startswith("agentbed: error:") for line in err)
     assert not (tmp_path / "z.jsonl").exists()
 

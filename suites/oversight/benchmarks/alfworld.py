@@ -1,51 +1,101 @@
 """ALFWorld as a branching benchmark, through the public factories of environments.alfworld.
 
 Games are the generated ALFWorld games (the first ``games`` of them); base agents are the
-scripted flawed agents; "expert" defers to ALFWorld's handcoded expert, "reflect" is the
-agent's self-repair variant. The environment cannot snapshot, so every branch replays the
-prefix (verified), with Python's ``random`` seeded first (the expert draws from it).
+scripted flawed agents. The interventions (docs/oversight.md, "The interventions"): "expert"
+defers to ALFWorld's handcoded expert (its move bookkeeping fixed unless ``expert_as_shipped``),
+slipping at rate ``expert_noise`` per step and given up after ``expert_budget`` steps;
+"planner" hands over to a flawless planner that sees only the task and the current
+observation; "reflect" is the agent's self-repair variant. The environment cannot snapshot, so
+every branch replays the prefix (verified), with Python's ``random`` seeded first (the expert
+draws from it).
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from typing import Any
 
 from agentbed.errors import UsageError
-from controllers.oversight.target import BranchTarget
+from controllers.oversight.target import BranchTarget, Intervention
 from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
 
 DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed", "detour")
+INTERVENTIONS = ("expert", "planner", "reflect")
+# The benchmark's configurations (docs/oversight.md, "The interventions"): named settings of the
+# expert's slip rate, budget and cost per step. "free" is the paper's setting: a flawless expert,
+# no budget, no per-step charge (always deferring then comes within a few percent of the oracle).
+REGIMES: dict[str, dict[str, Any]] = {
+    "free": {},
+}
+DEFAULT_REGIME = "free"
 
 
-def target(games: int = DEFAULT_GAMES, games_seed: int = 0, fix_expert_bookkeeping: bool = False,
-           **options: Any) -> BranchTarget:
+def describe_regime(name: str) -> str:
+    """One line naming a configuration's intervention settings (for tables and the demo)."""
+    r = REGIMES[name]
+    if not r:
+        return "ALFWorld's expert (bookkeeping fixed), flawless, unlimited, no charge per step"
+    return (f"ALFWorld's expert (bookkeeping fixed) slipping at {r['expert_noise']:g} a step, giving up after "
+            f"{r['expert_budget']} steps, {r['expert_step_cost']:g} extra per expert step; planner and reflect; "
+            "paper costs otherwise (intervention 0.05, step 0.01, failure -1)")
+
+
+def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: bool = False,
+           expert_noise: float = 0.0, expert_budget: int | None = None,
+           interventions: Sequence[str] | str = INTERVENTIONS, expert_step_cost: float = 0.0,
+           regime: str = "", **options: Any) -> BranchTarget:
     """The first ``games`` games of generator ``games_seed`` (at most 320 per seed).
 
-    ``fix_expert_bookkeeping``: the handed-over expert learns that a "move O to R" put O down
-    (ALFWorld's own expert never does; environments/alfworld/tw.py). Only the expert's branches
-    change: the base agents never consult it."""
+    ``expert_as_shipped``: ALFWorld's expert exactly as released, which never learns that a
+    "move O to R" put O down and stalls (environments/alfworld/tw.py); only for reproducing the
+    numbers measured before the fix was the default. ``expert_noise``: the expert's slip rate per
+    step; ``expert_budget``: the steps it may take before it gives up (the branch ends, failed).
+    ``interventions``: the menu's interventions, a subset of ``INTERVENTIONS`` in that order.
+    ``expert_step_cost``: the extra cost per expert step the evaluation charges by default
+    (recorded in the dataset's provenance; the utility is computed at evaluation time).
+    ``regime``: the name of the REGIMES entry these values came from, recorded only."""
     from environments.alfworld import games as game_store
-    from environments.alfworld.agents import FLAWS, make_base_agent, make_expert, make_reflect
+    from environments.alfworld.agents import FLAWS, make_base_agent, make_expert, make_planner, make_reflect
     from environments.alfworld.env import AlfworldEnv
 
     if not 0 < games <= game_store.DEFAULT_GAME_COUNT:
         raise UsageError(f"--games: alfworld has {game_store.DEFAULT_GAME_COUNT} games per generator seed "
                          f"(asked for {games}, offset included)")
+    if not 0.0 <= expert_noise <= 1.0:
+        raise UsageError(f"--expert-noise: a rate in [0, 1], got {expert_noise}")
+    if expert_budget is not None and expert_budget < 1:
+        raise UsageError(f"--expert-budget: a positive number of steps, got {expert_budget}")
+    menu = [a for a in (interventions.split(",") if isinstance(interventions, str) else interventions) if a]
+    unknown = [a for a in menu if a not in INTERVENTIONS]
+    if unknown or not menu:
+        raise UsageError(f"--interventions: alfworld has {', '.join(INTERVENTIONS)} (got {unknown[0] if unknown else 'none'!r})")
     specs = {spec.id: spec for spec in AlfworldEnv.tasks(games_seed, games)}
     game_store.ensure_games(games, seed=games_seed, workers=options.get("workers", 1))
     flaws = [f for f in BASE_FLAWS if f in FLAWS]
+    factories: dict[str, Intervention] = {
+        # the slips and the planner's exploration order come from Python's random, seeded per rollout
+        "expert": lambda env, agent: make_expert(env, expert_noise, random.getrandbits(32)),
+        "planner": lambda env, agent: make_planner(env, random.getrandbits(32)),
+        "reflect": lambda env, agent: make_reflect(agent),
+    }
+    expert = "ALFWorld's handcoded expert" + (" as shipped (move bookkeeping not fixed)" if expert_as_shipped
+                                             else ", move bookkeeping fixed")
+    expert += (f", slipping at {expert_noise:g} a step" if expert_noise else "")
+    expert += (f", giving up after {expert_budget} steps" if expert_budget else "")
     return BranchTarget(
         name="alfworld",
         games=list(specs),
-        make_env=lambda game: AlfworldEnv(specs[game], fix_expert_bookkeeping=fix_expert_bookkeeping),
+        make_env=lambda game: AlfworldEnv(specs[game], fix_expert_bookkeeping=not expert_as_shipped),
         base_agents={f: (lambda seed, f=f: make_base_agent(f, seed)) for f in flaws},
-        interventions={"expert": lambda env, agent: make_expert(env), "reflect": lambda env, agent: make_reflect(agent)},
+        interventions={a: factories[a] for a in INTERVENTIONS if a in menu},
         max_steps=game_store.MAX_EPISODE_STEPS,
         uses_global_random=True,
+        budgets={"expert": expert_budget} if expert_budget else {},
         notes={"games": f"first {games} generated ALFWorld games of generator seed {games_seed}",
-               "games_seed": games_seed,
-               "expert": "ALFWorld's handcoded expert" + (", move bookkeeping fixed" if fix_expert_bookkeeping else "")},
+               "games_seed": games_seed, "expert": expert, **({"regime": regime} if regime else {}),
+               **({"action_step_costs": {"expert": expert_step_cost}} if expert_step_cost else {})},
         progress_features=progress_features,
         progress_feature_names=PROGRESS_FEATURE_NAMES,
     )
