@@ -88,8 +88,8 @@ class RemoteLimiter:
         ray.get(self.service.acquire.remote(self.model))
         try:
             yield
-        finally:
-            ray.get(self.service.release.remote(self.model))
+        finally:  # not waited for: a round trip to the actor per call is what a cluster run pays for the cap
+            self.service.release.remote(self.model)
 
     def succeeded(self) -> None:
         pass

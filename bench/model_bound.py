@@ -128,7 +128,7 @@ def bench(episodes: int, delay: float, connections: int, cluster: bool = False) 
         return go
 
     two = ["run", "vault", "--model", f"openai:{MODEL},openai:stub-b", "--task", "open-fast",
-           "--seeds", str(max(1, episodes // 2)), "--max-connections", str(connections), "--quiet"]
+           "--seeds", str(max(1, episodes // 2)), "--max-connections", str(connections), "--quiet", "--no-cache"]
     on_ray = ["run", "vault", "--model", f"openai:{MODEL}", "--task", "open-fast", "--seeds", str(episodes),
               "--max-connections", str(connections), "--quiet", "--executor", "ray", "-j", "2",
               "--cache-dir", str(work / "ray-cache")]
