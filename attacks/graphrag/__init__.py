@@ -10,6 +10,7 @@ from attacks.graphrag.community import community_injection
 from attacks.graphrag.gragpoison import gragpoison
 from attacks.graphrag.kepo import kepo
 from attacks.graphrag.passages import poisonedrag
+from attacks.graphrag.restate import restate_attack
 from attacks.graphrag.targets import AttackPlan, Poisoning, Target, plan_attack
 from attacks.graphrag.tkpa import tkpa, tkpa_rules, tkpa_sourced
 
@@ -26,7 +27,8 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "coassert": coassert_attack,
     "tkpa-rules": tkpa_rules,
     "tkpa-sourced": tkpa_sourced,
+    "restate": restate_attack,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert", "tkpa-rules", "tkpa-sourced")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attacks.graphrag import ATTACKS
+from attacks.graphrag.camouflage import camouflage
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS, plan_global
 from attacks.graphrag.targets import AttackBudget, AttackPlan, Spend, plan_attack
 from environments.graphrag.dataset import Dataset, Question
@@ -67,7 +68,8 @@ def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: 
         poisoning = attack_fn(dataset, plan, random.Random(seed), budget=limit, **accepted)
         poisoning.check(limit)
         spend = poisoning.spend
-        docs = apply_poisoning(docs, poisoning.added, poisoning.replaced)
+        added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"))
+        docs = apply_poisoning(docs, added, poisoning.replaced)
         n_poison = len(poisoning.added) + len(poisoning.replaced)
     index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
     return Poisoned(index, poison_labels(index, dataset), plan, answers, n_poison, limit, spend)
@@ -84,7 +86,8 @@ def poisoned_global_index(dataset: Dataset, attack: str, *, budget: int = 5, see
         poisoning = GLOBAL_ATTACKS[attack](dataset, targets, random.Random(seed), limit)
         poisoning.check(limit)
         spend = poisoning.spend
-        docs = apply_poisoning(docs, poisoning.added, poisoning.replaced)
+        added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"))
+        docs = apply_poisoning(docs, added, poisoning.replaced)
         n_poison = len(poisoning.added) + len(poisoning.replaced)
     index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
     answers = {t.question: t.fake for t in targets}

@@ -26,7 +26,14 @@ RAW_FEATURES = ("common_neighbours", "triangles_at_answer", "clustering_at_answe
 PROVENANCE_FEATURES = ("claim_documents", "claim_doc_corroboration", "multi_doc_support_paths",
                        "isolated_support_share", "support_background_degree", "support_core_without_own_docs",
                        "corroborated_claim_docs", "independent_support_paths")
-FEATURES = RAW_FEATURES + PROVENANCE_FEATURES
+# Counts that evidence for a candidate can only raise (issue #38): more documents restating a
+# candidate's claim or its neighbourhood never lower any of them, so a ranker with non-negative
+# weights on them (:data:`MONOTONE_FEATURES`) cannot be turned against the truth by restating it.
+COUNT_FEATURES = ("attested_support", "support_background_sum", "support_core_sum")
+FEATURES = RAW_FEATURES + PROVENANCE_FEATURES + COUNT_FEATURES
+MONOTONE_FEATURES = ("common_neighbours", "triangles_at_answer", "subgraph_edges", "claim_documents",
+                     "multi_doc_support_paths", "corroborated_claim_docs", "independent_support_paths",
+                     *COUNT_FEATURES)
 
 
 @lru_cache(maxsize=16)
@@ -103,14 +110,16 @@ def candidate_features(ctx: QueryContext, cand: Candidate) -> np.ndarray:
     independent = 0
     isolated = 0
     background = []
+    outside_sum = 0
     for x in support:
         to_s = [i for i in cand.support if {kg.statements[i].head, kg.statements[i].tail} == {s, x}]
         to_o = [i for i in cand.support if {kg.statements[i].head, kg.statements[i].tail} == {x, o}]
         strong += _multi_doc(kg, to_s) and _multi_doc(kg, to_o)
         independent += _attested_outside(kg, to_s, ctx.contest_docs) and _attested_outside(kg, to_o, ctx.contest_docs)
         isolated += kg.docs_of_entity.get(x, set()) <= ctx.contest_docs
-        outside = kg.degree(x) - sum(1 for y in (s, o) if kg.simple.has_edge(x, y))
-        background.append(math.log1p(max(outside, 0)) / max_log_degree(kg))
+        outside = max(kg.degree(x) - sum(1 for y in (s, o) if kg.simple.has_edge(x, y)), 0)
+        background.append(math.log1p(outside) / max_log_degree(kg))
+        outside_sum += outside
     pruned = ctx.without_documents(own_docs)
     cores = nx.core_number(pruned) if pruned.number_of_edges() else {}
     top_core = max(cores.values(), default=1) or 1
@@ -130,4 +139,7 @@ def candidate_features(ctx: QueryContext, cand: Candidate) -> np.ndarray:
         float(np.mean(core)) if core else 0.0,
         math.log1p(sum(c >= 0.5 for c in corroboration)),
         math.log1p(independent),
+        math.log1p(len(support) - isolated),
+        math.log1p(outside_sum),
+        math.log1p(sum(cores.get(x, 0) for x in support)),
     ])

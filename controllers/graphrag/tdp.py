@@ -48,16 +48,38 @@ class PairwiseRanker:
 
 
 def fit_pairwise(pairs: Sequence[tuple[np.ndarray, np.ndarray]], features: Sequence[str] = FEATURES,
-                 c: float = 1.0) -> PairwiseRanker:
-    """Fit on (better, worse) feature pairs: RankNet with a linear scorer."""
+                 c: float = 1.0, nonnegative: bool = False) -> PairwiseRanker:
+    """Fit on (better, worse) feature pairs: RankNet with a linear scorer. ``nonnegative``
+    bounds every weight at zero from below (L-BFGS-B on the same L2-regularised logistic
+    loss), so the score is monotone in each feature."""
     if not pairs:
         raise ValueError("no training pairs")
     idx = np.array([FEATURES.index(f) for f in features])
     diffs = np.array([a[idx] - b[idx] for a, b in pairs])
+    if nonnegative:
+        return PairwiseRanker(_fit_nonnegative(diffs, c), tuple(features))
     x = np.vstack([diffs, -diffs])
     y = np.concatenate([np.ones(len(diffs)), np.zeros(len(diffs))])
     model = LogisticRegression(fit_intercept=False, C=c, max_iter=2000).fit(x, y)
     return PairwiseRanker(model.coef_[0].copy(), tuple(features))
+
+
+def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
+    """argmin over w >= 0 of C * sum log(1 + exp(-d.w)) over both orientations + |w|^2 / 2
+    (the objective scikit-learn's logistic regression minimises, with bounds)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        margin = diffs @ w
+        value = 2 * c * float(np.logaddexp(0.0, -margin).sum()) + 0.5 * float(w @ w)
+        grad = -2 * c * diffs.T @ expit(-margin) + w
+        return value, grad
+
+    start = np.zeros(diffs.shape[1])
+    result = minimize(loss, start, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * diffs.shape[1],
+                      options={"maxiter": 2000, "gtol": 1e-10})
+    return np.round(result.x, 12)
 
 
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,

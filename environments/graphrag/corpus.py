@@ -11,11 +11,12 @@ for measurement only: the extractor, defenses and agents read the text, never th
 
 from __future__ import annotations
 
-import random
+import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-CHUNK_SENTENCES = 6
+CHUNK_CHARACTERS = 300
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,25 @@ class Document:
     sentences: list[str]
     origin: str = "clean"  # clean | poison | edited: measurement only
 
+    def _chunk_numbers(self) -> list[int]:
+        """Each sentence's chunk: sentences fill a chunk up to :data:`CHUNK_CHARACTERS`, as
+        GraphRAG chunks by length (tokens), not by sentence count."""
+        numbers, chunk, size = [], 0, 0
+        for s in self.sentences:
+            if size and size + 1 + len(s) > CHUNK_CHARACTERS:
+                chunk, size = chunk + 1, 0
+            size += len(s) + (1 if size else 0)
+            numbers.append(chunk)
+        return numbers
+
     def chunks(self) -> list[tuple[str, list[str]]]:
-        return [(f"{self.id}#c{i // CHUNK_SENTENCES}", self.sentences[i:i + CHUNK_SENTENCES])
-                for i in range(0, len(self.sentences), CHUNK_SENTENCES)]
+        out: dict[int, list[str]] = {}
+        for n, s in zip(self._chunk_numbers(), self.sentences, strict=True):
+            out.setdefault(n, []).append(s)
+        return [(f"{self.id}#c{n}", sentences) for n, sentences in out.items()]
 
     def chunk_of(self, sentence: int) -> str:
-        return f"{self.id}#c{sentence // CHUNK_SENTENCES}"
+        return f"{self.id}#c{self._chunk_numbers()[sentence]}"
 
     def text(self) -> str:
         return " ".join(self.sentences)
@@ -91,17 +105,34 @@ def gold_statements(documents: Iterable[Document]) -> list[Statement]:
             for d in documents for i, c in d.claims]
 
 
+PUBLISH_KEY_ENV = "AGENTBED_GRAPHRAG_KEY"
+
+
+def publish_key(seed: int) -> bytes:
+    """The run's secret for document ids: the seed under a key from ``$AGENTBED_GRAPHRAG_KEY``
+    (a fixed default keeps runs reproducible; set it to make ids unguessable to an agent that
+    has read this code)."""
+    secret = os.environ.get(PUBLISH_KEY_ENV, "agentbed-graphrag")
+    return hashlib.blake2b(f"{secret}/{seed}".encode(), digest_size=32).digest()
+
+
 def publish(documents: Iterable[Document], seed: int) -> list[Document]:
-    """The corpus as an index receives it: every document under a seeded random opaque id, in a
-    seeded random order, so neither an id nor a position tells an attacker's text from a clean
-    one (attacks name documents by their own ids before this step)."""
-    rng = random.Random(f"publish-{seed}")
-    docs = list(documents)
-    ids: dict[str, None] = {}
-    while len(ids) < len(docs):
-        ids.setdefault(f"d{rng.getrandbits(40):010x}")
-    named = [Document(i, d.title, d.sentences, d.origin) for i, d in zip(ids, docs, strict=True)]
-    rng.shuffle(named)
+    """The corpus as an index receives it: every document under an opaque id, a keyed hash of
+    its own title and text (identical texts are numbered in turn), in the order of those ids.
+    An id is a function of what the document says, never of when it was added or by whom, so
+    neither an id nor a position tells an attacker's text from a clean one (attacks name
+    documents by their own ids before this step)."""
+    key = publish_key(seed)
+    seen: dict[str, int] = {}
+    named = []
+    for d in documents:
+        body = d.title + "\n" + "\n".join(d.sentences)
+        n = seen[body] = seen.get(body, -1) + 1
+        digest = hashlib.blake2b(f"{body}\n#{n}".encode(), key=key, digest_size=5).hexdigest()
+        named.append(Document(f"d{digest}", d.title, d.sentences, d.origin))
+    named.sort(key=lambda d: d.id)
+    if len({d.id for d in named}) != len(named):
+        raise ValueError("document id collision: two documents hash to one id")
     return named
 
 

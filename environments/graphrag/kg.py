@@ -18,7 +18,7 @@ import networkx as nx
 
 from environments.graphrag.corpus import Statement
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[^\W_]+")  # words in any script
 
 
 class KnowledgeGraph:

@@ -28,6 +28,7 @@ Its errors (missed forms, hedges it does not know, ambiguous aliases) are measur
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -64,12 +65,16 @@ BOUNDARIES = {"and", ",", ";", "which", "who", "where"}
 STOP_CAPS = {"the", "a", "an", "it", "he", "she", "they", "in", "on", "as", "since", "through", "its", "his", "her",
              "their", "this", "that", "there", "some", "according", "after", "before", "when", "while"}
 GENERIC_NAME_WORDS = {"of", "the", "university", "labs", "works", "group", "systems", "and", "or"}
-_TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|[A-Za-z0-9][A-Za-z0-9_\-]*|'s|[,;?]")
+# Words in any script ("Zürich", "São Paulo"), dates, the possessive and list punctuation.
+_TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|[^\W_][\w\-]*|['\u2019]s|[,;?]")
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
 
 
 def normalise(text: str) -> str:
-    return " ".join(re.sub(r"[_\-]", " ", text.lower()).split())
+    """Lower case in NFC, ``_`` and ``-`` as spaces, commas and semicolons as words of their own
+    (so a name with a comma, "Paris, Texas", reads as the text's tokens do)."""
+    text = unicodedata.normalize("NFC", text).lower()
+    return " ".join(re.sub(r"[_\-]", " ", re.sub(r"([,;])", r" \1 ", text)).split())
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,9 @@ class LexiconExtractor:
     cues: dict[tuple[str, ...], Cue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for r in self.relations:  # a relation's own name first: "part of" is part_of where the schema has it
+            self.cues.setdefault(tuple(normalise(r).split()), Cue(r, "noun"))
         for r in self.relations:
-            own = tuple(normalise(r).split())
-            self.cues.setdefault(own, Cue(r, "noun"))
             for phrase, kind in ENGLISH.get(r, ()):
                 self.cues.setdefault(tuple(phrase.split()), Cue(r, kind))
         self._longest_cue = max((len(k) for k in self.cues), default=1)
@@ -134,7 +139,7 @@ class LexiconExtractor:
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
                seen: list[str]) -> list[_Item]:
-        tokens = _TOKEN.findall(text)
+        tokens = _TOKEN.findall(unicodedata.normalize("NFC", text))
         low = [normalise(t) for t in tokens]
         items: list[_Item] = []
         i = 0
@@ -162,7 +167,7 @@ class LexiconExtractor:
             items.append(_Item("pron", w))
         elif w in BOUNDARIES:
             items.append(_Item("bound", w))
-        elif t == "'s":
+        elif t in ("'s", "\u2019s"):
             items.append(_Item("poss", t))
         elif w in NEGATIONS:
             items.append(_Item("neg", w))

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-_WORD = re.compile(r"[a-z0-9_]+")
+_WORD = re.compile(r"\w+")  # any script: "Zürich" is one word
 
 # The reader's English: words that name a relation, beyond the words of the relation's name.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -64,7 +65,7 @@ class Interpretation:
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    return _WORD.findall(unicodedata.normalize("NFC", text).lower())
 
 
 def link_entity(text: str, entities: Iterable[str]) -> str | None:

@@ -3,12 +3,14 @@
     agentbed graphrag grid --dataset world --attacks gragpoison,kepo --defenses none,tdp --worlds 4
     agentbed graphrag grid --dataset nations --out nations.json
     agentbed graphrag ranker                      # the trained TDP weights
+    agentbed graphrag extract notes.txt --json    # the triples the pipeline would index from your text
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +82,59 @@ def _print(tab: dict[str, Any]) -> None:
     print(tab["note"])
 
 
+def read_user_documents(path: Path) -> list[Any]:
+    """A user's text as documents: one per paragraph (blank-line separated); a paragraph's first
+    line is its title when it ends without sentence punctuation (a heading), and sentences end
+    at ., ! or ? before a space."""
+    import re
+
+    from environments.graphrag.corpus import Document
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read as UTF-8 text ({exc.__class__.__name__})") from None
+    docs = []
+    for k, block in enumerate(p for p in re.split(r"\n\s*\n", text) if p.strip()):
+        lines = [line.strip() for line in block.strip().splitlines()]
+        title = lines.pop(0) if len(lines) > 1 and not re.search(r"[.!?]$", lines[0]) else ""
+        sentences = [x for x in re.split(r"(?<=[.!?])\s+", " ".join(lines)) if x]
+        docs.append(Document(f"p{k}", title, sentences))
+    if not docs:
+        raise UsageError(f"{path}: no text to extract from")
+    return docs
+
+
+def cmd_extract_file(args: argparse.Namespace) -> int:
+    """The triples the pipeline would index from a user's own text: the rule-based extractor
+    over the generated worlds' relations, linking the entities of world ``--world`` and the
+    headings of the file."""
+    from environments.graphrag.lexicon import LexiconExtractor
+    from suites.graphrag.scenarios import load_dataset
+
+    docs = read_user_documents(Path(args.file))
+    data = load_dataset("world", args.world)
+    statements = LexiconExtractor(sorted(data.table.phrases))(docs, context=[*data.documents, *docs])
+    if args.json:
+        print(json.dumps([{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
+                           "dated": s.dated, "paragraph": int(s.doc[1:])} for s in statements],
+                         ensure_ascii=False, indent=1))
+        return 0
+    for s in statements:
+        marks = "".join([" (negated)" if s.negated else "", f" (as of {s.dated})" if s.dated else ""])
+        print(f"{int(s.doc[1:]) + 1}\t{s.head}\t{s.relation}\t{s.tail}{marks}")
+    print(f"{len(statements)} triples from {len(docs)} paragraphs", file=sys.stderr)
+    return 0
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
-    """Extractors on a small corpus (the first ``--docs`` documents of a dataset), scored against
+    """With FILE: :func:`cmd_extract_file`. Otherwise extractors on a small corpus (the first ``--docs`` documents of a dataset), scored against
     the claims the writer's sentences make: the rule-based extractor always, the LLM extractor
     with ``--model``."""
     import tempfile
 
+    if args.file:
+        return cmd_extract_file(args)
     from environments.graphrag.corpus import gold_statements
     from environments.graphrag.extract import LLMExtractor, extraction_intervals, extraction_quality
     from environments.graphrag.lexicon import LexiconExtractor
@@ -194,11 +243,15 @@ def register(subparsers: Any) -> None:
     c.add_argument("--budgets", default="1,2,3,5,8", help="comma-separated documents per target")
     c.add_argument("--worlds", type=int, default=4)
     c.set_defaults(func=cmd_curve)
-    e = sub.add_parser("extract", help="triple extractors on a small corpus: precision and recall")
+    e = sub.add_parser("extract", help="the triples extracted from FILE; without FILE, the extractors' precision "
+                                       "and recall on a small corpus")
+    e.add_argument("file", nargs="?", help="a UTF-8 text file of your own (paragraphs separated by blank lines)")
+    e.add_argument("--json", action="store_true", help="with FILE: print the triples as JSON")
     e.add_argument("--model", help="also the LLM extractor: local:gemma-3-270m or any provider:model")
     e.add_argument("--docs", type=int, default=8, help="documents of the dataset to extract from")
     e.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
-    e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed)")
+    e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed); "
+                                                           "with FILE, the world whose entities are linked")
     e.add_argument("--timeout", type=float, default=300.0, help="seconds per local-model call")
     e.add_argument("--max-tokens", type=int, default=160, help="reply tokens per local-model call")
     e.set_defaults(func=cmd_extract)

@@ -1,8 +1,8 @@
 """The GraphRAG demo: attack x defense grids on generated worlds and Nations, the adaptive
 attack's budget curve, headline findings, and per-question values for the gate.
 
-Held out from TDP's training: the evaluation worlds (1000+), Nations, KEPo, TKPA, the framing
-attack, and the adaptive attack against the final (deployed) ranker.
+Held out from TDP's training: the evaluation worlds (1000+), Nations, KEPo, TKPA,
+and the adaptive attack against the final (deployed) ranker (the framing attack is trained on).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ questions of the evaluation worlds (seeds 1000+) or of a real graph (``--dataset
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -131,9 +132,20 @@ def task_ids(options: dict[str, Any]) -> list[str]:
     return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], s.rsplit("-", 1)[1][0], int(s.rsplit("-", 1)[1][1:])))
 
 
+@dataclass(frozen=True)
+class ScenarioBuilder:
+    """Builds a task's scenario under the run's options (attack, defense, budget...). The
+    options live here, not in the task the agent is handed: its task names the dataset, world
+    and question, never the attack or the defense."""
+
+    options: tuple[tuple[str, Any], ...]
+
+    def __call__(self, task: TaskSpec) -> Scenario:
+        return build_scenario(TaskSpec(task.id, {**task.params, **dict(self.options)}))
+
+
 def make_env(task: str, options: dict[str, Any]) -> GraphRAGEnv:
-    spec = parse_task_id(task)
-    return GraphRAGEnv(TaskSpec(spec.id, {**spec.params, **options}), builder=build_scenario)
+    return GraphRAGEnv(parse_task_id(task), builder=ScenarioBuilder(tuple(sorted(options.items()))))
 
 
 def summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:

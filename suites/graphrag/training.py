@@ -1,11 +1,10 @@
 """Training data for the TDP ranker: conflicts in generated worlds, adversarially.
 
 Round 0 trains on PoisonedRAG, GragPoison and community injection. Every further round adds
-the copy and support attacks and the white-box adaptive attack aimed at the previous round's
-ranker (adversarial training: Madry et al., "Towards Deep Learning Models Resistant to
+the copy, support and framing attacks and the white-box adaptive attack aimed at the previous
+round's ranker (adversarial training: Madry et al., "Towards Deep Learning Models Resistant to
 Adversarial Attacks", ICLR 2018, with a discrete attacker). Held out from every round: the
-evaluation worlds (seeds 1000+; training uses 0-3), the real graphs, KEPo, TKPA, the framing
-attack, and the adaptive attack against the *final* ranker (the one evaluated). Training is
+evaluation worlds (seeds 1000+; training uses 0-3), the real graphs, KEPo, TKPA, and the adaptive attack against the *final* ranker (the one evaluated). Training is
 fully determined by the seeds, so the weights are recomputed instead of shipped.
 """
 
@@ -21,7 +20,12 @@ import numpy as np
 
 from attacks.graphrag.scenario import poisoned_index
 from controllers.graphrag.candidates import Conflict, walk_plan
-from controllers.graphrag.features import FEATURES, RAW_FEATURES, QueryContext, candidate_features
+from controllers.graphrag.features import (
+    MONOTONE_FEATURES,
+    RAW_FEATURES,
+    QueryContext,
+    candidate_features,
+)
 from controllers.graphrag.tdp import PairwiseRanker, fit_pairwise
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -31,7 +35,7 @@ from environments.graphrag.world import generate_world
 
 TRAIN_WORLDS = tuple(range(4))  # evaluation worlds start at 1000
 TRAIN_ATTACKS = ("poisonedrag", "gragpoison", "community")
-ADVERSARIAL_ATTACKS = ("copy", "support", "adaptive")
+ADVERSARIAL_ATTACKS = ("copy", "support", "frame", "adaptive")
 ROUNDS = 2
 MIX_GRAPHS = ("nations",)  # tdp-mix also trains on this real graph; UMLS and Kinships stay held out
 
@@ -82,7 +86,8 @@ VARIANTS = ("tdp", "tdp-static", "tdp-raw", "tdp-mix")
 def recipe() -> dict[str, Any]:
     """Everything training depends on; shipped weights are used only while it is unchanged."""
     return {"worlds": list(TRAIN_WORLDS), "attacks": list(TRAIN_ATTACKS), "adversarial": list(ADVERSARIAL_ATTACKS),
-            "rounds": ROUNDS, "features": list(FEATURES), "raw_features": list(RAW_FEATURES),
+            "rounds": ROUNDS, "features": list(MONOTONE_FEATURES), "raw_features": list(RAW_FEATURES),
+            "monotone": True,
             "corpus": CORPUS_VERSION, "mix_graphs": list(MIX_GRAPHS)}
 
 
@@ -107,7 +112,9 @@ def write_weights(path: Path = WEIGHTS_FILE) -> dict[str, Any]:
 
 
 def train_ranker(variant: str = "tdp") -> PairwiseRanker:
-    """``tdp``: raw and provenance-aware features, adversarially trained (:data:`ROUNDS`);
+    """``tdp``: the raw and provenance-aware counts of :data:`MONOTONE_FEATURES` under
+    non-negative weights (restating a candidate's evidence never lowers its score),
+    adversarially trained (:data:`ROUNDS`, the framing attack among the adversaries);
     ``tdp-static``: the same features, round 0 only (no adaptive attack in training);
     ``tdp-raw``: raw topology features only, round 0; ``tdp-mix``: as ``tdp``, on the generated
     worlds and the real graphs of :data:`MIX_GRAPHS` (a mix of graph shapes)."""
@@ -115,12 +122,14 @@ def train_ranker(variant: str = "tdp") -> PairwiseRanker:
         return fit_pairwise(_round_pairs(0), RAW_FEATURES)
     rounds = 0 if variant == "tdp-static" else ROUNDS
     graphs = MIX_GRAPHS if variant == "tdp-mix" else ()
-    return fit_pairwise([p for k in range(rounds + 1) for p in _round_pairs(k, graphs)], FEATURES)
+    return fit_pairwise([p for k in range(rounds + 1) for p in _round_pairs(k, graphs)], MONOTONE_FEATURES,
+                        nonnegative=True)
 
 
 @lru_cache(maxsize=8)
 def _round_pairs(k: int, graphs: tuple[str, ...] = ()) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     if k == 0:
         return tuple(training_pairs(graphs=graphs))
-    previous = fit_pairwise([p for j in range(k) for p in _round_pairs(j, graphs)], FEATURES)
+    previous = fit_pairwise([p for j in range(k) for p in _round_pairs(j, graphs)], MONOTONE_FEATURES,
+                            nonnegative=True)
     return tuple(training_pairs(attacks=ADVERSARIAL_ATTACKS, against=previous, graphs=graphs))

@@ -55,3 +55,21 @@ def test_run_writes_summary_with_attack_success(tmp_path):
     summary = json.loads((run / "graphrag" / "summary.json").read_text())
     metrics = {h["metric"] for h in summary["headline"]}
     assert metrics == {"accuracy", "attack_success"}
+
+
+def test_extract_prints_the_triples_of_a_users_file(tmp_path, capsys):
+    from environments.graphrag.world import generate_world
+
+    person = next(f for f in generate_world(1000).facts if f.relation == "born_in")
+    text = tmp_path / "notes.txt"
+    text.write_text(f"{person.head} was born in {person.tail}.\n\nZürich\nZürich is located in Schweiz.\n",
+                    encoding="utf-8")
+    assert main(["graphrag", "extract", str(text), "--world", "1000", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert {"head": person.head, "relation": "born_in", "tail": person.tail, "negated": False, "dated": "",
+            "paragraph": 0} in got
+    assert any(t["head"] == "Zürich" and t["tail"] == "Schweiz" for t in got)
+    assert main(["graphrag", "extract", str(text)]) == 0
+    assert f"1\t{person.head}\tborn_in\t{person.tail}" in capsys.readouterr().out.splitlines()
+    assert main(["graphrag", "extract", str(tmp_path / "missing.txt")]) == 2
+    assert "missing.txt" in capsys.readouterr().err

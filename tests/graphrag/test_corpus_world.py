@@ -16,7 +16,8 @@ def test_extractor_never_sees_the_writers_phrasing():
     tree = ast.parse(Path(lexicon.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert imported <= {"__future__", "re", "collections.abc", "dataclasses", "environments.graphrag.corpus"}
+    assert imported <= {"__future__", "re", "unicodedata", "collections.abc", "dataclasses",
+                        "environments.graphrag.corpus"}
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
         {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     writer_side = {n for n in dir(prose) if not n.startswith("__")} - {"annotations", "random", "field", "dataclass",

@@ -46,3 +46,18 @@ def test_local_search_covers_every_gold_path(world):
         covered += set(q.path) <= {extracted.statements[i].fact() for i in local_search(extracted, q.topic, q.plan)}
         assert q.topic in search_entities(extracted, q.text, k=3)
     assert covered >= 0.7 * len(world.questions)
+
+
+def test_extraction_reads_any_script_names_with_commas_and_every_schema_relation():
+    from environments.graphrag.corpus import Document
+    from environments.graphrag.lexicon import LexiconExtractor
+
+    pages = [Document("a", "Zürich", ["Zürich is located in Schweiz."]),
+             Document("b", "Paris, Texas", ["Paris, Texas is located in Lamar County."]),
+             Document("c", "Heart valve", ["Heart valve is part of Heart."]),
+             Document("d", "Heart", ["Heart is part of Body."])]
+    got = {(s.head, s.relation, s.tail) for s in LexiconExtractor(["located_in", "part_of"])(pages)}
+    assert ("Zürich", "located_in", "Schweiz") in got
+    assert ("Paris, Texas", "located_in", "Lamar County") in got
+    assert ("Heart valve", "part_of", "Heart") in got and not any(t[0] == "Heart valve" and t[1] == "located_in"
+                                                                  for t in got)

@@ -101,8 +101,8 @@ def test_no_gold_value_reaches_the_reader_or_a_defense(world):
             for row in json.loads(obs).get("statements", []):
                 assert CHUNK_ID.match(row[4]), row
 
-        def builder(spec):
-            s = build_scenario(spec)
+        def builder(spec, real=env.builder):
+            s = real(spec)
             return Scenario(s.dataset, s.index, s.poison, s.attacker_answers, spy)
 
         run_episode(GraphRAGEnv(env.task, builder=builder), Recording(),

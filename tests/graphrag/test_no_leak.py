@@ -1,6 +1,7 @@
 """Honest inputs: the reader and every defense see only what a real one would.
 
-No gold relation plan, topic or answer reaches them; chunk ids are opaque; poison and clean
+No gold relation plan, topic or answer reaches them; a defense judges only what the agent
+retrieved; the agent's task names no attack or defense; chunk ids are opaque; poison and clean
 statements are interleaved, so neither an id nor a position tells them apart.
 """
 
@@ -10,14 +11,17 @@ import re
 
 import pytest
 
-from agentbed.agents.base import Agent
+from agentbed.agents.base import Action, Agent
 from agentbed.runner import EpisodeSpec, run_episode
+from agentbed.tools import make_action
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.scenario import poisoned_index
 from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.env import GraphRAGEnv, Scenario
-from environments.graphrag.pipeline import Query
-from suites.graphrag.scenarios import build_scenario, make_env, task_ids
+from environments.graphrag.kg import local_search
+from environments.graphrag.pipeline import Query, Verdict
+from suites.graphrag.defenses import DEFENSES
+from suites.graphrag.scenarios import make_env, task_ids
 from suites.graphrag.suite import SUITE
 
 CHUNK_ID = re.compile(r"^d[0-9a-f]{10}#c\d+$")
@@ -71,16 +75,17 @@ def test_defenses_receive_only_the_question_text():
 
     def spy(kg, query, retrieved):
         calls.append(query)
-        from environments.graphrag.pipeline import Verdict
         return Verdict()
 
     opts = SUITE.resolve_options({"attack": "gragpoison", "worlds": 1})
     for task in task_ids(opts)[:3]:
-        def builder(spec):
-            s = build_scenario(spec)
+        real = make_env(task, opts)
+
+        def builder(spec, real=real.builder):
+            s = real(spec)
             return Scenario(s.dataset, s.index, s.poison, s.attacker_answers, spy)
 
-        env = GraphRAGEnv(make_env(task, opts).task, builder=builder)
+        env = GraphRAGEnv(real.task, builder=builder)
         run_episode(env, ReaderAgent(), EpisodeSpec("graphrag", task, "reader", 0, opts), budget=SUITE.budget)
         q = env.scenario.question(env.task.params["question"])
         assert calls and all(type(c) is Query and c == Query(q.text) for c in calls)
@@ -104,3 +109,87 @@ def test_poison_statements_are_interleaved_with_clean_ones(world, dataset, attac
     assert 0.3 < later < 0.7
     ids = list(built.index.documents)
     assert all(re.match(r"^d[0-9a-f]{10}$", d) for d in ids) and len(set(ids)) == len(ids)
+
+
+class Scripted(Agent):
+    """Plays a fixed list of tool calls, then answers."""
+
+    name = "scripted"
+
+    def __init__(self, calls) -> None:
+        self.calls, self.seen = list(calls), []
+
+    def act(self, observation, tools):
+        self.seen.append(observation)
+        if self.calls:
+            name, args = self.calls.pop(0)
+            return Action(make_action(name, **args))
+        return Action(make_action("answer", answer="unknown"))
+
+
+def _spied(task, opts):
+    """The task's env with its defense wrapped: every (retrieved statements) it is asked to judge."""
+    seen = []
+    real = make_env(task, opts)
+
+    def builder(spec, build=real.builder):
+        s = build(spec)
+
+        def spy(kg, query, retrieved):
+            seen.append(sorted(retrieved))
+            return s.defense(kg, query, retrieved)
+
+        return Scenario(s.dataset, s.index, s.poison, s.attacker_answers, spy)
+
+    return GraphRAGEnv(real.task, builder=builder), seen
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "adaptive"])
+def test_defense_judges_only_what_the_agent_retrieved(attack):
+    """No verdict on the gold topic and plan is computed behind the agent's back: an agent that
+    retrieves nothing meets no defense, and ``expand`` is judged on the statements it returns."""
+    opts = SUITE.resolve_options({"attack": attack, "defense": "tdp", "worlds": 1})
+    task = task_ids(opts)[0]
+    env, seen = _spied(task, opts)
+    run_episode(env, Scripted([("search_entities", {"text": "x"})]), EpisodeSpec("graphrag", task, "s", 0, opts))
+    assert seen == []
+    q = env.scenario.question(env.task.params["question"])
+    env, seen = _spied(task, opts)
+    run_episode(env, Scripted([("expand", {"entity": q.topic})]), EpisodeSpec("graphrag", task, "s", 0, opts))
+    assert seen == [sorted(env.scenario.index.kg.incident[q.topic])]
+    env, seen = _spied(task, opts)
+    wrong = [r for r in env.builder(env.task).index.kg.relations() if r not in q.plan][:1]
+    run_episode(env, Scripted([("local_search", {"entity": q.topic, "relations": wrong})]),
+                EpisodeSpec("graphrag", task, "s", 0, opts))
+    kg = env.scenario.index.kg
+    assert seen == [sorted(local_search(kg, q.topic, wrong))] != [sorted(local_search(kg, q.topic, q.plan))]
+
+
+def test_expand_is_not_filtered_by_a_verdict_on_the_gold_plan():
+    """Expanding the topic first shows what the defense removes from that expansion only."""
+    opts = SUITE.resolve_options({"attack": "gragpoison", "defense": "tdp", "worlds": 1})
+    task = task_ids(opts)[0]
+    env = make_env(task, opts)
+    q = env.builder(env.task).question(env.task.params["question"])
+    agent = Scripted([("expand", {"entity": q.topic})])
+    run_episode(env, agent, EpisodeSpec("graphrag", task, "s", 0, opts))
+    kg = env.scenario.index.kg
+    incident = kg.incident[q.topic]
+    verdict = env.scenario.defense(kg, env.query, incident)
+    shown = [row[0] for row in json.loads(agent.seen[1])["statements"]]
+    assert shown == [i for i in incident if i not in verdict.removed]
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_agent_task_names_no_attack_or_defense(attack):
+    opts = SUITE.resolve_options({"attack": attack, "defense": "tdp", "worlds": 1})
+    tells = {*ATTACKS, *DEFENSES} - {"none"}
+    for task in task_ids(opts)[:2]:
+        env, agent = make_env(task, opts), Recording()
+        handed = []
+        agent.reset = lambda *, seed, task=None: handed.append(task)  # noqa: B023 - one agent per task
+        run_episode(env, agent, EpisodeSpec("graphrag", task, "reader", 0, opts), budget=SUITE.budget)
+        assert handed and set(handed[0].params) == {"dataset", "world", "question"}
+        assert not any(t in handed[0].id for t in tells)
+        first = json.loads(agent.seen[0])
+        assert not any(t in first["instructions"].lower() for t in tells)

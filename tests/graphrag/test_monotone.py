@@ -1,0 +1,95 @@
+"""A defense that true documents cannot weaken (issue #38).
+
+Adding documents that restate true facts (a contested fact's true claim and true facts about
+its two ends) never lowers the true answer's TDP score, and never turns a question TDP's
+reader answered correctly into a wrong one.
+"""
+
+import numpy as np
+import pytest
+
+from attacks.graphrag.scenario import poisoned_index
+from controllers.graphrag.candidates import build_conflict, interpret_query
+from controllers.graphrag.features import MONOTONE_FEATURES, QueryContext, candidate_features
+from environments.graphrag.agents import answer_chain
+from environments.graphrag.corpus import Document, Fact
+from environments.graphrag.env import is_correct
+from environments.graphrag.kg import KnowledgeGraph, local_search
+from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.pipeline import Query
+from environments.graphrag.world import generate_world
+from suites.graphrag.defenses import make_defense
+from suites.graphrag.training import trained_ranker
+
+
+def restatements(data, fact, copies):
+    """``copies`` documents, each restating ``fact`` and up to three other true facts about its ends."""
+    near = sorted((f for f in data.facts if {f.head, f.tail} & {fact.head, fact.tail} and f != fact),
+                  key=lambda f: (f.head, f.relation, f.tail))
+    return [Document(f"restate-{fact.head}-{k}", f"About {fact.head}",
+                     [data.table.sentence(fact, variant=k)] + [data.table.sentence(f, variant=k) for f in near[3 * k:3 * k + 3]])
+            for k in range(copies)]
+
+
+def with_documents(kg, data, docs):
+    extract = LexiconExtractor(sorted(data.table.phrases))
+    return KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])])
+
+
+def true_score(kg, fact, ranker):
+    retrieved = set(local_search(kg, fact.head, (fact.relation,)))
+    conflict = build_conflict(kg, retrieved, fact.head, fact.relation)
+    if conflict is None:
+        return None
+    ctx = QueryContext(kg, retrieved, conflict)
+    return {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}.get(fact.tail)
+
+
+def tdp_answer(kg, question):
+    query = Query(question.text)
+    reading = interpret_query(kg, query)
+    if reading is None:
+        return None
+    retrieved = local_search(kg, reading.topic, reading.plan)
+    removed = make_defense("tdp")(kg, query, retrieved).removed
+    rows = [[i, s.head, s.relation, s.tail, s.chunk, s.dated, s.negated]
+            for i in retrieved if i not in removed for s in [kg.statements[i]]]
+    return answer_chain(rows, reading.topic, reading.plan)
+
+
+def test_tdp_weights_are_non_negative_on_monotone_counts():
+    for variant in ("tdp", "tdp-static", "tdp-mix"):
+        ranker = trained_ranker(variant)
+        assert ranker.features == MONOTONE_FEATURES and np.all(ranker.weights >= 0), variant
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "frame", "adaptive"])
+def test_restating_true_facts_never_lowers_the_truth_or_flips_a_correct_answer(attack):
+    ranker = trained_ranker("tdp")
+    checked = flips = 0
+    for seed in (1000, 1001):
+        data = generate_world(seed)
+        built = poisoned_index(data, attack, targets=12, seed=seed, community_method="none")
+        for target in built.plan.targets:
+            fact = target.fact
+            before = true_score(built.index.kg, fact, ranker)
+            questions = [q for q in data.questions if q.id in target.questions]
+            correct = {q.id for q in questions if (a := tdp_answer(built.index.kg, q)) and is_correct(a, q)}
+            for copies in (1, 3):
+                kg = with_documents(built.index.kg, data, restatements(data, fact, copies))
+                after = true_score(kg, fact, ranker)
+                if before is not None and after is not None:
+                    assert after >= before - 1e-9, (fact, copies, before, after)
+                    checked += 1
+                for q in questions:
+                    if q.id in correct:
+                        answer = tdp_answer(kg, q)
+                        flips += not (answer and is_correct(answer, q))
+    assert checked >= 5 and flips == 0
+
+
+def test_restatement_documents_state_only_true_facts():
+    data = generate_world(1000)
+    fact = Fact(data.questions[0].topic, data.questions[0].plan[0], data.questions[0].path[0].tail)
+    for doc in restatements(data, fact, 3):
+        assert doc.claims and all(c.fact in set(data.facts) and not c.negated for _, c in doc.claims)
