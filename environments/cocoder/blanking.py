@@ -32,7 +32,7 @@ seen = set()
 def prof(frame, event, arg):
     if event == "call":
         code = frame.f_code
-        if code.co_filename.startswith(root):
+        if code.co_filename.startswith(root) and code.co_name != "<module>":  # a module's body is no function
             seen.add((os.path.relpath(code.co_filename, os.getcwd()), code.co_firstlineno))
 sys.setprofile(prof)
 mod = importlib.import_module(package)
@@ -56,6 +56,10 @@ print(json.dumps(sorted(seen)))
 class BlankedFunction:
     qualname: str
     lineno: int
+    first_line: int = 0  # its first decorator's line (a code object's co_firstlineno), else lineno
+
+    def starts(self) -> set[int]:
+        return {self.lineno, self.first_line or self.lineno}
 
 
 def import_time_functions(tree: Path, package: str, tests: str | None = None) -> set[tuple[str, int]]:
@@ -133,7 +137,7 @@ def blank_source(source: str, keep_lines: set[int] = frozenset(), only: set[str]
             continue
         indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
         edits.append((start, end, f"{indent}{STUB}\n"))
-        blanked.append(BlankedFunction(qualname, fn.lineno))
+        blanked.append(BlankedFunction(qualname, fn.lineno, min(first_lines)))
     for start, end, text in sorted(edits, reverse=True):
         lines[start - 1:end] = [text]
     skeleton = "".join(lines)

@@ -39,7 +39,19 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
     shared state, and two threads parsing at once (the demo runs two team runs in threads) can fail
     with "AST constructor recursion depth mismatch"."""
     with _PARSE_LOCK:
-        return ast.parse(source, filename=filename)
+        try:
+            return ast.parse(source, filename=filename)
+        except (RecursionError, MemoryError) as exc:  # CPython's parser gives up on very deep nesting
+            raise TooDeep(filename) from exc
+
+
+class TooDeep(SyntaxError):
+    """Code nested too deeply for CPython to parse or for our walks over its tree (a long chain of
+    operators, thousands of ``elif``): refused like a syntax error, in one line."""
+
+    def __init__(self, filename: str) -> None:
+        super().__init__("code nested too deeply to parse")
+        self.filename, self.lineno = filename, 1
 
 
 def estimate_tokens(text: str) -> int:
@@ -109,10 +121,13 @@ def parse_module(name: str, path: Path) -> ModuleFacts:
     except SyntaxError as exc:
         raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
     # the tree is not kept: facts are all that is needed, and 10,000 modules' trees are a lot of memory
-    facts = ModuleFacts(name, path, path.name == "__init__.py", source, _defined_here(tree))
-    facts.interfaces, facts.work = _interfaces_and_work(tree, source)
-    facts.imports = list(_imports(tree, name, facts.is_init))
-    facts.attribute_uses = _dotted_uses(tree)
+    try:
+        facts = ModuleFacts(name, path, path.name == "__init__.py", source, _defined_here(tree))
+        facts.interfaces, facts.work = _interfaces_and_work(tree, source)
+        facts.imports = list(_imports(tree, name, facts.is_init))
+        facts.attribute_uses = _dotted_uses(tree)
+    except RecursionError as exc:  # parsed, but too deep for a recursive walk (ast.unparse, nested ifs)
+        raise UsageError(f"{path}:1: syntax error: code nested too deeply to analyse") from exc
     return facts
 
 
@@ -329,6 +344,64 @@ def modules_used_by(paths: Iterable[str | Path], package_dir: str | Path) -> set
     fails on an assertion in its own file points."""
     modules = {name: parse_module(name, p) for name, p in discover_modules(Path(package_dir)).items()}
     return {dep for path in paths for dep, _, _ in _targets(parse_module("__outside__", Path(path)), modules)}
+
+
+def _statement_at(body: list[ast.stmt], line: int) -> ast.stmt | None:
+    """The innermost statement of ``body`` (and the bodies inside it) that spans ``line``."""
+    for stmt in body:
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            inner = [c for name in _STATEMENT_FIELDS for c in getattr(stmt, name, ()) if isinstance(c, ast.stmt)]
+            handlers = [c for h in getattr(stmt, "handlers", ()) for c in h.body]
+            return _statement_at(inner + handlers, line) or stmt
+    return None
+
+
+def modules_used_at(source: str, module: str, line: int, package_dir: str | Path) -> set[str]:
+    """The package's modules that line ``line`` of ``module`` (its text ``source``) takes names
+    from, re-exports followed: where an error that surfaces there (an ``ImportError`` or an
+    ``AttributeError`` on a name, a call into code that is not traced) comes from. toolz's
+    ``curried/__init__.py`` line ``merge_with = toolz.curry(toolz.merge_with)`` uses
+    ``toolz.merge_with``, re-exported from ``toolz.dicttoolz``: that module, not the importer."""
+    modules = {name: parse_module(name, p) for name, p in discover_modules(Path(package_dir)).items()}
+    try:
+        tree = parse(source)
+    except SyntaxError:
+        return set()
+    stmt = _statement_at(tree.body, line)
+    if stmt is None:
+        return set()
+    is_init = modules[module].is_init if module in modules else False
+    if isinstance(stmt, ast.Import | ast.ImportFrom):
+        imports = list(_imports(ast.Module(body=[stmt], type_ignores=[]), module, is_init))
+    else:
+        named = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        imports = []
+        for ref in _imports(tree, module, is_init):
+            if ref.names:
+                names = tuple(n for n in ref.names if n in named)
+                if names:
+                    imports.append(ImportRef(ref.target, names, ref.local, ref.type_only, ref.bound_as))
+            elif (ref.bound_as or ref.target).split(".")[0] in named:
+                imports.append(ref)
+    facts = ModuleFacts(module, Path(module), is_init, "", imports=imports, attribute_uses=_dotted_uses(stmt))
+    found = {_through_star(dep, name, modules) for dep, names, _ in _targets(facts, modules) for name in names or ("",)}
+    return found - {module}
+
+
+def _through_star(target: str, name: str, modules: dict[str, ModuleFacts], depth: int = 0) -> str:
+    """The module that defines ``name`` when the ``__init__`` ``target`` re-exports it with
+    ``from .m import *`` (toolz's ``__init__`` re-exports everything that way)."""
+    facts = modules[target]
+    if depth > 10 or not name or not facts.is_init or name in facts.defined:
+        return target
+    for ref in facts.imports:
+        if "*" in ref.names and ref.target in modules and ref.target != target:
+            inner = modules[ref.target]
+            if name in inner.defined or inner.is_init:
+                found = _through_star(ref.target, name, modules, depth + 1)
+                if name in modules[found].defined:
+                    return found
+    return target
 
 
 def _add_ref(graph: nx.DiGraph, modules: dict[str, ModuleFacts], dep: str, user: str,

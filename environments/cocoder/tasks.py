@@ -8,11 +8,13 @@ content hash of the reference.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ import networkx as nx
 from agentbed.errors import UsageError
 from environments.cocoder.blanking import blank_source, import_time_functions
 from environments.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
+from environments.cocoder.reach import Reach, trace_reach
 from environments.cocoder.repos import (
     FETCH_COMMAND,
     REPO_BY_NAME,
@@ -33,7 +36,13 @@ from environments.cocoder.repos import (
     pinned_wheels,
     repo_dir,
 )
-from environments.cocoder.sandboxed import current_backend, run_tests, sandbox_exec, tree_digest
+from environments.cocoder.sandboxed import (
+    DEFAULT_TIMEOUT,
+    current_backend,
+    run_tests,
+    sandbox_exec,
+    tree_digest,
+)
 from environments.cocoder.synth import SynthSpec, generate_repo
 from environments.cocoder.userrepo import USER_PREFIX, UserRepo, locate, prepare_tree
 
@@ -95,6 +104,9 @@ class RepoTask:
     graph: nx.DiGraph  # the true graph, from the reference (function-local imports included)
     visible_graph: nx.DiGraph  # what an agent sees in the skeleton
     notes: list[str] = field(default_factory=list)
+    untested: dict[str, list[str]] = field(default_factory=dict)  # module -> functions no test reaches (kept)
+    tests_reaching: dict[str, int] = field(default_factory=dict)  # module -> reference tests entering it
+    test_timeout: float = DEFAULT_TIMEOUT  # seconds a sandboxed run of the tests may take
 
     def out_tokens(self) -> dict[str, int]:
         return {m: estimate_tokens(t.reference) for m, t in self.modules.items()}
@@ -180,7 +192,8 @@ def with_only(task: RepoTask, name: str, modules: list[str]) -> RepoTask:
     kept = {m: mt if m in wanted else ModuleTask(m, mt.relpath, mt.reference, mt.reference, [])
             for m, mt in task.modules.items()}
     return RepoTask(name, task.tree, task.package, task.tests, task.reference_tests, kept, task.graph,
-                    task.visible_graph, [*task.notes, f"only {', '.join(wanted)} to write"])
+                    task.visible_graph, [*task.notes, f"only {', '.join(wanted)} to write"], task.untested,
+                    task.tests_reaching, task.test_timeout)
 
 
 def _source_stamp(root: Path) -> str:
@@ -197,6 +210,8 @@ def _user_task(name: str) -> RepoTask:
     path, _, query = name[len(USER_PREFIX):].partition("#")
     extra = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
     repo = locate(Path(path), extra.get("package") or None, extra.get("tests") or None)
+    if repo.root != Path(path):  # an sdist: messages name the archive, not its unpacked copy in the cache
+        repo = dataclasses.replace(repo, shown=f"{path}!")
     tree = cache_dir() / "tasks" / ("repo-" + hashlib.sha256(name.encode()).hexdigest()[:12]) / "tree"
     stamp_file = tree.parent / "source.stamp"
     stamp = _source_stamp(Path(path)) + "|" + "\n".join(repo.requirements)
@@ -205,7 +220,7 @@ def _user_task(name: str) -> RepoTask:
         prepare_tree(repo, tree)
         stamp_file.write_text(stamp, encoding="utf-8")
     try:
-        return _prepare(name, tree, repo.package, repo.tests)
+        return _prepare(name, tree, repo.package, repo.tests, blank_untested=False)
     except UsageError as exc:  # name the user's own file, not the prepared copy in the cache
         raise type(exc)(_in_user_source(str(exc), tree, repo)) from exc
 
@@ -214,7 +229,8 @@ def _in_user_source(message: str, tree: Path, repo: UserRepo) -> str:
     """``message`` with paths of the prepared tree written as the repository's own paths (a src
     layout's package back under its folder)."""
     message = message.replace(str(tree / repo.package), str(repo.package_dir / repo.package))
-    return message.replace(str(tree), str(repo.root))
+    message = message.replace(str(tree), str(repo.root))
+    return message.replace(str(repo.root), repo.shown) if repo.shown else message
 
 
 def _synthetic_tree(name: str) -> Path:
@@ -260,43 +276,91 @@ def _write_golden_tests(tree: Path, repo: PinnedRepo) -> None:
     (tests / "test_golden.py").write_text(_GOLDEN_TEST, encoding="utf-8")
 
 
-PREPARATION = "2"  # bumped when what a prepared task keeps changes (2: import-time names include test collection)
+REFERENCE_TIMEOUT = 900.0  # seconds the reference's tests may take in the sandbox, once, at preparation
+PREPARATION = "3"  # bumped when what a prepared task keeps changes (2: import-time names include test
+# collection; 3: what each test reaches, and the package's metadata installed)
 
 
-def _prepare(name: str, tree: Path, package: str, tests: str) -> RepoTask:
+def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested: bool = True) -> RepoTask:
+    """The task on ``tree``: the reference checked in the sandbox, blanked, its graphs built.
+    A function no reference test reaches is left as written (``blank_untested=False``, a user's
+    repository) or blanked and flagged in the notes (the pinned repositories and synthetic tasks,
+    whose published figures were made that way)."""
     _check_package(name, tree, package)
     meta_path = tree.parent / "task.json"
     digest = tree_digest(tree) + "|" + current_backend() + "|" + PREPARATION
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     if meta.get("digest") != digest:
-        report = run_tests(tree, tests)
+        started = time.perf_counter()
+        report = run_tests(tree, tests, timeout=REFERENCE_TIMEOUT)
+        seconds = time.perf_counter() - started
+        if report.status == "timeout":
+            raise TaskError(f"task {name!r}: the reference's tests did not finish in the sandbox within "
+                            f"{REFERENCE_TIMEOUT:.0f} s ({report.passed} passed by then): leave slow tests out "
+                            "with --tests")
         if report.passed == 0 or report.failed or report.errors:
             raise TaskError(f"task {name!r}: the reference does not pass its own tests in the sandbox "
                             f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
                             f"pytest says: {pytest_reason(report.tail)}")
         keep = sorted(import_time_functions(tree, package, tests))
-        meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend}
+        reach = trace_reach(tree, package, tests, timeout=tests_time_limit(seconds))
+        meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend,
+                "reach": reach.to_json(), "reference_seconds": round(seconds, 3)}
         partial = meta_path.with_suffix(".json.partial")
         partial.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(partial, meta_path)  # never half-written for a reader
     keep_by_file: dict[str, set[int]] = {}
     for path, line in meta["keep"]:
         keep_by_file.setdefault(path, set()).add(line)
+    reach = Reach.from_json(meta["reach"])
+    reached: dict[str, set[int]] = {}
+    for path, line in reach.functions:
+        reached.setdefault(path, set()).add(line)
     modules: dict[str, ModuleTask] = {}
+    untested: dict[str, list[str]] = {}  # module -> the functions no test reaches, left as written
     for module, path in discover_modules(tree / package).items():
         rel = str(path.relative_to(tree))
         reference = path.read_text(encoding="utf-8")
-        skeleton, blanked = blank_source(reference, keep_by_file.get(rel, set()), filename=rel)
+        keep = keep_by_file.get(rel, set())
+        _, candidates = blank_source(reference, keep, filename=rel)
+        unreached = [b for b in candidates if not b.starts() & reached.get(rel, set())]
+        if unreached:
+            untested[module] = [b.qualname for b in unreached]
+            keep = keep if blank_untested else keep | {b.lineno for b in unreached}
+        skeleton, blanked = blank_source(reference, keep, filename=rel)
         modules[module] = ModuleTask(module, rel, reference, skeleton, [b.qualname for b in blanked])
     if not any(mt.blanked for mt in modules.values()):
+        why = f" ({sum(map(len, untested.values()))} no test reaches)" if untested else ""
         raise TaskError(f"task {name!r}: {package} has no function body to blank (every function is one line, "
-                        "`...`, or runs at import or test collection): nothing for the agents to write")
+                        f"`...`, runs at import or test collection, or is reached by no test{why}): nothing for "
+                        "the agents to write")
     graph = build_dependency_graph(tree / package)
     visible = build_dependency_graph(tree / package, include_local=False)
     notes = []
     if nx.number_strongly_connected_components(graph) < graph.number_of_nodes():
         notes.append("import cycles present: each cycle is written by one agent")
-    return RepoTask(name, tree, package, tests, meta["reference_tests"], modules, graph, visible, notes)
+    if untested:
+        notes.append(untested_note(untested, modules, blank_untested))
+    return RepoTask(name, tree, package, tests, meta["reference_tests"], modules, graph, visible, notes,
+                    untested, {mt.module: reach.tests_reaching(mt.relpath) for mt in modules.values()},
+                    tests_time_limit(meta.get("reference_seconds", 0.0)))
+
+
+def tests_time_limit(reference_seconds: float) -> float:
+    """A run of the tests may take this long: the default, or three times what the reference took
+    (a suite slower than the default must not time out on correct code)."""
+    return max(DEFAULT_TIMEOUT, 3 * reference_seconds)
+
+
+def untested_note(untested: dict[str, list[str]], modules: dict[str, ModuleTask], blanked: bool) -> str:
+    """The note every plan, manifest and summary carries: what no reference test reaches."""
+    whole = sorted(m for m, names in untested.items()
+                   if set(names) >= set(modules[m].blanked) and (blanked or not modules[m].blanked))
+    functions, files = sum(map(len, untested.values())), len(untested)
+    how = ("still blanked: a pass rate does not check them, so it counts whatever is written there as correct"
+           if blanked else "left as written (not blanked: a pass rate cannot check them)")
+    return (f"untested: {functions} function{'s' * (functions != 1)} in {files} module{'s' * (files != 1)} "
+            f"reached by no reference test, {how}" + (f"; modules no test reaches: {', '.join(whole)}" if whole else ""))
 
 
 def _check_package(name: str, tree: Path, package: str) -> None:
@@ -317,7 +381,9 @@ def pytest_reason(output: str, limit: int = 600) -> str:
     """pytest's own reason, on one line: its summary lines (FAILED/ERROR ...) and closing line, or
     the last lines of its output when it printed none (e.g. a usage error)."""
     lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
-    picked = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR ", "E "))][-4:] or lines[-3:]
+    summary = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR ", "E "))][-4:]
+    cause = [ln for ln in lines if ln.startswith("E ")][:1]  # the first exception, when the summary names none
+    picked = (cause if summary and not any(ln.startswith("E ") for ln in summary) else []) + summary or lines[-3:]
     closing = [ln for ln in lines[-1:] if ln not in picked]
     return " | ".join(picked + closing)[:limit] or "no output"
 

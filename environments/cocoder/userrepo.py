@@ -12,12 +12,9 @@ every sandboxed run puts on ``sys.path``.
 from __future__ import annotations
 
 import configparser
-import hashlib
-import re
+import os
 import shlex
 import shutil
-import subprocess
-import sys
 import tarfile
 import tomllib
 import zipfile
@@ -25,14 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from environments.cocoder.installed import install_metadata, package_metadata
+from environments.cocoder.pytestconfig import read_config, run_arguments
 from environments.cocoder.repos import cache_dir, sha256_of
-from environments.cocoder.sandboxed import SITE_DIR
+from environments.cocoder.wheels import PROVIDED, fetch_wheels, install_wheels, sandbox_tags
 
 USER_PREFIX = "repo:"
 TEST_EXTRAS = ("test", "tests", "testing")
 TEST_DIRS = ("tests", "test", "testing")
-# what the sandbox image already has (docker/requirements.txt) or no test needs: never fetched
-PROVIDED = {"pytest", "pluggy", "iniconfig", "packaging", "pygments", "pytest-timeout"}
+# what no test needs: never fetched (the sandbox's own packages: environments.cocoder.wheels.PROVIDED)
 TOOLING = {"pytest-cov", "coverage", "coveralls", "codecov", "tox", "nox", "mypy", "ruff",
            "pylint", "isort", "pre-commit", "twine", "build", "wheel", "setuptools", "check-manifest", "invoke",
            "pytest-runner", "sphinx", "furo", "pytest-mypy-testing", "bump2version",
@@ -52,6 +50,7 @@ class UserRepo:
     package_dir: Path  # where the package folder is (root/pkg or root/src/pkg)
     tests: str  # relative to the prepared tree
     requirements: tuple[str, ...]
+    shown: str = ""  # how messages name ``root`` when it is not the user's path (an sdist's unpacked copy)
 
 
 def _unpack_sdist(archive: Path) -> Path:
@@ -116,17 +115,62 @@ def find_package(root: Path, package: str | None = None) -> tuple[str, Path]:
 
 
 def find_tests(root: Path, package: str, tests: str | None = None) -> str:
-    """The test folder, relative to the prepared tree (where the package sits at the top);
-    ``tests`` may add pytest arguments after the folder (``tests --ignore=tests/slow``)."""
+    """What the sandbox's pytest is given (paths relative to the prepared tree, where the package
+    sits at the top), as the repository configures pytest: its ``testpaths`` and its ``addopts``
+    (tooling plugins' options left out; :mod:`environments.cocoder.pytestconfig`), else the first
+    of ``tests/``, ``test/``, ``testing/``, ``pkg/tests``. ``tests`` overrides both: a path and
+    pytest arguments after it (``tests --ignore=tests/slow``), passed as given."""
     given = shlex.split(tests) if tests else []
-    candidates = given[:1] or [*TEST_DIRS, f"{package}/tests", f"{package}/test"]
-    for rel in candidates:
-        for base in (root, root / "src"):
-            if (base / rel).is_dir() or (given and (base / rel).is_file()):
-                return tests or rel
-    if tests:
+    bases = (root, root / "src")
+    if given:
+        if any((base / given[0]).exists() for base in bases):
+            return tests or ""
         raise UsageError(f"--tests {tests}: no such folder or file in {root}")
-    raise UsageError(f"{root}: no tests folder (tests/, test/ or {package}/tests): give --tests DIR")
+    config = read_config(root)
+    configured = [p for pattern in config.testpaths for p in _existing(root, pattern)]
+    if config.testpaths and not configured:
+        raise UsageError(f"{root / config.source}: testpaths {' '.join(config.testpaths)}: no such folder in {root}: "
+                         "give --tests DIR")
+    for rel in configured or [*TEST_DIRS, f"{package}/tests", f"{package}/test"]:
+        if any((base / rel).is_dir() or (configured and (base / rel).is_file()) for base in bases):
+            found = configured or [rel]
+            return run_arguments(found, config) if config.source else shlex.join(found)
+    raise UsageError(f"{root}: no tests folder (tests/, test/ or {package}/tests, or testpaths in its pytest "
+                     "configuration): give --tests DIR")
+
+
+def _existing(root: Path, pattern: str) -> list[str]:
+    """A ``testpaths`` entry (a glob, like pytest's) as the paths it names, ``src/`` moved up as the
+    prepared tree moves it."""
+    pattern = pattern.strip().rstrip("/")
+    names = sorted(str(p.relative_to(root)) for p in root.glob(pattern)) if any(c in pattern for c in "*?[") \
+        else [pattern] if (root / pattern).exists() else []
+    return [n.removeprefix("src/") for n in names]
+
+
+def check_links(root: Path) -> None:
+    """Refuse, in one line, a symlink that leaves ``root``, one that loops or that points to a
+    folder it is inside (copying would follow it forever), before anything is copied. Folders the
+    copy skips (``.git``, virtualenvs, caches) are not looked at."""
+    shown, root = root, root.resolve()
+    for folder, dirs, files in os.walk(root):
+        skipped = set(_SKIP_COPY(folder, dirs + files))
+        dirs[:] = [d for d in dirs if d not in skipped]
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            if name in skipped or not path.is_symlink():
+                continue
+            where = shown / path.relative_to(root)
+            try:
+                target = path.resolve(strict=True)
+            except (OSError, RuntimeError) as exc:  # ELOOP, a dangling link
+                raise UsageError(f"{where}: a symlink that loops or points nowhere ({os.readlink(path)}): "
+                                 "remove it") from exc
+            if not target.is_relative_to(root):
+                raise UsageError(f"{where}: a symlink leaving the repository (-> {target}): its target would "
+                                 "be copied into the task and the sandbox; remove it or copy the file in")
+            if target.is_dir() and path.parent.resolve().is_relative_to(target):
+                raise UsageError(f"{where}: a symlink to a folder it is inside (-> {target}): a loop; remove it")
 
 
 def _pyproject(root: Path) -> dict:
@@ -223,78 +267,20 @@ def locate(source: Path, package: str | None = None, tests: str | None = None) -
     if not source.exists():
         raise UsageError(f"{source}: no such file or folder")
     root = _unpack_sdist(source) if source.is_file() else source
-    name, base = find_package(root, package)
-    return UserRepo(root, name, base, find_tests(root, name, tests), sandbox_requirements(root, name))
-
-
-def fetch_wheels(requirements: tuple[str, ...], *, python: str = sys.executable) -> list[Path]:
-    """Pure-Python wheels (``py3-none-any``) of the requirements and their dependencies, fetched
-    on the host into the cache (once per requirement set). Only pure ones: the sandbox unpacks
-    wheels, it neither builds nor installs them, so a compiled dependency is refused by name."""
-    if not requirements:
-        return []
-    key = hashlib.sha256(("pure\n" + "\n".join(requirements)).encode()).hexdigest()[:16]
-    target = cache_dir() / "wheels" / key
-    if not (target / ".complete").is_file():
-        target.mkdir(parents=True, exist_ok=True)
-        cmd = [python, "-m", "pip", "download", "--only-binary", ":all:", "--python-version", "3.11",
-               "--implementation", "cp", "--abi", "none", "--platform", "any", "-d", str(target), *requirements]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise UsageError(download_failure(requirements, result.stdout + "\n" + result.stderr))
-        (target / ".complete").write_text("\n".join(requirements) + "\n", encoding="utf-8")
-    return sorted(target.glob("*.whl"))
-
-
-def download_failure(requirements: tuple[str, ...], output: str) -> str:
-    """pip's refusal on one line; the requirement with no wheel it could take is named (pip names
-    a missing top-level one, and a dependency's under "The conflict is caused by")."""
-    lines = output.strip().splitlines()
-    errors = [ln for ln in lines if ln.startswith("ERROR")] or ["pip failed"]
-    missing = [ln.rsplit(" for ", 1)[-1].strip() for ln in errors if "No matching distribution found for" in ln]
-    needed = [m.groups() for m in map(_DEPENDS_ON.match, lines) if m]
-    if needed:  # a dependency of a dependency: e.g. jinja2 needs MarkupSafe, compiled only
-        missing = [f"{needed[0][1]}"]
-        requirements = (f"{needed[0][0]} of {', '.join(requirements)}",)
-    if missing:
-        return (f"test dependency {missing[-1]!r} has no pure-Python wheel (py3-none-any) to fetch: --repo unpacks "
-                "wheels into the sandbox, it cannot build an sdist or install a compiled package (or the name is "
-                f"unknown to the package index); required by {', '.join(requirements)}")
-    return f"fetching the test dependencies ({', '.join(requirements)}) failed: {errors[-1]}"
-
-
-_DEPENDS_ON = re.compile(r"^\s+(\S+ \S+) depends on (.+?)\s*$")
-
-
-def is_pure(wheel: Path) -> bool:
-    """A wheel that runs anywhere once unpacked: its tags end ``-none-any`` (PEP 427 file name)."""
-    return wheel.name.removesuffix(".whl").endswith("-none-any")
-
-
-def install_wheels(wheels: list[Path], tree: Path) -> list[str]:
-    """Unpack ``wheels`` into the tree's site folder (a pure wheel is a zip of importable files);
-    the ones the sandbox already provides are left out. Returns the distributions installed."""
-    site = tree / SITE_DIR
-    if site.exists():
-        shutil.rmtree(site)
-    installed = []
-    for wheel in wheels:
-        dist = wheel.name.split("-", 1)[0].lower().replace("_", "-")
-        if dist in PROVIDED:
-            continue
-        if not is_pure(wheel):
-            raise UsageError(f"test dependency {dist!r} has no pure-Python wheel ({wheel.name}): the sandbox "
-                             "unpacks wheels, it cannot install a compiled one")
-        site.mkdir(exist_ok=True)
-        with zipfile.ZipFile(wheel) as zf:
-            zf.extractall(site)
-        installed.append(wheel.name)
-    return installed
+    try:
+        check_links(root)
+        name, base = find_package(root, package)
+        return UserRepo(root, name, base, find_tests(root, name, tests), sandbox_requirements(root, name))
+    except UsageError as exc:  # an sdist's messages name the archive, not its unpacked copy in the cache
+        if root == source:
+            raise
+        raise UsageError(str(exc).replace(str(root.resolve()), f"{source}!").replace(str(root), f"{source}!")) from exc
 
 
 def prepare_tree(repo: UserRepo, tree: Path, wheels: list[Path] | None = None) -> None:
-    """Copy the repository into ``tree`` with the package at the top (a src layout moved up)
-    and its test dependencies (``wheels``, or fetched for its requirements) unpacked beside it."""
+    """Copy the repository into ``tree`` with the package at the top (a src layout moved up),
+    its test dependencies (``wheels``, or fetched for its requirements) unpacked beside it and the
+    package itself installed there: its metadata (:mod:`environments.cocoder.installed`)."""
     if tree.exists():
         shutil.rmtree(tree)
     shutil.copytree(repo.root, tree, ignore=_SKIP_COPY)
@@ -304,4 +290,8 @@ def prepare_tree(repo: UserRepo, tree: Path, wheels: list[Path] | None = None) -
         folder = shlex.split(repo.tests)[0]
         if (repo.package_dir / folder).is_dir() and not (tree / folder).exists():
             shutil.copytree(repo.package_dir / folder, tree / folder, ignore=_SKIP_COPY)
-    install_wheels(fetch_wheels(repo.requirements) if wheels is None else wheels, tree)
+    if wheels is None:
+        install_wheels(fetch_wheels(repo.requirements), tree, sandbox_tags() if repo.requirements else None)
+    else:
+        install_wheels(wheels, tree)
+    install_metadata(tree, package_metadata(repo.root, repo.package, repo.package_dir), repo.package)

@@ -22,6 +22,7 @@ from environments.cocoder.depgraph import build_dependency_graph, cycles
 from environments.cocoder.tasks import MODULES_SUFFIX, SYNTH_PREFIX, RepoTask, load_task, task_ids
 from environments.cocoder.userrepo import USER_PREFIX
 from suites.cocoder.suite import resolve_task
+from suites.cocoder.summary import COST_MODEL_SENTENCE
 from suites.cocoder.team import TeamConfig, plan_team, work_graph
 
 
@@ -86,7 +87,10 @@ def handle(args: argparse.Namespace) -> int:
     report = {"package": str(package), "task": task.name if task else None, "blanked_functions": blanked,
               "modules": graph.number_of_nodes(), "edges": graph.number_of_edges(),
               "cycles": cycles(graph), "in_hubs": list(hubs.in_hubs), "out_hubs": list(hubs.out_hubs),
-              "strategies": {}}
+              "strategies": {}, "cost_model": COST_MODEL_SENTENCE,
+              "untested": {} if task is None else task.untested,
+              "tests_reaching": {} if task is None else task.tests_reaching,
+              "notes": [] if task is None else task.notes}
     split: set[str] = set()  # modules the cocoder plan wrote as pieces
     for strategy in args.strategy or STRATEGIES:
         if task is None:
@@ -105,6 +109,7 @@ def handle(args: argparse.Namespace) -> int:
             "late_pieces": sorted(n for n, p in plan.pieces.items() if p.late), "makespan": round(sched.makespan, 1),
             "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
             "residual_risk": round(residual_risk(sched, FailureModel()), 4),
+            "figures_from": "cost model",  # makespan, critical path and cost: arithmetic, not a clock or a bill
             "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
                                                                       sched.messages), 5)}
     if args.json:
@@ -117,16 +122,20 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print(f"  task {task.name}: {blanked} function bodies blanked in {report['modules']} modules with work; "
               f"{task.reference_tests} reference tests pass in the sandbox (the run's plan)")
+    for note in report["notes"]:
+        print(f"  {note}")
     for cycle in report["cycles"]:
         how = "split into pieces" if set(cycle) <= split else "written by one agent"
         print(f"  import cycle of {len(cycle)} modules ({how}): {', '.join(cycle)}")
     print(f"  in-hubs: {', '.join(hubs.in_hubs) or 'none'}; out-hubs: {', '.join(hubs.out_hubs) or 'none'}")
     for strategy, r in report["strategies"].items():
-        print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (critical path {r['critical_path']:.1f}), "
-              f"cost ${r['cost_usd']:.4f}, {r['messages']} messages, residual risk {r['residual_risk']:.4f}")
+        print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (cost model; critical path {r['critical_path']:.1f}), "
+              f"cost ${r['cost_usd']:.4f} (cost model), {r['messages']} messages, residual risk "
+              f"{r['residual_risk']:.4f} (failure model)")
         if strategy == "cocoder":
             print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}; "
                   f"late pieces (wait for other modules): {', '.join(r['late_pieces']) or 'none'}")
             for i, group in enumerate(r["groups"]):
                 print(f"{'':>15}group {i}: {', '.join(group)}")
+    print(f"  {COST_MODEL_SENTENCE}")
     return 0

@@ -9,6 +9,7 @@ time is recorded beside it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tempfile
@@ -32,12 +33,14 @@ from controllers.cocoder.strategies import make_plan
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
 from environments.cocoder.context import dependency_fields, unit_skeleton
 from environments.cocoder.costmodel import CostModel, FailureModel
-from environments.cocoder.defs import definition_at, merge_definitions
-from environments.cocoder.depgraph import estimate_tokens, modules_used_by
+from environments.cocoder.defs import merge_definitions
+from environments.cocoder.depgraph import estimate_tokens
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 from suites.cocoder.gate import TurnGate, run_gated
+from suites.cocoder.repairs import repair_targets
+from suites.cocoder.summary import COST_MODEL_SENTENCE
 
 # how a dependency reaches a turn when the turn is shown the text its writer wrote (so it waits for it)
 SHOWN_AS_WRITTEN = ("message", "own", "history")
@@ -274,7 +277,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     messages, repairs, rounds = schedule.messages, [], []
     turn_of = {t.module: t for t in schedule.turns}
     for round_ in range(1, config.repair_rounds + 1):
-        targets = _repair_targets(task, plan, graph, report, final)
+        targets = repair_targets(task, plan, graph, report, final)
         if report.passed >= task.reference_tests or not targets:
             break
         start = makespan + config.cost.test_seconds + config.cost.latency  # leader tests, then messages
@@ -301,6 +304,9 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "pass_rate": pass_rate, "pass_rate_before_repair": first_pass_rate, "passed": report.passed,
         "reference_tests": task.reference_tests, "makespan": makespan, "write_makespan": write_makespan,
         "planned_makespan": schedule.makespan, "critical_path": schedule.critical_path,
+        # one sequential agent's planned makespan on the same task and cost model: what the console's speedup is over
+        "sequential_planned_makespan": schedule.makespan if config.strategy == "sequential" else
+        plan_team(task, dataclasses.replace(config, strategy="sequential"), seed)[2].makespan,
         # the planner's estimate that some unit is still broken at the end, beside what happened
         "planned_residual_risk": residual_risk(schedule, config.failure, config.repair_rounds),
         "plan": plan.variant or config.strategy,
@@ -312,6 +318,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "agents_used": len({m["worker"] for m in ledger.members}), "groups": len(plan.groups),
         "modules": len({plan.module_of(n) for n in graph}), "pieces": graph.number_of_nodes(),
         "split_modules": len({p.module for p in plan.pieces.values() if p.definitions}), "failed_functions": len(ledger.failed),
+        "untested_functions": sum(map(len, task.untested.values())),  # left as written: no test reaches them
         "provider_tokens": ledger.provider_tokens, "test_status": report.status, "sandbox": report.backend,
         "wall_seconds": time.perf_counter() - wall0}
     manifest = {"schema": MANIFEST_SCHEMA, "episode_id": ctx.team_id, "suite": suite, "task": task_name,
@@ -321,7 +328,8 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
                                "hub": p.hub, "late": p.late} for n, p in sorted(plan.pieces.items())},
                 "timeline": {m: [round(s, 6), round(f, 6)] for m, (s, f) in sorted(timeline.items())},
                 "turn_order": turn_order,
-                "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes}
+                "repair_rounds": rounds, "failed": sorted(ledger.failed), "metrics": metrics, "notes": task.notes,
+                "cost_model": COST_MODEL_SENTENCE}
     manifest_path = out_dir / f"{file_stem(ctx.team_id)}.team.json"
     text = json.dumps(manifest, indent=1, sort_keys=True, default=str)
     manifest_path.write_text(text, encoding="utf-8")
@@ -336,41 +344,9 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     return TeamResult(record, manifest)
 
 
-def _repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestReport,
-                    final: dict[str, str]) -> list[str]:
-    """Units where failing tests crashed: a whole module by its file; in a split module, the
-    piece whose definitions hold the crash line (every piece when a line is outside them). A test
-    that fails in its own file (an assertion on a wrong value) points at every unit of the modules
-    that test file imports."""
-    lines: dict[str, list[int]] = {}
-    for path, line in report.crash_lines:
-        lines.setdefault(path, []).append(line)
-    targets: set[str] = set()
-    own_files = {mt.relpath for mt in task.modules.values()}
-    tests = [task.tree / p for p in sorted(lines.keys() - own_files) if p.endswith(".py") and (task.tree / p).is_file()]
-    asserted = modules_used_by(tests, task.tree / task.package) if tests else set()
-    targets |= {node for node in graph if plan.module_of(node) in asserted}
-    split: dict[str, list[str]] = {}
-    for node in graph:
-        module = plan.module_of(node)
-        if task.modules[module].relpath not in lines:
-            continue
-        if node in plan.pieces and plan.pieces[node].definitions:
-            split.setdefault(module, []).append(node)
-        else:
-            targets.add(node)
-    for module, nodes in split.items():
-        owner = {q: n for n in nodes for q in plan.pieces[n].definitions}
-        source = final.get(module, task.modules[module].skeleton)
-        for line in lines[task.modules[module].relpath]:
-            found = definition_at(source, line, owner)
-            targets |= {owner[found]} if found else set(nodes)
-    return sorted(targets)
-
-
 def _test(task: RepoTask, written: dict[str, str], tests: TestCache) -> TestReport:
     with tempfile.TemporaryDirectory(prefix="cocoder-final-") as tmp:
-        return tests.run(assemble(task, written, Path(tmp) / "tree"), task.tests)
+        return tests.run(assemble(task, written, Path(tmp) / "tree"), task.tests, timeout=task.test_timeout)
 
 
 def verify_manifest(path: Path) -> list[str]:

@@ -84,3 +84,27 @@ def test_plan_of_a_module_subset_is_the_plan_its_run_uses(sandbox, tmp_path, cap
     assert by_id["strategies"]["cocoder"]["makespan"] == round(manifest["metrics"]["planned_makespan"], 1)
     assert main(["cocoder-plan", "synth-12", "--modules", "synthpkg.nope"]) == 2
     assert "synthpkg.nope" in capsys.readouterr().err
+
+
+def test_every_makespan_and_cost_says_it_comes_from_the_cost_model(sandbox, tmp_path, capsys):
+    """cocoder-plan's text and JSON, a team manifest, and ``run cocoder``'s console (each strategy's
+    speedup over sequential and its cost) name the cost model beside the figures."""
+    from suites.cocoder.team import TeamConfig, run_team
+
+    assert main(["cocoder-plan", str(tmp_path / "nope")]) == 2
+    capsys.readouterr()
+    assert main(["cocoder-plan", "synth-12", "--strategy", "sequential", "--strategy", "cocoder"]) == 0
+    text = capsys.readouterr().out
+    rows = [ln for ln in text.splitlines() if "makespan" in ln and "cost $" in ln]
+    assert len(rows) == 2 and all("s (cost model;" in r and "(cost model)," in r for r in rows)
+    assert main(["cocoder-plan", "synth-12", "--strategy", "cocoder", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["strategies"]["cocoder"]["figures_from"] == "cost model" and "cost model" in report["cost_model"]
+    manifest = run_team("synth-12", TeamConfig(strategy="per-file"), 0, tmp_path / "team").manifest
+    assert manifest["cost_model"].startswith("Makespan and cost come from the cost model")
+    assert main(["run", "cocoder", "--task", "synth-12", "--strategy", "per-file", "--seeds", "1",
+                 "--out", str(tmp_path / "run")]) == 0
+    console = capsys.readouterr().out
+    assert "speedup_vs_sequential (cost model)" in console and "cost_usd (cost model)" in console
+    speedup = [ln for ln in console.splitlines() if "speedup_vs_sequential" in ln][0]
+    assert "per-file" in speedup and "sequential plan" in speedup

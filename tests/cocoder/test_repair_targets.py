@@ -3,7 +3,8 @@
 from agentbed.testing import require
 from environments.cocoder import sandboxed
 from environments.cocoder.tasks import load_task, task_ids
-from suites.cocoder.team import TeamConfig, _repair_targets, plan_team
+from suites.cocoder.repairs import repair_targets as _repair_targets
+from suites.cocoder.team import TeamConfig, plan_team
 
 
 def _report(*crash_lines: tuple[str, int]) -> sandboxed.TestReport:
@@ -34,3 +35,41 @@ def test_an_assertion_in_a_test_file_points_at_the_modules_it_imports():
 def test_a_location_outside_the_tree_points_nowhere():
     task, graph, plan = _tinydb()
     assert _repair_targets(task, plan, graph, _report(("/usr/lib/python3.11/json/decoder.py", 3)), {}) == []
+
+
+# toolz's layout, in small: the package re-exports its modules with ``from .m import *`` and
+# ``curried/__init__.py`` re-binds them at import (``assoc = toolz.curry(toolz.assoc)``)
+TOOLZ_LIKE = {
+    "tz/__init__.py": "from .functoolz import *\nfrom .dicttoolz import *\nfrom . import curried\n",
+    "tz/functoolz.py": ("__all__ = ['curry']\n\n\nclass curry:\n    def __init__(self, func):\n"
+                        "        self.func = func\n        self.__name__ = func.__name__\n\n"
+                        "    def __call__(self, *args):\n        result = self.func(*args)\n        return result\n"),
+    "tz/dicttoolz.py": ("__all__ = ['assoc', 'merge']\n\n\ndef assoc(d, key, value):\n    d = dict(d)\n"
+                        "    d[key] = value\n    return d\n\n\ndef merge(*dicts):\n    out = {}\n"
+                        "    for d in dicts:\n        out.update(d)\n    return out\n"),
+    "tz/curried/__init__.py": "import tz\n\nassoc = tz.curry(tz.assoc)\nmerge = tz.curry(tz.merge)\n",
+    "tests/test_curried.py": ("from tz.curried import assoc, merge\n\n\ndef test_assoc():\n"
+                              "    assert assoc({}, 'a', 1) == {'a': 1}\n\n\ndef test_merge():\n"
+                              "    assert merge({'a': 1}, {'b': 2}) == {'a': 1, 'b': 2}\n"),
+}
+
+
+def test_a_crash_that_surfaces_in_an_importer_points_at_the_module_that_broke(sandbox, tmp_path):
+    """The toolz case: dicttoolz's rewrite leaves ``assoc`` out of ``__all__``, so the star import
+    in ``tz/__init__`` no longer binds it and every test fails importing ``tz.curried``, at its
+    line 3, a module with nothing blanked. The leader walks that line's names (``tz.curry``,
+    ``tz.assoc``) through the star re-exports to the modules that define them, and asks their agents
+    (dicttoolz's among them) instead of nobody."""
+    from package_files import write_package
+
+    from environments.cocoder.tasks import assemble
+    from environments.cocoder.userrepo import repo_task_id
+
+    write_package(tmp_path / "repo", TOOLZ_LIKE)
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    graph, plan, _ = plan_team(task, TeamConfig(granularity="file"), 0)
+    assert "tz.curried" not in graph and "tz.dicttoolz" in graph
+    broken = {"tz.dicttoolz": task.modules["tz.dicttoolz"].reference.replace("['assoc', 'merge']", "['merge']")}
+    report = sandboxed.run_tests(assemble(task, broken, tmp_path / "final"), task.tests)
+    assert report.passed == 0 and ("tz/curried/__init__.py", 3) in report.crash_lines
+    assert _repair_targets(task, plan, graph, report, broken) == ["tz.dicttoolz", "tz.functoolz"]

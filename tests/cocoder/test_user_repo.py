@@ -8,8 +8,10 @@ from agentbed.cli import main
 from agentbed.errors import UsageError
 from environments.cocoder.blanking import blank_source
 from environments.cocoder.costmodel import FailureModel
+from environments.cocoder.repos import cache_dir
 from environments.cocoder.tasks import load_task
-from environments.cocoder.userrepo import install_wheels, repo_task_id, sandbox_requirements
+from environments.cocoder.userrepo import repo_task_id, sandbox_requirements
+from environments.cocoder.wheels import download_failure, install_wheels
 from suites.cocoder.team import TeamConfig, run_team
 
 PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
@@ -84,30 +86,48 @@ def test_a_body_that_starts_with_a_decorated_function_is_blanked_whole():
     assert "@functools.wraps" not in skeleton and skeleton.endswith('    """Doc."""\n\n    raise NotImplementedError\n')
 
 
-def test_a_dependency_without_a_pure_python_wheel_is_named_in_one_line(tmp_path, capsys):
-    # MarkupSafe publishes compiled wheels and an sdist, no py3-none-any: the real index is asked
+def test_a_compiled_dependency_installs_from_its_wheel_for_the_sandbox(sandbox, tmp_path):
+    """MarkupSafe publishes compiled wheels (and an sdist), no pure one: the manylinux wheel for the
+    sandbox's CPython is fetched from the real index, its sha256 recorded, and its C speedups load."""
+    test = ("import markupsafe\nfrom markupsafe import _speedups\nfrom pkg.m import f\n\n\n"
+            "def test_f():\n    assert f(2) == 4 and str(markupsafe.escape('<')) == '&lt;'\n")
+    write_package(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE, "tests/test_m.py": test,
+                                      "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["markupsafe==3.0.2"]\n'})
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    assert task.reference_tests == 1 and task.modules["pkg.m"].blanked == ["f"]
+    site = task.tree / "_cocoder_site"
+    assert any(p.suffix == ".so" for p in (site / "markupsafe").iterdir())
+    from environments.cocoder.wheels import LOCK_FILE
+
+    locks = [p for p in (cache_dir() / "wheels").glob(f"*/{LOCK_FILE}") if "MarkupSafe-3.0.2-cp311" in p.read_text()]
+    assert locks and all(len(line.split()[0]) == 64 for line in locks[0].read_text().splitlines())
+
+
+def test_a_dependency_with_no_wheel_at_all_is_named_in_one_line(tmp_path, capsys):
+    # docopt 0.6.2 is published as an sdist only: the real index is asked
     message = _refusal(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE, "tests/test_m.py": GOOD_TEST,
-                                  "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["markupsafe==3.0.2"]\n'},
+                                  "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["docopt==0.6.2"]\n'},
                        capsys)
-    assert "test dependency 'markupsafe==3.0.2' has no pure-Python wheel" in message
+    assert "test dependency 'docopt==0.6.2' has no wheel for the sandbox's CPython 3.11" in message
 
 
-def test_a_compiled_wheel_is_refused_by_name(tmp_path):
+def test_a_wheel_the_sandbox_cannot_import_is_refused_by_name(tmp_path):
     import zipfile
 
-    wheel = tmp_path / "fastthing-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    wheel = tmp_path / "fastthing-1.0-cp311-cp311-macosx_11_0_arm64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("fastthing/__init__.py", "")
-    with pytest.raises(UsageError, match="test dependency 'fastthing' has no pure-Python wheel"):
-        install_wheels([wheel], tmp_path / "tree")
+    tags = {"python": "3.11", "tags": ["cp311-cp311-manylinux_2_17_x86_64", "py3-none-any"]}
+    with pytest.raises(UsageError, match="test dependency 'fastthing' has no wheel for the sandbox's CPython 3.11"):
+        install_wheels([wheel], tmp_path / "tree", tags)
+    wheel.rename(tmp_path / "fastthing-1.0-cp311-cp311-manylinux_2_17_x86_64.whl")
+    assert install_wheels([tmp_path / "fastthing-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"], tmp_path / "tree", tags)
 
 
 def test_a_dependency_of_a_dependency_without_a_pure_wheel_is_named():
-    from environments.cocoder.userrepo import download_failure
-
     pip_said = ("ERROR: Cannot install jinja2==3.1.5 and jinja2==3.1.6 because these package versions have "
                 "conflicting dependencies.\n\nThe conflict is caused by:\n    jinja2 3.1.6 depends on MarkupSafe>=2.0\n"
                 "    jinja2 3.1.5 depends on MarkupSafe>=2.0\n\nERROR: ResolutionImpossible: for help visit ...\n")
     message = download_failure(("jinja2",), pip_said)
-    assert "test dependency 'MarkupSafe>=2.0' has no pure-Python wheel" in message
+    assert "test dependency 'MarkupSafe>=2.0' has no wheel for the sandbox" in message
     assert "required by jinja2 3.1.6 of jinja2" in message and "\n" not in message

@@ -1,0 +1,108 @@
+"""Which of the package's functions each reference test reaches: import tracing in the sandbox.
+
+A pass rate is only evidence about code some test runs: a blanked function no test calls passes
+whatever an agent writes (toolz, with its tests found in the wrong folder, scored 1.000 with
+three functions broken). So once the reference passes, its tests run again in the sandbox under
+a profiler (``sys.setprofile``, call events only: the sandbox has no coverage.py) that records,
+per test (setup, call and teardown), the package functions entered. A function no test enters is
+left as the reference wrote it (not blanked) and named in the task's notes, and so is a module
+none of whose functions any test reaches.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentbed.errors import UsageError
+from environments.cocoder.sandboxed import DEFAULT_TIMEOUT, HELPER_PREFIX, sandbox_exec
+
+PROBE = HELPER_PREFIX + "reach"
+MARK = "_COCODER_REACH "
+PROFILED_SLOWDOWN = 4  # the probe's time limit, in units of a plain run's (a profiler slows calls)
+_PLUGIN = '''
+import json, os, sys, threading
+import pytest
+
+_ROOT = os.path.join(os.getcwd(), json.loads(open(os.path.join(os.path.dirname(__file__), "package.json")).read()))
+_ROOT += os.sep
+_current = []
+_functions = set()
+_tests = {}
+_inside = {}
+
+
+def _profile(frame, event, arg):
+    if event != "call" or not _current:
+        return
+    code = frame.f_code
+    if code.co_name == "<module>":  # an import during a test: the module's body, no function
+        return
+    name = code.co_filename
+    inside = _inside.get(name)
+    if inside is None:
+        inside = _inside[name] = name.startswith(_ROOT)
+    if inside:
+        rel = os.path.relpath(name)
+        _functions.add((rel, code.co_firstlineno))
+        _tests[_current[0]].add(rel)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current[:] = [item.nodeid]
+    _tests.setdefault(item.nodeid, set())
+    threading.setprofile(_profile)
+    sys.setprofile(_profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+        _current[:] = []
+
+
+def pytest_unconfigure(config):
+    found = {"functions": sorted(_functions), "tests": {n: sorted(m) for n, m in sorted(_tests.items())}}
+    sys.__stdout__.write("\\n''' + MARK + '''" + json.dumps(found) + "\\n")
+    sys.__stdout__.flush()
+'''
+
+
+@dataclass(frozen=True)
+class Reach:
+    functions: frozenset[tuple[str, int]]  # (file relative to the tree, first line) entered by some test
+    tests: dict[str, tuple[str, ...]]  # test id -> the package files whose functions it entered
+
+    def to_json(self) -> dict:
+        return {"functions": sorted(self.functions), "tests": {k: list(v) for k, v in self.tests.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Reach:
+        return cls(frozenset((p, int(n)) for p, n in data["functions"]),
+                   {k: tuple(v) for k, v in data["tests"].items()})
+
+    def tests_reaching(self, relpath: str) -> int:
+        return sum(relpath in files for files in self.tests.values())
+
+
+def trace_reach(tree: Path, package: str, tests: str, *, timeout: float = DEFAULT_TIMEOUT) -> Reach:
+    """Run the tests of ``tree`` in the sandbox under the profiler plugin; what each test reached."""
+    probe = tree / PROBE
+    probe.mkdir(exist_ok=True)
+    (probe / "__init__.py").write_text(_PLUGIN, encoding="utf-8")
+    (probe / "package.json").write_text(json.dumps(package), encoding="utf-8")
+    try:
+        outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-p", PROBE, "-o", "addopts=",
+                                      "--tb=no", "--continue-on-collection-errors", "--timeout=240",
+                                      *shlex.split(tests)], timeout=timeout * PROFILED_SLOWDOWN)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    lines = [ln for ln in outcome.stdout.splitlines() if ln.startswith(MARK)]
+    if not lines:
+        tail = (outcome.stdout + outcome.stderr).strip().splitlines()[-1:] or [outcome.status]
+        raise UsageError(f"tracing which functions {package}'s tests reach failed in the sandbox: {tail[0][:300]}")
+    return Reach.from_json(json.loads(lines[-1][len(MARK):]))

@@ -1,0 +1,60 @@
+"""The leader's repair requests: which units the failing tests point at.
+
+Per failing test (pytest's ``--tb=short`` report, :func:`environments.cocoder.sandboxed.crash_lines`)
+the last line inside the tree where it crashed; from there, back to the unit whose text caused it:
+- a line inside a blanked definition of a written module: that unit (in a split module, the piece
+  whose definitions hold it; every piece when none does);
+- a line of a package module outside its blanked bodies (module-level code run at import, a
+  function left as written): the error surfaced there but was made where the names on that line
+  come from (toolz's ``curried/__init__.py`` re-binding ``toolz.merge_with`` when the module that
+  defines it broke), so the units of those modules, and the module's own unit if it has one;
+- a line in a test file (an assertion on a wrong value): every unit of the modules the test file
+  imports, re-exports followed.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from controllers.cocoder.plan import Plan
+from environments.cocoder.defs import definition_at
+from environments.cocoder.depgraph import modules_used_at, modules_used_by
+from environments.cocoder.sandboxed import TestReport
+from environments.cocoder.tasks import RepoTask
+
+
+def repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestReport,
+                   final: dict[str, str]) -> list[str]:
+    """The units to ask for a repair (see the module docstring), sorted."""
+    lines: dict[str, list[int]] = {}
+    for path, line in report.crash_lines:
+        lines.setdefault(path, []).append(line)
+    by_file = {mt.relpath: mt for mt in task.modules.values()}
+    units: dict[str, list[str]] = {}
+    for node in graph:
+        units.setdefault(plan.module_of(node), []).append(node)
+    targets: set[str] = set()
+    tests = [task.tree / p for p in sorted(lines.keys() - by_file.keys()) if p.endswith(".py") and (task.tree / p).is_file()]
+    asserted = modules_used_by(tests, task.tree / task.package) if tests else set()
+    for path in sorted(lines.keys() & by_file.keys()):
+        mt = by_file[path]
+        source = final.get(mt.module, mt.skeleton)
+        for line in lines[path]:
+            if definition_at(source, line, mt.blanked) is not None:  # inside a body its agent wrote
+                targets |= _units_at(plan, units.get(mt.module, []), source, line)
+                continue
+            asserted |= modules_used_at(source, mt.module, line, task.tree / task.package)
+            targets |= set(units.get(mt.module, []))  # its own module-level code may be what broke
+    targets |= {node for module in asserted for node in units.get(module, [])}
+    return sorted(targets)
+
+
+def _units_at(plan: Plan, nodes: list[str], source: str, line: int) -> set[str]:
+    """The unit of a module whose definitions hold ``line``: the module's one unit, or in a split
+    module the piece that owns the definition there (every piece when none does)."""
+    pieces = [n for n in nodes if n in plan.pieces and plan.pieces[n].definitions]
+    if not pieces:
+        return set(nodes)
+    owner = {q: n for n in pieces for q in plan.pieces[n].definitions}
+    found = definition_at(source, line, owner)
+    return {owner[found]} if found else set(pieces)
