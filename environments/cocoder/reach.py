@@ -2,7 +2,8 @@
 
 A pass rate is only evidence about code some test runs: a blanked function no test calls passes
 whatever an agent writes (toolz, with its tests found in the wrong folder, scored 1.000 with
-three functions broken). So once the reference passes, its tests run again in the sandbox under
+three functions broken). So the reference run itself (the one that checks the reference passes
+its tests, once per task) runs in the sandbox under
 a profiler (``sys.setprofile``, call events only: the sandbox has no coverage.py) that records,
 per test (setup, call and teardown), the package functions entered. A function no test enters is
 left as the reference wrote it (not blanked) and named in the task's notes, and so is a module
@@ -11,18 +12,23 @@ none of whose functions any test reaches.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentbed.errors import UsageError
-from environments.cocoder.sandboxed import DEFAULT_TIMEOUT, HELPER_PREFIX, sandbox_exec
+from environments.cocoder.sandboxed import (
+    DEFAULT_TIMEOUT,
+    HELPER_PREFIX,
+    TestReport,
+    pytest_argv,
+    report_of,
+    sandbox_exec,
+)
 
 PROBE = HELPER_PREFIX + "reach"
 MARK = "_COCODER_REACH "
-PROFILED_SLOWDOWN = 4  # the probe's time limit, in units of a plain run's (a profiler slows calls)
 _PLUGIN = '''
 import json, os, sys, threading
 import pytest
@@ -89,20 +95,20 @@ class Reach:
         return sum(relpath in files for files in self.tests.values())
 
 
-def trace_reach(tree: Path, package: str, tests: str, *, timeout: float = DEFAULT_TIMEOUT) -> Reach:
-    """Run the tests of ``tree`` in the sandbox under the profiler plugin; what each test reached."""
+def traced_run(tree: Path, package: str, tests: str, *, timeout: float = DEFAULT_TIMEOUT
+               ) -> tuple[TestReport, Reach | None]:
+    """Run the tests of ``tree`` in the sandbox under the profiler plugin: pytest's report (as
+    :func:`environments.cocoder.sandboxed.run_tests` gives it) and what each test reached (None
+    when the run ended before the plugin could say, e.g. a timeout)."""
     probe = tree / PROBE
     probe.mkdir(exist_ok=True)
     (probe / "__init__.py").write_text(_PLUGIN, encoding="utf-8")
     (probe / "package.json").write_text(json.dumps(package), encoding="utf-8")
     try:
-        outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-p", PROBE, "-o", "addopts=",
-                                      "--tb=no", "--continue-on-collection-errors", "--timeout=240",
-                                      *shlex.split(tests)], timeout=timeout * PROFILED_SLOWDOWN)
+        outcome = sandbox_exec(tree, pytest_argv(tests, "-p", PROBE), timeout=timeout)
     finally:
         shutil.rmtree(probe, ignore_errors=True)
-    lines = [ln for ln in outcome.stdout.splitlines() if ln.startswith(MARK)]
-    if not lines:
-        tail = (outcome.stdout + outcome.stderr).strip().splitlines()[-1:] or [outcome.status]
-        raise UsageError(f"tracing which functions {package}'s tests reach failed in the sandbox: {tail[0][:300]}")
-    return Reach.from_json(json.loads(lines[-1][len(MARK):]))
+    lines = outcome.stdout.splitlines()
+    marks = [ln for ln in lines if ln.startswith(MARK)]
+    report = report_of(dataclasses.replace(outcome, stdout="\n".join(ln for ln in lines if not ln.startswith(MARK))))
+    return report, Reach.from_json(json.loads(marks[-1][len(MARK):])) if marks else None

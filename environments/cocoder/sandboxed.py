@@ -21,9 +21,11 @@ TREE_IN_SANDBOX = "/sandbox/work/"  # where sandbox_exec puts the tree (every ba
 HELPER_PREFIX = "_cocoder_"  # folders this workload adds to a tree (probes, test dependencies)
 SANDBOX_ATTEMPTS = 3  # an infrastructure failure (a container that vanished) is retried, a test failure never
 SITE_DIR = "_cocoder_site"  # a tree's test dependencies, unpacked wheels (environments.cocoder.userrepo)
-# the tree first on sys.path, its test dependencies after it (the sandbox has no network to install them)
+# the tree first on sys.path, its test dependencies after it (the sandbox has no network to install them);
+# PYTHONPATH too, so a test that runs ``python -m pkg`` in a subprocess finds the same (yamllint's do)
 _RUN_IN_DIR = ("import os, sys; os.chdir(sys.argv[1]); sys.path.insert(0, os.getcwd()); "
                f"sys.path.insert(1, os.path.join(os.getcwd(), {SITE_DIR!r})); "
+               "os.environ['PYTHONPATH'] = os.pathsep.join(sys.path[:2] + [os.environ.get('PYTHONPATH', '')]).rstrip(os.pathsep); "
                "sys.argv = sys.argv[2:]; import runpy; runpy.run_module(sys.argv[0], run_name='__main__')")
 
 
@@ -108,12 +110,20 @@ def run_tests(tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
               memory_mb: int = DEFAULT_MEMORY_MB) -> TestReport:
     """Run the repository's pytest suite on ``tree`` inside the sandbox (``tests``: the test
     folder, optionally followed by pytest arguments such as ``--ignore=...``)."""
+    return report_of(sandbox_exec(tree, pytest_argv(tests), timeout=timeout, memory_mb=memory_mb))
+
+
+def pytest_argv(tests: str, *plugins: str) -> list[str]:
+    """The sandbox's pytest command for ``tests`` (paths and arguments), with ``plugins`` (``-p NAME``)."""
     # --tb=short, not --tb=line: a collection or import error's traceback is the only place that
     # names the file and line where it broke (--tb=line prints just the exception); the other
     # test files still run past a file that fails to collect
-    outcome = sandbox_exec(tree, ["pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--tb=short",
-                                  "--continue-on-collection-errors", "--timeout=60", *shlex.split(tests)],
-                           timeout=timeout, memory_mb=memory_mb)
+    return ["pytest", "-q", "-p", "no:cacheprovider", *plugins, "-o", "addopts=", "--tb=short",
+            "--continue-on-collection-errors", "--timeout=60", *shlex.split(tests)]
+
+
+def report_of(outcome: ExecOutcome) -> TestReport:
+    """What a pytest run in the sandbox says: its counts and where failing tests crashed."""
     c = parse_pytest_summary(outcome.stdout)
     return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
                       (outcome.stdout + outcome.stderr)[-3000:], crash_files(outcome.stdout),

@@ -25,7 +25,7 @@ import networkx as nx
 from agentbed.errors import UsageError
 from environments.cocoder.blanking import blank_source, import_time_functions
 from environments.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
-from environments.cocoder.reach import Reach, trace_reach
+from environments.cocoder.reach import Reach, traced_run
 from environments.cocoder.repos import (
     FETCH_COMMAND,
     REPO_BY_NAME,
@@ -39,7 +39,6 @@ from environments.cocoder.repos import (
 from environments.cocoder.sandboxed import (
     DEFAULT_TIMEOUT,
     current_backend,
-    run_tests,
     sandbox_exec,
     tree_digest,
 )
@@ -292,7 +291,7 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     if meta.get("digest") != digest:
         started = time.perf_counter()
-        report = run_tests(tree, tests, timeout=REFERENCE_TIMEOUT)
+        report, reach = traced_run(tree, package, tests, timeout=REFERENCE_TIMEOUT)  # what each test reaches too
         seconds = time.perf_counter() - started
         if report.status == "timeout":
             raise TaskError(f"task {name!r}: the reference's tests did not finish in the sandbox within "
@@ -302,8 +301,10 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
             raise TaskError(f"task {name!r}: the reference does not pass its own tests in the sandbox "
                             f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
                             f"pytest says: {pytest_reason(report.tail)}")
+        if reach is None:
+            raise TaskError(f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
+                            f"reach; pytest says: {pytest_reason(report.tail)}")
         keep = sorted(import_time_functions(tree, package, tests))
-        reach = trace_reach(tree, package, tests, timeout=tests_time_limit(seconds))
         meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend,
                 "reach": reach.to_json(), "reference_seconds": round(seconds, 3)}
         partial = meta_path.with_suffix(".json.partial")

@@ -27,6 +27,8 @@ addopts = "--cov=shapes --cov-report term -n 2 --strict-markers -p no:randomly"
 markers = ["slow: a slow check"]
 '''
 CHECKS = '''import importlib.metadata as md
+import subprocess
+import sys
 
 import pytest
 
@@ -43,6 +45,12 @@ def check_version_and_entry_points(unit):
 
 def check_area(unit):
     assert square.area(unit) == 9
+
+
+def check_a_subprocess_sees_the_package_and_its_metadata():
+    code = "import importlib.metadata as md, shapes; print(md.version('shapes-kit'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "2.5.1", done.stderr
 '''
 FILES = {
     "shapes/__init__.py": "",
@@ -78,7 +86,7 @@ def test_a_repository_runs_as_configured_installed_and_traced(sandbox, tmp_path)
     no test reaches (cli.main, square.perimeter) stays as written, named in the notes."""
     write_package(tmp_path / "repo", FILES)
     task = load_task(repo_task_id(tmp_path / "repo"))
-    assert task.reference_tests == 2  # the two checks; tests/ is not the repository's test folder
+    assert task.reference_tests == 3  # the three checks; tests/ is not the repository's test folder
     assert task.modules["shapes.square"].blanked == ["area"]
     assert not task.modules["shapes.cli"].blanked
     assert task.untested == {"shapes.cli": ["main"], "shapes.square": ["perimeter"]}
