@@ -76,6 +76,7 @@ def test_fetch_script_rejects_an_unknown_repository():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # on a fresh clone this prepares transitions, pydash and bleach: a profiled reference run each
 def test_real_repositories_pass_their_tests_with_a_perfect_coder(sandbox, tmp_path):
     from environments.cocoder.repos import FETCH_COMMAND, REPOS, fetched_repos
 
