@@ -127,3 +127,17 @@ def test_code_nested_too_deeply_is_refused_in_one_line(tmp_path, capsys, source)
     write_package(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/deep.py": source, "tests/test_x.py": ""})
     message = _refused(tmp_path, capsys)
     assert f"{tmp_path / 'repo' / 'pkg' / 'deep.py'}:1: syntax error: code nested too deeply" in message
+
+
+def test_an_sdist_refusal_names_the_archive_not_its_copy_in_the_cache(tmp_path, capsys):
+    import tarfile
+
+    write_package(tmp_path / "src" / "pkg-1.0", {"pkg/__init__.py": "", "pkg/m.py": "def f(:\n    pass\n",
+                                                 "tests/test_m.py": "def test_x():\n    pass\n",
+                                                 "PKG-INFO": "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"})
+    archive = tmp_path / "pkg-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "src" / "pkg-1.0", arcname="pkg-1.0")
+    with pytest.raises(UsageError) as info:
+        load_task(repo_task_id(archive))
+    assert str(info.value).startswith(f"{archive}!/pkg/m.py:1: syntax error") and "cocoder/user" not in str(info.value)
