@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from agentbed.arguments import check_arguments
 from agentbed.cli_plugins import add_plugin_verbs
 from agentbed.errors import SuiteError, UsageError
 from agentbed.log import LogFormatError
@@ -72,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2 if argv else 0
         if extra and not getattr(args, "accepts_extra", False):
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
+        check_arguments(parser, args)  # finite, in range, not empty: before the verb does anything
         args.extra = extra
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe is caught below, not at shutdown

@@ -6,19 +6,20 @@ import argparse
 import json
 from pathlib import Path
 
+from agentbed import cli_json
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, decode_action, looks_like_log, read_log, verify_log_file
-from agentbed.manifest import plan_of
-from agentbed.seal import key_note, log_key
+from agentbed.seal import key_id, key_note, log_key
 from agentbed.store import read_index
 from agentbed.validate import read_json
-from agentbed.verify_run import TEAM_MANIFEST_SCHEMA, check_run
+from agentbed.verify_run import TEAM_MANIFEST_SCHEMA, check_run, is_run_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify", help="check the SHA-256 chain of logs (files or run directories)")
     p.add_argument("paths", nargs="+")
+    cli_json.add_json_flag(p, "every path's verdict and problems")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("replay", help="show a log step by step, or re-execute it and report the first divergence")
@@ -77,28 +78,25 @@ def _verify_one(path: Path, digest: str | None, key: bytes | None) -> tuple[bool
     return result.ok, result.message(str(path))
 
 
-def _is_agentbed_run(path: Path) -> bool:
-    """A directory `agentbed run` wrote (run.json holds a plan), not a demo's or a workload's."""
-    if not (path / "run.json").is_file():
-        return False
-    meta = read_json(path / "run.json", what="run.json")
-    return isinstance(meta, dict) and plan_of(meta) is not None
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
     key = log_key()
+    for raw in args.paths:
+        if not raw.strip():
+            raise UsageError("verify: an empty path names nothing to verify")
     bad = 0
     total = 0
     notes = []
+    checked: list[dict] = []
     for raw in args.paths:
         path = Path(raw)
-        if path.is_dir() and _is_agentbed_run(path):
+        if path.is_dir() and is_run_dir(path):
             check = check_run(path, key)  # a run the store wrote: sealed, complete, consistent
-            for problem in check.problems:
-                print(problem)
             bad += len(check.problems)
             total += check.logs
             notes.append(f"{path}: {check.summary}")
+            checked.append({"path": str(path), "kind": "run", "ok": not check.problems, "run_id": check.run_id,
+                            "logs": check.logs, "logs_ok": check.logs_ok, "summary": check.summary,
+                            "problems": check.problems})
             continue
         if path.is_dir():
             files, problems = _log_files(path)
@@ -108,19 +106,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
             files, problems = [(path, None)], []
         else:
             raise UsageError(f"{path}: no such file or directory")
-        for problem in problems:
-            bad += 1
-            print(problem)
         for log, digest in files:
             ok, message = _verify_one(log, digest, key)
-            total += 1
             if not ok:
-                bad += 1
-                print(message)
+                problems.append(message)
+        bad += len(problems)
+        total += len(files)
+        checked.append({"path": str(path), "kind": "logs", "ok": not problems, "logs": len(files),
+                        "logs_ok": len(files) - len(problems), "problems": problems})
+    verdict = (f"{total} logs checked, {bad} problem{'s' if bad != 1 else ''}; {key_note(key)}" if bad else
+               f"{total} of {total} logs verified; {key_note(key)}")
+    if args.json:
+        cli_json.emit("verify", {"ok": not bad, "key_id": key_id(key) if key else None, "problems": bad,
+                                 "verdict": verdict, "paths": checked})
+        return 1 if bad else 0
+    for entry in checked:
+        for problem in entry["problems"]:
+            print(problem)
     for note in notes:
         print(note)
-    print(f"{total} logs checked, {bad} problem{'s' if bad != 1 else ''}; {key_note(key)}" if bad else
-          f"{total} of {total} logs verified; {key_note(key)}")
+    print(verdict)
     return 1 if bad else 0
 
 

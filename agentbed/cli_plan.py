@@ -20,6 +20,9 @@ from agentbed.errors import UsageError
 from agentbed.runner import EpisodeSpec
 from agentbed.suite import Suite, SuiteError
 
+MAX_SEEDS = 100_000  # seeds per task in one run
+MAX_SEED = 2**32 - 1  # the largest seed numpy's generators take
+
 
 class Roster(argparse.Action):
     """``--agent`` and ``--model``: comma lists, repeatable, kept in the order given (``args.roster``
@@ -121,8 +124,10 @@ def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | No
         if agent.startswith("model:") and not served_on_nodes:
             suite.make_agent(EpisodeSpec(suite.name, tasks[0], agent, 0, options, generation=generation))
     n = args.seeds if args.seeds is not None else suite.default_seeds
-    if n < 1:
-        raise UsageError(f"--seeds must be at least 1, not {n}")
+    if not 1 <= n <= MAX_SEEDS:
+        raise UsageError(f"--seeds must be between 1 and {MAX_SEEDS}, not {n}")
+    if args.seed_start + n - 1 > MAX_SEED:  # what numpy's generators take
+        raise UsageError(f"--seed-start {args.seed_start} with --seeds {n}: seeds must stay at most {MAX_SEED}")
     seeds = list(range(args.seed_start, args.seed_start + n))
     degrade = 0.0 if args.degrade is None else args.degrade
     if not 0.0 <= degrade <= 1.0:  # also refuses nan

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import math
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from agentbed import cli_list
+from agentbed import cli_json, cli_list
 from agentbed.agents.connections import append_event
 from agentbed.agents.generation import parse_settings
+from agentbed.arguments import check_output_file
 from agentbed.cli_approval import add_approver_options, approver_config, asking
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.cli_models import (
@@ -30,6 +30,7 @@ from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.executors_ray import parse_resources
 from agentbed.inflight import EVENTS
+from agentbed.manifest import MANIFEST
 from agentbed.problems import (
     EXIT_ERRORS,
     is_errored,
@@ -45,6 +46,9 @@ from agentbed.seal import log_key
 from agentbed.store import RunStore
 from agentbed.suite import Suite, get_suite
 from agentbed.summary import write_summary
+from agentbed.verify_run import open_for_resume
+
+MAX_JOBS = 256  # worker processes; -j is also capped at the number of episodes to run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,11 +86,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-errors", metavar="N|RATE",
                    help="judge a run with up to N errored episodes (or this share: 0.05, 5%%) on the rest; default"
                         " 0: a run with an errored episode fails the gate")
+    cli_json.add_json_flag(p, "the verdict, the seal's status and every metric's row")
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("report", help="write a self-contained HTML report of a run directory")
     p.add_argument("run_dir")
     p.add_argument("--out", help="HTML file (default: RUN_DIR/report.html)")
+    cli_json.add_json_flag(p, "the report's path, the seal's verdict and the log counts")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export a run directory to another tool's log format")
@@ -101,8 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from agentbed.agents.local.server import serving
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"-j/--jobs must be at least 1, not {args.jobs}")
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        raise UsageError(f"-j/--jobs must be between 1 and {MAX_JOBS}, not {args.jobs}")
     if args.executor != "ray" and (args.address or args.ray_resource):
         raise UsageError("--address and --ray-resource need --executor ray")
     parse_allowance(args.allow_errors)
@@ -134,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         suite = get_suite(meta["suite"])
         specs = resume_plan(suite, meta, args, where, generation)
         prices, budget = check_model_options(args, specs)
-        store.open_existing()
+        open_for_resume(store)  # verified first: a damaged or differently signed run is refused
         if args.retry_errors:
             again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r)})
             print(f"agentbed: {len(again)} errored episodes set aside to run again (their logs: "
@@ -185,7 +191,7 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     errors = summary["errors"]
     write_results(store.root / "results.json", episode_metrics(scored(records)) + cost_metrics(records, prices),
                   episodes=len(records), seeds=sorted({r["seed"] for r in records}),
-                  errored_episodes=errors["episodes"], problems=errors["problems"])
+                  errored_episodes=errors["episodes"], problems=errors["problems"], seal=MANIFEST)
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
     status = run_status(errors["episodes"], len(records), allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success
@@ -268,52 +274,65 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
 
 # -- gate, report, export ---------------------------------------------------------------------
 def cmd_gate(args: argparse.Namespace) -> int:
-    from agentbed.gate import compare, explain, judge
+    from agentbed.gate import Unjudgeable, check_judgeable, compare, judge
+    from agentbed.verify_run import is_run_dir, results_seal
 
     if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
         raise UsageError(f"--tolerance must be a finite number >= 0, not {args.tolerance}")
     allowance = parse_allowance(args.allow_errors)
-    current, baseline = load_results(args.results), load_results(args.baseline)
-    check_sealed_results(Path(args.results))
+    given = Path(args.results)
+    if given.is_dir() and not (given / "results.json").exists() and not is_run_dir(given):
+        raise UsageError(f"{given}: no results.json here, and not a run directory")
+    seal = results_seal(given, log_key())
+    current = load_results(seal.results) if seal.results.exists() or not seal.sealed else None
+    baseline = load_results(args.baseline)
+    if seal.problems or current is None:
+        return _gate_out(args, seal, [], [], f"the results cannot be trusted: {len(seal.problems)} problem(s) "
+                         f"(agentbed verify {seal.results.parent} says more)")
     errored, episodes = int(current.get("errored_episodes") or 0), int(current.get("episodes") or 0)
     if errored and not within_allowance(errored, episodes, allowance):
         kinds = ", ".join(f"{p.get('kind')} {p.get('count')}" for p in current.get("problems") or []
                           if isinstance(p, dict) and p.get("excluded", True))
-        print(f"gate: FAIL ({errored} of {episodes} episodes errored ({kinds}): their provider or set-up failed, so "
-              "the run measures less than it should; --allow-errors N judges the rest)")
-        return 1
+        return _gate_out(args, seal, [], [], f"{errored} of {episodes} episodes errored ({kinds}): their provider "
+                         "or set-up failed, so the run measures less than it should; --allow-errors N judges the rest")
     try:
+        check_judgeable(current, baseline)
         rows = compare(current, baseline, tolerance=args.tolerance)
+    except Unjudgeable as exc:
+        raise UsageError(f"{seal.results if exc.side == 'results' else args.baseline}: {exc}") from None
     except ValueError as exc:
         raise UsageError(f"{args.baseline}: {exc}") from None
     if not rows:
         raise UsageError(f"{args.baseline}: no metrics to compare")
     failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset)
+    hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
+    why = nothing or f"{len(failed)} of {len(rows)} metrics failed{hint}"
+    return _gate_out(args, seal, rows, failed, why if (failed or nothing) else "", passed=why)
+
+
+def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list[Any], failure: str,
+              passed: str = "") -> int:
+    """Print the gate's verdict (or its --json document); exit 1 on a failure."""
+    from agentbed.gate import explain
+
+    if args.json:
+        cli_json.emit("gate", {
+            "ok": not failure, "verdict": "FAIL" if failure else "pass", "reason": failure or passed,
+            "results": str(seal.results), "sealed": seal.sealed, "seal": seal.summary, "seal_problems": seal.problems,
+            "rows": [{"suite": r.suite, "agent": r.agent, "metric": r.metric, "verdict": r.verdict, "units": r.units,
+                      "current": r.current, "baseline": r.baseline, "tolerance": r.tolerance,
+                      "difference": None if r.diff is None else
+                      {"estimate": r.diff.estimate, "low": r.diff.low, "high": r.diff.high},
+                      "failed": r in failed, "detail": r.detail, "missing_units": list(r.missing_units)}
+                     for r in rows]})
+        return 1 if failure else 0
+    for problem in seal.problems:
+        print(problem)
+    print(f"seal: {seal.summary}")
     for row in rows:
         print(explain(row))
-    if nothing:
-        print(f"gate: FAIL ({nothing})")
-        return 1
-    hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
-    print(f"gate: {'FAIL' if failed else 'pass'} ({len(failed)} of {len(rows)} metrics failed){hint}")
-    return 1 if failed else 0
-
-
-def check_sealed_results(path: Path) -> None:
-    """A run's results.json must be the one its manifest sealed (with a key, an authentic one)."""
-    from agentbed import manifest
-
-    results = path / "results.json" if path.is_dir() else path
-    root = results.parent
-    if results.name != "results.json" or not (root / manifest.MANIFEST).is_file() or not results.is_file():
-        return
-    doc = manifest.load(root)
-    why = manifest.authentic(doc, log_key())
-    if why:
-        raise UsageError(f"{root / manifest.MANIFEST}: {why}")
-    sealed = doc["files"].get("results.json")
-    if sealed is not None and manifest.file_digest(results) != sealed:
-        raise UsageError(f"{results}: differs from the digest its run's manifest sealed (edited after the run?)")
+    print(f"gate: FAIL ({failure})" if failure else f"gate: pass ({passed})")
+    return 1 if failure else 0
 
 
 def _render(run_dir: Path, out: str | None) -> Path:
@@ -323,41 +342,42 @@ def _render(run_dir: Path, out: str | None) -> Path:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Exit 0: every file read and every log verified; 1: a log changed or is missing (the
-    report shows which); 2: a file is unreadable or malformed (named on stderr; the report,
-    written anyway, lists every such file)."""
+    """Exit 0: the seal verified (or, for a directory that is no sealed run, without a key,
+    every file read and every log verified); 1: the seal failed, the run is incomplete, a log
+    changed or is missing (the report shows which, the seal's verdict at its top); 2: a file is
+    unreadable or malformed (named on stderr; the report, written anyway, lists every such file)."""
     from agentbed.report.render import render_run
+    from agentbed.verify_run import seal_status
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: not a run directory")
     out = Path(args.out) if args.out else None
-    _check_output_file(out, "--out")
+    check_output_file(out, "--out")
+    key = log_key()
+    seal = seal_status(run_dir, key)  # the same verification as `agentbed verify`
     try:
-        path, run = render_run(run_dir, out)
+        path, run = render_run(run_dir, out, seal=seal, key=key)
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot write the report ({exc.strerror or exc})") from None
-    print(path)
     malformed = [p for p in run.problems if p.malformed]
+    logs_bad = any(e.log_check != "verified" for e in run.episodes)
+    sealed_bad = seal.state in ("failed", "incomplete") or (seal.state == "unsealed" and key is not None)
+    status = 2 if malformed or seal.state == "malformed" else (1 if logs_bad or sealed_bad else 0)
+    if args.json:
+        cli_json.emit("report", {"ok": status == 0, "report": str(path), "seal": {
+            "state": seal.state, "headline": seal.headline, "problems": seal.problems},
+            "logs": len(run.episodes), "logs_verified": sum(e.log_check == "verified" for e in run.episodes),
+            "malformed": [{"file": p.file, "message": p.message} for p in malformed]})
+    else:
+        print(path)
+        print(seal.headline)
     if malformed:
         more = f" (and {len(malformed) - 1} more; see the report)" if len(malformed) > 1 else ""
         raise UsageError(f"{run_dir / malformed[0].file}: {malformed[0].message}{more}")
-    return 1 if any(e.log_check != "verified" for e in run.episodes) else 0
-
-
-def _check_output_file(path: Path | None, option: str) -> None:
-    """An output file's path must not be a directory, and its directory must be creatable."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{option} {path}: is a directory, expected a file name")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"{option} {path}: {parent} is not a directory")
-            if not os.access(parent, os.W_OK):
-                raise UsageError(f"{option} {path}: {parent} is not writable")
-            break
+    if seal.state == "malformed":
+        raise UsageError(seal.problems[0])
+    return status
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -369,7 +389,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else run_dir / "inspect"
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
-    _check_output_file(out / "x", "--out")
+    check_output_file(out / "x", "--out")
     malformed: list[str] = []
     try:
         paths = export_inspect(run_dir, out, malformed)

@@ -16,12 +16,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentbed.errors import UsageError
 from agentbed.summary import table
+from agentbed.validate import finite, parse_yaml, read_text
 
 UNKNOWN = "unknown price"
+MAX_PRICE = 1e6  # USD per million tokens: a thousand times any provider's price, and no sum overflows
 
 
 @dataclass(frozen=True)
@@ -50,17 +50,15 @@ class PriceTable:
 
 
 def _read_table(text: str, where: str) -> tuple[dict[str, Price], dict[str, Any]]:
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    doc = parse_yaml(text, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("models"), dict):
         raise UsageError(f"{where}: needs a 'models' mapping of provider:model -> {{input, output}}")
     prices = {}
     for model, entry in doc["models"].items():
-        if (not isinstance(entry, dict) or not all(isinstance(entry.get(k), int | float) for k in ("input", "output"))
-                or entry["input"] < 0 or entry["output"] < 0):
-            raise UsageError(f"{where}: models.{model}: needs numbers input and output (USD per 1M tokens, >= 0)")
+        if (not isinstance(entry, dict) or not all(finite(entry.get(k)) for k in ("input", "output"))
+                or entry["input"] < 0 or entry["output"] < 0 or max(entry["input"], entry["output"]) > MAX_PRICE):
+            raise UsageError(f"{where}: models.{model}: needs finite numbers input and output (USD per 1M tokens, "
+                         f"0 to {MAX_PRICE:g})")
         prices[str(model)] = Price(float(entry["input"]), float(entry["output"]))
     return prices, doc
 
@@ -72,10 +70,10 @@ def load_prices(override: str | Path | None = None) -> PriceTable:
     source, date = str(doc.get("source", "")).strip(), str(doc.get("date", ""))
     if override is not None:
         path = Path(override)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--prices {path}: {exc.strerror or exc}") from None
+        try:  # bounded, a regular file, strict UTF-8: as every other reader
+            text = read_text(path, what="price table")
+        except UsageError as exc:
+            raise UsageError(f"--prices {exc}") from None
         mine, mine_doc = _read_table(text, f"--prices {path}")
         prices.update(mine)
         source = f"{path} ({mine_doc.get('source', 'user table')}), over the shipped table of {date}"

@@ -40,7 +40,7 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
     """
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
-    jobs = jobs or os.cpu_count() or 1
+    jobs = min(jobs or os.cpu_count() or 1, max(1, len(specs)))  # never more workers than episodes
     previous = set_runtime(runtime)
     try:
         if runtime is not None and executor == "process":

@@ -9,6 +9,10 @@ metrics the exact McNemar test and pass^k are printed beside it.
 The gate refuses what it cannot judge: a result that covers fewer units (tasks, seeds) than
 the baseline is ``subset`` and fails unless the caller allows subsets (the verdict names what
 is missing), and a comparison in which no unit was compared at all fails (:func:`judge`).
+Before that, :func:`check_judgeable` refuses inputs no verdict could be drawn from: a metric
+listed twice, a value outside its metric's range (``range`` in the file, else
+:data:`METRIC_RANGES`, and never beyond :data:`MAX_MAGNITUDE`), and a baseline of another
+suite or task set.
 """
 
 from __future__ import annotations
@@ -37,6 +41,61 @@ class GateRow:
 
 
 ABSENT = "metric absent from the results"
+MAX_MAGNITUDE = 1e12  # no metric value is larger; beyond it sums overflow and intervals stop meaning anything
+# the ranges of the metrics agentbed's workloads write (a results file's own "range" wins)
+METRIC_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "success": (0.0, 1.0), "pass_rate": (0.0, 1.0), "accuracy": (0.0, 1.0), "attack_success": (0.0, 1.0),
+    "cost_usd": (0.0, None), "makespan": (0.0, None), "regret": (None, None),
+}
+
+
+class Unjudgeable(ValueError):
+    """The results or the baseline cannot be compared; ``side`` says which file is at fault."""
+
+    def __init__(self, side: str, message: str) -> None:
+        super().__init__(message)
+        self.side = side
+
+
+def metric_range(m: dict[str, Any]) -> tuple[float, float]:
+    low, high = m.get("range") or METRIC_RANGES.get(m["metric"], (None, None))
+    return (-MAX_MAGNITUDE if low is None else low, MAX_MAGNITUDE if high is None else high)
+
+
+def check_judgeable(current: dict[str, Any], baseline: dict[str, Any]) -> None:
+    """Refuse (:class:`Unjudgeable`) what no verdict can be drawn from: a metric twice in a
+    file, a value outside its metric's range, a baseline of another suite, or results whose
+    units span tasks (groups) the baseline never had (another task set)."""
+    for side, doc in (("results", current), ("baseline", baseline)):
+        seen: set[tuple[str, str, str]] = set()
+        for i, m in enumerate(doc.get("metrics", [])):
+            if _key(m) in seen:
+                raise Unjudgeable(side, f"field 'metrics[{i}]': {'/'.join(_key(m))} is listed twice")
+            seen.add(_key(m))
+            low, high = metric_range(m)
+            for unit, value in m["values"].items():
+                if not low <= value <= high:
+                    raise Unjudgeable(side, f"field 'metrics[{i}].values.{unit}' is {value}, outside the range "
+                                            f"[{low:g}, {high:g}] of metric {m['metric']!r}")
+    mine = {m["suite"] for m in current.get("metrics", [])}
+    theirs = {m["suite"] for m in baseline.get("metrics", [])}
+    if mine and theirs and not mine & theirs:
+        raise Unjudgeable("baseline", f"is of suite {', '.join(sorted(theirs))}, the results of "
+                                      f"{', '.join(sorted(mine))}: a baseline of another suite")
+    base = {_key(m): m for m in baseline.get("metrics", [])}
+    for m in current.get("metrics", []):
+        if _key(m) not in base:
+            continue
+        if m.get("range") is not None and base[_key(m)].get("range") is not None \
+                and list(m["range"]) != list(base[_key(m)]["range"]):
+            raise Unjudgeable("results", f"{'/'.join(_key(m))}: range {m['range']} differs from the baseline's "
+                                         f"{base[_key(m)]['range']}")
+        groups = {u.split("/", 1)[0] for u in base[_key(m)]["values"]}
+        extra = sorted({u.split("/", 1)[0] for u in m["values"]} - groups)
+        if extra:
+            raise Unjudgeable("baseline", f"{'/'.join(_key(m))}: the results have tasks the baseline does not "
+                                          f"({', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''}): a "
+                                          "baseline of another task set")
 
 
 def _key(m: dict[str, Any]) -> tuple[str, str, str]:
@@ -72,6 +131,8 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
         b = [float(base["values"][u]) for u in units]
         groups = [u.split("/", 1)[0] for u in units]
         diff = paired_difference_ci([sign * x for x in a], [sign * y for y in b], groups=groups, seed=seed)
+        if not all(math.isfinite(v) for v in (diff.estimate, diff.low, diff.high)):  # never "ok" by NaN
+            raise Unjudgeable("results", f"{suite}/{agent}/{metric}: the difference is not a finite number")
         regressed = diff.high < 0 and diff.estimate < -tol
         improved = diff.low > 0
         detail = f"paired bootstrap over {len(set(groups))} groups, {len(units)} units"

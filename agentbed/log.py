@@ -198,7 +198,7 @@ def verify_lines(lines: list[bytes], expected_digest: str | None = None, key: by
             return VerifyResult(False, len(lines), number, "content does not match its hash")
         try:
             record = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer of thousands of digits
             return VerifyResult(False, len(lines), number, "not valid JSON")
         if record.get("prev") != prev:
             return VerifyResult(False, len(lines), number, "chain broken: prev does not match the previous record")
@@ -232,9 +232,13 @@ def looks_like_log(first_line: bytes) -> bool:
 def verify_log(path: str | os.PathLike[str], expected_digest: str | None = None,
                key: bytes | None = None) -> VerifyResult:
     """Check every record's hash and the chain; name the first record whose bytes changed."""
+    from agentbed.validate import InputError, bounded_lines, open_regular
+
     try:
-        with open(path, "rb") as fh:
-            lines = fh.readlines()
+        with open_regular(path, what="trajectory log") as fh:
+            lines = [line for _, line in bounded_lines(fh, path, LogFormatError)]
+    except InputError as exc:
+        raise LogFormatError(str(exc)) from None
     except OSError as exc:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
     return verify_lines(lines, expected_digest, key)
@@ -252,9 +256,13 @@ def verify_and_read(path: str | os.PathLike[str], expected_digest: str | None = 
                     key: bytes | None = None) -> tuple[VerifyResult, list[dict[str, Any]]]:
     """:func:`verify_log_file`, also returning the records it read and checked against the
     schema when the chain holds (empty otherwise), so a caller need not read them again."""
+    from agentbed.validate import InputError, open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, what="trajectory log") as fh:
             first = fh.readline(4096)
+    except InputError as exc:
+        raise LogFormatError(str(exc)) from None
     except OSError as exc:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
     if not looks_like_log(first):
@@ -275,14 +283,12 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Records of a log, each checked against the trajectory schema: a malformed file raises
     :class:`LogFormatError` naming the file, line and field (bounded: a record longer than
     ``MAX_LINE_BYTES`` is refused before it is parsed)."""
-    from agentbed.validate import InputError, bounded_lines, check, parse_json, record_schema
+    from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json, record_schema
 
-    if os.path.isdir(path):
-        raise LogFormatError(f"{path}: is a directory, expected a trajectory log")
     try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from exc
+        fh = open_regular(path, what="trajectory log")
+    except InputError as exc:
+        raise LogFormatError(str(exc)) from None
     with fh:
         number = 0
         for number, line in bounded_lines(fh, path, LogFormatError):

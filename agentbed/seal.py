@@ -28,17 +28,24 @@ def log_key() -> bytes | None:
         source = KEY_VAR
     elif os.environ.get(KEY_FILE_VAR):
         path = os.environ[KEY_FILE_VAR]
+        from agentbed.validate import read_bytes
+
         try:
-            with open(path, "rb") as fh:
-                key = fh.read(1 << 16).strip()
-        except OSError as exc:
-            raise UsageError(f"{KEY_FILE_VAR}={path}: cannot read the key ({exc.strerror})") from None
+            key = read_bytes(path, limit=1 << 16, what="key file").strip()
+        except UsageError as exc:
+            raise UsageError(f"{KEY_FILE_VAR}={exc}") from None
         source = f"{KEY_FILE_VAR}={path}"
     else:
         return None
     if len(key) < MIN_KEY_BYTES:
         raise UsageError(f"{source}: a key must have at least {MIN_KEY_BYTES} bytes")
     return key
+
+
+def key_id(key: bytes) -> str:
+    """A name for the key that reveals nothing of it: the first 16 hex digits of its HMAC over a
+    fixed label (so a run can say which key signed it, and a wrong key is named as such)."""
+    return mac(key, b"agentbed key id")[:16]
 
 
 def mac(key: bytes, data: bytes) -> str:

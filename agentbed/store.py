@@ -30,14 +30,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.files import write_atomic
-from agentbed.manifest import MANIFEST, ManifestWriter, authentic, plan_of
-from agentbed.manifest import load as load_manifest
+from agentbed.manifest import ManifestWriter, plan_of
 from agentbed.runner import EpisodeRecord
 from agentbed.seal import log_key
 from agentbed.validate import (
@@ -46,6 +46,7 @@ from agentbed.validate import (
     InputError,
     bounded_lines,
     check,
+    open_regular,
     parse_json,
     read_json,
 )
@@ -62,6 +63,7 @@ class RunStore:
         self.episodes = self.root / "episodes"
         self._lock_fd: int | None = None
         self._seal: ManifestWriter | None = None
+        self.run_id = ""
 
     # -- one writer ------------------------------------------------------------------------
     def lock(self) -> None:
@@ -113,10 +115,12 @@ class RunStore:
         if self.exists():  # another writer recorded its plan between our check and our lock
             self.unlock()
             raise UsageError(f"--out {self.root}: a run is already recorded there; use --resume to finish it")
+        self.run_id = uuid.uuid4().hex  # what binds the manifest to this run, not another of the same plan
+        meta = {**meta, "run_id": self.run_id}
         write_atomic(self.root / RUN_META, json.dumps(meta, indent=1, sort_keys=True).encode("utf-8"))
         plan = plan_of(meta)
         if plan is not None:
-            self._seal = ManifestWriter(self.root, plan, {}, log_key())
+            self._seal = ManifestWriter(self.root, plan, self.run_id, {}, log_key())
             self._seal.write(complete=False)
 
     def meta(self) -> dict[str, Any]:
@@ -128,16 +132,17 @@ class RunStore:
             raise UsageError(f"{path}: no run recorded here (missing {RUN_META})")
         return read_json(path, what="run.json", schema=RUN_META_SCHEMA)
 
-    def open_existing(self) -> dict[str, Any]:
-        """Take the writer lock of a recorded run (to finish it) and return its plan. Before
-        the run's seal is extended, what it holds is checked: the manifest's HMAC (with a
-        key), and every finished episode against the manifest or, for those finished after its
-        last update, its log against the index digest, so a forgery is never sealed."""
+    def open_existing(self, sealed: dict[str, str] | None = None) -> dict[str, Any]:
+        """Take the writer lock of a recorded run and return its plan; with ``sealed`` (the
+        finished episodes and their digests, as :func:`agentbed.verify_run.open_for_resume`
+        verified them: the only way the CLI resumes), go on extending the run's seal."""
         self.lock()
         meta = self.meta()
         plan = plan_of(meta)
-        if plan is not None:
-            self._seal = ManifestWriter(self.root, plan, self._trusted_episodes(), log_key())
+        if plan is not None and sealed is not None:
+            self.run_id = meta["run_id"]
+            self._seal = ManifestWriter(self.root, plan, self.run_id, sealed, log_key())
+            self._seal.write(complete=False)  # no longer final: this resume's episodes are not sealed yet
         return meta
 
     def set_aside(self, episode_ids: set[str]) -> list[str]:
@@ -167,30 +172,6 @@ class RunStore:
             self._seal.episodes = {eid: d for eid, d in self._seal.episodes.items() if eid not in set(chosen)}
             self._seal.write(complete=False)
         return chosen
-
-    def _trusted_episodes(self) -> dict[str, str]:
-        from agentbed.log import verify_log
-
-        key = log_key()
-        sealed: dict[str, str] = {}
-        if (self.root / MANIFEST).exists():
-            doc = load_manifest(self.root)
-            why = authentic(doc, key)
-            if why:
-                raise UsageError(f"{self.root / MANIFEST}: {why}; not resuming (see agentbed verify {self.root})")
-            sealed = {eid: digest for eid, digest in doc["episodes"]}
-        episodes = {}
-        for number, record in iter_index(self.root / INDEX):
-            eid, digest = record["episode_id"], record.get("digest", "")
-            if eid in sealed:
-                if digest != sealed[eid]:
-                    raise UsageError(f"{self.root / INDEX}: line {number}: the digest of {eid} differs from the "
-                                     f"sealed one; not resuming (see agentbed verify {self.root})")
-            elif not verify_log(self.root / record.get("log", f"episodes/{eid}.jsonl"), digest or None, key).ok:
-                raise UsageError(f"{self.root / INDEX}: line {number}: the log of {eid} does not verify; "
-                                 f"not resuming (see agentbed verify {self.root})")
-            episodes.setdefault(eid, digest)
-        return episodes
 
     def finish(self, files: list[str]) -> bool:
         """Seal the run with the digests of ``files`` (relative paths); True when complete."""
@@ -278,12 +259,7 @@ def iter_index(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]
     path = Path(path)
     if not path.exists():
         return []
-    if not path.is_file():
-        raise InputError(f"{path}: not a regular file, expected a run index")
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    fh = open_regular(path, what="run index")  # a FIFO or a device: refused, never waited on
     out = []
     with fh:
         for number, line in bounded_lines(fh, path):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.agents.base import Agent
+from agentbed.arguments import check_value
 from agentbed.env import ToolEnv
 from agentbed.errors import SuiteError  # noqa: F401 - re-exported: workloads import it from here
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
@@ -89,6 +90,8 @@ class Suite:
                     raise SuiteError(f"--{name}: {value!r} is not a valid {opt.type.__name__}") from exc
             if opt.choices is not None and value not in opt.choices:
                 raise SuiteError(f"--{name}: {value!r} is not one of {', '.join(map(str, opt.choices))}")
+            if name in given:  # finite, in range, not empty, as every other option
+                check_value(f"--{name}", value)
             resolved[name] = value
         return resolved
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -25,6 +27,8 @@ from agentbed.errors import UsageError
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a results file, run.json or baseline; far above any real one
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one log record or index line
 MAX_DEPTH = 200  # nesting of arrays and objects; real records stay below 20
+MAX_INT = 2**63 - 1  # integers beyond a signed 64-bit word are refused (Python would parse 4,300 digits, then fail)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff: legal in pairs, refused alone
 
 
 class InputError(UsageError):
@@ -35,20 +39,35 @@ def where(path: str | os.PathLike[str], line: int | None = None) -> str:
     return f"{path}: line {line}" if line is not None else str(path)
 
 
-def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_JSON_BYTES, what: str = "file") -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes."""
+def open_regular(path: str | os.PathLike[str], *, what: str = "file") -> BinaryIO:
+    """An open binary file, refused unless it is a regular file. Opened without blocking, so a
+    FIFO or a device is named and refused, never waited on."""
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            if not os.path.isfile(p):
-                raise InputError(f"{p}: not a regular {what}")
-            data = fh.read(limit + 1)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     except IsADirectoryError:
         raise InputError(f"{p}: is a directory, expected a {what}") from None
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket or special file")
+        raise InputError(f"{p}: is {kind}, expected a regular {what}")
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_JSON_BYTES, what: str = "file") -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes."""
+    p = Path(path)
+    with open_regular(p, what=what) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:
         raise InputError(f"{p}: larger than {limit} bytes; not a {what}")
     return data
@@ -82,8 +101,49 @@ def _check_tree(value: Any, at: str) -> None:
             stack.extend((v, (*path, i)) for i, v in enumerate(node) if isinstance(v, dict | list | float))
 
 
+class _Refused(ValueError):
+    """Raised from inside the JSON parser's hooks; becomes an InputError naming the file."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 20 or abs(value := int(text)) > MAX_INT:
+        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits, beyond the documented bound of "
+                       f"{MAX_INT} (2^63 - 1)")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise _Refused(f"field {name!r} is given twice in one object (which one counts is undefined)")
+            seen.add(name)
+    return doc
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The path of the first string (key or value) holding an unpaired UTF-16 surrogate."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return field_name(path)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                stack.extend(((k, (*path, k)), (v, (*path, k))))
+        elif isinstance(node, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+    return None
+
+
 def parse_json(data: bytes, at: str) -> Any:
-    """Parse strict UTF-8 JSON with finite numbers only; ``at`` names the file and line for errors."""
+    """Parse strict UTF-8 JSON with finite numbers only, integers within 64 bits, no key twice
+    in one object and no lone surrogate; ``at`` names the file and line for errors."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:3] == b"\xef\xbb\xbf":
         raise InputError(f"{at}: starts with a byte-order mark (UTF-16 or UTF-8-BOM); expected UTF-8 JSON")
     try:
@@ -93,12 +153,54 @@ def parse_json(data: bytes, at: str) -> Any:
     if not text.strip():
         raise InputError(f"{at}: empty, expected JSON")
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(f"{at}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except _Refused as exc:
+        raise InputError(f"{at}: {exc}") from None
     except RecursionError:
         raise InputError(f"{at}: JSON nested deeper than {MAX_DEPTH} levels") from None
     _check_tree(value, at)
+    if _SURROGATE_ESCAPE.search(data) and (bad := _lone_surrogate(value)) is not None:
+        raise InputError(f"{at}: field {bad!r} holds a lone UTF-16 surrogate (\\ud800-\\udfff unpaired), "
+                         "not text")
+    return value
+
+
+def read_text(path: str | os.PathLike[str], *, what: str = "file") -> str:
+    """A regular file's text (bounded, strict UTF-8, no lone surrogate possible)."""
+    data = read_bytes(path, what=what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_yaml(text: str, at: str) -> Any:
+    """YAML (safe loader) held to what JSON files are: finite numbers, bounded nesting, integers
+    within 64 bits, text without lone surrogates."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{at}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise InputError(f"{at}: YAML nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # an integer of thousands of digits, a bad date
+        raise InputError(f"{at}: a value YAML cannot hold ({str(exc)[:80]})") from None
+    _check_tree(value, at)
+    stack = [value]
+    while stack:  # _check_tree bounded the depth
+        node = stack.pop()
+        if isinstance(node, int) and not isinstance(node, bool) and abs(node) > MAX_INT:
+            raise InputError(f"{at}: an integer beyond the documented bound of {MAX_INT} (2^63 - 1)")
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    if (bad := _lone_surrogate(value)) is not None:
+        raise InputError(f"{at}: field {bad!r} holds a lone UTF-16 surrogate, not text")
     return value
 
 
@@ -165,6 +267,8 @@ def finite(value: Any) -> bool:
 _STR = {"type": "string"}
 _NAME = {"type": "string", "minLength": 1}
 
+RUN_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+SEED_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}  # what numpy seeds take
 RUN_META_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["suite", "tasks", "agents", "seeds", "options"],
@@ -172,9 +276,10 @@ RUN_META_SCHEMA: dict[str, Any] = {
         "suite": _NAME,
         "tasks": {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
         "agents": {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
-        "seeds": {"type": "array", "items": {"type": "integer"}, "minItems": 1, "uniqueItems": True},
+        "seeds": {"type": "array", "items": SEED_SCHEMA, "minItems": 1, "uniqueItems": True},
         "options": {"type": "object"},
         "degrade": {"type": "number", "minimum": 0, "maximum": 1},
+        "run_id": RUN_ID_SCHEMA,
         "executor": _STR,
         "command": _STR,
     },
@@ -205,6 +310,7 @@ RESULTS_SCHEMA: dict[str, Any] = {
             "properties": {
                 "suite": _STR, "agent": _STR, "metric": _STR, "higher_is_better": {"type": "boolean"},
                 "tolerance": {"type": "number", "minimum": 0},
+                "range": {"type": "array", "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2},
                 "values": {"type": "object", "additionalProperties": {"type": "number"}},
             },
         }},

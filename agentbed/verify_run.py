@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agentbed import manifest as mf
+from agentbed.errors import UsageError
 from agentbed.log import verify_and_read, verify_log_file
+from agentbed.seal import KEY_VAR, key_id, log_key
 from agentbed.store import INDEX, RunStore, iter_index
 from agentbed.validate import InputError, read_json
 
@@ -29,67 +31,123 @@ TEAM_MANIFEST_SCHEMA: dict[str, Any] = {
 }
 
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
+# folders other verbs write into a run directory after it ended (export, branch): not the run's
+OUTPUT_DIRS = {"inspect", "branches"}
 
 
 @dataclass
 class RunCheck:
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # every problem, in the order found
+    damage: list[str] = field(default_factory=list)  # the problems an interrupted run does not explain
     logs: int = 0
     logs_ok: int = 0
     summary: str = ""
+    run_id: str = ""
+    sealable: dict[str, str] = field(default_factory=dict)  # indexed episodes and their digests
 
-    def add(self, problem: str) -> None:
+    def add(self, problem: str, *, damage: bool = True) -> None:
         self.problems.append(problem)
+        if damage:
+            self.damage.append(problem)
+
+
+def is_run_dir(root: Path) -> bool:
+    """A directory that `agentbed run` wrote, or what is left of one: a run.json with a plan, a
+    manifest or a top-level index. Any of them means the whole seal is required."""
+    if (root / mf.MANIFEST).exists() or (root / INDEX).exists():
+        return True
+    if not (root / "run.json").is_file():
+        return False
+    meta = read_json(root / "run.json", what="run.json")
+    return isinstance(meta, dict) and mf.plan_of(meta) is not None
 
 
 def check_run(root: Path, key: bytes | None) -> RunCheck:
+    """Everything ``agentbed verify RUN_DIR`` checks; malformed files raise InputError (bad
+    input), everything else is a problem. Without run.json the sealed plan is checked."""
     out = RunCheck()
-    meta = RunStore(root).meta()  # malformed run.json: InputError, exit 2
-    plan = mf.plan_of(meta)
-    assert plan is not None, "check_run needs an agentbed run directory"
+    meta = RunStore(root).meta() if (root / "run.json").is_file() else None  # malformed: InputError, exit 2
+    if meta is None:
+        out.add(f"{root / 'run.json'}: missing: the run's plan and identity are not here (deleted?)")
+    doc = _manifest(root, meta, key, out)
+    plan = mf.plan_of(meta) if meta is not None else (doc["plan"] if doc else None)
+    if plan is None:
+        out.summary = "not verified: neither run.json nor a manifest says what the run owes"
+        return out
     expected = set(mf.expected_ids(plan))
-    doc = _manifest(root, plan, expected, key, out)
+    if doc:
+        _manifest_plan(root, doc, plan, expected, out)
+    final = bool(doc and doc["final"])
     sealed = {eid: digest for eid, digest in doc["episodes"]} if doc else {}
-    indexed = _index(root, expected, sealed, bool(doc and doc["complete"]), out)
+    indexed = _index(root, expected, sealed, final, out)
     for eid in sorted(set(sealed) - set(indexed)):
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
+    out.sealable = {eid: str(r.get("digest", "")) for eid, r in indexed.items()}
     _logs(root, sealed, indexed, key, out)
-    _strays(root, expected, sealed, indexed, out)
+    _strays(root, expected, sealed, indexed, set(doc["files"]) if final and doc else None, out)
     if doc:
         _files(root, doc, indexed, out)
     finished = len(set(indexed) & expected)
-    complete = bool(doc and doc["complete"]) and finished == len(expected) and set(sealed) == expected
+    complete = bool(doc and doc["complete"] and final) and finished == len(expected) and set(sealed) == expected
+    if doc and doc["complete"] and set(sealed) != expected:
+        out.add(f"{root / mf.MANIFEST}: says complete but seals {len(sealed)} of {len(expected)} planned episodes")
+    if doc and not final:
+        out.add(f"{root / mf.MANIFEST}: not final: the run was interrupted or is still running", damage=False)
     if not complete:
-        out.add(f"incomplete: {finished} of {len(expected)} episodes finished, {len(sealed)} sealed")
-    seal = (f"root {doc['root'][:16]}, " + ("HMAC checked" if key else "no key: HMAC not checked")) if doc else "unsealed"
-    out.summary = f"run {'complete' if complete else 'incomplete'}, {len(expected)} episodes planned, {seal}"
+        out.add(f"incomplete: {finished} of {len(expected)} episodes finished, {len(sealed)} sealed", damage=False)
+    out.summary = f"run {'complete' if complete else 'incomplete'} (id {out.run_id or '?'}), " \
+                  f"{len(expected)} episodes planned, {_seal_words(doc, key)}"
     return out
 
 
-def _manifest(root: Path, plan: dict[str, Any], expected: set[str], key: bytes | None,
-              out: RunCheck) -> dict[str, Any] | None:
-    if not (root / mf.MANIFEST).exists():
-        out.add(f"{root / mf.MANIFEST}: missing: the run is not sealed (written before manifests, or deleted)")
+def _seal_words(doc: dict[str, Any] | None, key: bytes | None) -> str:
+    if not doc:
+        return "unsealed"
+    signer = f"key id {doc['key_id']}" if doc.get("key_id") else "no key"
+    if key is not None:
+        return f"root {doc['root'][:16]}, HMAC checked (signed with {signer})"
+    return (f"root {doc['root'][:16]}, no key: HMAC not checked"
+            + (f" (signed with {signer}; set {KEY_VAR} to check it)" if doc.get("mac") else " (unsigned)"))
+
+
+def _manifest(root: Path, meta: dict[str, Any] | None, key: bytes | None, out: RunCheck) -> dict[str, Any] | None:
+    where = root / mf.MANIFEST
+    if not where.exists():
+        out.add(f"{where}: missing: the run is not sealed (written before manifests, or deleted)")
+        out.run_id = str(meta.get("run_id", "")) if meta else ""
         return None
     doc = mf.load(root)  # malformed: InputError, exit 2
-    where = root / mf.MANIFEST
     why = mf.authentic(doc, key)
     if why:
         out.add(f"{where}: {why}")
+    out.run_id = doc["run_id"]
+    if meta is not None and "run_id" not in meta:
+        out.add(f"{root / 'run.json'}: field 'run_id' is missing (run.json edited, or written before runs carried one)")
+    elif meta is not None and meta["run_id"] != doc["run_id"]:
+        out.add(f"{where}: belongs to run {doc['run_id']}, not to run {meta['run_id']} of run.json "
+                "(a manifest from another run)")
+    if "run.json" not in doc["files"]:
+        out.add(f"{where}: does not seal run.json")
+    if doc["final"] and (root / INDEX).exists() and INDEX not in doc["files"]:
+        out.add(f"{where}: is final but does not seal {INDEX}")
+    return doc
+
+
+def _manifest_plan(root: Path, doc: dict[str, Any], plan: dict[str, Any], expected: set[str], out: RunCheck) -> None:
+    where = root / mf.MANIFEST
     for name in mf.PLAN_FIELDS:
         if doc["plan"].get(name) != plan.get(name):
             out.add(f"{root / 'run.json'}: field {name!r} differs from the plan the manifest sealed")
     pairs = [(eid, digest) for eid, digest in doc["episodes"]]
-    if mf.merkle_root(sorted(pairs)) != doc["root"] or pairs != sorted(pairs):
+    if mf.merkle_root(sorted(pairs)) != doc["root"] or pairs != sorted(pairs) or len(dict(pairs)) != len(pairs):
         out.add(f"{where}: the Merkle root does not match its episodes")
     if doc["expected"] != len(expected):
         out.add(f"{where}: field 'expected' is {doc['expected']}, the plan has {len(expected)} episodes")
     for eid in [e for e, _ in pairs if e not in expected][:MAX_LISTED]:
         out.add(f"{where}: seals {eid}, which is not in the run's plan")
-    return doc
 
 
-def _index(root: Path, expected: set[str], sealed: dict[str, str], complete: bool,
+def _index(root: Path, expected: set[str], sealed: dict[str, str], final: bool,
            out: RunCheck) -> dict[str, dict[str, Any]]:
     indexed: dict[str, dict[str, Any]] = {}
     lines: dict[str, int] = {}
@@ -104,8 +162,8 @@ def _index(root: Path, expected: set[str], sealed: dict[str, str], complete: boo
             out.add(f"{at}: {eid} is not in the run's plan (a log from another run?)")
         elif eid in sealed and record.get("digest") != sealed[eid]:
             out.add(f"{at}: the digest of {eid} differs from the one the manifest sealed")
-        elif eid not in sealed and complete:
-            out.add(f"{at}: {eid} is not in the manifest, which is complete (added after the run?)")
+        elif eid not in sealed and final:
+            out.add(f"{at}: {eid} is not in the manifest, which is final (added after the run?)")
     return indexed
 
 
@@ -170,24 +228,39 @@ def _team_members(root: Path, indexed: dict[str, Any]) -> set[str]:
     return names
 
 
-def _strays(root: Path, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any], out: RunCheck) -> None:
-    known = set(sealed) | set(indexed) | _team_members(root, indexed)
+def _strays(root: Path, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any],
+            final_files: set[str] | None, out: RunCheck) -> None:
+    """Logs of no planned episode; once the manifest is final, also logs it does not seal (a
+    resume would not re-run them) and any other JSON or JSONL file it does not seal (outside the
+    folders export and branch write later), since a reader might take it for the run's."""
+    final = final_files is not None
+    members = _team_members(root, indexed)
+    known = set(sealed) | set(indexed) | members
     strays = [p for p in sorted((root / "episodes").glob("*.jsonl"))
-              if p.stem not in known and p.stem not in expected]
+              if p.stem not in known and (p.stem not in expected or final)]
     for path in strays[:MAX_LISTED]:
-        out.add(f"{path}: stray log: no episode of the run's plan")
+        out.add(f"{path}: stray log: " + ("no episode of the run's plan" if path.stem not in expected
+                                          else "not sealed by the final manifest (added after the run?)"))
     if len(strays) > MAX_LISTED:
         out.add(f"... and {len(strays) - MAX_LISTED} more stray logs")
+    if final_files is not None:
+        extra = [p for p in sorted(root.rglob("*.json*")) if p.suffix in (".json", ".jsonl") and p.is_file()
+                 and p.relative_to(root).as_posix() not in final_files | {mf.MANIFEST}
+                 and p.parent != root / "episodes" and not OUTPUT_DIRS & set(p.relative_to(root).parts[:-1])]
+        for path in extra[:MAX_LISTED]:
+            out.add(f"{path}: not sealed by the manifest, which is final (added after the run?)")
 
 
 def _files(root: Path, doc: dict[str, Any], indexed: dict[str, dict[str, Any]], out: RunCheck) -> None:
     for rel, digest in doc["files"].items():
         path = root / rel
-        if not path.is_file():
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            out.add(f"{root / mf.MANIFEST}: seals {rel!r}, a file outside the run directory")
+        elif not path.is_file():
             out.add(f"{path}: missing (the manifest sealed it)")
         elif mf.file_digest(path) != digest:
             out.add(f"{path}: differs from the digest the manifest sealed (edited after the run?)")
-    if doc["complete"] and (root / "results.json").is_file():
+    if doc["final"] and (root / "results.json").is_file():
         _results_agree(root, indexed, out)
 
 
@@ -201,3 +274,93 @@ def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck
         key = (metric["suite"], metric["agent"], metric["metric"])
         if key in mine and metric["values"] != mine[key]:
             out.add(f"{root / 'results.json'}: {'/'.join(key)} differs from the episodes' footers")
+
+
+@dataclass
+class ResultsSeal:
+    """Whether a results file can be trusted, for the gate: ``problems`` empty when it can."""
+    results: Path
+    sealed: bool  # part of a run directory, checked as ``verify`` checks it
+    problems: list[str]
+    summary: str
+
+
+def results_seal(path: Path, key: bytes | None) -> ResultsSeal:
+    """The results file behind ``gate PATH`` and whether to trust it. A run directory (or its
+    results.json) is checked whole, as ``verify`` does: any problem, incompleteness included,
+    and it is not judged. A results file outside any run is unsealed: refused under a key
+    (nothing signed vouches for it), taken as it is without one."""
+    results = path / "results.json" if path.is_dir() else path
+    root = results.parent
+    if results.name == "results.json" and is_run_dir(root):
+        check = check_run(root, key)
+        return ResultsSeal(results, True, check.problems, check.summary)
+    claimed = read_json(results, what="results file") if results.is_file() else None
+    if isinstance(claimed, dict) and claimed.get("seal") == mf.MANIFEST:
+        return ResultsSeal(results, True, [f"{results}: written by `agentbed run` and sealed by its manifest, but "
+                                           "its directory holds neither run.json, a manifest nor an index "
+                                           "(deleted?)"], "unsealed")
+    if key is not None:
+        return ResultsSeal(results, False, [f"{results}: not part of a sealed run directory, and a key is set "
+                                            f"({KEY_VAR}): nothing signed vouches for it"], "unsealed")
+    return ResultsSeal(results, False, [], "unsealed results (no run directory, no key): their origin is unchecked")
+
+
+@dataclass
+class SealStatus:
+    """What the report shows at its top: ``state`` is verified, incomplete, failed, malformed
+    or unsealed; ``trusted`` is whether the report may call the run verified."""
+    state: str
+    headline: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def trusted(self) -> bool:
+        return self.state == "verified"
+
+
+def seal_status(root: Path, key: bytes | None) -> SealStatus:
+    """The same verification as ``agentbed verify RUN_DIR`` (with the key when set), for the report."""
+    try:
+        if not is_run_dir(root):
+            if key is not None:
+                return SealStatus("unsealed", f"not a sealed run (no manifest), and a key is set ({KEY_VAR}): its "
+                                              "summaries are signed by nothing; logs' HMACs are checked one by one")
+            return SealStatus("unsealed", "not a sealed run (no manifest, e.g. `agentbed demo`): only each log's "
+                                          "hash chain is checked", [])
+        check = check_run(root, key)
+    except InputError as exc:
+        return SealStatus("malformed", f"not verified: {exc}", [str(exc)])
+    if check.damage:
+        return SealStatus("failed", f"seal FAILED: {len(check.damage)} problem(s); {check.summary}", check.problems)
+    if check.problems:
+        return SealStatus("incomplete", f"seal holds, run incomplete: {check.summary}", check.problems)
+    return SealStatus("verified", f"seal verified: {check.summary}" + ("" if key else
+                      f" ({KEY_VAR} unset: a forger who re-hashes every file is not caught)"))
+
+
+def open_for_resume(store: RunStore) -> dict[str, Any]:
+    """Take a recorded run's writer lock to finish it, once it verifies as ``agentbed verify``
+    verifies it (with the key when set): a signed run without the key or under another key, and
+    a run with any damage (named), are refused, so a resume never weakens a seal, never seals a
+    forgery and never overwrites a sealed log. Only what an interrupted run leaves (episodes
+    still owed, a manifest not yet final) is fine. Returns run.json."""
+    store.lock()
+    meta = store.meta()
+    if mf.plan_of(meta) is None:
+        return store.open_existing()
+    key = log_key()
+    where = store.root / mf.MANIFEST
+    if where.is_file():
+        doc = mf.load(store.root)
+        if doc.get("mac") and key is None:
+            raise UsageError(f"{where}: the run is signed (key id {doc['key_id']}); set {KEY_VAR} to the key that "
+                             "signed it to resume (without it the seal would be lost)")
+        if key is not None and doc.get("key_id") not in (None, key_id(key)):
+            raise UsageError(f"{where}: the run is signed under another key (key id {doc['key_id']}; the key set "
+                             f"has id {key_id(key)}); not resuming")
+    check = check_run(store.root, key)
+    if check.damage:
+        more = f" (and {len(check.damage) - 1} more)" if len(check.damage) > 1 else ""
+        raise UsageError(f"{check.damage[0]}{more}; not resuming (see agentbed verify {store.root})")
+    return store.open_existing(check.sealable)

@@ -9,7 +9,9 @@ from agentbed.report.findings import findings_section
 from agentbed.report.html import STYLE, Markup, el, slug
 from agentbed.report.overview import episodes_section, overview_section
 from agentbed.report.rundir import SUMMARY_NAME, RunContents, load_run
+from agentbed.report.seal_block import seal_section
 from agentbed.report.workload import workload_section
+from agentbed.verify_run import SealStatus
 
 REPORT_NAME = "report.html"
 
@@ -23,12 +25,14 @@ def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     return render_run(run_dir, out)[0]
 
 
-def render_run(run_dir: str | Path, out: str | Path | None = None) -> tuple[Path, RunContents]:
-    """:func:`render_report`, also returning what was read (its problems and log checks)."""
+def render_run(run_dir: str | Path, out: str | Path | None = None, seal: SealStatus | None = None,
+               key: bytes | None = None) -> tuple[Path, RunContents]:
+    """:func:`render_report`, also returning what was read (its problems and log checks);
+    ``seal`` (``verify``'s verdict) opens the page, ``key`` checks each log's HMAC."""
     root = Path(run_dir)
     if not root.is_dir():
         raise UsageError(f"{run_dir}: not a run directory (no such directory)")
-    run = load_run(root)
+    run = load_run(root, key)
     suites = list(dict.fromkeys([*run.named_suites, *run.summaries, *run.expected_suites]))
     # Workload sections first: rendering them finds the problems the overview lists.
     workloads = [workload_section(s, run.summaries.get(s), f"{s}/{SUMMARY_NAME}", run.problems) for s in suites]
@@ -43,7 +47,7 @@ def render_run(run_dir: str | Path, out: str | Path | None = None) -> tuple[Path
         el("head", Markup('<meta charset="utf-8">'),
            Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
            el("title", title), el("style", Markup(STYLE))),
-        el("body", el("header", el("h1", title), nav), findings, overview_section(run), *workloads, episodes_section(run)),
+        el("body", el("header", el("h1", title), nav), seal_section(seal) if seal else None, findings, overview_section(run), *workloads, episodes_section(run)),
         lang="en")
     path = Path(out) if out is not None else root / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)

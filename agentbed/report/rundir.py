@@ -81,7 +81,7 @@ def _suites_named(run_info: dict[str, Any] | None) -> list[str]:
     return [s for s in named if isinstance(s, str)] if isinstance(named, list) else []
 
 
-def _read_index(run: RunContents, path: Path) -> None:
+def _read_index(run: RunContents, path: Path, key: bytes | None) -> None:
     rel = run.rel(path)
     try:
         data = read_bytes(path, limit=MAX_JSON_BYTES * 16, what="run index")
@@ -100,13 +100,13 @@ def _read_index(run: RunContents, path: Path) -> None:
                 exc = InputError(f"line {number} is not JSON ({str(exc).split('(', 1)[-1].rstrip(')')})")
             run.problems.append(Problem(rel, f"{exc}; episode left out", malformed=True))
             continue
-        log, check_text = _check_log(run.root, path.parent, record)
+        log, check_text = _check_log(run.root, path.parent, record, key)
         if check_text.startswith(NOT_A_LOG) or check_text.startswith(MALFORMED):
             run.problems.append(Problem(run.rel(log) if log else rel, check_text, malformed=True))
         run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check_text))
 
 
-def _check_log(root: Path, index_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:
+def _check_log(root: Path, index_dir: Path, record: dict[str, Any], key: bytes | None) -> tuple[Path | None, str]:
     named = record.get("log")
     if isinstance(named, str) and named:
         log = Path(named) if Path(named).is_absolute() else root / named
@@ -117,21 +117,21 @@ def _check_log(root: Path, index_dir: Path, record: dict[str, Any]) -> tuple[Pat
     if not log.exists():
         return (log if named else None), "missing"
     digest = record.get("digest") if isinstance(record.get("digest"), str) and record.get("digest") else None
-    return log, check_log(log, digest, record)
+    return log, check_log(log, digest, record, key)
 
 
 NOT_A_LOG = "not a trajectory log"
 MALFORMED = "malformed log"
 
 
-def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = None) -> str:
+def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = None, key: bytes | None = None) -> str:
     """"verified", or why not: the chain, the digest, the records' schema, and (given the
     index record) that the index says what the footer says."""
     try:
         if log.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: the manifest of its members' logs
-            problems = check_team(log, digest, None)
+            problems = check_team(log, digest, key)
             return problems[0] if problems else "verified"
-        result, records = verify_and_read(log, digest)
+        result, records = verify_and_read(log, digest, key)
         if not result.ok:
             return f"record {result.first_bad} changed: {result.reason}"
     except (LogFormatError, InputError) as exc:
@@ -167,7 +167,7 @@ def unindexed_logs(root: Path, known: set[Path]) -> list[Path]:
             if log.resolve() not in known]
 
 
-def _read_unindexed(run: RunContents) -> None:
+def _read_unindexed(run: RunContents, key: bytes | None) -> None:
     known = {(run.root / e.log).resolve() for e in run.episodes if e.log}
     for path in unindexed_logs(run.root, known):
         rel = run.rel(path)
@@ -179,10 +179,11 @@ def _read_unindexed(run: RunContents) -> None:
         if record is None:
             run.problems.append(Problem(rel, "log has no header; episode left out", malformed=True))
             continue
-        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel, check_log(path, None)))
+        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel, check_log(path, None, key=key)))
 
 
-def load_run(run_dir: str | Path) -> RunContents:
+def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
+    """What the report shows of a run directory; with ``key``, each log's HMAC is checked too."""
     root = Path(run_dir)
     run = RunContents(root, None, [], {}, [])
     info_path = root / "run.json"
@@ -198,10 +199,10 @@ def load_run(run_dir: str | Path) -> RunContents:
     indexes = [root / INDEX_NAME] + sorted(p / INDEX_NAME for p in root.iterdir() if p.is_dir())
     for index in indexes:
         if index.is_file():
-            _read_index(run, index)
+            _read_index(run, index, key)
     # Only `agentbed run` episodes (the top-level index) name a workload that owes a summary.
     indexed_suites = [e.record.get("suite") for e in run.episodes if e.index == INDEX_NAME]
-    _read_unindexed(run)
+    _read_unindexed(run, key)
     for sub in sorted(p for p in root.iterdir() if p.is_dir()):
         if (sub / SUMMARY_NAME).is_file():
             run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, run.rel(sub / SUMMARY_NAME), run.problems)

@@ -109,6 +109,7 @@ class DockerSandbox(Sandbox):
             working_dir=WORKDIR, stdin_open=True, network_mode="none", read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=lim.memory_bytes, memswap_limit=lim.memory_bytes,
             nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.processes + 1, hostname="sandbox",
+            shm_size=lim.disk_bytes,  # /dev/shm is a tmpfs too (Docker's default is 64 MiB whatever the limits)
             tmpfs={WORKDIR: f"{tmpfs_opts},mode=0700,uid=1000,gid=1000", "/tmp": f"{tmpfs_opts},mode=1777"},
             ulimits=[Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
                      Ulimit(name="fsize", soft=lim.file_size_bytes, hard=lim.file_size_bytes),

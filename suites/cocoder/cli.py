@@ -23,7 +23,7 @@ from environments.cocoder.tasks import MODULES_SUFFIX, SYNTH_PREFIX, RepoTask, l
 from environments.cocoder.userrepo import USER_PREFIX
 from suites.cocoder.suite import resolve_task
 from suites.cocoder.summary import COST_MODEL_SENTENCE
-from suites.cocoder.team import TeamConfig, plan_team, work_graph
+from suites.cocoder.team import MAX_AGENTS, TeamConfig, plan_team, work_graph
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,8 +76,8 @@ def _planned(task: RepoTask, config: TeamConfig, seed: int) -> tuple[Plan, Sched
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.agents < 1:
-        raise UsageError(f"--agents: {args.agents} must be at least 1")
+    if not 1 <= args.agents <= MAX_AGENTS:
+        raise UsageError(f"--agents must be between 1 and {MAX_AGENTS} (agents working at once), not {args.agents}")
     task = _task(args)
     package = Path(args.package_dir) if task is None else task.tree / task.package
     graph = build_dependency_graph(package) if task is None else work_graph(task)

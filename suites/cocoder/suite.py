@@ -20,6 +20,14 @@ from suites.cocoder.summary import summarize_runs
 from suites.cocoder.team import TeamConfig, run_team
 
 
+def _check_tasks(tasks: list[str], options: dict[str, Any]) -> None:
+    """Before any work: the team's settings (``--agents`` in range), then every task's repository
+    (a bad one is one line, exit 2)."""
+    config_from_options(options)
+    for task in tasks:
+        load_task(resolve_task(task, options))
+
+
 def config_from_options(options: dict[str, Any], coder: str = "simulated") -> TeamConfig:
     return TeamConfig(strategy=options["strategy"], agents=options["team_size"], method=options["method"],
                       cost=CostModel(latency=options["latency"]),
@@ -112,5 +120,5 @@ SUITE = Suite(
     run_unit=run_team_unit,
     summarize=lambda records, options: summarize_runs(records, options),
     demo=_demo,
-    check_tasks=lambda tasks, options: [load_task(resolve_task(t, options)) for t in tasks],  # a bad repository is one line, exit 2
+    check_tasks=lambda tasks, options: _check_tasks(tasks, options),
 )

@@ -24,6 +24,7 @@ import networkx as nx
 
 from agentbed.agents.base import Agent
 from agentbed.env import TaskSpec
+from agentbed.errors import UsageError
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.partition import cut_edges
@@ -47,8 +48,13 @@ SHOWN_AS_WRITTEN = ("message", "own", "history")
 MANIFEST_SCHEMA = "agentbed.cocoder.team/2"  # /2: logs cover pieces (``units``), ``pieces`` maps them
 
 
+MAX_AGENTS = 64  # a team larger than the biggest task's module count only adds idle agents
+
+
 @dataclass(frozen=True)
 class TeamConfig:
+    """One team's settings; ``agents`` is at most :data:`MAX_AGENTS` (planning is quadratic in it)."""
+
     strategy: str = "cocoder"
     agents: int = 3
     method: str = "louvain"
@@ -60,6 +66,10 @@ class TeamConfig:
     granularity: str = "function"  # cocoder only: "file" keeps the paper's file-level partition
     context: str = "fresh"  # cocoder only: a new conversation per unit, or "conversation" (one per agent)
     risk: str = "sequential"  # cocoder only: no plan riskier than one sequential agent (+ a margin), or "any"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.agents <= MAX_AGENTS:
+            raise UsageError(f"--agents must be between 1 and {MAX_AGENTS} (agents working at once), not {self.agents}")
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""

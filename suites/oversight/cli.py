@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from agentbed.arguments import check_output_file
 from agentbed.errors import UsageError
 from agentbed.summary import write_summary
 from controllers.oversight.budget import parse_assignments, with_budgets
@@ -179,6 +180,7 @@ def _benchmarks(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    check_output_file(Path(args.out), "--out")  # before the branching, not after
     if args.benchmark not in TARGETS and not args.benchmark.startswith("suite:"):
         raise UsageError(f"benchmark: unknown {args.benchmark!r}; benchmarks: {', '.join(sorted(TARGETS))}, suite:NAME")
     options: dict[str, Any] = {}
@@ -272,6 +274,7 @@ def _local_server(model: str, run_dir: Path, threads: int | None = None) -> Any:
 def _merge(args: argparse.Namespace) -> int:
     from controllers.oversight.merge import merge_datasets
 
+    check_output_file(Path(args.out), "--out")
     dataset = merge_datasets([(name, Dataset.load(name)) for name in args.datasets])
     dataset.provenance["command"] = _command_line()
     path = dataset.save(args.out)
@@ -300,6 +303,7 @@ def _swap(args: argparse.Namespace) -> int:
 def _features(args: argparse.Namespace) -> int:
     from suites.oversight.refeature import refeature
 
+    check_output_file(Path(args.out), "--out")  # before minutes of replaying, not after
     dataset = refeature(Dataset.load(args.dataset), workers=args.workers,
                         progress=lambda m: print(m, file=sys.stderr, flush=True))
     path = dataset.save(args.out)

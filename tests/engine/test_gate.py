@@ -37,7 +37,7 @@ def test_nothing_compared_is_a_failure_even_with_allow_missing(tmp_path, capsys)
     assert status == 1 and "nothing was compared" in out
     status, out = gate(tmp_path, results({"elsewhere/0": 1.0}), results({"task0/0": 1.0}), "--allow-missing",
                        "--allow-subset", capsys=capsys)
-    assert status == 1 and "nothing was compared" in out
+    assert status == 2 and "another task set" in out  # refused before anything is compared
 
 
 def test_a_subset_fails_unless_allowed_and_names_what_is_missing(tmp_path, capsys):

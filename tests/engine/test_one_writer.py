@@ -43,8 +43,9 @@ def test_the_lock_refuses_a_second_writer_in_any_process(tmp_path):
 
 def test_two_resumes_at_once_leave_no_duplicate(tmp_path):
     out = tmp_path / "run"
-    assert cli("run", "vault", "--agent", "oracle", "--seeds", "150", "--out", str(out), "--quiet").returncode == 0
-    (out / "index.jsonl").write_text("")  # nothing finished: both resumes would run everything
+    with RunStore(out) as store:  # a run recorded and killed before any episode finished: both would run all
+        store.create({"suite": "vault", "tasks": ["open-fast", "open-after-chores"], "agents": ["oracle"],
+                      "seeds": list(range(75)), "options": {}, "degrade": 0.0})
     procs = [subprocess.Popen([*CLI, "run", "vault", "--out", str(out), "--resume", "--quiet", "--executor",
                                "serial"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]

@@ -105,9 +105,9 @@ def test_without_a_key_a_forger_who_also_reseals_the_manifest_wins_and_with_one_
         write_index(run, [{**r, "digest": digest, "success": False} if r["log"] == LOG else r for r in index(run)])
         doc = manifest.load(run)
         episodes = {eid: (digest if eid == Path(LOG).stem else d) for eid, d in doc["episodes"]}
-        files = {"results.json": manifest.file_digest(run / "results.json"),
-                 "vault/summary.json": manifest.file_digest(run / "vault" / "summary.json")}
-        forged = manifest.build(doc["plan"], episodes, complete=True, files=files)  # no key: none to use
+        files = {rel: manifest.file_digest(run / rel) for rel in doc["files"]}
+        forged = manifest.build(doc["plan"], episodes, run_id=doc["run_id"], complete=True, final=True,
+                                files=files)  # no key: none to use
         (run / "manifest.json").write_text(json.dumps(forged))
         status, out = verify(run, key, monkeypatch, capsys)
         if key is None:  # results.json still says success: the cross-check against footers catches that
@@ -159,8 +159,8 @@ def test_an_edited_results_json_fails_the_gate_and_verify(copy, monkeypatch, cap
     doc["metrics"][0]["values"] = {u: 1.0 for u in doc["metrics"][0]["values"]}
     (run / "results.json").write_text(json.dumps(doc))
     monkeypatch.setenv("AGENTBED_LOG_KEY", KEY)
-    assert main(["gate", str(run), "--baseline", "baselines/vault.json"]) == 2
-    assert "differs from the digest its run's manifest sealed" in capsys.readouterr().err
+    assert main(["gate", str(run), "--baseline", "baselines/vault.json"]) == 1  # not judged: it does not verify
+    assert "results.json: differs from the digest the manifest sealed" in capsys.readouterr().out
     status, out = verify(run, KEY, monkeypatch, capsys)
     assert status == 1 and "results.json: differs from the digest the manifest sealed" in out
 
@@ -278,8 +278,8 @@ def test_a_thorough_forger_without_the_key_passes_verify_and_with_it_fails(copy,
         doc = manifest.load(run)
         episodes = {eid: (digest if eid == Path(LOG).stem else d) for eid, d in doc["episodes"]}
         files = {rel: manifest.file_digest(run / rel) for rel in doc["files"]}
-        (run / "manifest.json").write_text(json.dumps(manifest.build(doc["plan"], episodes, complete=True,
-                                                                     files=files)))
+        (run / "manifest.json").write_text(json.dumps(manifest.build(doc["plan"], episodes, run_id=doc["run_id"],
+                                                                     complete=True, final=True, files=files)))
         status, out = verify(run, key, monkeypatch, capsys)
         if key is None:
             assert status == 0, out  # the limit of a bare hash chain, shown rather than hidden

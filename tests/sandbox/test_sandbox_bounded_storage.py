@@ -99,3 +99,19 @@ def test_python_multiprocessing_still_works_in_the_bounded_dev_shm(local_sandbox
     script = "import multiprocessing as m\nlock = m.Lock()\nwith lock:\n    print('ok')\n"
     result = local_sandbox.exec([local_sandbox.python, "-c", script])
     assert result.ok and result.stdout.strip() == b"ok", result
+
+
+def test_dockers_dev_shm_follows_disk_bytes(sandbox_leftovers):
+    """Docker gives /dev/shm 64 MiB whatever the limits say unless told otherwise (issue 31)."""
+    from agentbed.sandbox.factory import docker_ready
+
+    problem = docker_ready()
+    require(problem is None, f"the docker sandbox backend ({problem})",
+            "run scripts/setup-docker as root (installs docker.io, starts dockerd, builds the image)")
+    for disk in (8 * MiB, 96 * MiB):
+        sb = open_sandbox("docker", replace(LIMITS, disk_bytes=disk))
+        try:
+            size = sb.exec(["stat", "-f", "-c", "%b %S", "/dev/shm"]).stdout.split()
+            assert int(size[0]) * int(size[1]) == disk, (disk, size)
+        finally:
+            sb.cleanup()
