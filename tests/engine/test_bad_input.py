@@ -378,3 +378,52 @@ def test_the_other_verbs_refuse_bad_arguments_in_one_line(tmp_path):
                        (["oversight", "evaluate", str(tmp_path / "none.jsonl")], "none.jsonl"),
                        (["graphrag", "grid", "--dataset", "nowhere"], "nowhere")):
         assert_refused(in_process(argv), name, what=" ".join(argv))
+
+
+# -- issue 31: numbers past 64 bits, lone surrogates, repeated keys, special files, the prices file ---
+def test_huge_integers_lone_surrogates_and_repeated_keys_are_one_line_in_every_reader(valid_run, tmp_path):
+    big = "9" * 5000
+    results = (valid_run / "results.json").read_text()
+    unit = next(iter(json.loads(results)["metrics"][0]["values"]))
+    cases = {
+        "results big int": ("results.json", results.replace('"episodes": ', f'"episodes": {big}, "x": ', 1)),
+        "results surrogate": ("results.json", results.replace(f'"{unit}"', '"\\ud800"', 1)),
+        "results repeated key": ("results.json", results.replace(f'"{unit}": ', f'"{unit}": 0.0, "{unit}": ', 1)),
+        "run.json big int": ("run.json", (valid_run / "run.json").read_text().replace('"seeds": [', f'"seeds": [{big}, ')),
+        "index surrogate": ("index.jsonl", (valid_run / "index.jsonl").read_text().replace('"task": "', '"task": "\\udc00', 1)),
+        "log big int": (LOG, (valid_run / LOG).read_text().replace('"seed":', f'"x":{big},"seed":', 1)),
+    }
+    for what, (rel, text) in cases.items():
+        run = _copy(valid_run, tmp_path)
+        (run / rel).write_text(text)
+        for argv in (["verify", str(run)], ["gate", str(run), "--baseline", "baselines/vault.json"],
+                     ["report", str(run), "--out", str(tmp_path / "r.html")], ["replay", str(run / LOG)]):
+            status, out, err = in_process(argv)
+            assert status in (1, 2) and "internal error" not in err and "Traceback" not in err, (what, argv, err)
+            if status == 2:
+                assert_refused((status, out, err), what=f"{what} / {argv[0]}")
+    (tmp_path / "cur.json").write_text(cases["results repeated key"][1])
+    assert_refused(in_process(["gate", str(tmp_path / "cur.json"), "--baseline", "baselines/vault.json"]),
+                   "given twice", what="a repeated unit key")
+
+
+def test_fifos_and_devices_are_refused_at_once_never_waited_on(valid_run, tmp_path):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for argv in (["replay", str(fifo)], ["verify", str(fifo)], ["gate", str(valid_run), "--baseline", str(fifo)],
+                 ["gate", str(fifo), "--baseline", "baselines/vault.json"], ["replay", "/dev/zero"],
+                 ["run", "vault", "--prices", str(fifo), "--out", str(tmp_path / "p")]):
+        assert_refused(subprocess_cli(argv, timeout=60), what=" ".join(argv))
+
+
+def test_the_prices_file_goes_through_the_validator(tmp_path):
+    for name, text in (("nan", "models:\n  'x:*': {input: .nan, output: 1}\n"),
+                       ("inf", "models:\n  'x:*': {input: .inf, output: 1}\n"),
+                       ("huge", "models:\n  'x:*': {input: 1e300, output: 1}\n"),
+                       ("big-int", f"models:\n  'x:*': {{input: {'9' * 5000}, output: 1}}\n"),
+                       ("latin1", "models: {}\n# \xe9\n")):
+        path = tmp_path / f"{name}.yaml"
+        path.write_bytes(text.encode("latin-1") if name == "latin1" else text.encode())
+        assert_refused(in_process(["run", "vault", "--prices", str(path), "--out", str(tmp_path / name)]),
+                       "--prices", name, what=name)
+        assert not (tmp_path / name).exists()

@@ -35,3 +35,16 @@ def test_every_gated_run_covers_its_baselines_seeds():
         assert "--seeds" in args, f"{env}: runs the suite's default seeds; its baseline holds {len(seeds)}"
         count = int(args[args.index("--seeds") + 1])  # --seeds N runs seeds 0..N-1
         assert count == len(seeds), f"{env}: runs {count} seeds, {baseline.name} holds {len(seeds)}"
+
+
+def test_every_gated_run_has_no_task_its_baseline_lacks():
+    """The gate refuses results with tasks the baseline never had (a baseline of another task
+    set), so each env's run must stay within its baseline's tasks."""
+    from agentbed.suite import get_suite
+
+    for env, args, baseline in gated_runs():
+        suite = get_suite(args[2])
+        tasks = args[args.index("--task") + 1:] if "--task" in args else \
+            [t for t in suite.task_ids(suite.resolve_options({})) if t not in suite.hidden_tasks]
+        groups = {u.split("/", 1)[0] for m in json.loads(baseline.read_text())["metrics"] for u in m["values"]}
+        assert set(tasks) <= groups, f"{env}: tasks {sorted(set(tasks) - groups)[:5]} are not in {baseline.name}"
