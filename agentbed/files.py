@@ -15,6 +15,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         while view:
             view = view[os.write(fd, view):]
         os.fsync(fd)
+    except OSError as exc:  # a full disk (ENOSPC) names the file, as a permission error does
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
         os.close(fd)
     os.replace(tmp, path)

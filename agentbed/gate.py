@@ -64,32 +64,35 @@ def metric_range(m: dict[str, Any]) -> tuple[float, float]:
 
 def check_judgeable(current: dict[str, Any], baseline: dict[str, Any]) -> None:
     """Refuse (:class:`Unjudgeable`) what no verdict can be drawn from: a metric twice in a
-    file, a value outside its metric's range, a baseline of another suite, or results whose
-    units span tasks (groups) the baseline never had (another task set)."""
-    for side, doc in (("results", current), ("baseline", baseline)):
+    file, a value outside its metric's range (the baseline's range: the results cannot widen
+    it), a baseline of another suite, or results whose units span tasks (groups) the baseline
+    never had (another task set)."""
+    base: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for side, doc in (("baseline", baseline), ("results", current)):
         seen: set[tuple[str, str, str]] = set()
         for i, m in enumerate(doc.get("metrics", [])):
             if _key(m) in seen:
                 raise Unjudgeable(side, f"field 'metrics[{i}]': {'/'.join(_key(m))} is listed twice")
             seen.add(_key(m))
-            low, high = metric_range(m)
+            reference = base.get(_key(m), m) if side == "results" else m
+            low, high = metric_range(reference)
+            if m.get("range") is not None and metric_range(m) != (low, high):
+                raise Unjudgeable(side, f"field 'metrics[{i}].range' is {m['range']}, but metric {m['metric']!r} "
+                                        f"ranges over [{low:g}, {high:g}]")
             for unit, value in m["values"].items():
                 if not low <= value <= high:
                     raise Unjudgeable(side, f"field 'metrics[{i}].values.{unit}' is {value}, outside the range "
                                             f"[{low:g}, {high:g}] of metric {m['metric']!r}")
+            if side == "baseline":
+                base[_key(m)] = m
     mine = {m["suite"] for m in current.get("metrics", [])}
     theirs = {m["suite"] for m in baseline.get("metrics", [])}
     if mine and theirs and not mine & theirs:
         raise Unjudgeable("baseline", f"is of suite {', '.join(sorted(theirs))}, the results of "
                                       f"{', '.join(sorted(mine))}: a baseline of another suite")
-    base = {_key(m): m for m in baseline.get("metrics", [])}
     for m in current.get("metrics", []):
         if _key(m) not in base:
             continue
-        if m.get("range") is not None and base[_key(m)].get("range") is not None \
-                and list(m["range"]) != list(base[_key(m)]["range"]):
-            raise Unjudgeable("results", f"{'/'.join(_key(m))}: range {m['range']} differs from the baseline's "
-                                         f"{base[_key(m)]['range']}")
         groups = {u.split("/", 1)[0] for u in base[_key(m)]["values"]}
         extra = sorted({u.split("/", 1)[0] for u in m["values"]} - groups)
         if extra:

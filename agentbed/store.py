@@ -231,6 +231,8 @@ class RunStore:
         try:
             os.write(fd, line)
             os.fsync(fd)
+        except OSError as exc:  # a full disk names the index, as a permission error does
+            raise OSError(exc.errno, exc.strerror, str(self.root / INDEX)) from None
         finally:
             os.close(fd)
         if self._seal is not None:

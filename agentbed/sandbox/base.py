@@ -119,6 +119,18 @@ def stderr_says_disk_full(stderr: bytes) -> bool:
     return any(marker in stderr[-4096:] for marker in _DISK_MARKERS)
 
 
+_DENIED_MARKERS = (b"Permission denied", b"Read-only file system", b"Operation not permitted")
+
+
+def failed_on_full_disk(stderr: bytes, disk_full_now: bool) -> bool:
+    """Whether a failed command failed for lack of space: the program says so, or the workdir is
+    full and the program does not say it was refused (a permission error on a full workdir is a
+    permission error, not ``disk_full``)."""
+    if stderr_says_disk_full(stderr):
+        return True
+    return disk_full_now and not any(marker in stderr[-4096:] for marker in _DENIED_MARKERS)
+
+
 def sandbox_path(path: str | os.PathLike[str]) -> str:
     """Check a path relative to the workdir; return it in POSIX form."""
     text = os.fspath(path)

@@ -29,7 +29,7 @@ from agentbed.sandbox.base import (
     SandboxError,
     SandboxUnavailable,
     classify,
-    stderr_says_disk_full,
+    failed_on_full_disk,
 )
 from agentbed.sandbox.capture import CHUNK, CappedBuffer, ReplyReader
 from agentbed.sandbox.local import PACKAGE_DIR
@@ -159,7 +159,7 @@ class DockerSandbox(Sandbox):
             oom_kills, free_blocks = self._probe()
             oom = oom_kills > self._oom_baseline
             self._oom_baseline = oom_kills
-            disk = free_blocks == 0 or stderr_says_disk_full(reply.stderr)
+            disk = failed_on_full_disk(reply.stderr, free_blocks == 0)
         status = classify(reply.code, timed_out=reply.reason == "timeout",
                           output_limited=reply.reason == "output_limit", oom=oom, disk_full=disk)
         return ExecResult(reply.code, reply.stdout, reply.stderr, reply.stdout_truncated, reply.stderr_truncated,

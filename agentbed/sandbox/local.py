@@ -43,7 +43,7 @@ from agentbed.sandbox.base import (
     Sandbox,
     SandboxUnavailable,
     classify,
-    stderr_says_disk_full,
+    failed_on_full_disk,
     stderr_says_oom,
 )
 from agentbed.sandbox.capture import ReplyReader, pipe_chunks
@@ -279,7 +279,7 @@ class LocalSandbox(Sandbox):
             return ExecResult(137, b"", b"", False, False, time.monotonic() - start, status)
         failed = reply.code != 0 and not reply.reason
         oom = failed and stderr_says_oom(reply.stderr)
-        disk = failed and (stderr_says_disk_full(reply.stderr) or self._workdir_full())
+        disk = failed and failed_on_full_disk(reply.stderr, self._workdir_full())
         status = classify(reply.code, timed_out=reply.reason == "timeout",
                           output_limited=reply.reason == "output_limit", oom=oom, disk_full=disk)
         return ExecResult(reply.code, reply.stdout, reply.stderr, reply.stdout_truncated, reply.stderr_truncated,

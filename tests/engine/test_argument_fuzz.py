@@ -63,7 +63,7 @@ def _takes_value(action: argparse.Action) -> bool:
 
 def cases() -> Iterator[tuple[list[str], str, str]]:
     """(argv, the option's name, the value) for every verb, option and bad value."""
-    for path, parser in _leaves(cli.build_parser()):
+    for path, parser in _leaves(cli.build_parser(every_verb=True)):
         for action in parser._actions:
             if not _takes_value(action) or action.dest == "extra":
                 continue
@@ -81,8 +81,8 @@ def no_verb_runs(monkeypatch):
     """Every verb's command fails the test if it is reached."""
     real = cli.build_parser
 
-    def guarded(verb=None):
-        parser = real()
+    def guarded(verb=None, *, every_verb=False):
+        parser = real(verb, every_verb=True)
         for path, leaf in _leaves(parser):
             leaf.set_defaults(func=lambda args, path=path: pytest.fail(f"{' '.join(path)} ran with a bad argument"))
         return parser

@@ -427,3 +427,16 @@ def test_the_prices_file_goes_through_the_validator(tmp_path):
         assert_refused(in_process(["run", "vault", "--prices", str(path), "--out", str(tmp_path / name)]),
                        "--prices", name, what=name)
         assert not (tmp_path / name).exists()
+
+
+def test_a_full_disk_is_named_not_an_internal_error(tmp_path, monkeypatch):
+    import errno
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full)
+    outcome = in_process(["run", "vault", "--agent", "oracle", "--task", "open-fast", "--seeds", "1",
+                          "--executor", "serial", "--out", str(tmp_path / "run"), "--quiet"])
+    monkeypatch.undo()
+    assert_refused(outcome, "run.json", "No space left on device", what="ENOSPC")

@@ -57,3 +57,26 @@ def test_a_missing_agent_fails_unless_subsets_are_allowed(tmp_path, capsys):
     status, out = gate(tmp_path, results(FULL), base, capsys=capsys)
     assert status == 1 and "vault/naive/success: missing" in out
     assert gate(tmp_path, results(FULL), base, "--allow-subset", capsys=capsys)[0] == 0
+
+
+def test_the_gate_refuses_values_it_cannot_judge(tmp_path, capsys):
+    """Issue 31: on unsealed results a value of 1e308, 50 for a 0/1 metric (even with a widened
+    range of its own), a metric twice, or a baseline of another suite passed a regression."""
+    zeros = {u: 0.0 for u in FULL}
+    for bad, words in (({**zeros, "task0/0": 1e308}, "outside the range"), ({**zeros, "task0/0": 50.0}, "outside")):
+        status, out = gate(tmp_path, results(bad), results(FULL), capsys=capsys)
+        assert status == 2 and words in out and "cur.json" in out, out
+    status, out = gate(tmp_path, results({**zeros, "task0/0": 50.0}, range=[0, 100]), results(FULL), capsys=capsys)
+    assert status == 2 and "range" in out, out
+    twice = results(zeros)
+    twice["metrics"].append({**twice["metrics"][0], "values": FULL})
+    status, out = gate(tmp_path, twice, results(FULL), capsys=capsys)
+    assert status == 2 and "listed twice" in out, out
+    other = results(FULL)
+    other["metrics"][0]["suite"] = "contracts"
+    status, out = gate(tmp_path, other, results(FULL), capsys=capsys)
+    assert status == 2 and "another suite" in out, out
+    big = {**FULL, "task0/0": 1e12}
+    status, out = gate(tmp_path, results(zeros, metric="cost_usd", higher_is_better=False),
+                       results(big, metric="cost_usd", higher_is_better=False), capsys=capsys)
+    assert status in (0, 1), out  # at the documented bound: judged, not refused

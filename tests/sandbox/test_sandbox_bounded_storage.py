@@ -115,3 +115,13 @@ def test_dockers_dev_shm_follows_disk_bytes(sandbox_leftovers):
             assert int(size[0]) * int(size[1]) == disk, (disk, size)
         finally:
             sb.cleanup()
+
+
+def test_a_permission_error_on_a_full_workdir_is_not_disk_full():
+    from agentbed.sandbox.base import failed_on_full_disk
+
+    assert failed_on_full_disk(b"cp: error writing 'x': No space left on device\n", False)
+    assert failed_on_full_disk(b"", True)  # killed by the full disk before it could say so
+    assert not failed_on_full_disk(b"sh: 1: cannot create /etc/x: Permission denied\n", True)
+    assert not failed_on_full_disk(b"touch: cannot touch '/usr/x': Read-only file system\n", True)
+    assert not failed_on_full_disk(b"Permission denied\n", False)
