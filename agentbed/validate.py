@@ -48,7 +48,7 @@ def open_regular(path: str | os.PathLike[str], *, what: str = "file") -> BinaryI
     except IsADirectoryError:
         raise InputError(f"{p}: is a directory, expected a {what}") from None
     except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
+        raise InputError(f"{p}: cannot read: no such file") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
     mode = os.fstat(fd).st_mode

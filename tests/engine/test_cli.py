@@ -30,7 +30,7 @@ BAD = [
     (["run", "nosuch"], "unknown suite 'nosuch'"),
     (["run", "vault", "--task", "nope"], "no task 'nope'"),
     (["run", "vault", "--agent", "ghost"], "no agent 'ghost'"),
-    (["run", "vault", "--seeds", "0"], "--seeds must be at least 1"),
+    (["run", "vault", "--seeds", "0"], "--seeds must be between 1 and"),
     (["run", "vault", "--seeds", "many"], "invalid int value: 'many'"),
     (["run", "vault", "--colour", "red"], "no option 'colour'"),
     (["run", "vault", "--model", "gpt"], "expected provider:model"),
