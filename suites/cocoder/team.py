@@ -69,7 +69,8 @@ class TeamConfig:
 
     def __post_init__(self) -> None:
         if not 1 <= self.agents <= MAX_AGENTS:
-            raise UsageError(f"--agents must be between 1 and {MAX_AGENTS} (agents working at once), not {self.agents}")
+            raise UsageError(f"--team-size must be between 1 and {MAX_AGENTS} (agents working at once), "
+                             f"not {self.agents}")
 
     def digest(self) -> str:
         """Short hash of the whole configuration: team runs that differ in any constant never share ids."""

@@ -113,7 +113,7 @@ def test_the_bounds_a_verb_adds_are_checked_before_work(tmp_path):
                          "--seed-start"),
                         (["run", "vault", "-j", "100000", "--out", str(tmp_path / "c")], "-j"),
                         (["cocoder-plan", "pkg", "--agents", "1000000"], "--agents"),
-                        (["run", "cocoder", "--agents", "1000000", "--out", str(tmp_path / "d")], "--agents"),
+                        (["run", "cocoder", "--team-size", "1000000", "--out", str(tmp_path / "d")], "--team-size"),
                         (["oversight", "features", str(tmp_path / "none.jsonl"), "--out", str(tmp_path)], "--out")):
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
