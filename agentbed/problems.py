@@ -73,7 +73,8 @@ KINDS: tuple[Kind, ...] = (
 )
 SETUP = _kind("setup", "the episode could not be set up on its node (a missing package, data or model)",
               "the command the error names; agentbed list SUITE shows what the suite needs",
-              r"^(UsageError|SuiteError|LocalModelMissing)\b")
+              r"^(UsageError|SuiteError|LocalModelMissing)\b",
+              r"^\w+: [^\n]*\b(run |install with |needs? )?scripts/[\w-]+[^\n]*\s*$")  # one line naming the set-up
 OTHER = Kind("other", "an exception inside the agent or the world (counted as a failed attempt)",
              "the traceback in the episode's log footer (agentbed replay LOG)", re.compile(r"(?!)"))
 EXCLUDED_KINDS = frozenset(k.name for k in (*KINDS, SETUP))

@@ -168,6 +168,8 @@ def test_classify_reads_the_kinds_of_provider_failure():
     assert classify("openai.BadRequestError: ... context_length_exceeded ...").name == "context_overflow"
     assert classify("openai.APIConnectionError: Connection error.").name == "connection"
     assert classify("ValueError: the world broke").name == "other"
+    assert classify("TaskError: task 'tinydb': repository not fetched; run scripts/fetch-repos tinydb").name == "setup"
+    assert classify("Traceback (most recent call last):\n  File x\nKeyError: 'scripts/x'").name == "other"
 
 
 def test_two_concurrent_runs_sharing_a_cache_rerun_byte_identical_with_no_call(stub, tmp_path):

@@ -126,7 +126,8 @@ def test_a_node_without_the_worlds_data_says_so_as_the_episodes_error(cluster, t
     for name, args in runs.items():
         done = _cli(cluster, "run", *args, "--seeds", "2", *FORCED, "--address", cluster.address,
                     "--out", str(tmp_path / name), "--quiet")
-        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.returncode == 4, done.stderr[-3000:]  # errored episodes (issue 30): never a score
+        assert "problems: 2 of 2 episodes errored" in done.stderr and "setup: 2 episodes" in done.stderr
         errors = {r["error"] for r in read_index(tmp_path / name / "index.jsonl")}
         assert len(errors) == 1, errors  # one message, the same for every episode: no traceback
         (error,) = errors
@@ -306,3 +307,31 @@ def _image_python(image: str) -> str:
     return subprocess.run(["docker", "run", "--rm", "--network", "none", image, "python3", "-c",
                            "import platform; print(platform.python_version())"],
                           capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_one_cap_across_the_nodes_and_the_drivers_cache_on_the_cluster(cluster, tmp_path):
+    """Model episodes on both nodes share one cap (the loopback server counts the most calls it held
+    at once) and the driver's cache: the cached rerun on the cluster makes no call."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
+    from openai_stub import OpenAIStub
+    from scripted_models import vault_three_calls
+
+    stub = OpenAIStub(lambda body: vault_three_calls(body, delay=0.2))
+    stub.start()
+    try:
+        env = {**cluster.env, "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "test"}
+        args = ["run", "vault", "--task", "open-fast", "--model", "openai:stub-model", "--seeds", "6",
+                "--executor", "ray", "--address", cluster.address, "-j", "3", "--max-connections", "1",
+                "--cache-dir", str(tmp_path / "cache"), "--quiet"]
+        for name in ("live", "again"):
+            done = subprocess.run([sys.executable, "-m", "agentbed.cli", *args, "--out", str(tmp_path / name)],
+                                  capture_output=True, text=True, env=env, timeout=600)
+            assert done.returncode == 0, done.stderr[-3000:]
+            if name == "live":
+                served = stub.served
+                assert served == 18 and stub.peak == 1
+        assert stub.served == served, "the cached rerun on the cluster called the provider"
+        nodes = {e["node"] for e in read_events(tmp_path / "live" / "events.jsonl") if e.get("event") == "ray_node"}
+        assert len(nodes) == 2, "the episodes ran on both nodes"
+    finally:
+        stub.stop()
