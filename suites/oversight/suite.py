@@ -1,12 +1,15 @@
 """The oversight workload's entry into the engine.
 
 ``agentbed run oversight`` runs the ALFWorld base agents (the trajectories the protocol
-branches); ``agentbed demo`` builds a small ALFWorld branching dataset and evaluates every
-controller on it. ALFWorld is imported lazily so the suite loads without the extra.
+branches); ``agentbed demo`` shows the committed held-out measurement (suites/oversight/data,
+checked by sha256) and rebuilds one of its games live to check that the rows are the committed
+ones. ALFWorld is imported lazily so the suite loads without the extra.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +21,11 @@ from agentbed.suite import Option, Suite
 from agentbed.summary import write_summary
 from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
-DEMO = {"games": 4, "seeds": 1, "checkpoints": 2, "first": 4, "every": 8, "rollouts": 2, "trees": 60}
-FULL = {"games": 30, "seeds": 1, "checkpoints": 3, "first": 3, "every": 6, "rollouts": 2, "trees": 200}
-GATED = ("scalar", "scalar+platt", "scalar+isotonic", "best-fixed", "scalar-bands", "cost-rule", "action-conditioned",
-         "always-continue", "always-intervene")
-DEMO_BUILD = ("agentbed oversight build alfworld --games {games} --seeds {seeds} --checkpoints {checkpoints} "
-              "--first {first} --every {every} --rollouts {rollouts} --workers 2 --out {out}")
-PAPER_RATIO = "0.22 (0.110 / 0.506)"
-HELD_OUT = "docs/oversight.md, 'ALFWorld, held out': agentbed oversight evaluate HELD --train DEV"
+FULL = {"resamples": 1000}
+GATED_ACTIONS = ("continue", "expert", "planner", "reflect")
+PAPER_RATIO = "0.22 (0.110 / 0.506)"  # the paper's action-conditioned / scalar routing regret on ALFWorld
+DATA = Path(__file__).resolve().parent / "data"
+HEADLINE = DATA / "headline.json"  # written by `agentbed oversight evaluate ... --record`
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
@@ -49,82 +49,149 @@ def _base_agent(flaw: str) -> Any:
     return factory
 
 
-def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str = "alfworld",
-         full: bool = False) -> dict[str, Any]:
-    """Build a small branching dataset, evaluate the controllers, write summary.json (with the
-    findings of the one-screen summary) and results.json for the gate."""
-    from agentbed import progress
-    from controllers.oversight.dataset import BuildConfig
-    from controllers.oversight.evaluate import EvalConfig, evaluate
-    from controllers.oversight.policies import ForestSettings
-    from controllers.oversight.report import figures, headlines, tables
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_headline(path: Path = HEADLINE) -> dict[str, Any]:
+    """The committed held-out measurement, its datasets checked against their recorded sha256."""
+    from agentbed.errors import UsageError
+
+    record = json.loads(path.read_text(encoding="utf-8"))
+    for role, data in record["datasets"].items():
+        file = path.parent / data["file"]
+        if not file.is_file() or sha256_of(file) != data["sha256"]:
+            raise UsageError(f"{file}: missing or not the {role} dataset the headline was measured on "
+                             f"(sha256 {data['sha256']})")
+    return record
+
+
+def live_slice(record: dict[str, Any], out: Path, games: int = 1) -> tuple[Any, dict[str, Any]]:
+    """Rebuild the first ``games`` games of the committed held-out dataset with its own build
+    configuration and compare the rows: they must be the committed ones, byte for byte."""
+    from controllers.oversight.dataset import BuildConfig, Dataset
     from suites.oversight.build import build_dataset
 
-    s = {**(FULL if full else DEMO), **(settings or {})}
-    target_options = {"games": s["games"]} if benchmark == "alfworld" else {}
-    config = BuildConfig(benchmark=benchmark, games=s["games"], seeds=s["seeds"], checkpoints=s["checkpoints"],
-                         first=s["first"], every=s["every"], rollouts=s["rollouts"], workers=2,
-                         target_options=target_options)
-    with progress.steps(f"oversight: branching {benchmark}", 1) as done:
-        dataset = build_dataset(config)
-        done(f"{len(dataset.rows)} branches")
+    committed = Dataset.load(HEADLINE.parent / record["datasets"]["heldout"]["file"])
+    fields = dict(committed.provenance["config"])
+    config = BuildConfig(**{**fields, "games": games, "skip_games": 0, "workers": 2})
+    live = build_dataset(config)
+    live.save(out)
+    wanted = set(committed.provenance["games"][:games])
+    expected = [r for r in committed.rows if r["game"] in wanted]
+    same = sum(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+               for a, b in zip(live.rows, expected, strict=False))
+    return live, {"games": sorted(wanted), "rows": len(live.rows), "expected": len(expected), "identical": same,
+                  "verified": same == len(expected) == len(live.rows)}
+
+
+def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str = "alfworld",
+         full: bool = False) -> dict[str, Any]:
+    """Show the committed held-out measurement (its datasets checked by sha256), rebuild one of
+    its games live and check that the rows are the committed ones, gate the live rows. With
+    ``full`` the committed measurement is re-evaluated from its datasets (minutes)."""
+    from agentbed import progress
+    from agentbed.errors import UsageError
+    from controllers.oversight.budget import with_budgets
+    from controllers.oversight.dataset import Dataset
+    from controllers.oversight.evaluate import EvalConfig, evaluate
+    from controllers.oversight.policies import ForestSettings
+    from controllers.oversight.report import tables
+
+    if benchmark != "alfworld":
+        raise UsageError(f"the oversight demo shows the ALFWorld headline; got benchmark {benchmark!r}")
+    record = load_headline()
     where = Path(out_dir) / "oversight"
-    data_path = dataset.save(where / f"{benchmark}.jsonl")
-    forest = ForestSettings(n_estimators=s["trees"])
-    with progress.steps("oversight: evaluating controllers", 1) as done:
-        result = evaluate(dataset, EvalConfig(resamples=500, forest=forest))
-        done()
-    build = DEMO_BUILD.format(out=data_path, **s).replace("build alfworld", f"build {benchmark}")
-    command = f"{build} && agentbed oversight evaluate {data_path} --resamples 500 --trees {s['trees']}"
-    summary = {"suite": "oversight", "title": f"Prefix-branching oversight ({benchmark})", "episodes": result["rows"],
-               "seeds": s["seeds"], "headline": headlines(result), "tables": tables(result, command),
-               "figures": figures(result), "command": command, "findings": findings(result)}
+    with progress.steps("oversight: rebuilding a held-out game live", 1) as done:
+        live, check = live_slice(record, where / "alfworld-live.jsonl", **(settings or {}))
+        done(f"{check['identical']} of {check['expected']} rows as committed")
+    tabs: list[dict[str, Any]] = []
+    if full:
+        with progress.steps("oversight: re-evaluating the committed held-out measurement", 1) as done:
+            budgets = record["eval_config"]["budgets"]
+            held, dev = (with_budgets(Dataset.load(HEADLINE.parent / record["datasets"][k]["file"]), budgets)
+                         for k in ("heldout", "dev"))
+            config = EvalConfig(costs=_costs(record), forest=ForestSettings(**record["eval_config"]["forest"]),
+                                grid=False, resamples=FULL["resamples"])
+            again = evaluate(held, config, dev)
+            tabs = tables(again, record["command"])
+            done()
+    costs = _costs(record)
+    summary = {"suite": "oversight", "title": f"Prefix-branching oversight (ALFWorld, {record['configuration']['name']})",
+               "episodes": check["rows"], "seeds": 1, "headline": [], "tables": tabs or _record_tables(record),
+               "figures": [], "command": record["command"], "findings": findings(record, check)}
     write_summary(summary, where / "summary.json")
-    write_results(where / "results.json", gate_metrics(result), command=command, suite="oversight",
-                  config={"build": s, "benchmark": benchmark, "costs": result["costs"]},
-                  intervals={name: result["controllers"][name]["regret"] for name in GATED},
-                  ratio_action_conditioned_to_scalar=result["ratio_action_conditioned_to_scalar"],
-                  ratios=result["ratios"], differences=result["differences"], accounting=result["accounting"])
+    budgeted = with_budgets(live, record["eval_config"]["budgets"])  # as evaluated: the budget applied after the build
+    write_results(where / "results.json", gate_metrics(budgeted, costs), command=record["command"], suite="oversight",
+                  config={"configuration": record["configuration"], "live": check, "costs": costs.to_dict()})
     return summary
 
 
-def findings(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The demo's headline lines: the ratio against the best scalar-only policy beside the paper's,
-    what the best scalar-only policy was, and the calibration test that could fail."""
+def _costs(record: dict[str, Any]) -> Any:
+    from controllers.oversight.utility import Costs
+
+    c = dict(record["eval_config"]["costs"])
+    return Costs(c["fail_penalty"], c["intervene"], c["step"], c.get("continue_", 0.0)).with_action_steps(
+        c.get("action_steps") or {})
+
+
+def _record_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
+    from agentbed.summary import table
+    from controllers.oversight.report import fmt_interval
+
+    r = record["result"]
+    rows = [[name, fmt_interval(iv)] for name, iv in r["regret"].items()]
+    rows += [[f"ratio action-conditioned / {k}", fmt_interval(v)] for k, v in r["ratios"].items()]
+    files = "; ".join(f"{k}: {d['file']} sha256 {d['sha256']} (built by: {d['command']})"
+                      for k, d in record["datasets"].items())
+    return [table("Held-out regret (committed measurement)", ["controller", "regret [95% CI]"], rows,
+                  f"{record['configuration']['description']}. {files}. Evaluated by: {record['command']}")]
+
+
+def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
+    """The one-screen lines: the held-out headline (the comparison the paper makes beside the
+    paper's number, and ours against the scalar policy chosen on training folds), whether there was
+    room for control, the calibration test, and the live rebuild."""
     from agentbed.stats import Interval
     from agentbed.summary import finding
 
     def iv(d: dict[str, float]) -> Interval:
         return Interval(d["estimate"], d["low"], d["high"], int(d.get("n", 0)))
 
-    n = f"{result['checkpoints']} checkpoints, {result['games']} games, scripted base agents, cross-validated"
-    selected = result["ratios"]["selected_scalar_only"]
-    cal = result["calibration"]["differences"]
+    r = record["result"]
+    name = record["configuration"]["name"]
+    where = f"{name}; {r['checkpoints']} held-out checkpoints, {r['games']} games of a never-used seed"
+    spread = r["spread"]
+    verdict = "verified" if check["verified"] else "DIFFERS"
     return [
-        finding("ratio AC / two-action routing", iv(result["ratio_action_conditioned_to_scalar"]), paper=PAPER_RATIO,
-                note=f"the paper's comparison; {n}"),
-        finding("what this size can show", size_verdict(selected, result["games"]), note=f"the measurement: {HELD_OUT}"),
-        finding("ratio AC / scalar-only chosen on training folds", iv(selected),
-                paper="none (the paper compares with threshold routing)"),
-        finding("cost-derived rule: regret Platt - raw", iv(cal["cost-rule+platt - cost-rule"]),
-                paper="unchanged (0.318)", note="a test that could fail: nothing re-tuned"),
+        finding("held out: ratio AC / two-action routing", iv(r["ratios"]["scalar"]), paper=PAPER_RATIO,
+                note=f"the paper's comparison; {where}; scripted base agents"),
+        finding("held out: ratio AC / scalar-only chosen on training folds", iv(r["ratios"]["selected_scalar_only"]),
+                paper="none (the paper compares with threshold routing)", note=f"regime: {r['regime']}"),
+        finding("room for control: always-defer utility / oracle's", iv(spread["defer_to_oracle_utility"]),
+                note=f"best action is not defer at {spread['share_best_not_primary']['estimate']:.2f} of checkpoints"),
+        finding("cost-derived rule: regret Platt - raw", iv(r["calibration"]["cost-rule+platt - cost-rule"]),
+                paper="unchanged (0.318)", note=r["calibration"]["saturation"]),
+        finding("live rebuild of the committed data", f"{verdict}: {check['identical']} of {check['expected']} rows",
+                note=f"game {', '.join(check['games'])}; dataset sha256 "
+                     f"{record['datasets']['heldout']['sha256'][:12]}..."),
     ]
 
 
-def size_verdict(ratio: dict[str, Any], games: int) -> str:
-    """Plainly, whether the demo's ratio interval can tell a gain from none: at a few games it
-    usually cannot (it reaches 1, or spans more than a factor of 4)."""
-    low, high = float(ratio["low"]), float(ratio["high"])
-    if high >= 1.0 or (low > 0 and high / low > 4):
-        return f"nothing: at {games} games the ratio's interval [{low:.2f}, {high:.2f}] is uninformative"
-    return f"a gain: the ratio's interval [{low:.2f}, {high:.2f}] lies below 1 at {games} games"
+def gate_metrics(live: Any, costs: Any, tolerance: float = 0.05) -> list[dict[str, Any]]:
+    """Per checkpoint of the live rebuild, the realized utility of each action (mean over its
+    rollouts), in the gate's results format (higher is better): a change in ALFWorld, the agents
+    or the interventions moves them."""
+    from controllers.oversight.utility import branch_utility
 
-
-def gate_metrics(result: dict[str, Any], tolerance: float = 0.05) -> list[dict[str, Any]]:
-    """Per-checkpoint regret of each controller, in the gate's results format (lower is better)."""
-    return [{"suite": "oversight", "agent": name, "metric": "regret", "higher_is_better": False,
-             "tolerance": tolerance, "values": dict(sorted(result["regret_per_checkpoint"][name].items()))}
-            for name in GATED]
+    per: dict[str, dict[str, list[float]]] = {}
+    for row in live.rows:
+        unit = f"{row['game']}/{row['trajectory']}@{row['checkpoint']}"
+        per.setdefault(row["action"], {}).setdefault(unit, []).append(
+            branch_utility(row["action"], row["success"], row["steps"], costs))
+    return [{"suite": "oversight", "agent": action, "metric": "utility", "higher_is_better": True,
+             "tolerance": tolerance, "values": {u: sum(v) / len(v) for u, v in sorted(per[action].items())}}
+            for action in GATED_ACTIONS if action in per]
 
 
 SUITE = Suite(
@@ -134,7 +201,7 @@ SUITE = Suite(
     make_env=_make_env,
     agents={f"base-{flaw}": _base_agent(flaw) for flaw in BASE_FLAWS},
     default_agent="base-noisy",
-    options={"games": Option(DEMO["games"], "use the first N generated ALFWorld games", type=int)},
+    options={"games": Option(4, "use the first N generated ALFWorld games", type=int)},
     budget=Budget(max_steps=50),
     demo=demo,
 )

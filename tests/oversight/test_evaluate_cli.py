@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agentbed.cli import main
+from agentbed.errors import UsageError
 from controllers.oversight.dataset import BuildConfig, Dataset
 from controllers.oversight.evaluate import EvalConfig, evaluate, expected_calibration_error
 from suites.oversight.build import build_dataset
@@ -153,16 +154,34 @@ def test_max_steps_caps_every_episode_and_branch():
     assert all(r["steps"] <= 4 for r in ds.rows)
 
 
-def test_the_demo_says_plainly_when_its_size_shows_nothing(vault_dataset):
-    from agentbed.summary import MAX_FINDINGS
-    from suites.oversight.suite import findings, size_verdict
+def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dataset, tmp_path):
+    import hashlib
+    import shutil
 
-    assert size_verdict({"low": 1.0, "high": 2.67}, 4).startswith("nothing: at 4 games")
-    assert size_verdict({"low": 0.06, "high": 0.9}, 4).startswith("nothing")  # a factor of 15 wide
-    assert size_verdict({"low": 0.2, "high": 0.6}, 40).startswith("a gain")
-    lines = findings(evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False)))
-    assert len(lines) <= MAX_FINDINGS and lines[1]["label"] == "what this size can show"
-    assert "--train DEV" in lines[1]["note"]
+    from agentbed.summary import MAX_FINDINGS
+    from suites.oversight.record import write_record
+    from suites.oversight.suite import findings, load_headline
+
+    data = tmp_path / "data"
+    data.mkdir()
+    held = data / "held.jsonl"
+    shutil.copy(vault_dataset, held)
+    config = EvalConfig(resamples=50, grid=False)
+    result = evaluate(Dataset.load(held), config)
+    path = write_record(data / "headline.json", result, "agentbed oversight evaluate held.jsonl", {"heldout": str(held)},
+                        "vault-test: a test configuration", config, {})
+    record = load_headline(path)
+    assert record["datasets"]["heldout"]["sha256"] == hashlib.sha256(held.read_bytes()).hexdigest()
+    assert record["configuration"] == {"name": "vault-test", "description": "a test configuration"}
+    lines = findings(record, {"verified": True, "identical": 3, "expected": 3, "games": ["g"], "rows": 3})
+    assert len(lines) <= MAX_FINDINGS and lines[0]["paper"].startswith("0.22")
+    assert lines[0]["label"].endswith("two-action routing")  # the paper's comparison beside the paper's number
+    assert lines[-1]["value"].startswith("verified: 3 of 3")
+    held.write_bytes(held.read_bytes() + b"\n")  # a changed dataset is refused
+    with pytest.raises(UsageError, match="not the heldout dataset"):
+        load_headline(path)
+    with pytest.raises(UsageError, match="--record"):
+        write_record(tmp_path / "elsewhere" / "h.json", result, "x", {"heldout": str(held)}, "", config, {})
 
 
 def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_dataset, tmp_path, capsys):

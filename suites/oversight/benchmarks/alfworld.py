@@ -24,22 +24,26 @@ DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed", "detour")
 INTERVENTIONS = ("expert", "planner", "reflect")
 # The benchmark's configurations (docs/oversight.md, "The interventions"): named settings of the
-# expert's slip rate, budget and cost per step. "free" is the paper's setting: a flawless expert,
-# no budget, no per-step charge (always deferring then comes within a few percent of the oracle).
+# expert's slip rate, budget and cost per step. "costly", the default, was chosen on 8
+# development games (seed 0) by controllers/oversight/regime.choose among slip rate 0, budgets
+# none/20/15/10/8/6/5/4 and extra step costs 0/0.01/0.03 (`agentbed oversight regimes`): a
+# 10-step budget, no extra step cost. "free" is the paper's setting: a flawless expert, no
+# budget, no per-step charge (always deferring then comes within a few percent of the oracle).
 REGIMES: dict[str, dict[str, Any]] = {
+    "costly": {"expert_budget": 10},
     "free": {},
 }
-DEFAULT_REGIME = "free"
+DEFAULT_REGIME = "costly"
 
 
 def describe_regime(name: str) -> str:
     """One line naming a configuration's intervention settings (for tables and the demo)."""
     r = REGIMES[name]
-    if not r:
-        return "ALFWorld's expert (bookkeeping fixed), flawless, unlimited, no charge per step"
-    return (f"ALFWorld's expert (bookkeeping fixed) slipping at {r['expert_noise']:g} a step, giving up after "
-            f"{r['expert_budget']} steps, {r['expert_step_cost']:g} extra per expert step; planner and reflect; "
-            "paper costs otherwise (intervention 0.05, step 0.01, failure -1)")
+    parts = [f"slipping at {r['expert_noise']:g} a step" if r.get("expert_noise") else "never slipping",
+             f"giving up after {r['expert_budget']} steps" if r.get("expert_budget") else "unlimited",
+             f"{r['expert_step_cost']:g} extra per expert step" if r.get("expert_step_cost") else "no extra step cost"]
+    return (f"ALFWorld's expert (bookkeeping fixed) {', '.join(parts)}; planner and reflect; the paper's costs "
+            "(intervention 0.05, step 0.01, failure -1)")
 
 
 def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: bool = False,
