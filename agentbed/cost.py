@@ -57,8 +57,8 @@ def _read_table(text: str, where: str) -> tuple[dict[str, Price], dict[str, Any]
     for model, entry in doc["models"].items():
         if (not isinstance(entry, dict) or not all(finite(entry.get(k)) for k in ("input", "output"))
                 or entry["input"] < 0 or entry["output"] < 0 or max(entry["input"], entry["output"]) > MAX_PRICE):
-            raise UsageError(f"{where}: models.{model}: needs finite numbers input and output (USD per 1M tokens, "
-                         f"0 to {MAX_PRICE:g})")
+            raise UsageError(f"{where}: models.{model}: needs numbers input and output (USD per 1M tokens, "
+                         f"finite, 0 to {MAX_PRICE:g})")
         prices[str(model)] = Price(float(entry["input"]), float(entry["output"]))
     return prices, doc
 
