@@ -370,8 +370,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             "logs": len(run.episodes), "logs_verified": sum(e.log_check == "verified" for e in run.episodes),
             "malformed": [{"file": p.file, "message": p.message} for p in malformed]})
     else:
-        print(path)
-        print(seal.headline)
+        print(path)  # stdout is the report's path alone (scripts open it); the seal's verdict opens the page
     if malformed:
         more = f" (and {len(malformed) - 1} more; see the report)" if len(malformed) > 1 else ""
         raise UsageError(f"{run_dir / malformed[0].file}: {malformed[0].message}{more}")
