@@ -173,13 +173,15 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     with asking(approver_config(args, store.root)), ServerWatch() as watch, \
             RunProgress(len(todo), quiet=args.quiet or args.json or args.approver is not None,
                         cost=lambda: budget.spent_usd) as progress:
+        store.on_finished = progress.advance  # an episode is shown done once its index line is durable
+        store.group_commit()
         for record in execute(todo, store.root, executor=args.executor, jobs=args.jobs, ray_address=args.address,
                               runtime=runtime, stop=lambda: budget.reason() or watch.reason(),
                               ray_resources=ray_resources):
             store.append(record)
             budget.add(record)
             ran += 1
-            progress.advance(record)
+        store.flush()
     wall = time.perf_counter() - t0
     stop = record_stop(store.root, budget, len(todo) - ran)
     dead = watch.reason()

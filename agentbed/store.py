@@ -9,9 +9,12 @@ Layout::
     RUN_DIR/.lock                    the writer's lock (holds its pid)
     RUN_DIR/retried/<id>.<n>.jsonl.retried   logs of errored episodes that --resume --retry-errors re-ran
 
-The index line of an episode is appended (one ``write`` on an O_APPEND descriptor, then
-fsync) only after its log is closed, and it carries the log's final digest. An episode is
-finished exactly when the index lists it. A run killed at any point leaves finished
+The index line of an episode is appended only after its log is closed, and it carries the log's
+final digest. During a run lines are group-committed (:meth:`RunStore.group_commit`,
+:mod:`agentbed.groupcommit`: one ``write`` and one fsync per batch of at most 64 lines or 5 ms;
+otherwise each line is committed as it comes), and an episode counts as finished, for the seal
+and for the ``on_finished`` callback a run reports progress from, only once its line is on
+disk. An episode is finished exactly when the index lists it. A run killed at any point leaves finished
 episodes, possibly some logs without an index line (complete or cut short), and perhaps a
 torn last index line: resuming cuts the torn line and re-runs every episode not in the index,
 overwriting its log, so no episode is lost or counted twice.
@@ -31,12 +34,13 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.files import write_atomic
+from agentbed.groupcommit import GroupCommit
 from agentbed.manifest import ManifestWriter, plan_of
 from agentbed.runner import EpisodeRecord
 from agentbed.seal import log_key
@@ -64,6 +68,9 @@ class RunStore:
         self._lock_fd: int | None = None
         self._seal: ManifestWriter | None = None
         self.run_id = ""
+        self._index = GroupCommit(self.root / INDEX, max_seconds=0)  # each line at once, until group_commit()
+        # runs once an episode's line is durable (in the group commit's timer thread, or the caller's)
+        self.on_finished: Callable[[EpisodeRecord | dict[str, Any]], None] | None = None
 
     # -- one writer ------------------------------------------------------------------------
     def lock(self) -> None:
@@ -87,6 +94,7 @@ class RunStore:
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
+            self.flush()  # the lines queued under the lock land before another writer can take it
             os.close(self._lock_fd)  # closing the descriptor releases the flock
             self._lock_fd = None
 
@@ -175,6 +183,7 @@ class RunStore:
 
     def finish(self, files: list[str]) -> bool:
         """Seal the run with the digests of ``files`` (relative paths); True when complete."""
+        self.flush()
         return self._seal.finish(files) if self._seal is not None else False
 
     # -- episodes --------------------------------------------------------------------------
@@ -225,21 +234,28 @@ class RunStore:
                 os.close(fd)
 
     def append(self, record: EpisodeRecord | dict[str, Any]) -> None:
+        """Queue the episode's index line; it is finished once the line's batch is on disk."""
         data = record.to_dict() if isinstance(record, EpisodeRecord) else record
         line = (json.dumps(data, ensure_ascii=False, sort_keys=True, default=str) + "\n").encode("utf-8")
-        fd = os.open(self.root / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        except OSError as exc:  # a full disk names the index, as a permission error does
-            raise OSError(exc.errno, exc.strerror, str(self.root / INDEX)) from None
-        finally:
-            os.close(fd)
+        self._index.add(line, lambda: self._finished(record, data))
+
+    def _finished(self, record: EpisodeRecord | dict[str, Any], data: dict[str, Any]) -> None:
         if self._seal is not None:
             self._seal.add(data["episode_id"], data.get("digest", ""))
+        if self.on_finished is not None:
+            self.on_finished(record)
+
+    def group_commit(self, max_lines: int = 64, max_seconds: float = 0.005) -> None:
+        """From now on, commit index lines in batches (a run's loop does; see the module docstring)."""
+        self._index.max_lines, self._index.max_seconds = max_lines, max_seconds
+
+    def flush(self) -> None:
+        """Put every queued index line on disk now."""
+        self._index.flush()
 
     def records(self) -> list[dict[str, Any]]:
         """Finished episodes, first record per id, sorted by id; a torn last line is ignored."""
+        self.flush()
         return read_index(self.root / INDEX)
 
     def finished_ids(self) -> set[str]:
