@@ -17,8 +17,15 @@ The workload is the vault's ``echo`` task: one observation (a word), one action 
   ``inspect_ai.model._model.count_text_tokens``, with a length/4 estimate; nothing is installed
   or changed on disk.
 
+* agentbed run (the real path): the ``agentbed run vault --task echo --agent oracle`` command a
+  user types, in a subprocess, durability included (log files, the index's group-committed fsyncs,
+  the seal), serially and with two worker processes. Its per-episode cost is the difference of two
+  runs' wall times (``--episodes`` and a tenth of it) over the difference of their sizes, so the
+  command's fixed start-up is not spread over the episodes; the start-up is shown apart.
+
 Goals: agentbed >= 50x Inspect's throughput, and agentbed's per-episode time within 20x of the
-bare loop. ``--profile`` prints where agentbed's time goes (cProfile, top functions). One
+bare loop; through ``agentbed run``: at most 3 ms per episode serially and at least 1.7x that
+throughput with two workers (issue 37). ``--profile`` prints where agentbed's time goes (cProfile, top functions). One
 diagnostic row measures the engine change the profile points to (see ``shared_text_spaces``).
 """
 
@@ -29,6 +36,7 @@ import cProfile
 import json
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +54,8 @@ from environments.vault.env import VaultEnv  # noqa: E402
 TASK = "echo"
 GOAL_VS_INSPECT = 50.0
 GOAL_VS_BARE = 20.0
+GOAL_RUN_MS = 3.0
+GOAL_TWO_WORKERS = 1.7
 
 
 def bare_loop(episodes: int) -> int:
@@ -130,6 +140,32 @@ def inspect_run(samples: int, log_dir: Path) -> tuple[Timing, float]:
     return Timing(samples, wall, cpu, correct), own
 
 
+def agentbed_command(seeds: int, out: Path, executor: str, jobs: int) -> float:
+    """Wall seconds of one ``agentbed run`` of ``seeds`` echo episodes, start-up included."""
+    command = [sys.executable, "-m", "agentbed.cli", "run", "vault", "--task", TASK, "--agent", "oracle",
+               "--seeds", str(seeds), "--out", str(out), "--quiet", "--executor", executor, "-j", str(jobs)]
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"agentbed run failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    lines = (out / "index.jsonl").read_text().splitlines()
+    assert len(lines) == seeds, f"{out}: {len(lines)} index lines, {seeds} planned"
+    return wall
+
+
+def command_cost(episodes: int, tmp: Path, executor: str, jobs: int, repeats: int) -> tuple[float, float]:
+    """(seconds per episode, start-up seconds) of ``agentbed run``: two sizes, differenced."""
+    small = max(1, episodes // 10)
+    per, startup = [], []
+    for r in range(repeats):
+        t_small = agentbed_command(small, tmp / f"run-{executor}{jobs}-small-{r}", executor, jobs)
+        t_big = agentbed_command(episodes, tmp / f"run-{executor}{jobs}-big-{r}", executor, jobs)
+        per.append((t_big - t_small) / (episodes - small))
+        startup.append(t_small - small * per[-1])
+    return statistics.median(per), statistics.median(startup)
+
+
 def row(name: str, t: Timing, bare: Timing) -> str:
     return (f"| {name} | {t.n} | {t.per('wall') * 1e6:,.1f} | {t.n / t.wall:,.0f} | {t.per('cpu') * 1e6:,.1f} "
             f"| {t.n / t.cpu:,.0f} | {t.solved}/{t.n} | {t.per('wall') / bare.per('wall'):.1f}x "
@@ -184,6 +220,19 @@ def main() -> int:
                   f"{verdict(vs_inspect, GOAL_VS_INSPECT, True)}); agentbed time / bare loop's = {vs_bare:.1f}x "
                   f"(goal <= {GOAL_VS_BARE:.0f}x: {verdict(vs_bare, GOAL_VS_BARE, False)})")
         print(f"share of agentbed's wall time spent logging: {(full.wall - nolog.wall) / full.wall:.0%}")
+
+        serial, serial_startup = command_cost(args.episodes, tmp_path, "serial", 1, args.repeats)
+        two, two_startup = command_cost(args.episodes, tmp_path, "process", 2, args.repeats)
+        print(f"\nthrough `agentbed run` (the real path, durability included; {args.episodes} vs "
+              f"{max(1, args.episodes // 10)} episodes differenced, median of {args.repeats}):")
+        print("| executor | wall ms/episode | episodes/s | command start-up s |")
+        print("|---|---|---|---|")
+        print(f"| serial | {serial * 1e3:.2f} | {1 / serial:,.0f} | {serial_startup:.2f} |")
+        print(f"| process, 2 workers | {two * 1e3:.2f} | {1 / two:,.0f} | {two_startup:.2f} |")
+        print(f"serial: {serial * 1e3:.2f} ms per episode (goal <= {GOAL_RUN_MS:.0f} ms: "
+              f"{verdict(serial * 1e3, GOAL_RUN_MS, False)}); two workers: {serial / two:.2f}x serial's throughput "
+              f"(goal >= {GOAL_TWO_WORKERS}x: {verdict(serial / two, GOAL_TWO_WORKERS, True)}); "
+              f"Inspect's eval per sample / agentbed run's per episode: {inspect.per('wall') / serial:.1f}x")
 
         if args.profile:
             profiler = cProfile.Profile()
