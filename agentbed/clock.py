@@ -21,6 +21,9 @@ from collections.abc import Iterator
 # Both make botocore's SigV4 signer, PyJWT and pyotp read virtual time (tests check both).
 FREEZE_BACKENDS = ("time-machine", "freezegun")
 DEFAULT_FREEZE_BACKEND = os.environ.get("AGENTBED_FREEZE_BACKEND", "time-machine")
+# modules freezegun must not scan: their lazy __getattr__ imports pydantic models while datetime is
+# patched (cohere, through AgentDojo), which raises mid-way and leaves time frozen for good
+FREEZEGUN_SKIPS = ["agentdojo", "pydantic", "cohere", "google.genai", "anthropic"]
 
 # 2026-01-01T00:00:00Z: a fixed, documented epoch so that logs never depend on the wall clock.
 DEFAULT_START = 1_767_225_600.0
@@ -88,7 +91,7 @@ class VirtualClock:
         elif backend == "freezegun":
             import freezegun
 
-            with freezegun.freeze_time(self.datetime(), tick=False):
+            with freezegun.freeze_time(self.datetime(), tick=False, ignore=FREEZEGUN_SKIPS):
                 yield
         else:
             raise ValueError(f"unknown freeze backend {backend!r}; choose one of {', '.join(FREEZE_BACKENDS)}")
