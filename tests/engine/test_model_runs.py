@@ -110,7 +110,7 @@ def test_scripted_agents_and_several_models_share_one_run_with_paired_difference
     (["--model", MODEL, "--model", MODEL], "is given twice"),
     (["--model", MODEL, "--reference", "ghost"], "--reference 'ghost': not an agent"),
     (["--model", MODEL, "-M", "no_such_setting=1"], "has no generation setting 'no_such_setting'"),
-    (["--model", MODEL, "--temperature", "-1"], "--temperature -1.0: must be a finite number >= 0"),
+    (["--model", MODEL, "--temperature", "-1"], "--temperature must be between 0 and 1000000000, not -1.0"),
     (["--model", MODEL, "-M", "temperature=hot"], "temperature"),
     (["--model", MODEL, "--max-tokens-per-call", "0"], "--max-tokens-per-call 0"),
     (["--agent", "oracle", "--temperature", "0.5"], "give --model"),
