@@ -25,7 +25,10 @@ def test_best_action_differs_by_attack_and_features_are_prefix_only():
     # TDP repairs most of what the poison breaks: on world 1000 (multi-valued worlds, retrained weights)
     # the reader with TDP answers 8 of 12 poisoned questions, where it answers 10 of 12 clean ones
     repaired = outcome["gragpoison"]["tdp-reader"]
-    assert not any(outcome["gragpoison"]["continue"]) and sum(repaired) > len(repaired) / 2
+    # the poison breaks most questions: 11 of 12 on world 1000 since issue 38's camouflage (dates and
+    # lengths of clean documents) took part of GragPoison's strength
+    broken = outcome["gragpoison"]["continue"]
+    assert sum(broken) <= len(broken) / 4 and sum(repaired) > len(repaired) / 2
     assert not any(outcome["tkpa"]["continue"]) and not any(outcome["tkpa"]["tdp-reader"])  # quitting is best
     assert all(f == fs[0] for fs in features.values() for f in fs)  # the same prefix for every action
     # the reader sees that its evidence is contested (clean worlds have natural conflicts too)
