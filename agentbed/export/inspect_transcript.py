@@ -157,7 +157,6 @@ def transcript(log: list[dict[str, Any]], model: str, episode_id: str, created: 
     clock = _Clock(created, header)
     tools, config = tool_infos(header), generate_config(header)
     out = Transcript()
-    serial = iter(range(1 << 30))
 
     def add(message: ChatMessage) -> ChatMessage:
         message.id = stable_id(episode_id, str(len(out.messages)))
@@ -166,7 +165,7 @@ def transcript(log: list[dict[str, Any]], model: str, episode_id: str, created: 
 
     def event(kind: type, record: dict[str, Any], **fields: Any) -> None:
         when, offset = clock.at(record)
-        out.events.append(kind(uuid=stable_id(episode_id, "event", str(next(serial))), timestamp=when,
+        out.events.append(kind(uuid=stable_id(episode_id, "event", str(len(out.events))), timestamp=when,
                                working_start=offset, **fields))
 
     first = add(ChatMessageUser(content=str(header.get("observation", "")), source="input"))
