@@ -179,3 +179,9 @@ class ToolEnv(gym.Env[str, str]):
 
     def tool_specs(self) -> list[Tool]:
         return list(self.tools)
+
+    def restrict_tools(self, names: list[str]) -> None:
+        """Offer and accept only the tools ``names`` for the rest of the episode (a controller's
+        tool filter, :class:`agentbed.control.Briefing`); a world that supports it keeps the
+        selection in its state and answers a call of any other tool as it answers an unknown one."""
+        raise NotImplementedError(f"{type(self).__name__} cannot narrow the tools it offers")

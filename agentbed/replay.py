@@ -11,7 +11,7 @@ from agentbed.agents.base import Action, Agent, Usage
 from agentbed.agents.faults import FaultyAgent
 from agentbed.agents.replay import ReplayAgent
 from agentbed.approval import recorded_verdict
-from agentbed.control import CONTINUE, StepContext, Verdict
+from agentbed.control import CONTINUE, StepContext, Verdict, chain
 from agentbed.log import LogFormatError, MemoryWriter, decode_action, read_log
 from agentbed.runner import Budget, EpisodeSpec, python_release, run_episode
 from agentbed.suite import Suite, SuiteError, get_suite
@@ -146,7 +146,9 @@ def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     writer = MemoryWriter()
     agent = _deciding_agent(suite, spec, env, recorded) or \
         _RebuildingReplay([r for r in recorded if r.get("type") == "step"], header.get("agent"))
-    controller = _RecordedVerdicts(recorded)
+    # the suite's controllers decide again (a defense's records are compared like any field); the
+    # recorded verdicts of the others (a human's, a flagger's) are re-applied from the log
+    controller = chain(suite.episode_controller(spec, env, recorded), _RecordedVerdicts(recorded))
     run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
                 parent=header.get("parent"))
     env.close()

@@ -21,7 +21,7 @@ import gymnasium
 
 import agentbed
 from agentbed.agents.base import Action, Agent, Usage
-from agentbed.control import Controller, StepContext, StepView
+from agentbed.control import Controller, StepContext, StepView, begin_of, observe_of
 from agentbed.env import ToolEnv
 from agentbed.errors import failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
@@ -145,6 +145,19 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             observation, history = start
             info = {"task": env.task.id, "clock": env.clock.now(), "resumed_at_step": len(history)}
         tools = env.tool_specs()
+        briefed = None  # a controller's set-up of the episode, recorded on its first step
+        if controller is not None and start is None:
+            briefing = begin_of(controller, StepContext(0, observation, history, env.clock, spec.task, agent), tools)
+            if briefing is not None:
+                if briefing.tools is not None:
+                    env.restrict_tools(list(briefing.tools))
+                    tools = env.tool_specs()
+                briefed = dict(briefing.record)
+                if briefing.instruction:  # only an agent with a prompt can take it (a chat model's system prompt)
+                    instruct = getattr(agent, "add_instruction", None)
+                    if instruct is not None:
+                        instruct(briefing.instruction)
+                    briefed["instruction_taken"] = instruct is not None
         if writer is not None:
             write_header(writer, spec, task_params=env.task.params, agent=agent.describe(), budget=asdict(budget),
                          parent=parent, tools=_tool_dicts(tools), observation=observation, info=info,
@@ -156,13 +169,21 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             if over:
                 status, stop_reason = "budget", over
                 break
-            action = agent.act(observation, tools)
+            shown = None
+            if controller is not None:
+                shown = observe_of(controller, StepContext(len(history), observation, history, env.clock, spec.task,
+                                                           agent))
+            action = agent.act(observation if shown is None else shown.observation, tools)
             verdict_info = None
             if controller is not None:
                 ctx = StepContext(len(history), observation, history, env.clock, spec.task, agent)
                 verdict = controller.before_action(ctx, action)
-                if verdict.kind != "continue" or verdict.record:
+                if verdict.kind != "continue" or verdict.record or shown is not None or briefed is not None:
                     verdict_info = verdict.to_dict()
+                if briefed is not None:
+                    verdict_info["begin"], briefed = briefed, None
+                if shown is not None:
+                    verdict_info["shown"] = shown.record
                 if verdict.kind == "stop":
                     status, stop_reason = "stopped", verdict.reason or "controller"
                     _write_control(writer, len(history), action, verdict_info, env)
@@ -174,7 +195,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
                     verdict_info["proposed"] = encode_action(action.text)
                     agent = verdict.agent
                     agent.reset(seed=spec.seed, task=env.task)
-                    action = agent.act(observation, tools)
+                    action = agent.act(observation if shown is None else shown.observation, tools)
             usage = action.usage or Usage()
             tokens += usage.total_tokens
             observation, reward, terminated, truncated, info = env.step(action.text)

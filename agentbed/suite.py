@@ -65,6 +65,14 @@ class Suite:
     check_tasks: Callable[[list[str], dict[str, Any]], None] | None = None
     env_agents: dict[str, EnvAgentFactory] = field(default_factory=dict)  # built with their environment
     describe_task: Callable[[str], dict[str, Any]] | None = None  # a task's metadata for `agentbed list --json`
+    # the suite's own controllers of an episode (a benchmark's defenses), built with its spec and
+    # environment; ``recorded`` is the episode's log when it is re-run (decisions a model made come from it)
+    controller: Callable[[EpisodeSpec, ToolEnv, list[dict[str, Any]] | None], Any] | None = None
+
+    def episode_controller(self, spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None = None
+                           ) -> Any:
+        """The suite's controllers of one episode (see :mod:`agentbed.control`); None when it has none."""
+        return self.controller(spec, env, recorded) if self.controller is not None else None
 
     def agent_names(self) -> list[str]:
         return sorted({*self.agents, *self.env_agents})

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agentbed.agents.faults import FaultyAgent
 from agentbed.approval import episode_controller
+from agentbed.control import chain
 from agentbed.errors import UsageError, failure_text
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
@@ -41,7 +42,8 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
                 agent = meter or agent
                 if spec.faults:
                     agent = FaultyAgent(agent, spec.faults, spec.seed)
-                controller = episode_controller(spec, suite, env)  # --approver human; None otherwise
+                # the suite's own (a benchmark's defenses), then --approver human's; None when neither
+                controller = chain(suite.episode_controller(spec, env), episode_controller(spec, suite, env))
                 record = run_episode(env, agent, spec, budget=suite.budget, writer=TrajectoryWriter(log),
                                      controller=controller)
                 if meter is not None:

@@ -229,6 +229,14 @@ class ChatAgent(Agent):
         self._seed = seed
         self._menu_pending = True
 
+    def add_instruction(self, text: str) -> None:
+        """Append ``text`` to the system prompt for this episode (a controller's instruction, e.g.
+        AgentDojo's spotlighting saying what its delimiters mean); call it after :meth:`reset`."""
+        self.system_prompt = self.system_prompt + text if self.system_prompt else text.strip()
+        self._base_prompt = self._base_prompt + text if self._base_prompt else text.strip()
+        if self.messages and isinstance(self.messages[0], SystemMessage):
+            self.messages[0] = SystemMessage(self.system_prompt)
+
     def _install_menu_prompt(self, prompt: str) -> None:
         """A reply format's prompt lists the episode's tools, which only :meth:`act` is given; a
         conversation primed from a log before that gets the prompt it was recorded under now."""

@@ -56,17 +56,13 @@ def suite_tools(suite: str) -> tuple[Tool, ...]:
             FINAL_ANSWER)
 
 
-def task_spec(task: TaskId, injections: dict[str, str] | None = None,
-              allowed_tools: list[str] | None = None) -> TaskSpec:
-    """The spec of one task; ``injections`` (vector -> text) come from an attack
-    (:mod:`attacks.agentdojo`), ``allowed_tools`` from a tool filter (:mod:`controllers.agentdojo`)."""
+def task_spec(task: TaskId, injections: dict[str, str] | None = None) -> TaskSpec:
+    """The spec of one task; ``injections`` (vector -> text) come from an attack (:mod:`attacks.agentdojo`)."""
     task.check()
     user = task_suite(task.suite).user_tasks[task.user_task]
     params: dict[str, Any] = {"benchmark_version": BENCHMARK_VERSION, "suite": task.suite,
                               "user_task": task.user_task, "injection_task": task.injection_task,
                               "attack": task.attack, "injections": dict(injections or {})}
-    if allowed_tools is not None:
-        params["allowed_tools"] = sorted(allowed_tools)
     return TaskSpec(str(task), params, user.PROMPT)
 
 
@@ -158,17 +154,34 @@ class AgentDojoEnv(ToolEnv):
         suite = self._suite()
         self.tools = suite_tools(self.task.params["suite"])
         self._tool_index = {t.name: t for t in self.tools}
-        allowed = self.task.params.get("allowed_tools")
-        functions = [f for f in suite.tools if allowed is None or f.name in allowed]
-        self._runtime = FunctionsRuntime(functions)
+        self._runtime = FunctionsRuntime(list(suite.tools))
         environment = pre_environment_of(self.task.params)
         self.state = {"environment": environment, "pre_environment": environment.model_copy(deep=True),
-                      "messages": [], "final_text": None, "scores": None, "injection_seen_step": None}
+                      "messages": [], "final_text": None, "scores": None, "injection_seen_step": None,
+                      "allowed_tools": None}
         return suite.user_tasks[self.task.params["user_task"]].PROMPT
 
     def tool_specs(self) -> list[Tool]:
-        allowed = self.task.params.get("allowed_tools")
+        allowed = self.state.get("allowed_tools") if isinstance(self.state, dict) else None
         return [t for t in self.tools if allowed is None or t.name in allowed or t is FINAL_ANSWER]
+
+    def restrict_tools(self, names: list[str]) -> None:
+        """A tool filter's selection (:mod:`controllers.agentdojo.defenses`): only these functions
+        stay in AgentDojo's runtime, as AgentDojo's filter narrows it, so a call of another is
+        answered with AgentDojo's own error. ``final_answer`` is always offered."""
+        self.state["allowed_tools"] = sorted(set(names) & {f.name for f in self._suite().tools})
+
+    def _runtime_now(self) -> Any:
+        """AgentDojo's runtime with the episode's functions (all, or a filter's selection; the
+        selection is in the state, so a snapshot keeps it)."""
+        allowed = self.state.get("allowed_tools")
+        if allowed is None:
+            return self._runtime
+        if getattr(self, "_narrowed", (None,))[0] != allowed:
+            from agentdojo.functions_runtime import FunctionsRuntime
+
+            self._narrowed = (allowed, FunctionsRuntime([f for f in self._suite().tools if f.name in allowed]))
+        return self._narrowed[1]
 
     # -- steps ---------------------------------------------------------------------------
     def step(self, action: str | bytes) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -204,7 +217,7 @@ class AgentDojoEnv(ToolEnv):
             return ToolResult(error.observation(), info={"tool": name, "action_error": error.code})
         request = ChatAssistantMessage(role="assistant", content=None, tool_calls=[function_call])
         with self.clock.frozen():
-            _, _, _, messages, _ = ToolsExecutor().query("", self._runtime, self.state["environment"], [request])
+            _, _, _, messages, _ = ToolsExecutor().query("", self._runtime_now(), self.state["environment"], [request])
         reply = messages[-1]
         self.state["messages"] += [request, reply]
         observation = reply["error"] or get_text_content_as_str(reply["content"])

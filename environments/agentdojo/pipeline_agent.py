@@ -50,9 +50,8 @@ class PipelineLLMAgent(Agent):
         from agentdojo.types import ChatSystemMessage, ChatUserMessage, text_content_block_from_string
 
         params = task.params
-        allowed = params.get("allowed_tools")
-        self.runtime = FunctionsRuntime([f for f in task_suite(params["suite"]).tools
-                                         if allowed is None or f.name in allowed])
+        self.functions = list(task_suite(params["suite"]).tools)
+        self.runtime = FunctionsRuntime(self.functions)
         self.messages = [
             ChatSystemMessage(role="system", content=[text_content_block_from_string(load_system_message(None))]),
             ChatUserMessage(role="user", content=[text_content_block_from_string(task.description)])]
@@ -63,6 +62,11 @@ class PipelineLLMAgent(Agent):
         from agentdojo.functions_runtime import EmptyEnv
         from agentdojo.types import get_text_content_as_str
 
+        offered = {t.name for t in tools}
+        if offered and set(self.runtime.functions) != offered - {"final_answer"}:  # a tool filter narrowed them
+            from agentdojo.functions_runtime import FunctionsRuntime
+
+            self.runtime = FunctionsRuntime([f for f in self.functions if f.name in offered])
         trace = self.env.state["messages"]
         if len(trace) > self.seen_results:  # the tool result of the last call, as AgentDojo's executor wrote it
             self.messages.append(trace[-1])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,16 @@ def replay_pipeline(calls: list[tuple[str, dict[str, Any]]], final: str | None,
     return Replay()
 
 
+def offered_tools(log_records: list[dict[str, Any]]) -> list[str] | None:
+    """The AgentDojo functions a tool filter left in the episode (its ``begin`` record on the
+    first step), or None when no filter narrowed them."""
+    first = next((r for r in log_records if r.get("type") == "step"), None)
+    begin = ((first or {}).get("control") or {}).get("begin") or {}
+    records = begin.get("chain", [begin])
+    chosen = [set(r["tools"]) for r in records if isinstance(r.get("tools"), list)]
+    return sorted(set.intersection(*chosen)) if chosen else None
+
+
 def their_rescoring(task: TaskId, log_records: list[dict[str, Any]], victim: str = DEFAULT_VICTIM) -> Scores:
     """AgentDojo's task runner on an agentbed episode's recorded calls: its utility and security."""
     from agentbed.clock import VirtualClock
@@ -163,7 +173,7 @@ def their_rescoring(task: TaskId, log_records: list[dict[str, Any]], victim: str
     calls, final = recorded_calls(log_records)
     clock = VirtualClock(START)  # the recorded e-mail and file stamps were made on the virtual clock
     with clock.frozen():
-        pipeline = replay_pipeline(calls, final, log_records[0].get("task_params", {}).get("allowed_tools"))
+        pipeline = replay_pipeline(calls, final, offered_tools(log_records))
         utility, security = suite.run_task_with_pipeline(pipeline, suite.user_tasks[task.user_task],
                                                          injection, injections(task, victim))
     return Scores(bool(utility), None if injection is None else bool(security))
@@ -194,8 +204,9 @@ def agentbed_scores(tasks: Iterable[TaskId], agent: str, run_dir: str | Path | N
     for tid in tasks:
         spec = EpisodeSpec("agentdojo", str(tid), agent, 0, opts)
         writer = TrajectoryWriter(spec.log_in(run_dir)) if run_dir is not None else None
-        record = run_episode(SUITE.make_env(str(tid), opts), SUITE.make_agent(spec), spec, budget=SUITE.budget,
-                             writer=writer)
+        env = SUITE.make_env(str(tid), opts)
+        record = run_episode(env, SUITE.make_agent(spec), spec, budget=SUITE.budget, writer=writer,
+                             controller=SUITE.episode_controller(spec, env))
         if record.status != "ok":
             raise RuntimeError(f"{tid}: episode ended with status {record.status}: {record.error[-300:]}")
         out[tid] = Scores(record.metrics["utility"], record.metrics["attack_success"])
@@ -212,19 +223,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m suites.agentdojo.crosscheck", description=main.__doc__)
     parser.add_argument("--out", required=True, help="directory for AgentDojo's logs and crosscheck.json")
     parser.add_argument("--task-suite", action="append", choices=TASK_SUITES, help="default: all four")
+    parser.add_argument("--attack", action="append", choices=("none", *DEFAULT_ATTACKS),
+                        help="none (the user tasks alone) or one attack; default: none and all four")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows, differences = [], []
     for suite in args.task_suite or TASK_SUITES:
-        for attack in (None, *DEFAULT_ATTACKS):
+        for attack in [None if a == "none" else a for a in args.attack or ("none", *DEFAULT_ATTACKS)]:
             t0 = time.perf_counter()
             theirs = their_ground_truth(suite, attack, out / "agentdojo-logs")
             t1 = time.perf_counter()
             mine = agentbed_scores(sorted(theirs, key=str), "ground-truth")
             t2 = time.perf_counter()
             diff = compare(mine, theirs)
-            differences += [str(d.task) for d in diff]
+            differences += [{"task": str(d.task), "agentbed": d.ours and asdict(d.ours),
+                             "agentdojo": d.theirs and asdict(d.theirs)} for d in diff]
             rows.append({"suite": suite, "attack": attack or "none", "tasks": len(theirs),
                          "utility_agentdojo": sum(s.utility for s in theirs.values()),
                          "utility_agentbed": sum(s.utility for s in mine.values()),
@@ -233,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "differences": len(diff), "seconds_agentdojo": round(t1 - t0, 1),
                          "seconds_agentbed": round(t2 - t1, 1)})
             print(json.dumps(rows[-1]), flush=True)
-    (out / "crosscheck.json").write_text(json.dumps({"rows": rows, "differences": differences}, indent=1))
+            # written after every row, so a run stopped part-way keeps the rows it finished
+            (out / "crosscheck.json").write_text(json.dumps({"rows": rows, "differences": differences}, indent=1))
     return 1 if differences else 0
 
 

@@ -1,7 +1,7 @@
 """The agentdojo slice of ``agentbed demo``: AgentDojo's banking suite, a handful of user tasks
 alone and under two injections (important_instructions), played by the ground truth, the
-injection follower and the follower behind the tool filter; AgentDojo's runner re-grades every
-episode; one follower episode is branched where it first read the injection.
+injection follower and the follower behind the tool filter with the oracle selection (an
+upper bound; a controller, controllers/agentdojo); AgentDojo's runner re-grades every episode; one follower episode is branched where it first read the injection.
 
 Everything is scripted, so the numbers show that the metrics discriminate, not how a model
 fares (docs/agentdojo.md has how to run a model on the whole benchmark).
@@ -26,7 +26,7 @@ from suites.agentdojo.report import agent_label, build_summary, gate_metrics, ra
 USER_TASKS = ("user_task_0", "user_task_1", "user_task_2", "user_task_3", "user_task_4")
 INJECTION_TASKS = ("injection_task_0", "injection_task_7")
 ATTACK = "important_instructions"
-AGENTS = (("ground-truth", "none"), ("injection-follower", "none"), ("injection-follower", "tool_filter"))
+AGENTS = (("ground-truth", "none"), ("injection-follower", "none"), ("injection-follower", "tool_filter_oracle"))
 
 
 def demo_tasks() -> list[str]:
@@ -43,8 +43,9 @@ def run_episodes(run_dir: Path, suite: Suite) -> list[dict[str, Any]]:
     records = []
     for spec in demo_specs():
         options = suite.resolve_options(spec.options)
-        record = run_episode(suite.make_env(spec.task, options), suite.make_agent(spec), spec, budget=suite.budget,
-                             writer=TrajectoryWriter(spec.log_in(run_dir)))
+        env = suite.make_env(spec.task, options)
+        record = run_episode(env, suite.make_agent(spec), spec, budget=suite.budget,
+                             writer=TrajectoryWriter(spec.log_in(run_dir)), controller=suite.episode_controller(spec, env))
         record.log = str(spec.log_in(run_dir).relative_to(run_dir))
         records.append(record.to_dict())
     return records
@@ -101,9 +102,9 @@ def findings(records: list[dict[str, Any]], agree: int, differ: list[str], branc
     return [
         finding("injection-follower: attack success", rate(attacked("injection-follower", "none"), "attack_success"),
                 note="scripted agent"),
-        finding("follower + tool filter: attack success",
-                rate(attacked("injection-follower", "tool_filter"), "attack_success"),
-                note="scripted; oracle tool selection"),
+        finding("follower + tool filter (oracle): attack success",
+                rate(attacked("injection-follower", "tool_filter_oracle"), "attack_success"),
+                note="scripted; oracle tool selection, an upper bound"),
         finding("AgentDojo's runner re-grading each episode", f"{agree}/{len(records)} agree",
                 note="; ".join(differ[:1]) or f"ground truth's utility {fmt(rate(truth, 'utility'))}"),
         finding("branch at the injection: best intervention",

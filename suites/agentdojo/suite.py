@@ -9,17 +9,15 @@ the whole benchmark: 97 user tasks and 4 x 949 pairs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import environments.agentdojo  # noqa: F401 - registers agentbed/agentdojo-v0
-from agentbed.agents.base import Agent
 from agentbed.env import ToolEnv
 from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
 from attacks.agentdojo.injections import DEFAULT_VICTIM, injections
-from controllers.agentdojo.defenses import DEFENSES, defended, oracle_tool_selection
+from controllers.agentdojo.defenses import DEFENSES, defense_controller
 from environments.agentdojo.agents import QUESTION, REFUSAL, EndWith, GroundTruthAgent, InjectionFollower
 from environments.agentdojo.benchmark import ATTACKS, DEFAULT_ATTACKS, TASK_SUITES, TaskId, task_ids
 from environments.agentdojo.env import AgentDojoEnv, task_spec
@@ -28,7 +26,8 @@ OPTIONS = {
     "task_suite": Option("all", "AgentDojo task suite", choices=("all", *TASK_SUITES)),
     "attack": Option("all", "none (user tasks alone), one attack (its pairs), or all (user tasks and the pairs of"
                      f" {', '.join(DEFAULT_ATTACKS)})", choices=("all", "none", *ATTACKS)),
-    "defense": Option("none", "AgentDojo defense around the agent (tool_filter: oracle selection)", choices=DEFENSES),
+    "defense": Option("none", "AgentDojo defense, a controller around any agent (tool_filter: the agent's model chooses"
+                      " the tools; tool_filter_oracle: the ground truth's tools, an upper bound)", choices=DEFENSES),
     "victim": Option(DEFAULT_VICTIM, "model name the attacks address (AgentDojo's MODEL_NAMES key)"),
 }
 
@@ -47,10 +46,7 @@ def _tasks(options: dict[str, Any]) -> list[str]:
 def make_env(task: str, options: dict[str, Any]) -> AgentDojoEnv:
     """The environment of one task, its injections made by AgentDojo's attack for ``victim``."""
     tid = TaskId.parse(task).check()
-    spec = task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM)))
-    if options.get("defense") == "tool_filter":
-        spec = task_spec(tid, spec.params["injections"], oracle_tool_selection(spec.params))
-    return AgentDojoEnv(spec)
+    return AgentDojoEnv(task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM))))
 
 
 def _describe(task: str) -> dict[str, Any]:
@@ -67,12 +63,12 @@ AGENTS = {
 }
 
 
-@dataclass
-class AgentDojoSuite(Suite):
-    """A suite whose every agent, scripted or a chat model, plays behind the run's ``--defense``."""
-
-    def make_agent(self, spec: EpisodeSpec, env: ToolEnv | None = None) -> Agent:
-        return defended(super().make_agent(spec, env), spec.options.get("defense", "none"))
+def _controller(spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None) -> Any:
+    """The run's ``--defense`` as a controller around whichever agent plays (None for none). In a
+    re-run, the model-chosen filter takes the model's recorded choice from the log's first step."""
+    first = next((r for r in recorded or () if r.get("type") == "step"), None)
+    begin = ((first or {}).get("control") or {}).get("begin") if recorded is not None else None
+    return defense_controller(spec.options.get("defense", "none"), env.task.params, env.task.description, begin)
 
 
 def _summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +84,7 @@ def _demo(out_dir: Path) -> dict[str, Any]:
     return run_demo(out_dir, SUITE)
 
 
-SUITE = AgentDojoSuite(
+SUITE = Suite(
     name="agentdojo",
     description="AgentDojo v1.2.2 (Debenedetti et al., NeurIPS 2024): prompt injections against tool-using "
                 "agents, scored by AgentDojo's own task functions.",
@@ -101,4 +97,5 @@ SUITE = AgentDojoSuite(
     summarize=_summarize,
     demo=_demo,
     describe_task=_describe,
+    controller=_controller,
 )

@@ -12,7 +12,6 @@ from openai_stub import OpenAIStub, Reply
 from agentbed.agents.chat import ChatAgent
 from agentbed.log import TrajectoryWriter, read_log
 from agentbed.runner import EpisodeSpec, run_episode
-from controllers.agentdojo.defenses import defended
 from environments.agentdojo.benchmark import TaskId
 from suites.agentdojo.crosscheck import their_rescoring
 from suites.agentdojo.suite import SUITE
@@ -33,10 +32,11 @@ def test_a_chat_model_is_graded_by_agentdojo_and_reads_spotlit_results(tmp_path)
         for defense in ("none", "spotlighting_with_delimiting"):
             options = SUITE.resolve_options({"defense": defense})
             spec = EpisodeSpec("agentdojo", TASK, "model:openai:gpt-4o-mini", 0, options)
-            agent = defended(ChatAgent.from_model_string("openai:gpt-4o-mini", base_url=stub.base_url, api_key="test",
-                                                         seed=0, timeout=10.0), defense)
-            record = run_episode(SUITE.make_env(TASK, options), agent, spec, budget=SUITE.budget,
-                                 writer=TrajectoryWriter(spec.log_in(tmp_path)))
+            agent = ChatAgent.from_model_string("openai:gpt-4o-mini", base_url=stub.base_url, api_key="test", seed=0,
+                                                timeout=10.0)
+            env = SUITE.make_env(TASK, options)  # the defense is a controller around the agent
+            record = run_episode(env, agent, spec, budget=SUITE.budget, writer=TrajectoryWriter(spec.log_in(tmp_path)),
+                                 controller=SUITE.episode_controller(spec, env))
             assert record.status == "ok" and record.steps == 2, record.error
             assert record.metrics["attack_success"] is False  # it read the injection and did not obey
             tools = {t["function"]["name"] for t in stub.requests[-1]["tools"]}

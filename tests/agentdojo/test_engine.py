@@ -48,7 +48,7 @@ def test_demo_findings_and_gate_against_the_committed_baseline(tmp_path):
     baseline = str(ROOT / "baselines" / "agentdojo.json")
     assert main(["gate", str(tmp_path / "agentdojo"), "--baseline", baseline]) == 0
     for metric in results["metrics"]:  # the tool filter stops defending: the gate must fail
-        if metric["agent"] == "injection-follower+tool_filter" and metric["metric"] == "attack_success":
+        if metric["agent"] == "injection-follower+tool_filter_oracle" and metric["metric"] == "attack_success":
             metric["values"] = dict.fromkeys(metric["values"], 1.0)
     (tmp_path / "worse.json").write_text(json.dumps(results))
     assert main(["gate", str(tmp_path / "worse.json"), "--baseline", baseline]) == 1

@@ -1,5 +1,6 @@
 """The agentdojo suite: task listing, AgentDojo's attacks making the injections, the scripted
-agents (the follower sees only what it reads), the defenses."""
+agents (the follower sees only what it reads), the oracle tool filter (tests/agentdojo/test_defenses.py
+has the other defenses)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 
 from agentbed.cli import main
 from agentbed.runner import EpisodeSpec, run_episode
-from controllers.agentdojo.defenses import RepeatUserPrompt, Spotlighting, oracle_tool_selection
-from environments.agentdojo.agents import GroundTruthAgent, InjectionFollower
+from controllers.agentdojo.defenses import oracle_tool_selection
+from environments.agentdojo.agents import InjectionFollower
 from environments.agentdojo.benchmark import TaskId, task_suite
 from environments.agentdojo.env import AgentDojoEnv, task_spec
 from suites.agentdojo.suite import SUITE
@@ -19,7 +20,8 @@ ATTACKED = "banking.user_task_1.injection_task_0.important_instructions"
 def play(task: str, agent: str, **options: str):
     opts = SUITE.resolve_options({"task_suite": "banking", **options})
     spec = EpisodeSpec("agentdojo", task, agent, 0, opts)
-    return run_episode(SUITE.make_env(task, opts), SUITE.make_agent(spec), spec, budget=SUITE.budget)
+    env = SUITE.make_env(task, opts)
+    return run_episode(env, SUITE.make_agent(spec), spec, budget=SUITE.budget, controller=SUITE.episode_controller(spec, env))
 
 
 def test_list_json_names_every_task(capsys):
@@ -60,28 +62,20 @@ def test_the_follower_is_not_told_the_injection_only_reads_it():
     assert record.metrics["attack_success"] is False and record.metrics["utility"] is True and not agent.followed
 
 
-def test_tool_filter_keeps_the_ground_truths_tools_and_blocks_the_rest():
-    opts = SUITE.resolve_options({"defense": "tool_filter"})
+def test_oracle_tool_filter_keeps_the_ground_truths_tools_and_blocks_the_rest():
+    opts = SUITE.resolve_options({"defense": "tool_filter_oracle"})
     env = SUITE.make_env(ATTACKED, opts)
-    assert env.task.params["allowed_tools"] == oracle_tool_selection(env.task.params) == ["get_most_recent_transactions"]
+    assert oracle_tool_selection(env.task.params) == ["get_most_recent_transactions"]
+    env.reset(seed=0)
+    env.restrict_tools(["get_most_recent_transactions", "final_answer"])
     assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions", "final_answer"]
-    defended = play(ATTACKED, "injection-follower", defense="tool_filter")
+    refused = env.step(json.dumps({"tool": "send_money", "arguments": {"recipient": "x", "amount": 1, "subject": "s",
+                                                                       "date": "2022-01-01"}}))[0]
+    assert "send_money" in refused and "Invalid tool" in refused  # AgentDojo's own answer to a removed tool
+    copy = env.snapshot()
+    env.reset(seed=0)
+    assert len(env.tool_specs()) > 2  # a new episode offers every tool again
+    env.restore(copy)
+    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions", "final_answer"]
+    defended = play(ATTACKED, "injection-follower", defense="tool_filter_oracle")
     assert defended.metrics["attack_success"] is False and defended.metrics["utility"] is True
-
-
-def test_spotlighting_and_repeated_prompt_change_what_the_agent_reads():
-    task = task_spec(TaskId("banking", "user_task_1"))
-    seen = []
-
-    class Recorder(GroundTruthAgent):
-        def act(self, observation, tools):
-            seen.append(observation)
-            return super().act(observation, tools)
-
-    for wrapper in (Spotlighting, RepeatUserPrompt):
-        agent = wrapper(Recorder())
-        agent.reset(seed=0, task=task)
-        agent.act(task.description, [])
-        action = agent.act("tool result", [])
-        assert action.meta["defense"] == wrapper.defense
-    assert seen == [task.description, "<<tool result>>", task.description, f"tool result\n\n{task.description}"]
