@@ -18,7 +18,9 @@ followed to the module that defines them so that ``__init__`` does not become a 
 from __future__ import annotations
 
 import ast
+import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,12 +108,49 @@ def discover_modules(package_dir: Path) -> dict[str, Path]:
     return found
 
 
+_FACTS: OrderedDict[tuple[str, str, bytes], ModuleFacts] = OrderedDict()  # least recently used first
+_FACTS_LOCK = threading.Lock()
+FACTS_CACHE_BYTES = 64_000_000  # of source text kept parsed: a run's repositories, several times over
+_facts_bytes = 0
+
+
 def parse_module(name: str, path: Path) -> ModuleFacts:
-    """Parse one file; syntax errors and giant files become a one-line UsageError."""
+    """Parse one file; syntax errors and giant files become a one-line UsageError.
+
+    Parsed once per content within the process: a run builds its graph and the skeleton's view of
+    it, and every repair asks which modules a test uses, all from the same files. The key is the
+    file's bytes (a digest), not its time stamp, so a file rewritten within one clock tick is
+    parsed again. The facts returned are shared: callers read them, never change them."""
+    global _facts_bytes
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise UsageError(f"{path}: {size} bytes is larger than the {MAX_FILE_BYTES}-byte limit for one module")
     raw = path.read_bytes()
+    key = (name, str(path), hashlib.blake2b(raw, digest_size=16).digest())
+    with _FACTS_LOCK:
+        if key in _FACTS:
+            _FACTS.move_to_end(key)
+            return _FACTS[key]
+    facts = _parse_facts(name, path, raw)
+    with _FACTS_LOCK:
+        if key not in _FACTS:
+            _FACTS[key] = facts
+            _facts_bytes += len(raw)
+        while _facts_bytes > FACTS_CACHE_BYTES and len(_FACTS) > 1:
+            _, old = _FACTS.popitem(last=False)
+            _facts_bytes -= len(old.source.encode("utf-8"))
+    return facts
+
+
+def forget_parsed() -> None:
+    """Empty the per-process cache of parsed modules (a benchmark's cold start)."""
+    global _facts_bytes
+    with _FACTS_LOCK:
+        _FACTS.clear()
+        _facts_bytes = 0
+
+
+def _parse_facts(name: str, path: Path, raw: bytes) -> ModuleFacts:
     try:
         source = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -239,6 +278,8 @@ def _dotted_uses(tree: ast.Module) -> set[str]:
                 parts.append(cur.id)
                 uses.add(".".join(reversed(parts)))
         for field_name in node._fields:
+            if field_name == "ctx":  # Load/Store/Del: leaves, and one on every name and attribute
+                continue
             value = getattr(node, field_name, None)
             if type(value) is list:
                 stack.extend(v for v in value if isinstance(v, ast.AST))

@@ -104,3 +104,23 @@ def test_dotted_uses_are_every_attribute_chain_that_starts_at_a_name():
     tree = parse("import a\n\ndef f(x):\n    return a.b.c(x.y).z + g().w + [k.m for k in a.n]\n")
     # inner chains count too (a.b.c gives a.b); a chain that starts at a call does not
     assert _dotted_uses(tree) == {"a.b.c", "a.b", "x.y", "k.m", "a.n"}
+
+
+def test_each_file_content_is_parsed_once_and_a_rewrite_again(tmp_path, monkeypatch):
+    import os
+
+    from environments.cocoder import depgraph
+
+    pkg = write_package(tmp_path, {"p/__init__.py": "", "p/a.py": "X = 1\n"})
+    calls = []
+    real = depgraph._parse_facts
+    monkeypatch.setattr(depgraph, "_parse_facts", lambda name, *rest: calls.append(name) or real(name, *rest))
+    build_dependency_graph(pkg)
+    build_dependency_graph(pkg, include_local=False)  # a run's second view of the same files
+    assert sorted(calls) == ["p", "p.a"]
+    stat = (pkg / "a.py").stat()
+    (pkg / "a.py").write_text("Y = 1\n", encoding="utf-8")  # same size, same time stamp
+    os.utime(pkg / "a.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    graph = build_dependency_graph(pkg)
+    assert calls[2:] == ["p.a"]
+    assert graph.nodes["p.a"]["interface"] == "Y = 1"

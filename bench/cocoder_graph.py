@@ -1,0 +1,78 @@
+"""Benchmark: CoCoder's graphs beside grimp's on installed networkx and ray, in one run.
+
+Per package (the copy installed in this virtualenv; tests, docs and examples left out of ours):
+- grimp: ``grimp.build_graph`` without its cache (every file scanned);
+- import graph: ``environments.cocoder.importgraph.import_graph`` (grimp's scanner, by folder);
+- ast alone: Python's parser over the same modules, nothing else (the floor of any ``ast`` build);
+- dependency graph, cold: ``build_dependency_graph`` with nothing parsed yet (definitions and
+  call sites, re-exports followed: what CoCoder plans on);
+- dependency graph, warm: the same again in the same process (each file parsed once per run).
+Each time is the best of ``--repeat`` runs; the ratio is to grimp. Timings taken while other work
+runs on the machine are not results: the load average is printed before and after.
+
+Run: .venv/bin/python bench/cocoder_graph.py [--packages networkx,ray] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grimp
+
+from environments.cocoder.depgraph import build_dependency_graph, discover_modules, forget_parsed
+from environments.cocoder.importgraph import import_graph
+
+
+def best(fn: Callable[[], object], repeat: int, before: Callable[[], None] = lambda: None) -> float:
+    times = []
+    for _ in range(repeat):
+        before()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def parse_all(paths: list[Path]) -> None:
+    for path in paths:
+        ast.parse(path.read_bytes())
+
+
+def row(name: str, repeat: int) -> str:
+    """One package's line of the table."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"bench: {name} is not installed in this environment")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    paths = list(discover_modules(folder).values())
+    t_grimp = best(lambda: grimp.build_graph(name, cache_dir=None), repeat)
+    graph = import_graph(folder)
+    t_imports = best(lambda: import_graph(folder), repeat)
+    t_ast = best(lambda: parse_all(paths), repeat)
+    t_cold = best(lambda: build_dependency_graph(folder), repeat, before=forget_parsed)
+    t_warm = best(lambda: build_dependency_graph(folder), repeat)
+    cells = [f"{t:.3f} ({t / t_grimp:.2f}x)" for t in (t_imports, t_ast, t_cold, t_warm)]
+    return " | ".join([name, str(len(paths)), str(graph.number_of_edges()), f"{t_grimp:.3f}", *cells])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--packages", default="networkx,ray")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print("package | modules | edges (import graph) | grimp s | import graph s (x grimp) | ast alone s (x grimp) | "
+          "dependency graph cold s (x grimp) | warm s (x grimp)", flush=True)
+    for name in args.packages.split(","):
+        print(row(name, args.repeat), flush=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
