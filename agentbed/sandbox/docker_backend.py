@@ -1,7 +1,8 @@
 """The Docker backend: one hardened, warm container per sandbox.
 
 The container (image built by ``docker/build``) has no network, memory/CPU/pids limits, a
-read-only root with tmpfs ``/sandbox`` (the workdir) and ``/tmp``, runs as uid 1000 with every
+read-only root with tmpfs ``/sandbox`` (the workdir) and ``/tmp``, System V limits of its own
+IPC namespace set from ``memory_bytes`` (as the local backend's), runs as uid 1000 with every
 capability dropped and no-new-privileges, and carries the label ``agentbed.sandbox`` so
 ``agentbed sandbox prune`` can remove what a crash left behind. Its PID 1 is the same exec
 server as the local backend's (session_server.py and capture.py, their source passed in the
@@ -31,6 +32,7 @@ from agentbed.sandbox.base import (
     classify,
     failed_on_full_disk,
 )
+from agentbed.sandbox.bounds import ipc_sysctls
 from agentbed.sandbox.capture import CHUNK, CappedBuffer, ReplyReader
 from agentbed.sandbox.local import PACKAGE_DIR
 from agentbed.sandbox.session import GRACE, encode_request, read_reply, wait_ready
@@ -110,6 +112,9 @@ class DockerSandbox(Sandbox):
             security_opt=["no-new-privileges"], mem_limit=lim.memory_bytes, memswap_limit=lim.memory_bytes,
             nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.processes + 1, hostname="sandbox",
             shm_size=lim.disk_bytes,  # /dev/shm is a tmpfs too (Docker's default is 64 MiB whatever the limits)
+            # System V limits of the container's own IPC namespace (never the host's or another
+            # container's), as in the local backend; the memory cgroup also counts touched segments
+            ipc_mode="private", sysctls={f"kernel.{name}": str(value) for name, value in ipc_sysctls(lim).items()},
             tmpfs={WORKDIR: f"{tmpfs_opts},mode=0700,uid=1000,gid=1000", "/tmp": f"{tmpfs_opts},mode=1777"},
             ulimits=[Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
                      Ulimit(name="fsize", soft=lim.file_size_bytes, hard=lim.file_size_bytes),

@@ -1,25 +1,26 @@
 """The local backend: bubblewrap namespaces, resource limits and a private workdir.
 
-Each sandbox is one bubblewrap (``bwrap``) session in its own user, PID, network, IPC and UTS
-namespaces. Its filesystem is built from an allowlist: read-only ``/usr``, ``/etc``, the host
-Python (the venv and its base interpreter, so ``sandbox.python`` has pytest) and this
-package's directory, a ``/proc`` of its own PID namespace, a minimal ``/dev``, a private
-``/tmp`` and the workdir at ``/sandbox``. The network namespace has only a loopback
-interface. /dev/shm and /tmp are tmpfs mounts of at most ``disk_bytes`` each, the root and /dev
-are read-only
-and nested user namespaces are disabled (``--disable-userns``), so no writable mount is
-unbounded and none can be made. PID 1 is the exec server (session_server.py): a command costs a fork and exec
-instead of new namespaces, and after each command the server kills and reaps everything
-else, so background processes never outlive their command. If the server stops answering,
-the host kills the session (the kernel then kills its whole PID namespace) and the next
-command starts a new one on the same workdir.
+Each sandbox is one bubblewrap (``bwrap``) session in its own user, PID, network and UTS
+namespaces, inside the mount and IPC namespaces of the sandbox's holder (bounds.py): the
+workdir is a tmpfs of ``disk_bytes`` that exists only there, and System V shared memory and
+message queues are bounded by ``memory_bytes``. Its filesystem is built from an allowlist:
+read-only ``/usr``, ``/etc``, the host Python (the venv and its base interpreter, so
+``sandbox.python`` has pytest) and this package's directory, a ``/proc`` of its own PID
+namespace (``/proc/sys`` read-only), a minimal ``/dev``, a private ``/tmp`` and the workdir at
+``/sandbox``. The network namespace has only a loopback interface. /dev/shm and /tmp are tmpfs
+mounts of at most ``disk_bytes`` each, the root and /dev are read-only and nested user
+namespaces are disabled (``--disable-userns``), so no writable mount is unbounded and none can
+be made. PID 1 is the exec server (session_server.py): a command costs a fork and exec instead
+of new namespaces, and after each command the server kills and reaps everything else, so
+background processes never outlive their command. If the server stops answering, the host
+kills the session (the kernel then kills its whole PID namespace) and the next command starts
+a new one in the same holder.
 
 Run by root, commands do not run as root: each sandbox gets its own unused host uid, so
-RLIMIT_NPROC caps exactly its processes and host files are seen as by a stranger. A holder
-process keeps a private mount namespace with the workdir (a size-limited tmpfs that exists
-only there) and read-only views of host paths that uid could not reach (a Python under
-/root); bubblewrap starts inside it. Run by an ordinary user, the sandbox runs as that user
-(uid 1000 inside) and the workdir is a host temp dir.
+RLIMIT_NPROC caps exactly its processes and host files are seen as by a stranger; the holder
+also stages read-only views of host paths that uid could not reach (a Python under /root).
+Run by an ordinary user, the sandbox runs as that user (uid 1000 inside) and the holder is
+that user's own user namespace; where the machine refuses one, the sandbox does not start.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -46,6 +46,7 @@ from agentbed.sandbox.base import (
     failed_on_full_disk,
     stderr_says_oom,
 )
+from agentbed.sandbox.bounds import bounds_refused, holder_argv, start_holder
 from agentbed.sandbox.capture import ReplyReader, pipe_chunks
 from agentbed.sandbox.session import GRACE, encode_request, read_reply, wait_ready
 
@@ -59,20 +60,6 @@ _SYSTEM_DIRS = ("/usr", "/etc")
 _MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 
-# Run by unshare as root: a private mount namespace holding the workdir and staged sources.
-_HOLDER_SCRIPT = r"""
-set -e
-uid=$1; disk=$2; shift 2
-mount -t tmpfs -o mode=0755,size=1m agentbed-stage /mnt
-mkdir /mnt/work
-mount -t tmpfs -o "mode=0700,size=$disk,uid=$uid,gid=$uid" agentbed-work /mnt/work
-i=0
-for src in "$@"; do mkdir "/mnt/ro$i"; mount --bind "$src" "/mnt/ro$i"; i=$((i+1)); done
-echo ready
-exec sleep infinity
-"""
-
-
 # Docker's defaults refuse all three: its seccomp profile the namespace system calls, its masked
 # /proc paths a fresh /proc in a new PID namespace, and a root holder's mount namespace needs SYS_ADMIN.
 NAMESPACE_HINT = ("this machine does not let the local sandbox make namespaces; in a Docker container, run it "
@@ -85,22 +72,20 @@ def bwrap_path() -> str | None:
 
 
 def namespaces_refused() -> str | None:
-    """None when this machine lets the sandbox make its namespaces, else why not. A probe of a
-    few milliseconds: bubblewrap's namespaces and /proc, and as root the holder's mount namespace."""
+    """None when this machine lets the sandbox make its namespaces and bound its workdir and
+    System V IPC, else why not. A probe of a few milliseconds: bubblewrap's namespaces and
+    /proc, then the holder's steps (bounds.py)."""
     bwrap = bwrap_path()
-    probes = [[bwrap or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/",
-               "--proc", "/proc", "--dev", "/dev", "true"]]
-    if os.geteuid() == 0:
-        probes.insert(0, ["unshare", "--mount", "--propagation", "private", "--", "true"])
-    for argv in probes:
-        try:
-            done = subprocess.run(argv, capture_output=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"{NAMESPACE_HINT} ({os.path.basename(argv[0])}: {exc})"
-        if done.returncode != 0:
-            said = done.stderr.decode(errors="replace").strip().splitlines()
-            return f"{NAMESPACE_HINT} ({os.path.basename(argv[0])}: {said[-1][:200] if said else 'failed'})"
-    return None
+    argv = [bwrap or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/",
+            "--proc", "/proc", "--dev", "/dev", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{NAMESPACE_HINT} ({os.path.basename(argv[0])}: {exc})"
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"{NAMESPACE_HINT} ({os.path.basename(argv[0])}: {said[-1][:200] if said else 'failed'})"
+    return bounds_refused(os.geteuid() == 0)
 
 
 def python_roots() -> list[str]:
@@ -159,29 +144,30 @@ class LocalSandbox(Sandbox):
         self.python = sys.executable
         self.as_root = os.geteuid() == 0
         self._holder: subprocess.Popen[bytes] | None = None
-        self._host_workdir: str | None = None
+        self._session: _Session | None = None
         self._env = {OWNER_VAR: str(os.getpid()), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
         roots = python_roots()
         if not any(PACKAGE_DIR == r or PACKAGE_DIR.startswith(r + "/") for r in roots):
             roots.append(PACKAGE_DIR)
         if self.as_root:
             self.uid = random.SystemRandom().randrange(*UID_RANGE)
-            self._start_holder(roots)
+            holder = start_holder(holder_argv(True, "hold", self.limits, self.uid, roots), self._env, True)
             sources = {root: f"/mnt/ro{i}" for i, root in enumerate(roots)}
-            work_source = "/mnt/work"
-            launcher = ["nsenter", f"--mount=/proc/{self._holder.pid}/ns/mnt",  # type: ignore[union-attr]
+            # the holder's namespaces belong to the host's root: the sandbox's uid cannot change them
+            launcher = ["nsenter", f"--mount=/proc/{holder.pid}/ns/mnt", f"--ipc=/proc/{holder.pid}/ns/ipc",
                         f"--setuid={self.uid}", f"--setgid={self.uid}", "--", bwrap]
             self._nproc = self.limits.processes + 2  # + bubblewrap's two processes
         else:
             self.uid = os.getuid()
-            self._host_workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+            holder = start_holder(holder_argv(False, "hold", self.limits), self._env, False)
             sources = {root: root for root in roots}
-            work_source = self._host_workdir
-            launcher = [bwrap]
+            # this user is root of the holder's user namespace; bubblewrap then drops every capability
+            launcher = ["nsenter", "--preserve-credentials", f"--user=/proc/{holder.pid}/ns/user",
+                        f"--mount=/proc/{holder.pid}/ns/mnt", f"--ipc=/proc/{holder.pid}/ns/ipc", "--", bwrap]
             # RLIMIT_NPROC counts all of this user's threads, so leave room for those running now.
             self._nproc = count_tasks(self.uid) + self.limits.processes + 2
-        self._prefix = self._prlimit() + launcher + self._bwrap_args(sources, work_source)
-        self._session: _Session | None = None
+        self._holder = holder
+        self._prefix = self._prlimit() + launcher + self._bwrap_args(sources, "/mnt/work")
         try:
             self._start_session()
         except SandboxUnavailable:
@@ -189,26 +175,11 @@ class LocalSandbox(Sandbox):
             raise
 
     # -- set-up ------------------------------------------------------------------------
-    def _start_holder(self, roots: list[str]) -> None:
-        argv = ["unshare", "--mount", "--propagation", "private", "--",
-                "/bin/sh", "-c", _HOLDER_SCRIPT, "sh", str(self.uid), str(self.limits.disk_bytes), *roots]
-        self._holder = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=self._env, start_new_session=True)
-        assert self._holder.stdout is not None and self._holder.stderr is not None
-        ready, _, _ = select.select([self._holder.stdout], [], [], 15)
-        line = self._holder.stdout.readline() if ready else b""
-        self._holder.stdout.close()
-        if line.strip() != b"ready":
-            self._holder.kill()
-            detail = self._holder.stderr.read().decode(errors="replace").strip()[-300:]
-            self._holder.wait()
-            raise SandboxUnavailable(f"could not make the sandbox's mount namespace ({detail or 'no answer'}): "
-                                     f"{NAMESPACE_HINT}")
-        self._holder.stderr.close()
-
     def _bwrap_args(self, sources: dict[str, str], work_source: str) -> list[str]:
-        args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup-try", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
+        # No --unshare-ipc: the holder's IPC namespace, with its System V limits, is the sandbox's.
+        # --cap-drop ALL: an ordinary user enters bubblewrap as root of the holder's user namespace.
+        args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                "--cap-drop", "ALL", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
                 "--hostname", "sandbox", "--as-pid-1", "--die-with-parent", "--new-session", "--clearenv",
                 "--setenv", "PATH", _PATH, "--setenv", "HOME", WORKDIR, "--setenv", "TMPDIR", "/tmp",
                 "--setenv", "LANG", "C.UTF-8", "--setenv", "USER", "sandbox"]
@@ -222,7 +193,10 @@ class LocalSandbox(Sandbox):
         # Every writable mount is a tmpfs of at most disk_bytes; bubblewrap's own (the new root
         # and /dev, which would take up to half the host's memory) are made read-only at the end.
         disk = str(self.limits.disk_bytes)
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", disk, "--tmpfs", "/dev/shm",
+        # /proc/sys read-only: an ordinary user's sandbox has that user's uid, which may write the
+        # sysctls of the holder's IPC namespace (bubblewrap leaves them writable).
+        args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--size", disk,
+                 "--tmpfs", "/dev/shm",
                  "--size", disk, "--tmpfs", "/tmp"]
         for target, source in sources.items():  # after /tmp: a later mount covers an earlier one
             args += ["--ro-bind", source, target]
@@ -302,11 +276,8 @@ class LocalSandbox(Sandbox):
         if self.as_root:
             kill_uid(self.uid)
         if self._holder is not None:
-            _stop(self._holder)  # its mount namespace, with the workdir tmpfs, goes with it
+            _stop(self._holder)  # its namespaces go with it: the workdir tmpfs, System V segments and queues
             self._holder = None
-        if self._host_workdir is not None:
-            remove_tree(self._host_workdir)
-            self._host_workdir = None
 
 
 class _Session:

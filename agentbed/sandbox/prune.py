@@ -1,9 +1,10 @@
 """Remove sandboxes that a crashed process left behind.
 
 Containers carry the label ``agentbed.sandbox`` and the owner ``<hostname>:<pid>``; local
-sandboxes' host-side processes carry ``AGENTBED_SANDBOX_OWNER=<pid>`` in their environment,
-and their workdirs (for non-root users) are named ``agentbed-sbx-<pid>-*``. A sandbox whose
-owner process is gone is an orphan; ``everything=True`` removes live ones too.
+sandboxes' host-side processes (holders and sessions) carry ``AGENTBED_SANDBOX_OWNER=<pid>``
+in their environment. A local workdir is a tmpfs that ends with its holder; earlier versions
+left host directories named ``agentbed-sbx-<pid>-*`` for non-root users, removed here too. A
+sandbox whose owner process is gone is an orphan; ``everything=True`` removes live ones too.
 """
 
 from __future__ import annotations
