@@ -99,7 +99,7 @@ def test_non_utf8_file_is_a_usage_error(tmp_path):
 
 
 def test_dotted_uses_are_every_attribute_chain_that_starts_at_a_name():
-    from environments.cocoder.depgraph import _dotted_uses, parse
+    from environments.cocoder.facts import _dotted_uses, parse
 
     tree = parse("import a\n\ndef f(x):\n    return a.b.c(x.y).z + g().w + [k.m for k in a.n]\n")
     # inner chains count too (a.b.c gives a.b); a chain that starts at a call does not
@@ -109,12 +109,12 @@ def test_dotted_uses_are_every_attribute_chain_that_starts_at_a_name():
 def test_each_file_content_is_parsed_once_and_a_rewrite_again(tmp_path, monkeypatch):
     import os
 
-    from environments.cocoder import depgraph
+    from environments.cocoder import facts
 
     pkg = write_package(tmp_path, {"p/__init__.py": "", "p/a.py": "X = 1\n"})
     calls = []
-    real = depgraph._parse_facts
-    monkeypatch.setattr(depgraph, "_parse_facts", lambda name, *rest: calls.append(name) or real(name, *rest))
+    real = facts._parse_facts
+    monkeypatch.setattr(facts, "_parse_facts", lambda name, *rest: calls.append(name) or real(name, *rest))
     build_dependency_graph(pkg)
     build_dependency_graph(pkg, include_local=False)  # a run's second view of the same files
     assert sorted(calls) == ["p", "p.a"]

@@ -1,0 +1,268 @@
+"""What CoCoder reads of one Python file with ``ast``: its definitions (top-level names,
+interfaces, the work estimate), its import statements (with whether each is function-local or
+``TYPE_CHECKING``-only) and its call sites (every ``name.attr`` chain). grimp gives the module
+import graph (``environments.cocoder.importgraph``), not these; ``depgraph`` combines them.
+
+Each file's facts are computed once per content within the process (``parse_module``).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentbed.errors import UsageError
+
+MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` one call at a time: CPython 3.11's AST conversion keeps its recursion depth in
+    shared state, and two threads parsing at once (the demo runs two team runs in threads) can fail
+    with "AST constructor recursion depth mismatch"."""
+    with _PARSE_LOCK:
+        try:
+            return ast.parse(source, filename=filename)
+        except (RecursionError, MemoryError) as exc:  # CPython's parser gives up on very deep nesting
+            raise TooDeep(filename) from exc
+
+
+class TooDeep(SyntaxError):
+    """Code nested too deeply for CPython to parse or for our walks over its tree (a long chain of
+    operators, thousands of ``elif``): refused like a syntax error, in one line."""
+
+    def __init__(self, filename: str) -> None:
+        super().__init__("code nested too deeply to parse")
+        self.filename, self.lineno = filename, 1
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` at the usual ~4 characters per token of code."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """One import statement's effect: ``target`` module, imported ``names`` (empty for ``import m``)."""
+
+    target: str
+    names: tuple[str, ...]
+    local: bool
+    type_only: bool
+    bound_as: str = ""  # for ``import a.b``: the dotted name code uses to reach the module
+
+
+@dataclass
+class ModuleFacts:
+    name: str
+    path: Path
+    is_init: bool
+    source: str
+    defined: set[str] = field(default_factory=set)  # top-level names the module itself binds
+    interfaces: dict[str, str] = field(default_factory=dict)  # top-level symbol -> its signature text
+    work: int = 0
+    imports: list[ImportRef] = field(default_factory=list)
+    attribute_uses: set[str] = field(default_factory=set)  # dotted names like ``pkg.mod.func``
+
+
+# -- discovery ---------------------------------------------------------------------------------
+_FACTS: OrderedDict[tuple[str, str, bytes], ModuleFacts] = OrderedDict()  # least recently used first
+_FACTS_LOCK = threading.Lock()
+FACTS_CACHE_BYTES = 64_000_000  # of source text kept parsed: a run's repositories, several times over
+_facts_bytes = 0
+
+
+def parse_module(name: str, path: Path) -> ModuleFacts:
+    """Parse one file; syntax errors and giant files become a one-line UsageError.
+
+    Parsed once per content within the process: a run builds its graph and the skeleton's view of
+    it, and every repair asks which modules a test uses, all from the same files. The key is the
+    file's bytes (a digest), not its time stamp, so a file rewritten within one clock tick is
+    parsed again. The facts returned are shared: callers read them, never change them."""
+    global _facts_bytes
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise UsageError(f"{path}: {size} bytes is larger than the {MAX_FILE_BYTES}-byte limit for one module")
+    raw = path.read_bytes()
+    key = (name, str(path), hashlib.blake2b(raw, digest_size=16).digest())
+    with _FACTS_LOCK:
+        if key in _FACTS:
+            _FACTS.move_to_end(key)
+            return _FACTS[key]
+    facts = _parse_facts(name, path, raw)
+    with _FACTS_LOCK:
+        if key not in _FACTS:
+            _FACTS[key] = facts
+            _facts_bytes += len(raw)
+        while _facts_bytes > FACTS_CACHE_BYTES and len(_FACTS) > 1:
+            _, old = _FACTS.popitem(last=False)
+            _facts_bytes -= len(old.source.encode("utf-8"))
+    return facts
+
+
+def forget_parsed() -> None:
+    """Empty the per-process cache of parsed modules (a benchmark's cold start)."""
+    global _facts_bytes
+    with _FACTS_LOCK:
+        _FACTS.clear()
+        _facts_bytes = 0
+
+
+def _parse_facts(name: str, path: Path, raw: bytes) -> ModuleFacts:
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    try:
+        tree = parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
+    # the tree is not kept: facts are all that is needed, and 10,000 modules' trees are a lot of memory
+    try:
+        facts = ModuleFacts(name, path, path.name == "__init__.py", source, _defined_here(tree))
+        facts.interfaces, facts.work = _interfaces_and_work(tree, source)
+        facts.imports = list(_imports(tree, name, facts.is_init))
+        facts.attribute_uses = _dotted_uses(tree)
+    except RecursionError as exc:  # parsed, but too deep for a recursive walk (ast.unparse, nested ifs)
+        raise UsageError(f"{path}:1: syntax error: code nested too deeply to analyse") from exc
+    return facts
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    doc = ast.get_docstring(node)
+    first = f'\n    """{doc.splitlines()[0]}"""' if doc else ""
+    return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}: ...{first}"
+
+
+def module_interfaces(source: str) -> dict[str, str]:
+    """Top-level name -> its interface text (the graph's edge tokens are counted on these);
+    nothing when ``source`` does not parse."""
+    try:
+        return _interfaces_and_work(parse(source), source)[0]
+    except (SyntaxError, ValueError):  # ValueError: null bytes
+        return {}
+
+
+def _interfaces_and_work(tree: ast.Module, source: str) -> tuple[dict[str, str], int]:
+    interfaces: dict[str, str] = {}
+    work = 0
+    lines = source.splitlines()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            interfaces[node.name] = _signature(node)
+            work += 1
+        elif isinstance(node, ast.ClassDef):
+            bases = ", ".join(ast.unparse(b) for b in node.bases)
+            methods = [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+            body = "\n".join("    " + _signature(m).replace("\n", "\n    ") for m in methods)
+            interfaces[node.name] = f"class {node.name}({bases}):\n{body or '    ...'}"
+            work += 2 + len(methods)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        interfaces[name.id] = "\n".join(lines[node.lineno - 1:node.end_lineno])[:200]
+                        work += 1
+    return interfaces, work
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _resolve_base(module: str, is_init: bool, level: int, dotted: str | None) -> str:
+    if level == 0:
+        return dotted or ""
+    parts = module.split(".")
+    package = parts if is_init else parts[:-1]
+    if level - 1 > len(package) - 1:
+        return ""  # a relative import beyond the top-level package: nothing internal
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + ([dotted] if dotted else []))
+
+
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _imports(tree: ast.Module, module: str, is_init: bool) -> Iterator[ImportRef]:
+    """Every import, with whether it is function-local and whether it is TYPE_CHECKING-only."""
+
+    def visit(node: ast.AST, local: bool, type_only: bool) -> Iterator[ImportRef]:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                yield ImportRef(alias.name, (), local, type_only, bound if alias.asname else alias.name)
+            return
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve_base(module, is_init, node.level, node.module)
+            if base:
+                yield ImportRef(base, tuple(a.name for a in node.names), local, type_only)
+            return
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                yield from visit(child, local, True)
+            for child in node.orelse:
+                yield from visit(child, local, type_only)
+            return
+        # imports are statements: descend only into statement bodies, never into expressions
+        inner = local or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for name in _STATEMENT_FIELDS:
+            for child in getattr(node, name, ()):
+                if isinstance(child, ast.stmt | ast.ExceptHandler | ast.match_case):
+                    yield from visit(child, inner, type_only)
+
+    yield from visit(tree, False, False)
+
+
+def _dotted_uses(tree: ast.Module) -> set[str]:
+    """Every ``name.attr[.attr...]`` in the module, inner chains included (``a.b.c`` gives ``a.b``
+    too). The walk is ``ast.walk``'s, inlined: its generators were most of the graph's build time
+    after parsing."""
+    uses: set[str] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Attribute:  # exact type checks: this loop visits every node
+            parts = []
+            cur: ast.expr = node
+            while isinstance(cur, ast.Attribute):
+                parts.append(cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                parts.append(cur.id)
+                uses.add(".".join(reversed(parts)))
+        for field_name in node._fields:
+            if field_name == "ctx":  # Load/Store/Del: leaves, and one on every name and attribute
+                continue
+            value = getattr(node, field_name, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return uses
+
+
+# -- the graph ---------------------------------------------------------------------------------
+def _defined_here(tree: ast.Module) -> set[str]:
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return defined
+
+
