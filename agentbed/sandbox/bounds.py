@@ -98,7 +98,8 @@ def refusal(as_root: bool, detail: str) -> str:
                 "container, run it with --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
                 "--security-opt systempaths=unconfined (see docs/sandbox.md)")
     return (f"the local sandbox run by an ordinary user bounds its workdir and System V IPC in a user, mount "
-            f"and IPC namespace of its own, and this machine refused it ({detail}): {ROOT_HINT} "
+            f"and IPC namespace of its own, and this machine refused it ({detail}): {ROOT_HINT}; in a Docker "
+            "container, run it with --security-opt seccomp=unconfined --security-opt systempaths=unconfined "
             "(see docs/sandbox.md)")
 
 
