@@ -8,12 +8,13 @@ Workloads add their own verbs through the ``agentbed.commands`` entry-point grou
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from agentbed.arguments import check_arguments
-from agentbed.cli_plugins import add_plugin_verbs
+from agentbed.cli_plugins import add_placeholder, add_plugin_verbs
 from agentbed.errors import SuiteError, UsageError
 from agentbed.log import LogFormatError
 
@@ -23,21 +24,33 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser(verb: str | None = None, *, every_verb: bool = False) -> argparse.ArgumentParser:
-    """The full parser; given the ``verb`` about to run, only that verb is loaded: a workload's
-    verb imports its workload (seconds), the others are placeholders with their help.
-    ``every_verb`` loads every verb for real (for tools that walk all options, e.g. tests)."""
-    from agentbed import cli_demo, cli_logs, cli_run
-    from agentbed.view import cli as cli_view
+# Built-in verbs by the module that registers them, in ``agentbed --help``'s order. Only the
+# module of the verb about to run is imported (``cli_run`` alone pulls in gymnasium and numpy);
+# the others are placeholders whose help is read from their source.
+BUILTIN_VERBS: dict[str, str] = {
+    "list": "agentbed.cli_list", "run": "agentbed.cli_run", "gate": "agentbed.cli_run",
+    "report": "agentbed.cli_run", "export": "agentbed.cli_run", "demo": "agentbed.cli_demo",
+    "verify": "agentbed.cli_logs", "replay": "agentbed.cli_logs", "branch": "agentbed.cli_logs",
+    "view": "agentbed.view.cli",
+}
 
+
+def build_parser(verb: str | None = None, *, every_verb: bool = False) -> argparse.ArgumentParser:
+    """The full parser; given the ``verb`` about to run, only that verb is loaded: a verb's module
+    imports what it runs on (gymnasium, numpy; a workload: seconds), the others are placeholders
+    with their help. ``every_verb`` loads every verb for real (for tools that walk all options)."""
     parser = _Parser(prog="agentbed", description="A testbed for the safety and oversight of tool-using agents.")
     parser.add_argument("--version", action="store_true", help="print agentbed's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    cli_run.register(sub)
-    cli_demo.register(sub)
-    cli_logs.register(sub)
-    cli_view.register(sub)
-    if verb not in sub.choices:
+    loaded = set(BUILTIN_VERBS.values()) if every_verb else {BUILTIN_VERBS.get(verb or "")}
+    for name, module in BUILTIN_VERBS.items():
+        if name in sub.choices:  # registered with an earlier verb of the same module
+            continue
+        if module in loaded:
+            importlib.import_module(module).register(sub)  # all of the module's verbs
+        else:
+            add_placeholder(sub, name, module)
+    if verb not in BUILTIN_VERBS:
         add_plugin_verbs(sub, verb, every_verb=every_verb)
     return parser
 

@@ -1,4 +1,5 @@
-"""Workload verbs (the ``agentbed.commands`` entry points), loaded only when they run.
+"""Workload verbs (the ``agentbed.commands`` entry points), loaded only when they run; built-in
+verbs use the same placeholders (``agentbed.cli.BUILTIN_VERBS``).
 
 Loading a workload's verb imports the workload (scipy, scikit-learn, networkx: seconds). The
 top-level ``agentbed --help`` only needs each verb's name and one-line help, so it reads the help
@@ -33,7 +34,12 @@ def add_plugin_verbs(sub: argparse._SubParsersAction, verb: str | None, *, every
         if ep.name == verb or every_verb:
             load_verb(sub, ep)
         else:
-            sub.add_parser(ep.name, help=verb_help(ep), add_help=False).set_defaults(func=_load_first(ep))
+            add_placeholder(sub, ep.name, ep.module)
+
+
+def add_placeholder(sub: argparse._SubParsersAction, name: str, module: str) -> None:
+    """``name`` as a verb that only shows its help (``module``'s, read without importing it)."""
+    sub.add_parser(name, help=verb_help(name, module), add_help=False).set_defaults(func=_load_first(name))
 
 
 def load_verb(sub: argparse._SubParsersAction, ep: EntryPoint) -> None:
@@ -44,10 +50,10 @@ def load_verb(sub: argparse._SubParsersAction, ep: EntryPoint) -> None:
         broken.set_defaults(func=_unavailable(ep.name, exc))
 
 
-def verb_help(ep: EntryPoint) -> str:
+def verb_help(name: str, module: str) -> str:
     """The verb's one-line help, read from its module's source; "" when the source cannot be read."""
     try:
-        path = module_file(ep.module)
+        path = module_file(module)
         tree = ast.parse(path.read_text(encoding="utf-8")) if path else None
     except (ImportError, OSError, SyntaxError, ValueError):
         return ""
@@ -55,7 +61,7 @@ def verb_help(ep: EntryPoint) -> str:
         return ""
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_parser"
-                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == ep.name):
+                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == name):
             for keyword in node.keywords:
                 if keyword.arg == "help" and isinstance(keyword.value, ast.Constant):
                     return str(keyword.value.value)
@@ -79,9 +85,9 @@ def module_file(module: str) -> Path | None:
     return Path(spec.origin) if not rest and spec.origin else None
 
 
-def _load_first(ep: EntryPoint):  # noqa: ANN202
+def _load_first(name: str):  # noqa: ANN202
     def handler(args: argparse.Namespace) -> int:  # only reached if main picked the wrong verb
-        raise UsageError(f"command {ep.name!r} was not loaded; run it as: agentbed {ep.name} ...")
+        raise UsageError(f"command {name!r} was not loaded; run it as: agentbed {name} ...")
 
     return handler
 

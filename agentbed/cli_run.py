@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentbed import cli_json, cli_list
+from agentbed import cli_json
 from agentbed.agents.connections import append_event
 from agentbed.agents.generation import parse_settings
 from agentbed.arguments import check_output_file
@@ -52,7 +52,6 @@ MAX_JOBS = 256  # worker processes; -j is also capped at the number of episodes 
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    cli_list.register(sub)
     p = sub.add_parser("run", help="run a suite's episodes into a run directory")
     p.add_argument("suite")
     add_plan_options(p)
