@@ -1,10 +1,11 @@
-"""The two plots the report and the viewer share, drawn as plain inline SVG (no scripts, no fonts
-to fetch): a forest plot of estimates with their intervals, and a heat-map of a value per
-(row, column) cell.
+"""The plots the report and the viewer share, drawn as plain inline SVG (no scripts, no fonts
+to fetch): a forest plot of estimates with their intervals, a heat-map of a value per (row,
+column) cell, and horizontal interval bars (one or several series per row, with a legend).
 
-Labels never overprint: row labels sit left of the plot area, cut to a width with the full text in
-a ``<title>`` (a tooltip); heat-map column labels are drawn at 45 degrees in a band sized for
-the longest cut label.
+Labels never overprint: row labels sit left of the plot area, one per row, cut to a width with the
+full text in a ``<title>`` (a tooltip); heat-map column labels are drawn at 45 degrees in a band
+sized for the longest cut label; a legend wraps to the width. ``tests/report/test_plot_labels.py``
+checks every label's box against every other's.
 """
 
 from __future__ import annotations
@@ -208,3 +209,87 @@ def fraction_table_heatmap(columns: list[Any], rows: list[Any]) -> str:
     others = list(dict.fromkeys(column for _, column in cells))
     return heatmap(tasks, others, cells, title="share passed (white 0, blue 1; grey: not run)", cell=16) \
         if cells else ""
+
+
+@dataclass(frozen=True)
+class BarRow:
+    """One label on the vertical axis with a bar per series: ``bars = ((series, estimate, low, high), ...)``.
+    Consecutive rows of one ``group`` sit under a heading row (e.g. the dataset)."""
+    label: str
+    bars: tuple[tuple[str, float, float, float], ...]
+    group: str = ""
+
+
+_SERIES_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+
+
+def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    step = (hi - lo) / (count - 1)
+    return [lo + k * step for k in range(count)]
+
+
+def interval_bars(rows: list[BarRow], *, axis_label: str, lo: float | None = None, hi: float | None = None,
+                  label_chars: int = 28, width: int = 640, bar_h: int = 9) -> str:
+    """Horizontal bars at their estimates with the 95% interval as a whisker; row labels on the
+    vertical axis, one per row (a row with several series is a cluster of thin bars in the
+    series' colours, named by a legend above), so no label overprints another however many rows
+    or series there are. The scale is [lo, hi], by default the data's range and 0."""
+    if not rows:
+        return ""
+    series = list(dict.fromkeys(s for r in rows for s, *_ in r.bars))
+    colors = {s: _SERIES_COLORS[k % len(_SERIES_COLORS)] for k, s in enumerate(series)}
+    values = [v for r in rows for _, *vs in r.bars for v in vs]
+    lo = min(0.0, *values) if lo is None else lo
+    hi = max(0.0, *values) if hi is None else hi
+    hi = hi if hi > lo else lo + 1.0
+    label_w = min(label_chars, max(len(r.label) for r in rows)) * _CHAR_W + 12
+    plot_x0, plot_x1 = label_w, width - 24
+
+    def x(v: float) -> float:
+        return plot_x0 + (min(max(v, lo), hi) - lo) / (hi - lo) * (plot_x1 - plot_x0)
+
+    parts: list[str] = []
+    y = 6.0
+    if len(series) > 1 or series[0]:  # the legend, wrapped to the width
+        lx = plot_x0
+        for s in series:
+            w = 14 + len(_cut(s, label_chars)) * _CHAR_W + 12
+            if lx + w > width and lx > plot_x0:
+                lx, y = plot_x0, y + 16
+            parts.append(f'<rect x="{lx:.1f}" y="{y + 2:.1f}" width="10" height="10" fill="{colors[s]}"/>'
+                         f'<text x="{lx + 14:.1f}" y="{y + 11:.1f}"><title>{escape(s)}</title>'
+                         f'{escape(_cut(s, label_chars))}</text>')
+            lx += w
+        y += 20
+    top, group, legend_end = y, None, len(parts)
+    for r in rows:
+        if r.group and r.group != group:
+            group = r.group
+            parts.append(f'<text x="4" y="{y + 13:.1f}" font-weight="bold"><title>{escape(r.group)}</title>'
+                         f'{escape(_cut(r.group, int((width - 8) / _CHAR_W)))}</text>')
+            y += 18
+        cluster = max(bar_h * len(r.bars), 14)
+        parts.append(f'<text x="{label_w - 8:.1f}" y="{y + cluster / 2 + 4:.1f}" text-anchor="end"><title>'
+                     f'{escape(r.label)}</title>{escape(_cut(r.label, label_chars))}</text>')
+        for k, (s, est, low, high) in enumerate(r.bars):
+            by = y + (cluster - bar_h * len(r.bars)) / 2 + k * bar_h
+            tip = f"{r.label}{' / ' + s if s else ''}: {_fmt(est)} [{_fmt(low)}, {_fmt(high)}]"
+            x0, xe = sorted((x(0.0 if lo <= 0.0 <= hi else lo), x(est)))
+            parts.append(f'<rect class="bar" x="{x0:.1f}" y="{by + 1:.1f}" width="{max(xe - x0, 0.5):.1f}" '
+                         f'height="{bar_h - 2}" fill="{colors[s]}"><title>{escape(tip)}</title></rect>'
+                         f'<line x1="{x(low):.1f}" x2="{x(high):.1f}" y1="{by + bar_h / 2:.1f}" '
+                         f'y2="{by + bar_h / 2:.1f}" stroke="#222" stroke-width="1"/>')
+        y += cluster + 4
+    bottom = y
+    parts.append(f'<line x1="{plot_x0}" x2="{plot_x1}" y1="{bottom:.1f}" y2="{bottom:.1f}" stroke="#888"/>')
+    for t in _ticks(lo, hi):  # grid lines under the bars, tick labels under the axis
+        parts.insert(legend_end, f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top:.1f}" y2="{bottom + 3:.1f}" '
+                                 f'stroke="#e3e6ea"/>')
+        parts.append(f'<text x="{x(t):.1f}" y="{bottom + 14:.1f}" text-anchor="middle" font-size="10">'
+                     f'{_fmt(round(t, 6))}</text>')
+    parts.append(f'<text x="{(plot_x0 + plot_x1) / 2:.1f}" y="{bottom + 30:.1f}" text-anchor="middle" fill="#555">'
+                 f'{escape(axis_label)}</text>')
+    height = int(bottom + 38)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="plot bars" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif" font-size="11">'
+            + "".join(parts) + "</svg>")

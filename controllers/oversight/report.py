@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 import numpy as np  # noqa: E402
 
+from agentbed.report.plots import BarRow, interval_bars  # noqa: E402
 from agentbed.stats import Interval  # noqa: E402
 from agentbed.summary import figure_from_matplotlib, fmt, headline, table  # noqa: E402
 from controllers.oversight.utility import GRID_FAIL_PENALTY, GRID_INTERVENE  # noqa: E402
@@ -196,16 +197,10 @@ def _ratio(regrets: dict[str, float]) -> str:
 
 def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
     b = result["benchmark"]
-    names = list(result["controllers"])
-    est = np.asarray([result["controllers"][n]["regret"]["estimate"] for n in names])
-    lo = np.asarray([result["controllers"][n]["regret"]["low"] for n in names])
-    hi = np.asarray([result["controllers"][n]["regret"]["high"] for n in names])
-    fig, ax = plt.subplots(figsize=(6.5, 3))
-    ax.bar(names, est, yerr=[est - lo, hi - est], capsize=3, color="#4c72b0")
-    ax.set_ylabel("regret")
-    ax.tick_params(axis="x", rotation=30)
-    figs = [figure_from_matplotlib(f"Regret per controller with 95% intervals ({b})", fig)]
-    plt.close(fig)
+    rows = [BarRow(name, (("", iv["estimate"], iv["low"], iv["high"]),))
+            for name, iv in ((n, c["regret"]) for n, c in result["controllers"].items())]
+    figs = [{"title": f"Regret per controller with 95% intervals ({b})",
+             "svg": interval_bars(rows, axis_label="regret (lower is better)", label_chars=36)}]
     if result["cost_sweep"]:
         grid = {(c["costs"]["intervene"], c["costs"]["fail_penalty"]): c["regret"] for c in result["cost_sweep"]}
         mat = np.asarray([[grid[(c, w)]["action-conditioned"] - grid[(c, w)]["best scalar-only"]

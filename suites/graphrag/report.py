@@ -193,31 +193,21 @@ def paired_table(cells: list[Cell], versus: str, command: str) -> dict[str, Any]
 
 
 def figure(cells_by_dataset: dict[str, list[Cell]], defenses: Sequence[str]) -> dict[str, Any]:
-    import matplotlib
+    """Attack success per attack (a row, its name on the vertical axis) with a bar per defense (a
+    legend names them), one block per dataset: the shared plot module's interval bars, so no label
+    overprints (rotated x-labels under grouped bars did)."""
+    from agentbed.report.plots import BarRow, interval_bars
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from agentbed.summary import figure_from_matplotlib
-
-    fig, axes = plt.subplots(1, len(cells_by_dataset), figsize=(6 * len(cells_by_dataset), 3.6), squeeze=False)
-    for ax, (dataset, cells) in zip(axes[0], cells_by_dataset.items(), strict=True):
-        attacks = [a for a in ATTACKS if any(c.attack == a for c in cells)]
+    rows = []
+    for dataset, cells in cells_by_dataset.items():
         shown = [d for d in defenses if any(c.defense == d for c in cells)]
-        width = 0.8 / max(1, len(shown))
-        for k, d in enumerate(shown):
-            est, err = [], [[], []]
-            for a in attacks:
-                iv = next(c for c in cells if c.attack == a and c.defense == d).interval("attack_success")
-                est.append(iv.estimate)
-                err[0].append(iv.estimate - iv.low)
-                err[1].append(iv.high - iv.estimate)
-            ax.bar(np.arange(len(attacks)) + k * width, est, width, yerr=err, label=d, capsize=2)
-        ax.set_xticks(np.arange(len(attacks)) + width * (len(shown) - 1) / 2, attacks, rotation=20)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("attack success")
-        ax.set_title(dataset)
-    axes[0][-1].legend(fontsize=7, ncol=2)
-    out = figure_from_matplotlib("Attack success by attack and defense (95% bootstrap intervals)", fig)
-    plt.close(fig)
-    return out
+        for a in (a for a in ATTACKS if any(c.attack == a for c in cells)):
+            bars = []
+            for d in shown:
+                cell = next((c for c in cells if c.attack == a and c.defense == d), None)
+                if cell is not None:
+                    iv = cell.interval("attack_success")
+                    bars.append((d, iv.estimate, iv.low, iv.high))
+            rows.append(BarRow(a, tuple(bars), group=dataset))
+    return {"title": "Attack success by attack and defense (95% bootstrap intervals)",
+            "svg": interval_bars(rows, axis_label="attack success", lo=0.0, hi=1.0)}
