@@ -1,0 +1,117 @@
+"""The extractor on prose it was never written against: the frozen foreign-prose set.
+
+A writer who saw only the schema and the facts (``data/foreign_prose.md``) wrote paragraphs about
+generated worlds 770001-770003 and about real entities. Each paragraph is read as a user's file is
+by ``agentbed graphrag extract FILE --world N``: world paragraphs link the entities of their own world,
+real paragraphs those of the default world (no page of theirs exists, as for a user's own text).
+Precision and recall are pooled over paragraphs with 95% cluster-bootstrap intervals
+(:func:`environments.graphrag.extract.extraction_intervals`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentbed.stats import Interval
+from agentbed.validate import parse_json, read_bytes
+from environments.graphrag.corpus import Document, Statement
+from environments.graphrag.extract import extraction_intervals
+from environments.graphrag.lexicon import LexiconExtractor, normalise
+from suites.graphrag.scenarios import load_dataset
+
+DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
+SHA256 = "0d40ba68da4b715c5fb0b9b317a443888f17e805e08af67af6f491690a518672"
+DEFAULT_WORLD = 1000  # `graphrag extract`'s default --world
+SYMMETRIC = frozenset({"colleague_of"})
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    id: str
+    kind: str  # "world" or "real"
+    text: str
+    facts: tuple[tuple[str, str, str], ...]
+
+    @property
+    def world(self) -> int:
+        return int(self.id[1:].split("-")[0]) if self.kind == "world" else DEFAULT_WORLD
+
+
+def load_paragraphs(path: Path = DATA) -> list[Paragraph]:
+    """The frozen set; a file whose bytes are not the frozen ones is refused."""
+    raw = read_bytes(path)
+    if path == DATA and hashlib.sha256(raw).hexdigest() != SHA256:
+        raise ValueError(f"{path}: sha256 differs from the frozen set's ({SHA256})")
+    rows = [parse_json(line, f"{path}:{k}") for k, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    return [Paragraph(r["id"], r["kind"], r["text"], tuple(tuple(f) for f in r["facts"])) for r in rows]
+
+
+def _document(p: Paragraph) -> Document:
+    """A paragraph as ``read_user_documents`` reads one of a user's file: sentences end at ., ! or ?
+    before a space."""
+    return Document(p.id, "", [s for s in re.split(r"(?<=[.!?])\s+", " ".join(p.text.split())) if s])
+
+
+def _key(head: str, relation: str, tail: str) -> tuple[str, str, str]:
+    h, t = normalise(head), normalise(tail)
+    if relation in SYMMETRIC and t < h:
+        h, t = t, h
+    return h, relation, t
+
+
+def extract_paragraphs(paragraphs: Sequence[Paragraph]) -> tuple[list[Statement], list[Statement]]:
+    """(extracted, gold) statements, names normalised as the extractor's linker normalises them;
+    negated extractions are left out (every gold fact is asserted as true)."""
+    got: list[Statement] = []
+    gold: list[Statement] = []
+    by_world: dict[int, list[Paragraph]] = {}
+    for p in paragraphs:
+        by_world.setdefault(p.world, []).append(p)
+    for world, group in sorted(by_world.items()):
+        data = load_dataset("world", world)
+        extract = LexiconExtractor(sorted(data.table.phrases))
+        for p in group:
+            doc = _document(p)
+            for s in extract([doc], context=[*data.documents, doc]):
+                if not s.negated:
+                    got.append(Statement(*_key(s.head, s.relation, s.tail), p.id, ""))
+            gold += [Statement(*_key(*f), p.id, "") for f in dict.fromkeys(p.facts)]
+    return sorted(set(got), key=_order), sorted(set(gold), key=_order)
+
+
+def _order(s: Statement) -> tuple[str, str, str, str]:
+    return s.doc, s.head, s.relation, s.tail
+
+
+def foreign_prose_scores(paragraphs: Sequence[Paragraph] | None = None) -> dict[str, dict[str, Any]]:
+    """Precision and recall by kind and over all paragraphs."""
+    paragraphs = load_paragraphs() if paragraphs is None else paragraphs
+    out: dict[str, dict[str, Any]] = {}
+    for kind in ("world", "real", "all"):
+        chosen = [p for p in paragraphs if kind in ("all", p.kind)]
+        got, gold = extract_paragraphs(chosen)
+        scores: dict[str, Interval] = extraction_intervals(got, gold)
+        out[kind] = {"paragraphs": len(chosen), "gold": len(gold), "extracted": len(got), **scores}
+    return out
+
+
+def main() -> None:
+    scores = foreign_prose_scores()
+    print("foreign prose (frozen set, sha256 " + SHA256[:12] + "...): rule-based extractor")
+    print(f"{'kind':6} {'paras':>5} {'gold':>5} {'got':>5}  precision [95% CI]    recall [95% CI]")
+    for kind, row in scores.items():
+        p, r = row["precision"], row["recall"]
+        print(f"{kind:6} {row['paragraphs']:5d} {row['gold']:5d} {row['extracted']:5d}  "
+              f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}]  {r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}]")
+    print(json.dumps({k: {x: (v.estimate if isinstance(v, Interval) else v) for x, v in row.items()}
+                      for k, row in scores.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""The extractor on the frozen foreign-prose set: the set is unchanged, the scorer is fair, and
+docs/graphrag.md shows the figures this code measures."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from environments.graphrag.corpus import Statement
+from suites.graphrag.foreign import (
+    DATA,
+    SHA256,
+    Paragraph,
+    extract_paragraphs,
+    foreign_prose_scores,
+    load_paragraphs,
+)
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "graphrag.md"
+
+
+def test_the_set_is_the_frozen_one():
+    assert hashlib.sha256(DATA.read_bytes()).hexdigest() == SHA256
+    paragraphs = load_paragraphs()
+    kinds = [p.kind for p in paragraphs]
+    assert len(paragraphs) >= 150 and kinds.count("world") == 102 and kinds.count("real") == 88
+    assert {p.world for p in paragraphs if p.kind == "world"} == {770001, 770002, 770003}
+
+
+def test_the_scorer_counts_a_symmetric_relation_either_way_and_ignores_case():
+    p = Paragraph("w770001-0", "world", "Ana Lodan is a colleague of Bo Kel.", (("bo kel", "colleague_of", "Ana Lodan"),))
+    got, gold = extract_paragraphs([p])
+    assert gold == [Statement("ana lodan", "colleague_of", "bo kel", "w770001-0", "")]
+    assert got == gold
+
+
+def test_docs_show_the_measured_figures():
+    scores = foreign_prose_scores()
+    text = DOCS.read_text(encoding="utf-8")
+    for kind, row in scores.items():
+        p, r = row["precision"], row["recall"]
+        line = (f"| {kind} | {row['paragraphs']} | {row['gold']} | {row['extracted']} | "
+                f"{p.estimate:.2f} [{p.low:.2f}, {p.high:.2f}] | {r.estimate:.2f} [{r.low:.2f}, {r.high:.2f}] |")
+        assert line in text, f"docs/graphrag.md lacks the measured row: {line}"
