@@ -92,8 +92,8 @@ def serving_server(out: Path, count: int, timeout: float = 300.0) -> int:
 
 def test_a_dead_server_is_restarted_once_and_a_second_death_stops_the_run_naming_its_log(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen(command(out, tmp_path / "cache", "--seeds", "8", "--no-cache"), stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(command(out, tmp_path / "cache", "--seeds", "8", "--no-cache", "--max-connections", "3"),
+                            stderr=subprocess.PIPE, text=True)
     try:
         first = serving_server(out, 1)
         os.kill(first, signal.SIGKILL)
@@ -108,4 +108,6 @@ def test_a_dead_server_is_restarted_once_and_a_second_death_stops_the_run_naming
     assert "died again after 1 restart(s)" in err and str(out / "local-model-server.log") in err
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     assert any(e.get("event") == "local_server" and e["restarts"] == {MODEL: 1} for e in events)
-    assert "restarting it on port" in (out / "local-model-server.log").read_text()
+    server_log = (out / "local-model-server.log").read_text()
+    assert "restarting it on port" in server_log
+    assert " --slots 3 " in server_log, "the server's slots follow --max-connections"

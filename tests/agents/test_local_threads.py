@@ -1,4 +1,4 @@
-"""How many threads a local model's server gets (unit test: no server starts)."""
+"""How many threads and slots a local model's server gets (unit test: no server starts)."""
 
 import os
 
@@ -31,3 +31,10 @@ def test_without_a_setting_the_server_takes_the_cores_that_are_free(monkeypatch,
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, 0.0, 0.0))
     assert server_threads(ServerSettings()) == threads
+
+
+@pytest.mark.parametrize(("connections", "slots"), [(None, 2), (1, 1), (3, 3), (8, 8), (500, 8)])
+def test_a_runs_server_decodes_as_many_sequences_together_as_it_keeps_calls_in_flight(connections, slots):
+    from agentbed.cli_run import MAX_LOCAL_SLOTS, local_server_settings
+
+    assert local_server_settings(connections).slots == slots <= MAX_LOCAL_SLOTS
