@@ -1,4 +1,4 @@
-"""The report's run overview (what was run, when, episode counts) and its per-episode table."""
+"""The report's run overview: what was run, when, episode counts (the episodes section: agentbed.report.episodes)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentbed.report.html import Markup, el, fmt_cell, slug
-from agentbed.report.plots import success_heatmap
-from agentbed.report.rundir import Episode, RunContents
+from agentbed.report.rundir import RunContents
 from agentbed.report.workload import problem_note
 
 STATUSES = ("ok", "budget", "stopped", "error")
-MAX_EPISODE_ROWS = 5000  # beyond this the page gets unwieldy; the index files hold the rest
 
 
 def _value(value: Any) -> Markup:
@@ -111,50 +109,3 @@ def overview_section(run: RunContents) -> Markup:
               _status_counts(run),
               el("div", el("h3", f"Problems ({len(problems)})"), *problems, id="problems") if problems else None,
               id="overview", class_="overview")
-
-
-def _episode_row(n: int, ep: Episode) -> Markup:
-    """One compact row (the table can hold thousands): numbers right-aligned by the table's CSS,
-    the log named only when it is not ``episodes/<id>.jsonl``."""
-    r = ep.record
-    status = str(r.get("status", "?"))
-    labels = r.get("labels") if isinstance(r.get("labels"), list) else []
-    standard = ep.log == f"episodes/{r['episode_id']}.jsonl"
-    log = "" if standard else (ep.log + " " if ep.log else "– ")
-    return el("tr",
-              el("td", r["episode_id"]), el("td", r.get("suite", "")), el("td", r.get("task", "")),
-              el("td", r.get("agent", "")), el("td", fmt_cell(r.get("seed"))),
-              el("td", status, class_=f"status-{slug(status)}"),
-              el("td", "yes" if r.get("success") else "no"),
-              el("td", fmt_cell(r.get("total_reward"))), el("td", fmt_cell(r.get("steps"))),
-              el("td", fmt_cell(r.get("virtual_seconds"))), el("td", fmt_cell(r.get("tokens"))),
-              el("td", ", ".join(str(x) for x in labels)), el("td", log + ep.log_check),
-              id=f"episode-{n}", data_status=status)
-
-
-def episodes_section(run: RunContents) -> Markup:
-    columns = ("episode", "suite", "task", "agent", "seed", "status", "success", "reward", "steps",
-               "virtual s", "tokens", "labels", "log (chain check)")
-    shown = run.episodes[:MAX_EPISODE_ROWS]
-    sources = sorted({ep.index for ep in run.episodes})
-    note = (f"Showing the first {len(shown)} of {len(run.episodes)} episodes; the rest are in "
-            + ", ".join(sources) + ".") if len(shown) < len(run.episodes) else None
-    by_suite: dict[str, list[dict[str, Any]]] = {}
-    for ep in run.episodes:
-        by_suite.setdefault(str(ep.record.get("suite", "?")), []).append(ep.record)
-    maps = [el("figure", el("figcaption", f"{suite}: success rate per agent and task"), Markup(svg),
-               class_="figure", id=f"episodes-heatmap-{slug(suite)}")
-            for suite, records in sorted(by_suite.items()) if (svg := success_heatmap(records))]
-    return el("section",
-              el("h2", f"Episodes ({len(run.episodes)})"),
-              el("p", "From " + (", ".join(sources) or "no index file") + ". Logs are in episodes/ unless the row "
-                 "names another place; `agentbed view` filters and searches them and shows each transcript.",
-                 class_="facts"),
-              *maps,
-              el("p", note, class_="problem") if note else None,
-              el("details", el("summary", f"Every episode ({len(shown)} rows)"),
-                 el("div", el("table", el("thead", el("tr", *(el("th", c) for c in columns))),
-                              el("tbody", *(_episode_row(n, ep) for n, ep in enumerate(shown, 1))),
-                              id="episodes-table"),
-                    class_="scroll")),
-              id="episodes", class_="episodes")

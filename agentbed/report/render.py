@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from agentbed.report.episodes import episodes_section
 from agentbed.report.findings import findings_section
 from agentbed.report.html import STYLE, Markup, el, slug
-from agentbed.report.overview import episodes_section, overview_section
+from agentbed.report.overview import overview_section
 from agentbed.report.rundir import SUMMARY_NAME, RunContents, load_run
 from agentbed.report.seal_block import seal_section
 from agentbed.report.workload import workload_section
