@@ -12,7 +12,6 @@ import ast
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,34 +195,39 @@ def _resolve_base(module: str, is_init: bool, level: int, dotted: str | None) ->
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _imports(tree: ast.Module, module: str, is_init: bool) -> Iterator[ImportRef]:
-    """Every import, with whether it is function-local and whether it is TYPE_CHECKING-only."""
+_BODIES_OF: dict[type, tuple[str, ...]] = {}  # statement type -> which of _STATEMENT_FIELDS it has
+_NESTED = (ast.stmt, ast.ExceptHandler, ast.match_case)
 
-    def visit(node: ast.AST, local: bool, type_only: bool) -> Iterator[ImportRef]:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bound = alias.asname or alias.name
-                yield ImportRef(alias.name, (), local, type_only, bound if alias.asname else alias.name)
-            return
-        if isinstance(node, ast.ImportFrom):
+
+def _imports(tree: ast.Module, module: str, is_init: bool) -> list[ImportRef]:
+    """Every import in source order, with whether it is function-local and whether it is
+    TYPE_CHECKING-only. Imports are statements: only statement bodies are entered, never
+    expressions, depth first with a stack of (statement, local, type_only)."""
+    found: list[ImportRef] = []
+    stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, False)]
+    while stack:
+        node, local, type_only = stack.pop()
+        cls = type(node)
+        if cls is ast.Import:
+            found.extend(ImportRef(a.name, (), local, type_only, a.asname or a.name) for a in node.names)
+            continue
+        if cls is ast.ImportFrom:
             base = _resolve_base(module, is_init, node.level, node.module)
             if base:
-                yield ImportRef(base, tuple(a.name for a in node.names), local, type_only)
-            return
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.body:
-                yield from visit(child, local, True)
-            for child in node.orelse:
-                yield from visit(child, local, type_only)
-            return
-        # imports are statements: descend only into statement bodies, never into expressions
-        inner = local or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        for name in _STATEMENT_FIELDS:
-            for child in getattr(node, name, ()):
-                if isinstance(child, ast.stmt | ast.ExceptHandler | ast.match_case):
-                    yield from visit(child, inner, type_only)
-
-    yield from visit(tree, False, False)
+                found.append(ImportRef(base, tuple(a.name for a in node.names), local, type_only))
+            continue
+        if cls is ast.If and _is_type_checking(node.test):
+            children = [(c, local, True) for c in node.body] + [(c, local, type_only) for c in node.orelse]
+        else:
+            bodies = _BODIES_OF.get(cls)
+            if bodies is None:
+                bodies = _BODIES_OF[cls] = tuple(f for f in _STATEMENT_FIELDS if f in cls._fields)
+            if not bodies:
+                continue
+            inner = local or cls is ast.FunctionDef or cls is ast.AsyncFunctionDef
+            children = [(c, inner, type_only) for f in bodies for c in getattr(node, f) if isinstance(c, _NESTED)]
+        stack.extend(reversed(children))
+    return found
 
 
 # fields that never hold an expression (names, operators, flags); a Constant's value is no node
