@@ -7,7 +7,8 @@ Per package (the copy installed in this virtualenv; tests, docs and examples lef
 - dependency graph, cold: ``build_dependency_graph`` with nothing parsed yet (definitions and
   call sites, re-exports followed: what CoCoder plans on);
 - dependency graph, warm: the same again in the same process (each file parsed once per run).
-Each time is the best of ``--repeat`` runs; the ratio is to grimp. Timings taken while other work
+Each time is the best of ``--repeat`` rounds (each round runs every measurement once, so a load
+spike falls on all of them); the ratio is to grimp. Timings taken while other work
 runs on the machine are not results: the load average is printed before and after.
 
 Run: .venv/bin/python bench/cocoder_graph.py [--packages networkx,ray] [--repeat 3]
@@ -29,14 +30,10 @@ from environments.cocoder.depgraph import build_dependency_graph, discover_modul
 from environments.cocoder.importgraph import import_graph
 
 
-def best(fn: Callable[[], object], repeat: int, before: Callable[[], None] = lambda: None) -> float:
-    times = []
-    for _ in range(repeat):
-        before()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def parse_all(paths: list[Path]) -> None:
@@ -51,12 +48,16 @@ def row(name: str, repeat: int) -> str:
         raise SystemExit(f"bench: {name} is not installed in this environment")
     folder = Path(next(iter(spec.submodule_search_locations)))
     paths = list(discover_modules(folder).values())
-    t_grimp = best(lambda: grimp.build_graph(name, cache_dir=None), repeat)
     graph = import_graph(folder)
-    t_imports = best(lambda: import_graph(folder), repeat)
-    t_ast = best(lambda: parse_all(paths), repeat)
-    t_cold = best(lambda: build_dependency_graph(folder), repeat, before=forget_parsed)
-    t_warm = best(lambda: build_dependency_graph(folder), repeat)
+    times: dict[str, list[float]] = {k: [] for k in ("grimp", "imports", "ast", "cold", "warm")}
+    for _ in range(repeat):  # one round of every measurement at a time: a load spike hits all of them
+        times["grimp"].append(timed(lambda: grimp.build_graph(name, cache_dir=None)))
+        times["imports"].append(timed(lambda: import_graph(folder)))
+        times["ast"].append(timed(lambda: parse_all(paths)))
+        forget_parsed()
+        times["cold"].append(timed(lambda: build_dependency_graph(folder)))
+        times["warm"].append(timed(lambda: build_dependency_graph(folder)))
+    t_grimp, t_imports, t_ast, t_cold, t_warm = (min(times[k]) for k in times)
     cells = [f"{t:.3f} ({t / t_grimp:.2f}x)" for t in (t_imports, t_ast, t_cold, t_warm)]
     return " | ".join([name, str(len(paths)), str(graph.number_of_edges()), f"{t_grimp:.3f}", *cells])
 
