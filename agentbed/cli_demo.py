@@ -13,6 +13,8 @@ import contextlib
 import datetime as _dt
 import inspect
 import json
+import multiprocessing
+import os
 import shlex
 import sys
 import time
@@ -27,7 +29,12 @@ from agentbed.progress import heartbeat
 from agentbed.suite import Suite, get_suite, load_suites
 from agentbed.summary import findings_lines, findings_of, write_summary
 
+THREADS_ENV = "AGENTBED_LOCAL_THREADS"  # agentbed.agents.local.server's, named here to keep start-up light
+
 DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder", "agentdojo")
+# Started first when workloads run side by side: the longest (its local model waits on its server
+# while another workload has the other core), then the rest in the summary's order.
+LONGEST_FIRST = ("contracts", "graphrag", "cocoder")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--full", action="store_true",
                    help="each workload's larger run (tens of minutes to hours; see docs/<workload>.md)")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="workloads run side by side, each in its own process (default: 2 on two or more cores, "
+                        "else 1); the summaries do not depend on it")
     add_json_flag(p, "each workload's findings")
     p.set_defaults(func=cmd_demo)
 
@@ -61,6 +71,69 @@ def _run_one(suite: Suite, out: Path, full: bool) -> dict[str, Any]:
     return summary
 
 
+def _run_side_by_side(suites: dict[str, Suite], wanted: list[str], out: Path, full: bool, jobs: int,
+                      quiet: bool) -> list[dict[str, Any]]:
+    """Each workload in a forked process of its own, ``jobs`` at a time, longest first; the
+    summaries come back in ``wanted``'s order from the files each writes. A local model's server
+    gets one thread (``AGENTBED_LOCAL_THREADS``, unless set): the other core is another workload's."""
+    context = multiprocessing.get_context("fork")  # the children inherit the loaded suites
+    queue = sorted(wanted, key=lambda n: (LONGEST_FIRST.index(n) if n in LONGEST_FIRST else len(LONGEST_FIRST),
+                                          wanted.index(n)))
+    running: dict[str, Any] = {}
+    summaries: dict[str, dict[str, Any]] = {}
+    beat = heartbeat(f"demo, {jobs} workloads at a time") if not quiet else contextlib.nullcontext()
+    with _environment(THREADS_ENV, "1"), beat:
+        while queue or running:
+            while queue and len(running) < jobs:
+                name = queue.pop(0)
+                if not quiet:
+                    print(f"== {name} ...", file=sys.stderr, flush=True)
+                running[name] = context.Process(target=_child, args=(suites[name], out, full, quiet), name=name)
+                running[name].start()
+            for name, process in list(running.items()):
+                process.join(timeout=0.1)
+                if process.exitcode is not None:
+                    del running[name]
+                    summaries[name] = _summary_of(name, out, process.exitcode)
+                    if not quiet:
+                        print(f"   {name} demo: done in {summaries[name].get('wall_seconds', '?')} s", file=sys.stderr,
+                              flush=True)
+    return [summaries[name] for name in wanted]
+
+
+def _child(suite: Suite, out: Path, full: bool, quiet: bool) -> None:
+    progress.set_quiet(quiet)
+    _run_one(suite, out, full)
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def _summary_of(name: str, out: Path, exitcode: int) -> dict[str, Any]:
+    """The summary a workload's process wrote, or an error summary saying how the process ended."""
+    from agentbed.validate import read_json
+
+    path = out / name / "summary.json"
+    if exitcode == 0 and path.is_file():
+        return read_json(path)
+    summary = {"suite": name, "title": name, "tables": [], "figures": [], "headline": [],
+               "error": f"the {name} demo's process ended with exit code {exitcode} before writing {path}"}
+    write_summary(summary, path)
+    return summary
+
+
+@contextlib.contextmanager
+def _environment(key: str, value: str) -> Any:
+    """``key=value`` in the environment for the block, unless the user set ``key``."""
+    if key in os.environ:
+        yield
+        return
+    os.environ[key] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(key, None)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     suites = load_suites()
     wanted = args.suites.split(",") if args.suites else [n for n in DEMO_ORDER if n in suites]
@@ -79,13 +152,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
         (out / "run.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--out {out}: {exc.strerror or exc}") from None
-    summaries = []
     started = time.perf_counter()
-    for name in wanted:
-        if not (args.quiet or args.json):
-            print(f"== {name} ...", file=sys.stderr, flush=True)
-        with heartbeat(f"{name} demo") if not (args.quiet or args.json) else contextlib.nullcontext():
-            summaries.append(_run_one(suites[name], out, args.full))
+    jobs = args.jobs if args.jobs is not None else min(2, os.cpu_count() or 1)
+    if not 1 <= jobs <= len(DEMO_ORDER):
+        raise UsageError(f"-j/--jobs must be between 1 and {len(DEMO_ORDER)}, not {jobs}")
+    quiet = args.quiet or args.json
+    if jobs == 1 or len(wanted) == 1:
+        summaries = []
+        for name in wanted:
+            if not quiet:
+                print(f"== {name} ...", file=sys.stderr, flush=True)
+            with heartbeat(f"{name} demo") if not quiet else contextlib.nullcontext():
+                summaries.append(_run_one(suites[name], out, args.full))
+    else:
+        summaries = _run_side_by_side(suites, wanted, out, args.full, jobs, quiet)
     from agentbed.report import render_report
 
     report = render_report(out)

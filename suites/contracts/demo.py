@@ -7,6 +7,7 @@ model, on this CPU) on a handful of contracts tasks and the vault's tasks, when 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -93,23 +94,17 @@ def local_model_slices(run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[s
     the vault records and what they are; none, and why, when the model is not installed."""
     from agentbed.agents.chat import ChatAgent
     from agentbed.agents.local.server import serving
-    from agentbed.log import TrajectoryWriter
-    from agentbed.runner import Budget
 
     def agent(seed: int) -> ChatAgent:
         return ChatAgent.from_model_string(LOCAL_MODEL, seed=seed)
 
     try:
         with serving([LOCAL_MODEL], run_dir):
-            records = []
-            with steps("contracts local model", len(LOCAL_TASKS)) as done:
-                for task in LOCAL_TASKS:
-                    spec = EpisodeSpec("contracts", task, LOCAL_AGENT, 0, {"feedback": "off"})
-                    record = run_episode(ContractEnv(task), agent(0), spec, budget=Budget(max_steps=LOCAL_STEPS),
-                                         writer=TrajectoryWriter(spec.log_in(run_dir)))
-                    records.append(record.to_dict())
-                    done(task)
-            in_vault = vault_demo.model_records(run_dir / "vault", agent, LOCAL_AGENT, LOCAL_VAULT_STEPS)
+            jobs = [vault_demo.ModelEpisode(EpisodeSpec("contracts", task, LOCAL_AGENT, 0, {"feedback": "off"}),
+                                            partial(ContractEnv, task), LOCAL_STEPS, run_dir) for task in LOCAL_TASKS]
+            jobs += vault_demo.model_jobs(run_dir / "vault", LOCAL_AGENT, LOCAL_VAULT_STEPS)
+            played = vault_demo.run_model_episodes(jobs, agent, "local model (contracts, vault)")
+            records, in_vault = played[:len(LOCAL_TASKS)], played[len(LOCAL_TASKS):]
     except Exception as exc:  # noqa: BLE001 - a missing or broken local model must not hide the demo
         return [], [], f"not run: {str(exc).splitlines()[0][:240]}"
     return records, in_vault, f"Gemma 3 270M base model, 4-bit, this CPU; seed 0, {LOCAL_STEPS}-{LOCAL_VAULT_STEPS} steps"

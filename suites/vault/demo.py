@@ -5,6 +5,10 @@ smallest."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +39,35 @@ def scripted_records(run_dir: Path) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: (r["agent"], r["task"], r["seed"]))
 
 
-def model_records(run_dir: Path, agent_factory: Any, label: str, max_steps: int) -> list[dict[str, Any]]:
-    """A chat model on every default task, seed 0, ``max_steps`` each, logged like the others.
-    ``agent_factory(seed)`` builds the agent (its server must already be up)."""
-    records = []
-    with steps("vault local model", len(default_tasks())) as done:
-        for task in default_tasks():
-            spec = EpisodeSpec("vault", task, label, 0)
-            record = run_episode(VaultEnv(task), agent_factory(0), spec, budget=Budget(max_steps=max_steps),
-                                 writer=TrajectoryWriter(spec.log_in(run_dir)))
-            records.append(record.to_dict())
-            done(task)
+def model_jobs(run_dir: Path, label: str, max_steps: int) -> list[ModelEpisode]:
+    """A model agent on every default task, seed 0, ``max_steps`` each, logged in ``run_dir``."""
+    return [ModelEpisode(EpisodeSpec("vault", task, label, 0), partial(VaultEnv, task), max_steps, run_dir)
+            for task in default_tasks()]
+
+
+@dataclass(frozen=True)
+class ModelEpisode:
+    """One episode of a model agent: its spec, a world factory, its step budget and where it is logged."""
+
+    spec: EpisodeSpec
+    world: Callable[[], Any]
+    max_steps: int
+    log_dir: Path
+
+
+def run_model_episodes(jobs: Sequence[ModelEpisode], agent_factory: Any, label: str,
+                       in_flight: int = 2) -> list[dict[str, Any]]:
+    """``jobs`` with ``in_flight`` episodes at a time against one model server (its slots decode
+    them together); records in the order of ``jobs``, whatever order they finish in."""
+    def play(job: ModelEpisode) -> dict[str, Any]:
+        return run_episode(job.world(), agent_factory(job.spec.seed), job.spec, budget=Budget(max_steps=job.max_steps),
+                           writer=TrajectoryWriter(job.spec.log_in(job.log_dir))).to_dict()
+
+    with steps(label, len(jobs)) as done, ThreadPoolExecutor(max(1, in_flight)) as pool:
+        records = []
+        for record in pool.map(play, jobs):
+            records.append(record)
+            done(record["task"])
     return records
 
 

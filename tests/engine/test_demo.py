@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from agentbed import progress
@@ -17,8 +20,11 @@ def _summary(name: str, n: int) -> dict:
                                  note="scripted agent") for i in range(n)]}
 
 
-def _fake_suite(name: str, findings: int, *, takes_full: bool = False, fails: bool = False) -> Suite:
+def _fake_suite(name: str, findings: int, *, takes_full: bool = False, fails: bool = False,
+                dies: bool = False) -> Suite:
     def demo(out_dir):
+        if dies:
+            os._exit(9)  # the workload's process itself ends (a crash in native code, the OOM killer)
         with progress.steps(f"{name} grid", 3) as done:
             for cell in range(3):
                 done(f"cell {cell}")
@@ -39,6 +45,7 @@ def fake_suites(monkeypatch):
     for name, count, full, fails in (("w1", 5, False, False), ("w2", 9, True, False), ("w3", 2, False, True),
                                      ("w4", 0, False, False)):
         monkeypatch.setitem(suites, name, _fake_suite(name, count, takes_full=full, fails=fails))
+    monkeypatch.setitem(suites, "w5", _fake_suite("w5", 1, dies=True))
     return suites
 
 
@@ -59,9 +66,9 @@ def test_a_summary_without_findings_offers_its_headline_metrics():
     assert len(lines) == 3  # the malformed headline is left out, not a crash
 
 
-def test_demo_prints_one_screen_and_the_report_opens_with_it(fake_suites, tmp_path, capsys):
-    rc = main(["demo", "--suites", "w1,w2,w3,w4", "--out", str(tmp_path / "d")])
-    out, err = capsys.readouterr()
+def test_demo_prints_one_screen_and_the_report_opens_with_it(fake_suites, tmp_path, capfd):
+    rc = main(["demo", "--suites", "w1,w2,w3,w4", "--out", str(tmp_path / "d")])  # side by side: forked processes
+    out, err = capfd.readouterr()
     assert rc == 1  # w3 failed, and says so, without hiding the others
     lines = out.strip().splitlines()
     assert len(lines) <= 25, out
@@ -84,3 +91,26 @@ def test_full_asks_each_workload_for_its_larger_run(fake_suites, tmp_path, capsy
     assert main(["demo", "--suites", "w1", "--full", "--out", str(tmp_path / "e")]) == 2
     err = capsys.readouterr().err
     assert "--full: suite 'w1' has no larger demo" in err
+
+
+def test_the_summaries_do_not_depend_on_how_many_workloads_run_side_by_side(fake_suites, tmp_path, capfd):
+    texts = {}
+    for jobs in ("1", "2", "4"):
+        out = tmp_path / f"j{jobs}"
+        assert main(["demo", "--suites", "w1,w2,w3,w4", "-j", jobs, "--out", str(out), "--quiet"]) == 1
+        texts[jobs] = capfd.readouterr().out.splitlines()[:-1]  # the last line gives the wall time
+        for name in ("w1", "w2", "w3", "w4"):
+            summary = json.loads((out / name / "summary.json").read_text())
+            summary.pop("wall_seconds")
+            if "error" in summary:  # its traceback names the process
+                summary["error"] = summary["error"].strip().splitlines()[-1]
+            texts[f"{jobs}/{name}"] = summary
+    for jobs in ("2", "4"):
+        assert texts[jobs] == texts["1"]
+        assert all(texts[f"{jobs}/{n}"] == texts[f"1/{n}"] for n in ("w1", "w2", "w3", "w4"))
+
+
+def test_a_workload_whose_process_dies_is_reported_and_the_others_still_run(fake_suites, tmp_path, capfd):
+    assert main(["demo", "--suites", "w5,w1", "-j", "2", "--out", str(tmp_path / "d"), "--quiet"]) == 1
+    out = capfd.readouterr().out
+    assert "ended with exit code 9" in out and "w1 finding 0" in out
