@@ -9,7 +9,15 @@ from pathlib import Path
 from agentbed import cli_json
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.errors import UsageError
-from agentbed.log import LogFormatError, decode_action, looks_like_log, read_log, verify_log_file
+from agentbed.log import (
+    LogFormatError,
+    decode_action,
+    first_system_prompt,
+    looks_like_log,
+    read_log,
+    system_prompt_of,
+    verify_log_file,
+)
 from agentbed.seal import key_id, key_note, log_key
 from agentbed.store import read_index
 from agentbed.validate import read_json
@@ -161,7 +169,8 @@ def _episode_doc(records: list[dict], only: int | None) -> dict:
         if r.get("type") != "step" or (only is not None and r["i"] != only):
             continue
         action = decode_action(r["action"])
-        steps.append({"i": r["i"], "action": action if isinstance(action, str) else None,
+        steps.append({"i": r["i"], "system_prompt": system_prompt_of(r),
+                      "action": action if isinstance(action, str) else None,
                       "action_bytes": None if isinstance(action, str) else action.hex(),
                       "observation": r["observation"], "reward": r["reward"], "terminated": r["terminated"],
                       "truncated": r["truncated"], "clock": r["clock"], "usage": r.get("usage"),
@@ -170,7 +179,7 @@ def _episode_doc(records: list[dict], only: int | None) -> dict:
     if footer.get("type") == "footer":
         outcome = {k: footer.get(k) for k in ("status", "stop_reason", "success", "total_reward", "steps",
                                               "virtual_seconds", "tokens", "labels", "error")}
-    return {"rerun": False, "episode_id": header.get("episode_id"), "suite": header.get("suite"),
+    return {"rerun": False, "system_prompt": first_system_prompt(records), "episode_id": header.get("episode_id"), "suite": header.get("suite"),
             "task": header.get("task"), "agent": header.get("agent_id"), "seed": header.get("seed"),
             "observation": header.get("observation"), "steps": steps, "outcome": outcome}
 
@@ -189,6 +198,9 @@ def _show(records: list[dict], only: int | None) -> None:
         if r.get("type") != "step" or (only is not None and r["i"] != only):
             continue
         action = decode_action(r["action"])
+        prompt = system_prompt_of(r)
+        if prompt is not None:  # recorded with the first call that sent it (and again if it changed)
+            console.print(Panel(_clip(prompt, 4000), title=f"system prompt (sent from step {r['i']})"))
         extra = []
         if r.get("usage"):
             extra.append(f"tokens {r['usage'].get('total_tokens')}")

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -311,3 +311,16 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             yield record
         if number == 0:
             raise LogFormatError(f"{path}: empty; not a trajectory log")
+
+
+def system_prompt_of(record: Mapping[str, Any]) -> str | None:
+    """The system prompt's text a step record carries: a chat agent records it in the model output
+    of the first call that sent it (again if it changes); None for other records and older logs."""
+    output = record.get("model_output") if record.get("type") == "step" else None
+    prompt = output.get("system_prompt") if isinstance(output, Mapping) else None
+    return prompt if isinstance(prompt, str) else None
+
+
+def first_system_prompt(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """The first system prompt an episode's log records (see :func:`system_prompt_of`)."""
+    return next((p for r in records if (p := system_prompt_of(r)) is not None), None)

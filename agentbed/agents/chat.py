@@ -228,6 +228,7 @@ class ChatAgent(Agent):
         self._rng = random.Random(seed)
         self._seed = seed
         self._menu_pending = True
+        self._prompt_logged: str | None = None
 
     def add_instruction(self, text: str) -> None:
         """Append ``text`` to the system prompt for this episode (a controller's instruction, e.g.
@@ -250,6 +251,16 @@ class ChatAgent(Agent):
         if self.reply_format is not None and self._menu_pending:
             self._install_menu_prompt(self.reply_format.system_prompt(self._base_prompt, tools))
         self._add_observation(observation)
+        action = self._call_for(tools)
+        sent = self.messages[0].content if self.messages and isinstance(self.messages[0], SystemMessage) else None
+        if isinstance(sent, str) and sent != getattr(self, "_prompt_logged", None):
+            # the prompt's text goes into the hash chain once per episode (again only if it changes),
+            # in the model output of the first call that sent it; the header keeps its hash
+            action.model_output = {**(action.model_output or {}), "system_prompt": sent}
+            self._prompt_logged = sent
+        return action
+
+    def _call_for(self, tools: Sequence[Tool]) -> Action:
         bound = self._bind(tools)
         key = self._cache_key(bound) if self.cache is not None else None
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
@@ -337,8 +348,12 @@ class ChatAgent(Agent):
         last observation is left out: the runner hands it to the next :meth:`act`."""
         self.messages, self._awaiting = [], None
         self._menu_pending = True
+        self._prompt_logged = None
         if not steps:
             return
+        prompts = [o["system_prompt"] for o, _ in steps if isinstance(o.get("system_prompt"), str)]
+        if prompts:  # the prefix's log holds the prompt already: a branch records it again only if it changes
+            self._prompt_logged = prompts[-1]
         self._add_observation(first_observation)
         for i, (model_output, observation) in enumerate(steps):
             reply = message_from_model_output(model_output)

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from agentbed.log import decode_action
+from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.manifest import authentic
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
@@ -152,6 +152,7 @@ def transcript(records: list[dict[str, Any]], prices: Any) -> dict[str, Any]:
                           "terminated": r["terminated"], "truncated": r["truncated"], "usage": usage,
                           "cost": cost, "risk": r.get("risk"), "control": r.get("control"),
                           "messages": _messages(r.get("model_output")), "info": r.get("info"),
+                          "system_prompt": system_prompt_of(r),
                           "meta": r.get("meta")})
         elif r["type"] == "control":
             controls.append({"i": r["i"], "proposed": _text(r["proposed"]), "verdict": r.get("verdict"),
@@ -159,7 +160,8 @@ def transcript(records: list[dict[str, Any]], prices: Any) -> dict[str, Any]:
         elif r["type"] == "footer":
             footer = {k: r.get(k) for k in ("status", "stop_reason", "success", "total_reward", "steps",
                                              "virtual_seconds", "tokens", "metrics", "labels", "error")}
-    system = (header.get("agent") or {}).get("system_prompt") or (header.get("task_params") or {}).get("prompt")
+    system = first_system_prompt(records) or (header.get("agent") or {}).get("system_prompt") \
+        or (header.get("task_params") or {}).get("prompt")
     return {"header": {k: header.get(k) for k in ("episode_id", "suite", "task", "agent_id", "agent", "seed",
                                                   "options", "budget", "parent", "tools", "observation",
                                                   "clock", "task_params")},

@@ -270,3 +270,31 @@ def test_from_model_string_reports_bad_input_in_one_line(monkeypatch):
         ChatAgent.from_model_string("openai:gpt-4o-mini")
     with pytest.raises(UsageError, match="no-such-provider"):
         ChatAgent.from_model_string("no-such-provider:model")
+
+
+def test_the_system_prompt_text_rides_with_the_first_call_that_sends_it_and_again_only_when_it_changes():
+    env, obs = vault()
+    agent, _ = agent_for(reply(call("get_token", {}, "c1")), reply(call("wait", {"seconds": 2}, "c2")),
+                         reply(call("get_token", {}, "c3")), reply(call("get_token", {}, "c4")))
+    outputs, observations = [], [obs]
+    for _ in range(2):
+        action = agent.act(observations[-1], env.tool_specs())
+        observations.append(env.step(action.text)[0])
+        outputs.append(action.model_output)
+    assert outputs[0]["system_prompt"] == agent.system_prompt and "system_prompt" not in outputs[1]
+    # a branch primed from the recorded prefix does not record it again (the prefix's log holds it)...
+    fresh, _ = agent_for(reply(call("get_token", {}, "c9")))
+    fresh.load_history(observations[0], list(zip(outputs, observations[1:], strict=True)))
+    assert "system_prompt" not in fresh.act(observations[-1], env.tool_specs()).model_output
+    # ...and a prompt changed mid-episode is recorded with the next call
+    agent.add_instruction(" Mind the delimiters.")
+    changed = agent.act(observations[-1], env.tool_specs()).model_output
+    assert changed["system_prompt"].endswith("Mind the delimiters.")
+    agent.reset(seed=7)  # a new episode records it again
+    assert "system_prompt" in agent.act(obs, env.tool_specs()).model_output
+
+
+def test_no_prompt_recorded_without_a_system_message():
+    env, obs = vault()
+    agent, _ = agent_for(reply(call("get_token", {}, "c1")), system_prompt=None)
+    assert "system_prompt" not in agent.act(obs, env.tool_specs()).model_output

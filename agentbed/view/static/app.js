@@ -181,7 +181,7 @@ function compactJson(value) {  // one line when short, indented when long
   return line && line.length <= 100 ? line : JSON.stringify(value, null, 1);
 }
 
-function stepCard(step, prevClock, startClock) {
+function stepCard(step, prevClock, startClock, firstPrompt) {
   const call = step.tool_call;
   const usage = step.usage ? `tokens ${fmt(step.usage.input_tokens)} in / ${fmt(step.usage.output_tokens)} out` +
     (step.cost !== null && step.cost !== undefined ? ` · ${usd(step.cost)}` : "") : "no model call";
@@ -190,6 +190,8 @@ function stepCard(step, prevClock, startClock) {
       `t+${fmt(step.clock - startClock, 1)} s (+${fmt(step.clock - prevClock, 1)}) · reward ${fmt(step.reward)} · ${usage}` +
       (step.risk !== null && step.risk !== undefined ? ` · risk ${fmt(step.risk, 2)}` : "") +
       (step.terminated ? " · terminated" : "") + (step.truncated ? " · truncated" : "")),
+    step.system_prompt && step.system_prompt !== firstPrompt ? h("div", {class: "system"},
+      h("span", {class: "role"}, "system prompt, changed from here"), pre(step.system_prompt)) : null,
     step.messages.length ? h("div", {class: "messages"}, step.messages.map((m) => h("div", {class: "msg " + m.role},
       h("span", {class: "role"}, m.role), pre(m.content)))) : null,
     call ? h("div", {class: "tool-call"}, h("span", {class: "tool-name"}, call.tool),
@@ -253,7 +255,7 @@ function renderEpisode(runId, doc) {
   if (!t) { replaceSection("transcript", h("p", {}, "No readable records yet.")); return; }
   const start = t.header.clock || 0;
   let clock = start;
-  const steps = t.steps.map((s) => { const card = stepCard(s, clock, start); clock = s.clock; return card; });
+  const steps = t.steps.map((s) => { const card = stepCard(s, clock, start, t.system_prompt); clock = s.clock; return card; });
   const footer = t.footer ? h("div", {class: "footer-record"}, h("strong", {}, `verdict: ${t.footer.status}`),
     ` · success ${t.footer.success} · return ${fmt(t.footer.total_reward)} · ${t.footer.steps} steps · ` +
     `${fmt(t.footer.virtual_seconds, 1)} virtual s · ${t.footer.tokens} tokens`,
@@ -265,7 +267,8 @@ function renderEpisode(runId, doc) {
   replaceSection("transcript", h("section", {},
     t.system_prompt ? h("div", {class: "system"}, h("span", {class: "role"}, "system prompt"), pre(t.system_prompt)) :
       (t.header.agent || {}).system_prompt_sha256 ? h("div", {class: "system"}, h("span", {class: "role"},
-        "system prompt"), ` the log keeps its SHA-256 only: ${t.header.agent.system_prompt_sha256.slice(0, 16)}…`) : null,
+        "system prompt"), ` this log (written before prompts were recorded) keeps its SHA-256 only: ` +
+        `${t.header.agent.system_prompt_sha256.slice(0, 16)}…`) : null,
     h("details", {}, h("summary", {}, `tools (${t.header.tools.length})`),
       h("ul", {}, t.header.tools.map((tool) => h("li", {}, h("code", {}, tool.name), " ", tool.description || "")))),
     h("div", {class: "observation first"}, h("span", {class: "role"}, "first observation"), pre(t.header.observation)),
