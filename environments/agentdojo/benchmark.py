@@ -1,7 +1,8 @@
 """AgentDojo's benchmark as agentbed names it: the pinned version, its four task suites, task ids.
 
 Everything here reads AgentDojo's own registry (``agentdojo.task_suite.load_suites``); nothing of
-the benchmark is copied. A task id is ``SUITE.USER_TASK`` for a user task without an attack and
+the benchmark is copied but its task names, for listing (``index.py``: a committed index checked
+against the registry). A task id is ``SUITE.USER_TASK`` for a user task without an attack and
 ``SUITE.USER_TASK.INJECTION_TASK.ATTACK`` for a pair under an attack, with AgentDojo's own names
 (``banking.user_task_0.injection_task_1.important_instructions``), so a result maps one to one
 onto a row of AgentDojo's benchmark script (and a results unit ``TASK/SEED`` keeps its shape).
@@ -102,13 +103,17 @@ def injection_task_names(suite: str) -> list[str]:
 def task_ids(suites: tuple[str, ...] = TASK_SUITES, attacks: tuple[str | None, ...] = (None, *DEFAULT_ATTACKS)
              ) -> list[TaskId]:
     """Every task of ``suites``: each user task alone (attack ``None``), then every (user task,
-    injection task) pair under each attack, in AgentDojo's numeric order."""
+    injection task) pair under each attack, in AgentDojo's numeric order. The names come from the
+    committed index of :data:`BENCHMARK_VERSION` (:mod:`environments.agentdojo.index`), not from
+    importing AgentDojo; a run checks them against the installed benchmark before it starts."""
+    from environments.agentdojo.index import indexed_injection_tasks, indexed_user_tasks
+
     out: list[TaskId] = []
     for attack in attacks:
         for suite in suites:
-            for user in user_task_names(suite):
+            for user in indexed_user_tasks(suite):
                 if attack is None:
                     out.append(TaskId(suite, user))
                     continue
-                out.extend(TaskId(suite, user, inj, attack) for inj in injection_task_names(suite))
+                out.extend(TaskId(suite, user, inj, attack) for inj in indexed_injection_tasks(suite))
     return out

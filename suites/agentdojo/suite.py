@@ -15,12 +15,13 @@ from typing import Any
 import environments.agentdojo  # noqa: F401 - registers agentbed/agentdojo-v0
 from agentbed.env import ToolEnv
 from agentbed.runner import Budget, EpisodeSpec
-from agentbed.suite import Option, Suite
+from agentbed.suite import Option, Suite, SuiteError
 from attacks.agentdojo.injections import DEFAULT_VICTIM, injections
 from controllers.agentdojo.defenses import DEFENSES, defense_controller
 from environments.agentdojo.agents import QUESTION, REFUSAL, EndWith, GroundTruthAgent, InjectionFollower
 from environments.agentdojo.benchmark import ATTACKS, DEFAULT_ATTACKS, TASK_SUITES, TaskId, task_ids
 from environments.agentdojo.env import AgentDojoEnv, task_spec
+from environments.agentdojo.index import check_index
 
 OPTIONS = {
     "task_suite": Option("all", "AgentDojo task suite", choices=("all", *TASK_SUITES)),
@@ -41,6 +42,19 @@ def selected_tasks(options: dict[str, Any]) -> list[TaskId]:
 
 def _tasks(options: dict[str, Any]) -> list[str]:
     return [str(t) for t in selected_tasks(options)]
+
+
+def _check_tasks(tasks: list[str], options: dict[str, Any]) -> None:
+    """Before a run: the tasks are listed from the committed index (no AgentDojo import); here the
+    index of the suites about to run must equal the installed benchmark's, and each task must be
+    known to AgentDojo itself."""
+    run = {TaskId.parse(task).suite for task in tasks}
+    try:
+        check_index(tuple(s for s in TASK_SUITES if s in run))
+        for task in tasks:
+            TaskId.parse(task).check()
+    except (ImportError, KeyError, ValueError) as exc:
+        raise SuiteError(str(exc.args[0] if exc.args else exc)) from exc
 
 
 def make_env(task: str, options: dict[str, Any]) -> AgentDojoEnv:
@@ -97,5 +111,6 @@ SUITE = Suite(
     summarize=_summarize,
     demo=_demo,
     describe_task=_describe,
+    check_tasks=_check_tasks,
     controller=_controller,
 )
