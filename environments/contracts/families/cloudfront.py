@@ -23,10 +23,6 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from botocore.signers import CloudFrontSigner
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding
-
 from agentbed.tools import tool
 from environments.contracts.families.common import addressed, equal, single_valued
 from environments.contracts.families.keys import private_key
@@ -42,6 +38,8 @@ from environments.contracts.family import (
 )
 
 if TYPE_CHECKING:
+    from botocore.signers import CloudFrontSigner
+
     from environments.contracts.env import ContractEnv
 
 KEY_PAIR_ID, KEY = "K2JCJMDEHXQW5F", "cloudfront-key-pair"
@@ -51,10 +49,16 @@ SIGNING = ("Expires", "Policy", "Signature", "Key-Pair-Id")
 
 
 def _rsa_sha1(message: bytes) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
     return private_key(KEY).sign(message, padding.PKCS1v15(), hashes.SHA1())
 
 
 def signer() -> CloudFrontSigner:
+    # botocore loads with the first signature, not with the catalog
+    from botocore.signers import CloudFrontSigner
+
     return CloudFrontSigner(KEY_PAIR_ID, _rsa_sha1)
 
 

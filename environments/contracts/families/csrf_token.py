@@ -14,13 +14,11 @@ returns an unlock token signed the same way that lives ``unlock_ttl`` seconds.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from flask import Flask, session
-from flask_wtf.csrf import generate_csrf, validate_csrf
 from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
-from wtforms import ValidationError
 
 from agentbed.tools import tool
 from environments.contracts.families.common import hex_token
@@ -38,14 +36,23 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 
-_APP = Flask("agentbed-contracts-csrf")
-_APP.secret_key = "session-cookie-key"  # Flask's session needs one; the CSRF tokens use the episode's key
+@functools.cache
+def _app() -> Any:
+    """The Flask app the request contexts belong to, made (and Flask imported) on first use; called
+    before the clock is frozen, so nothing is imported under a frozen clock."""
+    from flask import Flask
+
+    app = Flask("agentbed-contracts-csrf")
+    app.secret_key = "session-cookie-key"  # Flask's session needs one; the CSRF tokens use the episode's key
+    return app
 
 
 @contextlib.contextmanager
-def _session(env: ContractEnv) -> Iterator[None]:
+def _session(env: ContractEnv, app: Any) -> Iterator[None]:
     """A request context whose session holds this user's raw CSRF token, as Flask-WTF keeps it."""
-    with _APP.test_request_context():
+    from flask import session
+
+    with app.test_request_context():
         session["csrf_token"] = env.fam["raw"]
         yield
 
@@ -86,8 +93,12 @@ class FlaskCsrf(Family):
     def _check_csrf(self, env: ContractEnv, csrf_token: str) -> Any:
         """None if flask_wtf's ``validate_csrf`` accepts the token now (the session holding this
         user's raw token), else its verdict with flask_wtf's message."""
+        from flask_wtf.csrf import validate_csrf
+        from wtforms import ValidationError
+
+        app = _app()
         try:
-            with env.clock.frozen(), _session(env):
+            with env.clock.frozen(), _session(env, app):
                 validate_csrf(csrf_token, secret_key=env.fam["secret_key"], time_limit=env.p["ttl"])
         except ValidationError as error:
             body = {"error": "Bad Request", "message": str(error)}
@@ -121,7 +132,10 @@ class FlaskCsrf(Family):
         return None
 
     def tool_load_form(self, env: ContractEnv) -> Any:
-        with env.clock.frozen(), _session(env):
+        from flask_wtf.csrf import generate_csrf
+
+        app = _app()
+        with env.clock.frozen(), _session(env, app):
             signed = generate_csrf(secret_key=env.fam["secret_key"])
         html = f'<form method="post"><input type="hidden" name="csrf_token" value="{signed}"></form>'
         return env.ok({"html": html, "csrf_token": env.issue("csrf_token", signed)})

@@ -13,8 +13,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-import jwt
-
 from agentbed.tools import tool
 from environments.contracts.families.common import token
 from environments.contracts.families.keys import private_key, public_key
@@ -66,6 +64,8 @@ class GithubAppToken(Family):
                 Step("list_repo_issues", {"installation_token": Ref("token")})]
 
     def tool_create_app_jwt(self, env: ContractEnv) -> Any:
+        import jwt  # PyJWT loads with the first token, not with the catalog
+
         now = int(env.clock.now())
         claims = {"iat": now - 60, "exp": now + int(env.p["jwt_ttl"]), "iss": APP_ID}
         with env.clock.frozen():
@@ -73,6 +73,8 @@ class GithubAppToken(Family):
         return env.ok({"app_jwt": env.issue("app_jwt", encoded)})
 
     def tool_create_installation_token(self, env: ContractEnv, app_jwt: str) -> Any:
+        import jwt
+
         try:
             with env.clock.frozen():
                 jwt.decode(app_jwt, public_key("jwt-issuer"), algorithms=["RS256"], issuer=APP_ID)

@@ -11,9 +11,6 @@ import json
 import uuid
 from typing import TYPE_CHECKING
 
-from gidgethub import ValidationFailure
-from gidgethub.sansio import validate_event
-
 from environments.contracts.families.common import hmac_sha256_hex, random_bytes
 from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity
@@ -48,6 +45,9 @@ class GithubWebhook(WebhookFamily):
 
     def verify(self, env: ContractEnv, payload: str, headers: dict[str, str]) -> Verdict:
         """gidgethub's ``validate_event`` over the raw body's UTF-8 bytes (a maintained GitHub SDK)."""
+        from gidgethub import ValidationFailure
+        from gidgethub.sansio import validate_event
+
         try:
             validate_event(payload.encode("utf-8"), signature=headers["x_hub_signature_256"],
                            secret=env.fam["secret"])

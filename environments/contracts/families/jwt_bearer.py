@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import jwt
-
 from agentbed.tools import tool
 from environments.contracts.families.common import token
 from environments.contracts.families.keys import private_key, public_key
@@ -61,6 +59,8 @@ class JwtBearer(Family):
                 Step("call_api", {"token": Ref("access_token")}, wait_for="not_before")]
 
     def tool_get_access_token(self, env: ContractEnv) -> Any:
+        import jwt  # PyJWT loads with the first token, not with the catalog
+
         signing, _, alg = self._keys(env)
         now = int(env.clock.now())
         nbf = now + int(env.p.get("nbf_delay", 0))
@@ -72,6 +72,8 @@ class JwtBearer(Family):
                        "expires_in": env.p["ttl"], "not_before": nbf})
 
     def tool_call_api(self, env: ContractEnv, token: str) -> Any:
+        import jwt
+
         _, verifying, alg = self._keys(env)
         try:
             with env.clock.frozen():

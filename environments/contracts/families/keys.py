@@ -11,9 +11,10 @@ import functools
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+if TYPE_CHECKING:  # cryptography loads with the first key, not with the families
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
 _PATH = Path(__file__).with_name("rsa_keys.json")
 NAMES = ("gcs-service-account", "cloudfront-key-pair", "jwt-issuer")
@@ -21,6 +22,9 @@ NAMES = ("gcs-service-account", "cloudfront-key-pair", "jwt-issuer")
 
 @functools.cache
 def private_key(name: str) -> rsa.RSAPrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     pem = json.loads(_PATH.read_text(encoding="utf-8"))["keys"][name]
     key = serialization.load_pem_private_key(pem.encode(), password=None)
     assert isinstance(key, rsa.RSAPrivateKey)
@@ -41,6 +45,9 @@ def service_account_info(name: str, email: str) -> dict[str, str]:
 
 
 def regenerate() -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     keys = {}
     for name in NAMES:
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)

@@ -16,12 +16,11 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from botocore.credentials import Credentials
 from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
 
 from agentbed.tools import tool
 from environments.contracts.families.common import hex_token, token
-from environments.contracts.families.s3_presign import presign, verify_presigned
+from environments.contracts.families.s3_presign import credentials, presign, verify_presigned
 from environments.contracts.family import (
     Family,
     Ref,
@@ -99,7 +98,7 @@ class MultiResource(Family):
                                                        "exist."}})
         if verdict is not None:
             return env.present({"flow_token": "flow_token"}, verdict)
-        creds = Credentials(env.fam["access_key"], env.fam["s3_secret"])
+        creds = credentials(env.fam["access_key"], env.fam["s3_secret"])
         url = env.issue("url", presign(env.clock, creds, "GET", "incident/" + resource, int(env.p["ttl"])))
         return env.present({"flow_token": "flow_token"}, accept({"resource": resource, "url": url}))
 

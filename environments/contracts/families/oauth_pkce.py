@@ -11,14 +11,10 @@ refresh; reusing a rotated one revokes the grant (RFC 9700 4.14.2), PKCE and rot
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
-
-from authlib.integrations.base_client import MismatchingStateError
-from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError, OAuth2Error
-from authlib.oauth2.rfc6749.requests import OAuth2Payload, OAuth2Request
-from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN, CodeChallenge, create_s256_code_challenge
 
 from agentbed.tools import tool
 from environments.contracts.families.common import token
@@ -33,37 +29,68 @@ from environments.contracts.family import (
 )
 
 if TYPE_CHECKING:
+    from authlib.oauth2.rfc6749.errors import OAuth2Error
+    from authlib.oauth2.rfc6749.requests import OAuth2Request
+    from authlib.oauth2.rfc7636.challenge import CodeChallenge
+
     from environments.contracts.env import ContractEnv
 
 AUTHORIZE = "https://auth.example.com/oauth2/authorize"
 REDIRECT = "https://app.example.com/callback"
 
 
-PKCE = CodeChallenge(required=True)
+# authlib is imported by the first episode's call, not with the families: listing the catalog
+# needs none of the SDKs.
+@functools.cache
+def _pkce() -> CodeChallenge:
+    """authlib's authorization-server PKCE check (one for the process, as a server keeps it)."""
+    from authlib.oauth2.rfc7636.challenge import CodeChallenge
+
+    return CodeChallenge(required=True)
 
 
 def _body(error: OAuth2Error) -> dict[str, Any]:
     return dict(error.get_body())
 
 
-class _QueryPayload(OAuth2Payload):
-    """An authorization request's query as authlib's framework integrations hand it over."""
+def _invalid_grant(description: str) -> dict[str, Any]:
+    from authlib.oauth2.rfc6749.errors import InvalidGrantError
 
-    def __init__(self, datalist: dict[str, list[str]]) -> None:
-        self._datalist = datalist
+    return _body(InvalidGrantError(description))
 
-    @property
-    def data(self) -> dict[str, str]:
-        return {k: v[0] for k, v in self._datalist.items()}
 
-    @property
-    def datalist(self) -> dict[str, list[str]]:  # type: ignore[override]
-        return self._datalist
+def _invalid_request(description: str) -> dict[str, Any]:
+    from authlib.oauth2.rfc6749.errors import InvalidRequestError
+
+    return _body(InvalidRequestError(description))
+
+
+@functools.cache
+def _query_payload() -> type:
+    from authlib.oauth2.rfc6749.requests import OAuth2Payload
+
+    class QueryPayload(OAuth2Payload):
+        """An authorization request's query as authlib's framework integrations hand it over."""
+
+        def __init__(self, datalist: dict[str, list[str]]) -> None:
+            self._datalist = datalist
+
+        @property
+        def data(self) -> dict[str, str]:
+            return {k: v[0] for k, v in self._datalist.items()}
+
+        @property
+        def datalist(self) -> dict[str, list[str]]:  # type: ignore[override]
+            return self._datalist
+
+    return QueryPayload
 
 
 def _authorize_request(datalist: dict[str, list[str]]) -> OAuth2Request:
+    from authlib.oauth2.rfc6749.requests import OAuth2Request
+
     request = OAuth2Request("GET", AUTHORIZE)
-    request.payload = _QueryPayload(datalist)
+    request.payload = _query_payload()(datalist)
     return request
 
 
@@ -109,6 +136,8 @@ class OAuthCodePkce(Family):
                 Step("get_userinfo", {"access_token": Ref("access_token")})]
 
     def tool_start_authorization(self, env: ContractEnv) -> Any:
+        from authlib.oauth2.rfc7636.challenge import create_s256_code_challenge
+
         state, verifier = token(env.np_random, 24), token(env.np_random, 48)
         env.fam["pending"] = {"state": state, "verifier": verifier}
         query = urlencode({"response_type": "code", "client_id": "agentbed-cli", "redirect_uri": REDIRECT,
@@ -118,6 +147,8 @@ class OAuthCodePkce(Family):
                        "state": env.issue("state", state), "code_verifier": env.issue("code_verifier", verifier)})
 
     def tool_approve_in_browser(self, env: ContractEnv, authorization_url: str) -> Any:
+        from authlib.oauth2.rfc6749.errors import OAuth2Error
+
         try:
             parts = urlsplit(authorization_url)
         except ValueError:  # e.g. "Invalid IPv6 URL": the browser cannot open it
@@ -125,40 +156,43 @@ class OAuthCodePkce(Family):
         datalist = parse_qs(parts.query)
         q = {k: v[0] for k, v in datalist.items()}
         if parts._replace(query="").geturl() != AUTHORIZE or "code_challenge" not in q:
-            verdict = reject_integrity(400, _body(InvalidRequestError("Missing 'code_challenge' or bad endpoint")))
+            verdict = reject_integrity(400, _invalid_request("Missing 'code_challenge' or bad endpoint"))
             return env.present({"authorization_url": "authorization_url"}, verdict)
         try:  # authlib's own authorization-request check (challenge syntax, supported method, duplicates)
-            PKCE.validate_code_challenge(SimpleNamespace(request=_authorize_request(datalist)), REDIRECT)
+            _pkce().validate_code_challenge(SimpleNamespace(request=_authorize_request(datalist)), REDIRECT)
         except OAuth2Error as error:
             return env.present({"authorization_url": "authorization_url"}, reject_integrity(400, _body(error)))
         code = token(env.np_random, 20)
         env.fam["codes"][code] = {"challenge": q["code_challenge"], "expires": env.clock.now() + env.p["ttl"],
                                   "used": False, "method": q.get("code_challenge_method",
-                                                                 PKCE.DEFAULT_CODE_CHALLENGE_METHOD)}
+                                                                 _pkce().DEFAULT_CODE_CHALLENGE_METHOD)}
         verdict = accept({"redirect": f"{REDIRECT}?code={code}&state={q.get('state', '')}",
                           "code": env.issue("code", code), "state": q.get("state", "")})
         return env.present({"authorization_url": "authorization_url"}, verdict)
 
     def tool_exchange_code(self, env: ContractEnv, code: str, state: str, code_verifier: str) -> Any:
+        from authlib.integrations.base_client import MismatchingStateError
+        from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN
+
         slots = {"code": "code", "state": "state", "code_verifier": "code_verifier"}
         if state != env.fam["pending"].get("state"):
             return env.present(slots, reject_integrity(400, {"error": "mismatching_state",
                                                              "error_description": MismatchingStateError().description}))
         record = env.fam["codes"].get(code)
         if record is None:
-            return env.present(slots, reject_integrity(400, _body(InvalidGrantError("Invalid 'code' in request."))))
+            return env.present(slots, reject_integrity(400, _invalid_grant("Invalid 'code' in request.")))
         if record["used"]:
             for t in record.get("tokens", []):
                 env.fam["tokens"].pop(t, None)  # RFC 6749 4.1.2: reuse SHOULD revoke tokens issued for it
-            return env.present(slots, reject_validity("REPLAYED", 400, _body(InvalidGrantError(
-                "The authorization code has already been redeemed."))))
+            return env.present(slots, reject_validity("REPLAYED", 400, _invalid_grant(
+                "The authorization code has already been redeemed.")))
         if env.clock.now() >= record["expires"]:
-            return env.present(slots, reject_validity("EXPIRED_BEFORE_USE", 400, _body(InvalidGrantError(
-                "The authorization code has expired."))))
+            return env.present(slots, reject_validity("EXPIRED_BEFORE_USE", 400, _invalid_grant(
+                "The authorization code has expired.")))
         if not CODE_VERIFIER_PATTERN.match(code_verifier):
-            return env.present(slots, reject_integrity(400, _body(InvalidRequestError("Invalid 'code_verifier'"))))
-        if not PKCE.CODE_CHALLENGE_METHODS[record["method"]](code_verifier, record["challenge"]):
-            return env.present(slots, reject_integrity(400, _body(InvalidGrantError("Code challenge failed."))))
+            return env.present(slots, reject_integrity(400, _invalid_request("Invalid 'code_verifier'")))
+        if not _pkce().CODE_CHALLENGE_METHODS[record["method"]](code_verifier, record["challenge"]):
+            return env.present(slots, reject_integrity(400, _invalid_grant("Code challenge failed.")))
         record["used"] = True
         grant = self._grant(env)
         record["tokens"] = [grant["access_token"]]
@@ -184,12 +218,11 @@ class OAuthCodePkce(Family):
         """RFC 9700 4.14.2: a rotated refresh token presented again revokes the whole grant."""
         status = env.fam["refresh"].get(refresh_token)
         if status is None:
-            verdict = reject_integrity(400, _body(InvalidGrantError("Invalid refresh token")))
+            verdict = reject_integrity(400, _invalid_grant("Invalid refresh token"))
         elif status == "rotated" or env.fam["revoked"]:
             env.fam["revoked"] = True
             env.fam["tokens"].clear()
-            verdict = reject_validity("REVOKED_TOKEN", 400, _body(InvalidGrantError("Unknown or invalid refresh "
-                                                                                     "token.")))
+            verdict = reject_validity("REVOKED_TOKEN", 400, _invalid_grant("Unknown or invalid refresh token."))
         else:
             env.fam["refresh"][refresh_token] = "rotated"
             env.fam["rotations"] = env.fam.get("rotations", 0) + 1

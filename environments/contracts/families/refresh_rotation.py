@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from authlib.oauth2.rfc6749.errors import InvalidGrantError
-
 from agentbed.tools import tool
 from environments.contracts.families.common import token
 from environments.contracts.family import (
@@ -67,6 +65,8 @@ class RefreshRotation(Family):
         return env.ok(self._pair(env))
 
     def tool_refresh(self, env: ContractEnv, refresh_token: str) -> Any:
+        from authlib.oauth2.rfc6749.errors import InvalidGrantError  # authlib loads with the first refresh
+
         status = env.fam["refresh"].get(refresh_token)
         if status is None:
             verdict = reject_integrity(400, dict(InvalidGrantError("Invalid refresh token").get_body()))

@@ -16,10 +16,6 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-from botocore.auth import S3SigV4QueryAuth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
-
 from agentbed.clock import VirtualClock
 from agentbed.tools import tool
 from environments.contracts.families.common import addressed, equal, single_valued, token
@@ -35,6 +31,8 @@ from environments.contracts.family import (
 )
 
 if TYPE_CHECKING:
+    from botocore.credentials import Credentials
+
     from environments.contracts.env import ContractEnv
 
 REGION = "us-east-1"
@@ -49,8 +47,19 @@ def s3_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"Error": {"Code": code, "Message": message, **extra}}
 
 
+def credentials(access_key: str, secret_key: str, session_token: str | None = None) -> Credentials:
+    """botocore's static credentials. botocore is imported by the first signature, not with the
+    families: listing the catalog needs none of the SDKs."""
+    from botocore.credentials import Credentials
+
+    return Credentials(access_key, secret_key, session_token)
+
+
 def presign(clock: Any, creds: Credentials, method: str, key: str, expires: int,
             headers: dict[str, str] | None = None, params: dict[str, str] | None = None) -> str:
+    from botocore.auth import S3SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+
     url = f"https://{BUCKET}.s3.amazonaws.com/{quote(key, safe='/~')}"
     if params:  # signed response-* overrides (they can make a presigned URL many kB long)
         url += "?" + urlencode(params, quote_via=quote)
@@ -69,6 +78,9 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
     """Real SigV4 query verification at the URL's X-Amz-Date; expiry against virtual now.
     ``sessions`` maps STS session tokens to their expiry: a URL signed with temporary
     credentials dies with them (ExpiredToken), whatever its X-Amz-Expires."""
+    from botocore.auth import S3SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+
     where = addressed(url, serves_s3)  # S3 serves both schemes; the scheme is not signed
     if not isinstance(where, tuple):
         return where
@@ -99,7 +111,7 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
     signed_names = params["X-Amz-SignedHeaders"].split(";")
     request = AWSRequest(method=method, url=unsigned,
                          headers={k: v for k, v in headers.items() if k.lower() in signed_names})
-    creds = Credentials(access_key, secrets[access_key], params.get("X-Amz-Security-Token"))
+    creds = credentials(access_key, secrets[access_key], params.get("X-Amz-Security-Token"))
     with VirtualClock(signed_at.timestamp()).frozen():  # re-sign at the URL's own X-Amz-Date
         S3SigV4QueryAuth(creds, "s3", REGION, expires=expires).add_auth(request)
     # the signer writes its own algorithm, credential scope and signed headers: the URL's must be
@@ -144,12 +156,12 @@ class _S3Family(Family):
         RefreshableCredentials do."""
         sessions = env.fam["sessions"]
         if not sessions:
-            return Credentials(env.fam["access_key"], env.fam["secret"])
+            return credentials(env.fam["access_key"], env.fam["secret"])
         session = list(sessions)[-1]
         if env.clock.now() >= sessions[session]:
             session = "IQoJb3JpZ2luX2VjE" + token(env.np_random, 120)
             sessions[session] = env.clock.now() + env.p["sts_ttl"]
-        return Credentials(env.fam["access_key"], env.fam["secret"], session)
+        return credentials(env.fam["access_key"], env.fam["secret"], session)
 
     def lifetime_param(self, p: Any) -> str:
         """The URL lives X-Amz-Expires, or less when the signing credentials expire first."""

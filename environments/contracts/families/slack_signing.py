@@ -14,20 +14,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import quote_plus
 
-from slack_sdk.signature import Clock, SignatureVerifier
-
 from environments.contracts.families.common import equal, hex_token
 from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity, reject_validity
 
 if TYPE_CHECKING:
+    from slack_sdk.signature import SignatureVerifier
+
     from environments.contracts.env import ContractEnv
 
 BOLT_401 = {"error": "invalid request"}
 
 
-class VirtualSlackClock(Clock):
-    """slack_sdk's clock interface over the episode's virtual clock."""
+class VirtualSlackClock:
+    """slack_sdk's clock interface (``slack_sdk.signature.Clock``: one method, ``now``) over the
+    episode's virtual clock; the SDK only calls ``now``, so it need not be imported to list tasks."""
 
     def __init__(self, env: ContractEnv) -> None:
         self.env = env
@@ -37,6 +38,8 @@ class VirtualSlackClock(Clock):
 
 
 def verifier(env: ContractEnv) -> SignatureVerifier:
+    from slack_sdk.signature import SignatureVerifier
+
     return SignatureVerifier(env.fam["secret"], clock=VirtualSlackClock(env))
 
 

@@ -17,12 +17,9 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
-
 from agentbed.tools import tool
 from environments.contracts.families.common import equal, token
+from environments.contracts.families.s3_presign import credentials
 from environments.contracts.family import (
     Family,
     Ref,
@@ -34,6 +31,8 @@ from environments.contracts.family import (
 )
 
 if TYPE_CHECKING:
+    from botocore.credentials import Credentials
+
     from environments.contracts.env import ContractEnv
 
 URL = "https://agentbed-reports.s3.amazonaws.com/?list-type=2"
@@ -43,6 +42,9 @@ LATEST_KEY = "reports/2026/Q3 résumé+final (v2).csv"
 
 
 def _sign(clock: Any, creds: Credentials, url: str = URL) -> str:
+    from botocore.auth import SigV4Auth  # botocore loads with the first signature, not with the catalog
+    from botocore.awsrequest import AWSRequest
+
     request = AWSRequest(method="GET", url=url)
     with clock.frozen():
         SigV4Auth(creds, "s3", "us-east-1").add_auth(request)
@@ -95,13 +97,13 @@ class StsSessionCredentials(Family):
     def _verdict(self, env: ContractEnv, access_key_id: str, secret_access_key: str, session_token: str,
                   url: str) -> Any:
         """None if the request signed with these credentials is authentic and in time, else the error."""
-        sent = _sign(env.clock, Credentials(access_key_id, secret_access_key, session_token), url)
+        sent = _sign(env.clock, credentials(access_key_id, secret_access_key, session_token), url)
         session = env.fam["sessions"].get(access_key_id)
         invalid = {"Error": {"Code": "InvalidClientTokenId",
                              "Message": "The security token included in the request is invalid."}}
         if session is None or not equal(session["token"], session_token):
             return reject_integrity(403, invalid)
-        if not equal(_sign(env.clock, Credentials(access_key_id, session["secret"], session["token"]), url), sent):
+        if not equal(_sign(env.clock, credentials(access_key_id, session["secret"], session["token"]), url), sent):
             return reject_integrity(403, {"Error": {
                 "Code": "SignatureDoesNotMatch", "Message": "The request signature we calculated does not match "
                 "the signature you provided. Check your key and signing method."}})

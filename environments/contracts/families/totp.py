@@ -11,8 +11,6 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-import pyotp
-
 from agentbed.tools import tool
 from environments.contracts.families.common import random_bytes
 from environments.contracts.family import (
@@ -51,6 +49,8 @@ class Totp(Family):
         return [Step("read_authenticator", produces=("code",), ttl="ttl"), Step("verify_otp", {"code": Ref("code")})]
 
     def tool_read_authenticator(self, env: ContractEnv) -> Any:
+        import pyotp  # loads with the first code, not with the catalog
+
         totp = pyotp.TOTP(env.fam["secret"])
         with env.clock.frozen():
             code = totp.now()
@@ -58,6 +58,8 @@ class Totp(Family):
         return env.ok({"code": env.issue("code", code), "seconds_remaining": remaining})
 
     def tool_verify_otp(self, env: ContractEnv, code: str) -> Any:
+        import pyotp
+
         totp = pyotp.TOTP(env.fam["secret"])
         with env.clock.frozen():
             valid = totp.verify(code, valid_window=1)

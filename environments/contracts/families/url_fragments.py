@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from botocore.credentials import Credentials
-
 from agentbed.tools import tool
 from environments.contracts.families.common import token
-from environments.contracts.families.s3_presign import presign, verify_presigned
+from environments.contracts.families.s3_presign import credentials, presign, verify_presigned
 from environments.contracts.family import Family, Join, Step, accept, register
 
 if TYPE_CHECKING:
@@ -62,7 +60,7 @@ class UrlFragments(Family):
                 + [Step("download", {"url": Join(slots)})])
 
     def tool_request_link(self, env: ContractEnv) -> Any:
-        creds = Credentials(env.fam["access_key"], env.fam["secret"])
+        creds = credentials(env.fam["access_key"], env.fam["secret"])
         url = env.issue("url", presign(env.clock, creds, "GET", KEY, int(env.p["ttl"])))
         env.fam.update(fragments=split(url, env.p.get("parts", 4)), next=1)
         return env.ok({"parts": len(env.fam["fragments"]), "expires_in": env.p["ttl"]})

@@ -14,11 +14,6 @@ import datetime as dt
 import functools
 from typing import TYPE_CHECKING, Any
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.x509.oid import NameOID
-
 from agentbed.tools import tool
 from environments.contracts.families.keys import private_key
 from environments.contracts.family import (
@@ -32,6 +27,8 @@ from environments.contracts.family import (
 )
 
 if TYPE_CHECKING:
+    from cryptography import x509
+
     from environments.contracts.env import ContractEnv
 
 CA_KEY, CLIENT_KEY = "jwt-issuer", "gcs-service-account"  # test-only keys (keys.py)
@@ -40,6 +37,10 @@ EPOCH = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
 @functools.cache
 def ca_certificate() -> x509.Certificate:
+    from cryptography import x509  # cryptography loads with the first certificate, not with the catalog
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import NameOID
+
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agentbed test CA")])
     key = private_key(CA_KEY)
     return (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
@@ -73,6 +74,10 @@ class X509ClientCert(Family):
                 Step("connect_mtls", {"certificate_pem": Ref("certificate_pem")})]
 
     def tool_issue_client_certificate(self, env: ContractEnv) -> Any:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.x509.oid import NameOID
+
         now = env.clock.datetime()
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "svc-payments-client")])
         cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_certificate().subject)
@@ -85,6 +90,9 @@ class X509ClientCert(Family):
                        "not_after": cert.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M:%SZ")})
 
     def tool_connect_mtls(self, env: ContractEnv, certificate_pem: str) -> Any:
+        from cryptography import x509
+        from cryptography.exceptions import InvalidSignature
+
         try:
             cert = x509.load_pem_x509_certificate(certificate_pem.encode("utf-8", "surrogatepass"))
             cert.verify_directly_issued_by(ca_certificate())
