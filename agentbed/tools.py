@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:  # jsonschema loads with the first action checked, not with every module that names a tool
+    import jsonschema
 
 # An action larger than this is refused before it is decoded (10 MB strings are a test case).
 DEFAULT_MAX_ACTION_BYTES = 1_000_000
@@ -72,7 +73,9 @@ def _validator(t: Tool) -> jsonschema.protocols.Validator:
     key = id(t.parameters)
     v = _validators.get(key)
     if v is None:
-        v = jsonschema.Draft202012Validator(t.parameters)
+        from jsonschema import Draft202012Validator
+
+        v = Draft202012Validator(t.parameters)
         _validators[key] = v
     return v
 
@@ -141,7 +144,9 @@ def parse_action(action: str | bytes, tools: dict[str, Tool],
         return ActionError("invalid_arguments", f"arguments of {name} must be an object")
     if _reject_nul(arguments):
         return ActionError("nul_byte", f"an argument of {name} contains a NUL character")
-    error = jsonschema.exceptions.best_match(_validator(spec).iter_errors(arguments))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator(spec).iter_errors(arguments))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "arguments"
         return ActionError("invalid_arguments", f"{name}: {where}: {error.message[:300]}")

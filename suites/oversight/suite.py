@@ -15,10 +15,8 @@ from typing import Any
 
 from agentbed.agents.base import Agent
 from agentbed.env import ToolEnv
-from agentbed.results import write_results
 from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
-from agentbed.summary import write_summary
 from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
 FULL = {"resamples": 1000}
@@ -92,6 +90,8 @@ def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str =
     ``full`` the committed measurement is re-evaluated from its datasets (minutes)."""
     from agentbed import progress
     from agentbed.errors import UsageError
+    from agentbed.results import write_results
+    from agentbed.summary import write_summary
     from controllers.oversight.budget import with_budgets
     from controllers.oversight.dataset import Dataset
     from controllers.oversight.evaluate import EvalConfig, evaluate
