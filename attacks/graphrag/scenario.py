@@ -47,6 +47,13 @@ def target_questions(dataset: Dataset, count: int, aim: str = "targeted") -> lis
     return dataset.questions[:count]
 
 
+def attack_plan(dataset: Dataset, targets: int, seed: int, aim: str = "targeted") -> AttackPlan:
+    """The plan every attack on ``dataset`` follows (and the clean run is compared on): it depends
+    only on the dataset, the targets and the seed, so the suite lists its questions without
+    building an index."""
+    return plan_attack(dataset, target_questions(dataset, targets, aim), seed)
+
+
 def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
                    community_method: str = "louvain", extractor: Extractor | None = None,
                    aim: str = "targeted", **knowledge: Any) -> Poisoned:
@@ -58,7 +65,7 @@ def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: 
     model of the defense)."""
     limit = AttackBudget.of(budget)
     spend: dict[int, Spend] = {}
-    plan = plan_attack(dataset, target_questions(dataset, targets, aim), seed)
+    plan = attack_plan(dataset, targets, seed, aim)
     docs = dataset.documents
     n_poison = 0
     answers = {q: a for t in plan.targets for q, a in t.answers.items()}

@@ -18,7 +18,7 @@ from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS
-from attacks.graphrag.scenario import NO_ATTACK, Poisoned, poisoned_global_index, poisoned_index
+from attacks.graphrag.scenario import NO_ATTACK, Poisoned, attack_plan, poisoned_global_index, poisoned_index
 from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
@@ -122,8 +122,8 @@ def task_ids(options: dict[str, Any]) -> list[str]:
     for world in world_seeds(options):
         if which == "global":
             chosen = [q.id for q in global_questions(load_dataset(name, world))]
-        elif which == "targeted":
-            plan = poisoned(name, world, NO_ATTACK, 5, targets_for(options), "none").plan
+        elif which == "targeted":  # the attack plan alone: listing builds no index
+            plan = attack_plan(load_dataset(name, world), targets_for(options), world)
             chosen = [q for t in plan.targets for q in t.questions]
         else:
             data = load_dataset(name, world)
