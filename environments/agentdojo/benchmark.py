@@ -10,8 +10,10 @@ onto a row of AgentDojo's benchmark script (and a results unit ``TASK/SEED`` kee
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 # The benchmark version every task, score and baseline refers to (AgentDojo's default in 0.1.35).
@@ -21,6 +23,10 @@ TASK_SUITES = ("workspace", "travel", "banking", "slack")
 # first four are the ones the paper's tables use; the default run takes those.
 ATTACKS = ("important_instructions", "tool_knowledge", "direct", "ignore_previous", "system_message", "injecagent")
 DEFAULT_ATTACKS = ATTACKS[:4]
+# AgentDojo's task names at BENCHMARK_VERSION, for listing without importing agentdojo (index.py
+# generates it from AgentDojo's registry and checks it against the installed package)
+INDEX = Path(__file__).with_name(f"tasks-{BENCHMARK_VERSION}.json")
+REGENERATE = "bash scripts/agentdojo-index"
 
 
 class BenchmarkUnavailable(ImportError):
@@ -100,14 +106,37 @@ def injection_task_names(suite: str) -> list[str]:
     return sorted(task_suite(suite).injection_tasks, key=_number)
 
 
+@cache
+def committed_index() -> dict[str, Any]:
+    """The committed index of task names (a JSON file read; no ``agentdojo`` import)."""
+    index = json.loads(INDEX.read_text(encoding="utf-8"))
+    if index.get("benchmark_version") != BENCHMARK_VERSION:
+        raise ValueError(f"{INDEX}: index of {index.get('benchmark_version')!r}, not {BENCHMARK_VERSION}; "
+                         f"regenerate it: {REGENERATE}")
+    return index
+
+
+def indexed_user_tasks(suite: str) -> list[str]:
+    return list(_indexed(suite)["user_tasks"])
+
+
+def indexed_injection_tasks(suite: str) -> list[str]:
+    return list(_indexed(suite)["injection_tasks"])
+
+
+def _indexed(suite: str) -> dict[str, list[str]]:
+    suites = committed_index()["suites"]
+    if suite not in suites:
+        raise KeyError(f"AgentDojo {BENCHMARK_VERSION} has no task suite {suite!r} (suites: {', '.join(suites)})")
+    return suites[suite]
+
+
 def task_ids(suites: tuple[str, ...] = TASK_SUITES, attacks: tuple[str | None, ...] = (None, *DEFAULT_ATTACKS)
              ) -> list[TaskId]:
     """Every task of ``suites``: each user task alone (attack ``None``), then every (user task,
     injection task) pair under each attack, in AgentDojo's numeric order. The names come from the
     committed index of :data:`BENCHMARK_VERSION` (:mod:`environments.agentdojo.index`), not from
     importing AgentDojo; a run checks them against the installed benchmark before it starts."""
-    from environments.agentdojo.index import indexed_injection_tasks, indexed_user_tasks
-
     out: list[TaskId] = []
     for attack in attacks:
         for suite in suites:

@@ -7,24 +7,25 @@ import copy
 
 import pytest
 
+import environments.agentdojo.benchmark as benchmark
 import environments.agentdojo.index as index
 from agentbed.cli import main
 from environments.agentdojo.benchmark import TASK_SUITES, injection_task_names, task_ids, user_task_names
 
 
 def test_the_committed_index_is_agentdojos_own_enumeration():
-    assert index.committed_index() == index.live_index(), (
-        f"{index.INDEX.name} is not the installed agentdojo's task list: regenerate it with {index.REGENERATE}")
+    assert benchmark.committed_index() == index.live_index(), (
+        f"{benchmark.INDEX.name} is not the installed agentdojo's task list: regenerate it with {benchmark.REGENERATE}")
     for suite in TASK_SUITES:
-        assert index.indexed_user_tasks(suite) == user_task_names(suite)
-        assert index.indexed_injection_tasks(suite) == injection_task_names(suite)
+        assert benchmark.indexed_user_tasks(suite) == user_task_names(suite)
+        assert benchmark.indexed_injection_tasks(suite) == injection_task_names(suite)
     assert len(task_ids()) == 97 + 4 * 949
 
 
 def _tampered(monkeypatch: pytest.MonkeyPatch, suite: str, extra_user_task: str) -> None:
-    changed = copy.deepcopy(index.committed_index())
+    changed = copy.deepcopy(benchmark.committed_index())
     changed["suites"][suite]["user_tasks"].append(extra_user_task)
-    monkeypatch.setattr(index, "committed_index", lambda: changed)
+    monkeypatch.setattr(benchmark, "committed_index", lambda: changed)
 
 
 def test_a_stale_index_names_the_difference_and_the_command_that_regenerates_it(monkeypatch):
