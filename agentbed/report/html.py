@@ -99,6 +99,7 @@ code, .command { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-
 .status-error, .status-stopped { color: var(--bad); } .status-ok { color: var(--ok); }
 figure { margin: 10px 0 18px; } figcaption { font-weight: 600; margin-bottom: 4px; }
 figure svg { max-width: 100%; height: auto; }
+figure { overflow-x: auto; } figure svg.plot { max-width: none; } /* the shared plots keep 11 px labels: wide ones scroll */
 .scroll { overflow-x: auto; }
 #episodes-table td:nth-child(n+5):nth-child(-n+11) { text-align: right; }
 #episodes-table td:first-child { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
