@@ -29,8 +29,14 @@ INTERVENTIONS = ("expert", "planner", "reflect")
 # none/20/15/10/8/6/5/4 and extra step costs 0/0.01/0.03 (`agentbed oversight regimes`): a
 # 10-step budget, no extra step cost. "free" is the paper's setting: a flawless expert, no
 # budget, no per-step charge (always deferring then comes within a few percent of the oracle).
+# "costly-noisy" is "costly" with the noisy expert: its slip rate is the wasted-step share of an
+# expert without the game's hidden state (the flawless planner), measured on development games
+# 0-19 of seed 0 by suites/oversight/expert_error.py and recorded in
+# suites/oversight/data/expert-error-s0-20games.json (0.057, rounded to 0.06; a test ties the two).
+# It is not the default: the committed datasets and the demo's live check were built at slip rate 0.
 REGIMES: dict[str, dict[str, Any]] = {
     "costly": {"expert_budget": 10},
+    "costly-noisy": {"expert_budget": 10, "expert_noise": 0.06},
     "free": {},
 }
 DEFAULT_REGIME = "costly"
