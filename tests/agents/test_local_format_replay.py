@@ -54,6 +54,10 @@ def test_a_primed_local_agent_sends_the_recorded_conversation_with_its_system_pr
     log, steps = recorded_episode(stub, tmp_path)
     assert stub.requests[2]["messages"][0]["role"] == "system"
     assert stub.requests[2]["messages"][0]["content"].startswith(COMPACT_PROMPT)
+    # the log holds the prompt as sent, tool menu included, with the first call only
+    assert steps[0]["model_output"]["system_prompt"] == stub.requests[0]["messages"][0]["content"]
+    assert "open_vault" in steps[0]["model_output"]["system_prompt"]
+    assert all("system_prompt" not in s["model_output"] for s in steps[1:])
     fresh = local_agent(stub)
     fresh.load_log_prefix(log, 2)
     action = fresh.act(steps[1]["observation"], VaultEnv.tools)
