@@ -51,6 +51,7 @@ from agentbed.agents.chat_support import (
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
 from agentbed.agents.generation import build_quietly
+from agentbed.agents.reflection import feedback_note
 from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries, throttle_signal
 from agentbed.agents.toolcalls import (
     ModelToolCall,
@@ -325,7 +326,8 @@ class ChatAgent(Agent):
     def reflected(self, prompt: str = REFLECT_PROMPT) -> ChatAgent:
         """The self-repair intervention for a chat model: a fork that, with the next
         observation, is asked to reflect on its progress before acting (Shinn et al.,
-        "Reflexion", NeurIPS 2023, within one episode). The original is left unchanged."""
+        "Reflexion", NeurIPS 2023, within one episode), shown its recent actions and what each
+        got back (:func:`agentbed.agents.reflection.feedback_note`). The original is left unchanged."""
         twin = self.fork()
         twin.name = f"{self.name}+reflect"
         twin._pending_note = prompt
@@ -407,7 +409,7 @@ class ChatAgent(Agent):
             self.messages.append(ToolMessage(NOT_EXECUTED, tool_call_id=call_id))
         self._awaiting = None
         if self._pending_note:  # after the tool answers: providers require those to follow the call
-            self.messages.append(HumanMessage(self._pending_note))
+            self.messages.append(HumanMessage(feedback_note(self._pending_note, self.messages, self.action_of_reply)))
             self._pending_note = None
 
     def _record_reply(self, reply: AIMessage, calls: list[ModelToolCall]) -> None:

@@ -235,7 +235,9 @@ def test_reflected_fork_is_asked_to_reflect_after_the_tool_answer_and_the_origin
     repaired.act(obs2, env.tool_specs())
     sent = model.seen[-1]
     assert [type(m) for m in sent] == [SystemMessage, HumanMessage, AIMessage, ToolMessage, HumanMessage]
-    assert sent[3].content == obs2 and sent[4].content == REFLECT_PROMPT
+    assert sent[3].content == obs2 and sent[4].content.startswith(REFLECT_PROMPT)
+    # shown its own recent action and the first line of what it got back
+    assert f"1. get_token() -> {obs2.strip().splitlines()[0]}" in sent[4].content
     agent.act(obs2, env.tool_specs())  # the original was not asked
     assert [type(m) for m in model.seen[-1]] == [SystemMessage, HumanMessage, AIMessage, ToolMessage]
 

@@ -18,7 +18,7 @@ SAMPLING: list[tuple[float, int]] = []
 
 def _model(body):
     # reads log pages forever, stating confidence 0.3: the episode runs out of steps unless overseen
-    ASKED_TO_REFLECT.append(any(m.get("content") == REFLECT_PROMPT for m in body["messages"]))
+    ASKED_TO_REFLECT.append(any(str(m.get("content") or "").startswith(REFLECT_PROMPT) for m in body["messages"]))
     SAMPLING.append((body.get("temperature"), body.get("seed")))
     if len(SAMPLING) % 5 == 0:  # now and then no confidence at all: counted, never a silent 0.5
         return Reply([("read_logs", '{"page": 1}')], content="reading on")
