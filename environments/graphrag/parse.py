@@ -11,9 +11,12 @@ Parsing on Freebase from Question-Answer Pairs", EMNLP 2013: lexicon, then compo
 - the *answer type* ("which country") and each relation's domain and range types compose the
   mentioned relations into a chain, adding at most one unmentioned connecting relation.
 
-Relations without known types (real graphs: ``ngo``, ``isa``) are ordered as English nests
-them: "the A of the B of X" applies B first. The interpreter can be wrong; its errors are the
-reader's own and show up in clean accuracy.
+Relations without known types (real graphs: ``ngo``, ``isa``) are read through the reader's
+glosses of their names (:mod:`environments.graphrag.glosses`: "embassy|embassies", "relative"):
+the words before and after the topic are cut into at most ``max_hops`` spans, each span takes the
+relation whose gloss it names best, and the spans are ordered as English nests them: "the A of
+the B of X" applies B first, "X's B" and "what X causes" next to the entity apply first. The
+interpreter can be wrong; its errors are the reader's own and show up in clean accuracy.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from environments.graphrag.glosses import concepts, stem
 
 _WORD = re.compile(r"\w+")  # any script: "Zürich" is one word
 
@@ -68,20 +74,26 @@ def words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFC", text).lower())
 
 
+@lru_cache(maxsize=65536)
+def _name(entity: str) -> str:
+    return " ".join(words(entity))
+
+
 def link_entity(text: str, entities: Iterable[str]) -> str | None:
     """The longest entity name occurring in ``text`` as whole words (case-insensitive)."""
     padded = " " + " ".join(words(text)) + " "
     best: tuple[str, str] | None = None
     for entity in entities:
-        name = " ".join(words(entity))
+        name = _name(entity)
         if name and f" {name} " in padded and (best is None or (len(name), entity) > (len(best[0]), best[1])):
             best = (name, entity)
     return best[1] if best else None
 
 
-def cues(relation: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def cues(relation: str) -> frozenset[str]:
     own = {w for w in words(relation.replace("_", " ")) if w not in _GENERIC and len(w) > 1}
-    return {relation.lower(), *own, *SYNONYMS.get(relation, ())}
+    return frozenset({relation.lower(), *own, *SYNONYMS.get(relation, ())})
 
 
 def answer_type(tokens: Sequence[str]) -> str | None:
@@ -111,6 +123,8 @@ def _chain_ends(plan: Sequence[str]) -> list[str] | None:
 def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: int = 3) -> tuple[str, ...]:
     """The relation chain ``text`` asks about, starting at ``topic`` (empty when no relation is
     mentioned)."""
+    if relations and not any(r in SIGNATURES for r in relations):
+        return interpret_untyped(text, topic, relations, max_hops)
     topic_words = set(words(topic))
     tokens = [w for w in words(text) if w not in topic_words]
     position: dict[str, int] = {}
@@ -142,6 +156,82 @@ def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: in
             if best is None or (key, plan) < best:
                 best = (key, plan)
     return best[1] if best else tuple(sorted(mentioned, key=lambda r: -position[r]))
+
+
+HOP_COST = 1.0  # a further hop must name more than one concept's worth: "the kin of term six" is one hop
+MISSING_COST = 0.5  # a gloss concept the span does not name
+STRAY_COST = 0.25  # a word of some gloss inside the span that the chosen relation's gloss lacks
+
+
+@lru_cache(maxsize=4096)
+def _concepts(relation: str) -> tuple[frozenset[str], ...]:
+    return concepts(relation) or (frozenset(stem(w) for w in cues(relation)),)
+
+
+@lru_cache(maxsize=65536)
+def _span_score(span: tuple[str, ...], relations: tuple[str, ...]) -> tuple[float, str] | None:
+    """The relation whose gloss ``span`` names best, and its score (concepts named, minus half
+    the concepts missing and a quarter per stray word); ``None`` when the span names nothing."""
+    words_in = set(span)
+    best: tuple[float, int, str] | None = None
+    for r in relations:
+        cs = _concepts(r)
+        named = sum(1 for c in cs if c & words_in)
+        if named:
+            stray = sum(1 for w in span if not any(w in c for c in cs))
+            key = (-(named - MISSING_COST * (len(cs) - named) - STRAY_COST * stray), len(cs), r)
+            best = key if best is None or key < best else best
+    return (-best[0], best[2]) if best else None
+
+
+def _splits(tokens: tuple[str, ...], parts: int) -> Iterable[list[tuple[str, ...]]]:
+    if parts == 0:
+        yield []
+        return
+    for cuts in itertools.combinations(range(1, len(tokens)), parts - 1):
+        bounds = (0, *cuts, len(tokens))
+        yield [tokens[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+@lru_cache(maxsize=64)
+def _known(relations: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(w for r in relations for c in _concepts(r) for w in c)
+
+
+def _readings(before: tuple[str, ...], after: tuple[str, ...], max_hops: int) -> Iterable[list[tuple[str, ...]]]:
+    """Every cut of the words into spans (each word in one), innermost first: spans after the
+    topic in order, then those before it in reverse; the spans either side of the topic may also be one span (a
+    phrase around the entity: "the trade partner of X, on the second measure")."""
+    for k_before in range(min(1, len(before)), min(len(before), max_hops + 1) + 1):
+        for k_after in range(min(1, len(after)), min(len(after), max_hops + 1 - k_before) + 1):
+            for spans_b in _splits(before, k_before):
+                for spans_a in _splits(after, k_after):
+                    spans = [*spans_a, *reversed(spans_b)]
+                    if 1 <= len(spans) <= max_hops:
+                        yield spans
+                    if k_after == 1 and k_before >= 1 and len(spans) - 1 <= max_hops:
+                        yield [spans_a[0] + spans_b[-1], *reversed(spans_b[:-1])]
+
+
+def interpret_untyped(text: str, topic: str, relations: Sequence[str], max_hops: int = 3) -> tuple[str, ...]:
+    """The chain an untyped question names: spans before the topic apply outermost-last ("the A
+    of the B of X": B, then A), spans after it innermost-first ("X's B", "what X causes")."""
+    rels = tuple(sorted(relations))
+    known = _known(rels)
+    tokens, own = words(text), words(topic)
+    at = next((i for i in range(len(tokens)) if tokens[i:i + len(own)] == own), None) if own else None
+    before, after = (tokens[:at], tokens[at + len(own):]) if at is not None else (tokens, [])
+    sides = [tuple(s for s in map(stem, side) if s in known) for side in (before, after)]
+    best: tuple[tuple[float, int, tuple[str, ...]], tuple[str, ...]] | None = None
+    for spans in _readings(sides[0], sides[1], max_hops):
+        scored = [_span_score(s, rels) for s in spans]
+        if any(x is None for x in scored):
+            continue
+        plan = tuple(r for _, r in scored)
+        key = (-(sum(v for v, _ in scored) - HOP_COST * (len(spans) - 1)), len(spans), plan)
+        if best is None or key < best[0]:
+            best = (key, plan)
+    return best[1] if best else ()
 
 
 def interpret(text: str, entities: Iterable[str], relations: Sequence[str]) -> Interpretation | None:

@@ -5,7 +5,8 @@ triple files into ``.cache/pykeen/<name>/{train,valid,test}.txt``. Triples becom
 pages in prose (one per entity, several surface forms per relation, several objects per
 sentence, pronouns, distractors; every triple on its head's page, half of them also on their
 object's); questions follow chains of (entity, relation) pairs that have exactly one object in
-the whole graph.
+the whole graph, worded in English (:mod:`environments.graphrag.realquestions`), never with a
+relation's identifier.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agentbed.errors import UsageError
 from environments.graphrag.corpus import Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
 from environments.graphrag.prose import Writer, real_forms, write_pages
+from environments.graphrag.realquestions import question_text
 
 REAL_DATASETS = ("nations", "kinships", "umls")
 FETCH_COMMAND = "scripts/fetch-pykeen"
@@ -48,11 +50,6 @@ def read_triples(name: str) -> list[Fact]:
     return sorted(set(facts), key=lambda f: (f.head, f.relation, f.tail))
 
 
-def question_text(topic: str, plan: tuple[str, ...]) -> str:
-    chain = " of the ".join(reversed(plan))
-    return f"What is the {chain} of {topic}?"
-
-
 def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 2) -> Dataset:
     facts = read_triples(name)
     relations = sorted({f.relation for f in facts})
@@ -69,7 +66,9 @@ def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 
             by_head.setdefault(h, set()).add(r)
         two = sorted({(r1, r2) for (_, r1), t in unique.items() for r2 in by_head.get(t, ())})
         plans += [p for p in two if p[0] != p[1]][:60]
-    qs = sample_questions(index, plans, questions, rng, question_text, prefix=f"{name}-q")
+    phrasing = random.Random(f"{name}-questions-{seed}")
+    qs = sample_questions(index, plans, questions, rng, lambda topic, plan: question_text(name, topic, plan, phrasing),
+                          prefix=f"{name}-q")
     docs = write_pages(facts, writer, random.Random(f"{name}-prose-{seed}"), tail_share=0.5)
     return Dataset(name, facts, writer, docs, qs, index)
 

@@ -193,3 +193,55 @@ def test_agent_task_names_no_attack_or_defense(attack):
         assert not any(t in handed[0].id for t in tells)
         first = json.loads(agent.seen[0])
         assert not any(t in first["instructions"].lower() for t in tells)
+
+
+@pytest.mark.parametrize("name", ["nations", "umls", "kinships"])
+def test_real_questions_never_name_a_relation_identifier(nations_available, name):
+    """Real-graph questions are English: no word of any question is a relation's identifier
+    (``intergovorgs``, ``ngo``, ``term6``, ``isa``, ``part_of``), on the evaluation questions and on
+    others' seeds; the reader still reads the plan from the text."""
+    from environments.graphrag.parse import interpret_plan
+    from environments.graphrag.real import load_real
+
+    read = total = 0
+    for seed in (0, 1, 2):
+        data = load_real(name, seed=seed)
+        relations = sorted({f.relation for f in data.facts})
+        for q in data.questions:
+            text = q.text.replace(q.topic, " ").lower()
+            assert "_" not in text, q.text  # no "part_of", "co-occurs_with"
+            named = set(re.findall(r"\w+", text)) & {r.lower() for r in relations}
+            # an identifier that is an English word ("causes", "treaties") may be said; "ngo", "isa", "term6" not
+            assert named <= ENGLISH_NAMES, (q.text, named)
+            read += interpret_plan(q.text, q.topic, relations) == q.plan
+            total += 1
+    assert read >= 0.9 * total, (read, total)
+
+
+# Relation identifiers that are ordinary English words, so an English question may say them.
+ENGLISH_NAMES = {"affects", "causes", "treats", "produces", "measures", "disrupts", "prevents", "uses", "contains",
+                 "performs", "indicates", "exhibits", "diagnoses", "manages", "analyzes", "surrounds", "precedes",
+                 "interconnects", "practices", "complicates", "embassy", "students", "tourism", "treaties", "warning",
+                 "duration", "independence", "dependent", "conferences", "accusation", "ingredient", "process",
+                 "property", "location", "manifestation", "measurement", "evaluation", "method", "degree",
+                 "result", "issue"}
+
+
+def test_the_reader_never_sees_the_question_writers_templates():
+    """The interpreter and its glosses import no question writer and share none of its tables."""
+    import ast
+    from pathlib import Path
+
+    from environments.graphrag import glosses, parse, realquestions
+
+    writer_side = {n for n in dir(realquestions) if not n.startswith("__")} - {"annotations", "random", "re"}
+    for module in (parse, glosses):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not any("realquestions" in m or "real" == m.rsplit(".", 1)[-1] or "prose" in m for m in imported if m)
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+            {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        assert not names & writer_side, names & writer_side
+    templates = {t for ts in realquestions.TEMPLATES.values() for t in ts}
+    assert not any(t.replace("{x}", "").strip() in glosses.GLOSSES.values() for t in templates)
