@@ -2,6 +2,7 @@
 defense beside the undefended pipeline, in one run.
 
     .venv/bin/python bench/graphrag.py            # add --quick for 10k triples only
+    .venv/bin/python bench/graphrag.py --queries-only --defenses none,tdp   # TDP beside undefended
 
 Build = template extraction + graph + communities + summaries. Per query = local search +
 the defense + the reader's answer, median over the targeted questions with GragPoison applied.
@@ -61,12 +62,13 @@ def build_row(target: int, leiden: bool) -> list[str]:
             f"{t_leiden:.2f}", f"{t_summaries:.2f}", f"{total:.2f}"]
 
 
-def query_rows(dataset, label: str) -> list[list[str]]:
+def query_rows(dataset, label: str, defenses: tuple[str, ...] = DEFENSES) -> list[list[str]]:
     built = poisoned_index(dataset, "gragpoison", targets=20, seed=0, community_method="none")
     kg = built.index.kg
     questions = [q for q in dataset.questions if q.id in built.attacker_answers]
-    rows = []
-    for name in DEFENSES:
+    rows: list[list[str]] = []
+    medians: list[float] = []
+    for name in defenses:
         defense = make_defense(name)  # trained outside the timed loop
         times = []
         for q in questions:
@@ -76,11 +78,10 @@ def query_rows(dataset, label: str) -> list[list[str]]:
             removed = defense(kg, Query(q.text), retrieved).removed if defense else set()
             answer_chain([statement_row(built.index, i) for i in retrieved if i not in removed], q.topic, q.plan)
             times.append(time.process_time() - t)
-        med = statistics.median(times) * 1000
-        rows.append([label, name, str(len(questions)), f"{med:.1f}"])
-    base = float(rows[0][3])
-    for r in rows:
-        r.append(f"{float(r[3]) / base:.1f}x")
+        medians.append(statistics.median(times) * 1000)
+        rows.append([label, name, str(len(questions)), f"{medians[-1]:.2f}"])
+    for r, med in zip(rows, medians, strict=True):
+        r.append(f"{med / medians[0]:.2f}x")
     return rows
 
 
@@ -95,7 +96,12 @@ def show(title: str, columns: list[str], rows: list[list[str]]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10k triples only")
+    parser.add_argument("--queries-only", action="store_true", help="skip the index-build table")
+    parser.add_argument("--defenses", default=",".join(DEFENSES), help="defenses to time (default: all)")
     args = parser.parse_args()
+    defenses = tuple(d for d in args.defenses.split(",") if d)
+    if not defenses or defenses[0] != "none" or any(d not in DEFENSES for d in defenses):
+        parser.error(f"--defenses: a comma-separated list of {', '.join(DEFENSES)} starting with none")
     try:
         import graspologic_native  # noqa: F401
 
@@ -103,12 +109,14 @@ def main() -> int:
     except ImportError:
         leiden = False
     sizes = [10_000] if args.quick else [10_000, 100_000]
-    show("Index build (CPU seconds; Leiden is graspologic-native, nan if not installed)",
-         ["facts", "statements", "extract", "graph", "louvain", "leiden", "summaries", "total"],
-         [build_row(n, leiden) for n in sizes])
-    rows = query_rows(generate_world(1000), "world-1000")
-    if available("nations"):
-        rows += query_rows(load_real("nations", seed=0), "nations")
+    if not args.queries_only:
+        show("Index build (CPU seconds; Leiden is graspologic-native, nan if not installed)",
+             ["facts", "statements", "extract", "graph", "louvain", "leiden", "summaries", "total"],
+             [build_row(n, leiden) for n in sizes])
+    rows = [r for w in (1000, 1001) for r in query_rows(generate_world(w), f"world-{w}", defenses)]
+    for name in ("nations", "umls", "kinships"):
+        if available(name):
+            rows += query_rows(load_real(name, seed=0), name, defenses)
     show("Time per query with GragPoison applied (median CPU ms; local search + defense + reader)",
          ["dataset", "defense", "queries", "median CPU ms", "vs undefended"], rows)
     return 0

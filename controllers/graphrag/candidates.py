@@ -30,6 +30,8 @@ class Candidate:
     negations: set[int] = field(default_factory=set)
     support: set[int] = field(default_factory=set)  # statements on s - x - o paths
     support_nodes: set[str] = field(default_factory=set)
+    # support statements per third entity x: (those linking x to the entity, those linking x to the answer)
+    support_by_node: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
 
     @property
     def edges(self) -> set[int]:
@@ -59,27 +61,29 @@ def build_conflict(kg: KnowledgeGraph, retrieved: set[int], entity: str, relatio
     if len(objects) < 2:
         return None
     contested = set(kg.by_pair.get((entity, relation), []))
-    adjacency: dict[str, dict[str, list[int]]] = {}
-    for i in retrieved:
-        if i in contested:
-            continue
-        s = kg.statements[i]
-        adjacency.setdefault(s.head, {}).setdefault(s.tail, []).append(i)
-        adjacency.setdefault(s.tail, {}).setdefault(s.head, []).append(i)
-    around_entity = adjacency.get(entity, {})
+
+    def around(node: str) -> dict[str, list[int]]:  # retrieved, uncontested statements at ``node``, by neighbour
+        out: dict[str, list[int]] = {}
+        for i, other in kg.neighbours.get(node, ()):
+            if i in retrieved and i not in contested:
+                out.setdefault(other, []).append(i)
+        return out
+
+    around_entity = around(entity)
     candidates = []
     for answer, claims in sorted(objects.items()):
         cand = Candidate(answer, claims=set(claims))
         docs = cand.claim_docs(kg)
         cand.negations = {i for i in contested if i in retrieved and kg.statements[i].negated
                           and kg.statements[i].doc in docs}
-        around_answer = adjacency.get(answer, {})
+        around_answer = around(answer)
         for x in set(around_entity) & set(around_answer):
             if x in (entity, answer):
                 continue
             cand.support_nodes.add(x)
             cand.support.update(around_entity[x])
             cand.support.update(around_answer[x])
+            cand.support_by_node[x] = (around_entity[x], around_answer[x])
         candidates.append(cand)
     return Conflict(entity, relation, candidates)
 
@@ -111,7 +115,16 @@ def document_subject(kg: KnowledgeGraph, doc: str, min_statements: int = 3, shar
     (at least ``min_statements``) statements, as an encyclopedia page's subject does; in a page of
     ``long_page`` statements or more, in at least ``long_share`` of them and more than any other
     entity (a long page keeps its subject when several of its sentences were rewritten, as TKPA
-    does when two targets share an object; a three-fact news item never has one this way)."""
+    does when two targets share an object; a three-fact news item never has one this way).
+    Memoised on the graph (it depends only on the graph's statements)."""
+    key = ("document_subject", doc, min_statements, share, long_page, long_share)
+    if key not in kg.memo:
+        kg.memo[key] = _document_subject(kg, doc, min_statements, share, long_page, long_share)
+    return kg.memo[key]
+
+
+def _document_subject(kg: KnowledgeGraph, doc: str, min_statements: int, share: float,
+                      long_page: int, long_share: float) -> str | None:
     ids = kg.by_doc.get(doc, [])
     if len(ids) < min_statements:
         return None

@@ -12,8 +12,8 @@ the candidate's own documents are removed (a fabricated neighbourhood collapses)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from functools import lru_cache
+from collections.abc import Collection, Iterable
+from functools import cached_property, lru_cache
 
 import networkx as nx
 import numpy as np
@@ -34,6 +34,8 @@ FEATURES = RAW_FEATURES + PROVENANCE_FEATURES + COUNT_FEATURES
 MONOTONE_FEATURES = ("common_neighbours", "triangles_at_answer", "subgraph_edges", "claim_documents",
                      "multi_doc_support_paths", "corroborated_claim_docs", "independent_support_paths",
                      *COUNT_FEATURES)
+# Features that need core numbers without a candidate's documents (the costliest structure).
+_NEEDS_CORES = ("support_core_without_own_docs", "support_core_sum")
 
 
 @lru_cache(maxsize=16)
@@ -59,10 +61,14 @@ class QueryContext:
         self._retrieved_set = set(retrieved)
         self.retrieved = sorted(self._retrieved_set)
         self.conflict = conflict
-        self.graph = simple_graph(kg.statements, self.retrieved)
-        contested = kg.by_pair.get((conflict.entity, conflict.relation), [])
-        self.contest_docs = {kg.statements[i].doc for i in contested}
+        self.contested = frozenset(kg.by_pair.get((conflict.entity, conflict.relation), []))  # every (s, r, *) statement
+        self.contest_docs = {kg.doc_of[i] for i in self.contested}
         self._triangles: dict[str, int] | None = None
+
+    @cached_property
+    def graph(self) -> nx.Graph:
+        """The retrieved statements as a weighted simple graph (built when a feature needs it)."""
+        return simple_graph(self.kg.statements, self.retrieved)
 
     def without_documents(self, docs: set[str]) -> nx.Graph:
         """The retrieved graph minus every statement from ``docs``."""
@@ -82,64 +88,108 @@ class QueryContext:
         return self._triangles.get(node, 0)
 
 
-def _multi_doc(kg: KnowledgeGraph, ids: Iterable[int], min_docs: int = 2) -> bool:
+@lru_cache(maxsize=16)
+def statement_documents(kg: KnowledgeGraph) -> list[frozenset[str]]:
+    """Per statement, the distinct documents asserting its fact (:func:`fact_documents`)."""
     docs = fact_documents(kg)
-    return any(len(docs.get(kg.statements[i].fact(), ())) >= min_docs for i in ids)
+    return [docs.get(s.fact(), frozenset()) for s in kg.statements]
+
+
+def _multi_doc(kg: KnowledgeGraph, ids: Iterable[int], min_docs: int = 2) -> bool:
+    docs = statement_documents(kg)
+    return any(len(docs[i]) >= min_docs for i in ids)
 
 
 def _attested_outside(kg: KnowledgeGraph, ids: Iterable[int], contest_docs: set[str]) -> bool:
     """Some edge among ``ids`` is stated by a document that says nothing about the contested
     (entity, relation): support a claim's own documents cannot supply (cross-document support)."""
-    docs = fact_documents(kg)
-    return any(docs.get(kg.statements[i].fact(), frozenset()) - contest_docs for i in ids)
+    docs = statement_documents(kg)
+    return any(docs[i] - contest_docs for i in ids)
 
 
-def candidate_features(ctx: QueryContext, cand: Candidate) -> np.ndarray:
+def _support_by_node(kg: KnowledgeGraph, cand: Candidate, s: str, o: str) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The candidate's support statements grouped by their third entity: those linking it to
+    ``s``, and those linking it to ``o`` (as :func:`build_conflict` recorded them)."""
+    if cand.support_by_node or not cand.support:
+        return ({x: a for x, (a, _) in cand.support_by_node.items()},
+                {x: b for x, (_, b) in cand.support_by_node.items()})
+    to_s: dict[str, list[int]] = {}
+    to_o: dict[str, list[int]] = {}
+    for i in cand.support:
+        st = kg.statements[i]
+        ends = {st.head, st.tail}
+        for end, out in ((s, to_s), (o, to_o)):
+            if end in ends and len(ends) == 2:
+                out.setdefault(next(iter(ends - {end})), []).append(i)
+    return to_s, to_o
+
+
+def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[str] | None = None) -> np.ndarray:
+    """The candidate's feature vector (in :data:`FEATURES` order). With ``needed``, only those
+    features are computed and the others are left at 0: a ranker that weighs the others 0 scores
+    the same, bit for bit (``tests/graphrag/test_tdp_speed.py`` compares verdicts), and skips the
+    costly structure (the retrieved graph's triangles, core numbers without the candidate's
+    documents)."""
+    wanted = set(FEATURES if needed is None else needed)
+
+    def want(*names: str) -> bool:
+        return not wanted.isdisjoint(names)
+
     kg, s, o = ctx.kg, ctx.conflict.entity, cand.answer
-    docs_of_fact = fact_documents(kg)
     own_docs = cand.claim_docs(kg)
     support = sorted(cand.support_nodes)
 
     corroboration = []
-    for doc in own_docs:
-        others = [kg.statements[i] for i in kg.by_doc.get(doc, [])
-                  if not (kg.statements[i].head == s and kg.statements[i].relation == ctx.conflict.relation)]
-        if others:
-            corroboration.append(np.mean([bool(docs_of_fact.get(x.fact(), frozenset()) - own_docs) for x in others]))
-    strong = 0
-    independent = 0
-    isolated = 0
+    if want("claim_doc_corroboration", "corroborated_claim_docs"):
+        docs_of = statement_documents(kg)
+        contested = ctx.contested
+        for doc in own_docs:
+            others = [i for i in kg.by_doc.get(doc, []) if i not in contested]
+            if others:
+                # the share of 0/1 values: exact, as np.mean gives it
+                corroboration.append(sum(bool(docs_of[i] - own_docs) for i in others) / len(others))
+    strong = independent = isolated = outside_sum = 0
     background = []
-    outside_sum = 0
-    for x in support:
-        to_s = [i for i in cand.support if {kg.statements[i].head, kg.statements[i].tail} == {s, x}]
-        to_o = [i for i in cand.support if {kg.statements[i].head, kg.statements[i].tail} == {x, o}]
-        strong += _multi_doc(kg, to_s) and _multi_doc(kg, to_o)
-        independent += _attested_outside(kg, to_s, ctx.contest_docs) and _attested_outside(kg, to_o, ctx.contest_docs)
-        isolated += kg.docs_of_entity.get(x, set()) <= ctx.contest_docs
-        outside = max(kg.degree(x) - sum(1 for y in (s, o) if kg.simple.has_edge(x, y)), 0)
-        background.append(math.log1p(outside) / max_log_degree(kg))
-        outside_sum += outside
-    pruned = ctx.without_documents(own_docs)
-    cores = nx.core_number(pruned) if pruned.number_of_edges() else {}
-    top_core = max(cores.values(), default=1) or 1
-    core = [cores.get(x, 0) / top_core for x in support]
+    by_s, by_o = _support_by_node(kg, cand, s, o)
+    do_strong, do_independent = want("multi_doc_support_paths"), want("independent_support_paths")
+    do_isolated = want("isolated_support_share", "attested_support")
+    do_outside = want("support_background_degree", "support_background_sum")
+    for x in support if do_strong or do_independent or do_isolated or do_outside else ():
+        to_s, to_o = by_s.get(x, []), by_o.get(x, [])
+        if do_strong:
+            strong += _multi_doc(kg, to_s) and _multi_doc(kg, to_o)
+        if do_independent:
+            independent += (_attested_outside(kg, to_s, ctx.contest_docs)
+                            and _attested_outside(kg, to_o, ctx.contest_docs))
+        if do_isolated:
+            isolated += kg.docs_of_entity.get(x, set()) <= ctx.contest_docs
+        if do_outside:
+            outside = max(kg.degree(x) - sum(1 for y in (s, o) if kg.simple.has_edge(x, y)), 0)
+            background.append(math.log1p(outside) / max_log_degree(kg))
+            outside_sum += outside
+    cores: dict[str, int] = {}
+    core: list[float] = []
+    if want(*_NEEDS_CORES):
+        pruned = ctx.without_documents(own_docs)
+        cores = nx.core_number(pruned) if pruned.number_of_edges() else {}
+        top_core = max(cores.values(), default=1) or 1
+        core = [cores.get(x, 0) / top_core for x in support]
 
-    g = ctx.graph
+    g = ctx.graph if want("clustering_at_answer") else None
     return np.array([
         math.log1p(len(support)),
-        math.log1p(ctx.triangles(o)),
-        nx.clustering(g, o) if o in g else 0.0,
+        math.log1p(ctx.triangles(o)) if want("triangles_at_answer") else 0.0,
+        (nx.clustering(g, o) if o in g else 0.0) if g is not None else 0.0,
         math.log1p(len(cand.edges)),
         math.log1p(len(own_docs)),
-        float(np.mean(corroboration)) if corroboration else 0.0,
+        float(np.mean(corroboration)) if corroboration and want("claim_doc_corroboration") else 0.0,
         math.log1p(strong),
-        isolated / len(support) if support else 0.0,
+        isolated / len(support) if support and do_isolated else 0.0,
         float(np.mean(background)) if background else 0.0,
         float(np.mean(core)) if core else 0.0,
         math.log1p(sum(c >= 0.5 for c in corroboration)),
         math.log1p(independent),
-        math.log1p(len(support) - isolated),
+        math.log1p(len(support) - isolated) if do_isolated else 0.0,
         math.log1p(outside_sum),
         math.log1p(sum(cores.get(x, 0) for x in support)),
     ])

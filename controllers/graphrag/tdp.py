@@ -13,7 +13,7 @@ applied to other graphs without retraining.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -41,7 +41,15 @@ class PairwiseRanker:
         return np.array([FEATURES.index(f) for f in self.features])
 
     def score(self, phi: np.ndarray) -> float:
-        return float(phi[self.mask()] @ self.weights)
+        if self._mask is None:
+            self._mask = self.mask()
+        return float(phi[self._mask] @ self.weights)
+
+    def needed(self) -> frozenset[str]:
+        """The features this ranker weighs (a zero weight makes a feature's value irrelevant)."""
+        return frozenset(f for f, w in zip(self.features, self.weights, strict=True) if w != 0)
+
+    _mask: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, float]:
         return dict(zip(self.features, map(float, self.weights), strict=True))
@@ -84,9 +92,11 @@ def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
 
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
                 min_sources: int | None = None) -> Defense:
+    needed = ranker.needed()
+
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
         return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
-                                 min_sources=min_sources)
+                                 min_sources=min_sources, needed=needed)
 
     return defend
 
@@ -105,16 +115,20 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     statements all lie in the loser's unique edges. A clean page that merely also mentions
     the losing answer keeps its other statements, so dense real graphs lose little evidence.
     Nothing is removed from the documents in ``keep``."""
-    unique = {i for i in loser.edges - winner.edges if kg.statements[i].doc not in keep}
+    doc_of = kg.doc_of
+    unique = loser.edges - winner.edges
+    if keep:
+        unique = {i for i in unique if doc_of[i] not in keep}
     own = loser.claim_docs(kg) - keep
-    docs = {kg.statements[i].doc for i in unique}
+    docs = {doc_of[i] for i in unique} - own
     own |= {d for d in docs if all(j in unique for j in kg.by_doc[d] if j in alive)}
-    return {i for i in unique if i in loser.claims or i in loser.negations or kg.statements[i].doc in own}
+    return {i for i in unique if i in loser.claims or i in loser.negations or doc_of[i] in own}
 
 
 def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
                       subject_check: bool = True, keep_sets: bool = False,
-                      plausibility: float | None = None, min_sources: int | None = None) -> Verdict:
+                      plausibility: float | None = None, min_sources: int | None = None,
+                      every_feature: bool = False, needed: frozenset[str] | None = None) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_claims`, against TKPA's edits).
@@ -125,18 +139,22 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     ``min_sources``: also remove an uncontested claim that fewer documents of distinct
     provenance state (:func:`undersourced_claims`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
-    an off-subject claim)."""
+    an off-subject claim). Only the features the ranker weighs (``needed``, by default
+    :meth:`PairwiseRanker.needed`) are computed, unless ``every_feature`` (the reference the
+    fast path is tested against)."""
     verdict = Verdict()
     alive = set(retrieved)
+    needed = None if every_feature else (ranker.needed() if needed is None else needed)
 
     def settle(conflict: Conflict) -> list[str]:
         ctx = QueryContext(kg, alive, conflict)
-        scores = [ranker.score(candidate_features(ctx, c)) for c in conflict.candidates]
+        scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
         best = int(np.argmax(scores))
         winner = conflict.candidates[best]
+        suspicion = verdict.suspicion
         for c, sc in zip(conflict.candidates, scores, strict=True):
-            for i in c.edges:
-                verdict.suspicion[i] = max(verdict.suspicion.get(i, 0.0), scores[best] - sc)
+            gap = scores[best] - sc  # >= 0, so this is max(old or 0.0, gap) per edge
+            suspicion.update({i: gap for i in c.edges if suspicion.get(i, -1.0) < gap})
             if c is not winner:
                 keep = co_asserting_docs(kg, c, winner) if keep_sets else set()
                 verdict.removed |= attributable_unique_edges(kg, alive, c, winner, keep)

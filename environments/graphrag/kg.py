@@ -28,18 +28,23 @@ class KnowledgeGraph:
         self.by_doc: dict[str, list[int]] = {}
         self.by_pair: dict[tuple[str, str], list[int]] = {}
         self.incident: dict[str, list[int]] = {}
+        self.neighbours: dict[str, list[tuple[int, str]]] = {}  # per entity: (statement, the other end)
+        self.doc_of: list[str] = [s.doc for s in self.statements]
         self.docs_of_entity: dict[str, set[str]] = {}
         for i, s in enumerate(self.statements):
             self.graph.add_edge(s.head, s.tail, key=i, relation=s.relation, doc=s.doc, chunk=s.chunk)
             self.by_doc.setdefault(s.doc, []).append(i)
             self.by_pair.setdefault((s.head, s.relation), []).append(i)
-            for entity in (s.head, s.tail):
+            for entity, other in ((s.head, s.tail), (s.tail, s.head)):
                 self.incident.setdefault(entity, []).append(i)
+                self.neighbours.setdefault(entity, []).append((i, other))
                 self.docs_of_entity.setdefault(entity, set()).add(s.doc)
         self._simple: nx.Graph | None = None
         self._degree: dict[str, int] | None = None
         self._relations: list[str] | None = None
+        self._entities: list[str] | None = None
         self.search_cache: dict[tuple[str, tuple[str, ...], int, int], list[int]] = {}
+        self.memo: dict[tuple[object, ...], object] = {}  # per-graph results of pure functions of its statements
 
     @property
     def simple(self) -> nx.Graph:
@@ -54,7 +59,9 @@ class KnowledgeGraph:
         return self._degree.get(entity, 0)
 
     def entities(self) -> list[str]:
-        return sorted(self.incident)
+        if self._entities is None:
+            self._entities = sorted(self.incident)
+        return list(self._entities)
 
     def relations(self) -> list[str]:
         if self._relations is None:
