@@ -21,8 +21,10 @@ from sklearn.linear_model import LogisticRegression
 from controllers.graphrag.candidates import (
     Candidate,
     Conflict,
+    document_subject,
     interpret_query,
     off_subject_claims,
+    off_subject_statement,
     walk_plan,
 )
 from controllers.graphrag.diversity import undersourced_claims
@@ -166,9 +168,15 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         verdict.suspicion.update(dict.fromkeys(claims, 1.0))
 
     def check(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
-        for claims in objects.values():
+        for obj, claims in objects.items():
             if off_subject_claims(kg, entity, claims):
-                remove(claims)
+                if any(document_subject(kg, kg.doc_of[i]) == obj for i in claims):
+                    # the object's own page states the claim, which an edit of other pages (TKPA)
+                    # never makes: drop only the off-subject statements, so a document restating
+                    # the claim about a third entity cannot delete the truth from the clean pages
+                    remove({i for i in claims if off_subject_statement(kg, entity, i)})
+                else:
+                    remove(claims)
         if plausibility is not None:
             remove(implausible_claims(kg, entity, relation, objects, plausibility))
         if min_sources is not None:

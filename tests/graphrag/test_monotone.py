@@ -93,3 +93,32 @@ def test_restatement_documents_state_only_true_facts():
     fact = Fact(data.questions[0].topic, data.questions[0].plan[0], data.questions[0].path[0].tail)
     for doc in restatements(data, fact, 3):
         assert doc.claims and all(c.fact in set(data.facts) and not c.negated for _, c in doc.claims)
+
+
+def test_restating_documents_never_delete_the_truth_from_clean_pages_on_nations(nations_available):
+    """On Nations (never trained on), the ``restate`` attack's documents (the true claim and true
+    facts about its ends, camouflaged as the clean pages are) never make TDP delete a clean
+    statement of a question's gold path, and never turn a question TDP's reader answers correctly
+    on the clean corpus into a wrong one. Before the off-subject check kept the claims that the
+    object's own page states, one restating document about a third country deleted a true claim
+    from the clean pages (nations-q1: "ussr expeldiplomats usa" on the page of usa)."""
+    from suites.graphrag.report import run_cell
+    from suites.graphrag.scenarios import load_dataset, poisoned
+
+    data = load_dataset("nations", 0)
+    built = poisoned("nations", 0, "restate", 5, 20, "louvain")
+    kg, tdp = built.index.kg, make_defense("tdp")
+    deleted = []
+    for q in data.questions:
+        if q.id not in built.attacker_answers:
+            continue
+        reading = interpret_query(kg, Query(q.text))
+        retrieved = local_search(kg, reading.topic, reading.plan)
+        gold = set(q.path)
+        deleted += [(q.id, i) for i in tdp(kg, Query(q.text), retrieved).removed
+                    if not built.poison[i] and kg.statements[i].fact() in gold and not kg.statements[i].negated]
+    assert deleted == []
+    clean = {r.task: r.metrics["correct"] for r in run_cell("nations", "none", "tdp").records}
+    restated = {r.task: r.metrics["correct"] for r in run_cell("nations", "restate", "tdp").records}
+    assert set(restated) <= set(clean) and sum(restated.values()) >= 12
+    assert [t for t in restated if clean[t] and not restated[t]] == []
