@@ -59,11 +59,15 @@ class QueryContext:
     def __init__(self, kg: KnowledgeGraph, retrieved: Iterable[int], conflict: Conflict) -> None:
         self.kg = kg
         self._retrieved_set = set(retrieved)
-        self.retrieved = sorted(self._retrieved_set)
         self.conflict = conflict
         self.contested = frozenset(kg.by_pair.get((conflict.entity, conflict.relation), []))  # every (s, r, *) statement
         self.contest_docs = {kg.doc_of[i] for i in self.contested}
         self._triangles: dict[str, int] | None = None
+
+    @cached_property
+    def retrieved(self) -> list[int]:
+        """The retrieved statements in index order (sorted when a feature needs them)."""
+        return sorted(self._retrieved_set)
 
     @cached_property
     def graph(self) -> nx.Graph:

@@ -79,14 +79,27 @@ def _name(entity: str) -> str:
     return " ".join(words(entity))
 
 
-def link_entity(text: str, entities: Iterable[str]) -> str | None:
-    """The longest entity name occurring in ``text`` as whole words (case-insensitive)."""
-    padded = " " + " ".join(words(text)) + " "
-    best: tuple[str, str] | None = None
+@lru_cache(maxsize=64)
+def _by_first_word(entities: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
+    """Entity names (normalised) keyed by their first word: only those can occur in a text."""
+    out: dict[str, list[tuple[str, str]]] = {}
     for entity in entities:
         name = _name(entity)
-        if name and f" {name} " in padded and (best is None or (len(name), entity) > (len(best[0]), best[1])):
-            best = (name, entity)
+        if name:
+            out.setdefault(name.split(" ", 1)[0], []).append((name, entity))
+    return out
+
+
+def link_entity(text: str, entities: Iterable[str]) -> str | None:
+    """The longest entity name occurring in ``text`` as whole words (case-insensitive)."""
+    tokens = words(text)
+    padded = " " + " ".join(tokens) + " "
+    index = _by_first_word(tuple(entities))
+    best: tuple[str, str] | None = None
+    for word in set(tokens):
+        for name, entity in index.get(word, ()):
+            if f" {name} " in padded and (best is None or (len(name), entity) > (len(best[0]), best[1])):
+                best = (name, entity)
     return best[1] if best else None
 
 
