@@ -157,7 +157,8 @@ _PROBE = ("from dataclasses import asdict\n"
 
 
 def _held(probes: list[dict]) -> None:
-    assert {p["limit"] for p in probes} == {"memory", "processes", "wall_time", "cpu_time", "file_size", "disk"}
+    assert {p["limit"] for p in probes} == {"memory", "processes", "wall_time", "cpu_time", "file_size", "disk",
+                                           "sysv_shm"}
     assert all(p["held"] for p in probes), [p for p in probes if not p["held"]]
 
 
