@@ -8,10 +8,10 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentbed import cli_json
-from agentbed.agents.connections import LOCAL_MAX_CONNECTIONS, append_event
+from agentbed.agents.connections import append_event
 from agentbed.agents.generation import parse_settings
 from agentbed.arguments import check_output_file
 from agentbed.cli_approval import add_approver_options, approver_config, asking
@@ -48,10 +48,6 @@ from agentbed.suite import Suite, get_suite
 from agentbed.summary import write_summary
 from agentbed.verify_run import open_for_resume
 
-if TYPE_CHECKING:
-    from agentbed.agents.local.server import ServerSettings
-
-MAX_LOCAL_SLOTS = 8  # each slot holds its own 4,096-token context
 MAX_JOBS = 256  # worker processes; -j is also capped at the number of episodes to run
 
 
@@ -108,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- run --------------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
-    from agentbed.agents.local.server import serving
+    from agentbed.agents.local.server import ServerSettings, serving
 
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
         raise UsageError(f"-j/--jobs must be between 1 and {MAX_JOBS}, not {args.jobs}")
@@ -124,18 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     agents = list(args.roster or []) if recorded is None else recorded.meta()["agents"]
     if args.executor == "ray":  # Ray workers serve a local:MODEL on their own nodes (agentbed.worker)
         agents = []
-    with serving(agents, Path(args.out or "."), local_server_settings(args.max_connections)):  # for the whole run
+    with serving(agents, Path(args.out or "."), ServerSettings.for_connections(args.max_connections)):  # for the whole run
         return _run(args)
-
-
-def local_server_settings(max_connections: int | None) -> ServerSettings:
-    """A local model's server decodes as many sequences together (llama.cpp's slots, continuous
-    batching) as the run keeps calls in flight to it, up to ``MAX_LOCAL_SLOTS``: a slot beyond the
-    calls in flight would only hold context memory."""
-    from agentbed.agents.local.server import ServerSettings
-
-    wanted = LOCAL_MAX_CONNECTIONS if max_connections is None else max_connections
-    return ServerSettings(slots=max(1, min(wanted, MAX_LOCAL_SLOTS)))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -35,6 +35,6 @@ def test_without_a_setting_the_server_takes_the_cores_that_are_free(monkeypatch,
 
 @pytest.mark.parametrize(("connections", "slots"), [(None, 2), (1, 1), (3, 3), (8, 8), (500, 8)])
 def test_a_runs_server_decodes_as_many_sequences_together_as_it_keeps_calls_in_flight(connections, slots):
-    from agentbed.cli_run import MAX_LOCAL_SLOTS, local_server_settings
+    from agentbed.agents.local.server import MAX_SLOTS
 
-    assert local_server_settings(connections).slots == slots <= MAX_LOCAL_SLOTS
+    assert ServerSettings.for_connections(connections).slots == slots <= MAX_SLOTS

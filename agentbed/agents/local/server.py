@@ -45,6 +45,19 @@ class ServerSettings:
     threads: int | None = None
     ready_timeout: float = 180.0
 
+    @classmethod
+    def for_connections(cls, max_connections: int | None) -> ServerSettings:
+        """A run's server: it decodes as many sequences together (llama.cpp's slots, continuous
+        batching) as the run keeps calls in flight to it (``--max-connections``), up to
+        ``MAX_SLOTS``; a slot beyond the calls in flight would only hold context memory."""
+        from agentbed.agents.connections import LOCAL_MAX_CONNECTIONS
+
+        wanted = LOCAL_MAX_CONNECTIONS if max_connections is None else max_connections
+        return cls(slots=max(1, min(wanted, MAX_SLOTS)))
+
+
+MAX_SLOTS = 8  # each slot holds its own 4,096-token context
+
 
 def free_cores() -> int:
     """Cores not already busy: the core count less the last minute's load average, at least one.
