@@ -82,6 +82,13 @@ def _print(tab: dict[str, Any]) -> None:
     print(tab["note"])
 
 
+def split_sentences(text: str) -> list[str]:
+    """A user's paragraph as sentences: they end at ., ! or ? before a space."""
+    import re
+
+    return [x for x in re.split(r"(?<=[.!?])\s+", text) if x]
+
+
 def read_user_documents(path: Path) -> list[Any]:
     """A user's text as documents: one per paragraph (blank-line separated); a paragraph's first
     line is its title when it ends without sentence punctuation (a heading), and sentences end
@@ -98,8 +105,7 @@ def read_user_documents(path: Path) -> list[Any]:
     for k, block in enumerate(p for p in re.split(r"\n\s*\n", text) if p.strip()):
         lines = [line.strip() for line in block.strip().splitlines()]
         title = lines.pop(0) if len(lines) > 1 and not re.search(r"[.!?]$", lines[0]) else ""
-        sentences = [x for x in re.split(r"(?<=[.!?])\s+", " ".join(lines)) if x]
-        docs.append(Document(f"p{k}", title, sentences))
+        docs.append(Document(f"p{k}", title, split_sentences(" ".join(lines))))
     if not docs:
         raise UsageError(f"{path}: no text to extract from")
     return docs

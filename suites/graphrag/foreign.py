@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from agentbed.validate import parse_json, read_bytes
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.extract import extraction_intervals
 from environments.graphrag.lexicon import LexiconExtractor, normalise
+from suites.graphrag.cli import split_sentences
 from suites.graphrag.scenarios import load_dataset
 
 DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
@@ -55,7 +55,7 @@ def load_paragraphs(path: Path = DATA) -> list[Paragraph]:
 def _document(p: Paragraph) -> Document:
     """A paragraph as ``read_user_documents`` reads one of a user's file: sentences end at ., ! or ?
     before a space."""
-    return Document(p.id, "", [s for s in re.split(r"(?<=[.!?])\s+", " ".join(p.text.split())) if s])
+    return Document(p.id, "", split_sentences(" ".join(p.text.split())))
 
 
 def _key(head: str, relation: str, tail: str) -> tuple[str, str, str]:
