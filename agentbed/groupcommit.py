@@ -8,10 +8,19 @@ fsync that made it durable, so a caller that reports work as done from the callb
 reports what a crash could still lose. After a kill, the lines of the open batch are gone (their
 work is redone on resume) and the file may end in a torn line, which readers of the index
 already cut.
+
+A commit runs outside the lock that :meth:`GroupCommit.add` takes, so the thread adding lines
+(a serial run's only thread) keeps working while the timer thread waits on the disk; commits
+are ordered by a lock of their own. With ``sync_first`` (the run store's), the file system that
+holds the file is flushed (``syncfs``) before the batch is written, so the files its lines name
+(the episodes' logs, written and closed before their records arrived) are on disk before any
+line that reports them finished is.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -21,11 +30,13 @@ Durable = Callable[[], None]
 
 
 class GroupCommit:
-    def __init__(self, path: Path, *, max_lines: int = 64, max_seconds: float = 0.005) -> None:
-        self.path, self.max_lines, self.max_seconds = path, max_lines, max_seconds
+    def __init__(self, path: Path, *, max_lines: int = 64, max_seconds: float = 0.005,
+                 sync_first: bool = False) -> None:
+        self.path, self.max_lines, self.max_seconds, self.sync_first = path, max_lines, max_seconds, sync_first
         self._lines: list[bytes] = []
         self._callbacks: list[Durable] = []
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()  # the open batch
+        self._commit = threading.RLock()  # one commit at a time, in order (a callback may add)
         self._timer: threading.Timer | None = None
         self._failed: OSError | None = None  # a timer's commit that failed, raised in the caller's thread
         self.commits = 0  # fsyncs so far (for tests and benchmarks)
@@ -34,16 +45,16 @@ class GroupCommit:
         """Queue one line (ending in a newline); ``on_durable`` runs once it is on disk."""
         with self._lock:
             self._raise_failure()
-            if not self._lines:
-                if self.max_seconds > 0:
-                    self._timer = threading.Timer(self.max_seconds, self._flush_from_timer)
-                    self._timer.daemon = True
-                    self._timer.start()
+            if not self._lines and self.max_seconds > 0:
+                self._timer = threading.Timer(self.max_seconds, self._flush_from_timer)
+                self._timer.daemon = True
+                self._timer.start()
             self._lines.append(line)
             if on_durable is not None:
                 self._callbacks.append(on_durable)
-            if len(self._lines) >= self.max_lines or self.max_seconds <= 0:
-                self.flush()
+            full = len(self._lines) >= self.max_lines or self.max_seconds <= 0
+        if full:
+            self.flush()
 
     @property
     def pending(self) -> int:
@@ -52,31 +63,41 @@ class GroupCommit:
     def flush(self) -> None:
         """Commit the open batch, if any: one write, one fsync, then its lines' callbacks. A
         failed commit (disk full) keeps the batch for the next try and raises."""
-        with self._lock:
-            self._raise_failure()
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            if not self._lines:
+        with self._commit:
+            with self._lock:
+                self._raise_failure()
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
+                lines, callbacks = self._lines, self._callbacks
+                self._lines, self._callbacks = [], []
+            if not lines:
                 return
-            data = b"".join(self._lines)
-            size = self.path.stat().st_size if self.path.exists() else 0
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                written = os.write(fd, data)
-                while written < len(data):  # a short write (a signal): finish it
-                    written += os.write(fd, data[written:])
-                os.fsync(fd)
-            except OSError as exc:
-                os.ftruncate(fd, size)  # no half batch on disk: the whole batch is retried
-                raise OSError(exc.errno, exc.strerror, str(self.path)) from None  # a full disk names the file
-            finally:
-                os.close(fd)
-            callbacks = self._callbacks
-            self._lines, self._callbacks = [], []
+                self._write(b"".join(lines))
+            except OSError:
+                with self._lock:  # the whole batch goes back in front of lines added meanwhile
+                    self._lines, self._callbacks = lines + self._lines, callbacks + self._callbacks
+                raise
             self.commits += 1
             for callback in callbacks:
                 callback()
+
+    def _write(self, data: bytes) -> None:
+        size = self.path.stat().st_size if self.path.exists() else 0
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if self.sync_first:
+                sync_file_system(fd)
+            written = os.write(fd, data)
+            while written < len(data):  # a short write (a signal): finish it
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            os.ftruncate(fd, size)  # no half batch on disk: the whole batch is retried
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None  # a full disk names the file
+        finally:
+            os.close(fd)
 
     def _flush_from_timer(self) -> None:
         try:
@@ -89,3 +110,21 @@ class GroupCommit:
         if self._failed is not None:
             failed, self._failed = self._failed, None
             raise failed
+
+
+def sync_file_system(fd: int) -> None:
+    """Flush the file system holding ``fd`` (Linux ``syncfs``); elsewhere, every file system."""
+    syncfs = _syncfs()
+    if syncfs is None:
+        os.sync()
+    elif syncfs(fd) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    try:  # the symbols the process already has, libc's among them: nothing searched for or loaded
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None

@@ -11,8 +11,9 @@ Layout::
 
 The index line of an episode is appended only after its log is closed, and it carries the log's
 final digest. During a run lines are group-committed (:meth:`RunStore.group_commit`,
-:mod:`agentbed.groupcommit`: one ``write`` and one fsync per batch of at most 64 lines or 5 ms;
-otherwise each line is committed as it comes), and an episode counts as finished, for the seal
+:mod:`agentbed.groupcommit`: a ``syncfs`` that puts the batch's logs on disk, then one ``write``
+and one fsync per batch of at most 64 lines or 5 ms; otherwise each line is committed as it
+comes), and an episode counts as finished, for the seal
 and for the ``on_finished`` callback a run reports progress from, only once its line is on
 disk. An episode is finished exactly when the index lists it. A run killed at any point leaves finished
 episodes, possibly some logs without an index line (complete or cut short), and perhaps a
@@ -68,7 +69,12 @@ class RunStore:
         self._lock_fd: int | None = None
         self._seal: ManifestWriter | None = None
         self.run_id = ""
-        self._index = GroupCommit(self.root / INDEX, max_seconds=0)  # each line at once, until group_commit()
+        # each line at once, until group_commit(); the logs its lines name are flushed before them
+        self._index = GroupCommit(self.root / INDEX, max_seconds=0, sync_first=True)
+        # Where this process's own index lines begin: under the writer lock nobody else appends,
+        # and each of them was made from a record here, so re-reading them skips the schema check
+        # (it cost more than a trivial episode's whole run when a run re-read its own index).
+        self._own_from: int | None = None
         # runs once an episode's line is durable (in the group commit's timer thread, or the caller's)
         self.on_finished: Callable[[EpisodeRecord | dict[str, Any]], None] | None = None
 
@@ -235,6 +241,8 @@ class RunStore:
 
     def append(self, record: EpisodeRecord | dict[str, Any]) -> None:
         """Queue the episode's index line; it is finished once the line's batch is on disk."""
+        if self._own_from is None:
+            self._own_from = self._index.path.stat().st_size if self._index.path.exists() else 0
         data = record.to_dict() if isinstance(record, EpisodeRecord) else record
         line = (json.dumps(data, ensure_ascii=False, sort_keys=True, default=str) + "\n").encode("utf-8")
         self._index.add(line, lambda: self._finished(record, data))
@@ -256,7 +264,7 @@ class RunStore:
     def records(self) -> list[dict[str, Any]]:
         """Finished episodes, first record per id, sorted by id; a torn last line is ignored."""
         self.flush()
-        return read_index(self.root / INDEX)
+        return read_index(self.root / INDEX, own_from=self._own_from)
 
     def finished_ids(self) -> set[str]:
         return {r["episode_id"] for r in self.records()}
@@ -271,16 +279,23 @@ def _torn(line: bytes) -> bool:
     return not line.endswith(b"\n") and (line.startswith(_LINE_START) or _LINE_START.startswith(line))
 
 
-def iter_index(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
+def iter_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> list[tuple[int, dict[str, Any]]]:
     """Every line of an index with its number, each validated; a torn last line (a kill during
-    its write) is left out. A bad line raises :class:`InputError` naming the line and field."""
+    its write) is left out. A bad line raises :class:`InputError` naming the line and field.
+    Lines from byte ``own_from`` on are the reading store's own (see :class:`RunStore`): parsed
+    and checked for non-finite numbers and depth, not against the schema again."""
     path = Path(path)
     if not path.exists():
         return []
     fh = open_regular(path, what="run index")  # a FIFO or a device: refused, never waited on
     out = []
+    offset = 0
     with fh:
         for number, line in bounded_lines(fh, path):
+            start, offset = offset, offset + len(line)
+            if own_from is not None and start >= own_from and line.endswith(b"\n"):
+                out.append((number, parse_json(line, f"{path}: line {number}")))  # finite numbers, depth
+                continue
             if not line.strip():
                 continue
             at = f"{path}: line {number}"
@@ -297,10 +312,10 @@ def iter_index(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]
     return out
 
 
-def read_index(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> list[dict[str, Any]]:
     """Finished episodes, first record per id, sorted by episode id: whatever is computed from
     them (summaries, intervals, results) does not depend on the order episodes finished in."""
     seen: dict[str, dict[str, Any]] = {}
-    for _, record in iter_index(path):
+    for _, record in iter_index(path, own_from=own_from):
         seen.setdefault(record["episode_id"], record)
     return [seen[k] for k in sorted(seen)]

@@ -112,3 +112,47 @@ def test_a_kill_loses_only_the_open_batch(tmp_path):
     assert result.returncode == -9
     assert result.stdout.split() == ["0", "1", "2"]
     assert [json.loads(x)["n"] for x in path.read_text().splitlines()] == [0, 1, 2]
+
+
+def test_the_file_system_is_flushed_before_a_batch_names_its_logs(tmp_path, monkeypatch):
+    """With sync_first (the run store's), the logs a batch's lines name are flushed (syncfs)
+    before the batch is written: a machine crash cannot keep a line whose log it lost."""
+    import agentbed.groupcommit as groupcommit
+
+    events: list[str] = []
+    real_write = os.write
+    monkeypatch.setattr(groupcommit, "sync_file_system", lambda fd: events.append("syncfs"))
+    monkeypatch.setattr(os, "write", lambda fd, data: (events.append("write"), real_write(fd, data))[1])
+    index = GroupCommit(tmp_path / "index.jsonl", max_lines=2, max_seconds=60, sync_first=True)
+    index.add(_line(0))
+    index.add(_line(1))
+    assert events == ["syncfs", "write"]
+    plain = GroupCommit(tmp_path / "other.jsonl", max_lines=1, max_seconds=60)
+    events.clear()
+    plain.add(_line(2))
+    assert events == ["write"]
+
+
+def test_lines_added_while_a_commit_waits_on_the_disk_join_the_next_batch(tmp_path, monkeypatch):
+    """The adding thread never waits for the timer thread's fsync: it queues the next batch."""
+    import threading
+
+    release, syncing = threading.Event(), threading.Event()
+    real = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        syncing.set()
+        release.wait(30)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    done: list[int] = []
+    index = GroupCommit(tmp_path / "index.jsonl", max_lines=64, max_seconds=0.01)
+    index.add(_line(0), lambda: done.append(0))
+    assert syncing.wait(30)
+    index.add(_line(1), lambda: done.append(1))  # returns while the first batch is still syncing
+    assert index.pending == 1 and done == []
+    release.set()
+    index.flush()
+    assert done == [0, 1]
+    assert [json.loads(x)["n"] for x in (tmp_path / "index.jsonl").read_text().splitlines()] == [0, 1]

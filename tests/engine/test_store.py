@@ -34,3 +34,46 @@ def test_corrupt_index_line_in_the_middle_names_the_line(tmp_path):
     (tmp_path / "index.jsonl").write_text(json.dumps(rec("a")) + "\nnot json\n" + json.dumps(rec("b")) + "\n")
     with pytest.raises(UsageError, match="line 2"):
         read_index(tmp_path / "index.jsonl")
+
+
+def test_an_index_record_is_what_asdict_gives_without_sharing_containers():
+    """EpisodeRecord.to_dict skips asdict's deep copy of immutable leaves; the result must be equal
+    to asdict's, nested dataclasses included, and mutating it must not touch the record."""
+    from dataclasses import asdict, dataclass
+
+    from agentbed.runner import EpisodeRecord
+
+    @dataclass
+    class Point:
+        x: int
+        tags: list[str]
+
+    record = EpisodeRecord("e", "s", "t", "a", 0, "ok", True, 1.0, 1, 0.0, 0,
+                           metrics={"p": Point(1, ["a"]), "nested": {"k": [1, (2, 3)]}}, labels=["SUCCESS"],
+                           usage={"calls": 1})
+    out = record.to_dict()
+    assert out == asdict(record)
+    out["metrics"]["nested"]["k"].append(9)
+    out["labels"].append("X")
+    assert record.metrics["nested"]["k"] == [1, (2, 3)] and record.labels == ["SUCCESS"]
+
+
+def test_a_store_reads_its_own_lines_back_without_the_schema_but_checks_older_ones(tmp_path):
+    """Lines this store appended are parsed, not re-validated; a line already in the index when it
+    began (another process's) is still checked and a bad one named."""
+    import pytest
+
+    from agentbed.store import INDEX, RunStore
+    from agentbed.validate import InputError
+
+    store = RunStore(tmp_path / "run")
+    store.create({"suite": "vault"})
+    (store.root / INDEX).write_bytes(b'{"episode_id": "old", "seed": "zero"}\n')
+    with pytest.raises(InputError, match="line 1"):
+        store.records()
+    (store.root / INDEX).write_bytes(b"")
+    good = {"episode_id": "e1", "suite": "vault", "task": "t", "agent": "a", "seed": 0, "status": "ok",
+            "success": True}
+    store.append(good)
+    assert [r["episode_id"] for r in store.records()] == ["e1"]
+    store.unlock()
