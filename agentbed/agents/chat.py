@@ -20,17 +20,14 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import asdict
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    HumanMessage,
     SystemMessage,
-    ToolMessage,
     message_to_dict,
     messages_from_dict,
 )
@@ -46,25 +43,21 @@ from agentbed.agents.chat_support import (
     _utf8_safe,
     _with_raw_arguments,
     _without_run_id,
-    scrub_surrogates,
 )
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
+from agentbed.agents.conversation import Awaiting, Conversation
 from agentbed.agents.generation import build_quietly
-from agentbed.agents.reflection import feedback_note
 from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries, throttle_signal
 from agentbed.agents.toolcalls import (
-    ModelToolCall,
     ResponseCapture,
     action_of_tool_reply,
     action_text,
-    message_from_model_output,
     no_tool_action,
     tool_calls_of,
     usage_of,
 )
 from agentbed.errors import UsageError
-from agentbed.log import decode_action, read_log
 from agentbed.tools import Tool
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -79,8 +72,6 @@ REFLECT_PROMPT = (
     "already achieved, and name any loop, repeated failure or forgotten sub-goal in your recent "
     "steps. Then choose the action that makes progress toward the goal."
 )
-NOT_EXECUTED = "not executed: only the first tool call of a reply is executed; call this tool again if you still need it"
-
 DEFAULT_BACKOFF = Backoff()
 # Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
 OPENAI_FORMAT_PROVIDERS = frozenset({"openai", "azure_openai"})
@@ -102,15 +93,7 @@ class ReplyFormat(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True)
-class _Awaiting:
-    """Which tool calls of the last reply the next observation answers."""
-
-    executed: str | None
-    skipped: tuple[str, ...]
-
-
-class ChatAgent(Agent):
+class ChatAgent(Conversation, Agent):
     """An agent backed by a LangChain chat model.
 
     ``max_retries`` and ``backoff`` are the retry policy for transient provider errors
@@ -142,7 +125,7 @@ class ChatAgent(Agent):
         self.reply_format = reply_format
         self._base_prompt = system_prompt  # a reply format adds the episode's tools to it
         self.messages: list[BaseMessage] = []
-        self._awaiting: _Awaiting | None = None
+        self._awaiting: Awaiting | None = None
         self._pending_note: str | None = None
         self._rng = random.Random(seed)
         self._bound: Any = None
@@ -344,81 +327,11 @@ class ChatAgent(Agent):
             described["generation"] = dict(self.generation)
         return described
 
-    def load_history(self, first_observation: str, steps: Sequence[tuple[Mapping[str, Any], str]]) -> None:
-        """Rebuild the conversation of a recorded prefix, for branching from a log: ``steps``
-        holds each step's recorded ``model_output`` and the observation that followed it. The
-        last observation is left out: the runner hands it to the next :meth:`act`."""
-        self.messages, self._awaiting = [], None
-        self._menu_pending = True
-        self._prompt_logged = None
-        if not steps:
-            return
-        prompts = [o["system_prompt"] for o, _ in steps if isinstance(o.get("system_prompt"), str)]
-        if prompts:  # the prefix's log holds the prompt already: a branch records it again only if it changes
-            self._prompt_logged = prompts[-1]
-        self._add_observation(first_observation)
-        for i, (model_output, observation) in enumerate(steps):
-            reply = message_from_model_output(model_output)
-            if not isinstance(reply, AIMessage):
-                raise ValueError(f"step {i + 1}: model_output holds a {type(reply).__name__}, not an AI message")
-            self._record_reply(reply, tool_calls_of(reply))
-            if i < len(steps) - 1:
-                self._add_observation(observation)
-
-    def load_log_prefix(self, path: str | Path, at_step: int) -> None:
-        """Reset for the recorded episode's seed and prime the conversation with its first
-        ``at_step`` steps, without calling the model, checking that each recorded reply
-        reproduces the recorded action. A branch then continues live from there."""
-        records = read_log(path)
-        self.reset(seed=int(records[0].get("seed", 0)))
-        steps = [r for r in records if r.get("type") == "step"][:at_step]
-        if len(steps) < at_step:
-            raise ValueError(f"{path}: has {len(steps)} steps, cannot prime {at_step}")
-        for i, step in enumerate(steps, start=1):
-            output = step.get("model_output")
-            if not isinstance(output, dict) or "message" not in output:
-                raise ValueError(f"{path}: step {i} has no recorded model output (not a chat agent's log?)")
-            rebuilt = self.action_of_reply(message_from_model_output(output))
-            recorded = decode_action(step["action"])
-            if isinstance(recorded, bytes):
-                recorded = recorded.decode("utf-8", "surrogatepass")
-            if step.get("control") is None and scrub_surrogates(rebuilt) != scrub_surrogates(recorded):
-                raise ValueError(f"{path}: step {i}: the recorded reply gives action {rebuilt[:120]!r},"
-                                 f" the log records {str(recorded)[:120]!r}")
-        self.load_history(records[0]["observation"], [(s["model_output"], s["observation"]) for s in steps])
-
     def action_of_reply(self, reply: BaseMessage) -> str:
         """The action a recorded reply stands for (what :meth:`act` returned for it)."""
         if self.reply_format is not None:
             return self.reply_format.action_text(reply)
         return action_of_tool_reply(reply)
-
-    # -- conversation ------------------------------------------------------------------------
-    def _add_observation(self, observation: str) -> None:
-        if not self.messages:
-            if self.system_prompt:
-                self.messages.append(SystemMessage(self.system_prompt))
-            self.messages.append(HumanMessage(observation))
-            return
-        awaiting = self._awaiting
-        if awaiting is None or awaiting.executed is None:
-            self.messages.append(HumanMessage(observation))
-        else:
-            self.messages.append(ToolMessage(observation, tool_call_id=awaiting.executed))
-        for call_id in awaiting.skipped if awaiting else ():
-            self.messages.append(ToolMessage(NOT_EXECUTED, tool_call_id=call_id))
-        self._awaiting = None
-        if self._pending_note:  # after the tool answers: providers require those to follow the call
-            self.messages.append(HumanMessage(feedback_note(self._pending_note, self.messages, self.action_of_reply)))
-            self._pending_note = None
-
-    def _record_reply(self, reply: AIMessage, calls: list[ModelToolCall]) -> None:
-        self.messages.append(reply)
-        if calls:
-            skipped = tuple(c.id for c in calls[1:] if isinstance(c.id, str))
-            self._awaiting = _Awaiting(calls[0].id if isinstance(calls[0].id, str) else None, skipped)
-        else:
-            self._awaiting = None
 
     def _bind(self, tools: Sequence[Tool]) -> Any:
         schemas = [t.to_openai() for t in tools]

@@ -9,7 +9,8 @@ from chat_fakes import ToolCallingFakeModel
 from langchain_core.exceptions import ModelAPIError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agentbed.agents.chat import NOT_EXECUTED, REFLECT_PROMPT, ChatAgent
+from agentbed.agents.chat import REFLECT_PROMPT, ChatAgent
+from agentbed.agents.conversation import NOT_EXECUTED
 from agentbed.agents.retry import Backoff
 from agentbed.agents.toolcalls import action_text, message_from_model_output, tool_calls_of
 from agentbed.errors import UsageError
