@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--modules", default="", help="only these modules (comma-separated) to write, the rest given, "
                                                  "as `run cocoder --modules` (also TASK@modules=a,b as PATH)")
     p.add_argument("--strategy", choices=STRATEGIES, action="append", help="default: every strategy")
-    p.add_argument("--agents", type=int, default=3)
+    p.add_argument("--team-size", "--agents", dest="agents", type=int, default=3,
+                   help="agents working at once (k), as `run cocoder --team-size`; --agents is the older name")
     p.add_argument("--method", choices=METHODS, default="louvain")
     p.add_argument("--granularity", choices=GRANULARITIES, default="function",
                    help="cocoder: split modules bigger than total/k by definitions (function: the planner "
@@ -77,7 +78,7 @@ def _planned(task: RepoTask, config: TeamConfig, seed: int) -> tuple[Plan, Sched
 
 def handle(args: argparse.Namespace) -> int:
     if not 1 <= args.agents <= MAX_AGENTS:
-        raise UsageError(f"--agents must be between 1 and {MAX_AGENTS} (agents working at once), not {args.agents}")
+        raise UsageError(f"--team-size must be between 1 and {MAX_AGENTS} (agents working at once), not {args.agents}")
     task = _task(args)
     package = Path(args.package_dir) if task is None else task.tree / task.package
     graph = build_dependency_graph(package) if task is None else work_graph(task)

@@ -112,7 +112,8 @@ def test_the_bounds_a_verb_adds_are_checked_before_work(tmp_path):
                         (["run", "vault", "--seed-start", "4294967295", "--seeds", "2", "--out", str(tmp_path / "b")],
                          "--seed-start"),
                         (["run", "vault", "-j", "100000", "--out", str(tmp_path / "c")], "-j"),
-                        (["cocoder-plan", "pkg", "--agents", "1000000"], "--agents"),
+                        (["cocoder-plan", "pkg", "--team-size", "1000000"], "--team-size"),
+                        (["cocoder-plan", "pkg", "--agents", "1000000"], "--team-size"),  # the older name
                         (["run", "cocoder", "--team-size", "1000000", "--out", str(tmp_path / "d")], "--team-size"),
                         (["oversight", "features", str(tmp_path / "none.jsonl"), "--out", str(tmp_path)], "--out")):
         err = io.StringIO()
