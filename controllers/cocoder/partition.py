@@ -216,7 +216,7 @@ def assign_to_agents(graph: nx.DiGraph, groups: list[set[str]], k: int,
     ``apart``: node -> key; groups sharing a key (pieces of one split module) go to different
     agents while there is one without that key."""
     if k < 1:
-        raise UsageError(f"--agents: {k} must be at least 1")
+        raise UsageError(f"--team-size: {k} must be at least 1")
     apart = apart or {}
     load = [0.0] * k
     keys: list[set[str]] = [set() for _ in range(k)]

@@ -78,7 +78,7 @@ def test_assign_packs_groups_onto_k_agents_and_counts_cut_edges(synth_repo):
     for g in groups:
         assert len({owner[m] for m in g}) == 1
     assert all(owner[u] != owner[v] for u, v in cut_edges(graph, owner))
-    with pytest.raises(UsageError, match="--agents"):
+    with pytest.raises(UsageError, match="--team-size"):
         assign_to_agents(graph, groups, 0)
 
 
