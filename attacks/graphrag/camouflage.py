@@ -6,7 +6,9 @@ would read that tell instead of the content. Before publishing, every added docu
 matched to a clean document drawn at random among those that can hold one of its
 fact-stating sentences (its template). It is cut to about the template's
 length in characters (chunks follow from it) (its fact-stating sentences kept first) or padded to it with sentences that
-state no fact (the writer's own distractors about the document's subject); its first fact-
+state no fact (the writer's own mentions of the document's subject beside another entity, never
+its hedged sentences: an extractor that does not know a hedge reads a claim into it, and on a real
+graph, whose pages are long, the padding of one document held dozens of them); its first fact-
 stating sentences carry the template's dates, one each, and no others carry a date. So the
 lengths and dates of poison documents follow the clean corpus's distributions, and the
 attack pays for it: a short template leaves room for one claim, and a corpus with few dated
@@ -78,7 +80,7 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random) 
         subject = next((c.fact.head for _, c in doc.claims), None) or rng.choice(entities)
         others = [e for e in entities if e != subject]
         while True:
-            filler = dataset.table.distractor(subject, rng, others)
+            filler = dataset.table.mention(subject, rng, others)
             if len(" ".join(sentences)) + 1 + len(filler) > target + len(filler) // 2:
                 break  # the nearer of the two lengths around the template's
             sentences.insert(rng.randrange(len(sentences) + 1), filler)

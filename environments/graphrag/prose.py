@@ -213,9 +213,19 @@ class Writer:
         """A sentence that names entities, sometimes with a relation's words, and states no fact."""
         x = self.show(rng.choice(others))
         if rng.random() < 0.5:
-            return Line(rng.choice(MENTIONS).format(s=self.show(entity), x=x, y=rng.randrange(1950, 2020)))
+            return self._mention(entity, x, rng)
         relation = rng.choice(self.relations)
         return Line(rng.choice(HEDGE_FORMS[:4] if rng.random() >= self.held_out_share else HEDGE_FORMS[4:]).format(s=self.show(entity), vp=self._vp(relation, [x], rng.randrange(1 << 30))))
+
+    def mention(self, entity: str, rng: random.Random, others: Sequence[str]) -> Line:
+        """A sentence that names ``entity`` and another entity and no relation's words ("Visitors
+        often confuse X with Y"): it states no fact, and no extractor that reads relation cues can
+        read one into it (a hedge such as "A novel once imagined that X lives in Y" can be misread
+        as a claim by an extractor that does not know the hedge)."""
+        return self._mention(entity, self.show(rng.choice(others)), rng)
+
+    def _mention(self, entity: str, shown: str, rng: random.Random) -> Line:
+        return Line(rng.choice(MENTIONS).format(s=self.show(entity), x=shown, y=rng.randrange(1950, 2020)))
 
     def news(self, facts: Sequence[Fact], rng: random.Random, title: str) -> Document:
         """A short news item: each fact in full names, in one of its forms."""
