@@ -5,10 +5,15 @@ its two ends) never lowers the true answer's TDP score, and never turns a questi
 reader answered correctly into a wrong one.
 """
 
+import random
+
 import numpy as np
 import pytest
 
-from attacks.graphrag.scenario import poisoned_index
+from attacks.graphrag import ATTACKS
+from attacks.graphrag.camouflage import camouflage
+from attacks.graphrag.scenario import attack_plan, poisoned_index
+from attacks.graphrag.targets import AttackBudget
 from controllers.graphrag.candidates import build_conflict, interpret_query
 from controllers.graphrag.features import MONOTONE_FEATURES, QueryContext, candidate_features
 from environments.graphrag.agents import answer_chain
@@ -122,3 +127,27 @@ def test_restating_documents_never_delete_the_truth_from_clean_pages_on_nations(
     restated = {r.task: r.metrics["correct"] for r in run_cell("nations", "restate", "tdp").records}
     assert set(restated) <= set(clean) and sum(restated.values()) >= 12
     assert [t for t in restated if clean[t] and not restated[t]] == []
+
+
+def _read(extract, data, doc):
+    return {(s.head, s.relation, s.tail, s.negated) for s in extract([doc], context=[*data.documents, doc])}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_camouflage_padding_adds_nothing_the_extractor_reads(attack):
+    """The property above adds restating documents as an attacker writes them; the index
+    receives them camouflaged (cut or padded to a clean page's length). Padding must add no
+    statement the extractor reads: on Kinships, whose pages are long, the padding of one
+    restating document held dozens of hedged sentences ("A novel once imagined that ..."), the
+    rule extractor misread a third of them as claims about the document's subject, and those
+    false candidates flipped two correct answers through TDP (issue #38; found on Kinships, this
+    test runs on development worlds 0-3, where the same padding misread one hedge in world 2)."""
+    for seed in (0, 1, 2, 3):
+        data = generate_world(seed)
+        extract = LexiconExtractor(sorted(data.table.phrases))
+        plan = attack_plan(data, 12, seed)
+        poisoning = ATTACKS[attack](data, plan, random.Random(seed), budget=AttackBudget.of(5))
+        dressed = camouflage(poisoning.added, data, random.Random(f"camouflage-{seed}"))
+        for before, after in zip(poisoning.added, dressed, strict=True):
+            added = _read(extract, data, after) - _read(extract, data, before)
+            assert not added, (attack, seed, after.text(), added)
