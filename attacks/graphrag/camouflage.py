@@ -63,15 +63,30 @@ def _fit(sentences: Sequence[str], target: int) -> list[str]:
     return [sentences[i] for i in sorted(kept)]
 
 
+def _deal(deck: list[Document], clean: Sequence[Document], least: int, rng: random.Random) -> Document:
+    """The next clean template from a shuffled deck of the clean documents (refilled when
+    empty) that can hold a sentence of ``least`` characters; drawing without replacement makes
+    the templates' lengths and dates a near-exact sample of the clean corpus's, where
+    independent draws scatter around it."""
+    for attempt in range(2):
+        for k, d in enumerate(deck):
+            if len(d.text()) >= least:
+                return deck.pop(k)
+        if attempt == 0:
+            deck.extend(rng.sample(list(clean), len(clean)))
+    return rng.choice(list(clean))
+
+
 def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random) -> list[Document]:
     """``added`` documents, each cut or padded to a clean template's length and dated as it is
     (module docstring)."""
     clean = [d for d in dataset.documents if d.origin == "clean"]
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
-    out = []
+    out: list[Document] = []
+    deck: list[Document] = []
     for doc in added:
         least = min((len(x) for x in doc.sentences if getattr(x, "claims", ())), default=0)
-        template = rng.choice([d for d in clean if len(d.text()) >= least] or clean)
+        template = _deal(deck, clean, least, rng)
         target, dates = len(template.text()), _dates(template)
         sentences = []
         for line in _fit(doc.sentences, target):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import inspect
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.camouflage import camouflage
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS, plan_global
 from attacks.graphrag.targets import AttackBudget, AttackPlan, Spend, plan_attack
+from environments.graphrag.corpus import Document
 from environments.graphrag.dataset import Dataset, Question
 from environments.graphrag.globalsearch import global_questions
 from environments.graphrag.pipeline import Extractor, Index, apply_poisoning, build_index, poison_labels
@@ -54,32 +55,47 @@ def attack_plan(dataset: Dataset, targets: int, seed: int, aim: str = "targeted"
     return plan_attack(dataset, target_questions(dataset, targets, aim), seed)
 
 
+@dataclass
+class Corpus:
+    """The documents an index receives after an attack (before publishing), and what it cost."""
+
+    documents: list[Document]
+    plan: AttackPlan
+    poison_documents: int = 0
+    spend: dict[int, Spend] = field(default_factory=dict)
+
+
+def poisoned_corpus(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
+                    aim: str = "targeted", **knowledge: Any) -> Corpus:
+    """``dataset``'s documents after ``attack`` (``"none"`` for clean) hits its first ``targets``
+    questions (with ``aim="conflict"``: its conflict questions), spending at most ``budget``
+    documents (and :data:`STATEMENTS_PER_DOCUMENT` statements each) per target, its new
+    documents camouflaged as clean ones. ``knowledge`` reaches the attacks that take it (a
+    white-box attacker's model of the defense)."""
+    limit = AttackBudget.of(budget)
+    plan = attack_plan(dataset, targets, seed, aim)
+    if attack == NO_ATTACK:
+        return Corpus(list(dataset.documents), plan)
+    attack_fn = ATTACKS[attack]
+    accepted = {k: v for k, v in knowledge.items() if k in inspect.signature(attack_fn).parameters}
+    poisoning = attack_fn(dataset, plan, random.Random(seed), budget=limit, **accepted)
+    poisoning.check(limit)
+    added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"))
+    return Corpus(apply_poisoning(dataset.documents, added, poisoning.replaced), plan,
+                  len(poisoning.added) + len(poisoning.replaced), poisoning.spend)
+
+
 def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
                    community_method: str = "louvain", extractor: Extractor | None = None,
                    aim: str = "targeted", **knowledge: Any) -> Poisoned:
-    """The index of ``dataset`` after ``attack`` (``"none"`` for clean) hits its first
-    ``targets`` questions (with ``aim="conflict"``: its conflict questions), spending at most ``budget`` documents (and
-    :data:`STATEMENTS_PER_DOCUMENT` statements each) per target. The plan depends only on the
-    dataset and seed, so every attack, and the clean run, concern the same questions and can be
-    compared pairwise. ``knowledge`` reaches the attacks that take it (a white-box attacker's
-    model of the defense)."""
-    limit = AttackBudget.of(budget)
-    spend: dict[int, Spend] = {}
-    plan = attack_plan(dataset, targets, seed, aim)
-    docs = dataset.documents
-    n_poison = 0
-    answers = {q: a for t in plan.targets for q, a in t.answers.items()}
-    if attack != NO_ATTACK:
-        attack_fn = ATTACKS[attack]
-        accepted = {k: v for k, v in knowledge.items() if k in inspect.signature(attack_fn).parameters}
-        poisoning = attack_fn(dataset, plan, random.Random(seed), budget=limit, **accepted)
-        poisoning.check(limit)
-        spend = poisoning.spend
-        added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"))
-        docs = apply_poisoning(docs, added, poisoning.replaced)
-        n_poison = len(poisoning.added) + len(poisoning.replaced)
-    index = build_index(docs, dataset.table, extractor=extractor, community_method=community_method, seed=seed)
-    return Poisoned(index, poison_labels(index, dataset), plan, answers, n_poison, limit, spend)
+    """The index of :func:`poisoned_corpus`. The plan depends only on the dataset and seed, so
+    every attack, and the clean run, concern the same questions and can be compared pairwise."""
+    corpus = poisoned_corpus(dataset, attack, targets=targets, budget=budget, seed=seed, aim=aim, **knowledge)
+    index = build_index(corpus.documents, dataset.table, extractor=extractor, community_method=community_method,
+                        seed=seed)
+    answers = {q: a for t in corpus.plan.targets for q, a in t.answers.items()}
+    return Poisoned(index, poison_labels(index, dataset), corpus.plan, answers, corpus.poison_documents,
+                    AttackBudget.of(budget), corpus.spend)
 
 
 def poisoned_global_index(dataset: Dataset, attack: str, *, budget: int = 5, seed: int = 0,

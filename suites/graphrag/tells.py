@@ -16,7 +16,6 @@ from datetime import date
 import numpy as np
 
 from environments.graphrag.corpus import Document
-from environments.graphrag.pipeline import Index
 
 DATE = re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b")
 # Length is what an index stores, characters and chunks; a sentence count is a reading of the
@@ -42,16 +41,17 @@ def document_tells(doc: Document, position: int, total: int) -> list[float]:
             float(sum(bool(DATE.search(s)) for s in doc.sentences)), _ordinal(text)]
 
 
-def tell_table(index: Index) -> tuple[np.ndarray, np.ndarray]:
-    """(features, is-not-clean) for every published document, in published order."""
-    docs = list(index.documents.values())
+def tell_table(published: Sequence[Document]) -> tuple[np.ndarray, np.ndarray]:
+    """(features, is-not-clean) for every published document (:func:`publish`'s order)."""
+    docs = list(published)
     x = np.array([document_tells(d, i, len(docs)) for i, d in enumerate(docs)])
     y = np.array([d.origin != "clean" for d in docs])
     return x, y
 
 
-def tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int = 0) -> float:
-    """Held-out ROC AUC of a gradient-boosted classifier on :data:`TELL_FEATURES` alone."""
+def tell_auc(train: Sequence[Sequence[Document]], test: Sequence[Sequence[Document]], seed: int = 0) -> float:
+    """Held-out ROC AUC of a gradient-boosted classifier on :data:`TELL_FEATURES` alone, over
+    published corpora (an index's ``documents.values()``, or :func:`publish`'s output)."""
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
