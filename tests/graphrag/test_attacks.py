@@ -62,9 +62,10 @@ def test_gragpoison_enhancement_makes_poison_look_denser(world):
         clean, poison = phi[t.fact.tail], phi[t.fake]
         raw_cn.append(poison[FEATURES.index("common_neighbours")] - clean[FEATURES.index("common_neighbours")])
         prov.append(clean[FEATURES.index("claim_doc_corroboration")] - poison[FEATURES.index("claim_doc_corroboration")])
-    # Poison has more common neighbours (8 of 11 targets: camouflage cuts some enhancement to a
-    # short clean template's length; 0.8 before issue #38).
-    assert np.mean(np.array(raw_cn) > 0) >= 0.7
+    # Poison has more common neighbours on most targets (7 of 11 since camouflage deals its
+    # templates from a deck, 8 of 11 before: it cuts some enhancement to a short clean
+    # template's length; 0.8 before issue #38).
+    assert np.mean(np.array(raw_cn) > 0) >= 0.6
     assert np.mean(np.array(prov) > 0) >= 0.8  # but its documents are not corroborated
 
 
