@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,9 +65,24 @@ def _key(head: str, relation: str, tail: str) -> tuple[str, str, str]:
     return h, relation, t
 
 
-def extract_paragraphs(paragraphs: Sequence[Paragraph]) -> tuple[list[Statement], list[Statement]]:
+Reader = Callable[[Sequence[Document]], list[Statement]]
+
+
+def sample(paragraphs: Sequence[Paragraph], every: int) -> list[Paragraph]:
+    """The pre-declared stratified sample for a costly extractor: within each kind, in the
+    file's order, the first paragraph and then every ``every``-th (declared before any model
+    run in docs/graphrag.md; the set itself stays frozen)."""
+    out = []
+    for kind in ("world", "real"):
+        out += [p for p in paragraphs if p.kind == kind][::every]
+    return out
+
+
+def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = None) -> tuple[list[Statement], list[Statement]]:
     """(extracted, gold) statements, names normalised as the extractor's linker normalises them;
-    negated extractions are left out (every gold fact is asserted as true)."""
+    negated extractions are left out (every gold fact is asserted as true). ``reader``: another
+    extractor (the LLM extractor), which reads each paragraph alone, in place of the rule-based
+    one."""
     got: list[Statement] = []
     gold: list[Statement] = []
     by_world: dict[int, list[Paragraph]] = {}
@@ -78,7 +93,7 @@ def extract_paragraphs(paragraphs: Sequence[Paragraph]) -> tuple[list[Statement]
         extract = LexiconExtractor(sorted(data.table.phrases))
         for p in group:
             doc = _document(p)
-            for s in extract([doc], context=[*data.documents, doc]):
+            for s in (reader([doc]) if reader else extract([doc], context=[*data.documents, doc])):
                 if not s.negated:
                     got.append(Statement(*_key(s.head, s.relation, s.tail), p.id, ""))
             gold += [Statement(*_key(*f), p.id, "") for f in dict.fromkeys(p.facts)]
@@ -89,21 +104,50 @@ def _order(s: Statement) -> tuple[str, str, str, str]:
     return s.doc, s.head, s.relation, s.tail
 
 
-def foreign_prose_scores(paragraphs: Sequence[Paragraph] | None = None) -> dict[str, dict[str, Any]]:
+def foreign_prose_scores(paragraphs: Sequence[Paragraph] | None = None,
+                         reader: Reader | None = None) -> dict[str, dict[str, Any]]:
     """Precision and recall by kind and over all paragraphs."""
     paragraphs = load_paragraphs() if paragraphs is None else paragraphs
     out: dict[str, dict[str, Any]] = {}
     for kind in ("world", "real", "all"):
         chosen = [p for p in paragraphs if kind in ("all", p.kind)]
-        got, gold = extract_paragraphs(chosen)
+        got, gold = extract_paragraphs(chosen, reader)
         scores: dict[str, Interval] = extraction_intervals(got, gold)
         out[kind] = {"paragraphs": len(chosen), "gold": len(gold), "extracted": len(got), **scores}
     return out
 
 
-def main() -> None:
-    scores = foreign_prose_scores()
-    print("foreign prose (frozen set, sha256 " + SHA256[:12] + "...): rule-based extractor")
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m suites.graphrag.foreign``: the rule-based extractor on the whole set; with
+    ``--model local:NAME`` (run it under the llama.cpp flock), the LLM extractor and the rule-based
+    one on the ``--every`` sample."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m suites.graphrag.foreign")
+    parser.add_argument("--model", help="the LLM extractor's model (local:NAME or provider:model)")
+    parser.add_argument("--every", type=int, default=10, help="the sample: every N-th paragraph of each kind")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args(argv)
+    if not args.model:
+        _print("rule-based extractor", foreign_prose_scores())
+        return
+    import tempfile
+
+    from agentbed.agents.local.server import serving
+    from environments.graphrag.extract import LLMExtractor
+
+    chosen = sample(load_paragraphs(), args.every)
+    relations = sorted(load_dataset("world", DEFAULT_WORLD).table.phrases)
+    _print(f"rule-based extractor, sample every {args.every}", foreign_prose_scores(chosen))
+    with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
+        llm = LLMExtractor.from_model_string(args.model, relations, timeout=args.timeout)
+        _print(f"LLM extractor {args.model}, sample every {args.every}", foreign_prose_scores(chosen, llm))
+    print(f"{llm.calls} calls, {llm.failed} failed, {llm.skipped} malformed replies or entries; "
+          f"tokens in {llm.usage['input_tokens']}, out {llm.usage['output_tokens']}")
+
+
+def _print(title: str, scores: dict[str, dict[str, Any]]) -> None:
+    print(f"foreign prose (frozen set, sha256 {SHA256[:12]}...): {title}")
     print(f"{'kind':6} {'paras':>5} {'gold':>5} {'got':>5}  precision [95% CI]    recall [95% CI]")
     for kind, row in scores.items():
         p, r = row["precision"], row["recall"]

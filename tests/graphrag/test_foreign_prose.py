@@ -42,3 +42,12 @@ def test_docs_show_the_measured_figures():
         line = (f"| {kind} | {row['paragraphs']} | {row['gold']} | {row['extracted']} | "
                 f"{p.estimate:.2f} [{p.low:.2f}, {p.high:.2f}] | {r.estimate:.2f} [{r.low:.2f}, {r.high:.2f}] |")
         assert line in text, f"docs/graphrag.md lacks the measured row: {line}"
+
+
+def test_the_declared_sample_is_stratified_and_fixed():
+    from suites.graphrag.foreign import load_paragraphs, sample
+
+    paragraphs = load_paragraphs()
+    chosen = sample(paragraphs, 10)
+    assert [p.kind for p in chosen].count("world") == 11 and [p.kind for p in chosen].count("real") == 9
+    assert chosen == sample(load_paragraphs(), 10)  # a function of the frozen file alone
