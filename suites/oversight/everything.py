@@ -92,8 +92,9 @@ def regret_table(results: dict[str, dict[str, Any]], command: str) -> dict[str, 
     rows.insert(len(rows) - 1, ["ratio action-conditioned / scalar-only chosen on training folds",
                                 *[fmt_interval(r["ratios"]["selected_scalar_only"]) for r in results.values()]])
     alfworld = results.get("alfworld")
-    which = (f"ALFWorld in its default configuration, {DEFAULT_REGIME}: {describe_regime(DEFAULT_REGIME)}. "
-             if alfworld else "")
+    which = (f"ALFWorld in its default configuration, {DEFAULT_REGIME}: {describe_regime(DEFAULT_REGIME)}; "
+             "its held-out headline (the same configuration) is suites/oversight/data/headline.json, which "
+             "`agentbed demo --suites oversight` shows. " if alfworld else "")
     return table("Regret per controller per benchmark", ["controller", *results], rows,
                  "Mean regret over held-out checkpoints (5-fold cross-validation holding out whole games; GraphRAG "
                  f"groups a question's games), 95% cluster-bootstrap intervals over games. {which}"

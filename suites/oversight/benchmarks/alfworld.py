@@ -24,22 +24,22 @@ DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed", "detour")
 INTERVENTIONS = ("expert", "planner", "reflect")
 # The benchmark's configurations (docs/oversight.md, "The interventions"): named settings of the
-# expert's slip rate, budget and cost per step. "costly", the default, was chosen on 8
-# development games (seed 0) by controllers/oversight/regime.choose among slip rate 0, budgets
-# none/20/15/10/8/6/5/4 and extra step costs 0/0.01/0.03 (`agentbed oversight regimes`): a
-# 10-step budget, no extra step cost. "free" is the paper's setting: a flawless expert, no
-# budget, no per-step charge (always deferring then comes within a few percent of the oracle).
-# "costly-noisy" is "costly" with the noisy expert: its slip rate is the wasted-step share of an
-# expert without the game's hidden state (the flawless planner), measured on development games
-# 0-19 of seed 0 by suites/oversight/expert_error.py and recorded in
-# suites/oversight/data/expert-error-s0-20games.json (0.057, rounded to 0.06; a test ties the two).
-# It is not the default: the committed datasets and the demo's live check were built at slip rate 0.
+# expert's slip rate, budget and cost per step. "costly-noisy", the default, has the noisy expert
+# issue 34 asks for: its slip rate is the wasted-step share of an expert without the game's hidden
+# state (the flawless planner), measured on development games 0-19 of seed 0 by
+# suites/oversight/expert_error.py and recorded in suites/oversight/data/expert-error-s0-20games.json
+# (0.057, rounded to 0.06; a test ties the two); its 10-step budget and no extra step cost were
+# chosen by controllers/oversight/regime.choose on 8 development games of seed 0 built at that slip
+# rate, among budgets none/20/15/10/8/6/5/4 and extra step costs 0/0.01/0.03 (`agentbed oversight
+# regimes`). "costly" is the same without slips: the default before the slip rate was measured,
+# kept to reproduce the numbers measured with it. "free" is the paper's setting: a flawless expert,
+# no budget, no per-step charge (always deferring then comes within a few percent of the oracle).
 REGIMES: dict[str, dict[str, Any]] = {
     "costly": {"expert_budget": 10},
     "costly-noisy": {"expert_budget": 10, "expert_noise": 0.06},
     "free": {},
 }
-DEFAULT_REGIME = "costly"
+DEFAULT_REGIME = "costly-noisy"
 
 
 def describe_regime(name: str) -> str:
