@@ -10,7 +10,7 @@ work is redone on resume) and the file may end in a torn line, which readers of 
 already cut.
 
 A commit runs outside the lock that :meth:`GroupCommit.add` takes, so the thread adding lines
-(a serial run's only thread) keeps working while the timer thread waits on the disk; commits
+(a serial run's only thread) keeps working while the committer thread waits on the disk; commits
 are ordered by a lock of their own. With ``sync_first`` (the run store's), the file system that
 holds the file is flushed (``syncfs``) before the batch is written, so the files its lines name
 (the episodes' logs, written and closed before their records arrived) are on disk before any
@@ -23,6 +23,7 @@ import ctypes
 import functools
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,8 +37,11 @@ class GroupCommit:
         self._lines: list[bytes] = []
         self._callbacks: list[Durable] = []
         self._lock = threading.Lock()  # the open batch
+        self._opened = threading.Condition(self._lock)  # a batch opened, or the committer is to stop
         self._commit = threading.RLock()  # one commit at a time, in order (a callback may add)
-        self._timer: threading.Timer | None = None
+        self._first_at = 0.0  # when the open batch's first line came
+        self._committer: threading.Thread | None = None
+        self._closed = False
         self._failed: OSError | None = None  # a timer's commit that failed, raised in the caller's thread
         self.commits = 0  # fsyncs so far (for tests and benchmarks)
 
@@ -46,9 +50,15 @@ class GroupCommit:
         with self._lock:
             self._raise_failure()
             if not self._lines and self.max_seconds > 0:
-                self._timer = threading.Timer(self.max_seconds, self._flush_from_timer)
-                self._timer.daemon = True
-                self._timer.start()
+                # one long-lived committer thread: starting a timer thread per batch made the adding
+                # thread wait for it to be scheduled, behind busy workers on a small machine
+                self._first_at = time.monotonic()
+                if self._committer is None:
+                    self._closed = False
+                    self._committer = threading.Thread(target=self._commit_on_time, daemon=True,
+                                                       name=f"group-commit {self.path.name}")
+                    self._committer.start()
+                self._opened.notify()
             self._lines.append(line)
             if on_durable is not None:
                 self._callbacks.append(on_durable)
@@ -66,9 +76,6 @@ class GroupCommit:
         with self._commit:
             with self._lock:
                 self._raise_failure()
-                if self._timer is not None:
-                    self._timer.cancel()
-                    self._timer = None
                 lines, callbacks = self._lines, self._callbacks
                 self._lines, self._callbacks = [], []
             if not lines:
@@ -99,12 +106,35 @@ class GroupCommit:
         finally:
             os.close(fd)
 
-    def _flush_from_timer(self) -> None:
-        try:
-            self.flush()
-        except OSError as exc:  # nobody to raise to in this thread: the caller's next add or flush does
+    def close(self) -> None:
+        """Commit what is open and stop the committer thread (a new line starts it again)."""
+        self.flush()
+        with self._lock:
+            self._closed = True
+            self._opened.notify()
+            committer, self._committer = self._committer, None
+        if committer is not None and committer is not threading.current_thread():
+            committer.join()
+
+    def _commit_on_time(self) -> None:
+        """The committer thread: each open batch is committed ``max_seconds`` after its first line
+        (unless it filled up first)."""
+        while True:
             with self._lock:
-                self._failed = exc
+                while not self._lines and not self._closed:
+                    self._opened.wait()
+                if self._closed:
+                    return
+                while self._lines and (left := self._first_at + self.max_seconds - time.monotonic()) > 0:
+                    self._opened.wait(left)
+            try:
+                self.flush()
+            except OSError as exc:  # nobody to raise to in this thread: the caller's next add or flush does
+                with self._lock:  # and retries the batch; the next batch opened starts a committer again
+                    self._failed = exc
+                    if self._committer is threading.current_thread():
+                        self._committer = None
+                return
 
     def _raise_failure(self) -> None:
         if self._failed is not None:

@@ -100,7 +100,7 @@ class RunStore:
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
-            self.flush()  # the lines queued under the lock land before another writer can take it
+            self._index.close()  # the lines queued under the lock land before another writer can take it
             os.close(self._lock_fd)  # closing the descriptor releases the flock
             self._lock_fd = None
 
