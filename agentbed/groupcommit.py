@@ -3,7 +3,7 @@
 An fsync costs several milliseconds on this machine's disks (6.8 ms measured under load), more
 than a whole trivial episode. Lines added while a batch is open wait for it; a batch is
 committed when it holds ``max_lines`` lines, when ``max_seconds`` have passed since its first
-line (a timer thread), or on :meth:`GroupCommit.flush`. A line's callback runs only after the
+line (the committer thread), or on :meth:`GroupCommit.flush`. A line's callback runs only after the
 fsync that made it durable, so a caller that reports work as done from the callback never
 reports what a crash could still lose. After a kill, the lines of the open batch are gone (their
 work is redone on resume) and the file may end in a torn line, which readers of the index
@@ -42,7 +42,7 @@ class GroupCommit:
         self._first_at = 0.0  # when the open batch's first line came
         self._committer: threading.Thread | None = None
         self._closed = False
-        self._failed: OSError | None = None  # a timer's commit that failed, raised in the caller's thread
+        self._failed: OSError | None = None  # the committer thread's failed commit, raised in the caller's thread
         self.commits = 0  # fsyncs so far (for tests and benchmarks)
 
     def add(self, line: bytes, on_durable: Durable | None = None) -> None:

@@ -75,7 +75,7 @@ class RunStore:
         # and each of them was made from a record here, so re-reading them skips the schema check
         # (it cost more than a trivial episode's whole run when a run re-read its own index).
         self._own_from: int | None = None
-        # runs once an episode's line is durable (in the group commit's timer thread, or the caller's)
+        # runs once an episode's line is durable (in the group commit's committer thread, or the caller's)
         self.on_finished: Callable[[EpisodeRecord | dict[str, Any]], None] | None = None
 
     # -- one writer ------------------------------------------------------------------------
