@@ -53,6 +53,7 @@ from agentbed.validate import (
     check,
     open_regular,
     parse_json,
+    parse_own_json,
     read_json,
 )
 
@@ -294,7 +295,7 @@ def iter_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> 
         for number, line in bounded_lines(fh, path):
             start, offset = offset, offset + len(line)
             if own_from is not None and start >= own_from and line.endswith(b"\n"):
-                out.append((number, parse_json(line, f"{path}: line {number}")))  # finite numbers, depth
+                out.append((number, parse_own_json(line, f"{path}: line {number}")))  # finite numbers, depth
                 continue
             if not line.strip():
                 continue

@@ -141,6 +141,21 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
+def parse_own_json(data: bytes, at: str) -> Any:
+    """Parse a line this process wrote with ``json.dumps`` from a dict (no lone surrogate: the
+    UTF-8 encoding would have failed; keys unique, unless a dict mixed ``1`` and ``"1"``, when the
+    last wins as in ``json.loads``). When its bytes cannot hold a non-finite
+    number or nesting beyond MAX_DEPTH, the C parser reads it with only the integer bound;
+    otherwise it gets every check of :func:`parse_json`. A run reads its own index back at its end,
+    and the full checks cost more than a trivial episode's run (docs/benchmarks.md)."""
+    if b"NaN" in data or b"Infinity" in data or data.count(b"[") + data.count(b"{") >= MAX_DEPTH:
+        return parse_json(data, at)
+    try:
+        return json.loads(data, parse_int=_bounded_int)
+    except _Refused as exc:
+        raise InputError(f"{at}: {exc}") from None
+
+
 def parse_json(data: bytes, at: str) -> Any:
     """Parse strict UTF-8 JSON with finite numbers only, integers within 64 bits, no key twice
     in one object and no lone surrogate; ``at`` names the file and line for errors."""

@@ -77,3 +77,23 @@ def test_a_store_reads_its_own_lines_back_without_the_schema_but_checks_older_on
     store.append(good)
     assert [r["episode_id"] for r in store.records()] == ["e1"]
     store.unlock()
+
+
+def test_own_lines_read_fast_still_refuse_what_the_full_parser_refuses(tmp_path):
+    """The fast path for a store's own lines keeps parse_json's answers: the same records, and
+    the same refusals of a non-finite number, deep nesting and an integer beyond 64 bits."""
+    import json
+
+    import pytest
+
+    from agentbed.validate import MAX_DEPTH, InputError, parse_json, parse_own_json
+
+    plain = json.dumps({"a": [1, 2.5, {"b": "NaN is a word"}], "n": -3, "s": "Zürich"}, ensure_ascii=False)
+    assert parse_own_json(plain.encode(), "x") == parse_json(plain.encode(), "x")
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    for bad in ('{"m": NaN}', '{"m": -Infinity}', deep, '{"big": 99999999999999999999}'):
+        with pytest.raises(InputError) as full:
+            parse_json(bad.encode(), "line 3")
+        with pytest.raises(InputError) as fast:
+            parse_own_json(bad.encode(), "line 3")
+        assert str(fast.value) == str(full.value)
