@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -154,6 +155,26 @@ def agentbed_command(seeds: int, out: Path, executor: str, jobs: int) -> float:
     return wall
 
 
+def file_creation_us(directory: Path, files: int = 500) -> float:
+    """Microseconds to create and write one 2.7 KB file (an echo episode's log) in a fresh
+    directory: the disk's state, printed beside the command's rows. On ext4 without a journal
+    (this machine's disk) the inode allocator reads and skips recently freed inodes, so after
+    thousands of files were deleted, creating one costs about 1 ms of kernel time instead of about
+    30 us, for minutes (perf: ``recently_deleted`` under ``__ext4_new_inode``; docs/benchmarks.md).
+    Nothing is deleted while this bench runs."""
+    directory.mkdir()
+    data = b"x" * 2725
+    t0 = time.perf_counter()
+    for k in range(files):
+        (directory / f"probe-{k}.jsonl").write_bytes(data)
+    return (time.perf_counter() - t0) / files * 1e6
+
+
+def free_cores() -> float:
+    """Cores not busy with other work when the bench starts (cores minus the 1-minute load)."""
+    return max(0.0, (os.cpu_count() or 1) - os.getloadavg()[0])
+
+
 def command_costs(episodes: int, tmp: Path, repeats: int) -> list[tuple[str, float, float]]:
     """(executor, seconds per episode, start-up seconds) of ``agentbed run``, serially and with two
     workers: two sizes differenced. The executors alternate within each repeat, so a slow spell
@@ -227,8 +248,10 @@ def main() -> int:
                   f"(goal <= {GOAL_VS_BARE:.0f}x: {verdict(vs_bare, GOAL_VS_BARE, False)})")
         print(f"share of agentbed's wall time spent logging: {(full.wall - nolog.wall) / full.wall:.0%}")
 
+        cores, probe_before = free_cores(), file_creation_us(tmp_path / "probe-before")
         (_, serial, serial_startup), (_, two, two_startup) = command_costs(args.episodes, tmp_path,
                                                                            args.command_repeats)
+        probe_after = file_creation_us(tmp_path / "probe-after")
         print(f"\nthrough `agentbed run` (the real path, durability included; {args.episodes} vs "
               f"{max(1, args.episodes // 10)} episodes differenced, executors alternating, median of "
               f"{args.command_repeats}):")
@@ -240,6 +263,10 @@ def main() -> int:
               f"{verdict(serial * 1e3, GOAL_RUN_MS, False)}); two workers: {serial / two:.2f}x serial's throughput "
               f"(goal >= {GOAL_TWO_WORKERS}x: {verdict(serial / two, GOAL_TWO_WORKERS, True)}); "
               f"Inspect's eval per sample / agentbed run's per episode: {inspect.per('wall') / serial:.1f}x")
+        print(f"conditions: {cores:.1f} of {os.cpu_count()} cores free at the start (1-minute load); creating a "
+              f"log-sized file took {probe_before:.0f} us before the rounds and {probe_after:.0f} us after "
+              f"(about 30 us on a healthy disk, about 1,000 us in its slow spells after mass deletion on ext4 "
+              f"without a journal; the two-worker row means little then, or with fewer than 2 free cores)")
 
         if args.profile:
             profiler = cProfile.Profile()
