@@ -116,9 +116,11 @@ def answer_type(tokens: Sequence[str]) -> str | None:
     return None
 
 
-def _chain_ends(plan: Sequence[str]) -> list[str] | None:
+@lru_cache(maxsize=4096)
+def _chain_ends(plan: tuple[str, ...]) -> tuple[str, ...] | None:
     """The types a typed ``plan`` can end in (empty: it does not compose); ``None`` when a
-    relation has no known signature (then composition is decided by word order)."""
+    relation has no known signature (then composition is decided by word order). Memoised: every
+    question tries each permutation of its relations."""
     if any(r not in SIGNATURES for r in plan):
         return None
     ends = []
@@ -130,7 +132,7 @@ def _chain_ends(plan: Sequence[str]) -> list[str] | None:
             current = nxt[0]
         else:
             ends.append(current)
-    return ends
+    return tuple(ends)
 
 
 def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: int = 3) -> tuple[str, ...]:
@@ -142,7 +144,8 @@ def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: in
     tokens = [w for w in words(text) if w not in topic_words]
     position: dict[str, int] = {}
     for r in relations:
-        hits = [i for i, w in enumerate(tokens) if w in cues(r)]
+        cue_words = cues(r)
+        hits = [i for i, w in enumerate(tokens) if w in cue_words]
         if hits:
             position[r] = hits[-1]
     mentioned = sorted(position)
