@@ -2,6 +2,7 @@
 and Inspect AI on the equivalent one-turn task, in one process and one run.
 
     .venv/bin/python bench/runner_throughput.py [--episodes 2000] [--inspect-samples 1000] [--profile]
+    .venv/bin/python bench/runner_throughput.py --command-only --episodes 8000 --command-repeats 9
 
 The workload is the vault's ``echo`` task: one observation (a word), one action (submit it).
 
@@ -175,10 +176,10 @@ def free_cores() -> float:
     return max(0.0, (os.cpu_count() or 1) - os.getloadavg()[0])
 
 
-def command_costs(episodes: int, tmp: Path, repeats: int) -> list[tuple[str, float, float]]:
+def command_costs(episodes: int, tmp: Path, repeats: int) -> tuple[list[tuple[str, float, float]], list[float]]:
     """(executor, seconds per episode, start-up seconds) of ``agentbed run``, serially and with two
-    workers: two sizes differenced. The executors alternate within each repeat, so a slow spell
-    of the disk (the cost of a trivial episode is mostly file creation) falls on both."""
+    workers: two sizes differenced, and each round's two-worker / serial throughput ratio. The
+    executors alternate within each round, so a slow spell of the disk falls on both."""
     small = max(1, episodes // 10)
     per: dict[str, list[float]] = {"serial": [], "process": []}
     startup: dict[str, list[float]] = {"serial": [], "process": []}
@@ -188,7 +189,32 @@ def command_costs(episodes: int, tmp: Path, repeats: int) -> list[tuple[str, flo
             t_big = agentbed_command(episodes, tmp / f"run-{executor}-big-{r}", executor, jobs)
             per[executor].append((t_big - t_small) / (episodes - small))
             startup[executor].append(t_small - small * per[executor][-1])
-    return [(e, statistics.median(per[e]), statistics.median(startup[e])) for e in ("serial", "process")]
+    ratios = [s / p for s, p in zip(per["serial"], per["process"], strict=True)]
+    return [(e, statistics.median(per[e]), statistics.median(startup[e])) for e in ("serial", "process")], ratios
+
+
+def command_rows(episodes: int, tmp_path: Path, repeats: int, inspect_per_sample: float | None) -> None:
+    """The ``agentbed run`` rows, with the conditions they were measured in."""
+    cores, probe_before = free_cores(), file_creation_us(tmp_path / "probe-before")
+    ((_, serial, serial_startup), (_, two, two_startup)), ratios = command_costs(episodes, tmp_path, repeats)
+    probe_after = file_creation_us(tmp_path / "probe-after")
+    print(f"\nthrough `agentbed run` (the real path, durability included; {episodes} vs "
+          f"{max(1, episodes // 10)} episodes differenced, executors alternating, median of {repeats}):")
+    print("| executor | wall ms/episode | episodes/s | command start-up s |")
+    print("|---|---|---|---|")
+    print(f"| serial | {serial * 1e3:.2f} | {1 / serial:,.0f} | {serial_startup:.2f} |")
+    print(f"| process, 2 workers | {two * 1e3:.2f} | {1 / two:,.0f} | {two_startup:.2f} |")
+    ratio = statistics.median(ratios)
+    vs_inspect = f"; Inspect's eval per sample / agentbed run's per episode: {inspect_per_sample / serial:.1f}x" \
+        if inspect_per_sample else ""
+    print(f"serial: {serial * 1e3:.2f} ms per episode (goal <= {GOAL_RUN_MS:.0f} ms: "
+          f"{verdict(serial * 1e3, GOAL_RUN_MS, False)}); two workers: {ratio:.2f}x serial's throughput, the "
+          f"median of the rounds' ratios (range {min(ratios):.2f}-{max(ratios):.2f}; goal >= {GOAL_TWO_WORKERS}x: "
+          f"{verdict(ratio, GOAL_TWO_WORKERS, True)}){vs_inspect}")
+    print(f"conditions: {cores:.1f} of {os.cpu_count()} cores free at the start (1-minute load); creating a "
+          f"log-sized file took {probe_before:.0f} us before the rounds and {probe_after:.0f} us after "
+          f"(about 30 us on a healthy disk, about 1,000 us in its slow spells after mass deletion on ext4 "
+          f"without a journal; the two-worker row means little then, or with fewer than 2 free cores)")
 
 
 def row(name: str, t: Timing, bare: Timing) -> str:
@@ -210,12 +236,17 @@ def main() -> int:
     parser.add_argument("--inspect-samples", type=int, default=1000, help="samples in the Inspect eval")
     parser.add_argument("--log-dir", help="where the temporary logs go (default: the system temp dir)")
     parser.add_argument("--profile", action="store_true", help="profile agentbed's loop and print the top functions")
+    parser.add_argument("--command-only", action="store_true",
+                        help="only the `agentbed run` rows (serial and two workers), without the loops and Inspect")
     args = parser.parse_args()
     if min(args.episodes, args.inspect_samples, args.repeats, args.command_repeats) < 1:
         parser.error("--episodes, --repeats, --command-repeats and --inspect-samples must be at least 1")
 
     with tempfile.TemporaryDirectory(prefix="agentbed-bench-", dir=args.log_dir) as tmp:
         tmp_path = Path(tmp)
+        if args.command_only:
+            command_rows(args.episodes, tmp_path, args.command_repeats, None)
+            return 0
         bare_loop(50), agentbed_loop(50, None)  # warm imports and caches
         bare = timed(lambda: bare_loop(args.episodes), args.episodes, args.repeats)
         nolog = timed(lambda: agentbed_loop(args.episodes, None), args.episodes, args.repeats)
@@ -248,25 +279,7 @@ def main() -> int:
                   f"(goal <= {GOAL_VS_BARE:.0f}x: {verdict(vs_bare, GOAL_VS_BARE, False)})")
         print(f"share of agentbed's wall time spent logging: {(full.wall - nolog.wall) / full.wall:.0%}")
 
-        cores, probe_before = free_cores(), file_creation_us(tmp_path / "probe-before")
-        (_, serial, serial_startup), (_, two, two_startup) = command_costs(args.episodes, tmp_path,
-                                                                           args.command_repeats)
-        probe_after = file_creation_us(tmp_path / "probe-after")
-        print(f"\nthrough `agentbed run` (the real path, durability included; {args.episodes} vs "
-              f"{max(1, args.episodes // 10)} episodes differenced, executors alternating, median of "
-              f"{args.command_repeats}):")
-        print("| executor | wall ms/episode | episodes/s | command start-up s |")
-        print("|---|---|---|---|")
-        print(f"| serial | {serial * 1e3:.2f} | {1 / serial:,.0f} | {serial_startup:.2f} |")
-        print(f"| process, 2 workers | {two * 1e3:.2f} | {1 / two:,.0f} | {two_startup:.2f} |")
-        print(f"serial: {serial * 1e3:.2f} ms per episode (goal <= {GOAL_RUN_MS:.0f} ms: "
-              f"{verdict(serial * 1e3, GOAL_RUN_MS, False)}); two workers: {serial / two:.2f}x serial's throughput "
-              f"(goal >= {GOAL_TWO_WORKERS}x: {verdict(serial / two, GOAL_TWO_WORKERS, True)}); "
-              f"Inspect's eval per sample / agentbed run's per episode: {inspect.per('wall') / serial:.1f}x")
-        print(f"conditions: {cores:.1f} of {os.cpu_count()} cores free at the start (1-minute load); creating a "
-              f"log-sized file took {probe_before:.0f} us before the rounds and {probe_after:.0f} us after "
-              f"(about 30 us on a healthy disk, about 1,000 us in its slow spells after mass deletion on ext4 "
-              f"without a journal; the two-worker row means little then, or with fewer than 2 free cores)")
+        command_rows(args.episodes, tmp_path, args.command_repeats, inspect.per('wall'))
 
         if args.profile:
             profiler = cProfile.Profile()
