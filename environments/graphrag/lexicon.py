@@ -33,30 +33,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from environments.graphrag.corpus import Document, Statement
+from environments.graphrag.lexicon_forms import (
+    AUXILIARIES,
+    CONJUNCTIONS,
+    ENGLISH,
+    FIELDS,
+    MORE,
+    NAME_CONNECTORS,
+    NAME_SUFFIXES,
+    NEEDS_NAME,
+    OPENERS,
+    POSSESSIVE_PRONOUNS,
+    appositions,
+    fronted_subject,
+)
 
-# English cue phrases for common relation names: (phrase, kind); kind is "verb", "inverse" or "noun".
-ENGLISH: dict[str, tuple[tuple[str, str], ...]] = {
-    "born_in": (("born in", "verb"), ("native of", "verb"), ("hails from", "verb"), ("birthplace", "noun"),
-                ("comes from", "verb")),
-    "located_in": (("located in", "verb"), ("lies in", "verb"), ("situated in", "verb"), ("contains", "inverse"),
-                   ("part of", "verb")),
-    "citizen_of": (("citizen of", "verb"), ("national of", "verb"), ("citizenship of", "verb"),
-                   ("nationality", "noun")),
-    "works_for": (("works for", "verb"), ("work for", "verb"), ("employed by", "verb"), ("works at", "verb"),
-                  ("employs", "inverse"), ("employer", "noun"), ("joined", "verb"), ("left", "negative")),
-    "lives_in": (("lives in", "verb"), ("resides in", "verb"), ("home in", "verb"), ("home to", "inverse")),
-    "studied_at": (("studied at", "verb"), ("graduated from", "verb"), ("educated at", "verb"),
-                   ("alma mater", "noun")),
-    "headquartered_in": (("headquartered in", "verb"), ("based in", "verb"), ("headquarters in", "verb"),
-                         ("headquarters", "noun")),
-    "founded_by": (("founded by", "verb"), ("established by", "verb"), ("set up by", "verb"),
-                   ("founded", "inverse"), ("founder", "noun")),
-    "colleague_of": (("colleague of", "verb"), ("colleagues", "verb"), ("works alongside", "verb")),
-    "partners_with": (("partners with", "verb"), ("collaborates with", "verb"), ("partnership with", "verb"),
-                      ("partners", "verb")),
-    "affiliated_with": (("affiliated with", "verb"), ("associated with", "verb")),
-    "office_in": (("offices in", "verb"), ("branch in", "verb"), ("branches in", "verb"), ("offices", "noun")),
-}
 NEGATIONS = {"no", "not", "never", "ceased", "longer", "nor"}
 HEDGE_WORDS = {"whether", "rumour", "rumours", "rumor", "rumors", "allegedly", "unconfirmed", "denied", "if", "might",
           "may"}
@@ -65,9 +56,15 @@ BOUNDARIES = {"and", ",", ";", "which", "who", "where"}
 STOP_CAPS = {"the", "a", "an", "it", "he", "she", "they", "in", "on", "as", "since", "through", "its", "his", "her",
              "their", "this", "that", "there", "some", "according", "after", "before", "when", "while"}
 GENERIC_NAME_WORDS = {"of", "the", "university", "labs", "works", "group", "systems", "and", "or"}
-# Words in any script ("Zürich", "São Paulo"), dates, the possessive and list punctuation.
-_TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|[^\W_][\w\-]*|['\u2019]s|[,;?]")
+# Words in any script ("Zürich", "São Paulo"), dates, dotted abbreviations ("D.C.", "Inc."), names
+# with an inner period or apostrophe ("Amazon.com", "L'Oréal"), the possessive, list punctuation,
+# colons (field labels) and free-standing dashes.
+_TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr|Sr|St)\."
+                    r"|[A-Za-z]['\u2019][A-ZÀ-ÖØ-Þ][\w\-]*|[^\W_][\w\-\u2013]*(?:\.[^\W\d_][\w\-]*)*"
+                    r"|['\u2019]s|[,;?:&()]|(?<=\s)[\-\u2013\u2014](?=\s)")
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
+_AFFIX = re.compile(r"^(.+?)(-born|-based|-headquartered)$")
+_DASHES = {"-", "\u2013", "\u2014"}
 
 
 def normalise(text: str) -> str:
@@ -80,15 +77,23 @@ def normalise(text: str) -> str:
 @dataclass(frozen=True)
 class Cue:
     relation: str
-    kind: str  # verb | inverse | noun | negative
+    kind: str  # verb | inverse | noun | negative | field | post | pre | appos | mate (lexicon_forms)
 
 
 @dataclass
 class _Item:
-    kind: str  # ent | pron | cue | word | bound | poss | neg
+    kind: str  # ent | pron | there | ppos | cue | word | bound | poss | neg
     text: str
     entity: str = ""
     cue: Cue | None = None
+
+
+@dataclass
+class _Context:
+    """What a sentence's references resolve to: the subject so far and the last place named."""
+
+    fallback: str
+    place: str = ""
 
 
 @dataclass
@@ -97,14 +102,18 @@ class LexiconExtractor:
 
     relations: Sequence[str]
     cues: dict[tuple[str, ...], Cue] = field(default_factory=dict)
+    fields: dict[tuple[str, ...], Cue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for r in self.relations:  # a relation's own name first: "part of" is part_of where the schema has it
             self.cues.setdefault(tuple(normalise(r).split()), Cue(r, "noun"))
-        for r in self.relations:
-            for phrase, kind in ENGLISH.get(r, ()):
-                self.cues.setdefault(tuple(phrase.split()), Cue(r, kind))
-        self._longest_cue = max((len(k) for k in self.cues), default=1)
+        for table in (ENGLISH, MORE):
+            for r in self.relations:
+                for phrase, kind in table.get(r, ()):
+                    self.cues.setdefault(tuple(phrase.split()), Cue(r, kind))
+        self.fields = {tuple(label.split()): Cue(r, "field") for label, r in FIELDS.items() if r in self.relations}
+        self._longest_cue = max((len(k) for k in [*self.cues, *self.fields]), default=1)
+        self._located = "located_in" in self.relations
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents``; entity linking knows the pages of ``context`` (default:
@@ -126,21 +135,23 @@ class LexiconExtractor:
         page = gazetteer.get(normalise(doc.title))
         seen: list[str] = [page] if page else []
         last_subject = page or ""
+        context = _Context("")
         out = []
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
                 continue
             items = self._items(text, gazetteer, by_word, longest, seen)
             date = m.group(0) if (m := _DATE.search(text)) else ""
-            for head, relation, tail, negated in self._triples(items, page or last_subject):
+            context.fallback = page or last_subject or next((e for e in seen if e), "")
+            for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
                 last_subject = head if head != tail else last_subject
         return out
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
                seen: list[str]) -> list[_Item]:
-        tokens = _TOKEN.findall(unicodedata.normalize("NFC", text))
-        low = [normalise(t) for t in tokens]
+        tokens = _without_header(_split_affixes(_TOKEN.findall(unicodedata.normalize("NFC", text))))
+        low = [t if t[:1] == "-" and len(t) > 1 else normalise(t) for t in tokens]
         items: list[_Item] = []
         i = 0
         while i < len(tokens):
@@ -153,31 +164,55 @@ class LexiconExtractor:
                     break
             else:
                 i = self._other(tokens, low, i, items, by_word, seen)
-        return items
+        appositions(items, self._located, lambda: _Item("cue", "", cue=Cue("located_in", "appos")))
+        return fronted_subject(items)
+
+    def _cue(self, tokens: list[str], low: list[str], i: int) -> tuple[Cue | None, int]:
+        """The longest field label before a colon, or cue phrase, at ``i``: (cue, tokens used)."""
+        for n in range(min(self._longest_cue, len(tokens) - i - 1), 0, -1):
+            if low[i + n] == ":" and (cue := self.fields.get(tuple(low[i:i + n]))) is not None:
+                return cue, n + 1
+        for n in range(min(self._longest_cue, len(tokens) - i), 0, -1):
+            key = tuple(low[i:i + n])
+            cue = self.cues.get(key)
+            if cue is not None and (key not in NEEDS_NAME or (i + n < len(tokens) and (
+                    tokens[i + n][:1].isupper() or low[i + n] == "there"))):
+                return cue, n
+        return None, 0
 
     def _other(self, tokens: list[str], low: list[str], i: int, items: list[_Item], by_word: dict[str, set[str]],
                seen: list[str]) -> int:
-        for n in range(min(self._longest_cue, len(tokens) - i), 0, -1):
-            cue = self.cues.get(tuple(low[i:i + n]))
-            if cue is not None:
-                items.append(_Item("cue", " ".join(low[i:i + n]), cue=cue))
-                return i + n
+        cue, used = self._cue(tokens, low, i)
+        if cue is not None:
+            items.append(_Item("cue", " ".join(low[i:i + used]), cue=cue))
+            return i + used
         t, w = tokens[i], low[i]
-        if w in PRONOUNS:
+        first = i == 0 or (bool(items) and items[-1].kind == "bound" and items[-1].text == ":")
+        if w in PRONOUNS or t == "I":
             items.append(_Item("pron", w))
-        elif w in BOUNDARIES:
-            items.append(_Item("bound", w))
+        elif w == "there":
+            items.append(_Item("there", w))
+        elif w in POSSESSIVE_PRONOUNS:
+            items.append(_Item("ppos", w))
+        elif w in BOUNDARIES or w in (":", "(", ")") or t in _DASHES:
+            items.append(_Item("bound", "," if t in _DASHES else w))
         elif t in ("'s", "\u2019s"):
             items.append(_Item("poss", t))
         elif w in NEGATIONS:
             items.append(_Item("neg", w))
-        elif t[:1].isupper() and not (i == 0 and w in STOP_CAPS):
+        elif t[:1].isupper() and not (first and (w in STOP_CAPS or w in OPENERS)):
             j = i + 1
-            while j < len(tokens) and (tokens[j][:1].isupper() or (low[j] == "of" and j + 1 < len(tokens)
-                                                                    and tokens[j + 1][:1].isupper())):
-                j += 1
+            while j < len(tokens):
+                if tokens[j][:1].isupper() and tokens[j] not in _DASHES:
+                    j += 1
+                elif low[j] in NAME_CONNECTORS and j + 1 < len(tokens) and tokens[j + 1][:1].isupper():
+                    j += 1
+                elif low[j] == "," and j + 1 < len(tokens) and low[j + 1] in NAME_SUFFIXES:
+                    j += 2
+                else:
+                    break
             span = tokens[i:j]
-            items.append(_Item("ent", " ".join(span), self._link(span, by_word, seen)))
+            items.append(_Item("ent", _join(span), self._link(span, by_word, seen)))
             seen.append(items[-1].entity)
             return j
         else:
@@ -191,17 +226,17 @@ class LexiconExtractor:
         words = set(normalise(" ".join(span)).split()) - GENERIC_NAME_WORDS
         if words:
             for entity in reversed(seen):
-                if words <= set(normalise(entity).split()):
+                if words <= set(normalise(entity).split()) and len(span) <= len(normalise(entity).split()):
                     return entity
             sets = [by_word.get(w, set()) for w in words]
             common = set.intersection(*sets) if sets else set()
             if len(common) == 1:
                 return next(iter(common))
-        return " ".join(span)
+        return _join(span)
 
-    def _triples(self, items: list[_Item], fallback: str) -> list[tuple[str, str, str, bool]]:
+    def _triples(self, items: list[_Item], context: _Context) -> list[tuple[str, str, str, bool]]:
         cue_at = [k for k, it in enumerate(items) if it.kind == "cue"]
-        out = []
+        out: list[tuple[str, str, str, bool]] = []
         prev_subject, prev_object = "", ""
         start = 0
         for n, k in enumerate(cue_at):
@@ -210,39 +245,157 @@ class LexiconExtractor:
                 bounds = [b for b in range(k + 1, end) if items[b].kind == "bound"]
                 end = bounds[-1] if bounds else end
             before, after = items[start:k], items[k + 1:end]
-            ents_before = [self._resolve(it, fallback) for it in before if it.kind in ("ent", "pron")]
-            ents_after = [self._resolve(it, fallback) for it in after if it.kind in ("ent", "pron")]
-            relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
             cue = items[k].cue
-            negated = cue.kind == "negative" or any(it.kind == "neg" for it in before)
-            if relative and n > 0:
-                head_side = [prev_object] if prev_object else ents_before[-1:]
-            elif ents_before:
-                head_side = ents_before[:1]
-            elif n > 0 and prev_subject:
-                head_side = [prev_subject]
-            else:
-                head_side, ents_after = ents_after[:1], ents_after[1:]
-            if not ents_after and len(ents_before) >= 2:  # "X and Y are colleagues"
-                head_side, ents_after = ents_before[:1], ents_before[1:2]
-            if not head_side or not ents_after:
+            assert cue is not None
+            found = self._pairs(items, k, before, after, cue, context, n > 0, prev_subject, prev_object)
+            if found is None:
                 start = end
                 continue
-            subject = head_side[0]
-            possessive = any(it.kind == "poss" for it in before)
-            of_after = any(it.text == "of" for it in after[:3])
-            for obj in ents_after:
-                if cue.kind == "inverse" or (cue.kind == "noun" and of_after and not possessive
-                                             and any(it.text == "the" for it in before[-3:])):
-                    head, tail = obj, subject
-                else:
-                    head, tail = subject, obj
+            pairs, prev_subject, prev_object = found
+            negated = cue.kind == "negative" or any(it.kind == "neg" for it in before)
+            for head, tail in pairs:
                 if head != tail:
                     out.append((head, cue.relation, tail, negated))
-            prev_subject, prev_object = subject, ents_after[-1]
+                    context.place = _place(head, cue.relation, tail) or context.place
             start = end
         return out
 
+    def _pairs(self, items: list[_Item], k: int, before: list[_Item], after: list[_Item], cue: Cue,
+               context: _Context, later: bool, prev_subject: str, prev_object: str
+               ) -> tuple[list[tuple[str, str]], str, str] | None:
+        """(head, tail) pairs of the cue at ``k`` with the segment's subject and last object, or
+        None when the segment states nothing."""
+        resolve = self._resolve
+        ents_before = [resolve(it, context) for it in before if it.kind in ("ent", "pron")]
+        ents_after = _objects(after, context)
+        if cue.kind in ("appos", "post", "pre"):  # the object (or head) stands just before the cue
+            near = items[k - 1] if k > 0 and items[k - 1].kind == "ent" else None
+            if near is None:
+                return None
+            if cue.kind == "appos":
+                return ([(near.entity, ents_after[0])], prev_subject, prev_object) if ents_after else None
+            if cue.kind == "pre":
+                heads = [resolve(it, context) for it in after if it.kind == "ent"][:1]
+                return ([(heads[0], near.entity)], heads[0], near.entity) if heads else None
+            others = [resolve(it, context) for it in before if it.kind in ("ent", "pron") and it is not near]
+            subject = others[0] if others else prev_subject or context.fallback
+            return ([(subject, near.entity)], subject, subject) if subject else None
+        if cue.kind == "field":
+            subject = context.fallback or (ents_before[:1] or [""])[0]
+            return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
+        if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
+            return self._colleague(before, after, context, prev_subject)
+        if cue.kind == "inverse" and _passive(after):
+            cue = Cue(cue.relation, "verb")
+        relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
+        if relative and later:
+            head_side = [prev_object] if prev_object else ents_before[-1:]
+        elif ents_before and cue.kind == "inverse" and before[-1].kind == "ent":
+            head_side = ents_before[-1:]  # "X began in 2003 when Y founded it"
+        elif ents_before:
+            head_side = ents_before[:1]
+        elif later and prev_subject:
+            head_side = [prev_subject]
+        elif context.fallback and _predicate(before, cue):
+            head_side = [context.fallback]  # "Born in X" after a name, "The company is based in Y"
+        else:
+            head_side, ents_after = ents_after[:1], ents_after[1:]
+        if not ents_after and len(ents_before) >= 2:  # "X and Y are colleagues"
+            head_side, ents_after = ents_before[:1], ents_before[1:2]
+        if not head_side or not ents_after:
+            return None
+        subject = head_side[0]
+        possessive = any(it.kind == "poss" for it in before)
+        of_after = any(it.text == "of" for it in after[:3])
+        inverted = cue.kind == "inverse" or (cue.kind == "noun" and of_after and not possessive
+                                             and any(it.text == "the" for it in before[-3:]))
+        pairs = [(obj, subject) if inverted else (subject, obj) for obj in ents_after]
+        return pairs, subject, ents_after[-1]
+
+    def _colleague(self, before: list[_Item], after: list[_Item], context: _Context,
+                   prev_subject: str) -> tuple[list[tuple[str, str]], str, str] | None:
+        """"his colleague X", "X is her colleague", "Y's colleague X", "one of his colleagues is X"."""
+        names = [it for it in before if it.kind in ("ent", "pron")]
+        if before and before[-1].kind == "ppos":
+            owner = context.fallback
+        elif len(before) >= 2 and before[-1].kind == "poss" and before[-2].kind == "ent":
+            owner = before[-2].entity
+        else:
+            owner = self._resolve(names[0], context) if names else prev_subject or context.fallback
+        others = [self._resolve(it, context) for it in after if it.kind == "ent"][:1] or [
+            self._resolve(it, context) for it in names if it.kind == "ent" and it.entity != owner][:1]
+        if not owner or not others:
+            return None
+        return [(owner, others[0])], owner, others[0]
+
     @staticmethod
-    def _resolve(item: _Item, fallback: str) -> str:
-        return item.entity if item.kind == "ent" else fallback
+    def _resolve(item: _Item, context: _Context) -> str:
+        if item.kind == "there":
+            return context.place
+        return item.entity if item.kind == "ent" else context.fallback
+
+
+def _objects(after: list[_Item], context: _Context) -> list[str]:
+    """The objects after a cue: every name (or pronoun, or "there") in the segment, except that
+    where the segment has no "and", "or" or ";", a name right after a name and a comma is a
+    qualifier of the first ("Austin, Texas"; "Born: Mobile, Alabama"), not another object."""
+    joined = any(it.text in CONJUNCTIONS for it in after if it.kind in ("bound", "word"))
+    out: list[str] = []
+    for n, it in enumerate(after):
+        if it.kind not in ("ent", "pron", "there"):
+            continue
+        qualifier = not joined and n >= 2 and after[n - 1].text == "," and after[n - 2].kind == "ent"
+        if not qualifier:
+            out.append(LexiconExtractor._resolve(it, context))
+    return out
+
+
+def _predicate(before: list[_Item], cue: Cue) -> bool:
+    """Nothing before the cue names its subject, which is then the sentence's topic: nothing at
+    all, a field's colon, or words alone ("The company is based in"); a relational noun only as
+    a predicate ("is headquartered in", not "The birthplace of")."""
+    if not before or before[-1].text == ":":
+        return cue.kind in ("verb", "negative", "noun")
+    if not all(it.kind in ("word", "bound") for it in before):
+        return False
+    return cue.kind in ("verb", "negative") or (cue.kind == "noun" and before[-1].text in AUXILIARIES)
+
+
+def _passive(after: list[_Item]) -> bool:
+    """"founded in 1976 by X": an inverse cue followed by "by" before any name reads as passive."""
+    for it in after:
+        if it.kind in ("ent", "pron"):
+            return False
+        if it.text == "by":
+            return True
+    return False
+
+
+def _place(head: str, relation: str, tail: str) -> str:
+    """The place a statement names, for a later "there"."""
+    if relation == "located_in":
+        return head
+    return tail if relation in ("born_in", "lives_in", "headquartered_in", "office_in") else ""
+
+
+def _join(span: list[str]) -> str:
+    """A name's tokens as text: no space before a comma ("Washington, D.C.")."""
+    return " ".join(span).replace(" ,", ",")
+
+
+def _split_affixes(tokens: list[str]) -> list[str]:
+    """"Paris-born" as "Paris" and "-born" (a cue whose object stands before it)."""
+    out: list[str] = []
+    for t in tokens:
+        m = _AFFIX.match(t)
+        out += [m.group(1), m.group(2)] if m and t[:1].isupper() else [t]
+    return out
+
+
+def _without_header(tokens: list[str]) -> list[str]:
+    """A capitalised dateline or kicker before a dash or colon ("PRESS RELEASE - ...") is dropped."""
+    if tokens and len(tokens[0]) > 1 and tokens[0].isalpha() and tokens[0].isupper():
+        for k, t in enumerate(tokens[:6]):
+            if t in _DASHES:
+                return tokens[k + 1:]
+    return tokens
