@@ -44,6 +44,7 @@ from environments.graphrag.lexicon_forms import (
     NEEDS_NAME,
     OPENERS,
     POSSESSIVE_PRONOUNS,
+    TITLES,
     appositions,
     fronted_subject,
 )
@@ -94,6 +95,8 @@ class _Context:
 
     fallback: str
     place: str = ""
+    follow: bool = False  # no page: a pronoun is the last subject, even within a sentence
+    aside: set[tuple[str, str]] = field(default_factory=set)  # appositions, which move no subject
 
 
 @dataclass
@@ -135,7 +138,7 @@ class LexiconExtractor:
         page = gazetteer.get(normalise(doc.title))
         seen: list[str] = [page] if page else []
         last_subject = page or ""
-        context = _Context("")
+        context = _Context("", follow=not page)
         out = []
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
@@ -145,7 +148,8 @@ class LexiconExtractor:
             context.fallback = page or last_subject or next((e for e in seen if e), "")
             for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
-                last_subject = head if head != tail else last_subject
+                if (head, tail) not in context.aside:
+                    last_subject = head if head != tail else last_subject
         return out
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
@@ -195,15 +199,15 @@ class LexiconExtractor:
         elif w in POSSESSIVE_PRONOUNS:
             items.append(_Item("ppos", w))
         elif w in BOUNDARIES or w in (":", "(", ")") or t in _DASHES:
-            items.append(_Item("bound", "," if t in _DASHES else w))
+            items.append(_Item("bound", "-" if t in _DASHES else w))
         elif t in ("'s", "\u2019s"):
             items.append(_Item("poss", t))
         elif w in NEGATIONS:
             items.append(_Item("neg", w))
-        elif t[:1].isupper() and not (first and (w in STOP_CAPS or w in OPENERS)):
+        elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)):
             j = i + 1
             while j < len(tokens):
-                if tokens[j][:1].isupper() and tokens[j] not in _DASHES:
+                if tokens[j][:1].isupper() and low[j] not in TITLES:
                     j += 1
                 elif low[j] in NAME_CONNECTORS and j + 1 < len(tokens) and tokens[j + 1][:1].isupper():
                     j += 1
@@ -226,7 +230,9 @@ class LexiconExtractor:
         words = set(normalise(" ".join(span)).split()) - GENERIC_NAME_WORDS
         if words:
             for entity in reversed(seen):
-                if words <= set(normalise(entity).split()) and len(span) <= len(normalise(entity).split()):
+                rest = set(normalise(entity).split()) - words
+                if words <= set(normalise(entity).split()) and len(span) <= len(normalise(entity).split()) \
+                        and (not rest or rest - GENERIC_NAME_WORDS):
                     return entity
             sets = [by_word.get(w, set()) for w in words]
             common = set.intersection(*sets) if sets else set()
@@ -253,10 +259,14 @@ class LexiconExtractor:
                 continue
             pairs, prev_subject, prev_object = found
             negated = cue.kind == "negative" or any(it.kind == "neg" for it in before)
+            if cue.kind == "appos":
+                context.aside.update(pairs)
             for head, tail in pairs:
                 if head != tail:
                     out.append((head, cue.relation, tail, negated))
                     context.place = _place(head, cue.relation, tail) or context.place
+                    if context.follow and cue.kind != "appos" and head:
+                        context.fallback = head
             start = end
         return out
 
@@ -288,7 +298,10 @@ class LexiconExtractor:
         if cue.kind == "inverse" and _passive(after):
             cue = Cue(cue.relation, "verb")
         relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
-        if relative and later:
+        who = any(it.kind == "bound" and it.text == "who" for it in before)
+        if relative and later and who and prev_object == context.place and prev_subject:
+            head_side = [prev_subject]  # "X, a citizen of Y who was born in Z": who is X
+        elif relative and later:
             head_side = [prev_object] if prev_object else ents_before[-1:]
         elif ents_before and cue.kind == "inverse" and before[-1].kind == "ent":
             head_side = ents_before[-1:]  # "X began in 2003 when Y founded it"
@@ -339,10 +352,15 @@ def _objects(after: list[_Item], context: _Context) -> list[str]:
     """The objects after a cue: every name (or pronoun, or "there") in the segment, except that
     where the segment has no "and", "or" or ";", a name right after a name and a comma is a
     qualifier of the first ("Austin, Texas"; "Born: Mobile, Alabama"), not another object."""
+    if any(it.kind == "bound" and it.text == "-" for it in after):  # a dash ends the objects
+        after = after[:next(n for n, it in enumerate(after) if it.kind == "bound" and it.text == "-")]
     joined = any(it.text in CONJUNCTIONS for it in after if it.kind in ("bound", "word"))
     out: list[str] = []
+    depth = 0
     for n, it in enumerate(after):
-        if it.kind not in ("ent", "pron", "there"):
+        if it.kind == "bound" and it.text in "()":
+            depth = max(0, depth + (1 if it.text == "(" else -1))
+        if it.kind not in ("ent", "pron", "there") or depth or (it.kind == "pron" and it.text == "i"):
             continue
         qualifier = not joined and n >= 2 and after[n - 1].text == "," and after[n - 2].kind == "ent"
         if not qualifier:

@@ -79,6 +79,8 @@ OPENERS = {"today", "now", "originally", "currently", "besides", "among", "one",
            "however", "meanwhile", "both", "each", "every", "many", "most", "several", "we", "i", "you", "my",
            "our", "so", "but", "ask", "from", "together", "previously", "nowadays", "interview", "excerpt",
            "profile", "update", "note", "notes", "summary", "bio", "biography", "report", "news", "editorial"}
+# Capitalised titles and degrees that name no entity ("CEO", "PhD", "MBA").
+TITLES = {"ceo", "coo", "cfo", "cto", "phd", "mba", "b.s.", "b.a.", "m.sc", "m.a.", "bsc", "msc", "ba", "ma", "md"}
 POSSESSIVE_PRONOUNS = {"his", "her", "their", "my"}
 NAME_CONNECTORS = {"of", "de", "von", "van", "der", "den", "del", "da", "di", "du", "la", "le", "&"}
 NAME_SUFFIXES = {"inc.", "ltd.", "llc", "plc", "s.a.", "ag", "co.", "corp.", "gmbh", "n.v.", "d.c.", "se"}
@@ -110,7 +112,7 @@ def appositions(items: list[Item], located: bool, make_cue: Callable[[], Item]) 
             k += 1
             continue
         j = k + 1
-        comma = items[j].kind == "bound" and items[j].text == ","
+        comma = items[j].kind == "bound" and items[j].text in (",", "(")
         j += comma
         end = _place_phrase(items, j, comma)
         if end is not None:
@@ -123,23 +125,31 @@ def appositions(items: list[Item], located: bool, make_cue: Callable[[], Item]) 
 
 
 def _place_phrase(items: list[Item], j: int, comma: bool) -> int | None:
-    """The end of "a [words] city in" / "the capital of" / (after a comma) "in", from ``j``."""
+    """The index of Y in "a [words] city in [the] Y", "the capital of Y", "a town on the shores
+    of a lake in Y" (the last name before the apposition ends) or, after a comma, "in Y,"."""
     if comma and j + 2 < len(items) and items[j].text == "in" and items[j + 1].kind == "ent" \
             and items[j + 2].text == ",":
         return j + 1
     if j >= len(items) or items[j].text not in ARTICLES or items[j].kind != "word":
         return None
-    for n in range(j + 1, min(j + 6, len(items) - 1)):
-        it = items[n]
-        if it.kind == "cue" and _relation(it) == "located_in":
-            m = n + 1 + (items[n + 1].text == "the")
-            return m if m < len(items) and items[m].kind == "ent" else None
-        if it.kind != "word":
+    noun = None
+    for n in range(j + 1, min(j + 6, len(items))):
+        if items[n].kind == "cue" and _relation(items[n]) == "located_in" or \
+                items[n].kind == "word" and items[n].text in PLACE_NOUNS:
+            noun = n
+            break
+        if items[n].kind != "word":
             return None
-        if it.text in PLACE_NOUNS and n + 2 < len(items) and items[n + 1].text in ("in", "of"):
-            m = n + 2 + (items[n + 2].text == "the")
-            return m if m < len(items) and items[m].kind == "ent" else None
-    return None
+    if noun is None:
+        return None
+    last = None
+    for n in range(noun + 1, len(items)):
+        it = items[n]
+        if it.kind == "ent":
+            last = n
+        elif it.kind in ("bound", "pron", "ppos") or (it.kind == "cue" and _relation(it) != "located_in"):
+            break
+    return last
 
 
 def _relation(item: Item) -> str:
