@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import (
     AUXILIARIES,
+    CLAUSE_BREAKS,
     CONJUNCTIONS,
     ENGLISH,
     FIELDS,
@@ -44,6 +45,7 @@ from environments.graphrag.lexicon_forms import (
     NEEDS_NAME,
     OPENERS,
     POSSESSIVE_PRONOUNS,
+    SPEECH,
     TITLES,
     appositions,
     fronted_subject,
@@ -66,6 +68,7 @@ _TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
 _AFFIX = re.compile(r"^(.+?)(-born|-based|-headquartered)$")
 _DASHES = {"-", "\u2013", "\u2014"}
+LOCATIVE = {"born_in", "lives_in", "located_in", "citizen_of", "headquartered_in", "office_in"}
 
 
 def normalise(text: str) -> str:
@@ -97,6 +100,7 @@ class _Context:
     place: str = ""
     follow: bool = False  # no page: a pronoun is the last subject, even within a sentence
     aside: set[tuple[str, str]] = field(default_factory=set)  # appositions, which move no subject
+    places: set[str] = field(default_factory=set)  # objects of locative relations, never a "who"
 
 
 @dataclass
@@ -146,6 +150,8 @@ class LexiconExtractor:
             items = self._items(text, gazetteer, by_word, longest, seen)
             date = m.group(0) if (m := _DATE.search(text)) else ""
             context.fallback = page or last_subject or next((e for e in seen if e), "")
+            if not page and (speaker := _speaker(items)):
+                context.fallback = speaker
             for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
                 if (head, tail) not in context.aside:
@@ -161,7 +167,7 @@ class LexiconExtractor:
         while i < len(tokens):
             for n in range(min(longest, len(tokens) - i), 0, -1):  # entity names first, longest match
                 name = " ".join(low[i:i + n])
-                if name in gazetteer:
+                if name in gazetteer and low[i]:
                     items.append(_Item("ent", name, gazetteer[name]))
                     seen.append(gazetteer[name])
                     i += n
@@ -265,6 +271,8 @@ class LexiconExtractor:
                 if head != tail:
                     out.append((head, cue.relation, tail, negated))
                     context.place = _place(head, cue.relation, tail) or context.place
+                    if cue.relation in LOCATIVE:
+                        context.places.add(tail)
                     if context.follow and cue.kind != "appos" and head:
                         context.fallback = head
             start = end
@@ -292,6 +300,7 @@ class LexiconExtractor:
             return ([(subject, near.entity)], subject, subject) if subject else None
         if cue.kind == "field":
             subject = context.fallback or (ents_before[:1] or [""])[0]
+            ents_after = _listed(after, ents_after)
             return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
             return self._colleague(before, after, context, prev_subject)
@@ -299,7 +308,7 @@ class LexiconExtractor:
             cue = Cue(cue.relation, "verb")
         relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
         who = any(it.kind == "bound" and it.text == "who" for it in before)
-        if relative and later and who and prev_object == context.place and prev_subject:
+        if relative and later and who and prev_object in context.places and prev_subject:
             head_side = [prev_subject]  # "X, a citizen of Y who was born in Z": who is X
         elif relative and later:
             head_side = [prev_object] if prev_object else ents_before[-1:]
@@ -352,8 +361,9 @@ def _objects(after: list[_Item], context: _Context) -> list[str]:
     """The objects after a cue: every name (or pronoun, or "there") in the segment, except that
     where the segment has no "and", "or" or ";", a name right after a name and a comma is a
     qualifier of the first ("Austin, Texas"; "Born: Mobile, Alabama"), not another object."""
-    if any(it.kind == "bound" and it.text == "-" for it in after):  # a dash ends the objects
-        after = after[:next(n for n, it in enumerate(after) if it.kind == "bound" and it.text == "-")]
+    stops = [n for n, it in enumerate(after) if (it.kind == "bound" and it.text == "-")
+             or (it.kind == "word" and it.text in CLAUSE_BREAKS)]
+    after = after[:stops[0]] if stops else after  # a dash or "but" ends the objects
     joined = any(it.text in CONJUNCTIONS for it in after if it.kind in ("bound", "word"))
     out: list[str] = []
     depth = 0
@@ -366,6 +376,31 @@ def _objects(after: list[_Item], context: _Context) -> list[str]:
         if not qualifier:
             out.append(LexiconExtractor._resolve(it, context))
     return out
+
+
+def _listed(after: list[_Item], objects: list[str]) -> list[str]:
+    """A field's value: its first name, and others only after a list separator."""
+    names = [it for it in after if it.kind in ("ent", "pron", "there")]
+    if not names:
+        return objects
+    keep = [names[0]] + [it for n, it in enumerate(after) if it.kind in ("ent", "pron", "there") and n > 0
+                         and after[n - 1].text in (",", ";", "and", "or") and it is not names[0]]
+    chosen = {id(it) for it in keep}
+    resolved = [LexiconExtractor._resolve(it, _Context("")) if it.kind != "ent" else it.entity for it in names
+                if id(it) in chosen]
+    return [o for o in objects if o in resolved]
+
+
+def _speaker(items: list[_Item]) -> str:
+    """The speaker of a quoted first-person sentence ("'I was born in X,' says Y")."""
+    if not any(it.kind == "pron" and it.text == "i" for it in items):
+        return ""
+    for n, it in enumerate(items[:-1]):
+        if it.kind == "word" and it.text in SPEECH and items[n + 1].kind == "ent":
+            return items[n + 1].entity
+        if it.kind == "ent" and items[n + 1].kind == "word" and items[n + 1].text in SPEECH:
+            return it.entity
+    return ""
 
 
 def _predicate(before: list[_Item], cue: Cue) -> bool:

@@ -48,9 +48,10 @@ MORE: dict[str, tuple[tuple[str, str], ...]] = {
                   ("joining", "verb"), ("employed at", "verb"), ("chief executive of", "verb"),
                   ("engineer at", "verb"), ("researcher at", "verb"), ("analyst at", "verb"),
                   ("scientist at", "verb"), ("professor at", "verb"), ("employee", "post"),
-                  ("researcher", "post"), ("engineer", "post"), ("analyst", "post"), ("scientist", "post")),
+                  ("researcher", "post"), ("engineer", "post"), ("analyst", "post"), ("scientist", "post"),
+                  ("position at", "verb"), ("job at", "verb"), ("job with", "verb"), ("career at", "verb")),
     "lives_in": (("living in", "verb"), ("lived in", "verb"), ("settled in", "verb"), ("moved to", "verb"),
-                 ("lives", "verb")),
+                 ("lives", "verb"), ("lived", "verb")),
     "studied_at": (("trained at", "verb"), ("graduate of", "verb"), ("alumna of", "verb"), ("student of", "verb"),
                    ("students at", "verb"), ("his degree at", "verb"), ("her degree at", "verb"),
                    ("his degree from", "verb"), ("her degree from", "verb"), ("diploma from", "verb"),
@@ -62,7 +63,9 @@ MORE: dict[str, tuple[tuple[str, str], ...]] = {
     "colleague_of": (("colleague", "mate"),),
 }
 # Cues that count only before a name or "there" ("born Paris", not "born and raised in").
-NEEDS_NAME = {("born",)}
+NEEDS_NAME = {("born",), ("lived",)}
+# Words after which a list of objects cannot go on ("born in X, but I consider Y home").
+CLAUSE_BREAKS = {"but", "although", "though", "whereas", "despite"}
 # Labels of field-style lines ("Born: X", "Current employer: Y").
 FIELDS: dict[str, str] = {
     "born": "born_in", "birthplace": "born_in", "place of birth": "born_in", "citizenship": "citizen_of",
@@ -80,7 +83,10 @@ OPENERS = {"today", "now", "originally", "currently", "besides", "among", "one",
            "our", "so", "but", "ask", "from", "together", "previously", "nowadays", "interview", "excerpt",
            "profile", "update", "note", "notes", "summary", "bio", "biography", "report", "news", "editorial"}
 # Capitalised titles and degrees that name no entity ("CEO", "PhD", "MBA").
-TITLES = {"ceo", "coo", "cfo", "cto", "phd", "mba", "b.s.", "b.a.", "m.sc", "m.a.", "bsc", "msc", "ba", "ma", "md"}
+TITLES = {"ceo", "coo", "cfo", "cto", "phd", "mba", "b.s.", "b.a.", "m.sc", "m.a.", "bsc", "msc", "ba", "ma", "md",
+          "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
+          "march", "april", "june", "july", "august", "september", "october", "november", "december"}
+SPEECH = {"says", "said", "told", "recalls", "recalled", "explains", "explained"}
 POSSESSIVE_PRONOUNS = {"his", "her", "their", "my"}
 NAME_CONNECTORS = {"of", "de", "von", "van", "der", "den", "del", "da", "di", "du", "la", "le", "&"}
 NAME_SUFFIXES = {"inc.", "ltd.", "llc", "plc", "s.a.", "ag", "co.", "corp.", "gmbh", "n.v.", "d.c.", "se"}
@@ -174,7 +180,9 @@ def fronted_subject(items: list[Item]) -> list[Item]:
             continue
         n = k + 1 + (items[k + 1].text == "the" and items[k + 1].kind == "word")
         if n >= len(items) or items[n].kind not in ("ent", "pron"):
-            continue
+            if items[k + 1].text in ("a", "an"):
+                continue  # an apposition inside the fronted clause
+            return items  # "Headquartered in X, the company ...": no name to front
         following = items[n + 1] if n + 1 < len(items) else None
         if following is not None and (following.text == "," or _cue_kind(following) == "post"):
             continue
