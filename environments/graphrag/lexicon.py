@@ -46,6 +46,7 @@ from environments.graphrag.lexicon_forms import (
     OPENERS,
     POSSESSIVE_PRONOUNS,
     SPEECH,
+    SUBORDINATORS,
     TITLES,
     appositions,
     fronted_subject,
@@ -96,7 +97,8 @@ class _Item:
 class _Context:
     """What a sentence's references resolve to: the subject so far and the last place named."""
 
-    fallback: str
+    fallback: str  # what a pronoun names: the page's subject, else the last subject
+    topic: str = ""  # what a field or a subject-less predicate is about (the fallback, else the first name)
     place: str = ""
     follow: bool = False  # no page: a pronoun is the last subject, even within a sentence
     aside: set[tuple[str, str]] = field(default_factory=set)  # appositions, which move no subject
@@ -149,9 +151,10 @@ class LexiconExtractor:
                 continue
             items = self._items(text, gazetteer, by_word, longest, seen)
             date = m.group(0) if (m := _DATE.search(text)) else ""
-            context.fallback = page or last_subject or next((e for e in seen if e), "")
+            context.fallback = page or last_subject
+            context.topic = context.fallback or next((e for e in seen if e), "")
             if not page and (speaker := _speaker(items)):
-                context.fallback = speaker
+                context.topic = speaker
             for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
                 if (head, tail) not in context.aside:
@@ -236,9 +239,8 @@ class LexiconExtractor:
         words = set(normalise(" ".join(span)).split()) - GENERIC_NAME_WORDS
         if words:
             for entity in reversed(seen):
-                rest = set(normalise(entity).split()) - words
-                if words <= set(normalise(entity).split()) and len(span) <= len(normalise(entity).split()) \
-                        and (not rest or rest - GENERIC_NAME_WORDS):
+                full = normalise(entity).split()
+                if words <= set(full) and len(span) <= len(full) and not _generic_prefix(full, words):
                     return entity
             sets = [by_word.get(w, set()) for w in words]
             common = set.intersection(*sets) if sets else set()
@@ -274,7 +276,7 @@ class LexiconExtractor:
                     if cue.relation in LOCATIVE:
                         context.places.add(tail)
                     if context.follow and cue.kind != "appos" and head:
-                        context.fallback = head
+                        context.fallback = context.topic = head
             start = end
         return out
 
@@ -296,10 +298,10 @@ class LexiconExtractor:
                 heads = [resolve(it, context) for it in after if it.kind == "ent"][:1]
                 return ([(heads[0], near.entity)], heads[0], near.entity) if heads else None
             others = [resolve(it, context) for it in before if it.kind in ("ent", "pron") and it is not near]
-            subject = others[0] if others else prev_subject or context.fallback
+            subject = others[0] if others else prev_subject or context.topic
             return ([(subject, near.entity)], subject, subject) if subject else None
         if cue.kind == "field":
-            subject = context.fallback or (ents_before[:1] or [""])[0]
+            subject = context.topic or (ents_before[:1] or [""])[0]
             ents_after = _listed(after, ents_after)
             return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
@@ -312,14 +314,14 @@ class LexiconExtractor:
             head_side = [prev_subject]  # "X, a citizen of Y who was born in Z": who is X
         elif relative and later:
             head_side = [prev_object] if prev_object else ents_before[-1:]
-        elif ents_before and cue.kind == "inverse" and before[-1].kind == "ent":
+        elif ents_before and cue.kind == "inverse" and before[-1].kind == "ent" and _subordinate(before):
             head_side = ents_before[-1:]  # "X began in 2003 when Y founded it"
         elif ents_before:
             head_side = ents_before[:1]
         elif later and prev_subject:
             head_side = [prev_subject]
-        elif context.fallback and _predicate(before, cue):
-            head_side = [context.fallback]  # "Born in X" after a name, "The company is based in Y"
+        elif context.topic and _predicate(before, cue):
+            head_side = [context.topic]  # "Born in X" after a name, "The company is based in Y"
         else:
             head_side, ents_after = ents_after[:1], ents_after[1:]
         if not ents_after and len(ents_before) >= 2:  # "X and Y are colleagues"
@@ -339,11 +341,11 @@ class LexiconExtractor:
         """"his colleague X", "X is her colleague", "Y's colleague X", "one of his colleagues is X"."""
         names = [it for it in before if it.kind in ("ent", "pron")]
         if before and before[-1].kind == "ppos":
-            owner = context.fallback
+            owner = context.topic
         elif len(before) >= 2 and before[-1].kind == "poss" and before[-2].kind == "ent":
             owner = before[-2].entity
         else:
-            owner = self._resolve(names[0], context) if names else prev_subject or context.fallback
+            owner = self._resolve(names[0], context) if names else prev_subject or context.topic
         others = [self._resolve(it, context) for it in after if it.kind == "ent"][:1] or [
             self._resolve(it, context) for it in names if it.kind == "ent" and it.entity != owner][:1]
         if not owner or not others:
@@ -354,6 +356,8 @@ class LexiconExtractor:
     def _resolve(item: _Item, context: _Context) -> str:
         if item.kind == "there":
             return context.place
+        if item.kind == "pron" and item.text == "i":
+            return context.topic
         return item.entity if item.kind == "ent" else context.fallback
 
 
@@ -389,6 +393,17 @@ def _listed(after: list[_Item], objects: list[str]) -> list[str]:
     resolved = [LexiconExtractor._resolve(it, _Context("")) if it.kind != "ent" else it.entity for it in names
                 if id(it) in chosen]
     return [o for o in objects if o in resolved]
+
+
+def _generic_prefix(full: list[str], words: set[str]) -> bool:
+    """"Vienna" is not short for "University of Vienna": the name adds only generic words, before."""
+    rest = set(full) - words
+    return bool(rest) and rest <= GENERIC_NAME_WORDS and full[0] in rest
+
+
+def _subordinate(before: list[_Item]) -> bool:
+    """A subordinate clause with its own subject before the cue ("X began in 2003 when Y founded it")."""
+    return any(it.kind == "word" and it.text in SUBORDINATORS for it in before)
 
 
 def _speaker(items: list[_Item]) -> str:

@@ -86,6 +86,7 @@ OPENERS = {"today", "now", "originally", "currently", "besides", "among", "one",
 TITLES = {"ceo", "coo", "cfo", "cto", "phd", "mba", "b.s.", "b.a.", "m.sc", "m.a.", "bsc", "msc", "ba", "ma", "md",
           "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
           "march", "april", "june", "july", "august", "september", "october", "november", "december"}
+SUBORDINATORS = {"when", "after", "because", "until", "once"}
 SPEECH = {"says", "said", "told", "recalls", "recalled", "explains", "explained"}
 POSSESSIVE_PRONOUNS = {"his", "her", "their", "my"}
 NAME_CONNECTORS = {"of", "de", "von", "van", "der", "den", "del", "da", "di", "du", "la", "le", "&"}
