@@ -153,6 +153,8 @@ class LexiconExtractor:
             date = m.group(0) if (m := _DATE.search(text)) else ""
             context.fallback = page or last_subject
             context.topic = context.fallback or next((e for e in seen if e), "")
+            if not doc.title:  # a user's untitled paragraph: its pronouns name its topic
+                context.fallback = context.topic
             if not page and (speaker := _speaker(items)):
                 context.topic = speaker
             for head, relation, tail, negated in self._triples(items, context):
@@ -275,8 +277,8 @@ class LexiconExtractor:
                     context.place = _place(head, cue.relation, tail) or context.place
                     if cue.relation in LOCATIVE:
                         context.places.add(tail)
-                    if context.follow and cue.kind != "appos" and head:
-                        context.fallback = context.topic = head
+            if context.follow and cue.kind != "appos" and pairs and prev_subject:
+                context.fallback = context.topic = prev_subject
             start = end
         return out
 
@@ -286,6 +288,9 @@ class LexiconExtractor:
         """(head, tail) pairs of the cue at ``k`` with the segment's subject and last object, or
         None when the segment states nothing."""
         resolve = self._resolve
+        colons = [n for n, it in enumerate(before) if it.kind == "bound" and it.text == ":"]
+        if colons and any(it.kind in ("ent", "pron") for it in before[colons[-1] + 1:]):
+            before = before[colons[-1] + 1:]  # "Travel tip: X partners with Y"
         ents_before = [resolve(it, context) for it in before if it.kind in ("ent", "pron")]
         ents_after = _objects(after, context)
         if cue.kind in ("appos", "post", "pre"):  # the object (or head) stands just before the cue

@@ -83,7 +83,7 @@ OPENERS = {"today", "now", "originally", "currently", "besides", "among", "one",
            "our", "so", "but", "ask", "from", "together", "previously", "nowadays", "interview", "excerpt",
            "profile", "update", "note", "notes", "summary", "bio", "biography", "report", "news", "editorial"}
 # Capitalised titles and degrees that name no entity ("CEO", "PhD", "MBA").
-TITLES = {"ceo", "coo", "cfo", "cto", "phd", "mba", "b.s.", "b.a.", "m.sc", "m.a.", "bsc", "msc", "ba", "ma", "md",
+TITLES = {"ceo", "coo", "cfo", "cto", "phd", "mba", "b.s.", "b.a.", "m.sc", "m.a.", "bsc", "msc",
           "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
           "march", "april", "june", "july", "august", "september", "october", "november", "december"}
 SUBORDINATORS = {"when", "after", "because", "until", "once"}
@@ -149,6 +149,10 @@ def _place_phrase(items: list[Item], j: int, comma: bool) -> int | None:
             return None
     if noun is None:
         return None
+    if noun + 2 < len(items) and items[noun + 1].text in ("in", "of"):  # "a city in [the] Y"
+        m = noun + 2 + (items[noun + 2].text == "the")
+        if m < len(items) and items[m].kind == "ent":
+            return m
     last = None
     for n in range(noun + 1, len(items)):
         it = items[n]
