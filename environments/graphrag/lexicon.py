@@ -32,25 +32,23 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from environments.graphrag import lexicon_items as parts
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import (
-    AUXILIARIES,
-    CLAUSE_BREAKS,
-    CONJUNCTIONS,
     ENGLISH,
     FIELDS,
+    GENERIC_NAME_WORDS,
     MORE,
     NAME_CONNECTORS,
     NAME_SUFFIXES,
     NEEDS_NAME,
     OPENERS,
     POSSESSIVE_PRONOUNS,
-    SPEECH,
-    SUBORDINATORS,
     TITLES,
     appositions,
     fronted_subject,
 )
+from environments.graphrag.lexicon_items import DASHES, LOCATIVE, Context, Cue, Item, resolve
 
 NEGATIONS = {"no", "not", "never", "ceased", "longer", "nor"}
 HEDGE_WORDS = {"whether", "rumour", "rumours", "rumor", "rumors", "allegedly", "unconfirmed", "denied", "if", "might",
@@ -59,7 +57,6 @@ PRONOUNS = {"he", "she", "it", "they"}
 BOUNDARIES = {"and", ",", ";", "which", "who", "where"}
 STOP_CAPS = {"the", "a", "an", "it", "he", "she", "they", "in", "on", "as", "since", "through", "its", "his", "her",
              "their", "this", "that", "there", "some", "according", "after", "before", "when", "while"}
-GENERIC_NAME_WORDS = {"of", "the", "university", "labs", "works", "group", "systems", "and", "or"}
 # Words in any script ("Zürich", "São Paulo"), dates, dotted abbreviations ("D.C.", "Inc."), names
 # with an inner period or apostrophe ("Amazon.com", "L'Oréal"), the possessive, list punctuation,
 # colons (field labels) and free-standing dashes.
@@ -67,9 +64,6 @@ _TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr
                     r"|[A-Za-z]['\u2019][A-ZÀ-ÖØ-Þ][\w\-]*|[^\W_][\w\-\u2013]*(?:\.[^\W\d_][\w\-]*)*"
                     r"|['\u2019]s|[,;?:&()]|(?<=\s)[\-\u2013\u2014](?=\s)")
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
-_AFFIX = re.compile(r"^(.+?)(-born|-based|-headquartered)$")
-_DASHES = {"-", "\u2013", "\u2014"}
-LOCATIVE = {"born_in", "lives_in", "located_in", "citizen_of", "headquartered_in", "office_in"}
 
 
 def normalise(text: str) -> str:
@@ -77,32 +71,6 @@ def normalise(text: str) -> str:
     (so a name with a comma, "Paris, Texas", reads as the text's tokens do)."""
     text = unicodedata.normalize("NFC", text).lower()
     return " ".join(re.sub(r"[_\-]", " ", re.sub(r"([,;])", r" \1 ", text)).split())
-
-
-@dataclass(frozen=True)
-class Cue:
-    relation: str
-    kind: str  # verb | inverse | noun | negative | field | post | pre | appos | mate (lexicon_forms)
-
-
-@dataclass
-class _Item:
-    kind: str  # ent | pron | there | ppos | cue | word | bound | poss | neg
-    text: str
-    entity: str = ""
-    cue: Cue | None = None
-
-
-@dataclass
-class _Context:
-    """What a sentence's references resolve to: the subject so far and the last place named."""
-
-    fallback: str  # what a pronoun names: the page's subject, else the last subject
-    topic: str = ""  # what a field or a subject-less predicate is about (the fallback, else the first name)
-    place: str = ""
-    follow: bool = False  # no page: a pronoun is the last subject, even within a sentence
-    aside: set[tuple[str, str]] = field(default_factory=set)  # appositions, which move no subject
-    places: set[str] = field(default_factory=set)  # objects of locative relations, never a "who"
 
 
 @dataclass
@@ -144,7 +112,7 @@ class LexiconExtractor:
         page = gazetteer.get(normalise(doc.title))
         seen: list[str] = [page] if page else []
         last_subject = page or ""
-        context = _Context("", follow=not page)
+        context = Context("", follow=not page)
         out = []
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
@@ -155,7 +123,7 @@ class LexiconExtractor:
             context.topic = context.fallback or next((e for e in seen if e), "")
             if not doc.title:  # a user's untitled paragraph: its pronouns name its topic
                 context.fallback = context.topic
-            if not page and (speaker := _speaker(items)):
+            if not page and (speaker := parts.speaker(items)):
                 context.topic = speaker
             for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
@@ -164,22 +132,22 @@ class LexiconExtractor:
         return out
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
-               seen: list[str]) -> list[_Item]:
-        tokens = _without_header(_split_affixes(_TOKEN.findall(unicodedata.normalize("NFC", text))))
+               seen: list[str]) -> list[Item]:
+        tokens = parts.without_header(parts.split_affixes(_TOKEN.findall(unicodedata.normalize("NFC", text))))
         low = [t if t[:1] == "-" and len(t) > 1 else normalise(t) for t in tokens]
-        items: list[_Item] = []
+        items: list[Item] = []
         i = 0
         while i < len(tokens):
             for n in range(min(longest, len(tokens) - i), 0, -1):  # entity names first, longest match
                 name = " ".join(low[i:i + n])
                 if name in gazetteer and low[i]:
-                    items.append(_Item("ent", name, gazetteer[name]))
+                    items.append(Item("ent", name, gazetteer[name]))
                     seen.append(gazetteer[name])
                     i += n
                     break
             else:
                 i = self._other(tokens, low, i, items, by_word, seen)
-        appositions(items, self._located, lambda: _Item("cue", "", cue=Cue("located_in", "appos")))
+        appositions(items, self._located, lambda: Item("cue", "", cue=Cue("located_in", "appos")))
         return fronted_subject(items)
 
     def _cue(self, tokens: list[str], low: list[str], i: int) -> tuple[Cue | None, int]:
@@ -195,26 +163,26 @@ class LexiconExtractor:
                 return cue, n
         return None, 0
 
-    def _other(self, tokens: list[str], low: list[str], i: int, items: list[_Item], by_word: dict[str, set[str]],
+    def _other(self, tokens: list[str], low: list[str], i: int, items: list[Item], by_word: dict[str, set[str]],
                seen: list[str]) -> int:
         cue, used = self._cue(tokens, low, i)
         if cue is not None:
-            items.append(_Item("cue", " ".join(low[i:i + used]), cue=cue))
+            items.append(Item("cue", " ".join(low[i:i + used]), cue=cue))
             return i + used
         t, w = tokens[i], low[i]
         first = i == 0 or (bool(items) and items[-1].kind == "bound" and items[-1].text == ":")
         if w in PRONOUNS or t == "I":
-            items.append(_Item("pron", w))
+            items.append(Item("pron", w))
         elif w == "there":
-            items.append(_Item("there", w))
+            items.append(Item("there", w))
         elif w in POSSESSIVE_PRONOUNS:
-            items.append(_Item("ppos", w))
-        elif w in BOUNDARIES or w in (":", "(", ")") or t in _DASHES:
-            items.append(_Item("bound", "-" if t in _DASHES else w))
+            items.append(Item("ppos", w))
+        elif w in BOUNDARIES or w in (":", "(", ")") or t in DASHES:
+            items.append(Item("bound", "-" if t in DASHES else w))
         elif t in ("'s", "\u2019s"):
-            items.append(_Item("poss", t))
+            items.append(Item("poss", t))
         elif w in NEGATIONS:
-            items.append(_Item("neg", w))
+            items.append(Item("neg", w))
         elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)):
             j = i + 1
             while j < len(tokens):
@@ -227,11 +195,11 @@ class LexiconExtractor:
                 else:
                     break
             span = tokens[i:j]
-            items.append(_Item("ent", _join(span), self._link(span, by_word, seen)))
+            items.append(Item("ent", parts.join(span), self._link(span, by_word, seen)))
             seen.append(items[-1].entity)
             return j
         else:
-            items.append(_Item("word", w))
+            items.append(Item("word", w))
         return i + 1
 
     @staticmethod
@@ -242,15 +210,15 @@ class LexiconExtractor:
         if words:
             for entity in reversed(seen):
                 full = normalise(entity).split()
-                if words <= set(full) and len(span) <= len(full) and not _generic_prefix(full, words):
+                if words <= set(full) and len(span) <= len(full) and not parts.generic_prefix(full, words):
                     return entity
             sets = [by_word.get(w, set()) for w in words]
             common = set.intersection(*sets) if sets else set()
             if len(common) == 1:
                 return next(iter(common))
-        return _join(span)
+        return parts.join(span)
 
-    def _triples(self, items: list[_Item], context: _Context) -> list[tuple[str, str, str, bool]]:
+    def _triples(self, items: list[Item], context: Context) -> list[tuple[str, str, str, bool]]:
         cue_at = [k for k, it in enumerate(items) if it.kind == "cue"]
         out: list[tuple[str, str, str, bool]] = []
         prev_subject, prev_object = "", ""
@@ -274,7 +242,7 @@ class LexiconExtractor:
             for head, tail in pairs:
                 if head != tail:
                     out.append((head, cue.relation, tail, negated))
-                    context.place = _place(head, cue.relation, tail) or context.place
+                    context.place = parts.place(head, cue.relation, tail) or context.place
                     if cue.relation in LOCATIVE:
                         context.places.add(tail)
             if context.follow and cue.kind != "appos" and pairs and prev_subject:
@@ -282,17 +250,16 @@ class LexiconExtractor:
             start = end
         return out
 
-    def _pairs(self, items: list[_Item], k: int, before: list[_Item], after: list[_Item], cue: Cue,
-               context: _Context, later: bool, prev_subject: str, prev_object: str
+    def _pairs(self, items: list[Item], k: int, before: list[Item], after: list[Item], cue: Cue,
+               context: Context, later: bool, prev_subject: str, prev_object: str
                ) -> tuple[list[tuple[str, str]], str, str] | None:
         """(head, tail) pairs of the cue at ``k`` with the segment's subject and last object, or
         None when the segment states nothing."""
-        resolve = self._resolve
         colons = [n for n, it in enumerate(before) if it.kind == "bound" and it.text == ":"]
         if colons and any(it.kind in ("ent", "pron") for it in before[colons[-1] + 1:]):
             before = before[colons[-1] + 1:]  # "Travel tip: X partners with Y"
         ents_before = [resolve(it, context) for it in before if it.kind in ("ent", "pron")]
-        ents_after = _objects(after, context)
+        ents_after = parts.objects(after, context)
         if cue.kind in ("appos", "post", "pre"):  # the object (or head) stands just before the cue
             near = items[k - 1] if k > 0 and items[k - 1].kind == "ent" else None
             if near is None:
@@ -307,11 +274,11 @@ class LexiconExtractor:
             return ([(subject, near.entity)], subject, subject) if subject else None
         if cue.kind == "field":
             subject = context.topic or (ents_before[:1] or [""])[0]
-            ents_after = _listed(after, ents_after)
+            ents_after = parts.listed(after, context)
             return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
             return self._colleague(before, after, context, prev_subject)
-        if cue.kind == "inverse" and _passive(after):
+        if cue.kind == "inverse" and parts.passive(after):
             cue = Cue(cue.relation, "verb")
         relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
         who = any(it.kind == "bound" and it.text == "who" for it in before)
@@ -319,13 +286,13 @@ class LexiconExtractor:
             head_side = [prev_subject]  # "X, a citizen of Y who was born in Z": who is X
         elif relative and later:
             head_side = [prev_object] if prev_object else ents_before[-1:]
-        elif ents_before and cue.kind == "inverse" and before[-1].kind == "ent" and _subordinate(before):
+        elif ents_before and cue.kind == "inverse" and before[-1].kind == "ent" and parts.subordinate(before):
             head_side = ents_before[-1:]  # "X began in 2003 when Y founded it"
         elif ents_before:
             head_side = ents_before[:1]
         elif later and prev_subject:
             head_side = [prev_subject]
-        elif context.topic and _predicate(before, cue):
+        elif context.topic and parts.predicate(before, cue):
             head_side = [context.topic]  # "Born in X" after a name, "The company is based in Y"
         else:
             head_side, ents_after = ents_after[:1], ents_after[1:]
@@ -341,7 +308,7 @@ class LexiconExtractor:
         pairs = [(obj, subject) if inverted else (subject, obj) for obj in ents_after]
         return pairs, subject, ents_after[-1]
 
-    def _colleague(self, before: list[_Item], after: list[_Item], context: _Context,
+    def _colleague(self, before: list[Item], after: list[Item], context: Context,
                    prev_subject: str) -> tuple[list[tuple[str, str]], str, str] | None:
         """"his colleague X", "X is her colleague", "Y's colleague X", "one of his colleagues is X"."""
         names = [it for it in before if it.kind in ("ent", "pron")]
@@ -350,125 +317,9 @@ class LexiconExtractor:
         elif len(before) >= 2 and before[-1].kind == "poss" and before[-2].kind == "ent":
             owner = before[-2].entity
         else:
-            owner = self._resolve(names[0], context) if names else prev_subject or context.topic
-        others = [self._resolve(it, context) for it in after if it.kind == "ent"][:1] or [
-            self._resolve(it, context) for it in names if it.kind == "ent" and it.entity != owner][:1]
+            owner = resolve(names[0], context) if names else prev_subject or context.topic
+        others = [resolve(it, context) for it in after if it.kind == "ent"][:1] or [
+            resolve(it, context) for it in names if it.kind == "ent" and it.entity != owner][:1]
         if not owner or not others:
             return None
         return [(owner, others[0])], owner, others[0]
-
-    @staticmethod
-    def _resolve(item: _Item, context: _Context) -> str:
-        if item.kind == "there":
-            return context.place
-        if item.kind == "pron" and item.text == "i":
-            return context.topic
-        return item.entity if item.kind == "ent" else context.fallback
-
-
-def _objects(after: list[_Item], context: _Context) -> list[str]:
-    """The objects after a cue: every name (or pronoun, or "there") in the segment, except that
-    where the segment has no "and", "or" or ";", a name right after a name and a comma is a
-    qualifier of the first ("Austin, Texas"; "Born: Mobile, Alabama"), not another object."""
-    stops = [n for n, it in enumerate(after) if (it.kind == "bound" and it.text == "-")
-             or (it.kind == "word" and it.text in CLAUSE_BREAKS)]
-    after = after[:stops[0]] if stops else after  # a dash or "but" ends the objects
-    joined = any(it.text in CONJUNCTIONS for it in after if it.kind in ("bound", "word"))
-    out: list[str] = []
-    depth = 0
-    for n, it in enumerate(after):
-        if it.kind == "bound" and it.text in "()":
-            depth = max(0, depth + (1 if it.text == "(" else -1))
-        if it.kind not in ("ent", "pron", "there") or depth or (it.kind == "pron" and it.text == "i"):
-            continue
-        qualifier = not joined and n >= 2 and after[n - 1].text == "," and after[n - 2].kind == "ent"
-        if not qualifier:
-            out.append(LexiconExtractor._resolve(it, context))
-    return out
-
-
-def _listed(after: list[_Item], objects: list[str]) -> list[str]:
-    """A field's value: its first name, and others only after a list separator."""
-    names = [it for it in after if it.kind in ("ent", "pron", "there")]
-    if not names:
-        return objects
-    keep = [names[0]] + [it for n, it in enumerate(after) if it.kind in ("ent", "pron", "there") and n > 0
-                         and after[n - 1].text in (",", ";", "and", "or") and it is not names[0]]
-    chosen = {id(it) for it in keep}
-    resolved = [LexiconExtractor._resolve(it, _Context("")) if it.kind != "ent" else it.entity for it in names
-                if id(it) in chosen]
-    return [o for o in objects if o in resolved]
-
-
-def _generic_prefix(full: list[str], words: set[str]) -> bool:
-    """"Vienna" is not short for "University of Vienna": the name adds only generic words, before."""
-    rest = set(full) - words
-    return bool(rest) and rest <= GENERIC_NAME_WORDS and full[0] in rest
-
-
-def _subordinate(before: list[_Item]) -> bool:
-    """A subordinate clause with its own subject before the cue ("X began in 2003 when Y founded it")."""
-    return any(it.kind == "word" and it.text in SUBORDINATORS for it in before)
-
-
-def _speaker(items: list[_Item]) -> str:
-    """The speaker of a quoted first-person sentence ("'I was born in X,' says Y")."""
-    if not any(it.kind == "pron" and it.text == "i" for it in items):
-        return ""
-    for n, it in enumerate(items[:-1]):
-        if it.kind == "word" and it.text in SPEECH and items[n + 1].kind == "ent":
-            return items[n + 1].entity
-        if it.kind == "ent" and items[n + 1].kind == "word" and items[n + 1].text in SPEECH:
-            return it.entity
-    return ""
-
-
-def _predicate(before: list[_Item], cue: Cue) -> bool:
-    """Nothing before the cue names its subject, which is then the sentence's topic: nothing at
-    all, a field's colon, or words alone ("The company is based in"); a relational noun only as
-    a predicate ("is headquartered in", not "The birthplace of")."""
-    if not before or before[-1].text == ":":
-        return cue.kind in ("verb", "negative", "noun")
-    if not all(it.kind in ("word", "bound") for it in before):
-        return False
-    return cue.kind in ("verb", "negative") or (cue.kind == "noun" and before[-1].text in AUXILIARIES)
-
-
-def _passive(after: list[_Item]) -> bool:
-    """"founded in 1976 by X": an inverse cue followed by "by" before any name reads as passive."""
-    for it in after:
-        if it.kind in ("ent", "pron"):
-            return False
-        if it.text == "by":
-            return True
-    return False
-
-
-def _place(head: str, relation: str, tail: str) -> str:
-    """The place a statement names, for a later "there"."""
-    if relation == "located_in":
-        return head
-    return tail if relation in ("born_in", "lives_in", "headquartered_in", "office_in") else ""
-
-
-def _join(span: list[str]) -> str:
-    """A name's tokens as text: no space before a comma ("Washington, D.C.")."""
-    return " ".join(span).replace(" ,", ",")
-
-
-def _split_affixes(tokens: list[str]) -> list[str]:
-    """"Paris-born" as "Paris" and "-born" (a cue whose object stands before it)."""
-    out: list[str] = []
-    for t in tokens:
-        m = _AFFIX.match(t)
-        out += [m.group(1), m.group(2)] if m and t[:1].isupper() else [t]
-    return out
-
-
-def _without_header(tokens: list[str]) -> list[str]:
-    """A capitalised dateline or kicker before a dash or colon ("PRESS RELEASE - ...") is dropped."""
-    if tokens and len(tokens[0]) > 1 and tokens[0].isalpha() and tokens[0].isupper():
-        for k, t in enumerate(tokens[:6]):
-            if t in _DASHES:
-                return tokens[k + 1:]
-    return tokens

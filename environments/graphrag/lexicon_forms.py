@@ -95,6 +95,7 @@ PLACE_NOUNS = {"city", "town", "village", "port", "harbour", "harbor", "capital"
                "province", "state", "municipality", "suburb", "district", "island", "county", "university"}
 ARTICLES = {"a", "an", "the"}
 CONJUNCTIONS = {"and", "or", ";"}
+GENERIC_NAME_WORDS = {"of", "the", "university", "labs", "works", "group", "systems", "and", "or"}
 # Words before a relational noun that make it a predicate ("The lab is headquartered in X").
 AUXILIARIES = {"is", "was", "are", "were", "has", "have", "had", "been", "be", "also", "now", "still", "later",
                "currently", "today"}
