@@ -84,9 +84,9 @@ class LexiconExtractor:
     def __post_init__(self) -> None:
         for r in self.relations:  # a relation's own name first: "part of" is part_of where the schema has it
             self.cues.setdefault(tuple(normalise(r).split()), Cue(r, "noun"))
-        for table in (ENGLISH, MORE):
+        for cue_table in (ENGLISH, MORE):
             for r in self.relations:
-                for phrase, kind in table.get(r, ()):
+                for phrase, kind in cue_table.get(r, ()):
                     self.cues.setdefault(tuple(phrase.split()), Cue(r, kind))
         self.fields = {tuple(label.split()): Cue(r, "field") for label, r in FIELDS.items() if r in self.relations}
         self._longest_cue = max((len(k) for k in [*self.cues, *self.fields]), default=1)
