@@ -163,6 +163,10 @@ class LexiconExtractor:
                 return cue, n
         return None, 0
 
+    def _field_at(self, low: list[str], i: int) -> bool:
+        return any(i + n < len(low) and low[i + n] == ":" and tuple(low[i:i + n]) in self.fields
+                   for n in range(1, 4))
+
     def _other(self, tokens: list[str], low: list[str], i: int, items: list[Item], by_word: dict[str, set[str]],
                seen: list[str]) -> int:
         cue, used = self._cue(tokens, low, i)
@@ -186,6 +190,8 @@ class LexiconExtractor:
         elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)):
             j = i + 1
             while j < len(tokens):
+                if self._field_at(low, j):  # "... Aldovia Employer: X": a label ends the name
+                    break
                 if tokens[j][:1].isupper() and low[j] not in TITLES:
                     j += 1
                 elif low[j] in NAME_CONNECTORS and j + 1 < len(tokens) and tokens[j + 1][:1].isupper():

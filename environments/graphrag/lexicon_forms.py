@@ -39,7 +39,7 @@ ENGLISH: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # Paraphrases added for other writers' prose (issue 38.3); a cue of the first table wins a tie.
 MORE: dict[str, tuple[tuple[str, str], ...]] = {
-    "born_in": (("-born", "post"), ("born", "verb")),
+    "born_in": (("-born", "pre"), ("born", "verb")),
     "located_in": (("city in", "verb"), ("town in", "verb"), ("village in", "verb"), ("capital of", "verb"),
                    ("is in", "verb")),
     "citizen_of": (("citizen", "post"), ("citizenship", "post")),
