@@ -1,27 +1,42 @@
 """A rule-based triple extractor for prose: entity linking, a relation lexicon, simple coreference.
 
 It reads documents' text and titles and is given only the relation names (the schema), as the
-LLM extractor is; it never sees how the corpus was written (a test checks that this module
-imports no generator module). The pipeline follows classic open-domain KG construction
-(Mintz et al., "Distant supervision for relation extraction without labeled data", ACL 2009:
-entity mentions, then a lexical relation pattern between them):
+LLM extractor is; it never sees how the corpus was written (a test checks that this module and
+its two helpers, :mod:`~environments.graphrag.lexicon_forms` (tables of English forms) and
+:mod:`~environments.graphrag.lexicon_items` (sentence items, references, object lists), import
+no generator module). The pipeline follows classic open-domain KG construction (Mintz et al.,
+"Distant supervision for relation extraction without labeled data", ACL 2009: entity mentions,
+then a lexical relation pattern between them):
 
 1. Entity linking: a gazetteer of page titles (a document whose title its own text names is a
    page about that entity), longest match over normalised words; other capitalised spans are
-   new entities, or aliases of an entity whose name contains all their words (the page's own
-   subject and entities already named in the document first, then a unique gazetteer entry).
-2. Coreference: a pronoun in subject position is the page's subject, else the last subject.
-3. Relations: cue phrases per relation name (the name's own words, and English words for the
-   common names), each a verb (subject is the head), an inverse verb ("employs": the subject is
-   the object) or a relational noun ("birthplace": the possessor, "X's" or "of X", is the head).
-   A sentence splits into one segment per cue at "and", commas and "which"; a segment without
-   its own subject inherits the previous one's ("which" takes the entity before it); objects
-   are every entity after the cue, so lists give several triples.
+   new entities (joined over "of", "de", "von", "&", inner periods, "Inc." after a comma; not
+   over sentence openers such as "Today", titles such as "CEO", or a field label), or aliases of
+   an entity whose name contains all their words (the page's own subject and entities already
+   named in the document first, then a unique gazetteer entry; "Vienna" is not "University of
+   Vienna").
+2. Coreference: a pronoun is the page's subject, else the last subject (in an untitled
+   paragraph, a user's text: its first name when no subject is known yet, and the subject
+   follows each statement); "I" is a quoted speaker ("'...,' says X") or the topic; "there" is
+   the last place; "the company ..." and other subject-less predicates, fields ("Born: X") and
+   fronted clauses ("Born in X, Y ...") take the topic or the name after the clause.
+3. Relations: cue phrases per relation name (the name's own words, English words for the common
+   names and their paraphrases), each a verb (subject is the head), an inverse verb ("employs";
+   passive with "by": "founded in 1976 by"), a relational noun ("birthplace": the possessor),
+   a field label, a noun with its object before it ("an Aldovia citizen") or a hyphenated prefix
+   ("Paris-based X"); appositions ("X, a city in Y") state ``located_in``. A sentence splits into
+   one segment per cue at "and", commas and "which"; a segment without its own subject inherits
+   the previous one's ("which" takes the entity before it, "who" after a place the subject);
+   objects are every entity after the cue, so lists give several triples, except a qualifier
+   after a comma in a list without "and" ("Austin, Texas"), names in parentheses and names after
+   a dash or "but".
 4. Modality: a date anywhere in the sentence dates it; "no longer", "not", "never", "ceased"
    before a cue, or a negative cue ("left"), negate; questions and hedged sentences ("whether",
    "rumours", "allegedly") state nothing.
 
-Its errors (missed forms, hedges it does not know, ambiguous aliases) are measured by
+Rules added for other writers' prose (issue 38.3) leave extraction on the project's own corpora
+unchanged (``tests/graphrag/test_extraction_snapshot.py``). Its errors (missed forms, hedges it
+does not know, ambiguous aliases) are measured by
 :func:`environments.graphrag.extract.extraction_quality` and flow into the graph.
 """
 

@@ -34,14 +34,26 @@ def test_the_scorer_counts_a_symmetric_relation_either_way_and_ignores_case():
     assert got == gold
 
 
+AFTER = "*After the rule changes (development set, tuned on it: not a held-out figure)*"
+FIRST = ("| world | 102 | 432 | 331 | 0.71 [0.63, 0.78] | 0.54 [0.48, 0.61] |",
+         "| real | 88 | 297 | 277 | 0.47 [0.40, 0.53] | 0.43 [0.37, 0.50] |",
+         "| all | 190 | 729 | 608 | 0.60 [0.54, 0.65] | 0.50 [0.45, 0.55] |")
+
+
 def test_docs_show_the_measured_figures():
+    """The table after the rule changes holds what the code measures; the first measurement's
+    rows stay above it as history."""
     scores = foreign_prose_scores()
     text = DOCS.read_text(encoding="utf-8")
+    assert AFTER in text
+    before, after = text.split(AFTER, 1)
+    for line in FIRST:
+        assert line in before, f"docs/graphrag.md lost the first measurement's row: {line}"
     for kind, row in scores.items():
         p, r = row["precision"], row["recall"]
         line = (f"| {kind} | {row['paragraphs']} | {row['gold']} | {row['extracted']} | "
                 f"{p.estimate:.2f} [{p.low:.2f}, {p.high:.2f}] | {r.estimate:.2f} [{r.low:.2f}, {r.high:.2f}] |")
-        assert line in text, f"docs/graphrag.md lacks the measured row: {line}"
+        assert line in after.split("### ", 1)[0], f"docs/graphrag.md lacks the measured row: {line}"
 
 
 def test_the_declared_sample_is_stratified_and_fixed():
