@@ -5,8 +5,9 @@ clauses. General English only: no entry names an entity of any corpus.
 Kinds of cue: ``verb`` (the subject is the head: "works for"), ``inverse`` (the subject is the
 object: "employs"), ``noun`` (a relational noun: "birthplace"), ``negative`` ("left"), ``field``
 (a label before a colon, "Born: X": the document's topic is the head), ``post`` (the object
-stands just before the cue: "a Ruritania citizen") and ``pre`` (a hyphenated prefix names the
-object and the next name is the head: "Paris-based Acme").
+stands just before the cue: "a Ruritania citizen"), ``pre`` (a hyphenated prefix names the
+object and the next name is the head: "Paris-based Acme", "Paris-born Ann"), ``mate`` ("colleague":
+a possessor and another name) and ``appos`` (an apposition's words: "X, a city in Y").
 """
 
 from __future__ import annotations
