@@ -1,7 +1,10 @@
-"""The extractor on prose it was never written against: the frozen foreign-prose set.
+"""The extractor on prose it was never written against: the frozen foreign-prose sets.
 
-A writer who saw only the schema and the facts (``data/foreign_prose.md``) wrote paragraphs about
-generated worlds 770001-770003 and about real entities. Each paragraph is read as a user's file is
+Two sets, each by a writer who saw only the schema and the facts: ``development`` (worlds
+770001-770003 and real entities, ``data/foreign_prose.md``), measured once and then read by hand,
+so the extractor's later rules were tuned on it; ``held-out`` (worlds 880001-880003 and other real
+entities, ``data/foreign_prose_2.md``), frozen by its sha256 before the extractor engineer could
+see it and measured after that work. Each paragraph is read as a user's file is
 by ``agentbed graphrag extract FILE --world N``: world paragraphs link the entities of their own world,
 real paragraphs those of the default world (no page of theirs exists, as for a user's own text).
 Precision and recall are pooled over paragraphs with 95% cluster-bootstrap intervals
@@ -27,6 +30,9 @@ from suites.graphrag.scenarios import load_dataset
 
 DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
 SHA256 = "0d40ba68da4b715c5fb0b9b317a443888f17e805e08af67af6f491690a518672"
+HELD_OUT = DATA.with_name("foreign_prose_2.jsonl")
+HELD_OUT_SHA256 = "3810af3ffb0f5d8718b4d5fdaeb4e3effea43f05e590fd5274cf977f49ba0239"
+SETS = {"development": (DATA, SHA256), "held-out": (HELD_OUT, HELD_OUT_SHA256)}
 DEFAULT_WORLD = 1000  # `graphrag extract`'s default --world
 SYMMETRIC = frozenset({"colleague_of"})
 
@@ -44,10 +50,11 @@ class Paragraph:
 
 
 def load_paragraphs(path: Path = DATA) -> list[Paragraph]:
-    """The frozen set; a file whose bytes are not the frozen ones is refused."""
+    """A set's paragraphs; a frozen set's file whose bytes are not the frozen ones is refused."""
     raw = read_bytes(path)
-    if path == DATA and hashlib.sha256(raw).hexdigest() != SHA256:
-        raise ValueError(f"{path}: sha256 differs from the frozen set's ({SHA256})")
+    frozen = {p: sha for p, sha in SETS.values()}.get(path)
+    if frozen is not None and hashlib.sha256(raw).hexdigest() != frozen:
+        raise ValueError(f"{path}: sha256 differs from the frozen set's ({frozen})")
     rows = [parse_json(line, f"{path}:{k}") for k, line in enumerate(raw.splitlines(), 1) if line.strip()]
     return [Paragraph(r["id"], r["kind"], r["text"], tuple(tuple(f) for f in r["facts"])) for r in rows]
 
@@ -127,27 +134,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--model", help="the LLM extractor's model (local:NAME or provider:model)")
     parser.add_argument("--every", type=int, default=10, help="the sample: every N-th paragraph of each kind")
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--set", choices=sorted(SETS), default="development",
+                        help="which frozen set (the held-out one is data/foreign_prose_2.jsonl)")
     args = parser.parse_args(argv)
+    path, sha = SETS[args.set]
     if not args.model:
-        _print("rule-based extractor", foreign_prose_scores())
+        _print(f"rule-based extractor, {args.set} set", foreign_prose_scores(load_paragraphs(path)), sha)
         return
     import tempfile
 
     from agentbed.agents.local.server import serving
     from environments.graphrag.extract import LLMExtractor
 
-    chosen = sample(load_paragraphs(), args.every)
+    chosen = sample(load_paragraphs(path), args.every)
     relations = sorted(load_dataset("world", DEFAULT_WORLD).table.phrases)
-    _print(f"rule-based extractor, sample every {args.every}", foreign_prose_scores(chosen))
+    _print(f"rule-based extractor, {args.set} set, sample every {args.every}", foreign_prose_scores(chosen), sha)
     with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
         llm = LLMExtractor.from_model_string(args.model, relations, timeout=args.timeout)
-        _print(f"LLM extractor {args.model}, sample every {args.every}", foreign_prose_scores(chosen, llm))
+        _print(f"LLM extractor {args.model}, {args.set} set, sample every {args.every}",
+               foreign_prose_scores(chosen, llm), sha)
     print(f"{llm.calls} calls, {llm.failed} failed, {llm.skipped} malformed replies or entries; "
           f"tokens in {llm.usage['input_tokens']}, out {llm.usage['output_tokens']}")
 
 
-def _print(title: str, scores: dict[str, dict[str, Any]]) -> None:
-    print(f"foreign prose (frozen set, sha256 {SHA256[:12]}...): {title}")
+def _print(title: str, scores: dict[str, dict[str, Any]], sha: str) -> None:
+    print(f"foreign prose (frozen set, sha256 {sha[:12]}...): {title}")
     print(f"{'kind':6} {'paras':>5} {'gold':>5} {'got':>5}  precision [95% CI]    recall [95% CI]")
     for kind, row in scores.items():
         p, r = row["precision"], row["recall"]
