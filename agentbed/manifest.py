@@ -100,10 +100,11 @@ def canonical(doc: dict[str, Any]) -> bytes:
 
 
 def build(plan: dict[str, Any], episodes: dict[str, str], *, run_id: str, complete: bool, final: bool = False,
-          files: dict[str, str] | None = None, key: bytes | None = None) -> dict[str, Any]:
+          files: dict[str, str] | None = None, key: bytes | None = None, expected: int | None = None) -> dict[str, Any]:
+    """The manifest document; ``expected``: the plan's episode count, when the caller knows it."""
     pairs = sorted(episodes.items())
     doc = {"format": FORMAT, "run_id": run_id, "key_id": key_id(key) if key is not None else None, "plan": plan,
-           "expected": len(expected_ids(plan)), "episodes": [list(p) for p in pairs], "root": merkle_root(pairs),
+           "expected": len(expected_ids(plan)) if expected is None else expected, "episodes": [list(p) for p in pairs], "root": merkle_root(pairs),
            "files": dict(sorted((files or {}).items())), "final": final, "complete": complete}
     if key is not None:
         doc["mac"] = mac(key, canonical(doc))
@@ -128,6 +129,14 @@ class ManifestWriter:
         self.root, self.plan, self.run_id, self.key = root, plan, run_id, key
         self.episodes = dict(episodes)
         self._written = 0.0
+        self._expected: frozenset[str] | None = None
+
+    @property
+    def expected(self) -> frozenset[str]:
+        """The plan's episode ids, worked out once (every rewrite and the seal need them)."""
+        if self._expected is None:
+            self._expected = frozenset(expected_ids(self.plan))
+        return self._expected
 
     def add(self, episode_id: str, digest: str) -> None:
         self.episodes.setdefault(episode_id, digest)
@@ -140,13 +149,13 @@ class ManifestWriter:
         names = ["run.json", *(["index.jsonl", "events.jsonl"] if final else []), *files]
         digests = {f: file_digest(self.root / f) for f in names if (self.root / f).is_file()}
         doc = build(self.plan, self.episodes, run_id=self.run_id, complete=complete, final=final, files=digests,
-                    key=self.key)
+                    key=self.key, expected=len(self.expected))
         write_atomic(self.root / MANIFEST, json.dumps(doc, sort_keys=True).encode("utf-8"))
         self._written = time.monotonic()
 
     def finish(self, files: list[str]) -> bool:
         """Seal the run's final state: complete when every expected episode has finished."""
-        complete = set(self.episodes) >= set(expected_ids(self.plan))
+        complete = self.episodes.keys() >= self.expected
         self.write(complete=complete, final=True, files=files)
         return complete
 

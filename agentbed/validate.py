@@ -26,6 +26,7 @@ from agentbed.errors import UsageError
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a results file, run.json or baseline; far above any real one
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one log record or index line
+_LONG_DIGITS = re.compile(rb"\d{19}")  # 2^63 has 19 digits: a shorter run is within the bound
 MAX_DEPTH = 200  # nesting of arrays and objects; real records stay below 20
 MAX_INT = 2**63 - 1  # integers beyond a signed 64-bit word are refused (Python would parse 4,300 digits, then fail)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff: legal in pairs, refused alone
@@ -144,16 +145,14 @@ def _lone_surrogate(value: Any) -> str | None:
 def parse_own_json(data: bytes, at: str) -> Any:
     """Parse a line this process wrote with ``json.dumps`` from a dict (no lone surrogate: the
     UTF-8 encoding would have failed; keys unique, unless a dict mixed ``1`` and ``"1"``, when the
-    last wins as in ``json.loads``). When its bytes cannot hold a non-finite
-    number or nesting beyond MAX_DEPTH, the C parser reads it with only the integer bound;
-    otherwise it gets every check of :func:`parse_json`. A run reads its own index back at its end,
-    and the full checks cost more than a trivial episode's run (docs/benchmarks.md)."""
-    if b"NaN" in data or b"Infinity" in data or data.count(b"[") + data.count(b"{") >= MAX_DEPTH:
+    last wins as in ``json.loads``). When its bytes cannot hold a non-finite number, nesting beyond
+    MAX_DEPTH or an integer beyond 64 bits, the C parser reads it as it is; otherwise it gets every
+    check of :func:`parse_json`. A run reads its own index back at its end, and the full checks
+    cost more than a trivial episode's run (docs/benchmarks.md)."""
+    if (b"NaN" in data or b"Infinity" in data or _LONG_DIGITS.search(data)
+            or data.count(b"[") + data.count(b"{") >= MAX_DEPTH):
         return parse_json(data, at)
-    try:
-        return json.loads(data, parse_int=_bounded_int)
-    except _Refused as exc:
-        raise InputError(f"{at}: {exc}") from None
+    return json.loads(data)
 
 
 def parse_json(data: bytes, at: str) -> Any:
