@@ -245,7 +245,7 @@ class RunStore:
         if self._own_from is None:
             self._own_from = self._index.path.stat().st_size if self._index.path.exists() else 0
         data = record.to_dict() if isinstance(record, EpisodeRecord) else record
-        line = (json.dumps(data, ensure_ascii=False, sort_keys=True, default=str) + "\n").encode("utf-8")
+        line = (_INDEX_ENCODER.encode(data) + "\n").encode("utf-8")
         self._index.add(line, lambda: self._finished(record, data))
 
     def _finished(self, record: EpisodeRecord | dict[str, Any], data: dict[str, Any]) -> None:
@@ -272,6 +272,8 @@ class RunStore:
 
 
 _LINE_START = b'{"agent": '  # every index line starts so (sorted keys; see append)
+# json.dumps with these options builds an encoder per call; one shared encoder writes the same bytes
+_INDEX_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
 
 
 def _torn(line: bytes) -> bool:
