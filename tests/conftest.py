@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,6 +12,12 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A shell starts a background job (`cmd &` without job control) with SIGINT ignored, and an
+# ignored signal stays ignored across exec: the Ctrl-C tests' subprocesses would never see it.
+# A handler here is reset to the default in every child, which then installs its own.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
