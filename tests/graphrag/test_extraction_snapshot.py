@@ -15,10 +15,11 @@ import hashlib
 
 import pytest
 
+from agentbed.testing import require
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS
 from environments.graphrag.corpus import Statement
-from environments.graphrag.real import available
+from environments.graphrag.real import FETCH_COMMAND, available
 from suites.graphrag.scenarios import DEFAULT_TARGETS, poisoned, poisoned_global
 
 WORLDS = (0, 1, 2, 3, 1000, 1001, 1002, 1003)
@@ -109,8 +110,8 @@ SNAPSHOT: dict[str, str] = {
 
 @pytest.mark.parametrize(("key", "name", "world", "attack"), corpora(), ids=[c[0] for c in corpora()])
 def test_extraction_on_the_projects_corpora_is_unchanged(key: str, name: str, world: int, attack: str) -> None:
-    if name != "world" and not available(name):
-        pytest.skip(f"{name} files not fetched")
+    if name != "world":
+        require(available(name), "the pykeen Nations/Kinships/UMLS files", f"run {FETCH_COMMAND}")
     assert snapshot_of(name, world, attack) == SNAPSHOT[key], f"{key}: extraction changed"
 
 
