@@ -107,18 +107,25 @@ class OpenAIStub:
             self.active += 1
             self.peak = max(self.peak, self.active)
         try:
-            self._answer_one(handler, body)
+            reply, number = self._decide(body)
         finally:
+            # A request stops counting before its reply is written: once the client has read it, it may
+            # hand its slot on, and the next request can arrive before this thread would run again.
             with self._lock:
                 self.active -= 1
+        if reply is not None:
+            self._write(handler, reply, number, body)
 
-    def _answer_one(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+    def _decide(self, body: dict[str, Any]) -> tuple[Reply | None, int]:
         reply = self._next_reply(body)
         with self._lock:
             self.served += 1
             number = self.served
         if reply.delay and self._stopping.wait(reply.delay):
-            return
+            return None, number
+        return reply, number
+
+    def _write(self, handler: BaseHTTPRequestHandler, reply: Reply, number: int, body: dict[str, Any]) -> None:
         if reply.status != 200:
             payload = {"error": {"message": reply.content or f"scripted HTTP {reply.status}",
                                  "type": ERROR_TYPES.get(reply.status, "error"), "code": None, "param": None}}
