@@ -26,7 +26,10 @@ from agentbed.errors import UsageError
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a results file, run.json or baseline; far above any real one
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one log record or index line
-_LONG_DIGITS = re.compile(rb"\d{19}")  # 2^63 has 19 digits: a shorter run is within the bound
+# An integer part of 19 digits or more (2^63 has 19; a shorter one is within the bound). A run
+# after a "." is a fraction, which only rounds: every wall_seconds float of an index line has one,
+# and matching it sent nearly every line down the slow path.
+_LONG_DIGITS = re.compile(rb"(?<![.\d])\d{19}")
 MAX_DEPTH = 200  # nesting of arrays and objects; real records stay below 20
 MAX_INT = 2**63 - 1  # integers beyond a signed 64-bit word are refused (Python would parse 4,300 digits, then fail)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \ud800-\udfff: legal in pairs, refused alone

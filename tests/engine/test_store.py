@@ -90,8 +90,12 @@ def test_own_lines_read_fast_still_refuse_what_the_full_parser_refuses(tmp_path)
 
     plain = json.dumps({"a": [1, 2.5, {"b": "NaN is a word"}], "n": -3, "s": "Zürich"}, ensure_ascii=False)
     assert parse_own_json(plain.encode(), "x") == parse_json(plain.encode(), "x")
+    # a float's long fraction (as wall_seconds has) is not a long integer: the fast path reads it
+    timed = json.dumps({"wall_seconds": 0.0013507240000762977, "x": 1234567890123456789.5, "e": 1e-300})
+    assert parse_own_json(timed.encode(), "x") == parse_json(timed.encode(), "x")
     deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
-    for bad in ('{"m": NaN}', '{"m": -Infinity}', deep, '{"big": 99999999999999999999}'):
+    for bad in ('{"m": NaN}', '{"m": -Infinity}', deep, '{"big": 99999999999999999999}',
+                '{"big": [0.5, -99999999999999999999]}', '{"s": "1.5", "big": 12345678901234567890}'):
         with pytest.raises(InputError) as full:
             parse_json(bad.encode(), "line 3")
         with pytest.raises(InputError) as fast:
