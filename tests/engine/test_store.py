@@ -93,6 +93,17 @@ def test_own_lines_read_fast_still_refuse_what_the_full_parser_refuses(tmp_path)
     # a float's long fraction (as wall_seconds has) is not a long integer: the fast path reads it
     timed = json.dumps({"wall_seconds": 0.0013507240000762977, "x": 1234567890123456789.5, "e": 1e-300})
     assert parse_own_json(timed.encode(), "x") == parse_json(timed.encode(), "x")
+    import random
+    import re
+
+    from agentbed.validate import _long_integer
+
+    # the fast scan finds exactly what this expression finds: 19 digits not after a "." or a digit
+    reference, rng = re.compile(rb"(?<![.\d])\d{19}"), random.Random(7)
+    for _ in range(20000):
+        text = bytes(rng.choice(b'0123456789.e-+ ,:[]{}"a') if rng.random() < 0.3 else rng.choice(b"0123456789")
+                     for _ in range(rng.randrange(60)))
+        assert _long_integer(text) == bool(reference.search(text)), text
     deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
     for bad in ('{"m": NaN}', '{"m": -Infinity}', deep, '{"big": 99999999999999999999}',
                 '{"big": [0.5, -99999999999999999999]}', '{"s": "1.5", "big": 12345678901234567890}'):
