@@ -66,6 +66,8 @@ from environments.graphrag.lexicon_forms import (
 )
 from environments.graphrag.lexicon_items import DASHES, LOCATIVE, Context, Cue, Item, resolve
 
+# Relations whose object list may name a place with its region after a comma ("Austin, Texas").
+QUALIFIED = {"born_in", "lives_in", "headquartered_in", "office_in", "located_in"}
 NEGATIONS = {"no", "not", "never", "ceased", "longer", "nor"}
 HEDGE_WORDS = {"whether", "rumour", "rumours", "rumor", "rumors", "allegedly", "unconfirmed", "denied", "if", "might",
           "may"}
@@ -128,7 +130,7 @@ class LexiconExtractor:
         page = gazetteer.get(normalise(doc.title))
         seen: list[str] = [page] if page else []
         last_subject = page or ""
-        context = Context("", follow=not page)
+        context = Context("", follow=not page, untitled=not doc.title)
         out = []
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
@@ -146,7 +148,8 @@ class LexiconExtractor:
                 if (head, tail) not in context.aside:
                     last_subject = head if head != tail else last_subject
         if not doc.title:  # a user's paragraph: drop statements whose ends' kinds clash with the relation
-            out = [s for s in out if lexicon_types.fits(s.head, s.relation, s.tail)]
+            keep = lexicon_types.typed((s.head, s.relation, s.tail) for s in out)
+            out = [s for s, ok in zip(out, keep, strict=True) if ok]
         return out
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
@@ -255,6 +258,7 @@ class LexiconExtractor:
             before, after = items[start:k], items[k + 1:end]
             cue = items[k].cue
             assert cue is not None
+            context.qualified.clear()
             found = self._pairs(items, k, before, after, cue, context, n > 0, prev_subject, prev_object)
             if found is None:
                 start = end
@@ -269,6 +273,9 @@ class LexiconExtractor:
                     context.place = parts.place(head, cue.relation, tail) or context.place
                     if cue.relation in LOCATIVE:
                         context.places.add(tail)
+            if self._located and pairs and cue.relation in QUALIFIED and not negated:
+                out += [(place, "located_in", region, False) for place, region in context.qualified]
+                context.aside.update(context.qualified)  # a qualifier moves no subject
             if context.follow and cue.kind != "appos" and pairs and prev_subject:
                 context.fallback = context.topic = prev_subject
             start = end
@@ -299,6 +306,9 @@ class LexiconExtractor:
         if cue.kind == "field":
             subject = context.topic or (ents_before[:1] or [""])[0]
             ents_after = parts.listed(after, context)
+            if context.untitled and cue.relation in QUALIFIED - {"office_in"} and len(ents_after) == 2:
+                context.qualified.append((ents_after[0], ents_after[1]))  # "Born: Mobile, Alabama"
+                ents_after = ents_after[:1]
             return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
             return self._colleague(before, after, context, prev_subject)

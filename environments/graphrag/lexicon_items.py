@@ -16,6 +16,11 @@ from environments.graphrag.lexicon_forms import (
     SUBORDINATORS,
 )
 
+# Words before a name that make it a landmark or a companion ("near X", "studied under X").
+NEAR = {"near", "outside", "beyond", "under", "with", "alongside", "nearby", "toward", "towards", "than"}
+COMPASS = {"north", "south", "east", "west", "north-east", "north-west", "south-east", "south-west",
+           "northeast", "northwest", "southeast", "southwest", "northern", "southern", "eastern", "western"}
+AWAY = {"across", "away", "outskirts", "edge", "miles", "kilometres", "kilometers", "km", "hour", "drive"}
 AFFIX = re.compile(r"^(.+?)(-born|-based|-headquartered)$")
 DASHES = {"-", "\u2013", "\u2014"}
 LOCATIVE = {"born_in", "lives_in", "located_in", "citizen_of", "headquartered_in", "office_in"}
@@ -45,6 +50,8 @@ class Context:
     follow: bool = False  # no page: a pronoun is the last subject, even within a sentence
     aside: set[tuple[str, str]] = field(default_factory=set)  # appositions, which move no subject
     places: set[str] = field(default_factory=set)  # objects of locative relations, never a "who"
+    untitled: bool = False  # a user's paragraph: the rules for other writers' prose apply
+    qualified: list[tuple[str, str]] = field(default_factory=list)  # "Austin, Texas": (Austin, Texas)
 
 
 def resolve(item: Item, context: Context) -> str:
@@ -72,9 +79,23 @@ def objects(after: list[Item], context: Context) -> list[str]:
         if it.kind not in ("ent", "pron", "there") or depth or (it.kind == "pron" and it.text == "i"):
             continue
         qualifier = not joined and n >= 2 and after[n - 1].text == "," and after[n - 2].kind == "ent"
-        if not qualifier:
+        if qualifier and context.untitled:
+            context.qualified.append((after[n - 2].entity, it.entity))
+        elif not qualifier and not (context.untitled and landmark(after[:n])):
             out.append(resolve(it, context))
     return out
+
+
+def landmark(before: list[Item]) -> bool:
+    """A name the words before it make a landmark or a companion, not an object: "near X", "just
+    outside X", "north of X", "across the bay from X", "under X", "with X"."""
+    words = [it.text for it in before[-4:] if it.kind == "word" and it.text not in ("the", "a", "an")]
+    if not words or before[-1].kind not in ("word",):
+        return False
+    last = words[-1]
+    if last in NEAR:
+        return True
+    return last in ("of", "from") and any(w in COMPASS or w in AWAY for w in words[:-1])
 
 
 def listed(after: list[Item], context: Context) -> list[str]:

@@ -68,6 +68,21 @@ REJECT: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 PERSON_HEAD = frozenset({"born_in", "lives_in", "citizen_of", "studied_at", "works_for", "colleague_of"})
 PERSON_TAIL = frozenset({"founded_by", "colleague_of"})
 
+# The role each end of a relation gives a name: a person, an organisation or a place.
+ROLES: dict[str, tuple[str, str]] = {
+    "born_in": ("person", "place"), "lives_in": ("person", "place"), "citizen_of": ("person", "place"),
+    "studied_at": ("person", "org"), "works_for": ("person", "org"), "colleague_of": ("person", "person"),
+    "founded_by": ("org", "person"), "headquartered_in": ("org", "place"), "office_in": ("org", "place"),
+    "located_in": ("site", "place"), "partners_with": ("org", "org"),
+}
+# Roles a name cannot also have: a site (what is located somewhere) may be a company or a school.
+CLASH: dict[str, frozenset[str]] = {
+    "person": frozenset({"place", "org", "site"}), "place": frozenset({"person", "org"}),
+    "org": frozenset({"person", "place"}), "site": frozenset({"person"}),
+}
+# Relations whose place is a town rather than its country.
+PRECISE = frozenset({"born_in", "lives_in", "headquartered_in"})
+
 
 def _fold(name: str) -> str:
     return " ".join(unicodedata.normalize("NFC", name).lower().replace("-", " ").split())
@@ -125,5 +140,38 @@ def fits(head: str, relation: str, tail: str) -> bool:
 
 
 def typed(statements: Iterable[tuple[str, str, str]]) -> list[bool]:
-    """:func:`fits` for each (head, relation, tail)."""
-    return [fits(h, r, t) for h, r, t in statements]
+    """Which of a paragraph's (head, relation, tail) statements to keep: those that :func:`fits`
+    and agree with the role the paragraph's other statements give each end (a name stated as a
+    place is no company's or person's, a person no place's), and no country after a more precise
+    place of the same relation ("born in Sulechów, in western Poland": Poland places Sulechów)."""
+    given = [(h, r, t) for h, r, t in statements]
+    keep = [fits(h, r, t) for h, r, t in given]
+    votes: dict[str, dict[str, int]] = {}
+    for (h, r, t), ok in zip(given, keep, strict=True):
+        for name, role in ((h, ROLES.get(r, ("", ""))[0]), (t, ROLES.get(r, ("", ""))[1])):
+            if ok and role:
+                votes.setdefault(name, {}).setdefault(role, 0)
+                votes[name][role] += 1
+    countries = {t for (_, r, t), ok in zip(given, keep, strict=True) if ok and r == "citizen_of"}
+    places = {(h, r) for (h, r, t), ok in zip(given, keep, strict=True)
+              if ok and r in PRECISE and t not in countries and kind(t) != COUNTRY}
+    schools = {(h, r) for (h, r, t), ok in zip(given, keep, strict=True) if ok and kind(t) == SCHOOL}
+    for n, (h, r, t) in enumerate(given):
+        if not keep[n]:
+            continue
+        roles = ROLES.get(r, ("", ""))
+        if any(role and _role(votes.get(name, {})) in CLASH[role] for name, role in zip((h, t), roles, strict=True)):
+            keep[n] = False
+        elif r in PRECISE and (h, r) in places and (t in countries or kind(t) == COUNTRY):
+            keep[n] = False
+        elif r == "studied_at" and kind(t) == UNKNOWN and (h, r) in schools:
+            keep[n] = False  # "studied English at X", "at X under Y": the school is the one named so
+    return keep
+
+
+def _role(votes: dict[str, int]) -> str:
+    """The role most of a name's statements give it, or "" on a tie."""
+    ranked = sorted(votes.values(), reverse=True)
+    if not ranked or (len(ranked) > 1 and ranked[0] == ranked[1]):
+        return ""
+    return max(votes, key=lambda role: votes[role])
