@@ -143,6 +143,9 @@ class LexiconExtractor:
                 context.fallback = context.topic
             if not page and (speaker := parts.speaker(items)):
                 context.topic = speaker
+            if context.untitled and self._located:
+                for school, city in parts.sited(items):
+                    out.append(Statement(school, "located_in", city, doc.id, doc.chunk_of(i), False, date))
             for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
                 if (head, tail) not in context.aside:

@@ -15,12 +15,14 @@ from environments.graphrag.lexicon_forms import (
     SPEECH,
     SUBORDINATORS,
 )
+from environments.graphrag.lexicon_types import SCHOOL, kind
 
 # Words before a name that make it a landmark or a companion ("near X", "studied under X").
 NEAR = {"near", "outside", "beyond", "under", "with", "alongside", "nearby", "toward", "towards", "than"}
 COMPASS = {"north", "south", "east", "west", "north-east", "north-west", "south-east", "south-west",
            "northeast", "northwest", "southeast", "southwest", "northern", "southern", "eastern", "western"}
 AWAY = {"across", "away", "outskirts", "edge", "miles", "kilometres", "kilometers", "km", "hour", "drive"}
+
 AFFIX = re.compile(r"^(.+?)(-born|-based|-headquartered)$")
 DASHES = {"-", "\u2013", "\u2014"}
 LOCATIVE = {"born_in", "lives_in", "located_in", "citizen_of", "headquartered_in", "office_in"}
@@ -84,6 +86,14 @@ def objects(after: list[Item], context: Context) -> list[str]:
         elif not qualifier and not (context.untitled and landmark(after[:n])):
             out.append(resolve(it, context))
     return out
+
+
+def sited(items: list[Item]) -> list[tuple[str, str]]:
+    """"studied at the University of X in Y": a school's name right before "in" and a place names
+    where the school is (located_in)."""
+    return [(items[n].entity, items[n + 2].entity) for n in range(len(items) - 2)
+            if items[n].kind == "ent" and items[n + 1].kind == "word" and items[n + 1].text == "in"
+            and items[n + 2].kind == "ent" and kind(items[n].entity) == SCHOOL and kind(items[n + 2].entity) != SCHOOL]
 
 
 def landmark(before: list[Item]) -> bool:
