@@ -53,6 +53,7 @@ from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import (
     ENGLISH,
     FIELDS,
+    FUNCTION_WORDS,
     GENERIC_NAME_WORDS,
     MORE,
     NAME_CONNECTORS,
@@ -61,6 +62,8 @@ from environments.graphrag.lexicon_forms import (
     OPENERS,
     POSSESSIVE_PRONOUNS,
     TITLES,
+    UNTITLED,
+    UNTITLED_FIELDS,
     appositions,
     fronted_subject,
 )
@@ -98,6 +101,7 @@ class LexiconExtractor:
     relations: Sequence[str]
     cues: dict[tuple[str, ...], Cue] = field(default_factory=dict)
     fields: dict[tuple[str, ...], Cue] = field(default_factory=dict)
+    _untitled: bool = field(default=False, init=False, repr=False)  # the document being read has no title
 
     def __post_init__(self) -> None:
         for r in self.relations:  # a relation's own name first: "part of" is part_of where the schema has it
@@ -107,7 +111,12 @@ class LexiconExtractor:
                 for phrase, kind in cue_table.get(r, ()):
                     self.cues.setdefault(tuple(phrase.split()), Cue(r, kind))
         self.fields = {tuple(label.split()): Cue(r, "field") for label, r in FIELDS.items() if r in self.relations}
-        self._longest_cue = max((len(k) for k in [*self.cues, *self.fields]), default=1)
+        # A user's untitled paragraph reads these too (its own table first, then the others).
+        self._more_cues = {tuple(p.split()): Cue(r, kind) for r in self.relations for p, kind in UNTITLED.get(r, ())}
+        self._more_cues = {**self.cues, **self._more_cues}
+        self._more_fields = {**self.fields, **{tuple(label.split()): Cue(r, "field")
+                                               for label, r in UNTITLED_FIELDS.items() if r in self.relations}}
+        self._longest_cue = max((len(k) for k in [*self._more_cues, *self._more_fields]), default=1)
         self._located = "located_in" in self.relations
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
@@ -131,6 +140,7 @@ class LexiconExtractor:
         seen: list[str] = [page] if page else []
         last_subject = page or ""
         context = Context("", follow=not page, untitled=not doc.title)
+        self._untitled = not doc.title
         out = []
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
@@ -138,7 +148,8 @@ class LexiconExtractor:
             items = self._items(text, gazetteer, by_word, longest, seen)
             date = m.group(0) if (m := _DATE.search(text)) else ""
             context.fallback = page or last_subject
-            context.topic = context.fallback or next((e for e in seen if e), "")
+            context.topic = context.fallback or next((e for e in seen if e and (page or lexicon_types.named(e))),
+                                                     next((e for e in seen if e), ""))
             if not doc.title:  # a user's untitled paragraph: its pronouns name its topic
                 context.fallback = context.topic
             if not page and (speaker := parts.speaker(items)):
@@ -176,19 +187,21 @@ class LexiconExtractor:
 
     def _cue(self, tokens: list[str], low: list[str], i: int) -> tuple[Cue | None, int]:
         """The longest field label before a colon, or cue phrase, at ``i``: (cue, tokens used)."""
+        fields, cues = (self._more_fields, self._more_cues) if self._untitled else (self.fields, self.cues)
         for n in range(min(self._longest_cue, len(tokens) - i - 1), 0, -1):
-            if low[i + n] == ":" and (cue := self.fields.get(tuple(low[i:i + n]))) is not None:
+            if low[i + n] == ":" and (cue := fields.get(tuple(low[i:i + n]))) is not None:
                 return cue, n + 1
         for n in range(min(self._longest_cue, len(tokens) - i), 0, -1):
             key = tuple(low[i:i + n])
-            cue = self.cues.get(key)
+            cue = cues.get(key)
             if cue is not None and (key not in NEEDS_NAME or (i + n < len(tokens) and (
                     tokens[i + n][:1].isupper() or low[i + n] == "there"))):
                 return cue, n
         return None, 0
 
     def _field_at(self, low: list[str], i: int) -> bool:
-        return any(i + n < len(low) and low[i + n] == ":" and tuple(low[i:i + n]) in self.fields
+        fields = self._more_fields if self._untitled else self.fields
+        return any(i + n < len(low) and low[i + n] == ":" and tuple(low[i:i + n]) in fields
                    for n in range(1, 4))
 
     def _other(self, tokens: list[str], low: list[str], i: int, items: list[Item], by_word: dict[str, set[str]],
@@ -211,7 +224,8 @@ class LexiconExtractor:
             items.append(Item("poss", t))
         elif w in NEGATIONS:
             items.append(Item("neg", w))
-        elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)):
+        elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)) \
+                and not (first and self._untitled and self._opener(tokens, w, i)):
             j = i + 1
             while j < len(tokens):
                 if self._field_at(low, j):  # "... Aldovia Employer: X": a label ends the name
@@ -231,6 +245,13 @@ class LexiconExtractor:
         else:
             items.append(Item("word", w))
         return i + 1
+
+    @staticmethod
+    def _opener(tokens: list[str], w: str, i: int) -> bool:
+        """In a user's text, a closed-class word or a lone "-ing" form opening a sentence or line
+        ("With its headquarters in X", "Having studied at Y") names nothing."""
+        alone = i + 1 >= len(tokens) or not tokens[i + 1][:1].isupper()
+        return w in FUNCTION_WORDS or (alone and w.endswith("ing") and lexicon_types.kind(w) == lexicon_types.UNKNOWN)
 
     @staticmethod
     def _link(span: list[str], by_word: dict[str, set[str]], seen: list[str]) -> str:
@@ -316,6 +337,9 @@ class LexiconExtractor:
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
             return self._colleague(before, after, context, prev_subject)
         if cue.kind == "inverse" and parts.passive(after):
+            cue = Cue(cue.relation, "verb")
+        if cue.kind == "school":  # "went to X": only a school's name is its object
+            after = [it for it in after if it.kind != "ent" or lexicon_types.kind(it.entity) == lexicon_types.SCHOOL]
             cue = Cue(cue.relation, "verb")
         relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
         who = any(it.kind == "bound" and it.text == "who" for it in before)

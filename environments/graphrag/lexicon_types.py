@@ -125,6 +125,12 @@ def person_like(name: str) -> bool:
     return kind(name) == UNKNOWN and len(_fold(name).split()) >= 2
 
 
+def named(name: str) -> bool:
+    """A name a paragraph can be about: a school's, an organisation's or a person's (not a lone
+    capitalised word such as a header's "Company" or "Speaker")."""
+    return kind(name) in (SCHOOL, ORG) or person_like(name)
+
+
 def fits(head: str, relation: str, tail: str) -> bool:
     """Whether a statement's head and tail are of kinds its relation can take (a relation the
     table does not know, and an unknown kind, always fit); the ends a person stands at must look
