@@ -314,6 +314,9 @@ class LexiconExtractor:
         if colons and any(it.kind in ("ent", "pron") for it in before[colons[-1] + 1:]):
             before = before[colons[-1] + 1:]  # "Travel tip: X partners with Y"
         ents_before = [resolve(it, context) for it in before if it.kind in ("ent", "pron")]
+        if cue.kind == "school":  # "went to X": only a school's name is its object
+            after = [it for it in after if it.kind != "ent" or lexicon_types.kind(it.entity) == lexicon_types.SCHOOL]
+            cue = Cue(cue.relation, "verb")
         ents_after = parts.objects(after, context)
         if cue.kind in ("appos", "post", "pre"):  # the object (or head) stands just before the cue
             near = items[k - 1] if k > 0 and items[k - 1].kind == "ent" else None
@@ -336,10 +339,7 @@ class LexiconExtractor:
             return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
             return self._colleague(before, after, context, prev_subject)
-        if cue.kind == "inverse" and parts.passive(after):
-            cue = Cue(cue.relation, "verb")
-        if cue.kind == "school":  # "went to X": only a school's name is its object
-            after = [it for it in after if it.kind != "ent" or lexicon_types.kind(it.entity) == lexicon_types.SCHOOL]
+        if cue.kind == "inverse" and parts.passive(after, context.untitled):
             cue = Cue(cue.relation, "verb")
         relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
         who = any(it.kind == "bound" and it.text == "who" for it in before)

@@ -152,10 +152,11 @@ def predicate(before: list[Item], cue: Cue) -> bool:
     return cue.kind in ("verb", "negative") or (cue.kind == "noun" and before[-1].text in AUXILIARIES)
 
 
-def passive(after: list[Item]) -> bool:
-    """"founded in 1976 by X": an inverse cue followed by "by" before any name reads as passive."""
-    for it in after:
-        if it.kind in ("ent", "pron"):
+def passive(after: list[Item], untitled: bool = False) -> bool:
+    """"founded in 1976 by X": an inverse cue followed by "by" before any name reads as passive (in
+    a user's paragraph, also after a place: "founded in Paris in 1971 by X")."""
+    for n, it in enumerate(after):
+        if it.kind in ("ent", "pron") and not (untitled and n and after[n - 1].text == "in"):
             return False
         if it.text == "by":
             return True
