@@ -61,6 +61,7 @@ from environments.graphrag.lexicon_forms import (
     NEEDS_NAME,
     OPENERS,
     POSSESSIVE_PRONOUNS,
+    ROLES,
     TITLES,
     UNTITLED,
     UNTITLED_FIELDS,
@@ -84,6 +85,7 @@ STOP_CAPS = {"the", "a", "an", "it", "he", "she", "they", "in", "on", "as", "sin
 _TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr|Sr|St)\."
                     r"|[A-Za-z]['\u2019][A-ZÀ-ÖØ-Þ][\w\-]*|[^\W_][\w\-\u2013]*(?:\.[^\W\d_][\w\-]*)*"
                     r"|['\u2019]s|[,;?:&()]|(?<=\s)[\-\u2013\u2014](?=\s)")
+_ELIDED = re.compile(r"[a-z]['\u2019][A-ZÀ-ÖØ-Þ]")  # an elided article inside a name: "d'Ivoire"
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
 
 
@@ -225,15 +227,20 @@ class LexiconExtractor:
         elif w in NEGATIONS:
             items.append(Item("neg", w))
         elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)) \
-                and not (first and self._untitled and self._opener(tokens, w, i)):
+                and not (self._untitled and (w in ROLES or first and self._opener(tokens, w, i))):
             j = i + 1
             while j < len(tokens):
                 if self._field_at(low, j):  # "... Aldovia Employer: X": a label ends the name
                     break
-                if tokens[j][:1].isupper() and low[j] not in TITLES:
+                if tokens[j][:1].isupper() and low[j] not in TITLES and not (self._untitled and low[j] in ROLES):
                     j += 1
                 elif low[j] in NAME_CONNECTORS and j + 1 < len(tokens) and tokens[j + 1][:1].isupper():
                     j += 1
+                elif self._untitled and _ELIDED.match(tokens[j]):  # "Côte d'Ivoire"
+                    j += 1
+                elif self._untitled and low[j:j + 2] == ["of", "the"] and j + 2 < len(tokens) \
+                        and tokens[j + 2][:1].isupper():  # "University of the Arts"
+                    j += 2
                 elif low[j] == "," and j + 1 < len(tokens) and low[j + 1] in NAME_SUFFIXES:
                     j += 2
                 else:

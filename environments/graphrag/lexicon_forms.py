@@ -98,6 +98,10 @@ FUNCTION_WORDS = {"with", "without", "apart", "last", "next", "by", "for", "to",
                   "or", "nor", "and", "not", "no", "hi", "hello", "dear", "earlier", "years", "first", "in",
                   "company", "speaker", "interviewer", "host", "alumni", "staff", "team", "meet", "asked",
                   "contrary", "love", "thanks", "regards", "re", "q", "a", "references", "address", "current"}
+# Capitalised roles that are no part of a name in a user's text ("Satya Nadella, Chairman",
+# "President of Ruritania", "Footballer Ann Lee").
+ROLES = {"chairman", "chairwoman", "chairperson", "president", "director", "professor", "footballer", "founder",
+         "co-founder", "minister", "senator", "governor", "mayor", "chancellor"}
 # Cues that count only before a name or "there" ("born Paris", not "born and raised in").
 NEEDS_NAME = {("born",), ("lived",)}
 # Words after which a list of objects cannot go on ("born in X, but I consider Y home").

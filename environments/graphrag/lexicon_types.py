@@ -125,6 +125,12 @@ def person_like(name: str) -> bool:
     return kind(name) == UNKNOWN and len(_fold(name).split()) >= 2
 
 
+def generic(name: str) -> bool:
+    """A name made only of a kind's words ("University", "École", "Company"): a cut name, no entity."""
+    words = set(_fold(name).split())
+    return bool(words) and words <= SCHOOL_WORDS | ORG_WORDS | {"of", "the"}
+
+
 def named(name: str) -> bool:
     """A name a paragraph can be about: a school's, an organisation's or a person's (not a lone
     capitalised word such as a header's "Company" or "Speaker")."""
@@ -135,6 +141,8 @@ def fits(head: str, relation: str, tail: str) -> bool:
     """Whether a statement's head and tail are of kinds its relation can take (a relation the
     table does not know, and an unknown kind, always fit); the ends a person stands at must look
     like a person's name."""
+    if generic(head) or generic(tail):
+        return False
     if relation not in REJECT:
         return True
     heads, tails = REJECT[relation]
