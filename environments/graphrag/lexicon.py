@@ -35,7 +35,9 @@ then a lexical relation pattern between them):
    "rumours", "allegedly") state nothing.
 
 Rules added for other writers' prose (issue 38.3) leave extraction on the project's own corpora
-unchanged (``tests/graphrag/test_extraction_snapshot.py``). Its errors (missed forms, hedges it
+unchanged (``tests/graphrag/test_extraction_snapshot.py``); those for untitled paragraphs only (a
+user's text: more cues and labels, landmarks, qualifiers, openers) end with the type checks of
+:mod:`~environments.graphrag.lexicon_types`, which drop statements whose ends' kinds clash. Its errors (missed forms, hedges it
 does not know, ambiguous aliases) are measured by
 :func:`environments.graphrag.extract.extraction_quality` and flow into the graph.
 """
