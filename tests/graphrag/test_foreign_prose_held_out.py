@@ -33,11 +33,19 @@ def test_a_changed_byte_is_refused(tmp_path, monkeypatch):
         load_paragraphs(copy)
 
 
-def test_docs_show_the_held_out_figures():
-    scores = foreign_prose_scores(load_paragraphs(HELD_OUT))
+# The one held-out measurement of set 2 (extractor of e6e81f9), kept as history.
+HELD_OUT_ROWS = ("| held-out world | 102 | 469 | 409 | 0.79 [0.73, 0.85] | 0.69 [0.62, 0.76] |",
+                 "| held-out real | 100 | 378 | 346 | 0.64 [0.57, 0.70] | 0.58 [0.52, 0.64] |",
+                 "| held-out all | 202 | 847 | 755 | 0.72 [0.67, 0.76] | 0.64 [0.60, 0.69] |")
+
+
+def test_docs_keep_the_held_out_measurement_and_show_the_current_figures():
+    """Set 2's held-out rows stay as history; the current development table holds what the code
+    measures on set 2 (used as development data after its one held-out measurement)."""
+    from tests.graphrag.test_foreign_prose import current_section, measured_rows
+
     text = DOCS.read_text(encoding="utf-8")
-    for kind, row in scores.items():
-        p, r = row["precision"], row["recall"]
-        line = (f"| held-out {kind} | {row['paragraphs']} | {row['gold']} | {row['extracted']} | "
-                f"{p.estimate:.2f} [{p.low:.2f}, {p.high:.2f}] | {r.estimate:.2f} [{r.low:.2f}, {r.high:.2f}] |")
-        assert line in text, f"docs/graphrag.md lacks the measured row: {line}"
+    for line in HELD_OUT_ROWS:
+        assert line in text, f"docs/graphrag.md lost the held-out row: {line}"
+    for line in measured_rows("set 2 ", foreign_prose_scores(load_paragraphs(HELD_OUT))):
+        assert line in current_section(), f"docs/graphrag.md lacks the measured row: {line}"
