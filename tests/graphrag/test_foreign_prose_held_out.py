@@ -1,51 +1,83 @@
-"""The held-out foreign-prose set: its bytes are the ones frozen before the extractor work it
-measures, it loads as the development set does, and docs/graphrag.md shows what the code measures."""
+"""The later foreign-prose sets: each one's bytes are the ones frozen before the extractor work it
+measured, each loads as the first set does, and docs/graphrag.md shows what the code measures:
+set 2's one held-out measurement (kept as history) and its current development rows, and set 3's
+one held-out measurement."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-from suites.graphrag.foreign import HELD_OUT, HELD_OUT_SHA256, foreign_prose_scores, load_paragraphs
+import pytest
+
+from suites.graphrag.foreign import (
+    HELD_OUT,
+    HELD_OUT_SHA256,
+    SET_2,
+    SET_2_SHA256,
+    SETS,
+    foreign_prose_scores,
+    load_paragraphs,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "graphrag.md"
-PROVENANCE = HELD_OUT.with_suffix(".md")
+FROZEN = {  # set: (file, sha256, the commit that froze it, its worlds)
+    "set-2": (SET_2, SET_2_SHA256, "24d3baa", {880001, 880002, 880003}),
+    "set-3": (HELD_OUT, HELD_OUT_SHA256, "96f7c8c", {990001, 990002, 990003}),
+}
 
 
-def test_the_held_out_set_is_the_one_frozen_before_the_extractor_work():
-    assert hashlib.sha256(HELD_OUT.read_bytes()).hexdigest() == HELD_OUT_SHA256
-    assert HELD_OUT_SHA256 in PROVENANCE.read_text(encoding="utf-8")  # committed before the file (24d3baa)
-    paragraphs = load_paragraphs(HELD_OUT)
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_each_set_is_the_one_frozen_before_the_extractor_work(name):
+    path, sha, _, worlds = FROZEN[name]
+    assert SETS[name] == (path, sha)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha
+    assert sha in path.with_suffix(".md").read_text(encoding="utf-8")  # committed before the file
+    paragraphs = load_paragraphs(path)
     kinds = [p.kind for p in paragraphs]
     assert kinds.count("world") == 102 and kinds.count("real") == 100
-    assert {p.world for p in paragraphs if p.kind == "world"} == {880001, 880002, 880003}
+    assert {p.world for p in paragraphs if p.kind == "world"} == worlds
 
 
 def test_a_changed_byte_is_refused(tmp_path, monkeypatch):
-    import pytest
-
     import suites.graphrag.foreign as foreign
 
-    copy = tmp_path / "foreign_prose_2.jsonl"
+    copy = tmp_path / "foreign_prose_3.jsonl"
     copy.write_bytes(HELD_OUT.read_bytes().replace(b"born", b"borm", 1))
-    monkeypatch.setitem(foreign.SETS, "held-out", (copy, HELD_OUT_SHA256))
+    monkeypatch.setitem(foreign.SETS, "set-3", (copy, HELD_OUT_SHA256))
     with pytest.raises(ValueError, match="sha256 differs"):
         load_paragraphs(copy)
 
 
+def test_the_command_names_the_sets():
+    from suites.graphrag.foreign import SET_NAMES
+
+    assert SETS[SET_NAMES["held-out"]][0] == HELD_OUT and SETS[SET_NAMES["development"]][0].name == "foreign_prose.jsonl"
+
+
 # The one held-out measurement of set 2 (extractor of e6e81f9), kept as history.
-HELD_OUT_ROWS = ("| held-out world | 102 | 469 | 409 | 0.79 [0.73, 0.85] | 0.69 [0.62, 0.76] |",
-                 "| held-out real | 100 | 378 | 346 | 0.64 [0.57, 0.70] | 0.58 [0.52, 0.64] |",
-                 "| held-out all | 202 | 847 | 755 | 0.72 [0.67, 0.76] | 0.64 [0.60, 0.69] |")
+SET_2_HELD_OUT_ROWS = ("| held-out world | 102 | 469 | 409 | 0.79 [0.73, 0.85] | 0.69 [0.62, 0.76] |",
+                       "| held-out real | 100 | 378 | 346 | 0.64 [0.57, 0.70] | 0.58 [0.52, 0.64] |",
+                       "| held-out all | 202 | 847 | 755 | 0.72 [0.67, 0.76] | 0.64 [0.60, 0.69] |")
+SET_3 = "**The held-out measurement on set 3**"
 
 
-def test_docs_keep_the_held_out_measurement_and_show_the_current_figures():
+def test_docs_keep_set_2s_held_out_measurement_and_show_its_current_figures():
     """Set 2's held-out rows stay as history; the current development table holds what the code
     measures on set 2 (used as development data after its one held-out measurement)."""
     from tests.graphrag.test_foreign_prose import current_section, measured_rows
 
     text = DOCS.read_text(encoding="utf-8")
-    for line in HELD_OUT_ROWS:
+    for line in SET_2_HELD_OUT_ROWS:
         assert line in text, f"docs/graphrag.md lost the held-out row: {line}"
-    for line in measured_rows("set 2 ", foreign_prose_scores(load_paragraphs(HELD_OUT))):
-        assert line in current_section(), f"docs/graphrag.md lacks the measured row: {line}"
+    development = current_section().split(SET_3, 1)[0]
+    for line in measured_rows("set 2 ", foreign_prose_scores(load_paragraphs(SET_2))):
+        assert line in development, f"docs/graphrag.md lacks the measured row: {line}"
+
+
+def test_docs_show_set_3s_held_out_measurement_as_the_code_measures_it():
+    from tests.graphrag.test_foreign_prose import current_section, measured_rows
+
+    held_out = current_section().split(SET_3, 1)[1]
+    for line in measured_rows("set 3 ", foreign_prose_scores(load_paragraphs(HELD_OUT))):
+        assert line in held_out, f"docs/graphrag.md lacks set 3's measured row: {line}"
