@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from agentbed.arguments import check_arguments
 from agentbed.cli_plugins import add_placeholder, add_plugin_verbs
-from agentbed.errors import SuiteError, UsageError
+from agentbed.errors import SuiteError, UsageError, WorkerDied
 from agentbed.log import LogFormatError
 
 
@@ -98,12 +98,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE, as the shell reports a process killed by it
     except KeyboardInterrupt:
         return _fail("interrupted; finished episodes are in the run index (use --resume)", 130)
+    except WorkerDied as exc:  # killed or out of memory: not bad input, not a bug
+        return _fail(str(exc), EXIT_WORKER_DIED)
     except OSError as exc:  # a path the user named (or its directory) cannot be read or written
         if exc.filename is None:
             return _internal(exc)
         return _fail(f"{exc.filename}: {exc.strerror or exc}", 2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line (the traceback on request), never a dump
         return _internal(exc)
+
+
+EXIT_WORKER_DIED = 75  # sysexits' EX_TEMPFAIL: nothing was wrong with the input; --resume finishes the run
 
 
 def _internal(exc: BaseException) -> int:

@@ -12,6 +12,11 @@ class SuiteError(LookupError):
     not in :mod:`agentbed.suite`, so the CLI can catch it without importing gymnasium and numpy."""
 
 
+class WorkerDied(RuntimeError):
+    """A process-pool worker ended without answering (killed, out of memory, a crash in native
+    code): not bad input and not a bug in agentbed; the run's recorded episodes are kept."""
+
+
 def failure_text(exc: BaseException) -> str:
     """What an episode records as its error: a usage error's one line (bad input, or data this
     machine lacks, with the command that installs it; also any exception with a true

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as wait_any
 from pathlib import Path
 from typing import Any
 
+from agentbed.errors import WorkerDied, failure_text
 from agentbed.executors_inflight import StopCheck, run_in_flight
 from agentbed.inflight import ModelRuntime, current_runtime, is_model_bound, set_runtime
 from agentbed.runner import EpisodeRecord, EpisodeSpec
@@ -81,14 +85,98 @@ def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: in
         yield from execute_ray(specs, run_dir, jobs, ray_address, ray_resources, current_runtime())
 
 
+# Chunks handed to a worker ahead of the one it runs, so it never waits for the parent.
+IN_FLIGHT_PER_WORKER = 2
+
+
 def _process_pool(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int) -> Iterator[EpisodeRecord]:
+    """Worker processes that each pull chunks of episodes over a pipe of their own.
+
+    Not ``concurrent.futures``: its manager and queue-feeder threads in the parent competed with
+    two busy workers on two cores for the CPU and the parent's GIL, at about 0.04 ms an episode
+    (docs/benchmarks.md). Here the parent's one thread sends a chunk, and on each answer yields its
+    records and sends the next. When the caller stops early, each worker finishes the chunk it
+    runs and exits; its records are not yielded, so a resumed run does them again."""
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        pending = {pool.submit(run_chunk, chunk, run_dir) for chunk in chunks(specs, jobs)}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield from future.result()
+    todo = deque(chunks(specs, jobs))
+    workers: dict[Connection, Any] = {}
+    in_flight: dict[Connection, int] = {}
+    try:
+        for _ in range(min(jobs, len(todo))):
+            parent_end, child_end = context.Pipe()
+            # not a daemon: an episode may start processes of its own
+            process = context.Process(target=_serve, args=(child_end, run_dir), daemon=False)
+            process.start()
+            child_end.close()
+            workers[parent_end], in_flight[parent_end] = process, 0
+        for conn in workers:
+            while todo and in_flight[conn] < IN_FLIGHT_PER_WORKER:
+                _send(conn, todo.popleft(), workers[conn], in_flight[conn])
+                in_flight[conn] += 1
+        while any(in_flight.values()):
+            for conn in wait_any([c for c, n in in_flight.items() if n]):
+                try:
+                    records = conn.recv()
+                except (EOFError, OSError):
+                    raise _died(workers[conn], in_flight[conn]) from None
+                if isinstance(records, _Failed):
+                    raise RuntimeError(f"a worker process could not run or return a chunk of episodes: {records.text}")
+                in_flight[conn] -= 1
+                if todo:
+                    _send(conn, todo.popleft(), workers[conn], in_flight[conn])
+                    in_flight[conn] += 1
+                yield from records
+    finally:
+        _stop(workers)
+
+
+def _send(conn: Connection, chunk: list[EpisodeSpec], process: Any, unanswered: int) -> None:
+    try:
+        conn.send(chunk)
+    except OSError:  # the worker is gone: its end of the pipe is closed
+        raise _died(process, unanswered) from None
+
+
+def _died(process: Any, unanswered: int) -> WorkerDied:
+    process.join(1.0)
+    return WorkerDied(f"a worker process ended (exit status {process.exitcode}) with {unanswered} chunks of "
+                      "episodes unanswered; the episodes already recorded are kept: --resume runs the rest")
+
+
+class _Failed:
+    """A worker's answer when a chunk raised outside any episode (e.g. a record that cannot be
+    pickled: nothing of it was written to the pipe)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _serve(conn: Connection, run_dir: str) -> None:
+    """A pool worker: run each chunk it is sent and send back its records; ``None`` ends it."""
+    try:
+        while (chunk := conn.recv()) is not None:
+            try:
+                answer: Any = run_chunk(chunk, run_dir)
+                conn.send(answer)
+            except Exception as exc:  # noqa: BLE001 - every episode's own failure is already a record
+                conn.send(_Failed(failure_text(exc)))
+    except (KeyboardInterrupt, EOFError, BrokenPipeError):
+        pass  # Ctrl-C reaches the whole process group, and the parent reports it; a closed pipe: the parent is gone
+
+
+def _stop(workers: Mapping[Connection, Any]) -> None:
+    """Ask every worker to end after its chunk; one that does not within a while is terminated."""
+    for conn in workers:
+        try:
+            conn.send(None)
+        except OSError:
+            pass  # already gone
+    for conn, process in workers.items():
+        process.join(60.0)
+        if process.is_alive():
+            os.kill(process.pid, signal.SIGTERM)
+            process.join(5.0)
+        conn.close()
 
 
 def run_all(specs: Iterable[EpisodeSpec], run_dir: str | Path, on_record: Callable[[EpisodeRecord], None], **kw: Any) -> None:
