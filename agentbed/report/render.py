@@ -1,4 +1,8 @@
-"""Render a run directory as one self-contained HTML file (inline CSS and SVG, no scripts)."""
+"""Render a run directory as one self-contained HTML file (inline CSS and SVG, no scripts).
+
+The page opens with a Content-Security-Policy that forbids script, any fetch and any form:
+even markup that slipped past escaping and the SVG sanitiser stays inert when the report is
+opened (a second line of defence; the first is :func:`agentbed.report.html.esc`)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ from agentbed.report.workload import workload_section
 from agentbed.verify_run import SealStatus
 
 REPORT_NAME = "report.html"
+# inline styles and data: images only: no script (inline or not), no fetch, no frame, no form target
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; "
+       "frame-src 'none'; object-src 'none'; script-src 'none'")
 
 
 def render_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
@@ -46,6 +53,7 @@ def render_run(run_dir: str | Path, out: str | Path | None = None, seal: SealSta
     page = Markup("<!DOCTYPE html>\n") + el(
         "html",
         el("head", Markup('<meta charset="utf-8">'),
+           Markup(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'),
            Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
            el("title", title), el("style", Markup(STYLE))),
         el("body", el("header", el("h1", title), nav), seal_section(seal) if seal else None, findings, overview_section(run), *workloads, episodes_section(run)),
