@@ -86,7 +86,8 @@ class ReaderAgent(Agent):
         if self.topic is None:
             text = self.question["question"]
             self.topic = link_entity(text, obs.get("entities", [])) or next(iter(obs.get("entities", [])), "")
-            self.plan = interpret_plan(text, self.topic, self.question.get("schema", []))
+            self.plan = interpret_plan(text, self.topic, self.question.get("schema", []),
+                                       glosses=self.question.get("glosses"))
             if not self.topic or not self.plan:
                 return Action(make_action("answer", answer="unknown"))
             return Action(make_action("local_search", entity=self.topic, relations=list(self.plan)))

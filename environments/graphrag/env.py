@@ -117,9 +117,14 @@ class GraphRAGEnv(ToolEnv):
     def setup(self, rng: Any) -> str:
         q = self._prepare()
         self.state = {"answer": None, "retrievals": []}
-        # The question's text and the index's relation vocabulary: never its topic or relation plan.
-        return json.dumps({"question": q.text, "schema": self.scenario.index.kg.relations(),
-                           "instructions": "Use the tools, then call answer with one entity name."})
+        # The question's text and the index's relation vocabulary (with the descriptions a real
+        # graph is published with): never its topic or relation plan.
+        kg = self.scenario.index.kg
+        obs: dict[str, Any] = {"question": q.text, "schema": kg.relations()}
+        if kg.glosses is not None:
+            obs["glosses"] = {r: kg.glosses[r] for r in kg.relations() if r in kg.glosses}
+        obs["instructions"] = "Use the tools, then call answer with one entity name."
+        return json.dumps(obs)
 
     def _prepare(self) -> Question:
         """Derived, read-only structures for ``self.task`` (rebuilt, never snapshotted)."""

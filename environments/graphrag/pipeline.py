@@ -63,7 +63,7 @@ def build_index(documents: Sequence[Document], table: Writer, *, extractor: Extr
     documents = publish(documents, seed)
     extract = extractor if extractor is not None else LexiconExtractor(sorted(table.phrases))
     statements = extract(documents)
-    kg = KnowledgeGraph(statements)
+    kg = KnowledgeGraph(statements, glosses=table.glosses)
     membership = communities(kg, community_method, seed) if community_method != "none" else {}
     return Index({d.id: d for d in documents}, kg, membership, community_summaries(kg, membership, phrase=table.phrases),
                  table)

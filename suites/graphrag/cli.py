@@ -26,14 +26,14 @@ def _names(value: str, allowed: tuple[str, ...], flag: str) -> list[str]:
 
 
 def cmd_grid(args: argparse.Namespace) -> int:
-    from environments.graphrag.real import REAL_DATASETS, available
+    from environments.graphrag.real import GRAPHS, available, real_datasets
     from suites.graphrag.defenses import DEFENSES
     from suites.graphrag.report import ALL_ATTACKS, grid_table, paired_table, run_grid
 
-    if args.dataset not in ("world", *REAL_DATASETS):
-        raise UsageError(f"--dataset: {args.dataset!r} is not one of world, {', '.join(REAL_DATASETS)}")
+    if args.dataset not in ("world", *real_datasets()):
+        raise UsageError(f"--dataset: {args.dataset!r} is not one of world, {', '.join(real_datasets())}")
     if args.dataset != "world" and not available(args.dataset):
-        raise UsageError(f"--dataset {args.dataset}: the pykeen files are missing; run scripts/fetch-pykeen")
+        raise UsageError(f"--dataset {args.dataset}: its files are missing; run {GRAPHS[args.dataset].missing}")
     if args.worlds < 1:
         raise UsageError(f"--worlds: must be at least 1, got {args.worlds}")
     attacks = _names(args.attacks, ALL_ATTACKS, "--attacks")

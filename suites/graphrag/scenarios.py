@@ -23,13 +23,13 @@ from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
 from environments.graphrag.globalsearch import global_questions
-from environments.graphrag.real import REAL_DATASETS, load_real
+from environments.graphrag.real import load_real, real_datasets
 from environments.graphrag.world import generate_world
 from suites.graphrag.defenses import DEFENSES, make_defense
 
 EVAL_WORLD_BASE = 1000
-DATASETS = ("world", *REAL_DATASETS)
-DEFAULT_TARGETS = {"world": 12, "nations": 20, "kinships": 20, "umls": 20}
+DATASETS = ("world", *real_datasets())
+DEFAULT_TARGETS = {"world": 12}  # a real graph: 20
 
 
 @lru_cache(maxsize=16)
@@ -79,7 +79,7 @@ def aim_of(options: dict[str, Any]) -> str:
 
 
 def targets_for(options: dict[str, Any]) -> int:
-    return int(options.get("targets") or DEFAULT_TARGETS[options.get("dataset", "world")])
+    return int(options.get("targets") or DEFAULT_TARGETS.get(options.get("dataset", "world"), 20))
 
 
 def build_scenario(task: TaskSpec) -> Scenario:
@@ -185,7 +185,7 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
         agents={"reader": lambda spec: ReaderAgent()},
         default_agent="reader",
         options={
-            "dataset": Option("world", "generated worlds or a real graph from the pykeen wheel", choices=DATASETS),
+            "dataset": Option("world", "generated worlds or a real graph (pykeen's three, GeoNames)", choices=DATASETS),
             "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
             "defense": Option("none", "retrieval defense", choices=DEFENSES),
             "worlds": Option(4, "number of generated evaluation worlds", type=int),

@@ -70,7 +70,7 @@ class ReaderToolModel(BaseChatModel):
             call = {"name": "search_entities", "args": {"text": question["question"]}, "id": "call-1"}
         else:
             entities = json.loads(results[0].content).get("entities", [])
-            reading = interpret(question["question"], entities, question["schema"])
+            reading = interpret(question["question"], entities, question["schema"], question.get("glosses"))
             if len(results) == 1:
                 call = {"name": "local_search", "args": {"entity": reading.topic, "relations": list(reading.plan)},
                         "id": "call-2"}

@@ -48,7 +48,7 @@ def snapshot_of(name: str, world: int, attack: str) -> str:
     if attack.startswith("global-"):
         built = poisoned_global(name, world, attack.removeprefix("global-"), 5, "louvain")
     else:
-        built = poisoned(name, world, attack, 5, DEFAULT_TARGETS[name], "louvain")
+        built = poisoned(name, world, attack, 5, DEFAULT_TARGETS.get(name, 20), "louvain")
     return digest(built.index.kg.statements)
 
 

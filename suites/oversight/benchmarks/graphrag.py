@@ -109,7 +109,7 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
     rows = _rows(payload)
     entities = _payload(history[0].observation).get("entities", [])
     reading = interpret(str(question.get("question", "")), entities if isinstance(entities, list) else [],
-                        question.get("schema", []))
+                        question.get("schema", []), question.get("glosses"))
     shares = hop_shares(rows, reading.topic, reading.plan) if reading else []
     features.update(
         contested_hops=float(sum(n > 1 for _, n in shares)),
