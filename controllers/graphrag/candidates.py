@@ -20,7 +20,7 @@ from environments.graphrag.pipeline import Query
 @lru_cache(maxsize=4096)
 def interpret_query(kg: KnowledgeGraph, query: Query) -> Interpretation | None:
     """A defense's own reading of the query text (it is never given the gold plan)."""
-    return interpret(query.text, kg.entities(), kg.relations())
+    return interpret(query.text, kg.entities(), kg.relations(), kg.glosses)
 
 
 @dataclass

@@ -21,9 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from controllers.graphrag.candidates import (
     Candidate,
     Conflict,
-    document_subject,
     interpret_query,
-    off_subject_claims,
     off_subject_statement,
     walk_plan,
 )
@@ -133,7 +131,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
                       every_feature: bool = False, needed: frozenset[str] | None = None) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
-    page about a third entity states (:func:`off_subject_claims`, against TKPA's edits).
+    page about a third entity states (:func:`off_subject_statement`, against TKPA's edits; only
+    that statement, never the claim's other attestations).
     ``keep_sets``: leave a losing candidate's evidence in documents that also assert the winner
     (:func:`co_asserting_docs`: a multi-valued relation's listing is not a conflict).
     ``plausibility``: also remove an uncontested claim that breaks a triangle regularity that
@@ -168,15 +167,11 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         verdict.suspicion.update(dict.fromkeys(claims, 1.0))
 
     def check(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
-        for obj, claims in objects.items():
-            if off_subject_claims(kg, entity, claims):
-                if any(document_subject(kg, kg.doc_of[i]) == obj for i in claims):
-                    # the object's own page states the claim, which an edit of other pages (TKPA)
-                    # never makes: drop only the off-subject statements, so a document restating
-                    # the claim about a third entity cannot delete the truth from the clean pages
-                    remove({i for i in claims if off_subject_statement(kg, entity, i)})
-                else:
-                    remove(claims)
+        for claims in objects.values():
+            # only the off-subject statements themselves (issue #51): whether one is off-subject
+            # depends on its own document alone, so a page restating a true claim about a third
+            # entity loses its own statement and never deletes the claim from other pages
+            remove({i for i in claims if off_subject_statement(kg, entity, i)})
         if plausibility is not None:
             remove(implausible_claims(kg, entity, relation, objects, plausibility))
         if min_sources is not None:

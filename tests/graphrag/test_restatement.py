@@ -1,0 +1,91 @@
+"""Restatement-safe pruning (issue #51 item 1): pages about third entities that state only true
+facts (their own subject's, and one true fact of a question's gold path) never turn a question
+the TDP-defended reader answers correctly into a wrong one, on generated worlds and real graphs,
+clean and under attack. Before issue #51, TDP's off-subject check (against TKPA's edits) deleted
+every statement of a claim that a page about a third entity stated, unless the object's own page
+stated it too, so five such pages cut accuracy from 0.96 to 0.70."""
+
+import random
+
+import pytest
+
+from attacks.graphrag.scenario import poisoned_index
+from controllers.graphrag.candidates import interpret_query
+from environments.graphrag.agents import answer_chain
+from environments.graphrag.corpus import Document
+from environments.graphrag.env import is_correct
+from environments.graphrag.kg import KnowledgeGraph, local_search
+from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.pipeline import Query, build_index
+from environments.graphrag.real import load_real
+from environments.graphrag.world import generate_world
+from suites.graphrag.defenses import make_defense
+
+
+def third_entity_pages(data, question, rng, pages):
+    """``pages`` documents, each titled with and about an entity off the question's path: up to
+    three true facts of that entity, and, at a random place, one true fact of the gold path."""
+    on_path = {question.topic} | {e for f in question.path for e in (f.head, f.tail)}
+    by_head = {}
+    for f in data.facts:
+        by_head.setdefault(f.head, []).append(f)
+    subjects = sorted(e for e, fs in by_head.items() if e not in on_path and len(fs) >= 2)
+    docs = []
+    for k in range(pages):
+        z = rng.choice(subjects)
+        own = rng.sample(by_head[z], min(3, len(by_head[z])))
+        body = [data.table.sentence(f, variant=k) for f in own]
+        body.insert(rng.randrange(len(body) + 1), data.table.sentence(rng.choice(question.path), variant=k + 1))
+        docs.append(Document(f"third-{question.id}-{k}", data.table.show(z), body))
+    return docs
+
+
+def defended_answer(kg, question, defense):
+    query = Query(question.text)
+    reading = interpret_query(kg, query)
+    if reading is None:
+        return None
+    retrieved = local_search(kg, reading.topic, reading.plan)
+    removed = defense(kg, query, retrieved).removed if defense else set()
+    rows = [[i, s.head, s.relation, s.tail, s.chunk, s.dated, s.negated]
+            for i in retrieved if i not in removed for s in [kg.statements[i]]]
+    return answer_chain(rows, reading.topic, reading.plan)
+
+
+def flips_under_restatement(data, kg, questions, defense, seed, pages=5):
+    """(questions answered correctly before, of them wrong after adding the pages)."""
+    extract = LexiconExtractor(sorted(data.table.phrases))
+    rng = random.Random(seed)
+    correct = flipped = 0
+    for q in questions:
+        before = defended_answer(kg, q, defense)
+        if not (before and is_correct(before, q)):
+            continue
+        docs = third_entity_pages(data, q, rng, pages)
+        assert all(c.fact in set(data.facts) and not c.negated for d in docs for _, c in d.claims)
+        grown = KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])], glosses=kg.glosses)
+        after = defended_answer(grown, q, defense)
+        correct += 1
+        flipped += not (after and is_correct(after, q))
+    return correct, flipped
+
+
+DATASETS = [("world", 1000), ("world", 1001), ("nations", 0), ("umls", 0), ("geonames", 0)]
+
+
+@pytest.mark.parametrize(("name", "seed"), DATASETS)
+def test_true_pages_about_third_entities_never_flip_a_correct_tdp_answer(name, seed, request):
+    if name in ("nations", "umls"):
+        request.getfixturevalue("nations_available")
+    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
+    kg = build_index(data.documents, data.table, community_method="none").kg
+    correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp"), seed)
+    assert correct >= 10 and flipped == 0, (correct, flipped)
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "frame"])
+def test_true_pages_never_flip_a_correct_tdp_answer_under_attack(attack):
+    data = generate_world(1000)
+    built = poisoned_index(data, attack, targets=12, seed=1000, community_method="none")
+    correct, flipped = flips_under_restatement(data, built.index.kg, data.questions, make_defense("tdp"), 7)
+    assert correct >= 10 and flipped == 0, (correct, flipped)
