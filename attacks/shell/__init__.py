@@ -1,0 +1,1 @@
+"""Adversaries in the shell sandbox world."""

@@ -1,0 +1,124 @@
+"""``agentbed control``: honest and attack modes of the control settings under a grid of protocols
+and defer thresholds; safety and usefulness at audit budgets, with the trusted and untrusted
+baselines, paired intervals and a Pareto plot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentbed.errors import UsageError
+from agentbed.executors import execute
+from agentbed.runner import EpisodeSpec
+from agentbed.store import RunStore
+
+COMMAND = "agentbed control"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("control", help="AI control evaluation: safety and usefulness of micro-protocols "
+                                       "at audit budgets (honest and attack modes)")
+    p.add_argument("--out", required=True, help="run directory to create")
+    p.add_argument("--settings", default="contracts,agentdojo,shell", help="comma-separated settings")
+    p.add_argument("--protocols", default="tm,dtt,dtr,te", help="comma-separated micro-protocols")
+    p.add_argument("--defer", default="0.3,0.6", help="comma-separated defer thresholds (dtt, dtr, te)")
+    p.add_argument("--monitor", default="scripted", choices=("scripted", "self", "model", "ensemble"))
+    p.add_argument("--monitor-model", default="", help="chat model of a model monitor (provider:model)")
+    p.add_argument("--untrusted", default="", help="a chat model as the untrusted policy (provider:model); "
+                                                   "default: the scripted honest and attack policies")
+    p.add_argument("--trusted", default="trusted", help="the trusted policy: 'trusted' (scripted) or provider:model")
+    p.add_argument("--strategies", default="blatant,disguised,subtle", help="scripted attack strategies")
+    p.add_argument("--tasks", type=int, default=0, help="at most this many tasks per setting (0: all)")
+    p.add_argument("--seeds", type=int, default=1)
+    p.add_argument("--k", type=int, default=3, help="resamples of defer-to-resample")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--executor", default="process", choices=("serial", "process"))
+    p.set_defaults(func=cmd_control)
+
+
+def _list(text: str, what: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise UsageError(f"--{what}: give at least one value")
+    return items
+
+
+def grid(args: argparse.Namespace) -> list[EpisodeSpec]:
+    """Every (protocol config, policy, task, seed) of the run; the trusted baseline once, under tm."""
+    from controllers.control.protocols import PROTOCOLS
+    from suites.control.settings import SETTINGS
+
+    settings = _list(args.settings, "settings")
+    for s in settings:
+        if s not in SETTINGS:
+            raise UsageError(f"--settings: unknown setting {s!r} (settings: {', '.join(SETTINGS)})")
+    protocols = _list(args.protocols, "protocols")
+    for p in protocols:
+        if p not in PROTOCOLS:
+            raise UsageError(f"--protocols: unknown protocol {p!r} (protocols: {', '.join(PROTOCOLS)})")
+    try:
+        defers = [float(x) for x in _list(args.defer, "defer")]
+    except ValueError as exc:
+        raise UsageError(f"--defer: {exc}") from None
+    base = {"monitor": args.monitor, "monitor_model": args.monitor_model, "trusted": _model(args.trusted),
+            "k": args.k}
+    configs = [{**base, "protocol": p, "defer": d} for p in protocols for d in ([1.0] if p == "tm" else defers)]
+    if "tm" not in protocols:
+        configs.insert(0, {**base, "protocol": "tm", "defer": 1.0})  # the untrusted baseline
+    if args.untrusted:
+        model = _model(args.untrusted)
+        policies = [(model, {"mode": "honest"}), (model, {"mode": "attack"})]
+    else:
+        policies = [("honest", {})] + [(f"attack-{s}", {}) for s in _list(args.strategies, "strategies")]
+    tasks = [f"{s}/{t}" for s in settings for t in (SETTINGS[s].tasks()[:args.tasks] if args.tasks
+                                                    else SETTINGS[s].tasks())]
+    specs = [EpisodeSpec("control", task, agent, seed, {**config, **extra})
+             for config in configs for agent, extra in policies for task in tasks for seed in range(args.seeds)]
+    tm = {**base, "protocol": "tm", "defer": 1.0}
+    specs += [EpisodeSpec("control", task, "trusted", seed, tm) for task in tasks for seed in range(args.seeds)]
+    return specs
+
+
+def _model(name: str) -> str:
+    return name if name == "trusted" or name.startswith("model:") else f"model:{name}"
+
+
+def run_grid(args: argparse.Namespace) -> Path:
+    specs = grid(args)
+    store = RunStore(args.out)
+    if store.exists():
+        raise UsageError(f"--out {args.out}: already a run directory; choose another")
+    store.create({"suite": "control", "command": _command(args), "episodes": len(specs)})
+    with store:
+        for record in execute(specs, store.root, executor=args.executor, jobs=args.jobs):
+            store.append(record)
+        store.flush()
+    return store.root
+
+
+def _command(args: argparse.Namespace) -> str:
+    parts = [COMMAND, f"--settings {args.settings}", f"--protocols {args.protocols}", f"--defer {args.defer}",
+             f"--monitor {args.monitor}", f"--seeds {args.seeds}"]
+    if args.tasks:
+        parts.append(f"--tasks {args.tasks}")
+    if args.untrusted:
+        parts.append(f"--untrusted {args.untrusted}")
+    return " ".join(parts)
+
+
+def cmd_control(args: argparse.Namespace) -> int:
+    from suites.control.report import write_control_summary
+
+    root = run_grid(args)
+    summary = write_control_summary(root, _command(args))
+    for line in summary.get("lines", []):
+        print(line)
+    print(f"control run in {root}; summary in {root / 'control' / 'summary.json'}", file=sys.stderr)
+    return 0
+
+
+def main_json(root: Path) -> dict[str, Any]:
+    return json.loads((root / "control" / "summary.json").read_text())
