@@ -40,7 +40,14 @@ from agentbed.problems import (
     within_allowance,
 )
 from agentbed.progress import RunProgress
-from agentbed.results import episode_metrics, load_results, suite_summary, write_results
+from agentbed.results import (
+    episode_metrics,
+    errored_units,
+    load_results,
+    suite_summary,
+    without_units,
+    write_results,
+)
 from agentbed.run_summary import add_paired_differences, annotate_errors
 from agentbed.seal import log_key
 from agentbed.store import RunStore
@@ -192,7 +199,8 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     errors = summary["errors"]
     write_results(store.root / "results.json", episode_metrics(scored(records)) + cost_metrics(records, prices),
                   episodes=len(records), seeds=sorted({r["seed"] for r in records}),
-                  errored_episodes=errors["episodes"], problems=errors["problems"], seal=MANIFEST)
+                  errored_episodes=errors["episodes"], errored_units=errored_units(records),
+                  problems=errors["problems"], seal=MANIFEST)
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
     status = run_status(errors["episodes"], len(records), allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success
@@ -296,6 +304,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
                           if isinstance(p, dict) and p.get("excluded", True))
         return _gate_out(args, seal, [], [], f"{errored} of {episodes} episodes errored ({kinds}): their provider "
                          "or set-up failed, so the run measures less than it should; --allow-errors N judges the rest")
+    # Errored episodes were scored on neither side: leave them out of the baseline too, and say so.
+    baseline, left_out = without_units(baseline, current.get("errored_units") or {}) if errored else (baseline, 0)
     try:
         check_judgeable(current, baseline)
         rows = compare(current, baseline, tolerance=args.tolerance)
@@ -308,11 +318,15 @@ def cmd_gate(args: argparse.Namespace) -> int:
     failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset)
     hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
     why = nothing or f"{len(failed)} of {len(rows)} metrics failed{hint}"
-    return _gate_out(args, seal, rows, failed, why if (failed or nothing) else "", passed=why)
+    if errored:
+        why += (f"; {errored} of {episodes} episodes errored (allowed by --allow-errors): compared only episodes "
+                f"scored on both sides, {left_out} baseline episodes left out")
+    return _gate_out(args, seal, rows, failed, why if (failed or nothing) else "", passed=why, errored=errored,
+                     left_out=left_out)
 
 
 def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list[Any], failure: str,
-              passed: str = "") -> int:
+              passed: str = "", errored: int = 0, left_out: int = 0) -> int:
     """Print the gate's verdict (or its --json document); exit 1 on a failure."""
     from agentbed.gate import explain
 
@@ -320,6 +334,7 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
         cli_json.emit("gate", {
             "ok": not failure, "verdict": "FAIL" if failure else "pass", "reason": failure or passed,
             "results": str(seal.results), "sealed": seal.sealed, "seal": seal.summary, "seal_problems": seal.problems,
+            "errored_episodes": errored, "left_out": left_out,
             "rows": [{"suite": r.suite, "agent": r.agent, "metric": r.metric, "verdict": r.verdict, "units": r.units,
                       "current": r.current, "baseline": r.baseline, "tolerance": r.tolerance,
                       "difference": None if r.diff is None else

@@ -51,6 +51,9 @@ KINDS: tuple[Kind, ...] = (
           "the model's context length against the suite's step budget, or a model with a longer context",
           r"context[_ ]length[_ ]exceeded", r"maximum context length", r"context window", r"exceeds the context",
           r"too many tokens", r"ContextOverflow"),
+    _kind("bad_response", "the provider answered with a malformed, empty or truncated body after every retry",
+          "what answers at the base URL (a proxy, gateway or server version that does not speak OpenAI's chat "
+          "completions); --resume --retry-errors runs these episodes again", r"\bBadResponse\b"),
     _kind("model_not_found", "the provider does not know the model (HTTP 404)",
           "the model name after 'provider:' and that the base URL serves it", r"NotFoundError",
           r"\bError code: 404\b", r"\(HTTP 404\)", r"model_not_found"),
@@ -58,7 +61,8 @@ KINDS: tuple[Kind, ...] = (
           "the provider's rate limits for the key; lower --max-connections or run later",
           r"RateLimitError", r"\bError code: 429\b", r"\(HTTP 429\)"),
     _kind("server_error", "the provider failed (HTTP 5xx) after every retry",
-          "the provider's status page; the run can be finished later with --resume --retry-errors",
+          "the provider's status page (for a server of your own, its log); --resume --retry-errors runs these"
+          " episodes again",
           r"InternalServerError", r"\bError code: 5\d\d\b", r"\(HTTP 5\d\d\)", r"ServiceUnavailable"),
     _kind("timeout", "calls timed out after every retry",
           "that the endpoint answers; a slow local model may need fewer --max-connections",
@@ -78,21 +82,41 @@ SETUP = _kind("setup", "the episode could not be set up on its node (a missing p
 OTHER = Kind("other", "an exception inside the agent or the world (counted as a failed attempt)",
              "the traceback in the episode's log footer (agentbed replay LOG)", re.compile(r"(?!)"))
 EXCLUDED_KINDS = frozenset(k.name for k in (*KINDS, SETUP))
+# the note agentbed.agents.retry adds to the error that ends a call's retries, listing every attempt
+ATTEMPTS_NOTE = "agentbed: provider call failed after"
+
+
+def final_error(error: str) -> str:
+    """The last exception of a recorded error (a traceback, maybe of chained exceptions, or one
+    line): its type, message and notes, without the note listing every failed attempt. A failure's
+    kind is that of the error that ended the episode, not of a retry before it (a 500 after two
+    429s is a server error)."""
+    tail = (error or "").rsplit("Traceback (most recent call last):", 1)[-1]
+    lines = [line for line in tail.splitlines() if line.strip() and not line[:1].isspace()
+             and not line.startswith(ATTEMPTS_NOTE)]
+    return "\n".join(lines)
 
 
 def classify(error: str) -> Kind:
-    """The kind of failure an episode's recorded error text shows."""
-    for kind in (*KINDS, SETUP):
-        if kind.pattern.search(error or ""):
+    """The kind of failure an episode's recorded error text shows: read from its last exception
+    (:func:`final_error`); a set-up failure is a one-line error as a whole."""
+    final = final_error(error)
+    for kind in KINDS:
+        if kind.pattern.search(final):
             return kind
+    if SETUP.pattern.search(error or ""):
+        return SETUP
     return OTHER
 
 
-def is_errored(record: Mapping[str, Any]) -> bool:
+def is_errored(record: Mapping[str, Any] | Any) -> bool:
     """Whether an episode errored for a reason outside the agent and its world (a provider, a
-    server, a node's set-up): such an episode is left out of every rate. An exception raised
-    by the agent's or the world's own code stays a failed attempt, as before."""
-    return record.get("status") == "error" and classify(str(record.get("error") or "")).name in EXCLUDED_KINDS
+    server, a node's set-up): such an episode is not scored, and this is the one definition every
+    count, rate, results file, summary, verify, gate, report and ``--retry-errors`` uses. An
+    exception raised by the agent's or the world's own code stays a failed attempt. ``record``
+    is an index record (a mapping) or an ``EpisodeRecord``."""
+    get = record.get if isinstance(record, Mapping) else (lambda name: getattr(record, name, None))
+    return get("status") == "error" and classify(str(get("error") or "")).name in EXCLUDED_KINDS
 
 
 def errored(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -129,7 +153,7 @@ def problems_of(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def last_line(error: str) -> str:
     """The line of a traceback that says what went wrong (the exception), shortened."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith(("agentbed: provider call failed", "File ", "^"))]
+    useful = [line for line in lines if not line.startswith((ATTEMPTS_NOTE, "File ", "^"))]
     text = (useful or lines or ["?"])[-1]
     return text if len(text) <= 240 else text[:237] + "..."
 

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from agentbed.problems import is_errored
+
 _QUIET: ContextVar[bool] = ContextVar("agentbed_progress_quiet", default=False)
 
 
@@ -99,6 +101,7 @@ class RunProgress:
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=self.total, figures="")
         else:
+            self._print()  # at once: the plan is known before any episode (or provider) time is spent
             self._thread = threading.Thread(target=self._beat, name="agentbed-progress", daemon=True)
             self._thread.start()
         return self
@@ -106,7 +109,7 @@ class RunProgress:
     def advance(self, record: Any) -> None:
         with self._lock:
             self.done += 1
-            self.errors += getattr(record, "status", None) == "error"
+            self.errors += is_errored(record)  # the run's one count of errored episodes
             self.tokens += int(getattr(record, "tokens", 0) or 0)
         if self._bar is not None:
             self._bar.update(self._task, advance=1, figures=self._figures() if self.figures else "")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +28,44 @@ from agentbed.validate import RESULTS_SCHEMA, check, finite, read_json
 FORMAT = "agentbed.results/1"
 
 
+def metric_agent(record: Mapping[str, Any]) -> str:
+    """The agent of a record as results.json names it: with its options, if any."""
+    opts = ",".join(f"{k}={v}" for k, v in sorted((record.get("options") or {}).items()))
+    return str(record["agent"]) + (f"[{opts}]" if opts else "")
+
+
 def episode_metrics(records: list[dict[str, Any]], tolerance: float = 0.05) -> list[dict[str, Any]]:
     """One ``success`` metric per (suite, agent, options) over episodes keyed ``task/seed``."""
     grouped: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for r in records:
-        opts = ",".join(f"{k}={v}" for k, v in sorted((r.get("options") or {}).items()))
-        agent = r["agent"] + (f"[{opts}]" if opts else "")
-        grouped[(r["suite"], agent)][f"{r['task']}/{r['seed']}"] = 1.0 if r["success"] else 0.0
+        grouped[(r["suite"], metric_agent(r))][f"{r['task']}/{r['seed']}"] = 1.0 if r["success"] else 0.0
     return [{"suite": s, "agent": a, "metric": "success", "higher_is_better": True, "tolerance": tolerance,
              "values": dict(sorted(v.items()))} for (s, a), v in sorted(grouped.items())]
+
+
+def errored_units(records: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """``"suite/agent"`` -> the ``task/seed`` units of its errored episodes
+    (:func:`agentbed.problems.is_errored`): results.json's ``errored_units``, which the gate
+    leaves out of the baseline under ``--allow-errors``, so both sides compare only what both scored."""
+    from agentbed.problems import errored
+
+    grouped: dict[str, set[str]] = defaultdict(set)
+    for r in errored(records):
+        grouped[f"{r['suite']}/{metric_agent(r)}"].add(f"{r['task']}/{r['seed']}")
+    return {key: sorted(units) for key, units in sorted(grouped.items())}
+
+
+def without_units(baseline: dict[str, Any], units: Mapping[str, list[str]]) -> tuple[dict[str, Any], int]:
+    """``baseline`` without, for each metric, the units ``units`` lists for its ``suite/agent``
+    (the results' errored episodes), and how many distinct episodes that left out."""
+    left_out: set[tuple[str, str]] = set()
+    metrics = []
+    for m in baseline.get("metrics", []):
+        drop = set(units.get(f"{m['suite']}/{m['agent']}", ()))
+        gone = drop & set(m["values"])
+        left_out |= {(f"{m['suite']}/{m['agent']}", u) for u in gone}
+        metrics.append({**m, "values": {u: v for u, v in m["values"].items() if u not in gone}} if gone else m)
+    return {**baseline, "metrics": metrics}, len(left_out)
 
 
 def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any) -> Path:
@@ -61,7 +91,8 @@ def load_results(path: str | Path) -> dict[str, Any]:
         if not records:
             raise UsageError(f"{path}: no results.json and no finished episodes in index.jsonl")
         return {"format": FORMAT, "metrics": episode_metrics(scored(records)), "episodes": len(records),
-                "errored_episodes": len(errored(records)), "problems": problems_of(records)}
+                "errored_episodes": len(errored(records)), "errored_units": errored_units(records),
+                "problems": problems_of(records)}
     doc = read_json(path, what="results file")
     if isinstance(doc, dict) and doc.get("format") != FORMAT:  # another kind of file: say so first
         raise UsageError(f"{path}: field 'format' must be {FORMAT!r}")

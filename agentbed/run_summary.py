@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentbed.problems import errored, errors_by_agent, excluded_note, problems_of
+from agentbed.problems import errored, errors_by_agent, excluded_note, problems_of, scored
 from agentbed.stats import mcnemar_exact, paired_difference_ci
 from agentbed.summary import fmt, headline, table
 
@@ -42,9 +42,8 @@ def annotate_errors(summary: dict[str, Any], records: list[Mapping[str, Any]]) -
 
 def paired_rows(records: list[Mapping[str, Any]], reference: str) -> list[dict[str, Any]]:
     """Each other agent's success minus the reference's, paired on (task, seed) among scored episodes."""
-    scored = [r for r in records if r.get("status") != "error"]
     by_agent: dict[str, dict[tuple[str, int], float]] = {}
-    for r in scored:
+    for r in scored(records):
         by_agent.setdefault(str(r["agent"]), {})[(str(r["task"]), int(r["seed"]))] = 1.0 if r.get("success") else 0.0
     base = by_agent.get(reference, {})
     out = []

@@ -265,15 +265,23 @@ def _files(root: Path, doc: dict[str, Any], indexed: dict[str, dict[str, Any]], 
 
 
 def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck) -> None:
-    """results.json's success values are what the (footer-checked) index records say."""
+    """results.json's success values and errored count are what the (footer-checked) index
+    records say, with the run's one definition of an errored episode
+    (:func:`agentbed.problems.is_errored`): errored episodes are in no metric."""
+    from agentbed.problems import errored, scored
     from agentbed.results import episode_metrics, load_results
 
     doc = load_results(root / "results.json")  # malformed: exit 2
-    mine = {(m["suite"], m["agent"], m["metric"]): m["values"] for m in episode_metrics(list(indexed.values()))}
+    records = list(indexed.values())
+    mine = {(m["suite"], m["agent"], m["metric"]): m["values"] for m in episode_metrics(scored(records))}
     for metric in doc["metrics"]:
         key = (metric["suite"], metric["agent"], metric["metric"])
         if key in mine and metric["values"] != mine[key]:
             out.add(f"{root / 'results.json'}: {'/'.join(key)} differs from the episodes' footers")
+    claimed = doc.get("errored_episodes")
+    if isinstance(claimed, int) and claimed != len(errored(records)):
+        out.add(f"{root / 'results.json'}: field 'errored_episodes' is {claimed}, the episodes' footers show "
+                f"{len(errored(records))} errored")
 
 
 @dataclass

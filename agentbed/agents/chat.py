@@ -48,7 +48,7 @@ from agentbed.agents.confidence import content_text, parse_confidence, risk_from
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
 from agentbed.agents.conversation import Awaiting, Conversation
 from agentbed.agents.generation import build_quietly
-from agentbed.agents.retry import Backoff, RetryRecord, call_with_retries, throttle_signal
+from agentbed.agents.retry import Backoff, BadResponse, RetryRecord, call_with_retries, throttle_signal
 from agentbed.agents.toolcalls import (
     ResponseCapture,
     action_of_tool_reply,
@@ -163,12 +163,16 @@ class ChatAgent(Conversation, Agent):
             profile = model_kwargs.pop("profile", None) or LocalProfile.from_model(model)
             overrides = {k: settings.pop(k) for k in ("temperature", "max_tokens") if k in settings}
             profile = dataclasses.replace(profile, **overrides) if overrides else profile
+            capture = None  # the server speaks OpenAI's format: a body that is no completion is its failure
+            if "http_client" not in model_kwargs:
+                capture = ResponseCapture()
+                model_kwargs["http_client"] = capture.http_client()
             chat_model = build_quietly(lambda: local_chat_model(model, profile, timeout=timeout or 300.0,
                                                                 **model_kwargs, **settings))
             _refuse_undeclared(model, chat_model, settings)
             agent = cls(chat_model, name=name or f"model:{model}", max_retries=max_retries,
                         system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,
-                        backoff=backoff, seed=seed, model_id=model, reply_format=profile)
+                        backoff=backoff, seed=seed, model_id=model, reply_format=profile, capture=capture)
             agent.generation = dict(sorted({**(generation or {})}.items()))
             return agent
         if "?" in model:
@@ -278,6 +282,9 @@ class ChatAgent(Conversation, Agent):
             try:
                 reply = bound.invoke(self.messages)
             except Exception as exc:
+                problem = self.capture.problem() if self.capture is not None else None
+                if problem is not None:  # the client choked on a body that is no completion: the provider's fault
+                    raise BadResponse(f"{self.model}: HTTP 200 with {problem}") from exc
                 signal = throttle_signal(exc)
                 if signal is not None:
                     self.connections.throttled(*signal)

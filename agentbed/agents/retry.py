@@ -22,6 +22,12 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
+class BadResponse(Exception):
+    """The provider answered a call (HTTP 2xx) with a body that is no chat completion: empty, not
+    JSON, cut short, or without a choice. Its failure, not the model's: retried like a 5xx, and an
+    episode it ends is an errored one (kind ``bad_response``), never a failed attempt."""
+
+
 @dataclass(frozen=True)
 class Backoff:
     """Delay before retry ``attempt`` (0-based): ``base * factor**attempt`` capped at ``max_delay``,
@@ -70,7 +76,8 @@ def status_code(exc: BaseException) -> int | None:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether another attempt may succeed: timeouts, lost connections, HTTP 408/409/429 and 5xx.
+    """Whether another attempt may succeed: timeouts, lost connections, HTTP 408/409/429 and 5xx,
+    and a malformed body (:class:`BadResponse`).
 
     LangChain's ``ModelError`` subclasses say so themselves (``is_retryable``); raw SDK and
     transport errors are classified by type and status code.
@@ -78,7 +85,7 @@ def is_transient(exc: BaseException) -> bool:
     flag = getattr(type(exc), "is_retryable", None)
     if isinstance(flag, bool) and flag:
         return True
-    if isinstance(exc, TimeoutError | ConnectionError | httpx.TimeoutException | httpx.NetworkError):
+    if isinstance(exc, BadResponse | TimeoutError | ConnectionError | httpx.TimeoutException | httpx.NetworkError):
         return True
     try:
         import openai

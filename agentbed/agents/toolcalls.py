@@ -83,8 +83,38 @@ def openai_tool_arguments(body: Any) -> dict[str, str]:
     return found
 
 
+# What a tool call's argument text that is valid JSON but no object is replaced with in the body
+# the client parses (LangChain fails the whole reply on a list, and turns null or 0 into {}): text
+# that is no JSON, so the call becomes an invalid one; the action is built from the captured text.
+NOT_AN_OBJECT = "(agentbed: these arguments are JSON but not an object) "
+
+
+def completion_problem(body: bytes) -> str | None:
+    """What makes an HTTP 2xx body of a chat-completions call no completion (None if it is one):
+    empty, not JSON (cut short?), not an object, or without a choice that has a message."""
+    if not body.strip():
+        return "an empty body"
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return ("a body that is cut short or malformed JSON" if body.lstrip()[:1] in (b"{", b"[")
+                else "a body that is not JSON")
+    if not isinstance(doc, dict):
+        return f"a JSON {type(doc).__name__} instead of a completion object"
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or not choices:
+        what = "an error object" if "error" in doc else f"'choices' {json.dumps(choices)[:40]}"
+        return f"{what} and no choice"
+    first = choices[0]
+    if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
+        return "a choice without a message"
+    return None
+
+
 class ResponseCapture:
-    """An httpx response hook that keeps the tool-call argument text of OpenAI-format responses.
+    """An httpx response hook on OpenAI-format responses: keeps the tool-call argument text, and
+    notes a chat-completions body that is no completion (:func:`completion_problem`) so the agent
+    can call that the provider's failure (:meth:`problem`).
 
     Pass :meth:`http_client` to the provider client. Captures are per thread (the sync client
     calls the hook in the calling thread), so forks of one agent may share the capture.
@@ -100,17 +130,31 @@ class ResponseCapture:
         return store
 
     def on_response(self, response: httpx.Response) -> None:
-        if "json" not in response.headers.get("content-type", ""):
-            return  # streams and error pages are left to the client
+        kind = response.headers.get("content-type", "")
+        if "event-stream" in kind:
+            return  # streams are left to the client
+        completion = response.is_success and response.request.url.path.endswith("/chat/completions")
+        if not completion and "json" not in kind:
+            return  # error pages are left to the client
         response.read()
+        if completion:
+            self._local.problem = completion_problem(response.content)
         try:
             body = json.loads(response.content)
         except (ValueError, RecursionError):
             return
-        self._store().update(openai_tool_arguments(body))
+        found = openai_tool_arguments(body)
+        self._store().update(found)
+        if completion and _mark_non_objects(body):
+            response._content = json.dumps(body).encode("utf-8")  # what the client parses; the text is in found
+
+    def problem(self) -> str | None:
+        """Why the last chat-completions response this thread received is no completion, or None."""
+        return getattr(self._local, "problem", None)
 
     def clear(self) -> None:
         self._store().clear()
+        self._local.problem = None
 
     def take(self) -> dict[str, str]:
         store = self._store()
@@ -124,6 +168,28 @@ class ResponseCapture:
         except ImportError:  # pragma: no cover - openai comes with langchain-openai
             client_class = httpx.Client
         return client_class(event_hooks={"response": [self.on_response]}, **kwargs)
+
+
+def _mark_non_objects(body: Any) -> bool:
+    """Make each tool call's argument text that parses to no JSON object unparseable (see
+    :data:`NOT_AN_OBJECT`); whether any was."""
+    changed = False
+    choices = body.get("choices") if isinstance(body, dict) else None
+    for choice in choices if isinstance(choices, list) else []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            text = function.get("arguments") if isinstance(function, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                continue
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(value, dict):
+                function["arguments"], changed = NOT_AN_OBJECT + text, True
+    return changed
 
 
 def tool_calls_of(message: AIMessage, captured: Mapping[str, str] | None = None) -> list[ModelToolCall]:

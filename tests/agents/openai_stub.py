@@ -3,12 +3,17 @@
 It answers ``POST /v1/chat/completions`` from a script: a list of :class:`Reply` consumed in
 order, or a function from the request body to a :class:`Reply`. A reply is a completion with
 tool calls (argument text sent exactly as scripted), text and usage, or an HTTP error (429 with
-Retry-After, 500, 503...), optionally after a delay. Every request body is kept for assertions.
+Retry-After, 500, 503...), or raw bytes as the body (empty, not JSON, cut short), or a connection
+closed without an answer (a reset), optionally after a delay. Every request body is kept for
+assertions. :meth:`OpenAIStub.die` and :meth:`OpenAIStub.revive` stop and restart it on the same
+port (a provider that goes away mid-run and comes back).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -31,6 +36,8 @@ class Reply:
     prompt_tokens: int = 11
     completion_tokens: int = 7
     ident: str | None = None  # names the completion and its tool calls instead of the request number
+    raw: bytes | None = None  # sent as the body as it is (with ``status``), instead of a completion
+    reset: bool = False  # close the connection without an answer
 
 
 def error(status: int, **headers: str) -> Reply:
@@ -61,7 +68,7 @@ class OpenAIStub:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> str:
+    def start(self, port: int = 0) -> str:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -73,7 +80,8 @@ class OpenAIStub:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ThreadingHTTPServer.allow_reuse_address = True  # revive on the port just closed
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
@@ -87,6 +95,18 @@ class OpenAIStub:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def die(self) -> int:
+        """Stop listening (calls in flight are cut, new ones refused); returns the port."""
+        port = int(self._server.server_address[1]) if self._server is not None else 0
+        self.stop()
+        self._server = None
+        return port
+
+    def revive(self, port: int) -> str:
+        """Listen again on ``port``, with the same script."""
+        self._stopping.clear()
+        return self.start(port)
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -126,12 +146,20 @@ class OpenAIStub:
         return reply, number
 
     def _write(self, handler: BaseHTTPRequestHandler, reply: Reply, number: int, body: dict[str, Any]) -> None:
-        if reply.status != 200:
+        if reply.reset:
+            handler.close_connection = True
+            with contextlib.suppress(OSError):
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if reply.raw is not None:
+            data = reply.raw
+        elif reply.status != 200:
             payload = {"error": {"message": reply.content or f"scripted HTTP {reply.status}",
                                  "type": ERROR_TYPES.get(reply.status, "error"), "code": None, "param": None}}
         else:
             payload = completion(reply, number, body.get("model", "stub"))
-        data = json.dumps(payload).encode("utf-8")
+        if reply.raw is None:
+            data = json.dumps(payload).encode("utf-8")
         try:
             handler.send_response(reply.status)
             handler.send_header("content-type", "application/json")

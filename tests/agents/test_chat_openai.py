@@ -41,7 +41,7 @@ def vault_policy(body: dict[str, Any], offset: int = 0) -> Reply:
 def scripted(*faults: Reply):
     """The vault policy, preceded by scripted faults (errors, delays)."""
     pending = list(faults)
-    offset = sum(1 for f in faults if f.status == 200 and not f.delay)  # replies the client received
+    offset = sum(1 for f in faults if f.status == 200 and not f.delay and f.raw is None and not f.reset)  # replies received
 
     def answer(body: dict[str, Any]) -> Reply:
         return pending.pop(0) if pending else vault_policy(body, offset)

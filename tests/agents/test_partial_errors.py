@@ -1,0 +1,116 @@
+"""A model that errors on some of its episodes and not others (the realistic middle between every
+call succeeding and every call failing): results.json, the summary, verify, the gate, resume and
+the progress line agree on which episodes count, through the real OpenAI client and the loopback
+server."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from openai_stub import OpenAIStub, error
+from scripted_models import request_ident, vault_three_calls
+
+from agentbed.agents.retry import Backoff
+from agentbed.cli import main
+from agentbed.problems import classify, final_error, is_errored
+from agentbed.results import errored_units, without_units
+
+AGENTS = ["--agent", "oracle", "--model", "openai:stub-a", "--model", "openai:stub-b"]
+
+
+@pytest.fixture
+def provider(monkeypatch):
+    """A provider whose model ``stub-b`` fails (HTTP 500 on every retry) the requests whose
+    conversation hashes under 0.3, while ``failing`` is set: some of its episodes error, the rest
+    play vault in three calls, whatever order the requests arrive in."""
+    failing = {"on": True}
+
+    def policy(body):
+        doomed = random.Random(request_ident(body)).random() < 0.3
+        if failing["on"] and body["model"] == "stub-b" and doomed:
+            return error(500)
+        return vault_three_calls(body)
+
+    server = OpenAIStub(policy)
+    server.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)
+    yield failing
+    server.stop()
+
+
+def run(*args: str) -> int:
+    return main(["run", "vault", "--task", "open-fast", "--no-cache", "--executor", "serial", "--quiet", *args])
+
+
+def test_a_partial_mix_verifies_gates_with_allow_errors_and_resumes(provider, tmp_path, capsys):
+    base, out = tmp_path / "base", tmp_path / "run"
+    provider["on"] = False
+    assert run(*AGENTS, "--seeds", "6", "--out", str(base)) == 0
+    provider["on"] = True
+    assert run(*AGENTS, "--seeds", "6", "--out", str(out)) == 4
+    records = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    bad = [r for r in records if is_errored(r)]
+    assert 0 < len(bad) < 6 and {r["agent"] for r in bad} == {"model:openai:stub-b"}, "the seed's mix changed"
+    results = json.loads((out / "results.json").read_text())
+    summary = json.loads((out / "vault" / "summary.json").read_text())
+    assert results["errored_episodes"] == summary["errors"]["episodes"] == len(bad)
+    assert results["errored_units"] == {"vault/model:openai:stub-b": sorted(f"{r['task']}/{r['seed']}" for r in bad)}
+    values = {m["agent"]: m["values"] for m in results["metrics"] if m["metric"] == "success"}
+    assert len(values["model:openai:stub-b"]) == 6 - len(bad) and len(values["oracle"]) == 6
+    capsys.readouterr()
+
+    assert main(["verify", str(out)]) == 0, capsys.readouterr().out
+    assert main(["gate", str(out), "--baseline", str(base / "results.json")]) == 1
+    assert f"{len(bad)} of 18 episodes errored (server_error {len(bad)})" in capsys.readouterr().out
+    assert main(["gate", str(out), "--baseline", str(base / "results.json"), "--allow-errors", "5",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["left_out"] == doc["errored_episodes"] == len(bad)
+    assert "compared only episodes scored on both sides" in doc["reason"]
+    assert {r["agent"]: r["units"] for r in doc["rows"]}["model:openai:stub-b"] == 6 - len(bad)
+
+    provider["on"] = False
+    assert run("--resume", "--retry-errors", "--out", str(out)) == 0
+    assert f"{len(bad)} errored episodes set aside" in capsys.readouterr().err
+    assert main(["verify", str(out)]) == 0
+    assert main(["gate", str(out), "--baseline", str(base / "results.json")]) == 0
+
+
+def test_the_summary_pairs_only_episodes_both_agents_scored(provider, tmp_path):
+    out = tmp_path / "run"
+    assert run(*AGENTS, "--seeds", "6", "--out", str(out), "--reference", "model:openai:stub-b") == 4
+    records = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    scored_b = sum(1 for r in records if r["agent"] == "model:openai:stub-b" and not is_errored(r))
+    summary = json.loads((out / "vault" / "summary.json").read_text())
+    pairs = {h["agent"]: h["n"] for h in summary["headline"] if h["metric"] == "success_minus_reference"}
+    assert pairs == {"oracle": scored_b, "model:openai:stub-a": scored_b}
+
+
+def test_the_kind_of_a_failure_is_that_of_its_last_error():
+    note = "agentbed: provider call failed after 3 attempt(s): RateLimitError (HTTP 429); RateLimitError (HTTP 429)"
+    text = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n    call()\n"
+            "openai.RateLimitError: Error code: 429\n\nThe above exception was the direct cause of the following"
+            " exception:\n\nTraceback (most recent call last):\n  File \"y.py\", line 2, in g\n"
+            "langchain_openai.chat_models.base.OpenAIAPIError: Error code: 500 - boom\n" + note + "; (HTTP 500)\n")
+    assert classify(text).name == "server_error"
+    assert "429" not in final_error(text)
+    assert classify("agentbed.agents.retry.BadResponse: HTTP 200 whose body is not JSON").name == "bad_response"
+
+
+def test_the_gate_leaves_out_exactly_the_errored_units_of_each_agent():
+    records = [{"suite": "s", "agent": "a", "task": "t", "seed": 0, "status": "error",
+                "error": "openai.InternalServerError: Error code: 503"},
+               {"suite": "s", "agent": "a", "task": "t", "seed": 1, "status": "ok", "success": True},
+               {"suite": "s", "agent": "b", "task": "t", "seed": 0, "status": "error",
+                "error": "ValueError: the world broke"}]  # raised inside the world: a failed attempt, scored
+    units = errored_units(records)
+    assert units == {"s/a": ["t/0"]}
+    baseline = {"metrics": [{"suite": "s", "agent": "a", "metric": "success", "values": {"t/0": 1.0, "t/1": 1.0}},
+                            {"suite": "s", "agent": "b", "metric": "success", "values": {"t/0": 1.0}}]}
+    trimmed, left_out = without_units(baseline, units)
+    assert left_out == 1 and trimmed["metrics"][0]["values"] == {"t/1": 1.0}
+    assert trimmed["metrics"][1] == baseline["metrics"][1]
