@@ -16,6 +16,7 @@ from datetime import date
 import numpy as np
 
 from environments.graphrag.corpus import Document
+from environments.graphrag.pipeline import Index
 
 DATE = re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b")
 # Length is what an index stores, characters and chunks; a sentence count is a reading of the
@@ -60,3 +61,85 @@ def tell_auc(train: Sequence[Sequence[Document]], test: Sequence[Sequence[Docume
     model.fit(np.vstack(xs), np.concatenate(ys))
     xt, yt = zip(*(tell_table(i) for i in test), strict=True)
     return float(roc_auc_score(np.concatenate(yt), model.predict_proba(np.vstack(xt))[:, 1]))
+
+
+# What an attacker's tell test reads (issue #50 item 3): every field the index stores per document
+# (title, text length, chunks, sentences, dates, id, position) and every count the graph holds per
+# document (statements, distinct heads and tails, negated and dated statements), the title's words
+# hashed into a fixed number of columns.
+KG_FEATURES = ("statements", "heads", "tails", "negated", "dated", "statements_per_kilochar")
+TITLE_COLUMNS = 32
+
+
+def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
+    """(features, is-not-clean) per published document of ``index``: :data:`TELL_FEATURES`,
+    sentences, title characters and words, :data:`KG_FEATURES`, and the hashed title words."""
+    import zlib
+
+    docs = list(index.documents.values())
+    kg = index.kg
+    rows = []
+    for position, doc in enumerate(docs):
+        ids = kg.by_doc.get(doc.id, [])
+        stated = [kg.statements[i] for i in ids]
+        text = doc.text()
+        title = np.zeros(TITLE_COLUMNS)
+        for word in re.findall(r"\w+", doc.title.lower()):
+            title[zlib.crc32(("w:" + ("#" if word.isdigit() else word)).encode()) % TITLE_COLUMNS] += 1
+        rows.append([*document_tells(doc, position, len(docs)), float(len(doc.sentences)), float(len(doc.title)),
+                     float(len(doc.title.split())), float(len(stated)), float(len({s.head for s in stated})),
+                     float(len({s.tail for s in stated})), float(sum(s.negated for s in stated)),
+                     float(sum(bool(s.dated) for s in stated)), 1000.0 * len(stated) / max(1, len(text)), *title])
+    return np.array(rows), np.array([d.origin != "clean" for d in docs])
+
+
+def attacker_tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int = 0,
+                      resamples: int = 500) -> tuple[float, float, float]:
+    """Held-out ROC AUC, with a 95% bootstrap interval over held-out documents, of a
+    gradient-boosted classifier on :func:`index_tells` (indexes as built by the pipeline)."""
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.metrics import roc_auc_score
+
+    xs, ys = zip(*(index_tells(i) for i in train), strict=True)
+    model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
+    model.fit(np.vstack(xs), np.concatenate(ys))
+    xt, yt = zip(*(index_tells(i) for i in test), strict=True)
+    y, p = np.concatenate(yt), model.predict_proba(np.vstack(xt))[:, 1]
+    rng = np.random.default_rng(seed)
+    boot = []
+    for _ in range(resamples):
+        k = rng.integers(0, len(y), len(y))
+        if y[k].any() and not y[k].all():
+            boot.append(roc_auc_score(y[k], p[k]))
+    low, high = np.percentile(boot, [2.5, 97.5])
+    return float(roc_auc_score(y, p)), float(low), float(high)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m suites.graphrag.tells``: the attacker's tell AUC per attack, trained on
+    development worlds 0-3 and scored on evaluation worlds 1000-1003."""
+    import argparse
+
+    from attacks.graphrag import ATTACKS
+    from attacks.graphrag.scenario import poisoned_index
+    from environments.graphrag.world import generate_world
+
+    parser = argparse.ArgumentParser(prog="python -m suites.graphrag.tells")
+    parser.add_argument("--attacks", default=",".join(sorted(ATTACKS)))
+    parser.add_argument("--train", default="0,1,2,3")
+    parser.add_argument("--test", default="1000,1001,1002,1003")
+    args = parser.parse_args(argv)
+    train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
+    print("| attack | AUC, every field the index stores and every count the graph holds, titles included |")
+    print("|---|---|")
+    for attack in args.attacks.split(","):
+        def built(seeds: list[int], attack: str = attack) -> list[Index]:
+            return [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none").index
+                    for s in seeds]
+        auc, low, high = attacker_tell_auc(built(train), built(test))
+        print(f"| `{attack}` | {auc:.2f} [{low:.2f}, {high:.2f}] |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

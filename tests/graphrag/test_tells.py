@@ -79,3 +79,30 @@ def test_poison_dates_are_dates_the_clean_corpus_carries():
         assert poison <= clean, attack
         dated += bool(poison)
     assert dated >= 3  # the temporal markers survive where a clean template is dated
+
+
+def _relabelled(seed, retitle):
+    """World ``seed``'s clean index with every fifth document relabelled as an attacker's, its
+    title rewritten as GragPoison's were ("Update on X") when ``retitle``."""
+    from dataclasses import replace
+
+    from environments.graphrag.pipeline import build_index
+
+    index = build_index(generate_world(seed).documents, generate_world(seed).table, community_method="none")
+    docs = {}
+    for k, (key, d) in enumerate(sorted(index.documents.items())):
+        if k % 5 == 0:
+            d = Document(d.id, f"Update on {d.title}" if retitle else d.title, d.sentences, origin="poison")
+        docs[key] = d
+    return replace(index, documents=docs)
+
+
+def test_the_attackers_tell_classifier_reads_titles_and_nothing_when_there_is_no_tell():
+    """The classifier of issue #50 item 3 (every field the index stores, every count the graph
+    holds, titles included) finds a title tell, and finds nothing in documents relabelled at random."""
+    from suites.graphrag.tells import attacker_tell_auc
+
+    auc, low, high = attacker_tell_auc([_relabelled(0, True)], [_relabelled(1, True)], resamples=100)
+    assert auc >= 0.95 and low <= auc <= high
+    auc, _, _ = attacker_tell_auc([_relabelled(0, False)], [_relabelled(1, False)], resamples=100)
+    assert auc <= 0.7
