@@ -66,7 +66,7 @@ def poisoned_global(name: str, world: int, attack: str, budget: int, communities
 
 
 def is_global(question_id: str) -> bool:
-    return question_id.startswith("g")
+    return question_id[:1] == "g" and question_id[1:].isdigit()  # g0, g1...; not "geonames-q0"
 
 
 def adaptive_target(defense: str) -> str:

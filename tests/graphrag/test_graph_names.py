@@ -109,3 +109,11 @@ def test_geonames_located_in_is_read_as_the_gazetteer_describes_it():
 def test_a_graph_cannot_take_the_world_name():
     with pytest.raises(ValueError):
         register_graph(RealGraph("world", list, {}, (), {}))
+
+
+def test_a_graph_whose_name_starts_with_g_is_not_a_global_question():
+    """Task ids of a real graph carry its name ("geonames-q0"); only "g<digits>" is global."""
+    from suites.graphrag.scenarios import is_global
+
+    assert is_global("g0") and is_global("g12")
+    assert not is_global("geonames-q0") and not is_global("q3")
