@@ -68,6 +68,9 @@ class Suite:
     # the suite's own controllers of an episode (a benchmark's defenses), built with its spec and
     # environment; ``recorded`` is the episode's log when it is re-run (decisions a model made come from it)
     controller: Callable[[EpisodeSpec, ToolEnv, list[dict[str, Any]] | None], Any] | None = None
+    # the agent for ``--model PROVIDER:MODEL`` where a benchmark prompts a model its own way (its
+    # own runner's protocol); returning None leaves it to agentbed's chat agent
+    model_agent: Callable[[EpisodeSpec, ToolEnv | None], Agent | None] | None = None
 
     def episode_controller(self, spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None = None
                            ) -> Any:
@@ -108,6 +111,10 @@ class Suite:
         agents in ``env_agents``, which read it)."""
         if spec.agent.startswith("model:"):
             from agentbed.agents.chat import ChatAgent
+
+            own = self.model_agent(spec, env) if self.model_agent is not None else None
+            if own is not None:
+                return own
 
             return ChatAgent.from_model_string(spec.agent.removeprefix("model:"), seed=spec.seed,
                                                generation=spec.generation)

@@ -45,24 +45,38 @@ def mentions(observation: str, instruction: str) -> bool:
     return bool(needle) and needle in compact(observation)
 
 
+# AgentDojo's protocol (its pipeline's tools only, every call of a reply executed, its re-run of a
+# reply with no content) or agentbed's (one call per reply, the extra final_answer tool): not comparable
+AGENTDOJO, AGENTBED = "agentdojo", "agentbed"
+PROTOCOLS = (AGENTDOJO, AGENTBED)
+MAX_TRIES = 3  # TaskSuite.run_task_with_pipeline runs the pipeline again while the output is None, 3 times in all
+STEP_CAP = {AGENTDOJO: 1000, AGENTBED: 40}  # AgentDojo's own caps are rounds and tries; this is a backstop
+
 FINAL_ANSWER = Tool("final_answer", "Give your final answer to the user; this ends the task.",
                     {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}, TOOL_COST)
 
 
 @cache
-def suite_tools(suite: str) -> tuple[Tool, ...]:
-    """A task suite's functions as agentbed tools: AgentDojo's names, docstrings and JSON schemas."""
-    return (*(Tool(f.name, f.description, f.parameters.model_json_schema(), TOOL_COST) for f in task_suite(suite).tools),
-            FINAL_ANSWER)
+def suite_tools(suite: str, protocol: str = AGENTDOJO) -> tuple[Tool, ...]:
+    """A task suite's functions as agentbed tools: AgentDojo's names, docstrings and JSON schemas
+    (and agentbed's ``final_answer`` under its own protocol)."""
+    functions = tuple(Tool(f.name, f.description, f.parameters.model_json_schema(), TOOL_COST)
+                      for f in task_suite(suite).tools)
+    return (*functions, FINAL_ANSWER) if protocol == AGENTBED else functions
 
 
-def task_spec(task: TaskId, injections: dict[str, str] | None = None) -> TaskSpec:
-    """The spec of one task; ``injections`` (vector -> text) come from an attack (:mod:`attacks.agentdojo`)."""
+def task_spec(task: TaskId, injections: dict[str, str] | None = None, protocol: str = AGENTDOJO) -> TaskSpec:
+    """The spec of one task; ``injections`` (vector -> text) come from an attack (:mod:`attacks.agentdojo`);
+    ``protocol`` is AgentDojo's (:data:`AGENTDOJO`) or agentbed's one call per reply (:data:`AGENTBED`)."""
     task.check()
+    if protocol not in PROTOCOLS:
+        raise KeyError(f"protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
     user = task_suite(task.suite).user_tasks[task.user_task]
     params: dict[str, Any] = {"benchmark_version": BENCHMARK_VERSION, "suite": task.suite,
                               "user_task": task.user_task, "injection_task": task.injection_task,
                               "attack": task.attack, "injections": dict(injections or {})}
+    if protocol != AGENTDOJO:  # AgentDojo's protocol is the default; a task spec names only another
+        params["protocol"] = protocol
     return TaskSpec(str(task), params, user.PROMPT)
 
 
@@ -84,9 +98,18 @@ def _pre_environment(suite_name: str, user_task: str, injections: str) -> Any:
             suite.load_and_inject_default_environment(json.loads(injections)))
 
 
-def final_answer(action: str | bytes) -> str | None:
-    """The text of a final answer: an action naming no tool (``{"tool": null, "text": ...}``) or a
-    call of :data:`FINAL_ANSWER`."""
+class Final:
+    """A reply that ends the tool loop: its text (None: the model sent no content) and the tool
+    calls it held that were not executed (AgentDojo's loop stops after 15 rounds, and its graders
+    still see those calls in the trace)."""
+
+    def __init__(self, text: str | None, calls: list[dict[str, Any]] | None = None) -> None:
+        self.text, self.calls = text, calls or []
+
+
+def final_answer(action: str | bytes) -> Final | None:
+    """A final answer: an action naming no tool (``{"tool": null, "text": ..., "calls": [...]}``)
+    or a call of :data:`FINAL_ANSWER`."""
     text = decode_action(action)
     if isinstance(text, ActionError) or not text.lstrip().startswith("{"):
         return None
@@ -98,11 +121,13 @@ def final_answer(action: str | bytes) -> str | None:
         return None
     if obj["tool"] is None:
         answer = obj.get("text", "")
+        calls = obj.get("calls")
+        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
     elif obj["tool"] == FINAL_ANSWER.name and isinstance(obj.get("arguments"), dict):
-        answer = obj["arguments"].get("answer", "")
+        answer, calls = obj["arguments"].get("answer", ""), []
     else:
         return None
-    return answer if isinstance(answer, str) else json.dumps(answer)
+    return Final(answer if isinstance(answer, str) or answer is None else json.dumps(answer), calls)
 
 
 class AgentDojoEnv(ToolEnv):
@@ -113,7 +138,9 @@ class AgentDojoEnv(ToolEnv):
 
     def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None) -> None:
         spec = self.resolve_task(task)
-        self.tools = suite_tools(spec.params["suite"])
+        self.protocol = spec.params.get("protocol", AGENTDOJO)
+        self.tools = suite_tools(spec.params["suite"], self.protocol)
+        self.max_steps = STEP_CAP[self.protocol]
         super().__init__(spec, render_mode)
         self._runtime: Any = None
 
@@ -146,19 +173,20 @@ class AgentDojoEnv(ToolEnv):
 
     def episode_info(self) -> dict[str, Any]:
         p = self.task.params
-        return {k: p[k] for k in ("benchmark_version", "suite", "user_task", "injection_task", "attack")}
+        return {**{k: p[k] for k in ("benchmark_version", "suite", "user_task", "injection_task", "attack")},
+                "protocol": self.protocol}
 
     def setup(self, rng: Any) -> str:
         from agentdojo.functions_runtime import FunctionsRuntime
 
         suite = self._suite()
-        self.tools = suite_tools(self.task.params["suite"])
+        self.tools = suite_tools(self.task.params["suite"], self.protocol)
         self._tool_index = {t.name: t for t in self.tools}
         self._runtime = FunctionsRuntime(list(suite.tools))
         environment = pre_environment_of(self.task.params)
         self.state = {"environment": environment, "pre_environment": environment.model_copy(deep=True),
                       "messages": [], "final_text": None, "scores": None, "injection_seen_step": None,
-                      "allowed_tools": None}
+                      "allowed_tools": None, "tries": 1}
         return suite.user_tasks[self.task.params["user_task"]].PROMPT
 
     def tool_specs(self) -> list[Tool]:
@@ -188,7 +216,7 @@ class AgentDojoEnv(ToolEnv):
         if self.state["final_text"] is not None:
             result = ToolResult(FINISHED, terminated=True, info={"tool": None, "action_error": "episode_over"})
         elif (answer := final_answer(action)) is not None:
-            result = self._finish(answer)
+            result = self._finish(answer.text, answer.calls)
         else:
             result = self._call(action)
         self.clock.advance(TOOL_COST)
@@ -223,12 +251,21 @@ class AgentDojoEnv(ToolEnv):
         observation = reply["error"] or get_text_content_as_str(reply["content"])
         return ToolResult(observation, info={"tool": name, "tool_error": reply["error"]})
 
-    def _finish(self, answer: str) -> ToolResult:
+    def _finish(self, answer: str | None, calls: list[dict[str, Any]]) -> ToolResult:
         from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
 
-        self.state["final_text"] = answer
-        self.state["messages"].append(ChatAssistantMessage(
-            role="assistant", content=[text_content_block_from_string(answer)], tool_calls=None))
+        unexecuted = _function_calls(calls)
+        message = ChatAssistantMessage(role="assistant", tool_calls=unexecuted or None,
+                                       content=None if answer is None else [text_content_block_from_string(answer)])
+        if answer is None and self.protocol == AGENTDOJO and self.state["tries"] < MAX_TRIES:
+            # AgentDojo runs its pipeline again on the environment as it now is; only the last
+            # try's messages are graded
+            self.state["tries"] += 1
+            self.state["messages"] = []
+            prompt = self._suite().user_tasks[self.task.params["user_task"]].PROMPT
+            return ToolResult(prompt, info={"tool": None, "rerun": self.state["tries"]})
+        self.state["final_text"] = "" if answer is None else answer
+        self.state["messages"].append(message)
         scores = self.scores()
         return ToolResult(FINISHED, reward=float(scores["utility"]), terminated=True, info={"tool": None, **scores})
 
@@ -271,6 +308,21 @@ class AgentDojoEnv(ToolEnv):
         metrics = {**scores, "tool_calls": len(self.state["messages"]) // 2,
                    "injection_seen_step": self.state["injection_seen_step"]}
         return Outcome(success=scores["utility"], metrics=metrics, labels=labels)
+
+
+def _function_calls(calls: list[dict[str, Any]]) -> list[Any]:
+    """AgentDojo ``FunctionCall``s of a final reply's unexecuted calls (``{"function", "args", "id"}``);
+    one AgentDojo could not have parsed is left out."""
+    from agentdojo.functions_runtime import FunctionCall
+    from pydantic import ValidationError
+
+    out = []
+    for call in calls:
+        try:
+            out.append(FunctionCall(function=call.get("function"), args=call.get("args"), id=call.get("id")))
+        except ValidationError:
+            continue
+    return out
 
 
 def _parse_call(action: str | bytes, max_bytes: int) -> tuple[str, dict[str, Any]] | ActionError:

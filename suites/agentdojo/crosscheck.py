@@ -115,8 +115,8 @@ def recorded_calls(log_records: list[dict[str, Any]]) -> tuple[list[tuple[str, d
             continue
         action = decode_action(record["action"])
         answer = final_answer(action)
-        if answer is not None:
-            final = answer
+        if answer is not None:  # (an episode AgentDojo re-ran after a reply with no content is not re-graded here)
+            final = answer.text
             break
         try:
             obj = json.loads(action)

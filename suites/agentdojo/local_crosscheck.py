@@ -1,6 +1,6 @@
 """A model under both runners: AgentDojo's benchmark functions with its ``--model local`` pipeline
 (``LocalLLM`` on an OpenAI-compatible server), and agentbed's episodes of the same element
-(:class:`environments.agentdojo.pipeline_agent.PipelineLLMAgent`) on the same server, task by task.
+(:class:`environments.agentdojo.protocol.DojoAgent` with AgentDojo's ``LocalLLM``) on the same server, task by task.
 
 ``python -m suites.agentdojo.local_crosscheck --out DIR [--task TASK ...]`` starts the local model
 (Gemma 3 270M on llama.cpp, temperature 0) and runs both; take the machine's model lock:
@@ -90,7 +90,7 @@ def ours_local(tasks: Sequence[TaskId], base_url: str, model_id: str, run_dir: s
     """agentbed's episodes of AgentDojo's ``LocalLLM`` element on the same server, logged under ``run_dir``."""
     from agentbed.log import TrajectoryWriter
     from agentbed.runner import EpisodeSpec, run_episode
-    from environments.agentdojo.pipeline_agent import PipelineLLMAgent, local_llm
+    from environments.agentdojo.protocol import DojoAgent, LocalElement
     from suites.agentdojo.suite import SUITE
 
     options = SUITE.resolve_options({"victim": LOCAL_VICTIM})
@@ -98,7 +98,8 @@ def ours_local(tasks: Sequence[TaskId], base_url: str, model_id: str, run_dir: s
     for tid in tasks:
         env = SUITE.make_env(str(tid), options)
         spec = EpisodeSpec("agentdojo", str(tid), "agentdojo-local", 0, options)
-        record = run_episode(env, PipelineLLMAgent(env, local_llm(base_url, model_id)), spec, budget=SUITE.budget,
+        agent = DojoAgent(LocalElement(base_url, model_id), name="agentdojo-local").bind(env)
+        record = run_episode(env, agent, spec, budget=SUITE.budget,
                              writer=TrajectoryWriter(spec.log_in(run_dir)))
         if record.status == "error":
             raise RuntimeError(f"{tid}: {record.error[-300:]}")

@@ -20,7 +20,7 @@ from attacks.agentdojo.injections import DEFAULT_VICTIM, injections
 from controllers.agentdojo.defenses import DEFENSES, defense_controller
 from environments.agentdojo.agents import QUESTION, REFUSAL, EndWith, GroundTruthAgent, InjectionFollower
 from environments.agentdojo.benchmark import ATTACKS, DEFAULT_ATTACKS, TASK_SUITES, TaskId, task_ids
-from environments.agentdojo.env import AgentDojoEnv, task_spec
+from environments.agentdojo.env import AGENTDOJO, PROTOCOLS, AgentDojoEnv, task_spec
 from environments.agentdojo.index import check_index
 
 OPTIONS = {
@@ -30,6 +30,10 @@ OPTIONS = {
     "defense": Option("none", "AgentDojo defense, a controller around any agent (tool_filter: the agent's model chooses"
                       " the tools; tool_filter_oracle: the ground truth's tools, an upper bound)", choices=DEFENSES),
     "victim": Option(DEFAULT_VICTIM, "model name the attacks address (AgentDojo's MODEL_NAMES key)"),
+    "protocol": Option(AGENTDOJO, "agentdojo: what AgentDojo's own pipeline sends a model and how it loops (its"
+                       " system message and tools, every call of a reply, 15 rounds, re-run on no content);"
+                       " agentbed: one call per reply and a final_answer tool, NOT comparable with AgentDojo's"
+                       " tables", choices=PROTOCOLS),
 }
 
 
@@ -60,7 +64,8 @@ def _check_tasks(tasks: list[str], options: dict[str, Any]) -> None:
 def make_env(task: str, options: dict[str, Any]) -> AgentDojoEnv:
     """The environment of one task, its injections made by AgentDojo's attack for ``victim``."""
     tid = TaskId.parse(task).check()
-    return AgentDojoEnv(task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM))))
+    return AgentDojoEnv(task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM)),
+                                  options.get("protocol", AGENTDOJO)))
 
 
 def _describe(task: str) -> dict[str, Any]:
@@ -75,6 +80,13 @@ AGENTS = {
     "refuse": lambda spec: EndWith("refuse", REFUSAL),
     "ask-user": lambda spec: EndWith("ask-user", QUESTION),
 }
+
+
+def _model_agent(spec: EpisodeSpec, env: ToolEnv | None) -> Any:
+    """``--model`` under AgentDojo's protocol (None under agentbed's: its chat agent plays)."""
+    from suites.agentdojo.models import dojo_model_agent
+
+    return dojo_model_agent(spec, env)
 
 
 def _controller(spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None) -> Any:
@@ -107,10 +119,12 @@ SUITE = Suite(
     agents=AGENTS,
     default_agent="ground-truth",
     options=OPTIONS,
-    budget=Budget(max_steps=40),
+    # AgentDojo's caps are its 15 rounds and 3 tries (the world's); the step budget is a backstop
+    budget=Budget(max_steps=1000),
     summarize=_summarize,
     demo=_demo,
     describe_task=_describe,
     check_tasks=_check_tasks,
     controller=_controller,
+    model_agent=_model_agent,
 )

@@ -1,4 +1,5 @@
-"""Any LangChain chat model plays AgentDojo through agentbed's chat agent: the real ChatOpenAI
+"""Under ``--protocol agentbed`` (not comparable with AgentDojo's tables) any LangChain chat model
+plays AgentDojo through agentbed's chat agent: the real ChatOpenAI
 client against the loopback OpenAI-compatible server (tests/agents/openai_stub.py), AgentDojo's
 tools bound as functions, the plain reply graded by AgentDojo, and under spotlighting the model
 is shown the delimited tool result."""
@@ -30,7 +31,7 @@ def test_a_chat_model_is_graded_by_agentdojo_and_reads_spotlit_results(tmp_path)
     stub.start()
     try:
         for defense in ("none", "spotlighting_with_delimiting"):
-            options = SUITE.resolve_options({"defense": defense})
+            options = SUITE.resolve_options({"defense": defense, "protocol": "agentbed"})
             spec = EpisodeSpec("agentdojo", TASK, "model:openai:gpt-4o-mini", 0, options)
             agent = ChatAgent.from_model_string("openai:gpt-4o-mini", base_url=stub.base_url, api_key="test", seed=0,
                                                 timeout=10.0)

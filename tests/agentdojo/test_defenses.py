@@ -24,8 +24,8 @@ from suites.agentdojo.suite import SUITE
 ATTACKED = "banking.user_task_1.injection_task_0.important_instructions"
 
 
-def episode(task, agent, defense, tmp_path, name="a"):
-    opts = SUITE.resolve_options({"defense": defense})
+def episode(task, agent, defense, tmp_path, name="a", protocol="agentdojo"):
+    opts = SUITE.resolve_options({"defense": defense, "protocol": protocol})
     spec = EpisodeSpec("agentdojo", task, name, 0, opts)
     env = SUITE.make_env(task, opts)
     writer = TrajectoryWriter(spec.log_in(tmp_path))
@@ -80,7 +80,7 @@ def test_defended_scripted_episodes_verify_and_rerun_identically(tmp_path, capsy
         if defense == "tool_filter_oracle":
             begin = records[1]["control"]["begin"]
             assert begin["tools"] == ["get_most_recent_transactions"] and "upper bound" in begin["selection"]
-            assert [t["name"] for t in records[0]["tools"]] == ["get_most_recent_transactions", "final_answer"]
+            assert [t["name"] for t in records[0]["tools"]] == ["get_most_recent_transactions"]
             # the follower tried the injection's send_money; AgentDojo's runtime no longer had it
             assert any("Invalid tool" in r["observation"] for r in records if r["type"] == "step")
             assert their_rescoring(TaskId.parse(ATTACKED), records).attack_success is False
@@ -118,7 +118,8 @@ def test_the_model_chooses_the_tools_and_a_rerun_takes_its_recorded_choice(tmp_p
         for defense in ("tool_filter", "spotlighting_with_delimiting"):
             agent = ChatAgent.from_model_string("openai:gpt-4o-mini", base_url=stub.base_url, api_key="test", seed=0,
                                                 timeout=10.0)
-            record, log = episode(ATTACKED, agent, defense, tmp_path / defense, name="model:openai:gpt-4o-mini")
+            record, log = episode(ATTACKED, agent, defense, tmp_path / defense, name="model:openai:gpt-4o-mini",
+                                  protocol="agentbed")
             assert record.status == "ok", record.error
             if defense == "tool_filter":
                 filtered = log

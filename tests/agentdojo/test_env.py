@@ -16,7 +16,7 @@ import environments.agentdojo  # noqa: F401 - registers agentbed/agentdojo-v0
 from agentbed.tools import make_action
 from environments.agentdojo.agents import final_action
 from environments.agentdojo.benchmark import TASK_SUITES, TaskId, task_ids, task_suite
-from environments.agentdojo.env import START, AgentDojoEnv, mentions
+from environments.agentdojo.env import START, AgentDojoEnv, mentions, task_spec
 
 
 def test_the_pinned_benchmark_has_agentdojos_task_counts():
@@ -48,7 +48,7 @@ def test_tools_are_agentdojos_and_the_final_answer_is_graded_by_agentdojo():
     prompt, info = env.reset(seed=0)
     assert prompt == task_suite("banking").user_tasks["user_task_0"].PROMPT
     assert info["benchmark_version"] == "v1.2.2" and info["clock"] == START
-    assert {t.name for t in env.tool_specs()} == {f.name for f in task_suite("banking").tools} | {"final_answer"}
+    assert {t.name for t in env.tool_specs()} == {f.name for f in task_suite("banking").tools}  # AgentDojo's only
     bill, *_ = env.step(make_action("read_file", file_path="bill-december-2023.txt"))
     assert "Car Rental" in bill
     sent, *_ = env.step(make_action("send_money", recipient="UK12345678901234567890", amount=98.70,
@@ -63,7 +63,8 @@ def test_tools_are_agentdojos_and_the_final_answer_is_graded_by_agentdojo():
 def test_the_final_answer_tool_is_a_plain_reply():
     """A tool-only agent (the local model's grammar) answers through final_answer: the same episode end."""
     for answer in (final_action("It is 1050."), make_action("final_answer", answer="It is 1050.")):
-        env = AgentDojoEnv("banking.user_task_1")
+        env = AgentDojoEnv(task_spec(TaskId.parse("banking.user_task_1"), protocol="agentbed"))
+        assert "final_answer" in {t.name for t in env.tool_specs()}  # offered under agentbed's protocol only
         env.reset(seed=0)
         env.step(make_action("get_most_recent_transactions", n=100))
         *_, terminated, _, info = env.step(answer)

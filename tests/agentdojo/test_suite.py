@@ -68,7 +68,7 @@ def test_oracle_tool_filter_keeps_the_ground_truths_tools_and_blocks_the_rest():
     assert oracle_tool_selection(env.task.params) == ["get_most_recent_transactions"]
     env.reset(seed=0)
     env.restrict_tools(["get_most_recent_transactions", "final_answer"])
-    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions", "final_answer"]
+    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions"]
     refused = env.step(json.dumps({"tool": "send_money", "arguments": {"recipient": "x", "amount": 1, "subject": "s",
                                                                        "date": "2022-01-01"}}))[0]
     assert "send_money" in refused and "Invalid tool" in refused  # AgentDojo's own answer to a removed tool
@@ -76,6 +76,6 @@ def test_oracle_tool_filter_keeps_the_ground_truths_tools_and_blocks_the_rest():
     env.reset(seed=0)
     assert len(env.tool_specs()) > 2  # a new episode offers every tool again
     env.restore(copy)
-    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions", "final_answer"]
+    assert [t.name for t in env.tool_specs()] == ["get_most_recent_transactions"]
     defended = play(ATTACKED, "injection-follower", defense="tool_filter_oracle")
     assert defended.metrics["attack_success"] is False and defended.metrics["utility"] is True

@@ -1,0 +1,147 @@
+"""A chat model reached as AgentDojo's OpenAI pipeline element reaches it (``OpenAILLM`` in
+``agentdojo/agent_pipeline/llms/openai_llm.py``, read at 0.1.35), written for agentbed.
+
+The request is the one AgentDojo's element sends: the system message as a ``developer`` message,
+every text as a list of content parts, earlier tool calls echoed back with their arguments
+re-serialised by ``json.dumps`` (after AgentDojo's executor coerced string lists), a tool
+message's content its error text when the call failed, the tool's name on it, the functions as
+tools with ``tool_choice: "auto"`` (neither when there are none), and no temperature: AgentDojo's
+element passes ``temperature or NOT_GIVEN``, so its default 0.0 is never sent. Generation
+settings given to the run (``--temperature``, ``-M``) are sent on top, a documented difference.
+
+Unlike AgentDojo's element it keeps the provider's token usage, and a tool call whose argument
+text is not JSON (AgentDojo's element raises ``JSONDecodeError`` and its script stops) is kept as
+sent so the world can answer it with an error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentbed.agents.base import Usage
+from agentbed.errors import UsageError
+
+# generation settings the chat-completions endpoint takes, passed through when a run gives them
+SETTINGS = frozenset({"temperature", "max_tokens", "top_p", "seed", "frequency_penalty", "presence_penalty", "stop"})
+
+
+@dataclass
+class Call:
+    """One tool call of a reply: AgentDojo's ``FunctionCall`` (its arguments parsed) and the
+    argument text exactly as the provider sent it."""
+
+    function: Any  # agentdojo.functions_runtime.FunctionCall
+    raw_arguments: str
+
+
+@dataclass
+class Reply:
+    """A reply as AgentDojo's conversation keeps it, with what agentbed records of it."""
+
+    message: Any  # agentdojo.types.ChatAssistantMessage
+    calls: list[Call] = field(default_factory=list)
+    usage: Usage | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _parts(message: Any) -> list[dict[str, str]] | None:
+    if message["content"] is None:
+        return None
+    return [{"type": "text", "text": block["content"] or ""} for block in message["content"]]
+
+
+def request_message(message: Any) -> dict[str, Any]:
+    """One AgentDojo chat message in the request's format."""
+    role = message["role"]
+    if role == "system":
+        return {"role": "developer", "content": _parts(message)}
+    if role == "user":
+        return {"role": "user", "content": _parts(message)}
+    if role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": _parts(message)}
+        if message["tool_calls"]:
+            out["tool_calls"] = [{"id": call.id, "type": "function",
+                                  "function": {"name": call.function, "arguments": json.dumps(call.args)}}
+                                 for call in message["tool_calls"]]
+        return out
+    if role == "tool":
+        return {"content": message["error"] or _parts(message), "tool_call_id": message["tool_call_id"],
+                "role": "tool", "name": message["tool_call"].function}
+    raise ValueError(f"no request format for a {role!r} message")
+
+
+def tool_param(function: Any) -> dict[str, Any]:
+    """An AgentDojo function as a chat-completions tool."""
+    return {"type": "function", "function": {"name": function.name, "description": function.description,
+                                             "parameters": function.parameters.model_json_schema()}}
+
+
+def request(model: str, messages: list[Any], functions: list[Any], settings: dict[str, Any] | None = None
+            ) -> dict[str, Any]:
+    """The keyword arguments of ``chat.completions.create`` for this turn."""
+    body: dict[str, Any] = {"model": model, "messages": [request_message(m) for m in messages]}
+    if functions:
+        body["tools"] = [tool_param(f) for f in functions]
+        body["tool_choice"] = "auto"
+    return {**body, **(settings or {})}
+
+
+def reply_of(completion: Any) -> Reply:
+    """The first choice of a completion as AgentDojo's assistant message."""
+    from agentdojo.functions_runtime import FunctionCall
+    from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
+
+    choice = completion.choices[0].message
+    calls = []
+    for call in choice.tool_calls or []:
+        try:
+            args = json.loads(call.function.arguments)
+        except json.JSONDecodeError:
+            args = None
+        parsed = FunctionCall(function=call.function.name, args=args if isinstance(args, dict) else {}, id=call.id)
+        calls.append(Call(parsed, call.function.arguments))
+    content = None if choice.content is None else [text_content_block_from_string(choice.content)]
+    message = ChatAssistantMessage(role="assistant", content=content,
+                                   tool_calls=None if choice.tool_calls is None else [c.function for c in calls])
+    usage = None
+    if completion.usage is not None:
+        usage = Usage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0,
+                      completion.usage.total_tokens or 0)
+    record = {"content": choice.content,
+              "tool_calls": [{"id": c.function.id, "name": c.function.function, "arguments": c.raw_arguments}
+                             for c in calls] if choice.tool_calls is not None else None}
+    return Reply(message, calls, usage, record)
+
+
+class OpenAIChat:
+    """A model behind an OpenAI-compatible endpoint (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, as
+    AgentDojo's script reads them). The client's own retries are off: the agent's are recorded."""
+
+    def __init__(self, model: str, settings: dict[str, Any] | None = None, client: Any = None,
+                 timeout: float = 120.0) -> None:
+        unknown = sorted(set(settings or {}) - SETTINGS)
+        if unknown:
+            raise UsageError(f"--model openai:{model}: AgentDojo's protocol sends no setting {unknown[0]!r}"
+                             f" (it takes {', '.join(sorted(SETTINGS))})")
+        self.model, self.settings = model, dict(sorted((settings or {}).items()))
+        self._client, self._timeout = client, timeout
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            try:
+                self._client = openai.OpenAI(max_retries=0, timeout=self._timeout)
+            except openai.OpenAIError as exc:
+                raise UsageError(f"--model openai:{self.model}: {exc}") from exc
+        return self._client
+
+    def reply(self, messages: list[Any], functions: list[Any]) -> Reply:
+        completion = self.client.chat.completions.create(**request(self.model, messages, functions, self.settings))
+        return reply_of(completion)
+
+    def describe(self) -> dict[str, Any]:
+        return {"element": "openai", "model": self.model, "settings": self.settings}

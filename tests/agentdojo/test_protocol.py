@@ -1,0 +1,85 @@
+"""AgentDojo's protocol for ``--model`` (environments/agentdojo/protocol.py), piece by piece, with the
+real OpenAI client against the loopback stub: AgentDojo's system message and tools only, every call
+of a reply executed in order, arguments that are not JSON answered (AgentDojo's own element raises),
+the other protocol kept under its name, and providers it is not written for refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openai_stub import OpenAIStub, Reply
+
+from agentbed.agents.chat import ChatAgent
+from agentbed.errors import UsageError
+from agentbed.runner import EpisodeSpec, run_episode
+from environments.agentdojo.benchmark import task_suite
+from environments.agentdojo.protocol import DojoAgent
+from suites.agentdojo.model_crosscheck import openai_endpoint
+from suites.agentdojo.suite import SUITE
+
+TASK = "banking.user_task_1"
+MODEL = "model:openai:gpt-4o-2024-05-13"
+
+
+def play(script, options=None):
+    stub = OpenAIStub(script)
+    opts = SUITE.resolve_options(options or {})
+    spec = EpisodeSpec("agentdojo", TASK, MODEL, 0, opts)
+    try:
+        with openai_endpoint(stub.start()):
+            env = SUITE.make_env(TASK, opts)
+            record = run_episode(env, SUITE.make_agent(spec, env), spec, budget=SUITE.budget)
+    finally:
+        stub.stop()
+    return record, env, stub.requests
+
+
+def test_agentdojos_messages_tools_and_every_call_of_a_reply():
+    from agentdojo.agent_pipeline.agent_pipeline import load_system_message
+
+    record, env, requests = play([
+        Reply(tool_calls=[("get_balance", "{}"), ("get_most_recent_transactions", '{"n": 100}')]),
+        Reply(content="You spent 1050.")])
+    assert record.status == "ok" and record.steps == 3 and record.metrics["utility"] is True
+    first, second = requests
+    assert first["messages"][0] == {"role": "developer", "content": [{"type": "text", "text": load_system_message(None)}]}
+    assert {t["function"]["name"] for t in first["tools"]} == {f.name for f in task_suite("banking").tools}
+    assert first["tool_choice"] == "auto" and "temperature" not in first  # AgentDojo's 0.0 is never sent
+    assert [m["role"] for m in second["messages"]] == ["developer", "user", "assistant", "tool", "tool"]
+    assert [m["name"] for m in second["messages"][3:]] == ["get_balance", "get_most_recent_transactions"]
+    assert [m["tool_call"].function for m in env.state["messages"] if m["role"] == "tool"] == \
+        ["get_balance", "get_most_recent_transactions"]
+
+
+def test_arguments_that_are_not_json_are_an_error_observation_where_agentdojos_element_raises():
+    from agentdojo.agent_pipeline.llms.openai_llm import OpenAILLM
+    from agentdojo.functions_runtime import FunctionsRuntime
+    from agentdojo.types import ChatUserMessage, text_content_block_from_string
+
+    script = [Reply(tool_calls=[("get_balance", "{not json")]), Reply(content="Sorry.")]
+    record, env, requests = play(list(script))
+    assert record.status == "ok" and record.steps == 2 and record.metrics["utility"] is False
+    assert requests[1]["messages"][-1]["role"] == "tool" and "must be an object" in requests[1]["messages"][-1]["content"]
+    stub = OpenAIStub(list(script))
+    try:
+        import openai
+
+        llm = OpenAILLM(openai.OpenAI(base_url=stub.start(), api_key="x"), "gpt-4o-2024-05-13")
+        with pytest.raises(json.JSONDecodeError):
+            llm.query("", FunctionsRuntime(list(task_suite("banking").tools)), messages=[
+                ChatUserMessage(role="user", content=[text_content_block_from_string("hi")])])
+    finally:
+        stub.stop()
+
+
+def test_the_one_call_protocol_stays_under_its_name_and_other_providers_are_refused():
+    opts = SUITE.resolve_options({"protocol": "agentbed"})
+    env = SUITE.make_env(TASK, opts)
+    assert "final_answer" in {t.name for t in env.tool_specs()}
+    default = SUITE.resolve_options({})
+    with openai_endpoint("http://127.0.0.1:9/v1"):  # built, never called
+        assert type(SUITE.make_agent(EpisodeSpec("agentdojo", TASK, MODEL, 0, opts), env)) is ChatAgent
+        assert isinstance(SUITE.make_agent(EpisodeSpec("agentdojo", TASK, MODEL, 0, default)), DojoAgent)
+    with pytest.raises(UsageError, match="--protocol agentbed"):
+        SUITE.make_agent(EpisodeSpec("agentdojo", TASK, "model:anthropic:claude-3-5-sonnet", 0, default))
