@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,8 @@ from agentbed.cost import PriceTable, RunBudget, cost_summary, cost_table, fmt_u
 from agentbed.errors import UsageError
 from agentbed.inflight import EVENTS, ModelRuntime, is_model_bound
 from agentbed.runner import EpisodeSpec
+
+MAX_TIMEOUT = 86_400.0  # a day: beyond it a hung call is never noticed
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
@@ -31,6 +37,9 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-M", "--model-setting", action="append", metavar="KEY=VALUE",
                    help="any other argument of the provider's LangChain chat model, e.g. -M top_p=0.9 (repeatable;"
                         " a key the model does not declare is an error)")
+    g.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="each model call's timeout (default 60, 300 for a local: model); a call that takes longer"
+                        " is retried like a 5xx")
     g.add_argument("--prices", metavar="FILE", help="a YAML price table over the shipped one (agentbed/prices.yaml)")
     g.add_argument("--max-cost", type=float, metavar="USD",
                    help="hand out no more episodes once this invocation has paid this much (--resume goes on)")
@@ -42,11 +51,34 @@ def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> t
     """Every model option checked before anything is recorded; the price table and the run's budget."""
     if args.max_connections is not None and args.max_connections < 1:
         raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
+    if args.timeout is not None and not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
+        raise UsageError(f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, not {args.timeout}")
     parse_duration(args.cache_expiry)
     prices = load_prices(args.prices)
     budget = RunBudget(prices, max_cost=args.max_cost, max_tokens=args.max_tokens)
     budget.check_models({s.agent.removeprefix("model:") for s in specs if is_model_bound(s.agent)})
     return prices, budget
+
+
+@contextlib.contextmanager
+def model_timeout(args: argparse.Namespace, meta: dict[str, Any]) -> Iterator[None]:
+    """``--timeout`` (or, on --resume, the one run.json recorded, which ``meta`` then holds) for
+    every model built here and in workers started from here, for the duration of the block
+    (:data:`agentbed.agents.chat.TIMEOUT_VAR`)."""
+    from agentbed.agents.chat import TIMEOUT_VAR
+
+    timeout = args.timeout if args.timeout is not None else meta.get("timeout")
+    previous = os.environ.get(TIMEOUT_VAR)
+    if timeout is not None:
+        os.environ[TIMEOUT_VAR] = repr(float(timeout))
+        meta["timeout"] = float(timeout)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(TIMEOUT_VAR, None)
+        else:
+            os.environ[TIMEOUT_VAR] = previous
 
 
 def record_stop(run_dir: Path, budget: RunBudget, left: int) -> dict[str, Any] | None:

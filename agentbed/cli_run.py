@@ -22,6 +22,7 @@ from agentbed.cli_models import (
     check_model_options,
     cost_line,
     model_runtime,
+    model_timeout,
     record_stop,
 )
 from agentbed.cli_plan import add_plan_options, limited, plan, resume_plan
@@ -146,6 +147,8 @@ def _run(args: argparse.Namespace) -> int:
         suite = get_suite(meta["suite"])
         specs = resume_plan(suite, meta, args, where, generation)
         prices, budget = check_model_options(args, specs)
+        if args.timeout is not None and meta.get("timeout") not in (None, args.timeout):
+            raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {meta['timeout']}")
         open_for_resume(store)  # verified first: a damaged or differently signed run is refused
         if args.retry_errors:
             again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r)})
@@ -157,9 +160,11 @@ def _run(args: argparse.Namespace) -> int:
         prices, budget = check_model_options(args, specs)
         store = RunStore(args.out)
         approver = approver_config(args, Path(args.out))
+        if args.timeout is not None:
+            meta["timeout"] = args.timeout
         store.create({**meta, "executor": "serial" if approver else args.executor,
                       **({"approver": approver.to_dict()} if approver else {})})
-    with store:  # the writer lock, let go however the run ends
+    with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
         return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)
 
 

@@ -102,7 +102,7 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
 NodeResults = tuple[dict[str, str] | None, list[Shipped]]  # the node that ran a task (None: none did), its results
 
 
-PROVIDER_VARIABLES = ("_API_KEY", "_BASE_URL", "_API_BASE", "_ENDPOINT", "_API_VERSION")
+PROVIDER_VARIABLES = ("_API_KEY", "_BASE_URL", "_API_BASE", "_ENDPOINT", "_API_VERSION", "_MODEL_TIMEOUT")
 
 
 def provider_environment() -> dict[str, str]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -73,6 +75,22 @@ REFLECT_PROMPT = (
     "steps. Then choose the action that makes progress toward the goal."
 )
 DEFAULT_BACKOFF = Backoff()
+# The per-call timeout in seconds of every model a run builds, when set (`agentbed run --timeout`
+# sets it before its workers start; Ray ships it to its nodes with the provider's variables).
+TIMEOUT_VAR = "AGENTBED_MODEL_TIMEOUT"
+
+
+def timeout_from_environment() -> float | None:
+    text = os.environ.get(TIMEOUT_VAR)
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{TIMEOUT_VAR}={text!r}: expected a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{TIMEOUT_VAR}={text!r}: expected a number of seconds > 0")
+    return value
 # Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
 OPENAI_FORMAT_PROVIDERS = frozenset({"openai", "azure_openai"})
 
@@ -145,8 +163,8 @@ class ChatAgent(Conversation, Agent):
         """``"provider:model"`` resolved by LangChain's ``init_chat_model``; other keyword
         arguments go to the model (``base_url``, ``api_key``, ``temperature``...). The client's
         own retries are off (ours are observable) and each call times out after ``timeout`` s
-        (default 60; 300 for ``local:`` models, which share a small CPU).
-        Agents built in one process from the same arguments and environment share one client.
+        (default: $AGENTBED_MODEL_TIMEOUT if set, else 60; 300 for ``local:`` models, which share a
+        small CPU). Agents built in one process from the same arguments and environment share one client.
 
         ``local:NAME`` and ``local:/path/file.gguf`` are the models of the llama.cpp server the run
         started (:mod:`agentbed.agents.local`), played with the compact profile (``profile=``).
@@ -157,6 +175,7 @@ class ChatAgent(Conversation, Agent):
         from langchain.chat_models import init_chat_model
 
         settings = dict(generation or {})
+        timeout = timeout or timeout_from_environment()
         if model.startswith("local:"):  # a GGUF served by llama.cpp on loopback, compact profile
             from agentbed.agents.local.profile import LocalProfile, local_chat_model
 

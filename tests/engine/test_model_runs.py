@@ -116,6 +116,8 @@ def test_scripted_agents_and_several_models_share_one_run_with_paired_difference
     (["--agent", "oracle", "--temperature", "0.5"], "give --model"),
     (["--model", MODEL, "--allow-errors", "lots"], "--allow-errors 'lots'"),
     (["--model", MODEL, "--limit", "0"], "--limit must be at least 1"),
+    (["--model", MODEL, "--timeout", "0"], "--timeout must be a number of seconds above 0"),
+    (["--model", MODEL, "--timeout", "nan"], "--timeout must be a finite number"),
 ])
 def test_every_model_string_and_setting_is_checked_before_anything_runs(stub, tmp_path, capsys, args, message):
     server = stub(vault_three_calls)

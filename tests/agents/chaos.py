@@ -1,0 +1,204 @@
+"""A chaos provider: the loopback OpenAI stub (:mod:`openai_stub`) answering as a real provider on
+a bad day, from a seeded, configurable mix of faults.
+
+Each request draws its fault from the mix with an RNG seeded by (seed, the request's conversation,
+how many times that conversation was asked before), so a retry of a request meets a fresh draw and
+the same run meets the same faults whatever order its requests arrive in. A share of
+conversations (``doomed``) fails on every attempt, as an endpoint that is down for some requests,
+until :meth:`Chaos.recover` (the provider is back): their episodes error after the retries. The
+rest of the answers come from a scripted model (``model``).
+
+:class:`ChaosProvider` serves it from a process of its own, as a real provider is: worker
+processes forked by the run inherit no listening socket of it, so when it dies (after a given
+number of requests, for a given time) its port is really closed, and it comes back on the same one.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from openai_stub import OpenAIStub, Reply, error
+from scripted_models import request_ident
+
+COMPLETION = b'{"id": "x", "object": "chat.completion", "created": 1, "model": "m", '
+BAD_BODIES = {
+    "empty": b"",
+    "not_json": b"<html><body>502 Bad Gateway</body></html>",
+    "truncated": COMPLETION + b'"choices": [{"index": 0, "message": {"role": "assis',
+    "no_choices": COMPLETION + b'"choices": []}',
+    "null_choices": COMPLETION + b'"choices": null}',
+}
+# tool-call argument texts of every JSON type but an object
+WRONG_ARGUMENTS = ["[1, 2, 3]", "[]", "42", "-0.5", '"page 1"', "null", "true", "false"]
+
+
+@dataclass(frozen=True)
+class Mix:
+    """The share of requests that meet each fault; the rest are answered by the model. ``slow``
+    answers arrive after ``slow_seconds`` (under the client's timeout), ``hang`` after
+    ``hang_seconds`` (past it)."""
+
+    rate_limit: float = 0.04  # 429 with a Retry-After
+    rate_limit_bare: float = 0.03  # 429 without one
+    server_error: float = 0.06  # 500, 502 or 503
+    reset: float = 0.03  # the connection closed without an answer
+    hang: float = 0.02
+    bad_body: float = 0.06  # HTTP 200 with one of BAD_BODIES
+    wrong_arguments: float = 0.05  # a tool call whose arguments are JSON but not an object
+    slow: float = 0.08
+    doomed: float = 0.08  # conversations that fail on every attempt (until recovered)
+    retry_after: str = "0.05"
+    slow_seconds: float = 0.15
+    hang_seconds: float = 3.0
+
+    def faults(self) -> list[tuple[str, float]]:
+        shares = asdict(self)
+        return [(name, shares[name]) for name in ("rate_limit", "rate_limit_bare", "server_error", "reset", "hang",
+                                                  "bad_body", "wrong_arguments", "slow")]
+
+
+DOOMED_FAULTS = ["server_error", "rate_limit", "bad_body", "reset"]
+
+
+class Chaos:
+    """A stub policy: ``Chaos(model, seed=3, mix=Mix())`` is callable on a request body."""
+
+    def __init__(self, model: Callable[[dict[str, Any]], Reply], *, seed: int, mix: Mix = Mix()) -> None:
+        self.model, self.seed, self.mix = model, seed, mix
+        self.seen: Counter[str] = Counter()  # attempts per conversation
+        self.drawn: Counter[str] = Counter()  # faults served, by name
+        self.recovered = False
+        self._lock = threading.Lock()
+
+    def recover(self) -> None:
+        """The provider is back: no conversation is doomed any more (transient faults go on)."""
+        self.recovered = True
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        ident = request_ident(body) + "/" + str(body.get("model"))
+        with self._lock:
+            attempt = self.seen[ident]
+            self.seen[ident] += 1
+        rng = random.Random(f"{self.seed}/{ident}/{attempt}")
+        doomed = not self.recovered and random.Random(f"{self.seed}/{ident}/doomed").random() < self.mix.doomed
+        fault = random.Random(f"{self.seed}/{ident}").choice(DOOMED_FAULTS) if doomed else self._draw(rng)
+        with self._lock:
+            self.drawn[fault or "none"] += 1
+        return self._answer(fault, body, rng)
+
+    def _draw(self, rng: random.Random) -> str | None:
+        x = rng.random()
+        for name, share in self.mix.faults():
+            if x < share:
+                return name
+            x -= share
+        return None
+
+    def _answer(self, fault: str | None, body: dict[str, Any], rng: random.Random) -> Reply:
+        mix = self.mix
+        if fault == "rate_limit":
+            return error(429, **{"retry-after": mix.retry_after})
+        if fault == "rate_limit_bare":
+            return error(429)
+        if fault == "server_error":
+            return error(rng.choice([500, 502, 503]))
+        if fault == "reset":
+            return Reply(reset=True)
+        if fault == "hang":
+            return replace(self.model(body), delay=mix.hang_seconds)
+        if fault == "bad_body":
+            return Reply(raw=BAD_BODIES[rng.choice(sorted(BAD_BODIES))])
+        reply = self.model(body)
+        if fault == "wrong_arguments" and reply.tool_calls:
+            name = reply.tool_calls[0][0]
+            return replace(reply, tool_calls=[(name, rng.choice(WRONG_ARGUMENTS))])
+        if fault == "slow":
+            return replace(reply, delay=mix.slow_seconds)
+        return reply
+
+
+def describe(drawn: dict[str, int]) -> str:
+    """What a chaos provider served, for a failing test's message."""
+    return "faults served: " + json.dumps(dict(sorted(drawn.items())))
+
+
+class ChaosProvider:
+    """A :class:`Chaos` stub in a child process: ``start()`` returns its base URL; it dies once it
+    has answered ``die_after`` requests and listens again ``down`` seconds later; ``recover()``,
+    ``drawn()`` and ``stop()`` talk to it over a pipe."""
+
+    def __init__(self, model: Callable[[dict[str, Any]], Reply], *, seed: int, mix: Mix = Mix(),
+                 die_after: int | None = None, down: float = 0.3) -> None:
+        self.args = (model, seed, mix, die_after, down)
+        self._conn: Any = None
+        self._process: Any = None
+
+    def start(self) -> str:
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        self._process = ctx.Process(target=_serve, args=(child, *self.args), daemon=True)
+        self._process.start()
+        child.close()
+        return self._ask("url")
+
+    def _ask(self, command: str) -> Any:
+        self._conn.send(command)
+        if not self._conn.poll(30):
+            raise AssertionError(f"the chaos provider did not answer {command!r}")
+        return self._conn.recv()
+
+    def recover(self) -> None:
+        self._ask("recover")
+
+    def drawn(self) -> dict[str, int]:
+        return self._ask("drawn")
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        try:
+            self._ask("stop")
+        except (OSError, EOFError, AssertionError):
+            pass
+        self._process.join(timeout=10)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._process = None
+
+
+def _serve(conn: Any, model: Callable[[dict[str, Any]], Reply], seed: int, mix: Mix, die_after: int | None,
+           down: float) -> None:
+    chaos = Chaos(model, seed=seed, mix=mix)
+    stub = OpenAIStub(chaos)
+    stub.start()
+    if die_after is not None:
+        def die_and_revive() -> None:
+            while stub.served < die_after:
+                time.sleep(0.01)
+            port = stub.die()
+            time.sleep(down)
+            stub.revive(port)
+
+        threading.Thread(target=die_and_revive, daemon=True).start()
+    answers: dict[str, Callable[[], Any]] = {"url": lambda: stub.base_url, "recover": chaos.recover,
+                                             "drawn": lambda: dict(chaos.drawn)}
+    try:
+        while True:
+            command = conn.recv()
+            if command == "stop":
+                conn.send(None)
+                break
+            conn.send(answers[command]())
+    except EOFError:
+        pass
+    finally:
+        stub.stop()

@@ -1,0 +1,160 @@
+"""The whole chain a researcher relies on, against a provider on a bad day (:mod:`chaos`): two
+models and a scripted agent are run, resumed with --retry-errors, verified, gated with
+--allow-errors, reported, viewed (the viewer's API) and exported to Inspect; each step succeeds or
+fails by its documented rule, at several seeds of the mix, and every surface counts the same
+errored episodes as summary.json. Through the real OpenAI client (LangChain's ChatOpenAI) and a
+process pool."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from chaos import ChaosProvider, Mix, describe
+from openai_stub import OpenAIStub
+from scripted_models import vault_three_calls
+
+from agentbed.agents.retry import Backoff
+from agentbed.cli import main
+from agentbed.problems import is_errored
+
+MODELS = ["openai:chaos-a", "openai:chaos-b"]
+PLAN = ["vault", "--task", "open-fast", "--agent", "oracle", "--model", ",".join(MODELS), "--seeds", "4",
+        "--no-cache", "--timeout", "1", "--max-connections", "4", "-j", "2"]
+MODEL_AGENTS = {f"model:{m}" for m in MODELS}
+
+
+@pytest.fixture
+def quick_retries(monkeypatch):
+    """Retries wait what the server asked (a Retry-After of 0.05 s), else nothing: the chain's
+    seconds go to the faults, not to backoff. (Inherited by the forked workers.)"""
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: min(retry_after or 0.0, 0.2))
+
+
+@pytest.fixture
+def provider(monkeypatch):
+    started: list[ChaosProvider] = []
+
+    def start(seed: int, **kwargs) -> ChaosProvider:
+        chaos = ChaosProvider(vault_three_calls, seed=seed, mix=Mix(), **kwargs)
+        started.append(chaos)
+        monkeypatch.setenv("OPENAI_BASE_URL", chaos.start())
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        return chaos
+
+    yield start
+    for chaos in started:
+        chaos.stop()
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    """The same plan against a provider with no fault: the gate's baseline."""
+    out = tmp_path_factory.mktemp("baseline") / "run"
+    stub = OpenAIStub(vault_three_calls)
+    stub.start()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENAI_BASE_URL", stub.base_url)
+    mp.setenv("OPENAI_API_KEY", "test")
+    try:
+        assert main(["run", *PLAN, "--out", str(out), "--quiet"]) == 0
+    finally:
+        mp.undo()
+        stub.stop()
+    return out / "results.json"
+
+
+def index(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+
+
+def agree(out, capsys) -> int:
+    """Every surface counts the errored episodes the index shows; returns that count."""
+    records = index(out)
+    errored = [r for r in records if is_errored(r)]
+    by_agent = {}
+    for r in errored:
+        by_agent[r["agent"]] = by_agent.get(r["agent"], 0) + 1
+    assert not [r for r in records if r["status"] == "error" and not is_errored(r)], "an error counted as a score"
+    assert {r["agent"] for r in errored} <= MODEL_AGENTS  # the scripted agent never meets the provider
+    summary = json.loads((out / "vault" / "summary.json").read_text())
+    results = json.loads((out / "results.json").read_text())
+    assert summary["errors"]["episodes"] == results["errored_episodes"] == len(errored)
+    assert summary["errors"]["by_agent"] == by_agent
+    assert sum(p["count"] for p in summary["errors"]["problems"]) == len(errored)
+    units: dict[str, list[str]] = {}
+    for r in errored:
+        units.setdefault(f"vault/{r['agent']}", []).append(f"{r['task']}/{r['seed']}")
+    assert results["errored_units"] == {k: sorted(v) for k, v in sorted(units.items())}
+    for metric in results["metrics"]:
+        if metric["metric"] == "success":
+            scored = [r for r in records if r["agent"] == metric["agent"] and not is_errored(r)]
+            assert len(metric["values"]) == len(scored)
+    rates = {h["agent"]: h for h in summary["headline"] if h["metric"] == "pass_rate"}
+    for agent, h in rates.items():
+        assert h["n"] == sum(1 for r in records if r["agent"] == agent and not is_errored(r))
+        assert h["errors_excluded"] == by_agent.get(agent, 0)
+
+    # the viewer's API
+    from agentbed.view.api import run_document
+    from agentbed.view.catalog import Catalog
+
+    view = next(iter(Catalog(out.parent).runs().values()))
+    doc = run_document(view)
+    assert doc["run"]["errors"] == len(errored) and doc["run"]["finished"] == len(records)
+    assert "sealed" in doc["run"]["seal"] and "in progress" not in doc["run"]["seal"]
+
+    # the report
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["seal"]["state"] == "verified" and report["logs"] == len(records)
+    from agentbed.report.rundir import load_run
+
+    counted = [p.message for p in load_run(out).problems if "episodes errored" in p.message]
+    assert sum(int(m.split(" episodes errored")[0].split()[-1]) for m in counted) == len(errored)
+    return len(errored)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_chain_holds_against_a_chaos_provider(seed, baseline, provider, quick_retries, tmp_path, capsys):
+    chaos = provider(seed, die_after=10 + seed, down=0.3)  # the provider dies mid-run and comes back
+    out = tmp_path / "run"
+    status = main(["run", *PLAN, "--out", str(out), "--quiet"])
+    errored = agree(out, capsys)
+    drawn = chaos.drawn()
+    assert status == (4 if errored else 0), describe(drawn)
+    assert errored > 0 and len(set(drawn) - {"none"}) >= 5, describe(drawn)  # the realistic middle, not a clean end
+    assert main(["verify", str(out)]) == 0
+
+    # the gate: errored episodes fail it, unless allowed; then only episodes scored on both sides count
+    capsys.readouterr()
+    assert main(["gate", str(out), "--baseline", str(baseline)]) == (1 if errored else 0)
+    capsys.readouterr()
+    gate = ["gate", str(out), "--baseline", str(baseline), "--allow-errors", "100%", "--json"]
+    verdict = main(gate)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["left_out"] == errored and doc["ok"] == (verdict == 0)
+    records = index(out)
+    for row in doc["rows"]:
+        if row["metric"] == "success":
+            assert row["units"] == sum(1 for r in records if r["agent"] == row["agent"] and not is_errored(r))
+
+    # the provider is back: --retry-errors re-runs exactly the errored episodes
+    chaos.recover()
+    capsys.readouterr()
+    status = main(["run", "vault", "--resume", "--retry-errors", "--out", str(out), "--quiet"])
+    assert f"{errored} errored episodes set aside" in capsys.readouterr().err
+    left = agree(out, capsys)
+    assert status == (4 if left else 0) and left <= errored, describe(chaos.drawn())
+    assert len(list((out / "retried").glob("*.retried"))) == errored
+    assert main(["verify", str(out)]) == 0
+
+    # the Inspect export: errored samples are errors, not scores
+    assert main(["export", str(out), "--format", "inspect"]) == 0
+    from inspect_ai.log import read_eval_log
+
+    samples = [s for path in sorted((out / "inspect").glob("*.eval")) for s in read_eval_log(str(path)).samples]
+    assert len(samples) == len(records := index(out))
+    assert sum(s.error is not None for s in samples) == left
