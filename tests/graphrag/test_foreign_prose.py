@@ -1,5 +1,5 @@
 """The extractor on the frozen foreign-prose set: the set is unchanged, the scorer is fair, and
-docs/graphrag.md shows the figures this code measures."""
+docs/graphrag-extraction.md shows the figures this code measures."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from suites.graphrag.foreign import (
     load_paragraphs,
 )
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "graphrag.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "graphrag-extraction.md"
 
 
 def test_the_set_is_the_frozen_one():
@@ -69,11 +69,11 @@ def test_docs_show_the_measured_figures():
     assert AFTER in text and NOW in text
     before, after = text.split(AFTER, 1)
     for line in FIRST:
-        assert line in before, f"docs/graphrag.md lost the first measurement's row: {line}"
+        assert line in before, f"docs/graphrag-extraction.md lost the first measurement's row: {line}"
     for line in AFTER_ROWS:
-        assert line in after.split(NOW, 1)[0], f"docs/graphrag.md lost the earlier development row: {line}"
+        assert line in after.split(NOW, 1)[0], f"docs/graphrag-extraction.md lost the earlier development row: {line}"
     for line in measured_rows("set 1 ", foreign_prose_scores()):
-        assert line in current_section(), f"docs/graphrag.md lacks the measured row: {line}"
+        assert line in current_section(), f"docs/graphrag-extraction.md lacks the measured row: {line}"
 
 
 def test_the_declared_sample_is_stratified_and_fixed():

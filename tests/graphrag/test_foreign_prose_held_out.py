@@ -1,5 +1,5 @@
 """The later foreign-prose sets: each one's bytes are the ones frozen before the extractor work it
-measured, each loads as the first set does, and docs/graphrag.md shows what the code measures:
+measured, each loads as the first set does, and docs/graphrag-extraction.md shows what the code measures:
 set 2's one held-out measurement (kept as history) and its current development rows, and set 3's
 one held-out measurement."""
 
@@ -20,7 +20,7 @@ from suites.graphrag.foreign import (
     load_paragraphs,
 )
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "graphrag.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "graphrag-extraction.md"
 FROZEN = {  # set: (file, sha256, the commit that froze it, its worlds)
     "set-2": (SET_2, SET_2_SHA256, "24d3baa", {880001, 880002, 880003}),
     "set-3": (HELD_OUT, HELD_OUT_SHA256, "96f7c8c", {990001, 990002, 990003}),
@@ -69,10 +69,10 @@ def test_docs_keep_set_2s_held_out_measurement_and_show_its_current_figures():
 
     text = DOCS.read_text(encoding="utf-8")
     for line in SET_2_HELD_OUT_ROWS:
-        assert line in text, f"docs/graphrag.md lost the held-out row: {line}"
+        assert line in text, f"docs/graphrag-extraction.md lost the held-out row: {line}"
     development = current_section().split(SET_3, 1)[0]
     for line in measured_rows("set 2 ", foreign_prose_scores(load_paragraphs(SET_2))):
-        assert line in development, f"docs/graphrag.md lacks the measured row: {line}"
+        assert line in development, f"docs/graphrag-extraction.md lacks the measured row: {line}"
 
 
 def test_docs_show_set_3s_held_out_measurement_as_the_code_measures_it():
@@ -80,4 +80,4 @@ def test_docs_show_set_3s_held_out_measurement_as_the_code_measures_it():
 
     held_out = current_section().split(SET_3, 1)[1]
     for line in measured_rows("set 3 ", foreign_prose_scores(load_paragraphs(HELD_OUT))):
-        assert line in held_out, f"docs/graphrag.md lacks set 3's measured row: {line}"
+        assert line in held_out, f"docs/graphrag-extraction.md lacks set 3's measured row: {line}"
