@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=int, default=0, help="at most this many tasks per setting (0: all)")
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--k", type=int, default=3, help="resamples of defer-to-resample")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the intervals")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--executor", default="process", choices=("serial", "process"))
     p.set_defaults(func=cmd_control)
@@ -113,7 +114,7 @@ def cmd_control(args: argparse.Namespace) -> int:
     from suites.control.report import write_control_summary
 
     root = run_grid(args)
-    summary = write_control_summary(root, _command(args))
+    summary = write_control_summary(root, _command(args), resamples=args.resamples)
     for line in summary.get("lines", []):
         print(line)
     print(f"control run in {root}; summary in {root / 'control' / 'summary.json'}", file=sys.stderr)

@@ -46,8 +46,8 @@ def pareto_figure(result: dict[str, Any], budget: float) -> dict[str, Any]:
     return out
 
 
-def build_summary(run_dir: str | Path, command: str) -> dict[str, Any]:
-    result = control_table(run_dir)
+def build_summary(run_dir: str | Path, command: str, resamples: int = 1000) -> dict[str, Any]:
+    result = control_table(run_dir, resamples=resamples)
     rows = result["rows"]
     columns = ["protocol", "audit budget %", "safety", "usefulness", "scaled usefulness", "safety - tm",
                "usefulness - tm", "honest / attack"]
@@ -71,7 +71,7 @@ def build_summary(run_dir: str | Path, command: str) -> dict[str, Any]:
     if at:
         summary["figures"].append(pareto_figure(result, PLOT_BUDGET))
         front = result["pareto"].get(str(PLOT_BUDGET), [])
-        for r in at[:0] + [r for r in at if r["protocol"] == result.get("reference")]:
+        for r in (r for r in at if r["protocol"] == result.get("reference")):
             summary["findings"].append(finding(f"safety, trusted monitoring, {PLOT_BUDGET:g}% audit",
                                                Interval(**r["safety"]), note="scripted policies and monitor"))
         best = max(at, key=lambda r: (r["safety"]["estimate"], r["usefulness"]["estimate"]))
@@ -85,7 +85,7 @@ def build_summary(run_dir: str | Path, command: str) -> dict[str, Any]:
     return summary
 
 
-def write_control_summary(run_dir: str | Path, command: str) -> dict[str, Any]:
-    summary = build_summary(run_dir, command)
+def write_control_summary(run_dir: str | Path, command: str, resamples: int = 1000) -> dict[str, Any]:
+    summary = build_summary(run_dir, command, resamples)
     write_summary(summary, Path(run_dir) / "control" / "summary.json")
     return summary
