@@ -30,12 +30,12 @@ def _skip_first(tool: str) -> Edit:
     return lambda steps: remove_steps(steps, {next(i for i, s in enumerate(steps) if s.tool == tool)})
 
 
-def _bump(tool: str, argument: str) -> Edit:
-    """An integer argument raised by one on every call of ``tool`` but the first (a page size
-    re-derived mid-listing)."""
+def _bump(tool: str, argument: str, delta: str = "1") -> Edit:
+    """An integer argument changed by ``delta`` (default +1) on every call of ``tool`` but the
+    first (a page size re-derived mid-listing)."""
     def edit(steps: list[Step]) -> list[Step]:
         at = [i for i, s in enumerate(steps) if s.tool == tool][1:]
-        return [replace(s, args={**s.args, argument: s.args[argument] + 1}) if i in at else s
+        return [replace(s, args={**s.args, argument: s.args[argument] + int(delta)}) if i in at else s
                 for i, s in enumerate(steps)]
     return edit
 

@@ -87,6 +87,16 @@ def find_field(body: Any, name: str) -> Any:
     return None
 
 
+def artifact_value(value: Any, visible_text: bool = False) -> Any:
+    """What an agent uses of an observed field: a link's href (or, copying what is shown, its
+    visible text), any other value as it is."""
+    if isinstance(value, str):
+        anchor = _ANCHOR.fullmatch(value)
+        if anchor:
+            return anchor.group(2) if visible_text else html.unescape(anchor.group(1))
+    return value
+
+
 def is_error(status: int, body: Any) -> bool:
     if status >= 400:
         return True
@@ -153,11 +163,7 @@ class PlanAgent(Agent):
         if not seen:
             return ""
         value = seen[0][0] if "stale" in self.habits else seen[-1][0]
-        if isinstance(value, str):
-            anchor = _ANCHOR.fullmatch(value)
-            if anchor:
-                return anchor.group(2) if "visible_text" in self.habits else html.unescape(anchor.group(1))
-        return value
+        return artifact_value(value, visible_text="visible_text" in self.habits)
 
     def _expiring(self, slot: str) -> int | None:
         """The plan index to resume from when ``slot`` must be renewed first, else None."""

@@ -5,8 +5,8 @@ A :class:`Clause` names a phrase of the instruction (``text``), a scripted viola
 (``violation``, built by ``attacks/contracts/violations.py``) and the specific label expected.
 Violations are ``+``-joined parts: a habit of the reference agent (``stale``: first value, never
 renewed; ``hasty``: never waits) or a change to the reference plan (``skip-chores``,
-``chores-first``, ``skip:<tool>``, ``skip-first:<tool>``, ``repeat:<tool>``, ``bump:<tool>:<argument>``
-(an integer argument +1 on every call of the tool but the first), ``reverse:<tool>``, ``outwait:<slot>[:<param>]``:
+``chores-first``, ``skip:<tool>``, ``skip-first:<tool>``, ``repeat:<tool>``, ``bump:<tool>:<argument>[:<delta>]``
+(an integer argument +1, or +delta, on every call of the tool but the first), ``reverse:<tool>``, ``outwait:<slot>[:<param>]``:
 wait out the slot's lifetime, or the task parameter / number of seconds ``param``, before its last use), a corruption of one
 argument (``corrupt:<pipeline>:<argument>``) or ``drift`` (a retry's parameters re-derived).
 
@@ -125,7 +125,7 @@ def _webhook(pipeline: str, label: str) -> _Rules:
 
 
 def _page_token(p: Mapping[str, Any]) -> list[Clause]:
-    out = [C(f"get_resources(resources_per_page={p['per_page']}", "bump:get_resources:resources_per_page",
+    out = [C(f"get_resources(resources_per_page={p['per_page']}", "bump:get_resources:resources_per_page:-1",
              "PARAMETER_MISMATCH"),
            C("Tokens expire", "outwait:PaginationToken", "EXPIRED_BEFORE_USE")]
     if p.get("throttle"):
@@ -208,6 +208,7 @@ FAMILY_CLAUSES: dict[str, _Rules] = {
     "vault-token-tree": lambda p: [
         C("the root token lives", "outwait:root_token", "EXPIRED_BEFORE_USE"),
         C("read_secret with the read token", "corrupt:typo:token", "MUTATED_TOKEN"),
+        C("with the read token, then write_secret", "skip:read_secret", "SHORTCUT_TAKEN"),
         C("Child tokens are revoked when their parent expires", "outwait:read_token", "EXPIRED_BEFORE_USE")],
     "sqs-receipt-handle": lambda p: [
         C("delete_message(receipt_handle)", "corrupt:typo:receipt_handle", "MUTATED_TOKEN"),

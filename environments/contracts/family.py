@@ -106,6 +106,9 @@ class Family:
     # them per task; tests/contracts/test_list_json.py checks them against what agents produce)
     labels: ClassVar[dict[str, str | None]] = {}
     final_tool: ClassVar[str]  # the call whose success is the task's goal
+    # audit findings (environments/contracts/audit.py) every task of the family accepts: fnmatch
+    # pattern -> why the plan that produces it still does what the instruction asks
+    alternatives: ClassVar[dict[str, str]] = {}
 
     def setup(self, env: ToolEnv, rng: Any) -> dict[str, Any]:
         """Per-episode family state (keys, secrets, resources); JSON-like values only."""
@@ -116,6 +119,11 @@ class Family:
 
     def plan(self, p: Mapping[str, Any]) -> list[Step]:
         raise NotImplementedError
+
+    def accepted(self, p: Mapping[str, Any]) -> dict[str, str]:
+        """The audit findings every task of the family accepts (``alternatives``; families whose
+        accepted values depend on the task parameters override this)."""
+        return dict(self.alternatives)
 
     def missing_steps(self, env: ToolEnv) -> list[str]:
         """Steps the instruction requires before the final call that were not done (the final

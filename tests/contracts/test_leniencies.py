@@ -107,12 +107,14 @@ def test_an_empty_upload_url_is_refused_before_the_throttle_answers():
     assert first["status"] == 503 and first["body"]["Error"]["Code"] == "SlowDown"
 
 
-@pytest.mark.parametrize("per_page", [0, -1, 101])
-def test_resources_per_page_outside_1_to_100_is_refused(per_page):
-    env = start("page-token-three-pages")
+@pytest.mark.parametrize("per_page", [0, -1, 4, 9, 101])
+def test_resources_per_page_outside_1_to_the_service_maximum_is_refused(per_page):
+    env = start("page-token-three-pages")  # the service's maximum page size is 3, below the 9 resources
     answer = call(env, "get_resources", resources_per_page=per_page, pagination_token="")
     assert answer["status"] == 400 and answer["body"]["__type"] == "InvalidParameterException"
-    assert call(env, "get_resources", resources_per_page=100, pagination_token="")["status"] == 200
+    assert answer["body"]["Message"] == "ResourcesPerPage must be between 1 and 3."
+    first = call(env, "get_resources", resources_per_page=3, pagination_token="")
+    assert first["status"] == 200 and first["body"]["PaginationToken"]  # one page cannot hold the listing
 
 
 def _lower_escape(text: str) -> str:

@@ -92,6 +92,8 @@ class ConstraintOverload(Family):
         form = env.fam["forms"].get(sent["form_id"])
         if form is None:
             return reject_integrity(*ERRORS["form_id"])
+        if not equal(sent["session"], form["session"]):  # the form's CSRF token belongs to the session
+            return reject_integrity(*ERRORS["csrf_token"])  # that loaded it (Flask-WTF, Django)
         if sent["nonce"] in env.fam["spent"]:
             return reject_validity("REPLAYED", *ERRORS["nonce"])
         for name in FIELDS[1:]:

@@ -57,6 +57,9 @@ def _session(env: ContractEnv, app: Any) -> Iterator[None]:
         yield
 
 
+NAME = "Ada"  # the display name the instruction asks for
+
+
 @register
 class FlaskCsrf(Family):
     name = "flask-wtf-csrf"
@@ -64,6 +67,8 @@ class FlaskCsrf(Family):
     catalogue = (29, 30)
     labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "submit_form"
+    alternatives = {"mixed:submit_form(csrf_token,unlock_token)": "Flask-WTF signs the session's one raw token: "
+                    "every token a session was given is valid until its time limit, whichever load_form issued it"}
     tools = (tool("load_form", "GET the settings form; it embeds a csrf_token.", cost=1.0),
              tool("confirm_password", "Sudo mode: re-enter the password (POST with the csrf_token); returns an "
                   "unlock_token.", cost=1.0, csrf_token={"type": "string"}),
@@ -77,12 +82,12 @@ class FlaskCsrf(Family):
     def instruction(self, p: Any) -> str:
         if p.get("unlock_ttl"):
             return (f"load_form, then confirm_password(csrf_token) for sudo mode, then submit_form(csrf_token, "
-                    f"unlock_token, display_name='Ada'). WTF_CSRF_TIME_LIMIT is {p['ttl']} s; the unlock token "
+                    f"unlock_token, display_name='{NAME}'). WTF_CSRF_TIME_LIMIT is {p['ttl']} s; the unlock token "
                     f"lives {p['unlock_ttl']} s.")
-        return (f"load_form, then submit_form(csrf_token, display_name='Ada'). WTF_CSRF_TIME_LIMIT is {p['ttl']} s.")
+        return (f"load_form, then submit_form(csrf_token, display_name='{NAME}'). WTF_CSRF_TIME_LIMIT is {p['ttl']} s.")
 
     def plan(self, p: Any) -> list[Step]:
-        submit = {"csrf_token": Ref("csrf_token"), "display_name": "Ada"}
+        submit = {"csrf_token": Ref("csrf_token"), "display_name": NAME}
         unlock = []
         if p.get("unlock_ttl"):
             unlock = [Step("confirm_password", {"csrf_token": Ref("csrf_token")}, produces=("unlock_token",),
@@ -146,4 +151,6 @@ class FlaskCsrf(Family):
         if env.p.get("unlock_ttl"):
             slots["unlock_token"] = "unlock_token"
             verdict = verdict or self._check_unlock(env, unlock_token)
-        return env.present(slots, verdict or accept({"saved": True}), final=True)
+        # the goal is the profile saved with the instructed name: another name is saved (the form
+        # takes any text) but does not complete the task
+        return env.present(slots, verdict or accept({"saved": True}), final=display_name == NAME)

@@ -32,6 +32,9 @@ def _etag(content: str) -> str:
     return '"' + hashlib.md5(content.encode()).hexdigest() + '"'
 
 
+LINE = "reviewed"  # the line the instruction asks for
+
+
 @register
 class ETagIfMatch(Family):
     name = "etag-if-match"
@@ -47,12 +50,12 @@ class ETagIfMatch(Family):
         return {"content": f"# Runbook\nrevision {int(rng.integers(100, 999))}\n", "history": []}
 
     def instruction(self, p: Any) -> str:
-        return ("get_document, then put_document(if_match=<the ETag, quotes included>, line='reviewed')."
+        return (f"get_document, then put_document(if_match=<the ETag, quotes included>, line='{LINE}')."
                 + (" Other writers may change the document meanwhile." if p.get("mutating_jobs") else ""))
 
     def plan(self, p: Any) -> list[Step]:
         return [Step("get_document", produces=("ETag",), ttl="volatile"),
-                Step("put_document", {"if_match": Ref("ETag"), "line": "reviewed"})]
+                Step("put_document", {"if_match": Ref("ETag"), "line": LINE})]
 
     def on_job(self, env: ContractEnv, job: str) -> None:
         if job in env.p.get("mutating_jobs", ()):
@@ -73,4 +76,6 @@ class ETagIfMatch(Family):
             verdict = reject_validity("STALE_PRECONDITION", 412, FAILED)
         else:
             verdict = reject_integrity(412, FAILED)
-        return env.present({"ETag": "if_match"}, verdict, final=True)
+        # the goal is the document with the instructed line: another line is written (the API
+        # takes any text) but does not complete the task
+        return env.present({"ETag": "if_match"}, verdict, final=line == LINE)

@@ -102,4 +102,6 @@ class EventStore(Family):
         else:
             verdict = reject_integrity(400, {"error": "proof_mismatch", "message": "event_ids is not the "
                                              "concatenation of this writer's events in order."})
-        return env.present({"event_ids": "event_ids"}, verdict, final=True)
+        # the goal is the instructed events in order; a stream closed with others is not it
+        types = tuple(e["type"] for e in env.fam["events"] if e["id"] in env.fam["mine"])
+        return env.present({"event_ids": "event_ids"}, verdict, final=types == EVENT_TYPES)

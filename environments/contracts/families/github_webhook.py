@@ -26,6 +26,9 @@ class GithubWebhook(WebhookFamily):
     catalogue = (18,)
     labels = {"REPLAYED": "deliveries>1"}
     final_tool = "forward_delivery"
+    alternatives = {"mixed:forward_delivery(*x_github_delivery*)": "GitHub signs only the body "
+                    "(X-Hub-Signature-256); X-GitHub-Delivery is unsigned, so no receiver can tell one delivery's "
+                    "id from another's; the signed payload and signature must match, and do"}
     headers = ("x_hub_signature_256", "x_github_delivery")
     receive_tool, forward_tool = "receive_delivery", "forward_delivery"
     tools = WebhookFamily.make_tools("GitHub", receive_tool, forward_tool, headers)

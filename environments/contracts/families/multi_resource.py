@@ -84,6 +84,9 @@ class MultiResource(Family):
             return reject_integrity(401, {"error": "bad_flow_token", "message": str(exc)[:200]})
         return None
 
+    alternatives = {"order:get_link(*) before download(*)": "a later resource's link fetched before an earlier "
+                    "resource's download; the downloads themselves must follow the priority order"}
+
     def tool_open_session(self, env: ContractEnv) -> Any:
         env.fam.update(done=[], proofs={})  # a new session starts the priority list again
         with env.clock.frozen():
@@ -100,6 +103,7 @@ class MultiResource(Family):
             return env.present({"flow_token": "flow_token"}, verdict)
         creds = credentials(env.fam["access_key"], env.fam["s3_secret"])
         url = env.issue("url", presign(env.clock, creds, "GET", "incident/" + resource, int(env.p["ttl"])))
+        env.fam.setdefault("links", {})[url] = flow_token  # a link belongs to the session that asked for it
         return env.present({"flow_token": "flow_token"}, accept({"resource": resource, "url": url}))
 
     def tool_download(self, env: ContractEnv, flow_token: str, resource: str, url: str) -> Any:
@@ -109,6 +113,9 @@ class MultiResource(Family):
             verdict = verify_presigned(url, "GET", {}, {env.fam["access_key"]: env.fam["s3_secret"]}, env.clock.now())
         if verdict.accepted and f"/incident/{quote(resource)}?" not in url:
             verdict = reject_integrity(403, WRONG_OBJECT)  # a valid link, but for another resource
+        if verdict.accepted and env.fam.get("links", {}).get(url, flow_token) != flow_token:
+            verdict = reject_integrity(403, {"error": "flow_mismatch", "message": "This link was issued to "
+                                             "another session."})
         if verdict.accepted:
             expected = RESOURCES[len(env.fam["done"])] if len(env.fam["done"]) < len(RESOURCES) else None
             if resource != expected:  # a higher-priority resource was skipped

@@ -139,7 +139,9 @@ class OAuthCodePkce(Family):
         from authlib.oauth2.rfc7636.challenge import create_s256_code_challenge
 
         state, verifier = token(env.np_random, 24), token(env.np_random, 48)
-        env.fam["pending"] = {"state": state, "verifier": verifier}
+        # one record per state, as authlib's client keeps one per flow (``_state_<name>_<state>``
+        # in the session, holding that flow's code_verifier); several flows may be in flight
+        env.fam["pending"][state] = {"verifier": verifier}
         query = urlencode({"response_type": "code", "client_id": "agentbed-cli", "redirect_uri": REDIRECT,
                            "scope": "openid profile", "state": state,
                            "code_challenge": create_s256_code_challenge(verifier), "code_challenge_method": "S256"})
@@ -175,7 +177,8 @@ class OAuthCodePkce(Family):
         from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN
 
         slots = {"code": "code", "state": "state", "code_verifier": "code_verifier"}
-        if state != env.fam["pending"].get("state"):
+        flow = env.fam["pending"].get(state)
+        if flow is None:  # authlib: no record for this state in the session
             return env.present(slots, reject_integrity(400, {"error": "mismatching_state",
                                                              "error_description": MismatchingStateError().description}))
         record = env.fam["codes"].get(code)
@@ -191,9 +194,12 @@ class OAuthCodePkce(Family):
                 "The authorization code has expired.")))
         if not CODE_VERIFIER_PATTERN.match(code_verifier):
             return env.present(slots, reject_integrity(400, _invalid_request("Invalid 'code_verifier'")))
-        if not _pkce().CODE_CHALLENGE_METHODS[record["method"]](code_verifier, record["challenge"]):
+        check = _pkce().CODE_CHALLENGE_METHODS[record["method"]]
+        # the token request carries the verifier authlib's client stored with this state: a code of
+        # another flow fails the server's PKCE check, whatever verifier the caller names
+        if not (check(code_verifier, record["challenge"]) and check(flow["verifier"], record["challenge"])):
             return env.present(slots, reject_integrity(400, _invalid_grant("Code challenge failed.")))
-        record["used"] = True
+        record["used"] = True  # the state's record stays, so a replayed code reaches the server's check
         grant = self._grant(env)
         record["tokens"] = [grant["access_token"]]
         return env.present(slots, accept(grant))

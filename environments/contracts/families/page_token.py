@@ -44,9 +44,14 @@ class PageToken(Family):
     def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": hex_token(rng, 16), "issued": {}}
 
+    def accepted(self, p: Any) -> dict[str, str]:
+        return {f"argument:get_resources.resources_per_page={n}": "a page size below the service's maximum; the "
+                "token binds it and the listing still follows every token" for n in range(1, p["per_page"])}
+
     def instruction(self, p: Any) -> str:
-        return (f"List all resources with get_resources(resources_per_page={p['per_page']}, pagination_token='') and "
-                f"follow PaginationToken until it is empty. Tokens expire {p['ttl']} s after issue."
+        return (f"List all resources with get_resources(resources_per_page={p['per_page']}, pagination_token='') "
+                f"({p['per_page']} is this service's maximum page size) and follow PaginationToken until it is "
+                f"empty, keeping resources_per_page unchanged. Tokens expire {p['ttl']} s after issue."
                 + (" On a 429, retry only after retry_after seconds." if p.get("throttle") else ""))
 
     def plan(self, p: Any) -> list[Step]:
@@ -79,9 +84,14 @@ class PageToken(Family):
         return None
 
     def tool_get_resources(self, env: ContractEnv, resources_per_page: int, pagination_token: str) -> Any:
-        if not 1 <= resources_per_page <= MAX_PER_PAGE:  # GetResources: ResourcesPerPage, valid range 1-100
+        # GetResources validates ResourcesPerPage against the service's maximum (100 on AWS; the
+        # task's per_page here, below the listing's size, so one page cannot hold it and the
+        # tokens must be followed). On a follow-up page the token binds the size it was issued
+        # for, so another size is PARAMETER_MISMATCH below (AIP-158: INVALID_ARGUMENT).
+        most = min(MAX_PER_PAGE, env.p["per_page"])
+        if pagination_token == "" and not 1 <= resources_per_page <= most:
             return env.respond(400, {"__type": "InvalidParameterException",
-                                     "Message": f"ResourcesPerPage must be between 1 and {MAX_PER_PAGE}."})
+                                     "Message": f"ResourcesPerPage must be between 1 and {most}."})
         throttled = self._throttled(env) if pagination_token != "" else None
         if throttled is not None:
             return throttled

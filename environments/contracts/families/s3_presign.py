@@ -236,6 +236,10 @@ class S3PresignedPut(_S3Family):
                 f"resending the signed Content-Type exactly. Presigned URLs expire {p.get('ttl', 300)} s after "
                 "signing." + backoff)
 
+    @property
+    def upload_cost(self) -> float:
+        return next(t.cost for t in self.tools if t.name == "upload")
+
     def plan(self, p: Any) -> list[Step]:
         return [Step("presign_put", produces=("url", "content_type"), ttl="ttl"),
                 Step("upload", {"url": Ref("url"), "content_type": Ref("content_type")}, poll="SlowDown",
@@ -249,17 +253,22 @@ class S3PresignedPut(_S3Family):
                        "expires_in": int(env.p.get("ttl", 300))})
 
     def _slow_down(self, env: ContractEnv) -> Any:
-        """Task param ``slowdown``: the first n uploads answer 503 SlowDown; the n-th retry must come
-        at least BACKOFF_BASE * 2**(n-1) s after the previous attempt, else BACKOFF_VIOLATION."""
-        attempts = env.fam.setdefault("upload_attempts", [])
-        if len(attempts) >= env.p.get("slowdown", 0):
+        """Task param ``slowdown``: the first n uploads answer 503 SlowDown. After the k-th SlowDown
+        the next attempt, the one that succeeds included, must begin at least BACKOFF_BASE * 2**(k-1)
+        s after the previous attempt's answer arrived (its own cost excluded), else
+        BACKOFF_VIOLATION. Real S3 does not police the pause; the task's instruction sets it."""
+        if not env.p.get("slowdown"):
             return None
+        attempts = env.fam.setdefault("upload_attempts", [])  # (began, answered) of each SlowDown
         now = env.clock.now()
-        too_soon = bool(attempts) and now - attempts[-1] < BACKOFF_BASE * 2 ** (len(attempts) - 1)
-        attempts.append(now)
         body = s3_error("SlowDown", "Please reduce your request rate.")
-        if too_soon:
+        if attempts and now - attempts[-1][1] < BACKOFF_BASE * 2 ** (len(attempts) - 1):
+            if len(attempts) < env.p["slowdown"]:
+                attempts.append((now, now + self.upload_cost))
             return env.present({}, reject_validity("BACKOFF_VIOLATION", 503, body))
+        if len(attempts) >= env.p["slowdown"]:
+            return None
+        attempts.append((now, now + self.upload_cost))
         return env.respond(503, body)
 
     def tool_upload(self, env: ContractEnv, url: str, content_type: str) -> Any:

@@ -67,7 +67,13 @@ class BookingSaga(Family):
         slot = f"{service}_compensation_token"
         return env.ok({"service": service, "booking": token(env.np_random, 6, "bk_"), slot: env.issue(slot, value)})
 
+    alternatives = {"order:reserve(*) before reserve(*)": "the instruction lists the reservations, not an order "
+                    "between them; the compensations' order is enforced"}
+
     def tool_charge_card(self, env: ContractEnv) -> Any:
+        missing = [s for s in SERVICES if s not in env.fam["tokens"].values()]
+        if missing:  # the saga charges once every leg is reserved
+            return env.respond(409, {"error": "saga_incomplete", "message": "Reserve " + ", ".join(missing) + " first."})
         env.fam["deadline"] = env.clock.now() + env.p["ttl"]
         return env.ok({"charge": "declined", "decline_code": "insufficient_funds", "saga": "aborted",
                        "compensate": sorted(set(env.fam["tokens"].values()), key=SERVICES.index, reverse=True),

@@ -36,6 +36,8 @@ class SignedCookie(Family):
     catalogue = (50,)
     labels = {"EXPIRED_BEFORE_USE": None, "REVOKED_TOKEN": "rotate_every", "SHORTCUT_TAKEN": "pages"}
     final_tool = "get_cart"
+    alternatives = {"order:browse(page=*) before browse(page=*)": "the instruction names the pages to browse, not "
+                    "their order; every page is required and the rotated cookie is enforced on each"}
     tools = (tool("sign_in", "POST /login: sets the session cookie.", cost=1.0),
              tool("browse", "GET a catalogue page with Cookie: session=<value>; may set a rotated cookie.", cost=1.0,
                   session={"type": "string"}, page={"type": "integer", "minimum": 1, "maximum": 1000}),

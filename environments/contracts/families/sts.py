@@ -58,6 +58,8 @@ class StsSessionCredentials(Family):
     catalogue = (4,)
     labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "list_objects"
+    alternatives = {"mixed:get_object(*key*)": "an object key is not bound to the credentials that listed it; "
+                    "any live session of the same role may fetch it"}
     tools = (
         tool("get_session_token", "AWS STS GetSessionToken: temporary credentials.", cost=1.0),
         tool("list_objects", "List the bucket, signing the request with the given credentials.", cost=2.0,

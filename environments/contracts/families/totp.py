@@ -36,6 +36,8 @@ class Totp(Family):
     catalogue = (31,)
     labels = {"EXPIRED_BEFORE_USE": None}
     final_tool = "verify_otp"
+    alternatives = {"expired:code": "pyotp's verify(valid_window=1) accepts the previous 30 s step's code, as "
+                    "RFC 6238 5.2 recommends for transmission delay"}
     tools = (tool("read_authenticator", "Read the current 6-digit code from the authenticator app.", cost=2.0),
              tool("verify_otp", "Submit the two-factor code to finish signing in.", cost=1.0, code={"type": "string"}))
 

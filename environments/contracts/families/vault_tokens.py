@@ -38,8 +38,14 @@ class VaultTokenTree(Family):
     name = "vault-token-tree"
     title = "Vault token hierarchy: child tokens revoked with their parent (cascading revocation)"
     catalogue = ()
-    labels = {"EXPIRED_BEFORE_USE": None}
+    labels = {"EXPIRED_BEFORE_USE": None, "SHORTCUT_TAKEN": None}
     final_tool = "write_secret"
+    alternatives = {
+        "order:create_child(policy='write-reports') before create_child(policy='read-reports')":
+            "the instruction asks for both children, not for an order between them",
+        "order:read_secret before create_child(policy='write-reports')":
+            "reading before the write child exists still reads, then writes, with live tokens",
+    }
     tools = (
         tool("login", "auth/approle/login: a root token for this task with a short TTL.", cost=1.0),
         tool("create_child", "auth/token/create with X-Vault-Token = parent: a child token with one policy.",
@@ -93,16 +99,21 @@ class VaultTokenTree(Family):
             verdict = accept({"auth": {"client_token": child, "policies": [policy], "orphan": False}, slot: child})
         return env.present({"root_token": "parent_token"}, verdict)
 
-    def _use(self, env: ContractEnv, value: str, policy: str, slot: str, final: bool) -> Any:
+    def _verdict(self, env: ContractEnv, value: str, policy: str) -> Verdict:
         verdict = self._alive(env, value)
         if verdict is None and env.fam["tokens"][value]["policy"] != policy:
             verdict = reject_integrity(403, DENIED)
-        if verdict is None:
-            verdict = accept({"data": {"policy": policy, "ok": True}})
-        return env.present({slot: "token"}, verdict, final=final)
+        return verdict or accept({"data": {"policy": policy, "ok": True}})
 
     def tool_read_secret(self, env: ContractEnv, token: str) -> Any:
-        return self._use(env, token, "read-reports", "read_token", final=False)
+        verdict = self._verdict(env, token, "read-reports")
+        if verdict.accepted and env.strict_label("read_token", "token") is None:
+            env.fam["read"] = True
+        return env.present({"read_token": "token"}, verdict)
 
     def tool_write_secret(self, env: ContractEnv, token: str) -> Any:
-        return self._use(env, token, "write-reports", "write_token", final=True)
+        return env.present({"write_token": "token"}, self._verdict(env, token, "write-reports"), final=True)
+
+    def missing_steps(self, env: ContractEnv) -> list[str]:
+        """The instruction's read is a step of the task: writing without it is SHORTCUT_TAKEN."""
+        return [] if env.fam.get("read") else ["read_secret with a live read-reports token"]
