@@ -3,9 +3,14 @@
 The rendezvous is a pair of files in a side folder, outside the run directory (so the viewer
 never writes into a run): for each question the run writes ``<key>.request.json``; whoever
 answers (the terminal prompt, or ``agentbed view --approvals DIR`` in a browser) writes
-``<key>.decision.json``. Both are written whole (temporary file, then a link or rename), so a
-reader never sees half a file, and the first decision wins (a second finds the file there).
-The run polls for the decision, then removes both files.
+``<key>.decision.json``. The run makes the folder itself, private to its user, and every file in
+it is created exclusively and read without following a link (:mod:`agentbed.rendezvous`), so a
+reader never sees half a file, nothing is written through a planted link, and the first decision
+wins (a second finds the name taken). The run polls for the decision, then removes both files.
+A decision must name the question it answers (its ``key``); its size is bounded; anything
+malformed is refused in one line and the question stays open. ``via`` is the channel the run
+got the answer from (``terminal``, ``file``, ``timeout``), never what a file says; a file's
+``author`` is recorded as ``claimed_author`` beside the file owner the system reports.
 
 A decision is ``approve`` (the call runs), ``reject`` (the episode stops, status ``stopped``),
 ``edit`` (the edited call runs instead) or ``handover`` (another agent of the suite proposes
@@ -18,8 +23,8 @@ decides (default ``reject``), so an unattended run never hangs.
 
 from __future__ import annotations
 
-import json
 import os
+import pwd
 import re
 import select
 import sys
@@ -32,23 +37,25 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.control import CONTINUE, Controller, StepContext, Verdict
 from agentbed.errors import UsageError
-from agentbed.validate import InputError, check, read_json
+from agentbed.rendezvous import private_folder, read_file, remove, replace_with, write_once
+from agentbed.validate import InputError, check
 
 FORMAT = "agentbed.approval/1"
 CHOICES = ("approve", "reject", "edit", "handover")
 TIMEOUT_POLICIES = ("reject", "approve")
 POLL_SECONDS = 0.1
+MAX_ACTION_CHARS = 32 * 1024  # an edited tool call; the agents' own calls are far smaller
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
 
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["key", "decision", "author"],
     "properties": {
-        "key": {"type": "string", "minLength": 1},
+        "key": {"type": "string", "minLength": 1, "maxLength": 400},
         "decision": {"enum": list(CHOICES)},
         "author": {"type": "string", "minLength": 1, "maxLength": 200},
-        "action": {"type": "string"},
-        "agent": {"type": "string"},
+        "action": {"type": "string", "maxLength": MAX_ACTION_CHARS},
+        "agent": {"type": "string", "maxLength": 200},
         "reason": {"type": "string", "maxLength": 2000},
     },
 }
@@ -74,21 +81,11 @@ def decision_path(folder: Path, key: str) -> Path:
     return folder / f"{key}.decision.json"
 
 
-def write_once(path: Path, doc: dict[str, Any]) -> bool:
-    """Write ``path`` whole unless it exists; False when someone else wrote it first."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
-    try:
-        os.link(tmp, path)  # atomic, and fails if a decision is already there
-        return True
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def check_decision(doc: Any, at: str, agents: list[str] | None = None) -> dict[str, Any]:
+def check_decision(doc: Any, at: str, agents: list[str] | None = None, key: str | None = None) -> dict[str, Any]:
+    """A decision as the schema and the question (``key``, ``agents``) allow it; else InputError."""
     check(doc, DECISION_SCHEMA, at)
+    if key is not None and doc["key"] != key:
+        raise InputError(f"{at}: field 'key' is {doc['key'][:80]!r}, not the question's key {key!r}")
     if doc["decision"] == "edit" and not doc.get("action"):
         raise InputError(f"{at}: field 'action' is missing (an edit needs the edited call)")
     if doc["decision"] == "handover" and not doc.get("agent"):
@@ -107,7 +104,9 @@ def pending_requests(folder: Path) -> list[dict[str, Any]]:
         if decision_path(folder, key).exists():
             continue
         try:
-            out.append(read_json(path, schema=REQUEST_SCHEMA))
+            doc = read_file(path)
+            check(doc, REQUEST_SCHEMA, str(path))
+            out.append(doc)
         except InputError as exc:
             out.append({"key": key, "problem": str(exc)})
     return out
@@ -183,36 +182,59 @@ def ask(folder: Path, asked: Asked, *, timeout: float, on_timeout: str, agents: 
                "task": asked.task, "agent": asked.agent, "proposed": asked.proposed,
                "observation": asked.observation[-4000:], "flagged": asked.flagged, "asked_at": asked_at,
                "deadline": asked_at + timeout, "agents": agents, "choices": list(CHOICES)}
+    private_folder(folder)  # made by the run, or refused when it is not private to this user
     decision = decision_path(folder, asked.key)
-    decision.unlink(missing_ok=True)  # a stale answer from an earlier run of the same episode
-    write_once(request_path(folder, asked.key), request) or \
-        request_path(folder, asked.key).write_text(json.dumps(request), encoding="utf-8")
+    remove(decision)  # a stale answer from an earlier run of the same episode
+    replace_with(request_path(folder, asked.key), request)  # never written through a link planted there
     terminal.ask(asked, agents)
     start = time.monotonic()
+    refused: set[tuple[int, int, int]] = set()  # (inode, size, mtime) of answers already refused, told once
     try:
         while (waited := time.monotonic() - start) < timeout:
             typed = terminal.poll(asked.key, min(POLL_SECONDS, timeout - waited))
             if typed is not None:
                 try:
-                    check_decision(typed, "terminal", agents)
+                    check_decision(typed, "terminal", agents, asked.key)
                 except InputError as exc:
                     print(f"  {exc}", file=terminal.out)
                     continue
                 if write_once(decision, {**typed, "via": "terminal"}):
                     return typed, "terminal", time.monotonic() - start
-            if decision.exists():
-                try:
-                    doc = check_decision(read_json(decision), str(decision), agents)
-                except InputError as exc:  # a bad answer is refused; the question stays open
-                    print(f"agentbed: approval: {exc}", file=sys.stderr)
-                    decision.unlink(missing_ok=True)
-                    continue
-                return doc, str(doc.get("via") or "file"), time.monotonic() - start
+            answer = _file_answer(decision, asked.key, agents, refused)
+            if answer is not None:
+                return answer, "file", time.monotonic() - start
         return {"decision": on_timeout, "author": "timeout policy",
                 "reason": f"no answer in {timeout:g} s"}, "timeout", timeout
     finally:
-        request_path(folder, asked.key).unlink(missing_ok=True)
-        decision.unlink(missing_ok=True)
+        remove(request_path(folder, asked.key))
+        remove(decision)
+
+
+def _file_answer(path: Path, key: str, agents: list[str], refused: set[tuple[int, int, int]],
+                 ) -> dict[str, Any] | None:
+    """The decision a file holds for question ``key``, or None (none yet, or refused: a bad one
+    is named once on stderr and removed when it is a file, and the question stays open). Its
+    author is what the file claims; who owns the file is what the system says."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    seen = (st.st_ino, st.st_size, st.st_mtime_ns)
+    if seen in refused:
+        return None
+    try:
+        doc = check_decision(read_file(path), str(path), agents, key)
+    except InputError as exc:
+        refused.add(seen)
+        print(f"agentbed: approval refused: {exc}", file=sys.stderr)
+        remove(path)
+        return None
+    try:
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        owner = f"uid {st.st_uid}"
+    return {**{k: v for k, v in doc.items() if k not in ("via", "author")}, "author": owner,
+            "claimed_author": doc["author"]}
 
 
 class HumanApprover(Controller):
@@ -232,7 +254,7 @@ class HumanApprover(Controller):
         self.flagger, self.make_agent, self.agents = flagger, make_agent, agents or []
         self.tools = tools or list
         self.terminal = terminal or Terminal()
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
 
     def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
         flagged = "every tool call"
@@ -255,6 +277,8 @@ class HumanApprover(Controller):
                  ctx: StepContext) -> Verdict:
         record = {"by": "human", "author": doc["author"], "decision": doc["decision"], "via": via,
                   "latency_seconds": round(latency, 3)}
+        if "claimed_author" in doc:  # a file's own word on who wrote it, kept apart from what is known
+            record["claimed_author"] = doc["claimed_author"]
         reason = doc.get("reason") or f"human: {doc['decision']}"
         if doc["decision"] == "approve":
             return Verdict("continue", reason=reason, record=record)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentbed.approval import TIMEOUT_POLICIES, ApproverConfig, flagger_of, set_approver
 from agentbed.errors import UsageError
+from agentbed.rendezvous import private_folder
 
 
 def add_approver_options(p: argparse.ArgumentParser) -> None:
@@ -46,7 +47,7 @@ def asking(config: ApproverConfig | None) -> Iterator[None]:
     if config is None:
         yield
         return
-    config.folder.mkdir(parents=True, exist_ok=True)
+    private_folder(config.folder)  # the run's own: made 0700 here, refused if a link or open to others
     set_approver(config)
     try:
         yield

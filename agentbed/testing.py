@@ -7,6 +7,10 @@ test is skipped with the same message. Nothing is skipped silently.
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -23,3 +27,22 @@ def require(available: bool, what: str, how: str) -> None:
     if in_ci():
         pytest.fail(f"CI=true and {message}", pytrace=False)
     pytest.skip(message)
+
+
+@contextmanager
+def chromium_browser(*args: str) -> Iterator[Any]:
+    """Debian's headless Chromium driven by Playwright (its own browser builds are never fetched:
+    ``executable_path`` is the system one), launched with ``args`` beside the usual flags."""
+    chromium = shutil.which("chromium")
+    require(chromium is not None, "Debian's chromium (headless browser for the viewer and report tests)",
+            "run scripts/setup-chromium as root, or: apt-get update && apt-get install -y chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "playwright (the dev extra)", "bash scripts/setup test")
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu", *args])
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -41,10 +41,14 @@ def where(path: str | os.PathLike[str], line: int | None = None) -> str:
     return f"{path}: line {line}" if line is not None else str(path)
 
 
-def open_regular(path: str | os.PathLike[str], *, what: str = "file") -> BinaryIO:
+def open_regular(path: str | os.PathLike[str], *, what: str = "file",
+                 inside: str | os.PathLike[str] | None = None) -> BinaryIO:
     """An open binary file, refused unless it is a regular file. Opened without blocking, so a
-    FIFO or a device is named and refused, never waited on."""
+    FIFO or a device is named and refused, never waited on. With ``inside`` (a run directory),
+    a path whose links lead out of that directory is refused too."""
     p = Path(path)
+    if inside is not None and not Path(os.path.realpath(p)).is_relative_to(os.path.realpath(inside)):
+        raise InputError(f"{p}: a link out of {inside}; not followed")
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     except IsADirectoryError:

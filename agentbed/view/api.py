@@ -16,6 +16,7 @@ from agentbed.manifest import authentic
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
 from agentbed.seal import log_key
+from agentbed.validate import open_regular
 from agentbed.view.catalog import RUNNING, Catalog, RunView, read_episode
 
 PAGE = 200  # episode rows per page: the table stays fast however large the run
@@ -168,17 +169,26 @@ def transcript(records: list[dict[str, Any]], prices: Any) -> dict[str, Any]:
             "system_prompt": system, "steps": steps, "controls": controls, "footer": footer}
 
 
+def log_in_run(view: RunView, row: dict[str, Any]) -> Path | None:
+    """The log a row names, when it lies inside the run directory (links resolved); else None.
+    Every route that reads or re-executes a log goes through it."""
+    path = (view.root / row["log"]).resolve()
+    return path if path.is_relative_to(view.root.resolve()) else None
+
+
+OUTSIDE = "the index names a log outside the run directory"
+
+
 def episode_document(view: RunView, episode_id: str) -> dict[str, Any] | None:
     state = view.refresh()
     row = next((r for r in state["rows"] if r["id"] == episode_id), None)
     if row is None:
         return None
-    path = (view.root / row["log"]).resolve()
-    if not path.is_relative_to(view.root.resolve()):
-        return {"row": row, "check": "the index names a log outside the run directory", "problems": [],
-                "transcript": None}
+    path = log_in_run(view, row)
+    if path is None:
+        return {"row": row, "check": OUTSIDE, "problems": [], "transcript": None}
     digest = next((r.get("digest") for r in view.index.records if r["episode_id"] == episode_id), None)
-    log = read_episode(Path(path), digest or None)
+    log = read_episode(path, digest or None, view.root)
     doc = transcript(log.records, view.prices) if log.records else None
     parent = (doc or {}).get("header", {}).get("parent")
     return {"row": row, "check": log.check, "problems": log.problems, "transcript": doc, "parent": parent,
@@ -193,8 +203,13 @@ def replay_document(view: RunView, episode_id: str) -> dict[str, Any]:
     row = next((r for r in view.refresh()["rows"] if r["id"] == episode_id), None)
     if row is None or row["status"] == RUNNING:
         return {"error": "no finished episode of that id"}
+    path = log_in_run(view, row)
+    if path is None:
+        return {"error": OUTSIDE}
     try:
-        recorded, replayed = rerun(view.root / row["log"])
+        with open_regular(path, what="trajectory log", inside=view.root):  # not a FIFO, not a device
+            pass
+        recorded, replayed = rerun(path)
     except Exception as exc:  # noqa: BLE001 - shown in the page: a suite missing here, a bad log
         return {"error": f"cannot replay: {type(exc).__name__}: {exc}"}
     divergence = first_divergence(recorded, replayed)
@@ -215,7 +230,7 @@ def branch_tree(view: RunView, row: dict[str, Any]) -> dict[str, Any]:
     checkpoints: dict[int, list[dict[str, Any]]] = defaultdict(list)
     folder = log.parent / "branches"
     for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
-        branch = read_episode(path)
+        branch = read_episode(path, inside=view.root)
         if not branch.records:
             continue
         parent = branch.records[0].get("parent") or {}

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentbed.approval import check_decision, decision_path, pending_requests, request_path, write_once
+from agentbed.approval import check_decision, decision_path, pending_requests, request_path
 from agentbed.errors import UsageError
+from agentbed.rendezvous import write_once
 from agentbed.validate import InputError
 
 
@@ -37,13 +38,13 @@ class ApprovalBoard:
         if not isinstance(key, str) or "/" in key or key.startswith("."):
             raise UsageError("field 'key' names no question")
         request = request_path(self.folder, key)
-        if not request.is_file():
+        if not request.is_file() or request.is_symlink():
             raise UsageError(f"no question {key!r} is waiting (answered, timed out, or never asked)")
         agents = next((r.get("agents") for r in pending_requests(self.folder) if r.get("key") == key), None)
         try:
-            check_decision(doc, "decision", agents)
+            check_decision(doc, "decision", agents, key)
         except InputError as exc:
             raise UsageError(str(exc)) from None
-        if not write_once(decision_path(self.folder, key), {**doc, "via": "viewer"}):
+        if not write_once(decision_path(self.folder, key), doc):  # the run records it as come by file
             raise UsageError(f"question {key!r} was already answered")
         return {"ok": True, "key": key, "decision": doc["decision"]}

@@ -10,6 +10,10 @@ index is append-only, so only the bytes after the last complete line already rea
 the next look, and a torn last line (the writer is mid-``write``) waits for its newline. A log
 in ``episodes/`` that no index line lists yet is an episode still running; its header names it.
 Each file is re-read only when its (size, mtime) changes.
+
+Every file is opened through :func:`agentbed.validate.open_regular` with the run directory as
+its bound: a FIFO or a device named like a log is refused (never waited on), a link that leads
+out of the run is not followed, and folders are listed without following links.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from agentbed.validate import (
     RUN_META_SCHEMA,
     InputError,
     check,
+    open_regular,
     parse_json,
     read_json,
     record_schema,
@@ -61,7 +66,7 @@ class IndexTail:
     inode: int | None = None
     lines: int = 0  # lines read so far, to name a bad line by its number
 
-    def follow(self, path: Path) -> None:
+    def follow(self, path: Path, inside: Path | None = None) -> None:
         try:
             st = path.stat()
         except OSError:
@@ -71,9 +76,12 @@ class IndexTail:
         if st.st_size == self.offset:
             return
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path, what="run index", inside=inside) as fh:
                 fh.seek(self.offset)
                 data = fh.read(st.st_size - self.offset)
+        except InputError as exc:
+            self.problems = [str(exc).removeprefix(f"{path}: ")]
+            return
         except OSError as exc:
             self.problems.append(f"cannot read ({exc.strerror or exc})")
             return
@@ -133,6 +141,8 @@ class RunView:
         value, problem = None, ""
         if stat is not None:
             try:
+                with open_regular(path, inside=self.root):  # a link out of the run, a FIFO: refused
+                    pass
                 value = read_json(path, schema=schema)
             except InputError as exc:
                 problem = str(exc).removeprefix(f"{path}: ")
@@ -149,7 +159,7 @@ class RunView:
         meta, problem = self._read("run.json", RUN_META_SCHEMA)
         if problem:
             problems.append({"file": "run.json", "message": problem})
-        self.index.follow(self.root / INDEX)
+        self.index.follow(self.root / INDEX, self.root)
         problems += [{"file": INDEX, "message": p} for p in self.index.problems]
         if len(self._rows) > len(self.index.records) or (self._rows and self._rows[0]["id"] !=
                                                           self.index.records[0]["episode_id"]):
@@ -179,7 +189,7 @@ class RunView:
         folder = self.root / "episodes"
         out: list[dict[str, Any]] = []
         listed = _stat(folder)
-        if listed is None:
+        if listed is None or folder.is_symlink():
             return out
         if self._listing[0] != listed:  # a log was added or removed: list the folder again
             try:
@@ -204,9 +214,12 @@ class RunView:
     def _running_row(self, path: Path, problems: list[dict[str, str]]) -> dict[str, Any] | None:
         rel = f"episodes/{path.name}"
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path, what="trajectory log", inside=self.root) as fh:
                 first = fh.readline(MAX_LINE_BYTES + 1)
                 steps = sum(1 for line in fh if line.startswith(b'{"type":"step"'))
+        except InputError as exc:
+            problems.append({"file": rel, "message": str(exc).removeprefix(f"{path}: ")})
+            return None
         except OSError as exc:
             problems.append({"file": rel, "message": f"cannot read ({exc.strerror or exc})"})
             return None
@@ -225,7 +238,7 @@ class RunView:
 
 def _subdirs(root: Path) -> list[Path]:
     try:
-        return [Path(e.path) for e in os.scandir(root) if e.is_dir() and e.name != "episodes"]
+        return [Path(e.path) for e in os.scandir(root) if e.is_dir(follow_symlinks=False) and e.name != "episodes"]
     except OSError:
         return []
 
@@ -239,12 +252,16 @@ class EpisodeLog:
     problems: list[str]
 
 
-def read_episode(path: Path, digest: str | None = None) -> EpisodeLog:
+def read_episode(path: Path, digest: str | None = None, inside: Path | None = None) -> EpisodeLog:
     """Every complete, schema-valid record of a log, and the state of its hash chain. A torn last
-    line (being written) is left for the next look; the first malformed record ends the list."""
+    line (being written) is left for the next look; the first malformed record ends the list.
+    ``inside``: the run directory the log must stay in (links out of it are not followed)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, what="trajectory log", inside=inside) as fh:
             data = fh.read(MAX_LINE_BYTES * 4 + 1)
+    except InputError as exc:
+        why = str(exc).removeprefix(f"{path}: ")
+        return EpisodeLog([], why, [why])
     except OSError as exc:
         return EpisodeLog([], f"cannot read ({exc.strerror or exc})", [f"cannot read ({exc.strerror or exc})"])
     end = data.rfind(b"\n") + 1

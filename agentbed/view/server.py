@@ -8,6 +8,19 @@ goes on: a bad file never takes it down.
 
 Binding beyond the loopback interface needs ``--token``; then every request must carry it, as
 ``?token=`` (the printed URL has it; the page passes it on) or the ``X-Agentbed-Token`` header.
+
+Only the viewer's own page can change anything (an approval decision), even on loopback, where
+any web page the user opens can send requests to the port:
+- every request's ``Host`` must name the address the server is bound to (a DNS-rebinding page
+  sends its own name, and is refused before it can read anything);
+- a state-changing request must carry the per-server secret (made at start, written into the
+  page the server serves, which another origin cannot read) in ``X-Agentbed-Secret``, an
+  ``Origin`` that is the viewer's own, and ``Content-Type: application/json`` (neither an HTML
+  form nor a ``no-cors`` fetch can send that type, or a custom header, without a preflight the
+  server never grants).
+A body must be JSON (400 otherwise) of at most ``MAX_BODY`` bytes (413); every socket has a
+timeout, so a client that stops sending cannot hold a thread; no answer carries a traceback,
+and the token is never printed.
 """
 
 from __future__ import annotations
@@ -17,9 +30,9 @@ import hmac
 import ipaddress
 import json
 import mimetypes
+import secrets
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,7 +45,18 @@ from agentbed.view.approvals import ApprovalBoard
 from agentbed.view.catalog import Catalog
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 1024 * 1024  # a decision is a few hundred bytes
+MAX_BODY = 256 * 1024  # a decision is a few hundred bytes; an edited call is bounded by the approval schema
+SOCKET_TIMEOUT = 15.0  # seconds a connection may stay silent (headers, body or keep-alive) before it is closed
+SECRET_HEADER = "X-Agentbed-Secret"
+SECRET_META = b'<meta name="agentbed-secret" content="%s">'
+
+
+class Refused(Exception):
+    """A request refused with a status and a one-line reason (never a traceback)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def is_loopback(host: str) -> bool:
@@ -59,7 +83,31 @@ class ViewServer(ThreadingHTTPServer):
         self.catalog = Catalog(root)
         self.token = token
         self.board = ApprovalBoard(approvals) if approvals is not None else None
+        self.secret = secrets.token_urlsafe(32)  # what only the page this server serves knows
         super().__init__((host, port), _Handler)
+
+    def allowed_hosts(self) -> set[str] | None:
+        """The Host header values that name this server (None: any IP literal, when bound to every
+        interface). A name that is not the bound address is what a DNS-rebinding page sends."""
+        host, port = self.server_address[:2]
+        if ipaddress.ip_address(host).is_unspecified:
+            return None
+        shown = f"[{host}]" if ":" in str(host) else str(host)
+        names = {f"{shown}:{port}"}
+        if is_loopback(str(host)):
+            names.add(f"localhost:{port}")
+        return names
+
+    def host_ok(self, value: str) -> bool:
+        allowed = self.allowed_hosts()
+        if allowed is not None:
+            return value.lower() in allowed
+        name, _, port = value.rpartition(":")
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            return False
+        return port == str(self.server_address[1])
 
     @property
     def url(self) -> str:
@@ -76,6 +124,7 @@ class ViewServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
     protocol_version = "HTTP/1.1"
+    timeout = SOCKET_TIMEOUT  # StreamRequestHandler sets it on the socket: no read waits forever
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass  # one line per poll would drown the terminal
@@ -96,35 +145,63 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        if not self._authorised(query):
-            self._send(401, b'{"error": "this viewer needs its token (?token=...)"}', "application/json")
-            return
         try:
+            self._admit(method, query)
             if parts.path.startswith("/api/"):
                 route = _GET_ROUTES.get(parts.path) if method == "GET" else _POST_ROUTES.get(parts.path)
                 if route is None:
-                    self._json(404, {"error": f"no such API: {method} {parts.path}"})
-                    return
+                    raise Refused(404, f"no such API: {method} {parts.path}")
                 body = self._body() if method == "POST" else None
                 status, doc = route(self.server, query, body)
                 self._json(status, doc)
             elif method == "GET":
                 self._static(parts.path)
             else:
-                self._json(405, {"error": "method not allowed"})
-        except BrokenPipeError:
-            pass
+                raise Refused(405, "method not allowed")
+        except Refused as exc:
+            self.close_connection = method == "POST"  # the rest of a refused body is never read
+            self._json(exc.status, {"error": str(exc)})
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
         except Exception as exc:  # noqa: BLE001 - one request fails, the server goes on
-            print(f"agentbed view: {self.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            traceback.print_exc(limit=3, file=sys.stderr)
-            self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
+            # one line, without the query string (it may hold the token) and without a traceback
+            print(f"agentbed view: {method} {parts.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self._json(500, {"error": f"{type(exc).__name__}: the request failed inside the viewer"})
+
+    def _admit(self, method: str, query: dict[str, str]) -> None:
+        """Refuse what is not this viewer's own page speaking to it (see the module docstring)."""
+        if not self.server.host_ok(self.headers.get("Host") or ""):
+            raise Refused(421, "Host does not name this viewer's address (a DNS-rebinding page, or a proxy)")
+        if not self._authorised(query):
+            raise Refused(401, "this viewer needs its token (?token=...)")
+        if method == "GET":
+            return
+        origin = self.headers.get("Origin")
+        if origin is None or origin.lower() != f"http://{self.headers.get('Host', '').lower()}":
+            raise Refused(403, "Origin is not this viewer's own page")
+        given = self.headers.get(SECRET_HEADER) or ""
+        if not hmac.compare_digest(given.encode(), self.server.secret.encode()):
+            raise Refused(403, f"missing or wrong {SECRET_HEADER}: only the viewer's own page may change anything")
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise Refused(415, "Content-Type must be application/json")
 
     def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
+        if self.headers.get("Transfer-Encoding"):
+            raise Refused(411, "a body needs Content-Length (no Transfer-Encoding)")
+        text = (self.headers.get("Content-Length") or "").strip()
+        if not text.isdigit():
+            raise Refused(400 if text else 411, "Content-Length must be a non-negative integer")
+        length = int(text)
         if length > MAX_BODY:
-            raise UsageError("request body too large")
+            raise Refused(413, f"request body larger than {MAX_BODY} bytes")
         data = self.rfile.read(length) if length else b""
-        return json.loads(data or b"null")
+        if len(data) < length:
+            raise Refused(400, "request body shorter than its Content-Length")
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            raise Refused(400, "request body is not JSON") from None
 
     def _json(self, status: int, doc: Any) -> None:
         body = json.dumps(doc, ensure_ascii=False, default=str, allow_nan=False).encode("utf-8")
@@ -141,7 +218,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"not found", "text/plain")
             return
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        self._send(200, target.read_bytes(), f"{kind}; charset=utf-8")
+        body = target.read_bytes()
+        if name == "index.html":  # the page, and only the page, learns the secret
+            body = body.replace(b"<head>", b"<head>\n" + SECRET_META % self.server.secret.encode(), 1)
+        self._send(200, body, f"{kind}; charset=utf-8")
 
     def _send(self, status: int, body: bytes, kind: str, etag: str | None = None) -> None:
         self.send_response(status)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,7 +24,7 @@ from agentbed.report import render_report
 from agentbed.report.render import CSP
 from agentbed.report.svg import _ATTRIBUTES, _ELEMENTS, InvalidSvg, sanitize_svg
 from agentbed.runner import EpisodeSpec, write_header
-from agentbed.testing import require
+from agentbed.testing import chromium_browser
 
 SVG_OPEN = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="40">'
 
@@ -170,17 +169,8 @@ def listener():
 
 @pytest.fixture(scope="module")
 def browser():
-    chromium = shutil.which("chromium")
-    require(chromium is not None, "Debian's chromium (headless browser for the report test)",
-            "run scripts/setup-chromium as root, or: apt-get update && apt-get install -y chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(False, "playwright (the dev extra)", "bash scripts/setup test")
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+    with chromium_browser() as launched:
         yield launched
-        launched.close()
 
 
 def what_ran(browser, page_file: Path) -> dict:

@@ -52,9 +52,13 @@ class Client:
             body = exc.read()
             return exc.code, json.loads(body) if body.startswith(b"{") else body
 
-    def post(self, path: str, doc: Any) -> tuple[int, Any]:
+    def post(self, path: str, doc: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """A POST as the viewer's own page sends it (its Origin, its secret, JSON), unless ``headers``
+        says otherwise."""
         data = json.dumps(doc).encode()
-        request = urllib.request.Request(self.base + path, data=data, headers={"Content-Type": "application/json"})
+        sent = {"Content-Type": "application/json", "Origin": self.base, "X-Agentbed-Secret": self.server.secret,
+                **(headers or {})}
+        request = urllib.request.Request(self.base + path, data=data, headers={k: v for k, v in sent.items() if v})
         try:
             with urllib.request.urlopen(request, timeout=30) as resp:
                 return resp.status, json.loads(resp.read())

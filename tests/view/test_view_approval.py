@@ -4,6 +4,8 @@ chain, replay from the recorded decisions, the timeout policy."""
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import threading
 import time
 from pathlib import Path
@@ -67,8 +69,10 @@ def test_viewer_round_trip_approve_edit_handover_and_replay(tmp_path):
     steps = [r for r in read_log(log) if r["type"] == "step"]
     decisions = [s["control"]["decision"] for s in steps]
     assert [d["decision"] for d in decisions[:3]] == ["edit", "approve", "handover"]
-    assert {d["author"] for d in decisions} == {"ada", "bob"} and all(d["by"] == "human" for d in decisions)
-    assert all(d["via"] == "viewer" and d["latency_seconds"] >= 0 for d in decisions)
+    # the names the viewer's users typed are the files' claim; the author is the files' owner, via the file channel
+    assert {d["claimed_author"] for d in decisions} == {"ada", "bob"} and all(d["by"] == "human" for d in decisions)
+    assert {d["author"] for d in decisions} == {pwd.getpwuid(os.getuid()).pw_name}
+    assert all(d["via"] == "file" and d["latency_seconds"] >= 0 for d in decisions)
     assert steps[0]["action"] == edited and steps[0]["control"]["kind"] == "replace"
     assert steps[0]["control"]["proposed"] == first["proposed"] != edited
     assert steps[1]["control"]["kind"] == "continue" and steps[1]["action"] == second["proposed"]

@@ -3,14 +3,13 @@ browser builds are never fetched: ``executable_path`` points at the system one).
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 
 import pytest
 
 from agentbed.cli import main
-from agentbed.testing import require
+from agentbed.testing import chromium_browser
 
 from .conftest import serve
 
@@ -20,17 +19,8 @@ WAIT_MS = 10_000  # generous on a loaded machine; how fast things appear is meas
 
 @pytest.fixture(scope="module")
 def browser():
-    chromium = shutil.which("chromium")
-    require(chromium is not None, "Debian's chromium (headless browser for the viewer test)",
-            "run scripts/setup-chromium as root, or: apt-get update && apt-get install -y chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(False, "playwright (the dev extra)", "bash scripts/setup test")
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+    with chromium_browser() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture
@@ -106,6 +96,6 @@ def test_an_approval_in_the_page_changes_the_episode(page, tmp_path):
         page.wait_for_selector(".footer-record", timeout=WAIT_MS)
         assert "verdict: stopped" in page.inner_text(".footer-record")
         decisions = page.locator(".control").all_inner_texts()
-        assert "controller: continue" in decisions[0] and "via viewer" in decisions[0]
+        assert "controller: continue" in decisions[0] and "via file" in decisions[0]
         assert "controller: stop" in decisions[1] and "human: reject" in decisions[1]
     assert Path(runs / "asked" / "index.jsonl").read_text().count("stopped") == 1

@@ -52,7 +52,7 @@ def test_a_person_decides_each_checkpoint_and_is_compared_on_the_same_ones(datas
         answering.join(5)
     recorded = [json.loads(line) for line in decisions.read_text().splitlines()]
     assert len(recorded) == len(cps) == result["checkpoints"]
-    assert {r["choice"] for r in recorded} <= set(cps.choices) and {r["via"] for r in recorded} == {"viewer"}
+    assert {r["choice"] for r in recorded} <= set(cps.choices) and {r["via"] for r in recorded} == {"file"}
     assert {r["decision"] for r in recorded} == {"approve", "reject", "handover"}
     assert "action-conditioned" in result["controllers"] and "oracle" in result["controllers"]
     assert result["controllers"]["oracle"]["regret"]["estimate"] == 0

@@ -5,6 +5,8 @@
 
 const POLL_MS = 1000;
 const TOKEN = new URLSearchParams(location.search).get("token");
+// the per-server secret every state-changing request carries (the server wrote it into this page)
+const SECRET = (document.querySelector('meta[name="agentbed-secret"]') || {}).content || "";
 const etags = new Map();
 const cache = new Map();
 let route = null;
@@ -46,7 +48,7 @@ async function get(path) {
 }
 
 async function post(path, body) {
-  const headers = {"Content-Type": "application/json"};
+  const headers = {"Content-Type": "application/json", "X-Agentbed-Secret": SECRET};
   if (TOKEN) headers["X-Agentbed-Token"] = TOKEN;
   const resp = await fetch(path, {method: "POST", headers, body: JSON.stringify(body)});
   const data = await resp.json();

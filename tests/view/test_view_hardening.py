@@ -1,0 +1,191 @@
+"""The viewer's server never hangs, leaks or changes anything for a stranger, spoken to byte by
+byte over raw sockets: Host, Origin, secret and Content-Type checks; bad and oversized bodies;
+a client that stops sending; a failing route with the token in its URL; FIFOs and links where
+logs and folders should be; ``/api/replay`` on a log outside the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from agentbed.approval import decision_path
+from agentbed.view import api
+from agentbed.view import server as view_server
+
+from .conftest import serve
+from .test_view_attacks import pending
+
+KEY = "vault.t.naive.s0.step1"
+
+
+def raw(client, request: bytes, *, wait: float = 30.0) -> bytes:
+    """Send bytes as they are; everything the server answers until it closes (or ``wait``)."""
+    host, port = client.base.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=wait) as sock:
+        sock.sendall(request)
+        chunks = []
+        try:
+            while data := sock.recv(65536):
+                chunks.append(data)
+        except TimeoutError:
+            chunks.append(b"<client timed out>")
+        return b"".join(chunks)
+
+
+def post(client, body: bytes, **headers: str) -> bytes:
+    host = client.base.removeprefix("http://")
+    sent = {"Host": host, "Origin": client.base, "Content-Type": "application/json",
+            "X-Agentbed-Secret": client.server.secret, "Content-Length": str(len(body)), "Connection": "close",
+            **headers}
+    lines = "".join(f"{k}: {v}\r\n" for k, v in sent.items() if v != "")
+    return raw(client, f"POST /api/decide HTTP/1.1\r\n{lines}\r\n".encode() + body)
+
+
+def status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+@pytest.fixture
+def approving(runs_root, tmp_path):
+    folder = tmp_path / "approvals"
+    pending(folder, KEY)
+    for client in serve(runs_root, approvals=folder):
+        yield client, folder
+
+
+DECISION = json.dumps({"key": KEY, "decision": "approve", "author": "x"}).encode()
+
+
+@pytest.mark.parametrize(("headers", "expected"), [
+    ({"Host": "evil.example:7575"}, 421),
+    ({"Host": "rebind.test"}, 421),
+    ({"Origin": ""}, 403),
+    ({"Origin": "http://127.0.0.1:1"}, 403),
+    ({"Origin": "null"}, 403),
+    ({"X-Agentbed-Secret": ""}, 403),
+    ({"X-Agentbed-Secret": "guess"}, 403),
+    ({"Content-Type": "text/plain"}, 415),
+    ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
+    ({"Content-Type": "multipart/form-data; boundary=x"}, 415),
+])
+def test_a_request_not_from_the_viewer_page_changes_nothing(approving, headers, expected):
+    client, folder = approving
+    answer = post(client, DECISION, **headers)
+    assert status(answer) == expected and b"Traceback" not in answer
+    assert not decision_path(folder, KEY).exists()
+
+
+def test_the_viewer_page_itself_decides(approving):
+    client, folder = approving
+    assert status(post(client, DECISION)) == 200 and decision_path(folder, KEY).exists()
+
+
+def test_reads_need_the_bound_host_too(approving):
+    client, _ = approving
+    for path in ("/", "/api/approvals", "/api/runs"):
+        answer = raw(client, f"GET {path} HTTP/1.1\r\nHost: rebind.test:80\r\nConnection: close\r\n\r\n".encode())
+        assert status(answer) == 421 and b"agentbed-secret" not in answer and KEY.encode() not in answer
+    page = raw(client, f"GET / HTTP/1.1\r\nHost: {client.base[7:]}\r\nConnection: close\r\n\r\n".encode())
+    assert status(page) == 200 and f'content="{client.server.secret}"'.encode() in page
+
+
+@pytest.mark.parametrize(("body", "length", "expected"), [
+    (b"not json", None, 400),
+    (b"{\"key\": ", None, 400),
+    (b"[" * 100_000 + b"]" * 100_000, None, 400),
+    (b"", "-1", 400),
+    (b"", "abc", 400),
+    (b"{}", "99999999999", 413),
+    (b"x" * (view_server.MAX_BODY + 1), None, 413),
+    (b"{}", "", 411),
+])
+def test_bad_bodies_are_400_or_413_without_a_traceback(approving, body, length, expected):
+    client, folder = approving
+    answer = post(client, body, **({"Content-Length": length} if length is not None else {}))
+    assert status(answer) == expected, answer[:300]
+    assert b"Traceback" not in answer and b"File \"" not in answer
+    assert not decision_path(folder, KEY).exists()
+
+
+def test_a_client_that_stops_sending_holds_no_thread(approving, monkeypatch):
+    client, _ = approving
+    monkeypatch.setattr(view_server._Handler, "timeout", 0.5)
+    host = client.base[7:]
+    for stalled in (b"GET /api/runs HTTP/1.1\r\nHost: ",  # headers never finished
+                    f"POST /api/decide HTTP/1.1\r\nHost: {host}\r\nOrigin: {client.base}\r\nContent-Type: "
+                    f"application/json\r\nX-Agentbed-Secret: {client.server.secret}\r\nContent-Length: 100\r\n\r\n"
+                    "{".encode()):  # a body shorter than announced
+        answer = raw(client, stalled, wait=30)
+        assert not answer.endswith(b"<client timed out>")  # the server closed the connection itself
+
+
+def test_a_failing_route_prints_one_line_without_the_token(runs_root, monkeypatch, capfd):
+    def broken(catalog):
+        raise RuntimeError("the catalog broke")
+
+    monkeypatch.setattr(api, "runs_document", broken)
+    for client in serve(runs_root, token="tok-0123456789-secret"):
+        answer = raw(client, f"GET /api/runs?token=tok-0123456789-secret HTTP/1.1\r\nHost: {client.base[7:]}\r\n"
+                             "Connection: close\r\n\r\n".encode())
+        assert status(answer) == 500 and b"Traceback" not in answer
+    err = capfd.readouterr().err
+    assert "tok-0123456789-secret" not in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "RuntimeError" in err
+
+
+def test_fifos_never_hang_the_runs_list(runs_root):
+    run = runs_root / "vault-a"
+    os.mkfifo(run / "episodes" / "vault.fifo.naive.s0.jsonl")
+    os.unlink(run / "index.jsonl")
+    os.mkfifo(run / "index.jsonl")
+    os.mkfifo(run / "vault" / "summary.json.tmp")
+    (run / "odd").mkdir()
+    os.mkfifo(run / "odd" / "summary.json")
+    for client in serve(runs_root):
+        code, doc = client.get("/api/run?run=vault-a")
+        assert code == 200
+        problems = " ".join(p["message"] for p in doc["problems"])
+        assert "FIFO" in problems
+
+
+def test_links_out_of_a_run_are_not_followed(runs_root, tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "evil").mkdir(parents=True)
+    (outside / "evil" / "summary.json").write_text(json.dumps({"title": "FOREIGN", "headline": []}))
+    run = runs_root / "vault-a"
+    (run / "evil").symlink_to(outside / "evil", target_is_directory=True)
+    log = next((run / "episodes").glob("*.jsonl"))
+    foreign = outside / "foreign.jsonl"
+    foreign.write_bytes(log.read_bytes())
+    link = run / "episodes" / "vault.linked.naive.s0.jsonl"
+    link.symlink_to(foreign)
+    for client in serve(runs_root):
+        code, doc = client.get("/api/run?run=vault-a")
+        assert code == 200 and "evil" not in doc["summaries"]
+        assert "FOREIGN" not in json.dumps(doc)
+        _, rows = client.get("/api/episodes?run=vault-a")
+        assert "vault.linked.naive.s0" not in [r["id"] for r in rows["rows"]]
+        assert any("link out of" in p["message"] for p in doc["problems"])
+
+
+def test_replay_has_the_containment_of_episode(runs_root, tmp_path, monkeypatch):
+    run = runs_root / "vault-a"
+    lines = (run / "index.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes((run / record["log"]).read_bytes())
+    record["log"] = os.path.relpath(outside, run)
+    (run / "index.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    ran: list[Path] = []
+    import agentbed.replay
+
+    monkeypatch.setattr(agentbed.replay, "rerun", lambda path: ran.append(path) or ([], []))
+    for client in serve(runs_root):
+        _, episode = client.get(f"/api/episode?run=vault-a&episode={record['episode_id']}")
+        _, replay = client.get(f"/api/replay?run=vault-a&episode={record['episode_id']}")
+    assert "outside the run directory" in episode["check"]
+    assert "outside the run directory" in replay["error"] and ran == []
