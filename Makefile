@@ -7,7 +7,7 @@ demo:
 
 test:
 	bash scripts/setup test
-	.venv/bin/python -m pytest -q --durations=20
+	.venv/bin/python -m pytest -q --durations=20 -n auto --dist loadfile
 
 setup:
 	bash scripts/setup test

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import signal
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,3 +83,29 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
     run_dir = tmp_path_factory.mktemp("local-model")
     with serving([model], run_dir, exit_on_sigterm=False) as urls:
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
+
+
+# Markers of tests that start a real component or take long. `make test` runs on every core
+# (pytest-xdist, one file per worker at a time, --dist loadfile): files holding such tests are
+# handed out first, so that no worker is left with one of them while the other has finished.
+SLOW_MARKERS = ("local_model", "alfworld", "java", "chromium", "docker", "slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow_files = {item.path for item in items if any(item.get_closest_marker(m) for m in SLOW_MARKERS)}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: file and test order kept within each class
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _exclusive_across_workers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module marked ``pytest.mark.exclusive(NAME)`` runs alone among the modules that share
+    NAME, whichever worker holds it: Ray's tests each start a Ray instance, and a second one on
+    the machine would be found by the first's ``ray.init``. A lock file, held for the module."""
+    marker = request.node.get_closest_marker("exclusive")
+    if marker is None:
+        yield
+        return
+    path = Path(tempfile.gettempdir()) / f"agentbed-tests-{marker.args[0]}.lock"
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

@@ -25,7 +25,7 @@ from agentbed.agents.connections import read_events
 from agentbed.store import read_index
 from agentbed.testing import require
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.exclusive("ray")]  # one Ray instance on the machine at a time
 
 FORCED = ["--executor", "ray", "--ray-resource", "container_node=1"]
 VAULT = ["vault", "--agent", "oracle,naive,random"]

@@ -21,6 +21,8 @@ from agentbed.store import RunStore
 from agentbed.testing import require
 from agentbed.worker import run_spec, run_spec_shipped
 
+pytestmark = pytest.mark.exclusive("ray")  # one Ray instance on the machine at a time
+
 SPECS = [EpisodeSpec("vault", t, a, s) for a in ("oracle", "random") for t in ("open-fast", "long-chores")
          for s in range(3)]
 
