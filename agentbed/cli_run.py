@@ -193,9 +193,9 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
             budget.add(record)
             ran += 1
         store.flush()
+        dead = watch.settle()  # after the last episode: a death the watch had no time to see is named too
     wall = time.perf_counter() - t0
     stop = record_stop(store.root, budget, len(todo) - ran)
-    dead = watch.reason()
     if restarts() or dead:
         append_event(store.root / EVENTS, {"event": "local_server", "restarts": restarts(), "stopped": dead})
     records = [r for r in store.records() if r["suite"] == suite.name]

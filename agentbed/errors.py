@@ -1,6 +1,12 @@
 """Errors the CLI reports as one line with exit status 2 (bad input), never a traceback."""
 
+import os
+import re
 import traceback
+
+# Environment variables whose values are credentials (OPENAI_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY...)
+_SECRET_VAR = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$|_KEY_|_TOKEN_")
+_MIN_SECRET = 8  # shorter values ("test", "local") would redact ordinary words
 
 
 class UsageError(Exception):
@@ -22,5 +28,14 @@ def failure_text(exc: BaseException) -> str:
     machine lacks, with the command that installs it; also any exception with a true
     ``one_line`` attribute, e.g. a sandbox backend that cannot run here), else the traceback."""
     if isinstance(exc, UsageError) or getattr(exc, "one_line", False) is True:
-        return f"{type(exc).__name__}: {exc}"
-    return "".join(traceback.format_exception(exc))
+        return redact(f"{type(exc).__name__}: {exc}")
+    return redact("".join(traceback.format_exception(exc)))
+
+
+def redact(text: str) -> str:
+    """``text`` without the value of any credential in the environment (a provider may echo the key
+    it refused): each becomes ``[redacted $NAME]``, before anything is written to a log."""
+    for name, value in os.environ.items():
+        if len(value) >= _MIN_SECRET and _SECRET_VAR.search(name.upper()) and value in text:
+            text = text.replace(value, f"[redacted ${name}]")
+    return text

@@ -103,13 +103,14 @@ def write_summary(summary: dict[str, Any], path: str | Path) -> Path:
 MAX_FINDINGS = 5  # per workload: four workloads then fit one screen (about 25 lines)
 
 
-def findings_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """A workload's findings; a summary without any offers its first headline metrics instead."""
+def findings_of(summary: dict[str, Any], limit: int | None = 3) -> list[dict[str, Any]]:
+    """A workload's findings; a summary without any offers its headline metrics instead (the first
+    ``limit``: a screen's worth; None, every one: each agent and each paired difference)."""
     given = summary.get("findings")
     if isinstance(given, list) and given:
         return [f for f in given if isinstance(f, dict) and "label" in f and "value" in f]
     out = []
-    for h in summary.get("headline", [])[:3]:
+    for h in summary.get("headline", [])[:limit]:
         try:
             who = ", ".join(str(v) for k, v in h.items() if isinstance(v, str) and k != "metric")
             value = f"{float(h['estimate']):.3f} [{float(h['low']):.3f}, {float(h['high']):.3f}]"

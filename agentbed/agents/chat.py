@@ -154,6 +154,7 @@ class ChatAgent(Conversation, Agent):
         self.cache: ModelCallCache | None = None
         self.connections: ConnectionLimiter | Unlimited = Unlimited()
         self.generation: dict[str, Any] = {}  # the run's generation settings (recorded in describe())
+        self.failure_note: str | None = None  # added to the error of a call that failed after its retries
 
     @classmethod
     def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
@@ -193,6 +194,10 @@ class ChatAgent(Conversation, Agent):
                         system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,
                         backoff=backoff, seed=seed, model_id=model, reply_format=profile, capture=capture)
             agent.generation = dict(sorted({**(generation or {})}.items()))
+            if "base_url" not in model_kwargs:  # the run's own server: its failures name it and its log
+                from agentbed.agents.local.server import failure_note
+
+                agent.failure_note = failure_note(model)
             return agent
         if "?" in model:
             raise UsageError(f"--model {model!r}: '?KNOB=VALUE' is for local: models only; give a provider's "
@@ -273,8 +278,13 @@ class ChatAgent(Conversation, Agent):
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
         if cached is not None:
             return self._replayed(cached, hit=True)
-        reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
-                                           backoff=self.backoff, rng=self._rng, sleep=self.sleep)
+        try:
+            reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
+                                               backoff=self.backoff, rng=self._rng, sleep=self.sleep)
+        except Exception as exc:
+            if self.failure_note:  # e.g. which local server failed, and its log
+                exc.add_note(self.failure_note)
+            raise
         if not isinstance(reply, AIMessage):
             raise TypeError(f"{self.model}: expected an AIMessage from the model, got {type(reply).__name__}")
         captured = self.capture.take() if self.capture is not None else {}

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
-from agentbed.agents.generation import undeclared
+from agentbed.agents.generation import unaccepted_request_fields, undeclared
 from agentbed.agents.toolcalls import ModelToolCall, ResponseCapture
 from agentbed.errors import UsageError
 
@@ -47,6 +47,10 @@ def _refuse_undeclared(model: str, chat_model: BaseChatModel, settings: Mapping[
     if unknown:
         raise UsageError(f"--model {model!r}: {type(chat_model).__name__} has no generation setting "
                          f"{', '.join(repr(k) for k in unknown)} (-M KEY=VALUE takes the model class's own arguments)")
+    refused = unaccepted_request_fields(chat_model, settings)
+    if refused:
+        raise UsageError(f"--model {model!r}: -M model_kwargs: the provider's client takes no request field "
+                         f"{', '.join(repr(k) for k in refused)} (its chat.completions.create arguments)")
 
 
 def _without_run_id(reply: AIMessage) -> AIMessage:

@@ -11,8 +11,10 @@ description; the model-call cache key holds them through the model's identifying
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,6 +24,29 @@ from agentbed.errors import UsageError
 # settings with a flag of their own; the provider-neutral names LangChain's chat models take
 TEMPERATURE = "temperature"
 MAX_TOKENS = "max_tokens"
+
+
+# Names of settings that carry credentials or headers: never generation settings, since settings
+# are written into run.json, every log header and the cache key. They come from the provider's
+# environment variables (OPENAI_API_KEY ...), which agentbed never writes anywhere.
+SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth|header|cookie|http_client|session",
+                         re.IGNORECASE)
+
+
+def secret_names(settings: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The settings (at any depth of a mapping value, e.g. ``model_kwargs``) whose name says they
+    carry a secret or a header."""
+    found = []
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if SECRET_NAME.search(str(key)) and not _HARMLESS.fullmatch(str(key)):
+            found.append(name)
+        if isinstance(value, Mapping):
+            found += secret_names(value, f"{name}.")
+    return found
+
+
+_HARMLESS = re.compile(r"\w*tokens(_to_sample)?|prompt_cache_key", re.IGNORECASE)  # counts of tokens, a cache name
 
 
 def parse_settings(temperature: float | None, max_tokens: int | None, items: Sequence[str] | None) -> dict[str, Any]:
@@ -56,6 +81,11 @@ def parse_settings(temperature: float | None, max_tokens: int | None, items: Seq
         n = settings[MAX_TOKENS]
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise UsageError(f"--max-tokens-per-call {n!r}: must be a whole number >= 1")
+    secrets = secret_names(settings)
+    if secrets:
+        raise UsageError(f"-M {secrets[0]}: a key, token or header is not a generation setting (settings are written "
+                         "into run.json and every log); give it through the provider's environment variable, e.g."
+                         " OPENAI_API_KEY")
     return dict(sorted(settings.items()))
 
 
@@ -68,6 +98,21 @@ def undeclared(chat_model: Any, settings: Mapping[str, Any]) -> list[str]:
     fields = getattr(type(chat_model), "model_fields", None) or {}
     names = set(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
     return sorted(k for k in settings if k not in names)
+
+
+def unaccepted_request_fields(chat_model: Any, settings: Mapping[str, Any]) -> list[str]:
+    """Keys of ``settings["model_kwargs"]`` that the provider's client would refuse at every call:
+    checked for OpenAI-format models against the SDK's own ``chat.completions.create`` (any
+    other client takes what its LangChain class declares, :func:`undeclared`)."""
+    extra = settings.get("model_kwargs")
+    if not isinstance(extra, Mapping) or type(chat_model).__name__ not in ("ChatOpenAI", "AzureChatOpenAI"):
+        return []
+    try:
+        from openai.resources.chat.completions import Completions
+    except ImportError:  # pragma: no cover - comes with langchain-openai
+        return []
+    accepted = set(inspect.signature(Completions.create).parameters) - {"self", "messages", "model", "stream"}
+    return sorted(k for k in extra if k not in accepted)
 
 
 def build_quietly(build: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 import agentbed
 from agentbed.errors import UsageError
 from agentbed.export.episodes import EpisodeLog, load_episodes
+from agentbed.problems import is_errored
 from agentbed.stats import bootstrap_ci
 
 try:
@@ -128,8 +129,10 @@ def eval_log(suite: str, agent: str, episodes: list[EpisodeLog], run_info: dict[
         model=model, config=EvalConfig(epochs=max((e for _, e in epochs), default=1)),
         packages={"agentbed": agentbed.__version__},
         solver=f"agentbed/{agent}", metadata={"agentbed_run": run_info, "agent": agent})
+    everything_errored = bool(samples) and all(s.error is not None for s in samples)
     return EvalLog(
-        status="success", eval=spec,
+        status="error" if everything_errored else "success", eval=spec,
+        error=samples[0].error if everything_errored else None,
         plan=EvalPlan(name="agentbed", steps=[EvalPlanStep(solver=f"agentbed/{agent}")]),
         results=_results(episodes, samples),
         stats=EvalStats(started_at=created, completed_at=created, model_usage={model: usage} if usage else {}),
@@ -160,18 +163,22 @@ def _numeric_first(seed: str) -> tuple[int, int, str]:
 
 
 def _results(episodes: list[EpisodeLog], samples: list[EvalSample]) -> EvalResults:
-    """Accuracy with Inspect's stderr, plus agentbed's 95% bootstrap interval (clustered by task)."""
-    values = [1.0 if ep.record.get("success") else 0.0 for ep in episodes]
-    ci = bootstrap_ci(values, groups=[str(ep.record.get("task")) for ep in episodes])
-    n = len(values)
-    mean = sum(values) / n
-    stderr = (sum((v - mean) ** 2 for v in values) / (n - 1) / n) ** 0.5 if n > 1 else 0.0
+    """Accuracy with Inspect's stderr, plus agentbed's 95% bootstrap interval (clustered by task),
+    over the scored samples: an errored one (its ``error`` set) is not scored, as in Inspect."""
+    scored = [ep for ep, s in zip(episodes, samples, strict=True) if s.error is None]
+    n = len(samples)
+    if not scored:
+        return EvalResults(total_samples=n, completed_samples=0, scores=[])
+    values = [1.0 if ep.record.get("success") else 0.0 for ep in scored]
+    ci = bootstrap_ci(values, groups=[str(ep.record.get("task")) for ep in scored])
+    k = len(values)
+    mean = sum(values) / k
+    stderr = (sum((v - mean) ** 2 for v in values) / (k - 1) / k) ** 0.5 if k > 1 else 0.0
     metrics = {name: EvalMetric(name=name, value=value) for name, value in
                (("accuracy", mean), ("stderr", stderr), ("ci95_low", ci.low), ("ci95_high", ci.high))}
-    errors = sum(1 for s in samples if s.error is not None)
-    return EvalResults(total_samples=n, completed_samples=n - errors,
-                       scores=[EvalScore(name="success", scorer="agentbed_outcome", scored_samples=n,
-                                         metrics=metrics)])
+    return EvalResults(total_samples=n, completed_samples=k,
+                       scores=[EvalScore(name="success", scorer="agentbed_outcome", scored_samples=k,
+                                         unscored_samples=n - k, metrics=metrics)])
 
 
 def _sum_usage(parts: list[ModelUsage | None]) -> ModelUsage | None:
@@ -205,17 +212,21 @@ def eval_sample(ep: EpisodeLog, model: str, sample_id: str, epoch: int, created:
                          metadata=outcome),
         "labels": Score(value=" ".join(labels) if labels else "none", metadata={"labels": labels}),
     }
-    error = None
-    if status == "error" or ep.log_error:
+    error = None  # an errored episode (agentbed.problems.is_errored) is not scored: an error, no score
+    if is_errored(record) or ep.log_error:
         error = eval_error(str(record.get("error") or footer.get("error") or ep.log_error))
+        scores = {}
     usage = _sum_usage([usage_of(r) for r in ep.log if r.get("type") == "step"])
     metadata = {k: record.get(k) for k in ("episode_id", "suite", "task", "agent", "seed", "status", "steps",
                                            "virtual_seconds", "tokens", "digest", "options")}
     metadata["log"] = record.get("log") or (ep.log_path.name if ep.log_path else "")
     metadata["task_params"] = ep.header.get("task_params", {})
     metadata["tools"] = [t.get("name") for t in ep.header.get("tools", []) if isinstance(t, dict)]
+    if status == "error" and error is None:  # raised inside the agent or the world: a failed attempt, scored
+        metadata["error"] = str(record.get("error") or footer.get("error") or "")
+    given = next((m for m in messages if isinstance(m, ChatMessageUser)), messages[0])
     return EvalSample(
-        id=sample_id, epoch=epoch, input=messages[0].text, target="", messages=messages, events=told.events,
+        id=sample_id, epoch=epoch, input=given.text, target="", messages=messages, events=told.events,
         output=ModelOutput.from_message(last) if last is not None else ModelOutput(model=model),
         scores=scores, metadata=metadata, model_usage={model: usage} if usage else {}, error=error,
         total_time=record.get("wall_seconds"), working_time=record.get("wall_seconds"))

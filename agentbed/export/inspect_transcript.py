@@ -34,6 +34,7 @@ from inspect_ai.log import EvalError
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
@@ -43,7 +44,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo, ToolParams
 
-from agentbed.log import decode_action
+from agentbed.log import decode_action, first_system_prompt
 
 # how a controller's verdict reads as one of Inspect's approval decisions
 APPROVAL_DECISIONS = {"replace": "modify", "handover": "escalate", "stop": "terminate", "reject": "reject",
@@ -168,9 +169,12 @@ def transcript(log: list[dict[str, Any]], model: str, episode_id: str, created: 
         out.events.append(kind(uuid=stable_id(episode_id, "event", str(len(out.events))), timestamp=when,
                                working_start=offset, **fields))
 
+    prompt = first_system_prompt(log)  # what the chat agent sent before the first observation
+    if prompt is not None:
+        add(ChatMessageSystem(content=prompt, source="input"))
     first = add(ChatMessageUser(content=str(header.get("observation", "")), source="input"))
     event(SampleInitEvent, header, sample={"input": first.text, "id": episode_id},
-          state={"messages": [first.model_dump(mode="json")]})
+          state={"messages": [m.model_dump(mode="json") for m in out.messages]})
     before = header  # a step's model call and tool call start when the step before it ended
     for record in log[1:]:
         kind = record.get("type")

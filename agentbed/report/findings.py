@@ -18,7 +18,7 @@ def findings_forest(summaries: dict[str, Any]) -> tuple[str, list[dict[str, Any]
     for suite, summary in summaries.items():
         if not isinstance(summary, dict) or summary.get("error"):
             continue
-        for found in findings_of(summary):
+        for found in findings_of(summary, limit=None):  # every agent and every paired row
             parsed = parse_interval(str(found.get("value")))
             paper = found.get("paper")
             if parsed is None:
@@ -44,7 +44,7 @@ def findings_section(run: RunContents, order: list[str] | None = None) -> Markup
             rows.append(el("tr", el("td", el("a", suite, href=f"#workload-{slug(suite)}")),
                            el("td", "failed: see its section", colspan="4", class_="status-error")))
             continue
-        for i, finding in enumerate(findings_of(summary)):
+        for i, finding in enumerate(findings_of(summary, limit=None)):
             rows.append(el("tr", el("td", el("a", suite, href=f"#workload-{slug(suite)}") if i == 0 else ""),
                            el("td", str(finding["label"])), el("td", el("code", str(finding["value"]))),
                            el("td", str(finding.get("paper") or "–")), el("td", str(finding.get("note") or ""))))

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 
 _CHAR_W = 6.6  # width of one character at font-size 11, for sizing label bands
+NOT_SCORED = "#f4cccc"  # a heat-map cell whose every episode errored
 _NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _VALUE = re.compile(rf"^\s*({_NUMBER})\s*\[\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\]")
 _PAPER = re.compile(rf"({_NUMBER})")
@@ -118,10 +119,10 @@ def _color(share: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tuple[float, str]], *,
+def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tuple[float | None, str]], *,
             label_chars: int = 28, cell: int = 26, title: str = "") -> str:
     """A grid of ``rows`` x ``columns``; ``cells[(row, column)] = (share in [0, 1], tooltip)``.
-    A missing cell is drawn hatched grey (not run)."""
+    A missing cell is drawn grey (not run); a share of None pink (run, but nothing scored)."""
     if not rows or not columns:
         return ""
     row_label_w = min(label_chars, max(len(r) for r in rows)) * _CHAR_W + 10
@@ -149,6 +150,11 @@ def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tu
                              f'<title>{escape(row)} x {escape(column)}: not run</title></rect>')
                 continue
             share, tip = found
+            if share is None:
+                parts.append(f'<rect class="cell not-scored" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                             f'fill="{NOT_SCORED}" stroke="#ccc" stroke-width="0.5"><title>{escape(row)} x '
+                             f'{escape(column)}: not scored: {escape(tip)}</title></rect>')
+                continue
             parts.append(f'<rect class="cell" x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
                          f'fill="{_color(share)}" stroke="#ccc" stroke-width="0.5"><title>{escape(row)} x '
                          f'{escape(column)}: {escape(tip)}</title></rect>')
@@ -157,22 +163,32 @@ def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tu
 
 
 def success_heatmap(records: list[dict[str, Any]], *, running: str = "running") -> str:
-    """Success rate per agent x task over finished episodes (index records or viewer rows), errors
-    counted in the tooltip; the report's and the viewer's per-task picture."""
+    """Success rate per agent x task over the scored episodes (index records or viewer rows); the
+    errored ones (:func:`agentbed.problems.is_errored`) are not scored: counted in the tooltip, and
+    a cell with no scored episode is drawn as "not scored", never as a failure. The report's and the
+    viewer's per-task picture."""
+    from agentbed.problems import is_errored
+
     by_cell: dict[tuple[str, str], list[bool]] = {}
     errors: dict[tuple[str, str], int] = {}
     for r in records:
         if r.get("status") == running:
             continue
         key = (str(r.get("agent", "")), str(r.get("task", "")))
-        by_cell.setdefault(key, []).append(bool(r.get("success")))
-        errors[key] = errors.get(key, 0) + (r.get("status") == "error")
+        by_cell.setdefault(key, [])
+        if is_errored(r):
+            errors[key] = errors.get(key, 0) + 1
+        else:
+            by_cell[key].append(bool(r.get("success")))
     agents = sorted({a for a, _ in by_cell})
     tasks = sorted({t for _, t in by_cell})
-    cells = {key: (sum(v) / len(v), f"{sum(v)}/{len(v)} succeeded" + (f", {errors[key]} errors" if errors[key]
-                                                                      else ""))
-             for key, v in by_cell.items()}
-    return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1; grey: not run)")
+    cells: dict[tuple[str, str], tuple[float | None, str]] = {}
+    for key, v in by_cell.items():
+        errored = f"{errors[key]} errored (not scored)" if errors.get(key) else ""
+        cells[key] = (sum(v) / len(v), f"{sum(v)}/{len(v)} scored succeeded" + (f", {errored}" if errored else "")) \
+            if v else (None, errored)
+    return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1; grey: not run; pink: "
+                                               "not scored, every episode errored)")
 
 
 _FRACTION = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")

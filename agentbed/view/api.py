@@ -13,6 +13,7 @@ from typing import Any
 
 from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.manifest import authentic
+from agentbed.problems import is_errored
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
 from agentbed.seal import log_key
@@ -30,7 +31,12 @@ def seal_status(manifest: dict[str, Any] | None) -> str:
     why = authentic(manifest, log_key())
     if why:
         return f"seal broken: manifest {why}"
-    state = "sealed" if manifest.get("complete") else "sealing (in progress)"
+    if manifest.get("complete"):
+        state = "sealed"
+    elif manifest.get("final"):  # the run ended owing episodes (a budget, a dead server, a Ctrl-C)
+        state = "stopped before the end (agentbed run --resume finishes it), sealed"
+    else:
+        state = "sealing (in progress)"
     return f"{state}, {len(manifest['episodes'])} episodes" + (", HMAC checked" if log_key() else "")
 
 
@@ -50,10 +56,10 @@ def run_summary(view: RunView, state: dict[str, Any]) -> dict[str, Any]:
     finished = sum(n for status, n in counts.items() if status != RUNNING)
     return {"id": view.rel, "path": str(view.root), "suite": ", ".join(suites), "agents": agents,
             "episodes": len(rows), "finished": finished, "planned": _planned(meta), "counts": dict(counts),
-            "errors": counts.get("error", 0), "successes": sum(r["success"] for r in rows),
+            "errors": sum(1 for r in rows if is_errored(r)), "successes": sum(r["success"] for r in rows),
             "cost": sum(costs) if costs else None, "seal": seal_status(state["manifest"]),
             "live": counts.get(RUNNING, 0) > 0 or (state["manifest"] is not None
-                                                   and not state["manifest"].get("complete")),
+                                                   and not state["manifest"].get("final")),
             "problems": len(state["problems"]), "command": (meta or {}).get("command", "")}
 
 

@@ -114,3 +114,58 @@ def test_the_gate_leaves_out_exactly_the_errored_units_of_each_agent():
     trimmed, left_out = without_units(baseline, units)
     assert left_out == 1 and trimmed["metrics"][0]["values"] == {"t/1": 1.0}
     assert trimmed["metrics"][1] == baseline["metrics"][1]
+
+
+def test_the_inspect_export_leaves_errored_samples_unscored(provider, tmp_path):
+    """Inspect's own reader: a model whose every episode errored gives a log with status error and
+    no score; a partly errored one is scored over the rest; the system prompt is the first message."""
+    from inspect_ai.log import read_eval_log
+
+    out = tmp_path / "run"
+    assert run(*AGENTS, "--seeds", "6", "--out", str(out)) == 4
+    records = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    assert main(["export", str(out), "--format", "inspect"]) == 0
+    logs = {log.eval.metadata["agent"]: log for log in map(read_eval_log, map(str, (out / "inspect").glob("*.eval")))}
+    b = logs["model:openai:stub-b"]
+    bad = sum(1 for r in records if r["agent"] == "model:openai:stub-b" and is_errored(r))
+    assert sum(s.error is not None for s in b.samples) == bad and all(not s.scores for s in b.samples if s.error)
+    assert b.results.completed_samples == b.results.scores[0].scored_samples == 6 - bad
+    assert b.status == "success" and logs["oracle"].status == "success"
+    assert b.samples[0].messages[0].role == "system" and b.samples[0].input == b.samples[0].messages[1].text
+
+
+def test_a_log_whose_every_sample_errored_has_status_error(monkeypatch, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    server = OpenAIStub(lambda body: error(503))
+    server.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)
+    try:
+        out = tmp_path / "run"
+        assert run("--model", "openai:stub-a", "--seeds", "2", "--out", str(out)) == 4
+    finally:
+        server.stop()
+    assert main(["export", str(out), "--format", "inspect"]) == 0
+    (log,) = [read_eval_log(str(p)) for p in (out / "inspect").glob("*.eval")]
+    assert log.status == "error" and log.error is not None and log.results.completed_samples == 0
+    assert all(s.error is not None and not s.scores for s in log.samples)
+    from agentbed.report.plots import success_heatmap
+
+    svg = success_heatmap([json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()])
+    assert "not scored: 2 errored" in svg and "succeeded" not in svg  # never drawn as a failure
+
+
+def test_the_report_draws_every_agent_and_every_paired_row(provider, tmp_path):
+    from agentbed.report.render import render_run
+
+    out = tmp_path / "run"
+    assert run(*AGENTS, "--seeds", "6", "--out", str(out), "--reference", "oracle") == 4
+    path, _ = render_run(out, None)
+    html = path.read_text()
+    for agent in ("oracle", "model:openai:stub-a", "model:openai:stub-b"):
+        assert f"pass_rate {agent}" in html
+    for agent in ("model:openai:stub-a", "model:openai:stub-b"):
+        assert f"success_minus_reference {agent}, oracle" in html
+    assert "errored (not scored)" in html

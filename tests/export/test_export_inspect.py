@@ -105,12 +105,14 @@ def test_bytes_actions_are_shown_escaped(tmp_path, inspect_log, make_run, binary
     assert first[2].role == "user" and "invalid_utf8" in first[2].text
 
 
-def test_error_episodes_carry_their_traceback(run_dir, tmp_path, inspect_log):
+def test_an_agent_that_raises_is_a_scored_failure_carrying_its_traceback(run_dir, tmp_path, inspect_log):
+    """An exception inside the agent is a failed attempt, as the run's summary counts it (only a
+    provider's or set-up failure is an error, not scored: tests/agents/test_partial_errors.py)."""
     export_inspect(run_dir, tmp_path / "out")
     log = inspect_log.read_eval_log(str(tmp_path / "out" / "vault-crashing.eval"))
-    assert all(s.error is not None and "agent fell over" in s.error.message for s in log.samples)
+    assert all(s.error is None and "agent fell over" in s.metadata["error"] for s in log.samples)
     assert all(s.scores["success"].value == 0.0 and s.scores["labels"].value == "ERROR" for s in log.samples)
-    assert log.results.completed_samples == 0
+    assert log.results.completed_samples == len(log.samples) and log.status == "success"
 
 
 def test_export_is_deterministic(run_dir, tmp_path, inspect_log):

@@ -29,6 +29,7 @@ from agentbed.errors import UsageError
 
 # model string ("local:NAME") -> base URL of its server, for agents built in worker processes
 SERVERS_ENV = "AGENTBED_LOCAL_SERVERS"
+LOGS_ENV = "AGENTBED_LOCAL_SERVER_LOGS"  # model string -> its server's log, for errors to name it
 PREFIX = "local:"
 LOG_NAME = "local-model-server.log"
 # threads per server when its settings name none; on a machine shared with other busy processes
@@ -230,6 +231,16 @@ def local_models(agents: Iterable[str]) -> list[str]:
     return found
 
 
+def failure_note(model: str) -> str:
+    """What a call to a ``local:`` model that failed after its retries adds to its error: the
+    server and its log (the episode's problem is that server, not a provider's status page)."""
+    model = split_model(model)[0]
+    url = json.loads(os.environ.get(SERVERS_ENV) or "{}").get(model, "?")
+    log = json.loads(os.environ.get(LOGS_ENV) or "{}").get(model)
+    return f"agentbed: the local model server for {model} ({url}) failed this call" + (f"; its log: {log}" if log
+                                                                                       else "")
+
+
 def base_url_for(model: str) -> str:
     """The base URL of the server this run started for ``model`` (a ``local:`` string)."""
     model = split_model(model)[0]
@@ -253,7 +264,7 @@ def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = Ser
         yield {}
         return
     servers: dict[str, LocalServer] = {}
-    previous_env = os.environ.get(SERVERS_ENV)
+    previous_env, previous_logs = os.environ.get(SERVERS_ENV), os.environ.get(LOGS_ENV)
     restore_sigterm = _exit_on_sigterm() if exit_on_sigterm else (lambda: None)
     try:
         for i, model in enumerate(models):
@@ -267,16 +278,19 @@ def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = Ser
                 raise UsageError(f"--model {model}: {exc}") from None
         urls = {model: server.base_url for model, server in servers.items()}
         os.environ[SERVERS_ENV] = json.dumps({**json.loads(previous_env or "{}"), **urls})
+        os.environ[LOGS_ENV] = json.dumps({**json.loads(previous_logs or "{}"),
+                                           **{model: str(server.log_path) for model, server in servers.items()}})
         _WATCHED.update({model: _Watched(server) for model, server in servers.items()})
         yield urls
     finally:
         for model, server in servers.items():
             _WATCHED.pop(model, None)
             server.stop()
-        if previous_env is None:
-            os.environ.pop(SERVERS_ENV, None)
-        else:
-            os.environ[SERVERS_ENV] = previous_env
+        for name, previous in ((SERVERS_ENV, previous_env), (LOGS_ENV, previous_logs)):
+            if previous is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = previous
         restore_sigterm()
 
 
@@ -290,21 +304,29 @@ _WATCHED: dict[str, _Watched] = {}  # the servers this process serves, by model 
 MAX_RESTARTS = 1
 
 
-def dead_server() -> str | None:
-    """Check the servers this process started: a dead one is restarted once (on the same port);
-    one that dies again, or will not start, is the reason to stop handing out episodes, naming
-    the server and its log. None while every server runs. (A run's stop check.)"""
+def dead_server(*, restart: bool = True) -> str | None:
+    """Check the servers this process started: a dead one is restarted once (on the same port),
+    which is one line on stderr; one that dies again, or dies while restarting, is the reason to
+    stop handing out episodes, naming the server and its log. None while every server runs. (A
+    run's stop check; ``restart=False`` only looks, for the run's last check.)"""
     for model, watched in _WATCHED.items():
         server = watched.server
         if server.alive():
             continue
-        if watched.restarts < MAX_RESTARTS:
+        if restart and watched.restarts < MAX_RESTARTS:
             watched.restarts += 1
+            code = server.process.poll() if server.process is not None else None
             try:
                 server.restart()
-                continue
             except (LocalServerError, OSError, UsageError) as exc:
-                return f"the local model server for {model} died and would not restart ({exc}); its log: {server.log_path}"
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                return (f"the local model server for {model} died again after {watched.restarts} restart(s) (while "
+                        f"restarting: {why}); its log: {server.log_path}")
+            print(f"agentbed: the local model server for {model} died (exit status {code}) and was restarted on "
+                  f"the same port; its log: {server.log_path}", file=sys.stderr, flush=True)
+            continue
+        if watched.restarts == 0:
+            return f"the local model server for {model} died; its log: {server.log_path}"
         return (f"the local model server for {model} died again after {watched.restarts} restart(s); its log: "
                 f"{server.log_path}")
     return None
@@ -313,7 +335,8 @@ def dead_server() -> str | None:
 class ServerWatch:
     """A thread checking this process's servers every ``interval`` s (:func:`dead_server`): a dead
     one is restarted at once, so calls in flight succeed on a retry; :meth:`reason` says why the
-    run must stop once one cannot be kept alive."""
+    run must stop once one cannot be kept alive. On the way out it looks once more, after the
+    thread has stopped, so a death the thread had no time to see is still named."""
 
     def __init__(self, interval: float = 0.5) -> None:
         self.interval, self._reason = interval, None
@@ -325,6 +348,15 @@ class ServerWatch:
             self._reason = dead_server()
 
     def reason(self) -> str | None:
+        return self._reason
+
+    def settle(self) -> str | None:
+        """Stop the thread, then look once more (without restarting): the run's last word."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._reason is None and _WATCHED:
+            self._reason = dead_server(restart=False)
         return self._reason
 
     def __enter__(self) -> ServerWatch:
