@@ -244,6 +244,8 @@ class HumanApprover(Controller):
     episode's tools it acts with. Latency is wall time from asking to the answer (recorded,
     never part of what decides the episode)."""
 
+    name = "human"
+
     def __init__(self, folder: Path, *, episode_id: str, timeout: float = 300.0, on_timeout: str = "reject",
                  flagger: Controller | None = None, make_agent: Callable[[str], Agent] | None = None,
                  agents: list[str] | None = None, tools: Callable[[], list[Any]] | None = None,
@@ -299,11 +301,11 @@ class HumanApprover(Controller):
 def recorded_verdict(control: dict[str, Any], executed: Action) -> Verdict:
     """The verdict a log recorded, to re-apply in replay (the executed action is the log's)."""
     kind = control.get("kind", "continue")
-    record = control.get("decision")
+    record, by = control.get("decision"), str(control.get("by") or "")
     if kind == "replace":
-        return Verdict("replace", action=executed, reason=control.get("reason", ""), record=record)
+        return Verdict("replace", action=executed, reason=control.get("reason", ""), record=record, by=by)
     if kind == "continue":
-        return Verdict("continue", reason=control.get("reason", ""), record=record)
+        return Verdict("continue", reason=control.get("reason", ""), record=record, by=by)
     return CONTINUE  # a handover's agent cannot be rebuilt from the log: its actions are re-fed as recorded
 
 

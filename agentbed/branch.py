@@ -61,11 +61,6 @@ class Prefix:
                    episode_id=header["episode_id"], digest=records[-1].get("hash", ""),
                    rewards=[r["reward"] for r in steps], infos=[r["info"] for r in steps])
 
-    @classmethod
-    def from_history(cls, task: str, seed: int, first_observation: str, history: list[StepView]) -> Prefix:
-        return cls(task, seed, [s.action for s in history], [first_observation] + [s.observation for s in history],
-                   rewards=[s.reward for s in history], infos=[s.info for s in history])
-
     def __len__(self) -> int:
         return len(self.actions)
 
@@ -157,12 +152,15 @@ def _check(step: int, field: str, expected: Any, got: Any) -> None:
 def branch_from_log(log_path: str | Path, make_env: Callable[[], ToolEnv], at_step: int,
                     candidates: dict[str, Callable[[ToolEnv], Agent]], *, rollouts: int = 1,
                     out_dir: str | Path | None = None, budget: Budget = Budget(), method: str = "auto",
-                    suite: str = "", base_agent: Agent | None = None) -> list[EpisodeRecord]:
+                    suite: str = "", base_agent: Agent | None = None, controllers: tuple[str, ...] = (),
+                    oversee: Callable[[EpisodeSpec, ToolEnv], Controller | None] | None = None,
+                    ) -> list[EpisodeRecord]:
     """Run every candidate ``rollouts`` times from step ``at_step`` of a recorded episode.
 
     A candidate factory receives the environment at the fork point. When ``base_agent`` is
     given, a candidate named ``continue`` is the base agent replayed along the prefix and
-    forked, so it continues with the memory it had.
+    forked, so it continues with the memory it had. ``oversee(spec, env)`` builds each branch's
+    controllers (``--controller``'s, whose references ``controllers`` records in its header).
     """
     prefix = Prefix.from_log(log_path)
     point = ForkPoint(make_env, prefix, at_step, method)
@@ -181,9 +179,10 @@ def branch_from_log(log_path: str | Path, make_env: Callable[[], ToolEnv], at_st
             else:
                 agent, fresh = factory(env), True
             spec = EpisodeSpec(suite or "branch", prefix.task, f"{name}@{at_step}", prefix.seed + r,
-                               {"parent": prefix.episode_id, "rollout": r})
+                               {"parent": prefix.episode_id, "rollout": r}, controllers=controllers)
             writer = TrajectoryWriter(Path(out_dir) / f"{spec.episode_id}.jsonl") if out_dir else None
-            records.append(point.run(agent, spec, budget=budget, writer=writer, env=env, fresh_agent=fresh))
+            records.append(point.run(agent, spec, budget=budget, writer=writer, env=env, fresh_agent=fresh,
+                                     controller=oversee(spec, env) if oversee is not None else None))
     return records
 
 

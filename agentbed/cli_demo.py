@@ -25,6 +25,7 @@ from typing import Any
 from agentbed import progress
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.errors import UsageError
+from agentbed.factories import add_controller_option, controllers_of, oversee_every_episode
 from agentbed.progress import heartbeat
 from agentbed.suite import Suite, get_suite, load_suites
 from agentbed.summary import findings_lines, findings_of, write_summary
@@ -47,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--jobs", type=int, default=None,
                    help="workloads run side by side, each in its own process (default: 2 on two or more cores, "
                         "else 1); the summaries do not depend on it")
+    add_controller_option(p)
     add_json_flag(p, "each workload's findings")
     p.set_defaults(func=cmd_demo)
 
@@ -143,12 +145,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise UsageError(f"--suites: suite {name!r} has no demo")
         if args.full and not _offers_full(suites[name]):
             raise UsageError(f"--full: suite {name!r} has no larger demo (run it with `agentbed run {name}`)")
+    controllers = controllers_of(args)  # over the episodes each demo runs through the engine's executors
+    oversee_every_episode(controllers)
     progress.set_quiet(args.quiet or args.json)
     out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     try:
         out.mkdir(parents=True, exist_ok=True)
         command = "agentbed " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("agentbed") else "agentbed demo"
-        meta = {"command": command, "suites": wanted, "kind": "demo", "full": bool(args.full)}
+        meta = {"command": command, "suites": wanted, "kind": "demo", "full": bool(args.full),
+                **({"controllers": list(controllers)} if controllers else {})}
         (out / "run.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--out {out}: {exc.strerror or exc}") from None

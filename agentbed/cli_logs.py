@@ -9,6 +9,7 @@ from pathlib import Path
 from agentbed import cli_json
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.errors import UsageError
+from agentbed.factories import add_controller_option
 from agentbed.log import (
     LogFormatError,
     decode_action,
@@ -45,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rollouts", type=int, default=1)
     p.add_argument("--method", choices=["auto", "snapshot", "replay"], default="auto")
     p.add_argument("--out", help="directory for the branch logs (default: beside the log, in branches/)")
+    add_controller_option(p)
     add_json_flag(p, "the branches")
     p.set_defaults(func=cmd_branch)
 
@@ -226,6 +228,8 @@ def _clip(text: str, limit: int = 800) -> str:
 
 def cmd_branch(args: argparse.Namespace) -> int:
     from agentbed.branch import PrefixMismatch, branch_from_log
+    from agentbed.control import chain
+    from agentbed.factories import build_controllers, controllers_of
     from agentbed.replay import episode_of
     from agentbed.runner import EpisodeSpec
 
@@ -244,7 +248,8 @@ def cmd_branch(args: argparse.Namespace) -> int:
     if args.rollouts < 1:
         raise UsageError("--rollouts must be at least 1")
     options = base_spec.options
-    base = suite.make_agent(base_spec) if "continue" in names else None
+    controllers = controllers_of(args)
+    base = suite.make_agent(base_spec, suite.make_env(header["task"], options)) if "continue" in names else None
 
     def factory(name: str):  # noqa: ANN202
         return lambda env: suite.make_agent(EpisodeSpec(suite.name, header["task"], name, header["seed"], options), env)
@@ -253,7 +258,8 @@ def cmd_branch(args: argparse.Namespace) -> int:
     try:
         records = branch_from_log(path, lambda: suite.make_env(header["task"], options), args.at, candidates,
                                   rollouts=args.rollouts, out_dir=out, budget=suite.budget, method=args.method,
-                                  suite=suite.name, base_agent=base)
+                                  suite=suite.name, base_agent=base, controllers=controllers,
+                                  oversee=lambda spec, env: chain(*build_controllers(controllers, suite.setup(spec, env))))
     except PrefixMismatch as exc:
         if getattr(args, "json", False):
             emit("branch", {"log": str(path), "at": args.at, "prefix_reproduced": False, "problem": str(exc),

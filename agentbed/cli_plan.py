@@ -17,8 +17,10 @@ import sys
 from typing import Any
 
 from agentbed.errors import UsageError
+from agentbed.factories import add_controller_option, controllers_of
+from agentbed.provenance import provenance
 from agentbed.runner import EpisodeSpec
-from agentbed.suite import Suite, SuiteError
+from agentbed.suite import Suite, SuiteError, is_suite_reference
 
 MAX_SEEDS = 100_000  # seeds per task in one run
 MAX_SEED = 2**32 - 1  # the largest seed numpy's generators take
@@ -43,7 +45,8 @@ class Roster(argparse.Action):
 def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", action="append", help="task id (repeatable; default: all)")
     p.add_argument("--agent", action=Roster, metavar="NAMES",
-                   help="scripted agent name(s), comma-separated, repeatable (default: the suite's default)")
+                   help="scripted agent name(s), comma-separated, repeatable (default: the suite's default); "
+                        "module:Class or path/to/file.py:Class is your own agent (docs/extending.md)")
     p.add_argument("--model", action=Roster, metavar="MODELS",
                    help="provider:model for the LangChain chat agent, e.g. openai:gpt-4o-mini; comma-separated,"
                         " repeatable, combines with --agent; local:gemma-3-270m or local:FILE.gguf serves a local"
@@ -54,6 +57,7 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--limit", type=int, metavar="N",
                    help="run only the first N planned episodes (in plan order: agent, task, seed)")
+    add_controller_option(p)
     p.set_defaults(roster=None)
 
 
@@ -132,13 +136,39 @@ def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | No
     degrade = 0.0 if args.degrade is None else args.degrade
     if not 0.0 <= degrade <= 1.0:  # also refuses nan
         raise UsageError(f"--degrade must be between 0 and 1, not {degrade}")
-    specs = [EpisodeSpec(suite.name, t, a, s, options, degrade, generation) for a in agents for t in tasks for s in seeds]
+    controllers = controllers_of(args)
+    specs = [EpisodeSpec(suite.name, t, a, s, options, degrade, generation, controllers)
+             for a in agents for t in tasks for s in seeds]
+    refuse_colliding_ids(specs)
     meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,
             "degrade": degrade, "reference": reference,
-            "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else [])}
+            "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else []),
+            "provenance": provenance([suite.name])}
+    if controllers:
+        meta["controllers"] = list(controllers)
+    if is_suite_reference(args.suite):
+        meta["suite_ref"] = args.suite
     if generation:
         meta["generation"] = generation
     return specs, meta
+
+
+def refuse_colliding_ids(specs: list[EpisodeSpec]) -> None:
+    """Two planned episodes with one episode id would share one log (the id rewrites characters
+    a file name cannot hold: ``reset/a`` and ``reset_a`` both become ``reset_a``): refused,
+    naming both, before anything runs."""
+    seen: dict[str, EpisodeSpec] = {}
+    for spec in specs:
+        other = seen.setdefault(spec.episode_id, spec)
+        if other is not spec:
+            raise UsageError(f"episodes {_described(other)} and {_described(spec)} would both be logged as "
+                             f"{spec.episode_id!r}; rename a task, agent or option value so their ids differ "
+                             "(docs/cli.md, episode ids)")
+
+
+def _described(spec: EpisodeSpec) -> str:
+    opts = ",".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
+    return f"(task {spec.task!r}, agent {spec.agent!r}{f', options {opts}' if opts else ''}, seed {spec.seed})"
 
 
 def reference_of(given: str | None, agents: list[str]) -> str:
@@ -201,6 +231,13 @@ def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, wh
     for agent in meta["agents"]:
         if not agent.startswith("model:") and not suite.has_agent(agent):
             raise UsageError(f"{where}: field 'agents' names {agent!r}, which suite {suite.name!r} does not have")
+    controllers = tuple(meta.get("controllers") or ())
+    if getattr(args, "controller", None) and tuple(args.controller) != controllers:
+        raise UsageError(f"--controller contradicts {where}: field 'controllers' is {list(controllers)}")
+    for ref in controllers:
+        from agentbed.factories import load_controller
+
+        load_controller(ref)
     recorded = dict(meta.get("generation") or {})
-    return [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0), recorded)
+    return [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0), recorded, controllers)
             for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]

@@ -52,7 +52,7 @@ from agentbed.results import (
 from agentbed.run_summary import add_paired_differences, annotate_errors
 from agentbed.seal import log_key
 from agentbed.store import RunStore
-from agentbed.suite import Suite, get_suite
+from agentbed.suite import Suite, get_suite, is_suite_reference
 from agentbed.summary import write_summary
 from agentbed.verify_run import open_for_resume
 
@@ -61,7 +61,8 @@ MAX_JOBS = 256  # worker processes; -j is also capped at the number of episodes 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a suite's episodes into a run directory")
-    p.add_argument("suite")
+    p.add_argument("suite", help="an installed suite's name (agentbed list), or a suite in one file: "
+                   "path/to/suite.py, path/to/file.py:NAME or my.module:NAME (docs/extending.md)")
     add_plan_options(p)
     p.add_argument("--executor", choices=EXECUTORS, default="process")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
@@ -123,7 +124,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--retry-errors needs --resume --out RUN_DIR")
     log_key()  # a key that is set but unusable is an error before anything runs
     if not args.resume:
-        args.out = args.out or f"runs/{args.suite}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        name = get_suite(args.suite).name if is_suite_reference(args.suite) else args.suite
+        args.out = args.out or f"runs/{name}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     recorded = RunStore(args.out) if args.resume and args.out else None
     agents = list(args.roster or []) if recorded is None else recorded.meta()["agents"]
     if args.executor == "ray":  # Ray workers serve a local:MODEL on their own nodes (agentbed.worker)
@@ -142,9 +144,9 @@ def _run(args: argparse.Namespace) -> int:
         store = RunStore(args.out)
         meta = store.meta()
         where = str(store.root / "run.json")
-        if meta["suite"] != args.suite:
+        suite = get_suite(meta.get("suite_ref") or meta["suite"])
+        if meta["suite"] != args.suite and get_suite(args.suite).name != meta["suite"]:
             raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
-        suite = get_suite(meta["suite"])
         specs = resume_plan(suite, meta, args, where, generation)
         prices, budget = check_model_options(args, specs)
         if args.timeout is not None and meta.get("timeout") not in (None, args.timeout):
@@ -205,7 +207,8 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     write_results(store.root / "results.json", episode_metrics(scored(records)) + cost_metrics(records, prices),
                   episodes=len(records), seeds=sorted({r["seed"] for r in records}),
                   errored_episodes=errors["episodes"], errored_units=errored_units(records),
-                  problems=errors["problems"], seal=MANIFEST)
+                  problems=errors["problems"], seal=MANIFEST,
+                  **({"provenance": meta["provenance"]} if meta.get("provenance") else {}))
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
     status = run_status(errors["episodes"], len(records), allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success
@@ -289,6 +292,7 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
 # -- gate, report, export ---------------------------------------------------------------------
 def cmd_gate(args: argparse.Namespace) -> int:
     from agentbed.gate import Unjudgeable, check_judgeable, compare, judge
+    from agentbed.provenance import differing_worlds
     from agentbed.verify_run import is_run_dir, results_seal
 
     if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
@@ -320,6 +324,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.baseline}: {exc}") from None
     if not rows:
         raise UsageError(f"{args.baseline}: no metrics to compare")
+    for line in differing_worlds(current.get("provenance"), baseline.get("provenance")):
+        print(f"agentbed: warning: {line}", file=sys.stderr)
     failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset)
     hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
     why = nothing or f"{len(failed)} of {len(rows)} metrics failed{hint}"

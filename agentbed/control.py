@@ -1,28 +1,38 @@
-"""Controller hooks: an overseer sees each proposed action before it is executed.
+"""Controllers: an overseer sees each proposed action before it is executed.
 
-Besides :meth:`Controller.before_action` (required), a controller may have two optional hooks,
-for defenses that sit between the world and the agent rather than after the agent:
+A controller subclasses :class:`Controller` and overrides any of its three hooks:
 
+- ``before_action(ctx, proposed) -> Verdict``: continue, replace the action, hand the episode to
+  another agent, or stop it;
 - ``begin(ctx, tools) -> Briefing | None``, called once before the first action of an episode
   (not of a branch, which continues one): the tools to offer (the world is told to accept only
-  those, ``ToolEnv.restrict_tools``) and an instruction for the agent (its ``add_instruction``, when it has one: a chat model's system
-  prompt);
+  those, ``ToolEnv.restrict_tools``) and an instruction for the agent (its ``add_instruction``,
+  when it has one: a chat model's system prompt);
 - ``observe(ctx) -> Shown | None``, called before every action: what the agent is shown instead
   of ``ctx.observation`` (the world and the log keep the true observation).
 
+The hooks are checked when the class is defined: a public method that is not a hook (a misspelt
+``before_acton``) is a ``TypeError``, not a hook silently never called; helpers start with ``_``.
 Their records go into the step's ``control`` member (``begin`` on the first step, ``shown`` on
-each step whose observation was changed), so into the hash chain. :class:`Chain` runs several
-controllers as one.
+each step whose observation was changed, the verdict with who decided it and why), so into the
+hash chain. :class:`Chain` runs several controllers as one; :mod:`agentbed.oversee` is the
+runner's step that applies them.
 """
 
 from __future__ import annotations
 
+import difflib
+import inspect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import replace as _with
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from agentbed.agents.base import Action, Agent
     from agentbed.clock import VirtualClock
+    from agentbed.tools import Tool
 
 
 @dataclass(frozen=True)
@@ -52,18 +62,22 @@ class StepContext:
 class Verdict:
     """continue / replace the action / hand the episode to another agent / stop it.
 
-    ``record`` is what the controller wants kept of its decision (who decided, how long it
-    took): it goes into the step's ``control`` member, so into the hash chain, even for a
-    ``continue``, which is otherwise not recorded."""
+    ``reason`` says why; ``by`` names who decided (filled in with the deciding controller's
+    ``name`` when left empty). ``record`` is what the controller wants kept of its decision
+    (a score, how long a person took): it goes into the step's ``control`` member, so into the
+    hash chain, even for a ``continue``, which is otherwise not recorded."""
 
     kind: Literal["continue", "replace", "handover", "stop"]
     action: Action | None = None
     agent: Agent | None = None
     reason: str = ""
     record: dict[str, Any] | None = None
+    by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
+        if self.by:
+            out["by"] = self.by
         if self.reason:
             out["reason"] = self.reason
         if self.agent is not None:
@@ -106,11 +120,62 @@ class Shown:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-class Controller(Protocol):
-    def before_action(self, ctx: StepContext, proposed: Action) -> Verdict: ...
+HOOKS = ("begin", "observe", "before_action")
 
 
-def begin_of(controller: Any, ctx: StepContext, tools: list[Any]) -> Briefing | None:
+class Controller:
+    """Base class of every overseer. Override any of :data:`HOOKS`; the defaults change nothing.
+
+    ``name`` is who decided, as the log records it (default: the class name). A subclass's
+    public methods must be hooks, with the hooks' parameters: anything else is refused when
+    the class is defined (name helpers ``_like_this``)."""
+
+    name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_hooks(cls)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__name__
+
+    def begin(self, ctx: StepContext, tools: Sequence[Tool]) -> Briefing | None:
+        return None
+
+    def observe(self, ctx: StepContext) -> Shown | None:
+        return None
+
+    def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
+        return CONTINUE
+
+
+def check_hooks(cls: type) -> None:
+    """Refuse a public method of a controller class that is not a hook, or a hook whose
+    parameters differ from the base class's (it would be called with the wrong arguments)."""
+    for attr, value in vars(cls).items():
+        if attr.startswith("_") or not inspect.isfunction(value):
+            continue  # helpers, properties, class and static methods
+        if attr not in HOOKS:
+            close = difflib.get_close_matches(attr, HOOKS, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else "; name a helper with a leading underscore"
+            raise TypeError(f"{cls.__module__}.{cls.__qualname__}.{attr} is not a controller hook "
+                            f"(hooks: {', '.join(HOOKS)}){hint}")
+        want = len(inspect.signature(getattr(Controller, attr)).parameters)
+        params = inspect.signature(value).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            continue
+        if sum(p.default is p.empty for p in params) > want or len(params) < want:
+            raise TypeError(f"{cls.__module__}.{cls.__qualname__}.{attr} takes {len(params)} parameters; "
+                            f"the hook is {attr}{inspect.signature(getattr(Controller, attr))}")
+
+
+def name_of(controller: Any) -> str:
+    """Who a controller is in the log: its ``name`` (a class without one: the class's name; a
+    controller whose ``name`` is "" signs nothing, as the replay of recorded verdicts does)."""
+    name = getattr(controller, "name", None)
+    return type(controller).__name__ if name is None else str(name)
+
+
+def begin_of(controller: Any, ctx: StepContext, tools: Sequence[Tool]) -> Briefing | None:
     hook = getattr(controller, "begin", None)
     return hook(ctx, tools) if hook is not None else None
 
@@ -120,15 +185,27 @@ def observe_of(controller: Any, ctx: StepContext) -> Shown | None:
     return hook(ctx) if hook is not None else None
 
 
-class Chain:
-    """Several controllers as one: briefings intersect their tools and join their instructions;
-    each ``observe`` sees what the one before it showed; the first verdict that is not a plain
-    ``continue`` wins (records of continues are kept, by position)."""
+def decide(controller: Any, ctx: StepContext, proposed: Action) -> Verdict:
+    """``controller``'s verdict on ``proposed``, signed with its name unless it named someone."""
+    hook = getattr(controller, "before_action", None)
+    verdict = hook(ctx, proposed) if hook is not None else CONTINUE
+    if verdict.by or (verdict.kind == "continue" and not verdict.record) or not name_of(controller):
+        return verdict
+    return _with(verdict, by=name_of(controller))
 
-    def __init__(self, controllers: list[Any]) -> None:
+
+class Chain(Controller):
+    """Several controllers as one, in order: briefings intersect their tools and join their
+    instructions; each ``observe`` sees what the one before it showed; the first verdict that
+    is not a plain ``continue`` wins (the first recorded continue is kept otherwise). It signs
+    nothing itself: each verdict names the controller in it that decided."""
+
+    name = ""
+
+    def __init__(self, controllers: Sequence[Any]) -> None:
         self.controllers = [c for c in controllers if c is not None]
 
-    def begin(self, ctx: StepContext, tools: list[Any]) -> Briefing | None:
+    def begin(self, ctx: StepContext, tools: Sequence[Tool]) -> Briefing | None:
         briefings = [b for c in self.controllers if (b := begin_of(c, ctx, tools)) is not None]
         if not briefings:
             return None
@@ -141,8 +218,7 @@ class Chain:
     def observe(self, ctx: StepContext) -> Shown | None:
         shown, records = None, []
         for c in self.controllers:
-            view = ctx if shown is None else StepContext(ctx.step, shown.observation, ctx.history, ctx.clock,
-                                                          ctx.task, ctx.agent, ctx.risk_scores)
+            view = ctx if shown is None else _with(ctx, observation=shown.observation)
             now = observe_of(c, view)
             if now is not None:
                 shown = now
@@ -154,7 +230,7 @@ class Chain:
     def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
         kept = None
         for c in self.controllers:
-            verdict = c.before_action(ctx, proposed)
+            verdict = decide(c, ctx, proposed)
             if verdict.kind != "continue":
                 return verdict
             if verdict.record and kept is None:

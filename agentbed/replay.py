@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,15 @@ from agentbed.agents.base import Action, Agent, Usage
 from agentbed.agents.faults import FaultyAgent
 from agentbed.agents.replay import ReplayAgent
 from agentbed.approval import recorded_verdict
-from agentbed.control import CONTINUE, StepContext, Verdict, chain
+from agentbed.control import CONTINUE, StepContext, Verdict, chain, name_of
+from agentbed.factories import build_controllers
 from agentbed.log import LogFormatError, MemoryWriter, decode_action, read_log
 from agentbed.runner import Budget, EpisodeSpec, python_release, run_episode
 from agentbed.suite import Suite, SuiteError, get_suite
 
-_IGNORED = {"hash", "prev", "mac"}  # the chain and the key's HMAC, not what happened
+# the chain and the key's HMAC, and which code made the log (the re-run names the code running now):
+# not what happened
+_IGNORED = {"hash", "prev", "mac", "provenance"}
 
 
 @dataclass(frozen=True)
@@ -41,17 +45,23 @@ class _RecordedVerdicts:
     """Re-applies the controllers' recorded decisions: stops (control records), and each step's
     recorded ``control`` (a replacement runs the recorded action; a decision kept with a
     ``continue``, e.g. a human's approval, is recorded again as it was), so an overseen
-    episode replays from its decisions instead of asking its overseer again."""
+    episode replays from its decisions instead of asking its overseer again. Its verdicts carry
+    the recorded ``by`` (none for a log written before verdicts named who decided)."""
 
-    def __init__(self, records: list[dict[str, Any]]) -> None:
+    name = ""
+
+    def __init__(self, records: list[dict[str, Any]], rebuilt: Collection[str] = ()) -> None:
+        # a decision by a controller that is rebuilt (and decides again) is not re-applied
         self.stops = {r["i"] - 1: r.get("verdict") or {} for r in records if r.get("type") == "control" and
-                      (r.get("verdict") or {}).get("kind") == "stop"}
-        self.steps = {r["i"] - 1: r for r in records if r.get("type") == "step" and r.get("control")}
+                      (r.get("verdict") or {}).get("kind") == "stop" and (r.get("verdict") or {}).get("by") not in rebuilt}
+        self.steps = {r["i"] - 1: r for r in records if r.get("type") == "step" and r.get("control")
+                      and r["control"].get("by") not in rebuilt}
 
     def before_action(self, ctx: StepContext, proposed: Any) -> Verdict:
         if ctx.step in self.stops:
             verdict = self.stops[ctx.step]
-            return Verdict("stop", reason=verdict.get("reason") or "recorded", record=verdict.get("decision"))
+            return Verdict("stop", reason=verdict.get("reason") or "recorded", record=verdict.get("decision"),
+                           by=verdict.get("by") or "")
         step = self.steps.get(ctx.step)
         if step is None:
             return CONTINUE
@@ -64,8 +74,8 @@ class _RecordedVerdicts:
 def episode_of(header: dict[str, Any], path: str | Path) -> tuple[Suite, EpisodeSpec, Budget]:
     """The suite, spec and budget a log's header describes, checked against the suite (a
     task, option or budget it does not have is a one-line error naming the header field)."""
-    suite = get_suite(header["suite"])
     at = f"{path}: line 1 (header)"
+    suite = suite_of_header(header, at)
     try:
         options = suite.resolve_options(header.get("options") or {})
     except SuiteError as exc:
@@ -83,19 +93,38 @@ def episode_of(header: dict[str, Any], path: str | Path) -> tuple[Suite, Episode
             budget.exceeded(0, 0.0, 0)
         except TypeError as exc:
             raise LogFormatError(f"{at}: field 'budget': {exc}") from None
+    controllers = header.get("controllers") or []
+    if not isinstance(controllers, list) or not all(isinstance(c, str) for c in controllers):
+        raise LogFormatError(f"{at}: field 'controllers' must be a list of module:factory strings")
     spec = EpisodeSpec(header["suite"], header["task"], header.get("agent_id", "replay"), header["seed"],
-                       header.get("options") or {})
+                       header.get("options") or {}, controllers=tuple(controllers))
     return suite, spec, budget
 
 
-def _deciding_agent(suite: Suite, spec: EpisodeSpec, env: Any, recorded: list[dict[str, Any]]) -> Agent | None:
+def suite_of_header(header: dict[str, Any], at: str) -> Suite:
+    """The suite a log names: installed under its name, or loaded again from the file or module
+    its header's provenance records (a one-file suite)."""
+    origin = ((header.get("provenance") or {}).get("suite") or {}) if isinstance(header.get("provenance"), dict) else {}
+    name = header["suite"]
+    if isinstance(origin, dict) and (origin.get("file") or origin.get("module")) and not origin.get("entry_point"):
+        ref = origin.get("module") or origin.get("file")
+        ref = f"{ref}:{origin.get('attribute') or 'SUITE'}"
+        suite = get_suite(ref)
+        if suite.name != name:
+            raise LogFormatError(f"{at}: field 'suite' is {name!r}, but {ref} now declares {suite.name!r}")
+        return suite
+    return get_suite(name)
+
+
+def _deciding_agent(suite: Suite, spec: EpisodeSpec, env: Any, recorded: list[dict[str, Any]],
+                    rebuilt: Collection[str] = ()) -> Agent | None:
     """The recorded scripted agent itself, when it can decide again: deterministic given its
     seed, so its actions are compared with the recorded ones byte for byte (an edited action,
     even by one space, is a divergence in ``step.action``). None for a model's episode (its
     recorded outputs are re-fed) and for one an overseer changed (replaced or handed over)."""
     header = recorded[0]
     overseen = any(r.get("type") == "step" and (r.get("control") or {}).get("kind") in ("replace", "handover")
-                   for r in recorded)
+                   and (r.get("control") or {}).get("by") not in rebuilt for r in recorded)
     if overseen or spec.agent.startswith("model:") or not suite.has_agent(spec.agent):
         return None
     agent = suite.make_agent(spec, env)
@@ -144,11 +173,13 @@ def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     suite, spec, budget = episode_of(header, path)
     env = suite.make_env(spec.task, spec.options)
     writer = MemoryWriter()
-    agent = _deciding_agent(suite, spec, env, recorded) or \
+    # the suite's controllers and --controller's decide again (their records are compared like any
+    # field); the recorded verdicts of the others (a human's, a flagger's) are re-applied from the log
+    given = build_controllers(spec.controllers, suite.setup(spec, env, recorded)) if spec.controllers else []
+    rebuilt = {name_of(c) for c in given}
+    agent = _deciding_agent(suite, spec, env, recorded, rebuilt) or \
         _RebuildingReplay([r for r in recorded if r.get("type") == "step"], header.get("agent"))
-    # the suite's controllers decide again (a defense's records are compared like any field); the
-    # recorded verdicts of the others (a human's, a flagger's) are re-applied from the log
-    controller = chain(suite.episode_controller(spec, env, recorded), _RecordedVerdicts(recorded))
+    controller = chain(suite.episode_controller(spec, env, recorded), *given, _RecordedVerdicts(recorded, rebuilt))
     run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
                 parent=header.get("parent"))
     env.close()

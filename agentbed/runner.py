@@ -1,7 +1,7 @@
 """The one episode loop shared by every suite.
 
-``run_episode`` resets the environment, asks the agent for actions, lets a controller veto or
-replace each one, enforces budgets (steps, virtual seconds, tokens), and writes the
+``run_episode`` resets the environment, asks the agent for actions, lets its controllers
+decide on each one (:mod:`agentbed.oversee`), enforces budgets (steps, virtual seconds, tokens), and writes the
 trajectory log. An exception anywhere ends that episode with status ``error`` and its
 traceback in the log footer; it never escapes, so a run goes on.
 """
@@ -21,10 +21,12 @@ import gymnasium
 
 import agentbed
 from agentbed.agents.base import Action, Agent, Usage
-from agentbed.control import Controller, StepContext, StepView, begin_of, observe_of
+from agentbed.control import Controller, StepContext, StepView
 from agentbed.env import ToolEnv
 from agentbed.errors import failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
+from agentbed.oversee import Oversight
+from agentbed.provenance import code, suite_origin
 
 
 def python_release(version: str | None = None) -> str:
@@ -68,6 +70,8 @@ class EpisodeSpec:
     options: dict[str, Any] = field(default_factory=dict)
     faults: float = 0.0  # share of actions damaged on purpose (agentbed.agents.faults); not in the id
     generation: dict[str, Any] = field(default_factory=dict)  # a chat model's settings (run.json); not in the id
+    # ``--controller`` references (agentbed.factories), chained in this order; in the header, not in the id
+    controllers: tuple[str, ...] = ()
 
     @property
     def episode_id(self) -> str:
@@ -136,28 +140,21 @@ _RECORD_FIELDS = tuple(f.name for f in fields(EpisodeRecord))
 _RECORD_CONTAINERS = ("metrics", "labels", "options", "usage")  # the fields that are not scalars
 
 
-@dataclass
-class StepOutcome:
-    observation: str
-    reward: float
-    terminated: bool
-    truncated: bool
-
-
 def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget = Budget(),
                 controller: Controller | None = None, writer: TrajectoryWriter | None = None,
                 parent: dict[str, Any] | None = None, start: Any = None) -> EpisodeRecord:
     """Run one episode and return its record. Never raises for an episode's own failures.
 
-    ``start`` continues from an existing state instead of resetting: a tuple of
-    (observation, history) prepared by :mod:`agentbed.branch`; the log then records the
-    steps from that point on, linked to ``parent``.
+    ``controller`` oversees it (:mod:`agentbed.oversee` applies it). ``start`` continues from an
+    existing state instead of resetting: a tuple of (observation, history) prepared by
+    :mod:`agentbed.branch`; the log then records the steps from that point on, linked to ``parent``.
     """
     wall0 = time.perf_counter()
     history: list[StepView] = []
     total_reward, tokens, terminated, status, error = 0.0, 0, False, "ok", ""
     stop_reason = ""
     header_written = False
+    oversight = Oversight(controller, env, spec.seed) if controller is not None else None
     try:
         if start is None:
             observation, info = env.reset(seed=spec.seed)
@@ -166,19 +163,8 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             observation, history = start
             info = {"task": env.task.id, "clock": env.clock.now(), "resumed_at_step": len(history)}
         tools = env.tool_specs()
-        briefed = None  # a controller's set-up of the episode, recorded on its first step
-        if controller is not None and start is None:
-            briefing = begin_of(controller, StepContext(0, observation, history, env.clock, spec.task, agent), tools)
-            if briefing is not None:
-                if briefing.tools is not None:
-                    env.restrict_tools(list(briefing.tools))
-                    tools = env.tool_specs()
-                briefed = dict(briefing.record)
-                if briefing.instruction:  # only an agent with a prompt can take it (a chat model's system prompt)
-                    instruct = getattr(agent, "add_instruction", None)
-                    if instruct is not None:
-                        instruct(briefing.instruction)
-                    briefed["instruction_taken"] = instruct is not None
+        if oversight is not None and start is None:
+            tools = oversight.brief(StepContext(0, observation, history, env.clock, spec.task, agent), tools)
         if writer is not None:
             write_header(writer, spec, task_params=env.task.params, agent=agent.describe(), budget=asdict(budget),
                          parent=parent, tools=_tool_dicts(tools), observation=observation, info=info,
@@ -190,33 +176,18 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
             if over:
                 status, stop_reason = "budget", over
                 break
-            shown = None
-            if controller is not None:
-                shown = observe_of(controller, StepContext(len(history), observation, history, env.clock, spec.task,
-                                                           agent))
-            action = agent.act(observation if shown is None else shown.observation, tools)
-            verdict_info = None
-            if controller is not None:
+            control, ctx = None, None
+            if oversight is not None:
                 ctx = StepContext(len(history), observation, history, env.clock, spec.task, agent)
-                verdict = controller.before_action(ctx, action)
-                if verdict.kind != "continue" or verdict.record or shown is not None or briefed is not None:
-                    verdict_info = verdict.to_dict()
-                if briefed is not None:
-                    verdict_info["begin"], briefed = briefed, None
-                if shown is not None:
-                    verdict_info["shown"] = shown.record
-                if verdict.kind == "stop":
-                    status, stop_reason = "stopped", verdict.reason or "controller"
-                    _write_control(writer, len(history), action, verdict_info, env)
+            shown = observation if ctx is None or oversight is None else oversight.show(ctx)
+            action = agent.act(shown, tools)  # one call site: a traceback names one line, overseen or not
+            if ctx is not None and oversight is not None:
+                reviewed = oversight.review(ctx, action, shown, tools)
+                action, agent, control = reviewed.action, reviewed.agent, reviewed.record
+                if reviewed.stopped:
+                    status, stop_reason = "stopped", reviewed.reason
+                    _write_control(writer, len(history), action, control, env)
                     break
-                if verdict.kind == "replace" and verdict.action is not None:
-                    verdict_info["proposed"] = encode_action(action.text)
-                    action = verdict.action
-                elif verdict.kind == "handover" and verdict.agent is not None:
-                    verdict_info["proposed"] = encode_action(action.text)
-                    agent = verdict.agent
-                    agent.reset(seed=spec.seed, task=env.task)
-                    action = agent.act(observation if shown is None else shown.observation, tools)
             usage = action.usage or Usage()
             tokens += usage.total_tokens
             observation, reward, terminated, truncated, info = env.step(action.text)
@@ -226,7 +197,7 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
                 writer.write("step", i=len(history), action=encode_action(action.text), observation=observation,
                              reward=reward, terminated=terminated, truncated=truncated, info=info,
                              clock=env.clock.now(), usage=action.usage.to_dict() if action.usage else None,
-                             model_output=action.model_output, risk=action.risk, control=verdict_info,
+                             model_output=action.model_output, risk=action.risk, control=control,
                              agent=agent.name, meta=action.meta or None)
             if terminated:
                 break
@@ -270,7 +241,20 @@ def write_header(writer: TrajectoryWriter, spec: EpisodeSpec, *, task_params: di
     writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
                  task_params=task_params or {}, agent_id=spec.agent, agent=agent or {"name": spec.agent},
                  seed=spec.seed, options=spec.options, budget=budget, parent=parent, versions=VERSIONS,
+                 provenance=_provenance(spec.suite), **({"controllers": list(spec.controllers)} if spec.controllers
+                                                        else {}),
                  tools=tools or [], observation=observation, info=info or {}, clock=clock)
+
+
+_PROVENANCE: dict[str, dict[str, Any]] = {}
+
+
+def _provenance(suite: str) -> dict[str, Any]:
+    """The header's provenance: agentbed's version and commit and the suite's origin (made once
+    per suite and process; see :mod:`agentbed.provenance`)."""
+    if suite not in _PROVENANCE:
+        _PROVENANCE[suite] = {**code(), "suite": suite_origin(suite)}
+    return _PROVENANCE[suite]
 
 
 _TOOL_DICTS: dict[tuple[int, ...], list[dict[str, Any]]] = {}

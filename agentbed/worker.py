@@ -14,22 +14,28 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from agentbed.agents.faults import FaultyAgent
 from agentbed.approval import episode_controller
 from agentbed.control import chain
+from agentbed.env import ToolEnv
 from agentbed.errors import UsageError, failure_text
+from agentbed.factories import build_controllers, run_wide_controllers
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
-from agentbed.suite import SuiteError, get_suite
+from agentbed.suite import Suite, SuiteError, get_suite
 
 
 def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
     """Run one episode of a suite into ``run_dir``; every failure becomes an error record."""
     run_dir = Path(run_dir)
     log = spec.log_in(run_dir)
+    if not spec.controllers and run_wide_controllers():  # `agentbed demo --controller`
+        spec = replace(spec, controllers=run_wide_controllers())
     try:
         suite = get_suite(spec.suite)
         if suite.run_unit is not None:
@@ -42,8 +48,7 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
                 agent = meter or agent
                 if spec.faults:
                     agent = FaultyAgent(agent, spec.faults, spec.seed)
-                # the suite's own (a benchmark's defenses), then --approver human's; None when neither
-                controller = chain(suite.episode_controller(spec, env), episode_controller(spec, suite, env))
+                controller = episode_controllers(suite, spec, env)
                 record = run_episode(env, agent, spec, budget=suite.budget, writer=TrajectoryWriter(log),
                                      controller=controller)
                 if meter is not None:
@@ -57,6 +62,16 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
     if not record.log:
         record.log = str(log.relative_to(run_dir)) if log.is_relative_to(run_dir) else str(log)
     return record
+
+
+def episode_controllers(suite: Suite, spec: EpisodeSpec, env: ToolEnv,
+                        recorded: list[dict[str, Any]] | None = None) -> Any:
+    """The controllers of one episode, chained in this order: the suite's own (a benchmark's
+    defenses), then ``--controller``'s in the order given, then ``--approver human``'s (who sees
+    what the others let through); None when there is none."""
+    own = suite.episode_controller(spec, env, recorded)
+    given = build_controllers(spec.controllers, suite.setup(spec, env, recorded)) if spec.controllers else []
+    return chain(own, *given, episode_controller(spec, suite, env))
 
 
 def _setup_failure(spec: EpisodeSpec, log: Path, error: str) -> EpisodeRecord:
