@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from agentbed import cli_json
 from agentbed.cli_json import add_json_flag, emit
+from agentbed.decisions import Decision, decisions
 from agentbed.errors import UsageError
 from agentbed.factories import add_controller_option
 from agentbed.log import (
@@ -154,8 +156,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print("identical" if divergence is None else divergence.message())
         return 0 if divergence is None else 1
     steps = [r for r in records if r.get("type") == "step"]
-    if args.step is not None and not 1 <= args.step <= len(steps):
-        raise UsageError(f"--step {args.step}: the log has steps 1..{len(steps)}")
+    last = max([len(steps), *(r.get("i", 0) for r in records if r.get("type") == "control")])  # a blocked step
+    if args.step is not None and not 1 <= args.step <= last:
+        raise UsageError(f"--step {args.step}: the log has steps 1..{last}")
     if getattr(args, "json", False):
         emit("replay", {"log": str(path), **_episode_doc(records, args.step)})
         return 0
@@ -183,7 +186,9 @@ def _episode_doc(records: list[dict], only: int | None) -> dict:
                                               "virtual_seconds", "tokens", "labels", "error")}
     return {"rerun": False, "system_prompt": first_system_prompt(records), "episode_id": header.get("episode_id"), "suite": header.get("suite"),
             "task": header.get("task"), "agent": header.get("agent_id"), "seed": header.get("seed"),
-            "observation": header.get("observation"), "steps": steps, "outcome": outcome}
+            "observation": header.get("observation"), "controllers": header.get("controllers") or [],
+            "steps": steps, "outcome": outcome,
+            "decisions": [d.to_dict() for d in decisions(records) if only is None or d.step == only]}
 
 
 def _show(records: list[dict], only: int | None) -> None:
@@ -208,15 +213,38 @@ def _show(records: list[dict], only: int | None) -> None:
             extra.append(f"tokens {r['usage'].get('total_tokens')}")
         if r.get("risk") is not None:
             extra.append(f"risk {r['risk']:.2f}")
-        if r.get("control"):
-            extra.append(f"control {json.dumps(r['control'])}")
+        decided = next((d for d in decisions([r]) if d.step == r["i"]), None)
+        if decided is None and r.get("control"):
+            extra.append(f"control {_clip(json.dumps(r['control']), 300)}")
         console.print(Panel(f"[bold]action[/bold] {_clip(action if isinstance(action, str) else repr(action))}\n"
                             f"[bold]observation[/bold] {_clip(r['observation'])}\n"
                             f"reward {r['reward']}  clock +{r['clock'] - (header.get('clock') or 0):.0f}s  " + "  ".join(extra),
                             title=f"step {r['i']}"))
+        if decided is not None:
+            console.print(_decision_panel(decided))
+    for decided in decisions([r for r in records if r.get("type") == "control"]):
+        if only is None or decided.step == only:
+            console.print(_decision_panel(decided))
     if only is None and footer.get("type") == "footer":
         console.print(f"status {footer['status']}  success {footer['success']}  steps {footer['steps']}  "
                       f"labels {', '.join(footer.get('labels') or [])}")
+
+
+def _decision_panel(d: Decision) -> Any:
+    """One oversight decision: what was proposed, who decided what, why, and what ran instead."""
+    from rich.panel import Panel
+
+    lines = [f"[bold]{d.verb}[/bold] by {_clip(d.by, 200)}" + (f": {_clip(d.reason, 600)}" if d.reason else ""),
+             f"[bold]proposed[/bold] {_clip(d.proposed)}"]
+    if d.kind == "handover" and d.agent:
+        lines.append(f"[bold]handed to[/bold] {_clip(str(d.agent), 200)}")
+    if d.executed is not None and d.executed != d.proposed:
+        lines.append(f"[bold]ran instead[/bold] {_clip(d.executed)}")
+    elif d.executed is None:
+        lines.append("nothing ran: the episode stopped here")
+    if d.record:
+        lines.append(f"record {_clip(json.dumps(d.record, ensure_ascii=False), 600)}")
+    return Panel("\n".join(lines), title=f"oversight at step {d.step}", border_style="red" if d.kind == "stop" else "yellow")
 
 
 def _clip(text: str, limit: int = 800) -> str:

@@ -61,7 +61,7 @@ _ACTION_SPACE = AnyText()
 class ToolEnv(gym.Env[str, str]):
     """Base class for every agentbed environment.
 
-    Subclasses set ``tools``, implement ``tasks()``, ``setup(rng)`` (build the episode state
+    Subclasses set ``tools``, implement ``task_list()`` (or are given a :class:`TaskSpec`), ``setup(rng)`` (build the episode state
     in ``self.state`` and return the first observation) and one ``tool_<name>`` per tool.
     Everything mutable about an episode lives in ``self.state`` so the default
     :meth:`snapshot` / :meth:`restore` can copy it.

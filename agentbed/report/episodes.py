@@ -110,6 +110,33 @@ def _aggregates(episodes: list[Episode]) -> Markup:
               id="episodes-by-agent")
 
 
+def _clipped(text: str | None, limit: int = 200) -> str:
+    text = text or ""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def oversight_table(episodes: list[Episode], limit: int = TOP_EPISODES) -> Markup | None:
+    """Every action an overseer blocked, replaced or handed over (and approvals it recorded): the
+    episode, the step, who decided, why, what was proposed and what ran instead; the first
+    ``limit`` rows, with the counts of all."""
+    found = [(ep, d) for ep in episodes for d in ep.decisions]
+    if not found:
+        return None
+    counts = Counter(d.verb for _, d in found)
+    rows = [el("tr", el("td", ep.record.get("episode_id", "")), el("td", d.step, class_="num"), el("td", d.verb),
+               el("td", d.by), el("td", _clipped(d.reason, 400)), el("td", el("code", _clipped(d.proposed))),
+               el("td", el("code", _clipped(d.executed)) if d.executed is not None and d.executed != d.proposed
+                  else ("nothing ran" if d.executed is None else "")))
+            for ep, d in found[:limit]]
+    head = ("episode", "step", "decision", "by", "why", "proposed", "ran instead")
+    more = f"; the first {limit} shown (agentbed replay LOG shows each)" if len(found) > limit else ""
+    return el("div", el("h3", "Oversight decisions"),
+              el("p", f"{len(found)} decisions in {len({id(ep) for ep, _ in found})} episodes: "
+                 + ", ".join(f"{verb} {n}" for verb, n in sorted(counts.items())) + more, class_="facts"),
+              el("div", el("table", el("thead", el("tr", *(el("th", c) for c in head))), el("tbody", *rows)),
+                 class_="scroll"), id="oversight")
+
+
 def episodes_section(run: RunContents) -> Markup:
     every = len(run.episodes) <= FULL_LIST
     shown = run.episodes if every else top_episodes(run.episodes)
@@ -138,6 +165,7 @@ def episodes_section(run: RunContents) -> Markup:
                  class_="facts"),
               *maps,
               _aggregates(run.episodes) if run.episodes else None,
+              oversight_table(run.episodes),
               note,
               el("details", el("summary", caption),
                  el("div", el("table", el("thead", el("tr", *(el("th", c) for c in COLUMNS))),

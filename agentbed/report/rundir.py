@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentbed.decisions import Decision, decisions
 from agentbed.log import LogFormatError, read_log, verify_and_read
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
@@ -43,6 +44,7 @@ class Episode:
     index: str  # the index file it came from, relative to the run directory, or "<dir>/episodes (no index)"
     log: str  # its trajectory log, relative to the run directory ("" when unknown)
     log_check: str  # "verified", "missing", or why verification failed
+    decisions: list[Decision] = field(default_factory=list)  # its overseers' decisions (a verified log's)
 
 
 @dataclass
@@ -100,13 +102,14 @@ def _read_index(run: RunContents, path: Path, key: bytes | None) -> None:
                 exc = InputError(f"line {number} is not JSON ({str(exc).split('(', 1)[-1].rstrip(')')})")
             run.problems.append(Problem(rel, f"{exc}; episode left out", malformed=True))
             continue
-        log, check_text = _check_log(run.root, path.parent, record, key)
+        log, check_text, decided = _check_log(run.root, path.parent, record, key)
         if check_text.startswith(NOT_A_LOG) or check_text.startswith(MALFORMED):
             run.problems.append(Problem(run.rel(log) if log else rel, check_text, malformed=True))
-        run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check_text))
+        run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check_text, decided))
 
 
-def _check_log(root: Path, index_dir: Path, record: dict[str, Any], key: bytes | None) -> tuple[Path | None, str]:
+def _check_log(root: Path, index_dir: Path, record: dict[str, Any], key: bytes | None,
+               ) -> tuple[Path | None, str, list[Decision]]:
     named = record.get("log")
     if isinstance(named, str) and named:
         log = Path(named) if Path(named).is_absolute() else root / named
@@ -115,18 +118,21 @@ def _check_log(root: Path, index_dir: Path, record: dict[str, Any], key: bytes |
     else:
         log = index_dir / "episodes" / f"{record['episode_id']}.jsonl"
     if not log.exists():
-        return (log if named else None), "missing"
+        return (log if named else None), "missing", []
     digest = record.get("digest") if isinstance(record.get("digest"), str) and record.get("digest") else None
-    return log, check_log(log, digest, record, key)
+    decided: list[Decision] = []
+    return log, check_log(log, digest, record, key, decided), decided
 
 
 NOT_A_LOG = "not a trajectory log"
 MALFORMED = "malformed log"
 
 
-def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = None, key: bytes | None = None) -> str:
+def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = None, key: bytes | None = None,
+              decided: list[Decision] | None = None) -> str:
     """"verified", or why not: the chain, the digest, the records' schema, and (given the
-    index record) that the index says what the footer says."""
+    index record) that the index says what the footer says. A verified log's oversight
+    decisions are added to ``decided``."""
     try:
         if log.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: the manifest of its members' logs
             problems = check_team(log, digest, key)
@@ -138,6 +144,8 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
         text = str(exc)
         return f"{NOT_A_LOG}: {text}" if "not an agentbed trajectory log" in text else f"{MALFORMED}: {text}"
     footer = records[-1]
+    if decided is not None:
+        decided.extend(decisions(records))
     for key in ("status", "success", "steps"):
         if record is not None and key in record and record[key] != footer.get(key):
             return f"index differs from the log's footer: {key} is {record[key]!r} in the index, {footer.get(key)!r} in the log"
@@ -179,7 +187,9 @@ def _read_unindexed(run: RunContents, key: bytes | None) -> None:
         if record is None:
             run.problems.append(Problem(rel, "log has no header; episode left out", malformed=True))
             continue
-        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel, check_log(path, None, key=key)))
+        decided: list[Decision] = []
+        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel,
+                                    check_log(path, None, key=key, decided=decided), decided))
 
 
 def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:

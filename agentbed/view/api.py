@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from agentbed.decisions import decisions
 from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.manifest import authentic
 from agentbed.problems import is_errored
@@ -172,7 +173,8 @@ def transcript(records: list[dict[str, Any]], prices: Any) -> dict[str, Any]:
     return {"header": {k: header.get(k) for k in ("episode_id", "suite", "task", "agent_id", "agent", "seed",
                                                   "options", "budget", "parent", "tools", "observation",
                                                   "clock", "task_params")},
-            "system_prompt": system, "steps": steps, "controls": controls, "footer": footer}
+            "system_prompt": system, "steps": steps, "controls": controls, "footer": footer,
+            "decisions": [d.to_dict() for d in decisions(records)]}
 
 
 def log_in_run(view: RunView, row: dict[str, Any]) -> Path | None:

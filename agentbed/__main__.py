@@ -1,0 +1,5 @@
+"""``python -m agentbed``: the ``agentbed`` command."""
+
+from agentbed.cli import run
+
+run()
