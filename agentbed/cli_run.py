@@ -362,12 +362,6 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
     return 1 if failure else 0
 
 
-def _render(run_dir: Path, out: str | None) -> Path:
-    from agentbed.report import render_report
-
-    return render_report(run_dir, Path(out)) if out else render_report(run_dir)
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     """Exit 0: the seal verified (or, for a directory that is no sealed run, without a key,
     every file read and every log verified); 1: the seal failed, the run is incomplete, a log

@@ -60,9 +60,6 @@ class ModelService:
     async def put(self, key: str, reply: CachedReply, about: dict[str, Any]) -> CachedReply:
         return self.cache.put(key, reply, **about) if self.cache is not None else reply
 
-    async def peaks(self) -> dict[str, int]:
-        return dict(self.peak)
-
 
 def start_service(ray: Any, caps: dict[str, int], cache_dir: str | Path | None, expiry: float) -> Any:
     """The run's :class:`ModelService` actor, on the driver's node (where the cache directory is)."""

@@ -27,9 +27,6 @@ class Interval:
     n: int
     confidence: float = 0.95
 
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
-
     def to_dict(self) -> dict[str, float]:
         return {"estimate": self.estimate, "low": self.low, "high": self.high, "n": self.n,
                 "confidence": self.confidence}

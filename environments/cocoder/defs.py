@@ -257,17 +257,6 @@ def merge_definitions(skeleton: str, written: Iterable[tuple[Sequence[str], str]
     return "".join(lines)
 
 
-def definition_texts(source: str, quals: Iterable[str]) -> dict[str, str]:
-    """The full text (decorators included) of each of ``quals`` that ``source`` defines; nothing
-    when it does not parse. The same span an :class:`Item`'s tokens are counted on."""
-    try:
-        index = index_definitions(parse(source))
-    except (SyntaxError, ValueError):  # ValueError: null bytes
-        return {}
-    lines = source.splitlines(keepends=True)
-    return {q: "".join(lines[_start(index[q]) - 1:index[q].end_lineno]) for q in quals if q in index}
-
-
 def definition_outlines(source: str, quals: Iterable[str]) -> dict[str, str]:
     """The outline of each of ``quals`` that ``source`` defines (see :func:`outline_definitions`);
     nothing when it does not parse. What an :class:`Item`'s ``interface_tokens`` counts."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 CHUNK_CHARACTERS = 300
@@ -134,7 +134,3 @@ def publish(documents: Iterable[Document], seed: int) -> list[Document]:
     if len({d.id for d in named}) != len(named):
         raise ValueError("document id collision: two documents hash to one id")
     return named
-
-
-def origin_of(documents: Iterable[Document]) -> Mapping[str, str]:
-    return {d.id: d.origin for d in documents}

@@ -153,12 +153,6 @@ def compose(task: RepoTask, plan: Plan, written: dict[str, str]) -> dict[str, st
     return out
 
 
-def single_agent_turns(task: RepoTask, cost: CostModel) -> list[dict[str, Any]]:
-    """The whole repository for one agent (the environment's default task)."""
-    graph, plan, schedule = plan_team(task, TeamConfig(strategy="sequential", agents=1, cost=cost), 0)
-    return _turn_params(schedule, plan, graph, 0)
-
-
 def _make_coder(config: TeamConfig, seed: int, worker: int) -> Agent:
     if config.coder.startswith("model:"):
         return langchain_coder(config.coder.removeprefix("model:"), seed)

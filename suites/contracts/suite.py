@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import environments.contracts  # noqa: F401 - registers agentbed/contracts-v0
-from agentbed.runner import Budget, EpisodeSpec
+from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.contracts.agents import ParameterDriftAgent, corrupting
 from attacks.contracts.corruptions import CORRUPTIONS
@@ -63,7 +63,3 @@ SUITE = Suite(
     describe_task=describe,
     demo=_demo,
 )
-
-
-def episode_spec(task: str, agent: str, seed: int, feedback: bool = False) -> EpisodeSpec:
-    return EpisodeSpec("contracts", task, agent, seed, {"feedback": "on" if feedback else "off"})
