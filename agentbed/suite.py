@@ -170,7 +170,6 @@ class Suite:
         return factory(spec)
 
 
-
 # -- one file, one suite ----------------------------------------------------------------------
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
