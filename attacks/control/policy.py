@@ -85,7 +85,7 @@ class AttackPolicy(Agent):
 
 
 class Weakened(Agent):
-    """A scripted stand-in for a weaker trusted model: on a seeded share ``fail`` of episodes it gives
+    """A scripted stand-in for a weaker trusted model: on a seeded share ``fail`` of tasks it gives
     up at once with ``give_up`` (an action naming the world's way to stop); otherwise it is ``inner``."""
 
     def __init__(self, inner: Agent, give_up: str, fail: float, name: str = "trusted") -> None:
@@ -93,7 +93,8 @@ class Weakened(Agent):
 
     def reset(self, *, seed: int, task: Any = None) -> None:
         self.inner.reset(seed=seed, task=task)
-        self.failing = random.Random(f"trusted:{seed}").random() < self.fail
+        # drawn per task and seed (a draw per seed alone would fail every task of a seed together)
+        self.failing = random.Random(f"trusted:{getattr(task, 'id', task)}:{seed}").random() < self.fail
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         if self.failing:

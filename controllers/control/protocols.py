@@ -49,6 +49,13 @@ class MicroProtocol:
         self.deferred = False
         self.task_observation = ""
 
+    def prime(self, task_observation: str) -> None:
+        """Start mid-episode (a branch): the task statement its monitor and trusted policy need."""
+        self.task_observation = task_observation
+        for monitor in [self.monitor, *getattr(self.monitor, "monitors", [])]:
+            if hasattr(monitor, "first_observation"):
+                monitor.first_observation = task_observation
+
     def observe(self, ctx: StepContext) -> None:
         """Keep the agent as it is before it proposes: resamples start from this state."""
         if self.kind == "dtr" and not self.deferred:

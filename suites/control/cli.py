@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=int, default=0, help="at most this many tasks per setting (0: all)")
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--k", type=int, default=3, help="resamples of defer-to-resample")
+    p.add_argument("--counterfactual", type=int, default=20,
+                   help="branch at most this many intervened attack episodes into every alternative (0: none)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the intervals")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--executor", default="process", choices=("serial", "process"))
@@ -64,7 +66,7 @@ def grid(args: argparse.Namespace) -> list[EpisodeSpec]:
         defers = [float(x) for x in _list(args.defer, "defer")]
     except ValueError as exc:
         raise UsageError(f"--defer: {exc}") from None
-    base = {"monitor": args.monitor, "monitor_model": args.monitor_model, "trusted": _model(args.trusted),
+    base = {"monitor": args.monitor, "monitor_model": _model(args.monitor_model) if args.monitor_model else "", "trusted": _model(args.trusted),
             "k": args.k}
     configs = [{**base, "protocol": p, "defer": d} for p in protocols for d in ([1.0] if p == "tm" else defers)]
     if "tm" not in protocols:
@@ -93,7 +95,11 @@ def run_grid(args: argparse.Namespace) -> Path:
     if store.exists():
         raise UsageError(f"--out {args.out}: already a run directory; choose another")
     store.create({"suite": "control", "command": _command(args), "episodes": len(specs)})
-    with store:
+    from agentbed.agents.local.server import serving
+
+    # any model named by a policy, the trusted role or the monitor: local ones get a server for the run
+    models = {s.agent for s in specs} | {str(s.options.get(k, "")) for s in specs for k in ("trusted", "monitor_model")}
+    with store, serving(sorted(m for m in models if m), store.root):
         for record in execute(specs, store.root, executor=args.executor, jobs=args.jobs):
             store.append(record)
         store.flush()
@@ -114,7 +120,8 @@ def cmd_control(args: argparse.Namespace) -> int:
     from suites.control.report import write_control_summary
 
     root = run_grid(args)
-    summary = write_control_summary(root, _command(args), resamples=args.resamples)
+    summary = write_control_summary(root, _command(args), resamples=args.resamples,
+                                    counterfactual=args.counterfactual)
     for line in summary.get("lines", []):
         print(line)
     print(f"control run in {root}; summary in {root / 'control' / 'summary.json'}", file=sys.stderr)

@@ -40,7 +40,8 @@ def _make_env(task: str, options: dict[str, Any]) -> ToolEnv:
 def _chat(model: str, seed: int) -> Agent:
     from agentbed.agents.chat import ChatAgent
 
-    return ChatAgent.from_model_string(model.removeprefix("model:"), seed=seed)
+    return ChatAgent.from_model_string(model.removeprefix("model:"), seed=seed, name=model if model.startswith(
+        "model:") else f"model:{model}")
 
 
 def make_monitor(options: dict[str, Any], seed: int) -> Any:
@@ -95,6 +96,12 @@ def _controller(spec: EpisodeSpec, env: ToolEnv, recorded: Any = None) -> Any:
     return chain(briefing, protocol)
 
 
+def _demo(out_dir: Any) -> dict[str, Any]:
+    from suites.control.demo import run_demo
+
+    return run_demo(out_dir)
+
+
 def _agent_factory(name: str) -> Any:
     return lambda spec: make_policy(split_task(spec.task)[0], name)
 
@@ -123,4 +130,5 @@ SUITE = Suite(
     default_seeds=2,
     budget=Budget(max_steps=60),
     controller=_controller,
+    demo=_demo,
 )

@@ -1,0 +1,25 @@
+"""The control slice of ``agentbed demo``: scripted policies on contracts and AgentDojo under four
+micro-protocols (a few hundred episodes), with counterfactual branches of intervened attacks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agentbed.progress import steps
+from suites.control.cli import _command, run_grid
+from suites.control.report import write_control_summary
+
+DEMO = {"settings": "contracts,agentdojo", "protocols": "tm,dtt,dtr,te", "defer": "0.3", "tasks": 6, "seeds": 1,
+        "monitor": "scripted", "monitor_model": "", "untrusted": "", "trusted": "trusted",
+        "strategies": "blatant,disguised,subtle", "k": 3, "jobs": 2, "executor": "process", "resamples": 200,
+        "counterfactual": 8}
+
+
+def run_demo(out_dir: Path, **overrides: Any) -> dict[str, Any]:
+    args = argparse.Namespace(**{**DEMO, **overrides, "out": str(Path(out_dir) / "control-run")})
+    with steps("control episodes", 1) as done:
+        root = run_grid(args)
+        done("grid")
+    return write_control_summary(root, _command(args), resamples=args.resamples, counterfactual=args.counterfactual)
