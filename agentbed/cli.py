@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 
 from agentbed.arguments import check_arguments
 from agentbed.cli_plugins import add_placeholder, add_plugin_verbs
-from agentbed.errors import SuiteError, UsageError, WorkerDied
+from agentbed.errors import SuiteError, Terminated, UsageError, WorkerDied
 from agentbed.log import LogFormatError
 
 
@@ -72,6 +74,39 @@ def _describe_suite_in_help(parser: argparse.ArgumentParser, argv: list[str]) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # a verb given --json answers with one JSON document on stdout, on bad input too
+    verb = next((a for a in argv if not a.startswith("-")), "") if "--json" in argv else None
+    restore = _terminate_like_ctrl_c()
+    from agentbed import cli_json
+
+    cli_json.emitted.clear()
+    try:
+        return _main(argv, verb)
+    finally:
+        restore()
+
+
+def _terminate_like_ctrl_c() -> Callable[[], None]:
+    """While a verb runs, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt), so every Ctrl-C
+    path (stopping workers, Ray, servers, keeping what finished) runs for it too; returns the undo.
+    Only the main thread can set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except (ValueError, OSError):
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _main(argv: list[str], verb: str | None) -> int:
+    def fail(message: str, status: int) -> int:
+        return _fail(message, status, verb)
+
     try:
         parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
         _describe_suite_in_help(parser, argv)
@@ -92,37 +127,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # inside the try: a closed pipe is caught below, not at shutdown
         return status
     except (UsageError, SuiteError, LogFormatError) as exc:
-        return _fail(str(exc), 2)
+        return fail(str(exc), 2)
     except BrokenPipeError:  # the reader went away (`agentbed verify DIR | head -1`): stop quietly
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as the shell reports a process killed by it
+    except Terminated:
+        return fail("terminated (SIGTERM); finished episodes are in the run index (use --resume)", 143)
     except KeyboardInterrupt:
-        return _fail("interrupted; finished episodes are in the run index (use --resume)", 130)
+        return fail("interrupted; finished episodes are in the run index (use --resume)", 130)
     except WorkerDied as exc:  # killed or out of memory: not bad input, not a bug
-        return _fail(str(exc), EXIT_WORKER_DIED)
+        return fail(str(exc), EXIT_WORKER_DIED)
     except OSError as exc:  # a path the user named (or its directory) cannot be read or written
         if exc.filename is None:
-            return _internal(exc)
-        return _fail(f"{exc.filename}: {exc.strerror or exc}", 2)
+            return _internal(exc, verb)
+        return fail(f"{exc.filename}: {exc.strerror or exc}", 2)
     except Exception as exc:  # noqa: BLE001 - a bug: one line (the traceback on request), never a dump
-        return _internal(exc)
+        return _internal(exc, verb)
 
 
 EXIT_WORKER_DIED = 75  # sysexits' EX_TEMPFAIL: nothing was wrong with the input; --resume finishes the run
 
 
-def _internal(exc: BaseException) -> int:
+def _internal(exc: BaseException, verb: str | None = None) -> int:
     if os.environ.get("AGENTBED_DEBUG"):
         raise exc
     return _fail(f"internal error (a bug in agentbed; AGENTBED_DEBUG=1 shows the traceback): "
-                 f"{type(exc).__name__}: {exc}", 70)
+                 f"{type(exc).__name__}: {exc}", 70, verb)
 
 
-def _fail(message: str, status: int) -> int:
-    """One line on stderr (newlines in a message would make it several)."""
+def _fail(message: str, status: int, verb: str | None = None) -> int:
+    """One line on stderr (newlines in a message would make it several); under ``--json`` (``verb``
+    set) also the verb's one document on stdout: ``ok`` false, the error and the exit status."""
     text = " ".join(message.split()).strip()
     text = text if len(text) <= 2000 else text[:2000] + "..."
     try:
+        from agentbed import cli_json
+
+        if verb is not None and not cli_json.emitted:  # a verb that printed its document keeps it alone
+            cli_json.emit(verb, {"ok": False, "error": text, "exit_status": status})
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()

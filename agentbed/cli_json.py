@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 FORMAT = "agentbed.cli/1"
+emitted: list[str] = []  # the documents this invocation printed (cli.main clears it): one at most
 
 
 def add_json_flag(parser: argparse.ArgumentParser, what: str = "the result") -> None:
@@ -46,3 +47,4 @@ def emit(command: str, fields: Mapping[str, Any], stream: IO[str] | None = None)
     """Print the verb's one JSON document (a line of its own) on stdout."""
     text = json.dumps(document(command, fields), allow_nan=False, default=str, ensure_ascii=False)
     print(text, file=stream or sys.stdout, flush=True)
+    emitted.append(command)

@@ -18,6 +18,11 @@ class SuiteError(LookupError):
     not in :mod:`agentbed.suite`, so the CLI can catch it without importing gymnasium and numpy."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's or a service manager's stop), handled as a Ctrl-C is: workers, Ray
+    and servers are shut down, what finished is kept, and the CLI exits 143 (128 + SIGTERM)."""
+
+
 class WorkerDied(RuntimeError):
     """A process-pool worker ended without answering (killed, out of memory, a crash in native
     code): not bad input and not a bug in agentbed; the run's recorded episodes are kept."""

@@ -376,14 +376,17 @@ def restarts() -> dict[str, int]:
 
 
 def _exit_on_sigterm() -> Callable[[], None]:
-    """While serving, SIGTERM unwinds like Ctrl-C so the ``finally`` stops the servers; returns
+    """While serving, SIGTERM unwinds like Ctrl-C (:class:`agentbed.errors.Terminated`) so the
+    ``finally`` stops the servers; returns
     the undo. Only the main thread can set handlers; elsewhere the servers' own watchdogs (stdin,
     parent pid) are the safety net."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def leave(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
+        from agentbed.errors import Terminated
+
+        raise Terminated()  # unwinds like a Ctrl-C; the CLI exits 143
 
     previous = signal.signal(signal.SIGTERM, leave)
     return lambda: signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
