@@ -5,6 +5,9 @@ authorization request (challenge syntax, ``code_challenge_method`` one of plain/
 duplicates: ``S256.`` or ``S256 `` is invalid_request) and compares the verifier (RFC 7636), the verifier syntax (``CODE_VERIFIER_PATTERN``), ``InvalidGrantError`` /
 ``InvalidRequestError`` bodies (RFC 6749 5.2) and the client's ``MismatchingStateError``. Code
 lifetime and single use are the server's job (RFC 6749 4.1.2), enforced on the virtual clock.
+Several flows may be in flight: as authlib's client (base_client ``get_state_data``), one record
+per state holds that flow's verifier, and the token request carries it, so a code exchanged with
+another flow's state or verifier fails PKCE (issue 53).
 Task param ``rotations``: the token response also carries a refresh token that rotates on every
 refresh; reusing a rotated one revokes the grant (RFC 9700 4.14.2), PKCE and rotation together.
 """

@@ -3,6 +3,8 @@
 Google AIP-158: a page token is opaque and only valid with the same request parameters; AWS
 Resource Groups Tagging tokens live 15 min and then raise PaginationTokenExpiredException. The
 token here is base64 (with '=' padding) of the server's cursor plus an HMAC, as many services do.
+The task's page size is the service's maximum (GetResources validates ResourcesPerPage against a
+range), smaller than the 9 resources, so the listing cannot avoid its tokens.
 """
 
 from __future__ import annotations

@@ -231,7 +231,8 @@ class S3PresignedPut(_S3Family):
 
     def instruction(self, p: Any) -> str:
         backoff = (f" S3 may answer 503 SlowDown: retry with exponential backoff, waiting at least {BACKOFF_BASE:g} s, "
-                   f"then {2 * BACKOFF_BASE:g} s, {4 * BACKOFF_BASE:g} s, ... before each retry." if p.get("slowdown") else "")
+                   f"then {2 * BACKOFF_BASE:g} s, {4 * BACKOFF_BASE:g} s, ... after each SlowDown answer before the "
+                   "next attempt." if p.get("slowdown") else "")
         return ("Upload the report with a presigned PUT: call presign_put, then upload(url, content_type) "
                 f"resending the signed Content-Type exactly. Presigned URLs expire {p.get('ttl', 300)} s after "
                 "signing." + backoff)
