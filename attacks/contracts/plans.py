@@ -190,11 +190,11 @@ class _Recorder(Agent):
         return action
 
 
-def reference_scripts(task: TaskSpec) -> dict[str, Script]:
-    """The oracle's calls as played (``reference``) and without the calls that re-ran an earlier
-    step (``no-renewal``)."""
+def reference_scripts(task: TaskSpec, seed: int = 0) -> dict[str, Script]:
+    """The oracle's calls on ``seed`` as played (``reference``) and without the calls that re-ran
+    an earlier step (``no-renewal``)."""
     recorder = _Recorder()
-    record, _ = play(task, recorder)
+    record, _ = play(task, recorder, seed)
     if not record.success:
         raise AssertionError(f"{task.id}: the oracle failed ({record.labels})")
     played = recorder.script

@@ -16,7 +16,7 @@ from collections import Counter
 
 import pytest
 
-from attacks.contracts.plans import MAX_PLANS, Call, Pick, ScriptAgent, play, search_plans
+from attacks.contracts.plans import MAX_PLANS, Call, Pick, ScriptAgent, play, reference_scripts, search_plans
 from environments.contracts.agents import CHORE_TOOLS
 from environments.contracts.audit import Event, audit, unaccepted
 from environments.contracts.catalog import describe
@@ -67,6 +67,16 @@ def test_every_plan_that_passes_follows_the_instruction(task_id, record_property
     record_property("passing", passed)
     assert not broken, f"{task_id}: {len(broken)} of {len(plans)} plans pass while breaking the instruction: {broken[:5]}"
     assert not unforced, f"{task_id}: solved without renewing in an undeclared order: {unforced[:5]}"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_audit_finds_nothing_in_the_reference_solution_on_other_seeds(seed):
+    """The audit's false-positive check beyond the search's seed: every task's oracle script,
+    recorded and replayed on another seed, passes with no finding."""
+    for task_id, task in TASKS.items():
+        agent = ScriptAgent("reference", reference_scripts(task, seed)["reference"])
+        record, events = play(task, agent, seed)
+        assert record.success and audit(task, events, agent.start or 0.0) == [], (task_id, seed, record.labels)
 
 
 def test_the_search_size_is_reported(capsys):
