@@ -81,14 +81,17 @@ def model_timeout(args: argparse.Namespace, meta: dict[str, Any]) -> Iterator[No
             os.environ[TIMEOUT_VAR] = previous
 
 
-def record_stop(run_dir: Path, budget: RunBudget, left: int) -> dict[str, Any] | None:
-    """When the budget stopped the run: the event (also appended to events.jsonl), else None."""
+def record_stop(run_dir: Path, budget: RunBudget, left: int, cut: int = 0) -> dict[str, Any] | None:
+    """When the budget stopped the run (``left`` episodes not run, ``cut`` cut short by a refused
+    call): the event (also appended to events.jsonl), else None."""
     reason = budget.reason()
-    if reason is None or left == 0:
+    crossed = (budget.max_cost is not None and budget.spent_usd >= budget.max_cost) or \
+        (budget.max_tokens is not None and budget.spent_tokens >= budget.max_tokens)
+    if reason is None or (left == 0 and not cut and not crossed):  # a run that finished within its cap
         return None
     event = {"event": "budget_stop", "reason": reason, "spent_usd": round(budget.spent_usd, 6),
              "spent_tokens": budget.spent_tokens, "max_cost": budget.max_cost, "max_tokens": budget.max_tokens,
-             "episodes_left": left}
+             "episodes_left": left, "episodes_cut": cut}
     append_event(run_dir / EVENTS, event)
     return event
 
@@ -109,12 +112,16 @@ def cost_line(cost: dict[str, Any] | None, stop: dict[str, Any] | None) -> str:
         if cost["unknown_price"]:
             line += f" (no price for {', '.join(cost['unknown_price'])}: add it with --prices FILE)"
     if stop is not None:
+        cut = stop.get("episodes_cut") or 0
         line += (f"\nstopped: {stop['reason']} reached ({fmt_usd(stop['spent_usd'])}, {stop['spent_tokens']} tokens"
-                 f" paid); {stop['episodes_left']} episodes not run: --resume --out DIR runs them")
+                 f" paid); {stop['episodes_left']} episodes not run: --resume --out DIR runs them"
+                 + (f"; {cut} cut short at a refused call (errored, kind budget): --resume runs them too"
+                    if cut else ""))
     return line.strip()
 
 
-def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: Path) -> ModelRuntime | None:
+def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: Path,
+                  budget: RunBudget | None = None) -> ModelRuntime | None:
     """The connection caps and cache for the model-bound episodes in ``specs`` (None if there are none)."""
     agents = {s.agent for s in specs if is_model_bound(s.agent)}
     expiry = parse_duration(args.cache_expiry)
@@ -123,6 +130,7 @@ def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: P
     # on Ray, one actor on this node holds the same cap for every node and serves this cache (agentbed.ray_models)
     cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache else None
     runtime = ModelRuntime.for_run(agents, run_dir, max_connections=args.max_connections, cache=cache)
+    runtime.spend = budget.cap if budget is not None else None
     start: dict[str, Any] = {"event": "start", "models": sorted(runtime.limiters), "episodes": len(specs),
                              "max_connections": {m: lim.ceiling for m, lim in runtime.limiters.items()},
                              "executor": args.executor,

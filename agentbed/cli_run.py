@@ -34,6 +34,7 @@ from agentbed.inflight import EVENTS
 from agentbed.manifest import MANIFEST
 from agentbed.problems import (
     EXIT_ERRORS,
+    classify,
     is_errored,
     parse_allowance,
     problem_lines,
@@ -152,9 +153,12 @@ def _run(args: argparse.Namespace) -> int:
         if args.timeout is not None and meta.get("timeout") not in (None, args.timeout):
             raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {meta['timeout']}")
         open_for_resume(store)  # verified first: a damaged or differently signed run is refused
-        if args.retry_errors:
-            again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r)})
-            print(f"agentbed: {len(again)} errored episodes set aside to run again (their logs: "
+        # --retry-errors runs every errored episode again; a plain --resume, those a budget cut short
+        again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r) and (
+            args.retry_errors or classify(str(r.get("error") or "")).name == "budget")})
+        if again:
+            what = "errored" if args.retry_errors else "cut short by --max-cost/--max-tokens"
+            print(f"agentbed: {len(again)} {what} episodes set aside to run again (their logs: "
                   f"{store.root / 'retried'})", file=sys.stderr)
     else:
         suite = get_suite(args.suite)
@@ -180,7 +184,7 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
         args.executor = "serial"  # one question at a time; the terminal belongs to this process
     done = store.finished_ids()
     todo = limited([s for s in specs if s.episode_id not in done], args.limit)
-    runtime = model_runtime(args, todo, store.root)
+    runtime = model_runtime(args, todo, store.root, budget)
     t0 = time.perf_counter()
     ran = 0
     with asking(approver_config(args, store.root)), ServerWatch() as watch, \
@@ -197,7 +201,8 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
         store.flush()
         dead = watch.settle()  # after the last episode: a death the watch had no time to see is named too
     wall = time.perf_counter() - t0
-    stop = record_stop(store.root, budget, len(todo) - ran)
+    cut = sum(1 for r in store.records() if is_errored(r) and classify(str(r.get("error") or "")).name == "budget")
+    stop = record_stop(store.root, budget, len(todo) - ran, cut)
     if restarts() or dead:
         append_event(store.root / EVENTS, {"event": "local_server", "restarts": restarts(), "stopped": dead})
     records = [r for r in store.records() if r["suite"] == suite.name]
@@ -210,7 +215,7 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
                   problems=errors["problems"], seal=MANIFEST,
                   **({"provenance": meta["provenance"]} if meta.get("provenance") else {}))
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
-    status = run_status(errors["episodes"], len(records), allowance, stop)
+    status = run_status(errors["episodes"] - (cut if stop is not None else 0), len(records), allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success
         status = EXIT_ERRORS
     if args.json:

@@ -10,13 +10,14 @@ episode's cost (what the episode costs live) but not in what a run spent (nothin
 from __future__ import annotations
 
 import fnmatch
+import multiprocessing
 from collections import defaultdict
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from agentbed.errors import UsageError
+from agentbed.errors import BudgetExhausted, UsageError
 from agentbed.summary import table
 from agentbed.validate import finite, parse_yaml, read_text
 
@@ -152,8 +153,65 @@ def cost_metrics(records: list[dict[str, Any]], prices: PriceTable) -> list[dict
     return metrics
 
 
+class SpendCap:
+    """``--max-cost`` / ``--max-tokens`` kept per model call, across every thread of every worker
+    process (shared memory made before the workers fork, as the connection limiter's).
+
+    Before each call :meth:`before_call` refuses it (:class:`BudgetExhausted`) once what the run
+    has paid plus the dearest call so far could cross a cap; after it :meth:`paid` adds what it
+    cost. Calls already in flight when the cap is reached still finish, so the overshoot is at most
+    one call's cost per connection in flight (``--max-connections`` per model)."""
+
+    def __init__(self, prices: PriceTable, *, max_cost: float | None, max_tokens: int | None,
+                 context: Any = None) -> None:
+        ctx = context or multiprocessing.get_context("fork")
+        self.prices, self.max_cost, self.max_tokens = prices, max_cost, max_tokens
+        self._lock = ctx.Lock()
+        self._state = ctx.RawArray("d", [0.0, 0.0, 0.0, 0.0])  # spent USD, spent tokens, dearest call USD, tokens
+
+    @property
+    def spent_usd(self) -> float:
+        return self._state[0]
+
+    def reason(self) -> str | None:
+        """``max_cost`` or ``max_tokens`` once the next call could cross it, else None."""
+        spent_usd, spent_tokens, call_usd, call_tokens = self._state[:]
+        if _could_cross(self.max_cost, spent_usd, call_usd):
+            return "max_cost"
+        if _could_cross(self.max_tokens, spent_tokens, call_tokens):
+            return "max_tokens"
+        return None
+
+    def before_call(self) -> None:
+        with self._lock:
+            reason = self.reason()
+        if reason is not None:
+            spent_usd, spent_tokens, call_usd, call_tokens = self._state[:]
+            raise BudgetExhausted(f"--{reason.replace('_', '-')} reached: the run has paid {fmt_usd(spent_usd)} "
+                                  f"({int(spent_tokens)} tokens) and its next call could cost {fmt_usd(call_usd)} "
+                                  f"({int(call_tokens)} tokens) more; the call was not made")
+
+    def paid(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
+        price = self.prices.lookup(model)
+        cost = price.cost(input_tokens, output_tokens) if price is not None else 0.0
+        with self._lock:
+            s = self._state
+            s[0] += cost
+            s[1] += input_tokens + output_tokens
+            s[2] = max(s[2], cost)
+            s[3] = max(s[3], float(input_tokens + output_tokens))
+
+
+def _could_cross(limit: float | None, spent: float, dearest: float) -> bool:
+    """Whether one more call could cross ``limit``: nothing paid yet crosses only a limit of 0."""
+    if limit is None:
+        return False
+    return spent + dearest >= limit if spent > 0 else limit <= 0
+
+
 class RunBudget:
-    """What this invocation has spent on providers, and whether it may hand out another episode."""
+    """What this invocation has spent on providers, and whether it may hand out another episode;
+    with a limit, ``cap`` keeps it per call (:class:`SpendCap`, given to the run's chat agents)."""
 
     def __init__(self, prices: PriceTable, *, max_cost: float | None = None, max_tokens: int | None = None) -> None:
         if max_cost is not None and max_cost < 0:
@@ -162,6 +220,8 @@ class RunBudget:
             raise UsageError(f"--max-tokens must be >= 0, not {max_tokens}")
         self.prices, self.max_cost, self.max_tokens = prices, max_cost, max_tokens
         self.spent_usd, self.spent_tokens = 0.0, 0
+        self.cap = SpendCap(prices, max_cost=max_cost, max_tokens=max_tokens) \
+            if max_cost is not None or max_tokens is not None else None
 
     def check_models(self, models: set[str]) -> None:
         """A cost limit cannot be kept for a model of unknown price: say so before anything runs."""
@@ -182,7 +242,9 @@ class RunBudget:
         self.spent_usd += episode_cost(usage, self.prices, paid_only=True) or 0.0
 
     def reason(self) -> str | None:
-        """``max_cost`` or ``max_tokens`` once reached, else None."""
+        """``max_cost`` or ``max_tokens`` once reached (or, per call, once the next could cross it), else None."""
+        if self.cap is not None and self.cap.reason() is not None:
+            return self.cap.reason()
         if self.max_cost is not None and self.spent_usd >= self.max_cost:
             return "max_cost"
         if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:

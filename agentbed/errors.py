@@ -23,6 +23,11 @@ class Terminated(KeyboardInterrupt):
     and servers are shut down, what finished is kept, and the CLI exits 143 (128 + SIGTERM)."""
 
 
+class BudgetExhausted(RuntimeError):
+    """A model call refused because the run's ``--max-cost`` / ``--max-tokens`` could be crossed
+    by it: the episode is cut short (an errored episode of kind ``budget``, never a score)."""
+
+
 class WorkerDied(RuntimeError):
     """A process-pool worker ended without answering (killed, out of memory, a crash in native
     code): not bad input and not a bug in agentbed; the run's recorded episodes are kept."""

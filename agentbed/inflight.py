@@ -64,6 +64,7 @@ class ModelRuntime:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     cache: ModelCallCache | None = None
     limiters: dict[str, ConnectionLimiter] = field(default_factory=dict)
+    spend: Any = None  # the run's per-call budget (agentbed.cost.SpendCap), when --max-cost/--max-tokens
 
     @classmethod
     def for_run(cls, agent_ids: Iterable[str], run_dir: str | Path, *, max_connections: int | None = None,
@@ -94,6 +95,7 @@ class ModelRuntime:
 
         if isinstance(agent, ChatAgent):
             agent.cache = self.cache
+            agent.spend = self.spend
             limiter = self.limiters.get(agent.model or "")
             if limiter is not None:
                 agent.connections = limiter

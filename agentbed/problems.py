@@ -51,6 +51,9 @@ KINDS: tuple[Kind, ...] = (
           "the model's context length against the suite's step budget, or a model with a longer context",
           r"context[_ ]length[_ ]exceeded", r"maximum context length", r"context window", r"exceeds the context",
           r"too many tokens", r"ContextOverflow"),
+    _kind("budget", "cut short: the next model call could have crossed --max-cost or --max-tokens",
+          "the cost so far (the summary's cost table); --resume --out DIR (with a higher --max-cost) runs "
+          "these episodes again", r"\bBudgetExhausted\b"),
     _kind("bad_response", "the provider answered with a malformed, empty or truncated body after every retry",
           "what answers at the base URL (a proxy, gateway or server version that does not speak OpenAI's chat "
           "completions); --resume --retry-errors runs these episodes again", r"\bBadResponse\b"),

@@ -155,6 +155,7 @@ class ChatAgent(Conversation, Agent):
         self.connections: ConnectionLimiter | Unlimited = Unlimited()
         self.generation: dict[str, Any] = {}  # the run's generation settings (recorded in describe())
         self.failure_note: str | None = None  # added to the error of a call that failed after its retries
+        self.spend: Any = None  # the run's budget kept per call (agentbed.cost.SpendCap): asked before each
 
     @classmethod
     def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
@@ -308,6 +309,8 @@ class ChatAgent(Conversation, Agent):
         if self.capture is not None:
             self.capture.clear()
         with self.connections.slot():
+            if self.spend is not None:
+                self.spend.before_call()  # BudgetExhausted once the next call could cross --max-cost
             try:
                 reply = bound.invoke(self.messages)
             except Exception as exc:
@@ -319,6 +322,10 @@ class ChatAgent(Conversation, Agent):
                     self.connections.throttled(*signal)
                 raise
         self.connections.succeeded()
+        if self.spend is not None and isinstance(reply, AIMessage):
+            usage = usage_of(reply)
+            if usage is not None:
+                self.spend.paid(self.model, usage.input_tokens, usage.output_tokens)
         return reply
 
     def _cache_key(self, bound: Any) -> str:

@@ -100,16 +100,21 @@ def test_a_budget_stops_handing_out_episodes_records_why_and_resume_finishes(run
                       "--max-connections", "1", "-j", "1", "--prices", prices, "--quiet", *limit)
     assert stopped.returncode == 3, stopped.stderr
     assert "--resume" in stopped.stderr
-    finished = len(read_index(out / "index.jsonl"))
-    assert 2 <= finished <= 5, "stops after the second paid episode; those in flight finish"
+    records = read_index(out / "index.jsonl")
+    finished, cut = len(records), sum(r["status"] == "error" for r in records)
+    assert 2 <= finished <= 5 and cut >= 1, "the call that could cross the limit is not made; its episode is cut"
+    assert all("BudgetExhausted" in r["error"] for r in records if r["status"] == "error")
     (stop,) = [e for e in read_events(out / "events.jsonl") if e["event"] == "budget_stop"]
     assert stop["reason"] == limit[0][2:].replace("-", "_") and stop["episodes_left"] == 10 - finished
+    assert stop["episodes_cut"] == cut and f"{cut} cut short" in stopped.stderr
     served = run_cmd.stub.served
     resumed = run_cmd("--out", str(out), "--resume", "--quiet", "--prices", prices)
     assert resumed.returncode == 0, resumed.stderr
-    ids = [r["episode_id"] for r in read_index(out / "index.jsonl")]
-    assert len(ids) == len(set(ids)) == 10
-    assert run_cmd.stub.served - served == 3 * (10 - finished)
+    records = read_index(out / "index.jsonl")
+    ids = [r["episode_id"] for r in records]
+    assert len(ids) == len(set(ids)) == 10 and all(r["status"] == "ok" for r in records)
+    # the cut episodes run again whole; the calls they made before the cut come from the cache
+    assert 3 * (10 - finished) < run_cmd.stub.served - served <= 3 * (10 - finished + cut)
 
 
 @pytest.mark.parametrize(("flags", "named"), [(["--max-connections", "0"], "--max-connections"),
@@ -122,3 +127,20 @@ def test_bad_model_options_are_one_line_errors_before_anything_is_recorded(run_c
     done = run_cmd("--model", "openai:stub-model", "--task", "open-fast", "--out", str(out), *flags)
     assert done.returncode == 2 and named in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_max_cost_is_a_cap_per_call_with_many_connections_in_flight(run_cmd, tmp_path):
+    """20 episodes, 4 connections, 2 workers: the run pays at most the cap plus one call per
+    connection in flight (the dearest call here is $0.30: 300 input tokens at $1000 per 1M), says
+    so on the terminal and exits 3, although every episode was handed out before the cap was met."""
+    out = tmp_path / "run"
+    prices = str(prices_file(tmp_path, 1000.0, 0.0))
+    stopped = run_cmd("--model", "openai:stub-model", "--task", "open-fast", "--seeds", "20", "--out", str(out),
+                      "--max-connections", "4", "-j", "2", "--prices", prices, "--no-cache", "--max-cost", "2.0",
+                      "--json")
+    assert stopped.returncode == 3, stopped.stderr
+    doc = json.loads(stopped.stdout)
+    paid = doc["stopped"]["spent_usd"]
+    assert 2.0 - 0.3 <= paid <= 2.0 + 4 * 0.3, paid
+    assert doc["cost"]["total_usd"] == pytest.approx(paid)  # no cache: every token was paid
+    assert run_cmd.stub.served * 0.3 >= paid and "max_cost" in stopped.stderr + stopped.stdout
