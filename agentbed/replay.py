@@ -178,7 +178,7 @@ def rerun(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     given = build_controllers(spec.controllers, suite.setup(spec, env, recorded)) if spec.controllers else []
     rebuilt = {name_of(c) for c in given}
     agent = _deciding_agent(suite, spec, env, recorded, rebuilt) or \
-        _RebuildingReplay([r for r in recorded if r.get("type") == "step"], header.get("agent"))
+        _RebuildingReplay([r for r in recorded if r.get("type") in ("step", "control")], header.get("agent"))
     controller = chain(suite.episode_controller(spec, env, recorded), *given, _RecordedVerdicts(recorded, rebuilt))
     run_episode(env, agent, spec, budget=budget, writer=writer, controller=controller,
                 parent=header.get("parent"))

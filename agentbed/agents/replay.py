@@ -20,6 +20,8 @@ class ReplayAgent(Agent):
     so a re-execution's log can be compared with the original byte for byte."""
 
     def __init__(self, steps: Sequence[dict[str, Any]], described: dict[str, Any] | None = None) -> None:
+        """``steps``: the log's step records, and its control records (an action an overseer
+        stopped the episode at, which was proposed but never executed), in the log's order."""
         self.steps = list(steps)
         self.described = described or {"name": "replay", "model": None}
         self.name = str(self.described.get("name", "replay"))
@@ -28,7 +30,7 @@ class ReplayAgent(Agent):
     @classmethod
     def from_log(cls, path: str | Path) -> ReplayAgent:
         records = read_log(path)
-        return cls([r for r in records if r.get("type") == "step"], records[0].get("agent"))
+        return cls([r for r in records if r.get("type") in ("step", "control")], records[0].get("agent"))
 
     def reset(self, *, seed: int, task: Any = None) -> None:
         self.position = 0
@@ -38,6 +40,8 @@ class ReplayAgent(Agent):
             raise ReplayExhausted(f"the log records {len(self.steps)} actions; step {self.position + 1} was requested")
         step = self.steps[self.position]
         self.position += 1
+        if step.get("type") == "control":  # proposed, then stopped by an overseer (a person's reject)
+            return Action(decode_action(step["proposed"]))
         usage = Usage(**step["usage"]) if step.get("usage") else None
         control = step.get("control") or {}
         # what the agent proposed; an overseer's recorded decision replaced it with step["action"]
