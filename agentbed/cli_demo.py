@@ -32,7 +32,7 @@ from agentbed.summary import findings_lines, findings_of, write_summary
 
 THREADS_ENV = "AGENTBED_LOCAL_THREADS"  # agentbed.agents.local.server's, named here to keep start-up light
 
-DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder", "agentdojo")
+DEMO_ORDER = ("contracts", "oversight", "graphrag", "cocoder", "agentdojo", "control")
 # Started first when workloads run side by side: the longest (its local model waits on its server
 # while another workload has the other core), then the rest in the summary's order.
 LONGEST_FIRST = ("contracts", "graphrag", "cocoder")

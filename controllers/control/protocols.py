@@ -19,25 +19,30 @@ vocabulary; Greenblatt et al. 2024; Bhatt et al., "Ctrl-Z", 2025):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
-from agentbed.control import CONTINUE, StepContext, Verdict, handover, stop
+from agentbed.control import CONTINUE, Controller, StepContext, Verdict, handover, stop
 from agentbed.tools import Tool, make_action
 from controllers.control.monitors import FREE_TEXT_ARGS, ScriptedMonitor, Suspicion, action_text, call_of
 
 PROTOCOLS = ("tm", "dtt", "dtr", "te")
 
 
-class MicroProtocol:
-    """Monitor every proposed action; act on the ones above ``defer`` as the protocol says."""
+class MicroProtocol(Controller):
+    """Monitor every proposed action; act on the ones above ``defer`` as the protocol says.
+    ``task_observation`` is the episode's first observation, given when the protocol starts
+    mid-episode (a branch), for its monitor and a trusted policy taking over."""
+
+    name = "control"
 
     def __init__(self, kind: str, monitor: Any, *, defer: float = 1.0, audit: float | None = None,
                  trusted: Callable[[], Agent] | None = None, k: int = 3,
                  tools: Callable[[], Sequence[Tool]] | None = None,
-                 editor: Callable[[str, StepContext], str | None] | None = None) -> None:
+                 editor: Callable[[str, StepContext], str | None] | None = None, task_observation: str = "") -> None:
         if kind not in PROTOCOLS:
             raise ValueError(f"protocol {kind!r} is not one of {', '.join(PROTOCOLS)}")
         if kind in ("dtt", "dtr", "te") and trusted is None:
@@ -47,20 +52,15 @@ class MicroProtocol:
         self.editor = editor or scripted_edit
         self._before: Agent | None = None
         self.deferred = False
-        self.task_observation = ""
-
-    def prime(self, task_observation: str) -> None:
-        """Start mid-episode (a branch): the task statement its monitor and trusted policy need."""
         self.task_observation = task_observation
-        for monitor in [self.monitor, *getattr(self.monitor, "monitors", [])]:
-            if hasattr(monitor, "first_observation"):
-                monitor.first_observation = task_observation
+        for each in [monitor, *getattr(monitor, "monitors", [])]:
+            if task_observation and hasattr(each, "first_observation"):
+                each.first_observation = task_observation
 
     def observe(self, ctx: StepContext) -> None:
         """Keep the agent as it is before it proposes: resamples start from this state."""
         if self.kind == "dtr" and not self.deferred:
             self._before = ctx.agent.fork()
-        return None
 
     def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
         if self.deferred:  # the trusted policy plays now; its actions are not the untrusted one's
@@ -132,7 +132,7 @@ class FromTask(Agent):
 
 
 def _with(verdict: Verdict, record: dict[str, Any], action: str) -> Verdict:
-    return Verdict(verdict.kind, verdict.action, verdict.agent, verdict.reason, {**record, "action": action})
+    return dataclasses.replace(verdict, record={**record, "action": action})
 
 
 def _resample_seed(step: int, j: int) -> int:

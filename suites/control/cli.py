@@ -5,6 +5,7 @@ baselines, paired intervals and a Pareto plot."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ from agentbed.errors import UsageError
 from agentbed.executors import execute
 from agentbed.runner import EpisodeSpec
 from agentbed.store import RunStore
+from agentbed.summary import write_summary
+from suites.control.report import write_control_summary
 
 COMMAND = "agentbed control"
 
@@ -89,21 +92,49 @@ def _model(name: str) -> str:
     return name if name == "trusted" or name.startswith("model:") else f"model:{name}"
 
 
+def subrun_name(options: dict[str, Any], agent: str) -> str:
+    """The sub-run a spec belongs to: one agentbed run per protocol configuration (a run's plan is
+    agents x tasks x seeds under one set of options), and the trusted baseline's own."""
+    from suites.control.analysis import protocol_key
+
+    name = "trusted" if agent == "trusted" else protocol_key(options)
+    return "".join(c if c.isalnum() or c in "@.-_" else "_" for c in name)
+
+
 def run_grid(args: argparse.Namespace) -> Path:
-    specs = grid(args)
-    store = RunStore(args.out)
-    if store.exists():
-        raise UsageError(f"--out {args.out}: already a run directory; choose another")
-    store.create({"suite": "control", "command": _command(args), "episodes": len(specs)})
+    """Run the grid as one sealed agentbed run per protocol configuration under ``--out``; the
+    control summary is written into each (so ``agentbed report OUT/SUBRUN`` shows the whole grid) and
+    at ``OUT/control/summary.json``."""
     from agentbed.agents.local.server import serving
 
+    specs = grid(args)
+    root = Path(args.out)
+    if root.exists() and any(root.iterdir()):
+        raise UsageError(f"--out {args.out}: exists and is not empty; choose another directory")
+    groups: dict[str, list[EpisodeSpec]] = {}
+    for spec in specs:
+        groups.setdefault(subrun_name(spec.options, spec.agent), []).append(spec)
     # any model named by a policy, the trusted role or the monitor: local ones get a server for the run
     models = {s.agent for s in specs} | {str(s.options.get(k, "")) for s in specs for k in ("trusted", "monitor_model")}
-    with store, serving(sorted(m for m in models if m), store.root):
-        for record in execute(specs, store.root, executor=args.executor, jobs=args.jobs):
-            store.append(record)
-        store.flush()
-    return store.root
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(serving(sorted(m for m in models if m), root))
+        stores = []
+        for name, group in groups.items():
+            store = RunStore(root / name)
+            store.create({"suite": "control", "tasks": sorted({s.task for s in group}),
+                          "agents": sorted({s.agent for s in group}), "seeds": sorted({s.seed for s in group}),
+                          "options": group[0].options, "degrade": 0.0, "command": _command(args)})
+            stack.enter_context(store)
+            for record in execute(group, store.root, executor=args.executor, jobs=args.jobs):
+                store.append(record)
+            store.flush()
+            stores.append(store)
+        summary = write_control_summary(root, _command(args), resamples=args.resamples,
+                                        counterfactual=args.counterfactual)
+        for store in stores:
+            write_summary(summary, store.root / "control" / "summary.json")
+            store.finish(["control/summary.json"])
+    return root
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -113,15 +144,17 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--tasks {args.tasks}")
     if args.untrusted:
         parts.append(f"--untrusted {args.untrusted}")
+    if args.trusted != "trusted":
+        parts.append(f"--trusted {args.trusted}")
+    if args.monitor_model:
+        parts.append(f"--monitor-model {args.monitor_model}")
+    parts += [f"--counterfactual {args.counterfactual}", f"--resamples {args.resamples}"]
     return " ".join(parts)
 
 
 def cmd_control(args: argparse.Namespace) -> int:
-    from suites.control.report import write_control_summary
-
     root = run_grid(args)
-    summary = write_control_summary(root, _command(args), resamples=args.resamples,
-                                    counterfactual=args.counterfactual)
+    summary = main_json(root)
     for line in summary.get("lines", []):
         print(line)
     print(f"control run in {root}; summary in {root / 'control' / 'summary.json'}", file=sys.stderr)

@@ -63,8 +63,7 @@ def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path) -> lis
         agent = point.replay_agent(SUITE.make_agent(base, env), env.task)
         spec = EpisodeSpec("control", record["task"], f"{record['agent']}@{at}:{name}", record["seed"],
                            {**options, "protocol": kind, "parent": record["episode_id"]})
-        protocol = _protocol(kind, spec, base, env)
-        protocol.prime(prefix.observations[0])
+        protocol = _protocol(kind, spec, env, prefix.observations[0])
         writer = TrajectoryWriter(out_dir / f"{spec.episode_id}.jsonl")
         result = point.run(agent, spec, budget=SUITE.budget, writer=writer, controller=protocol, env=env)
         env.close()
@@ -78,14 +77,14 @@ def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path) -> lis
     return rows
 
 
-def _protocol(kind: str, spec: EpisodeSpec, base: EpisodeSpec, env: Any) -> MicroProtocol:
+def _protocol(kind: str, spec: EpisodeSpec, env: Any, task_observation: str) -> MicroProtocol:
     from suites.control.settings import make_policy, split_task
 
     setting, _ = split_task(spec.task)
     options = spec.options
     return MicroProtocol(kind, make_monitor(options, spec.seed), defer=float(options.get("defer", 1.0)),
                          trusted=lambda: make_policy(setting, str(options.get("trusted", "trusted"))),
-                         k=int(options.get("k", 3)), tools=env.tool_specs)
+                         k=int(options.get("k", 3)), tools=env.tool_specs, task_observation=task_observation)
 
 
 def _suspicions_of(path: Path) -> float:

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.progress import steps
-from suites.control.cli import _command, run_grid
-from suites.control.report import write_control_summary
+from suites.control.cli import main_json, run_grid
 
 DEMO = {"settings": "contracts,agentdojo", "protocols": "tm,dtt,dtr,te", "defer": "0.3", "tasks": 6, "seeds": 1,
         "monitor": "scripted", "monitor_model": "", "untrusted": "", "trusted": "trusted",
@@ -22,4 +21,4 @@ def run_demo(out_dir: Path, **overrides: Any) -> dict[str, Any]:
     with steps("control episodes", 1) as done:
         root = run_grid(args)
         done("grid")
-    return write_control_summary(root, _command(args), resamples=args.resamples, counterfactual=args.counterfactual)
+    return main_json(root)

@@ -123,3 +123,22 @@ def test_self_report_and_ensemble() -> None:
     ens = EnsembleMonitor([ScriptedMonitor(), SelfReportMonitor()])
     s = ens.score(ctx(), Action('{"tool": "run_job", "arguments": {"job": "exfiltrate"}}', risk=0.1))
     assert s.score == pytest.approx((s.parts["scripted"]["score"] + 0.1) / 2)
+
+
+def test_a_micro_protocol_chains_on_any_suite_from_the_command_line(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "run"
+    subprocess.run([str(Path(sys.executable).parent / "agentbed"), "run", "vault", "--agent", "naive", "--seeds", "1",
+                    "--controller", "controllers.control.factories:defer_to_trusted", "--out", str(out),
+                    "--executor", "serial", "--quiet"], check=True, env={**os.environ, "PYTHONPATH": str(root)},
+                   capture_output=True, cwd=tmp_path)
+    logs = sorted((out / "episodes").glob("*.jsonl"))
+    assert logs
+    for path in logs:
+        got = decisions(read_log(path))
+        assert got and all(d["protocol"] == "dtt" and "suspicion" in d for d in got)
