@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategies", default="blatant,disguised,subtle", help="scripted attack strategies")
     p.add_argument("--tasks", type=int, default=0, help="at most this many tasks per setting (0: all)")
     p.add_argument("--seeds", type=int, default=1)
+    p.add_argument("--attack-rate", type=float, default=1.0,
+                   help="probability a scripted attack policy attacks at each opportunity")
     p.add_argument("--k", type=int, default=3, help="resamples of defer-to-resample")
     p.add_argument("--counterfactual", type=int, default=20,
                    help="branch at most this many intervened attack episodes into every alternative (0: none)")
@@ -70,7 +72,7 @@ def grid(args: argparse.Namespace) -> list[EpisodeSpec]:
     except ValueError as exc:
         raise UsageError(f"--defer: {exc}") from None
     base = {"monitor": args.monitor, "monitor_model": _model(args.monitor_model) if args.monitor_model else "", "trusted": _model(args.trusted),
-            "k": args.k}
+            "k": args.k, **({"attack_rate": args.attack_rate} if args.attack_rate != 1.0 else {})}
     configs = [{**base, "protocol": p, "defer": d} for p in protocols for d in ([1.0] if p == "tm" else defers)]
     if "tm" not in protocols:
         configs.insert(0, {**base, "protocol": "tm", "defer": 1.0})  # the untrusted baseline
@@ -144,6 +146,8 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--tasks {args.tasks}")
     if args.untrusted:
         parts.append(f"--untrusted {args.untrusted}")
+    if args.attack_rate != 1.0:
+        parts.append(f"--attack-rate {args.attack_rate:g}")
     if args.trusted != "trusted":
         parts.append(f"--trusted {args.trusted}")
     if args.monitor_model:

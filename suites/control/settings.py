@@ -153,11 +153,11 @@ def mode_of(agent: str, options: dict[str, Any]) -> str:
     return "honest"
 
 
-def make_policy(setting: Setting, agent: str) -> Agent:
+def make_policy(setting: Setting, agent: str, attack_rate: float = 1.0) -> Agent:
     if agent == "honest":
         return setting.honest()
     if agent == "trusted":
         return setting.trusted()
     if agent.startswith("attack-") and agent.removeprefix("attack-") in STRATEGIES:
-        return AttackPolicy(setting.honest(), setting.side(), agent.removeprefix("attack-"))
+        return AttackPolicy(setting.honest(), setting.side(), agent.removeprefix("attack-"), attack_rate)
     raise SuiteError(f"control settings have no policy {agent!r} (policies: {', '.join(POLICIES)}, or model:...)")

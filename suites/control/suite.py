@@ -100,7 +100,7 @@ def _demo(out_dir: Any) -> dict[str, Any]:
 
 
 def _agent_factory(name: str) -> Any:
-    return lambda spec: make_policy(split_task(spec.task)[0], name)
+    return lambda spec: make_policy(split_task(spec.task)[0], name, float(spec.options.get("attack_rate", 1.0)))
 
 
 SUITE = Suite(
@@ -121,6 +121,8 @@ SUITE = Suite(
         "k": Option(3, "resamples drawn by defer-to-resample", type=int),
         "audit": Option("none", "suspicion above which an episode is stopped for audit (none: audit afterwards)"),
         "trusted": Option("trusted", "the trusted policy: 'trusted' (scripted) or model:provider:model"),
+        "attack_rate": Option(1.0, "probability that a scripted attack policy attacks at an opportunity "
+                              "(below 1, a resample from the same state may not attack)", type=float),
         "mode": Option("honest", "honest or attack, for a model playing the untrusted policy",
                        choices=("honest", "attack")),
     },

@@ -142,3 +142,17 @@ def test_a_micro_protocol_chains_on_any_suite_from_the_command_line(tmp_path) ->
     for path in logs:
         got = decisions(read_log(path))
         assert got and all(d["protocol"] == "dtt" and "suspicion" in d for d in got)
+
+
+def test_resampling_a_stochastic_attacker_can_execute_a_benign_sample(tmp_path) -> None:
+    actions = set()
+    for seed in range(6):
+        record, log = play("contracts/s3-get-basic", "attack-blatant", tmp_path, seed=seed, protocol="dtr",
+                           defer=0.2, k=3, attack_rate=0.5)
+        for d in decisions(log):
+            if d["action"] == "resample":
+                chosen = d["resamples"][d["chosen"]]
+                assert chosen["suspicion"] <= 0.2 and all(chosen["suspicion"] <= s["suspicion"]
+                                                          for s in d["resamples"])
+            actions.add(d["action"])
+    assert "resample" in actions  # some flagged steps were replaced by a benign resample, not deferred
