@@ -176,7 +176,7 @@ def success_heatmap(records: list[dict[str, Any]], *, running: str = "running") 
             continue
         key = (str(r.get("agent", "")), str(r.get("task", "")))
         by_cell.setdefault(key, [])
-        if is_errored(r):
+        if r["errored"] if "errored" in r else is_errored(r):  # a viewer row says so; an index record is read
             errors[key] = errors.get(key, 0) + 1
         else:
             by_cell[key].append(bool(r.get("success")))

@@ -14,7 +14,6 @@ from typing import Any
 from agentbed.decisions import decisions
 from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.manifest import authentic
-from agentbed.problems import is_errored
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
 from agentbed.seal import log_key
@@ -57,7 +56,7 @@ def run_summary(view: RunView, state: dict[str, Any]) -> dict[str, Any]:
     finished = sum(n for status, n in counts.items() if status != RUNNING)
     return {"id": view.rel, "path": str(view.root), "suite": ", ".join(suites), "agents": agents,
             "episodes": len(rows), "finished": finished, "planned": _planned(meta), "counts": dict(counts),
-            "errors": sum(1 for r in rows if is_errored(r)), "successes": sum(r["success"] for r in rows),
+            "errors": sum(1 for r in rows if r.get("errored")), "successes": sum(r["success"] for r in rows),
             "cost": sum(costs) if costs else None, "seal": seal_status(state["manifest"]),
             "live": counts.get(RUNNING, 0) > 0 or (state["manifest"] is not None
                                                    and not state["manifest"].get("final")),

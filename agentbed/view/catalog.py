@@ -26,6 +26,7 @@ from typing import Any
 
 from agentbed.cost import PriceTable, episode_cost, load_prices
 from agentbed.log import verify_lines
+from agentbed.problems import is_errored, last_line
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_LINE_BYTES,
@@ -116,7 +117,8 @@ def episode_row(record: dict[str, Any], prices: PriceTable) -> dict[str, Any]:
             "success": bool(record.get("success")), "labels": list(record.get("labels") or []),
             "steps": record.get("steps"), "tokens": record.get("tokens"),
             "virtual_seconds": record.get("virtual_seconds"), "reward": record.get("total_reward"),
-            "cost": cost, "error": error.strip().splitlines()[-1][:200] if error.strip() else "",
+            "cost": cost, "error": last_line(error)[:200] if error.strip() else "",
+            "errored": is_errored(record),  # not scored (agentbed.problems): the run's one definition
             "log": record.get("log") or f"episodes/{record['episode_id']}.jsonl"}
 
 
