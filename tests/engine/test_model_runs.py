@@ -160,7 +160,9 @@ def test_progress_on_a_pipe_prints_done_total_errors_tokens_cost_and_eta(stub, t
     env = {**__import__("os").environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
-    last = [line for line in done.stderr.splitlines() if line.startswith("agentbed: episodes")][-1]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("agentbed: episodes")]
+    assert lines[0].startswith("agentbed: episodes 0/2, 0 errored"), "a first line once the plan is known"
+    last = lines[-1]
     assert "2/2" in last and "0 errored" in last and "tokens" in last and "$" in last and "done" in last
 
 
