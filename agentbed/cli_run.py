@@ -292,6 +292,9 @@ def print_headlines(summaries: list[dict[str, Any]]) -> None:
                 table.add_row(summary.get("suite", ""), "(no rate)", agent, "", "every episode errored", "0", str(n))
     # a log file or a pipe gets the full width rather than rich's 80-column default
     Console(width=None if sys.stdout.isatty() else 160).print(table)
+    for summary in summaries:  # what a workload says must not go unseen (timeouts, unrepaired failures)
+        for note in summary.get("console_notes", []) or []:
+            print(f"{summary.get('suite', '')}: {note}")
 
 
 # -- gate, report, export ---------------------------------------------------------------------

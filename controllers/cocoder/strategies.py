@@ -21,7 +21,7 @@ from controllers.cocoder.plan import Plan
 from controllers.cocoder.schedule import Schedule, expected_makespan, residual_risk, simulate
 from environments.cocoder.costmodel import CostModel, FailureModel
 
-STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder")
+STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder", "file-parallel-uncapped")
 # how a cocoder agent carries its own earlier work from one unit to the next: a fresh conversation
 # per unit shown the interfaces of what it wrote and uses, or one
 # conversation that keeps everything it was shown and wrote
@@ -91,7 +91,10 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     """The plan of ``strategy`` with at most ``agents`` concurrent agents.
 
     * sequential: one agent, one growing context, files in dependency order.
-    * file-parallel: every file at once by its own agent, dependencies as interfaces only.
+    * file-parallel: every file in a fresh conversation, dependencies as interfaces only, nothing
+      waiting for anything, ``agents`` at a time (the team size every other strategy has).
+    * file-parallel-uncapped: the same with one agent per file, all at once: the paper's
+      "all-at-once" baseline, reported as an upper bound on speed (it is not a team of ``agents``).
     * per-file: a fresh agent per file, dependency-aware, ``agents`` at a time.
     * cocoder: hub-isolated communities, one agent per group (groups packed onto ``agents``);
       at ``granularity="function"`` a module or cycle bigger than ``total / agents`` may then be
@@ -112,7 +115,10 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
     modules = sorted(graph.nodes)
     if strategy == "sequential":
         return Plan(strategy, {m: "a0" for m in modules}, {m: 0 for m in modules}, 1, True, [modules])
-    if strategy == "file-parallel":
+    if strategy == "file-parallel":  # at most ``agents`` at once, like every other team: the fair baseline
+        return Plan(strategy, {m: f"f{i}" for i, m in enumerate(modules)}, None, max(1, min(agents, len(modules))),
+                    False, [[m] for m in modules], fresh_context=True)
+    if strategy == "file-parallel-uncapped":  # one agent per file, all at once: an upper bound, not a team of k
         index = {m: i for i, m in enumerate(modules)}
         return Plan(strategy, {m: f"f{index[m]}" for m in modules}, index, len(modules), False,
                     [[m] for m in modules], fresh_context=True)

@@ -10,6 +10,11 @@ repository's own choice, instead of a guessed ``tests/``) and which ``addopts`` 
 of plugins the sandbox does not get (coverage, xdist, benchmark, linters as tests: the tooling
 the test dependencies leave out) would stop pytest with "unrecognized arguments", so they are
 dropped and named in the task's notes.
+
+Doctests count as reference tests where the repository's own configuration runs them: pytest's
+``--doctest-modules`` in its addopts (then the package is among the paths, as a bare ``pytest``
+in the rootdir would collect it) or in the pytest command of its tox environment
+(``pytest --doctest-modules pkg tests``: that command's paths and options), see :func:`tox_pytest`.
 """
 
 from __future__ import annotations
@@ -120,6 +125,47 @@ def read_config(root: Path) -> PytestConfig:
     addopts = _words(settings.get("addopts", ""))
     kept, dropped = split_addopts(addopts)
     return PytestConfig(source, testpaths, shlex.join(addopts), shlex.join(kept), tuple(dropped))
+
+
+_PYTEST = ("pytest", "py.test")
+
+
+def tox_pytest(root: Path) -> list[str] | None:
+    """The arguments of the pytest command in ``tox.ini``'s ``[testenv]`` (or the first
+    ``[testenv:...]`` that runs pytest), ``{posargs}`` and other substitutions left out; None when
+    tox runs no pytest. ``python -m pytest`` and ``coverage run -m pytest`` count."""
+    path = root / "tox.ini"
+    if not path.is_file():
+        return None
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read(path, encoding="utf-8")
+    except configparser.Error as exc:
+        raise UsageError(f"{path}: {exc}".replace("\n", " ")) from exc
+    sections = ["testenv"] * cfg.has_section("testenv") + [s for s in cfg.sections() if s.startswith("testenv:")]
+    for section in sections:
+        for line in cfg.get(section, "commands", fallback="").replace("\\\n", " ").splitlines():
+            try:
+                words = shlex.split(line.strip().lstrip("-").strip())
+            except ValueError:
+                continue
+            for i, word in enumerate(words):
+                if Path(word).name in _PYTEST or (word == "pytest" and i and words[i - 1] == "-m"):
+                    return [w for w in words[i + 1:] if not set(w) & set("{}")]  # tox's substitutions
+    return None
+
+
+def doctest_paths(root: Path, package: str, config: PytestConfig, testpaths: list[str]) -> tuple[list[str], str]:
+    """(the paths, extra options) that make the run collect the doctests the repository's own
+    configuration runs; ``([], "")`` when it runs none. ``testpaths``: the paths found so far."""
+    tox = tox_pytest(root) or []
+    if "--doctest-modules" in tox:
+        named = [w.removeprefix("src/").rstrip("/") for w in tox if not w.startswith("-") and
+                 ((root / w).exists() or (root / "src" / w).exists())]
+        return named or [*testpaths, package], "--doctest-modules"
+    if "--doctest-modules" in shlex.split(config.kept_addopts) and not config.testpaths:
+        return [*testpaths, package], ""  # a bare pytest in the rootdir collects the package too
+    return [], ""
 
 
 def run_arguments(paths: list[str], config: PytestConfig) -> str:

@@ -18,6 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from environments.cocoder.outcomes import strip_ansi
 from environments.cocoder.sandboxed import (
     DEFAULT_TIMEOUT,
     HELPER_PREFIX,
@@ -31,9 +32,9 @@ PROBE = HELPER_PREFIX + "reach"
 MARK = "_COCODER_REACH "
 _PLUGIN = '''
 import json, os, sys, threading
-import pytest
 
-_ROOT = os.path.join(os.getcwd(), json.loads(open(os.path.join(os.path.dirname(__file__), "package.json")).read()))
+with open(os.path.join(os.path.dirname(__file__), "package.json"), encoding="utf-8") as _f:
+    _ROOT = os.path.join(os.getcwd(), json.load(_f))
 _ROOT += os.sep
 _current = []
 _functions = set()
@@ -57,18 +58,17 @@ def _profile(frame, event, arg):
         _tests[_current[0]].add(rel)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    _current[:] = [item.nodeid]
-    _tests.setdefault(item.nodeid, set())
+def pytest_runtest_logstart(nodeid, location):  # plain hooks, not a wrapper: any pytest since 3
+    _current[:] = [nodeid]
+    _tests.setdefault(nodeid, set())
     threading.setprofile(_profile)
     sys.setprofile(_profile)
-    try:
-        yield
-    finally:
-        sys.setprofile(None)
-        threading.setprofile(None)
-        _current[:] = []
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    sys.setprofile(None)
+    threading.setprofile(None)
+    _current[:] = []
 
 
 def pytest_unconfigure(config):
@@ -95,11 +95,12 @@ class Reach:
         return sum(relpath in files for files in self.tests.values())
 
 
-def traced_run(tree: Path, package: str, tests: str, *, timeout: float = DEFAULT_TIMEOUT
-               ) -> tuple[TestReport, Reach | None]:
+def traced_run(tree: Path, package: str, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
+               output: Path | None = None) -> tuple[TestReport, Reach | None]:
     """Run the tests of ``tree`` in the sandbox under the profiler plugin: pytest's report (as
     :func:`environments.cocoder.sandboxed.run_tests` gives it) and what each test reached (None
-    when the run ended before the plugin could say, e.g. a timeout)."""
+    when the run ended before the plugin could say, e.g. a timeout); pytest's whole output goes to
+    ``output`` when given."""
     probe = tree / PROBE
     probe.mkdir(exist_ok=True)
     (probe / "__init__.py").write_text(_PLUGIN, encoding="utf-8")
@@ -109,6 +110,9 @@ def traced_run(tree: Path, package: str, tests: str, *, timeout: float = DEFAULT
     finally:
         shutil.rmtree(probe, ignore_errors=True)
     lines = outcome.stdout.splitlines()
+    if output is not None:  # pytest's whole output, for a refusal to point at (the report keeps a tail)
+        stdout = "\n".join(ln for ln in lines if not ln.startswith(MARK))
+        output.write_text(strip_ansi(f"{stdout}\n--- stderr ---\n{outcome.stderr}"), encoding="utf-8")
     marks = [ln for ln in lines if ln.startswith(MARK)]
     report = report_of(dataclasses.replace(outcome, stdout="\n".join(ln for ln in lines if not ln.startswith(MARK))))
     return report, Reach.from_json(json.loads(marks[-1][len(MARK):])) if marks else None

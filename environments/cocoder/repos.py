@@ -78,6 +78,73 @@ REPOS += (
 REPO_BY_NAME = {r.name: r for r in REPOS}
 
 
+@dataclass(frozen=True)
+class UserSdist:
+    """An sdist given to ``--repo`` as a user would: fetched pinned, never tuned on (issue 52)."""
+
+    dist: str
+    version: str
+    file: str  # the sdist's file name as the registry serves it
+    sha256: str
+    layout: str  # what it exercises
+    expect: str  # "runs", or the start of the one-line refusal it gets
+
+    @property
+    def path(self) -> Path:
+        return cache_dir() / "sdists" / self.file
+
+
+# Chosen on 2026-12-05 by what their sdists hold (a tests folder, their configuration), before any
+# was given to agentbed; every one tried is listed in docs/cocoder.md with what happened.
+USER_SDISTS: tuple[UserSdist, ...] = (
+    UserSdist("isodate", "0.7.2", "isodate-0.7.2.tar.gz",
+              "4cd1aa0f43ca76f4a6c6c0292a85f40b35ec2e43e315b59f06e6d32171a953e6",
+              "src layout; pyproject and setup.cfg; filterwarnings = error", "runs"),
+    UserSdist("itsdangerous", "2.2.0", "itsdangerous-2.2.0.tar.gz",
+              "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173",
+              "src layout; flit; requirements/tests.txt pins pytest 8.1.1 and freezegun; filterwarnings = error",
+              "runs"),
+    UserSdist("pathspec", "0.12.1", "pathspec-0.12.1.tar.gz",
+              "a482d51503a1ab33b1c67a6c3813a26953dbdc71c31dacaef9a838c4e29f5712",
+              "flat; setup.cfg and pyproject; unittest-style tests (tox runs unittest)", "runs"),
+    UserSdist("colorama", "0.4.6", "colorama-0.4.6.tar.gz",
+              "08695f5cb7ed6e0531a20572697297273c47b8cae5a63ffc6d6ed5c201be6e44",
+              "tests inside the package (colorama/tests); hatch; no pytest configuration", "runs"),
+    UserSdist("wcwidth", "0.2.13", "wcwidth-0.2.13.tar.gz",
+              "72ea0c06399eb286d978fdedb6923a9eb47e1c486ce63e9b4e64fc18303972b5",
+              "flat; tox.ini [pytest] with --color=yes, --cov and filterwarnings = error; requirements-tests36/37/39",
+              "runs"),
+    UserSdist("boltons", "24.1.0", "boltons-24.1.0.tar.gz",
+              "4a49b7d57ee055b83a458c8682a2a6f199d263a8aa517098bda9bab813554b87",
+              "flat; a conftest hook with pytest 8's `path` argument, no pytest pin; tox deps from a file the "
+              "sdist lacks; doctests in its tox command",
+              "Argument(s) {'path'} are declared in the hookimpl but can not be found in the hookspec"),
+    UserSdist("jaraco.functools", "4.1.0", "jaraco_functools-4.1.0.tar.gz",
+              "70f7e0e2ae076498e212562325e805204fc092d7b4c17e0e86c959e249701a9d",
+              "a namespace package (jaraco/ without __init__.py); pytest.ini with --doctest-modules",
+              "jaraco/ has packages but no __init__.py"),
+    UserSdist("semver", "3.0.2", "semver-3.0.2.tar.gz",
+              "6253adb39c70f6e51afed2fa7152bcd414c411286088fb4b9effb133885ab4cc",
+              "src layout; setup.cfg; conftest fixtures for doctests; doctests in docs/ and testpaths",
+              "so src/semver/ does not exist there"),
+)
+USER_SDIST_BY_NAME = {s.dist: s for s in USER_SDISTS}
+
+
+def fetch_sdist(sdist: UserSdist, *, python: str = sys.executable) -> Path:
+    """Download (if needed) one pinned user sdist and check its sha256; it stays packed (``--repo`` unpacks it)."""
+    sdist.path.parent.mkdir(parents=True, exist_ok=True)
+    if not sdist.path.is_file() or sha256_of(sdist.path) != sdist.sha256:
+        cmd = [python, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+               f"{sdist.dist}=={sdist.version}", "-d", str(sdist.path.parent)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0 or not sdist.path.is_file():
+            raise FetchError(f"{sdist.dist}=={sdist.version}: pip download failed: {result.stderr.strip()[-300:]}")
+    if (actual := sha256_of(sdist.path)) != sdist.sha256:
+        raise FetchError(f"{sdist.path}: sha256 {actual} does not match the pinned {sdist.sha256}")
+    return sdist.path
+
+
 def cache_dir() -> Path:
     """Where sdists and unpacked repositories live (``AGENTBED_COCODER_CACHE`` overrides)."""
     return Path(os.environ.get("AGENTBED_COCODER_CACHE", PROJECT_ROOT / ".cache" / "cocoder"))

@@ -14,6 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentbed.sandbox import Limits, SandboxUnavailable, open_sandbox
+from environments.cocoder.outcomes import (
+    DOCTEST,
+    FRAME,
+    OUTCOMES_FILE,
+    PLUGIN,
+    PLUGIN_DIR,
+    PLUGIN_NAME,
+    SYNTAX,
+    Outcomes,
+    read_outcomes,
+    strip_ansi,
+)
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MEMORY_MB = 2048
@@ -26,6 +38,7 @@ SITE_DIR = "_cocoder_site"  # a tree's test dependencies, unpacked wheels (envir
 _RUN_IN_DIR = ("import os, sys; os.chdir(sys.argv[1]); sys.path.insert(0, os.getcwd()); "
                f"sys.path.insert(1, os.path.join(os.getcwd(), {SITE_DIR!r})); "
                "os.environ['PYTHONPATH'] = os.pathsep.join(sys.path[:2] + [os.environ.get('PYTHONPATH', '')]).rstrip(os.pathsep); "
+               f"sys.path.append(os.path.join(os.path.dirname(os.getcwd()), {PLUGIN_DIR!r})); "
                "sys.argv = sys.argv[2:]; import runpy; runpy.run_module(sys.argv[0], run_name='__main__')")
 
 
@@ -36,6 +49,7 @@ class ExecOutcome:
     stderr: str
     status: str  # ok | nonzero | timeout | oom | error
     backend: str
+    records: str = ""  # what the outcomes plugin wrote (environments.cocoder.outcomes), read even after a timeout
 
 
 def sandbox_exec(tree: Path, module_argv: list[str], *, timeout: float = DEFAULT_TIMEOUT,
@@ -47,15 +61,27 @@ def sandbox_exec(tree: Path, module_argv: list[str], *, timeout: float = DEFAULT
         try:
             with open_sandbox(backend=backend, limits=limits) as sb:
                 sb.copy_in(tree, "work")
+                pytest = module_argv[0] == "pytest"
+                if pytest:
+                    sb.write_file(f"{PLUGIN_DIR}/{PLUGIN_NAME}.py", PLUGIN)
                 r = sb.exec([sb.python, "-c", _RUN_IN_DIR, "work", *module_argv], timeout=timeout)
                 return ExecOutcome(r.exit_code, r.stdout.decode("utf-8", "replace"),
-                                   r.stderr.decode("utf-8", "replace"), r.status, sb.backend)
+                                   r.stderr.decode("utf-8", "replace"), r.status, sb.backend,
+                                   _records(sb) if pytest else "")
         except SandboxUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - the sandbox itself failed (a container gone), not the code
             if attempt == SANDBOX_ATTEMPTS:
                 raise RuntimeError(f"sandbox failed {attempt} times running {module_argv[0]}: {exc}") from exc
     raise AssertionError("unreachable")
+
+
+def _records(sb) -> str:  # noqa: ANN001 - an open agentbed.sandbox.Sandbox
+    """The outcomes plugin's file ("" when pytest never configured it: a usage error, a conftest that broke)."""
+    try:
+        return sb.read_file(OUTCOMES_FILE).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
 
 def current_backend() -> str:
@@ -83,6 +109,7 @@ class TestReport:
     tail: str = ""
     crash_files: tuple[str, ...] = ()  # where failing tests crashed: the leader's repair targets
     crash_lines: tuple[tuple[str, int], ...] = ()  # the same, with line numbers (to find the function)
+    finished: int = 0  # tests the run reported (the outcomes plugin): what a timed-out run got through
 
     def pass_rate(self, total: int) -> float:
         return min(1.0, self.passed / total) if total else 0.0
@@ -117,22 +144,39 @@ def pytest_argv(tests: str, *plugins: str) -> list[str]:
     """The sandbox's pytest command for ``tests`` (paths and arguments), with ``plugins`` (``-p NAME``)."""
     # --tb=short, not --tb=line: a collection or import error's traceback is the only place that
     # names the file and line where it broke (--tb=line prints just the exception); the other
-    # test files still run past a file that fails to collect
-    return ["pytest", "-q", "-p", "no:cacheprovider", *plugins, "-o", "addopts=", "--tb=short",
-            "--continue-on-collection-errors", "--timeout=60", *shlex.split(tests)]
+    # test files still run past a file that fails to collect. The repository's own options come
+    # in ``tests``; the last word wins, so --tb and --color are given again after them
+    return ["pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN_NAME, *plugins, "-o", "addopts=", "--tb=short",
+            "--continue-on-collection-errors", "--timeout=60", *shlex.split(tests), "--tb=short", "--color=no"]
 
 
 def report_of(outcome: ExecOutcome) -> TestReport:
-    """What a pytest run in the sandbox says: its counts and where failing tests crashed."""
-    c = parse_pytest_summary(outcome.stdout)
+    """What a pytest run in the sandbox says: its counts and where failing tests crashed. The
+    counts are pytest's closing line; where there is none (the run was cut off, or the terminal
+    plugin prints none) the outcomes plugin's; crash locations come from both."""
+    stdout = strip_ansi(outcome.stdout)
+    recorded = read_outcomes(outcome.records)
+    c = parse_pytest_summary(stdout)
+    if not any(c.values()) and recorded.recorded:
+        c = {"passed": recorded.passed, "failed": recorded.failed, "errors": recorded.errors,
+             "skipped": recorded.skipped}
+    lines = tuple(sorted(set(crash_lines(stdout)) | set(recorded_crash_lines(recorded))))
     return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
-                      (outcome.stdout + outcome.stderr)[-3000:], crash_files(outcome.stdout),
-                      crash_lines(outcome.stdout))
+                      (stdout + strip_ansi(outcome.stderr))[-3000:], tuple(sorted({p for p, _ in lines})), lines,
+                      recorded.finished)
+
+
+def recorded_crash_lines(recorded: Outcomes) -> tuple[tuple[str, int], ...]:
+    """Per failed report the plugin recorded, its last frame inside the tree (as :func:`crash_lines`)."""
+    found = set()
+    for frames in recorded.frames:
+        inside = [(path, line) for p, line in frames if (path := _in_tree(p)) is not None]
+        if inside:
+            found.add(inside[-1])
+    return tuple(sorted(found))
 
 
 _SECTION = re.compile(r"^_{3,} (.+?) _{3,}$")
-_FRAME = re.compile(r"^(\S+?\.py):(\d+): in ")  # a --tb=short frame
-_SYNTAX = re.compile(r'^E?\s+File "([^"]+?\.py)", line (\d+)')  # where a SyntaxError points
 
 
 def _in_tree(path: str) -> str | None:
@@ -158,7 +202,7 @@ def crash_lines(stdout: str) -> tuple[tuple[str, int], ...]:
                 found.add(last)
             last = None
             continue
-        match = _FRAME.match(line) or _SYNTAX.match(line)
+        match = FRAME.match(line) or SYNTAX.match(line) or DOCTEST.match(line)
         if match and (path := _in_tree(match.group(1))) is not None:
             last = (path, int(match.group(2)))
     return tuple(sorted(found))

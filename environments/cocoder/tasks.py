@@ -43,7 +43,7 @@ from environments.cocoder.sandboxed import (
     tree_digest,
 )
 from environments.cocoder.synth import SynthSpec, generate_repo
-from environments.cocoder.userrepo import USER_PREFIX, UserRepo, locate, prepare_tree
+from environments.cocoder.userrepo import UNMET_FILE, USER_PREFIX, UserRepo, locate, prepare_tree
 
 SYNTH_PREFIX = "synth-"
 GOLDEN_PASSWORDS = (
@@ -218,10 +218,32 @@ def _user_task(name: str) -> RepoTask:
         tree.parent.mkdir(parents=True, exist_ok=True)
         prepare_tree(repo, tree)
         stamp_file.write_text(stamp, encoding="utf-8")
+    fetched = tree.parent / UNMET_FILE
+    unmet = "; ".join([*repo.unmet, *(fetched.read_text(encoding="utf-8").splitlines() if fetched.is_file() else [])])
     try:
-        return _prepare(name, tree, repo.package, repo.tests, blank_untested=False)
+        task = _prepare(name, tree, repo.package, repo.tests, blank_untested=False)
     except UsageError as exc:  # name the user's own file, not the prepared copy in the cache
-        raise type(exc)(_in_user_source(str(exc), tree, repo)) from exc
+        hint = f"; declared but not met offline: {unmet}" if unmet else ""
+        raise type(exc)(_in_user_source(str(exc), tree, repo) + hint + pytest_hint(str(exc), repo)) from exc
+    if unmet:
+        task.notes.append(f"declared test requirements not met offline: {unmet}")
+    return task
+
+
+def pytest_hint(message: str, repo: UserRepo) -> str:
+    """What to add when the cause is agentbed's, not the repository's: its conftest does not fit
+    the sandbox's pytest and it pins none (a hook argument a newer pytest removed: boltons'
+    ``path``), or a file reads a path under ``src/``, which the task's tree moved up (semver's docs)."""
+    if repo.package_dir.name == "src" and f"src/{repo.package}/" in message and "No such file" in message:
+        return (f"; agentbed moves a src layout's package to the top of the task's tree, so src/{repo.package}/ "
+                "does not exist there (a limit of --repo: leave such tests out with --tests)")
+    if "PluginValidationError" not in message or any(r.lower().startswith("pytest") and r[6:7] in "=<>~!"
+                                                     for r in repo.requirements):
+        return ""
+    from environments.cocoder.wheels import PROVIDED
+
+    return (f"; the sandbox runs pytest {PROVIDED['pytest']} because the repository's test requirements pin no "
+            "pytest version")
 
 
 def _in_user_source(message: str, tree: Path, repo: UserRepo) -> str:
@@ -287,20 +309,22 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
     whose published figures were made that way)."""
     _check_package(name, tree, package)
     meta_path = tree.parent / "task.json"
-    digest = tree_digest(tree) + "|" + current_backend() + "|" + PREPARATION
+    # the tests' arguments are part of what was checked (doctests added change the reference count)
+    digest = tree_digest(tree) + "|" + tests + "|" + current_backend() + "|" + PREPARATION
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     if meta.get("digest") != digest:
         started = time.perf_counter()
-        report, reach = traced_run(tree, package, tests, timeout=REFERENCE_TIMEOUT)  # what each test reaches too
+        output = tree.parent / "reference-output.txt"
+        report, reach = traced_run(tree, package, tests, timeout=REFERENCE_TIMEOUT, output=output)  # and reach
         seconds = time.perf_counter() - started
         if report.status == "timeout":
             raise TaskError(f"task {name!r}: the reference's tests did not finish in the sandbox within "
                             f"{REFERENCE_TIMEOUT:.0f} s ({report.passed} passed by then): leave slow tests out "
-                            "with --tests")
+                            f"with --tests; pytest's output: {output}")
         if report.passed == 0 or report.failed or report.errors:
             raise TaskError(f"task {name!r}: the reference does not pass its own tests in the sandbox "
                             f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
-                            f"pytest says: {pytest_reason(report.tail)}")
+                            f"pytest says: {pytest_reason(_whole(output) or report.tail)}; its whole output: {output}")
         if reach is None:
             raise TaskError(f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
                             f"reach; pytest says: {pytest_reason(report.tail)}")
@@ -376,6 +400,14 @@ def _check_package(name: str, tree: Path, package: str) -> None:
     build_dependency_graph(folder)  # a syntax error is file:line here
     if not any(path.read_text(encoding="utf-8").strip() for path in modules.values()):
         raise TaskError(f"task {name!r}: {folder}'s modules are all empty: nothing for the agents to write")
+
+
+def _whole(path: Path) -> str:
+    """pytest's stdout as the reference run saved it ('' when it is not there)."""
+    try:
+        return path.read_text(encoding="utf-8").split("\n--- stderr ---\n", 1)[0]
+    except OSError:
+        return ""
 
 
 def pytest_reason(output: str, limit: int = 600) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import shlex
 import shutil
 import tarfile
@@ -23,18 +24,21 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from environments.cocoder.installed import install_metadata, package_metadata
-from environments.cocoder.pytestconfig import read_config, run_arguments
+from environments.cocoder.pytestconfig import doctest_paths, read_config, run_arguments
 from environments.cocoder.repos import cache_dir, sha256_of
-from environments.cocoder.wheels import PROVIDED, fetch_wheels, install_wheels, sandbox_tags
+from environments.cocoder.wheels import fetch_available, install_wheels, provided_satisfies, sandbox_tags
 
 USER_PREFIX = "repo:"
+UNMET_FILE = "unmet.txt"  # beside a prepared tree: the declared requirements it could not get
 TEST_EXTRAS = ("test", "tests", "testing")
 TEST_DIRS = ("tests", "test", "testing")
 # what no test needs: never fetched (the sandbox's own packages: environments.cocoder.wheels.PROVIDED)
-TOOLING = {"pytest-cov", "coverage", "coveralls", "codecov", "tox", "nox", "mypy", "ruff",
+# pytest plugins are not tooling (a conftest may use pytest-cov's ``no_cover`` marker or xdist's
+# ``worker_id`` fixture): they are installed, only their options are left out of addopts
+TOOLING = {"coveralls", "codecov", "tox", "nox", "mypy", "ruff",
            "pylint", "isort", "pre-commit", "twine", "build", "wheel", "setuptools", "check-manifest", "invoke",
            "pytest-runner", "sphinx", "furo", "pytest-mypy-testing", "bump2version",
-           "tox-gh-actions", "pytest-xdist", "pytest-benchmark", "pip", "hatch", "flit"}
+           "tox-gh-actions", "pytest-benchmark", "pip", "hatch", "flit"}
 _SKIP_COPY = shutil.ignore_patterns(".git", "__pycache__", ".tox", ".nox", ".venv", "venv", "build", "dist",
                                     "*.egg-info", ".mypy_cache", ".pytest_cache", "node_modules")
 
@@ -51,6 +55,7 @@ class UserRepo:
     tests: str  # relative to the prepared tree
     requirements: tuple[str, ...]
     shown: str = ""  # how messages name ``root`` when it is not the user's path (an sdist's unpacked copy)
+    unmet: tuple[str, ...] = ()  # declared test requirements that cannot be met here (a file the sdist lacks)
 
 
 def _unpack_sdist(archive: Path) -> Path:
@@ -107,9 +112,11 @@ def find_package(root: Path, package: str | None = None) -> tuple[str, Path]:
     if found:
         raise UsageError(f"{root}: several packages ({', '.join(n for n, _ in found)}): give --package NAME")
     namespace = [d.name for base in bases for d in sorted(base.iterdir())
-                 if d.is_dir() and d.name not in skip and any(d.glob("*.py"))]
+                 if d.is_dir() and d.name not in skip and (any(d.glob("*.py")) or any(d.glob("*/__init__.py")))]
     if namespace:
-        raise UsageError(f"{root}: {namespace[0]}/ has Python files but no __init__.py (a namespace "
+        folder = next(base / namespace[0] for base in bases if (base / namespace[0]).is_dir())
+        holds = "Python files" if any(folder.glob("*.py")) else "packages"
+        raise UsageError(f"{root}: {namespace[0]}/ has {holds} but no __init__.py (a namespace "
                          "package is not supported: add an __init__.py)")
     raise UsageError(f"{root}: no Python package (a folder with __init__.py) in it or in its src/")
 
@@ -134,7 +141,10 @@ def find_tests(root: Path, package: str, tests: str | None = None) -> str:
     for rel in configured or [*TEST_DIRS, f"{package}/tests", f"{package}/test"]:
         if any((base / rel).is_dir() or (configured and (base / rel).is_file()) for base in bases):
             found = configured or [rel]
-            return run_arguments(found, config) if config.source else shlex.join(found)
+            doctests, option = doctest_paths(root, package, config, found)
+            found = list(dict.fromkeys(doctests or found))
+            args = run_arguments(found, config) if config.source else shlex.join(found)
+            return f"{args} {option}".strip()
     raise UsageError(f"{root}: no tests folder (tests/, test/ or {package}/tests, or testpaths in its pytest "
                      "configuration): give --tests DIR")
 
@@ -206,6 +216,28 @@ def _requirement_lines(path: Path, seen: set[Path]) -> list[str]:
     return out
 
 
+def tox_deps(root: Path) -> list[str]:
+    """``tox.ini``'s ``[testenv]`` deps as written (``-r FILE`` kept as such, ``{toxinidir}/`` dropped)."""
+    if not (root / "tox.ini").is_file():
+        return []
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read(root / "tox.ini", encoding="utf-8")
+    except configparser.Error as exc:
+        raise UsageError(f"{root / 'tox.ini'}: {exc}".replace("\n", " ")) from exc
+    lines = [ln.split(" #", 1)[0].strip().replace("{toxinidir}/", "") for ln in
+             cfg.get("testenv", "deps", fallback="").splitlines()]
+    return [("-r" + ln[2:].strip()) if ln.startswith("-r") else ln for ln in lines
+            if ln and not ln.startswith("#") and not set(ln) & set("{}")]
+
+
+def unmet_requirements(root: Path) -> tuple[str, ...]:
+    """Declared test requirements that cannot be met here, exactly: a requirements file tox names
+    that the repository (an sdist often) does not ship."""
+    return tuple(f"tox.ini [testenv] deps {ref}: {ref.removeprefix('-r').strip()} is not in the repository"
+                 for ref in tox_deps(root) if ref.startswith("-r") and not (root / ref.removeprefix("-r").strip()).is_file())
+
+
 def declared_requirements(root: Path) -> list[str]:
     """The runtime and test requirements the repository declares, as written (markers included)."""
     reqs: list[str] = []
@@ -230,12 +262,37 @@ def declared_requirements(root: Path) -> list[str]:
             for name in TEST_EXTRAS:
                 reqs += cfg.get("options.extras_require", name, fallback="").splitlines()
     seen: set[Path] = set()
+    reqs += [r for r in tox_deps(root) if not r.startswith("-r")]
+    for ref in (r for r in tox_deps(root) if r.startswith("-r")):
+        reqs += _requirement_lines(root / ref.removeprefix("-r").strip(), seen)
     reqs += _requirement_lines(root / "requirements.txt", seen)
     tests = [p for pattern in ("requirements[-_]test*.txt", "test[-_]requirements*.txt", "requirements/test*.txt",
                                "tests/requirements*.txt") for p in sorted(root.glob(pattern))]
-    for path in tests or [root / "requirements-dev.txt", root / "requirements_dev.txt"]:
+    for path in for_sandbox_python(tests) or [root / "requirements-dev.txt", root / "requirements_dev.txt"]:
         reqs += _requirement_lines(path, seen)
     return [r.strip() for r in reqs if r.strip()]
+
+
+_FOR_PYTHON = re.compile(r"^(.*?)(?:py)?(\d)(\d{1,2})$")  # requirements-tests39 is for Python 3.9
+SANDBOX_PYTHON = (3, 11)
+
+
+def for_sandbox_python(paths: list[Path]) -> list[Path]:
+    """Requirements files, of those that differ only by the Python they are for
+    (``requirements-tests36.txt``, ``...37``, ``...39``), the one for the newest Python up to the
+    sandbox's: pinned sets for different Pythons conflict (wcwidth's pin coverage 5.5 and 7.3.2)."""
+    best: dict[tuple[Path, str], tuple[tuple[int, int], Path]] = {}
+    plain = []
+    for path in paths:
+        found = _FOR_PYTHON.match(path.stem)
+        version = (int(found.group(2)), int(found.group(3))) if found else None
+        if version is None or not (3, 0) <= version <= SANDBOX_PYTHON:
+            plain += [path] if version is None else []
+            continue
+        key = (path.parent, found.group(1))
+        if key not in best or best[key][0] < version:
+            best[key] = (version, path)
+    return plain + sorted(path for _, path in best.values())
 
 
 def sandbox_requirements(root: Path, package: str) -> tuple[str, ...]:
@@ -251,7 +308,9 @@ def sandbox_requirements(root: Path, package: str) -> tuple[str, ...]:
         except InvalidRequirement as exc:
             raise UsageError(f"{root}: requirement {text!r} does not parse ({exc})") from exc
         name = req.name.lower().replace("_", "-")
-        if name in PROVIDED or name in TOOLING or name.startswith("sphinx") or name.replace("-", "_") in own:
+        if name in TOOLING or name.startswith("sphinx") or name.replace("-", "_") in own:
+            continue
+        if provided_satisfies(text.split(";", 1)[0]):  # the sandbox's own pytest (or pluggy...) will do
             continue
         env = {"python_version": "3.11", "python_full_version": "3.11.2", "sys_platform": "linux",
                "platform_system": "Linux", "implementation_name": "cpython", "os_name": "posix"}
@@ -270,7 +329,8 @@ def locate(source: Path, package: str | None = None, tests: str | None = None) -
     try:
         check_links(root)
         name, base = find_package(root, package)
-        return UserRepo(root, name, base, find_tests(root, name, tests), sandbox_requirements(root, name))
+        return UserRepo(root, name, base, find_tests(root, name, tests), sandbox_requirements(root, name),
+                        unmet=unmet_requirements(root))
     except UsageError as exc:  # an sdist's messages name the archive, not its unpacked copy in the cache
         if root == source:
             raise
@@ -290,8 +350,11 @@ def prepare_tree(repo: UserRepo, tree: Path, wheels: list[Path] | None = None) -
         folder = shlex.split(repo.tests)[0]
         if (repo.package_dir / folder).is_dir() and not (tree / folder).exists():
             shutil.copytree(repo.package_dir / folder, tree / folder, ignore=_SKIP_COPY)
+    unmet: tuple[str, ...] = ()
     if wheels is None:
-        install_wheels(fetch_wheels(repo.requirements), tree, sandbox_tags() if repo.requirements else None)
+        fetched, unmet = fetch_available(repo.requirements)
+        install_wheels(fetched, tree, sandbox_tags() if repo.requirements else None)
     else:
         install_wheels(wheels, tree)
+    (tree.parent / UNMET_FILE).write_text("\n".join(unmet), encoding="utf-8")
     install_metadata(tree, package_metadata(repo.root, repo.package, repo.package_dir), repo.package)

@@ -26,8 +26,21 @@ from agentbed.errors import UsageError
 from environments.cocoder.repos import cache_dir, sha256_of
 from environments.cocoder.sandboxed import SITE_DIR, current_backend, sandbox_exec
 
-# what the sandbox image already has (docker/requirements.txt): never fetched
-PROVIDED = {"pytest", "pluggy", "iniconfig", "packaging", "pygments", "pytest-timeout"}
+# what the sandbox image already has (docker/requirements.txt, name -> version): fetched only when
+# the repository asks for another version (``pytest==8.3.4``), which then shadows the image's
+# (tests/cocoder/test_test_environment.py keeps this in step with the image's pins)
+PROVIDED = {"pytest": "9.2.0", "pluggy": "1.7.0", "iniconfig": "2.3.1", "packaging": "26.4", "pygments": "2.21.0",
+            "pytest-timeout": "2.4.0"}
+
+
+def provided_satisfies(requirement: str) -> bool | None:
+    """Whether the sandbox's own copy of the package ``requirement`` names satisfies it (None: the
+    sandbox does not provide that package)."""
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    version = PROVIDED.get(req.name.lower().replace("_", "-"))
+    return None if version is None else req.specifier.contains(version, prereleases=True)
 LOCK_FILE = ".complete"  # in a fetched set's folder: "sha256  file" per wheel
 _TAGS_PROBE = ("import json, sys\nfrom packaging.tags import sys_tags\n"
                "print(json.dumps({'python': '%d.%d' % sys.version_info[:2], 'tags': [str(t) for t in sys_tags()]}))\n")
@@ -92,10 +105,56 @@ def fetch_wheels(requirements: tuple[str, ...], *, python: str = sys.executable)
         cmd = [python, "-m", "pip", "download", *pip_target_options(tags), "-d", str(target), *requirements]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
-            raise UsageError(download_failure(requirements, result.stdout + "\n" + result.stderr, tags))
+            output = result.stdout + "\n" + result.stderr
+            raise NoWheelError(download_failure(requirements, output, tags), _culprit(requirements, output))
         lines = [f"{sha256_of(w)}  {w.name}" for w in sorted(target.glob("*.whl"))]
         lock.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return checked_wheels(target)
+
+
+class NoWheelError(UsageError):
+    """pip could not fetch the set; ``requirement`` is the one of the set to blame (or '')."""
+
+    def __init__(self, message: str, requirement: str = "") -> None:
+        super().__init__(message)
+        self.requirement = requirement
+
+
+def _culprit(requirements: tuple[str, ...], output: str) -> str:
+    """The requirement of ``requirements`` whose wheel (or whose dependency's) pip found none of:
+    pip names the missing one (``untokenize<0.2.0,>=0.1.1 (from docformatter)``: a dependency of
+    docformatter) or, after a conflict, the dependency chain (``jinja2 3.1.6 depends on ...``)."""
+    def name(text: str) -> str:
+        found = re.match(r"[A-Za-z0-9._-]+", text.strip())
+        return found.group(0).lower().replace("_", "-") if found else ""
+
+    lines = output.splitlines()
+    needed = [m.group(1).split()[0] for m in map(_DEPENDS_ON.match, lines) if m]
+    missing = [ln.rsplit(" for ", 1)[-1].strip() for ln in lines if "No matching distribution found for" in ln]
+    parents = [m.group(1) for m in (re.search(r"\(from ([^)]+)\)\s*$", x) for x in missing) if m]
+    for wanted in needed[:1] + parents[-1:] + missing[-1:]:
+        for req in requirements:
+            if name(req) == name(wanted):
+                return req
+    return ""
+
+
+def fetch_available(requirements: tuple[str, ...], *, attempts: int = 8) -> tuple[list[Path], tuple[str, ...]]:
+    """The wheels of every requirement the sandbox can get, and the ones it cannot, each named with
+    pip's reason: a declared requirement with no wheel for the sandbox (a linter published as an
+    sdist only: wcwidth's restructuredtext-lint) is left out, so that the tests show whether it
+    mattered, instead of refusing the repository for it."""
+    wanted, unmet = list(requirements), []
+    for _ in range(attempts):
+        try:
+            return fetch_wheels(tuple(wanted)), tuple(unmet)
+        except NoWheelError as exc:
+            if exc.requirement not in wanted:
+                raise
+            wanted.remove(exc.requirement)
+            unmet.append(f"{exc.requirement} ({str(exc).split(' to fetch', 1)[0]})")
+    raise UsageError(f"fetching the test dependencies: more than {attempts} have no wheel for the sandbox: "
+                     + "; ".join(unmet))
 
 
 def checked_wheels(folder: Path) -> list[Path]:
@@ -149,8 +208,8 @@ def install_wheels(wheels: list[Path], tree: Path, tags: dict | None = None) -> 
         shutil.rmtree(site)
     installed = []
     for wheel in wheels:
-        dist = wheel.name.split("-", 1)[0].lower().replace("_", "-")
-        if dist in PROVIDED:
+        dist, version = (part.lower().replace("_", "-") for part in wheel.name.split("-")[:2])
+        if PROVIDED.get(dist) == version:  # the image's own copy
             continue
         if not (fits(wheel, tags) if tags else wheel.name.removesuffix(".whl").endswith("-none-any")):
             raise UsageError(f"test dependency {dist!r} has no wheel for {_sandbox_words(tags)} ({wheel.name}): the "

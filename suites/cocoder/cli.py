@@ -22,7 +22,7 @@ from environments.cocoder.depgraph import build_dependency_graph, cycles
 from environments.cocoder.tasks import MODULES_SUFFIX, SYNTH_PREFIX, RepoTask, load_task, task_ids
 from environments.cocoder.userrepo import USER_PREFIX
 from suites.cocoder.suite import resolve_task
-from suites.cocoder.summary import COST_MODEL_SENTENCE
+from suites.cocoder.summary import COST_MODEL_SENTENCE, UPPER_BOUND
 from suites.cocoder.team import MAX_AGENTS, TeamConfig, plan_team, work_graph
 
 
@@ -110,6 +110,7 @@ def handle(args: argparse.Namespace) -> int:
             "late_pieces": sorted(n for n, p in plan.pieces.items() if p.late), "makespan": round(sched.makespan, 1),
             "critical_path": round(sched.critical_path, 1), "messages": sched.messages,
             "residual_risk": round(residual_risk(sched, FailureModel()), 4),
+            **({"upper_bound": UPPER_BOUND[strategy]} if strategy in UPPER_BOUND else {}),
             "figures_from": "cost model",  # makespan, critical path and cost: arithmetic, not a clock or a bill
             "context_tokens": context, "cost_usd": round(cost.dollars(context, sum(t.out_tokens for t in sched.turns),
                                                                       sched.messages), 5)}
@@ -133,6 +134,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"{strategy:>13}: makespan {r['makespan']:8.1f} s (cost model; critical path {r['critical_path']:.1f}), "
               f"cost ${r['cost_usd']:.4f} (cost model), {r['messages']} messages, residual risk "
               f"{r['residual_risk']:.4f} (failure model)")
+        if strategy in UPPER_BOUND:
+            print(f"{'':>15}({UPPER_BOUND[strategy]}: an upper bound on speed, not a team of --team-size)")
         if strategy == "cocoder":
             print(f"{'':>15}plan: {r['plan']}; hub pieces (written first): {', '.join(r['hub_pieces']) or 'none'}; "
                   f"late pieces (wait for other modules): {', '.join(r['late_pieces']) or 'none'}")

@@ -36,7 +36,7 @@ from suites.cocoder.team import TeamConfig, run_team
 SEEDS = (0, 1, 2)
 SMALL_SEEDS = (0, 1)
 SMALL_TASKS = ("tinydb", "zxcvbn")  # the two whose plans are quickest to make (about 3 s each)
-SMALL_LABELS = ("sequential", "file-parallel", "per-file", "cocoder")
+SMALL_LABELS = ("sequential", "file-parallel", "file-parallel-uncapped", "per-file", "cocoder")
 FULL_TASKS = ("tinydb", "hl7", "zxcvbn", "voluptuous", "transitions", "pydash", "bleach")
 AGENTS = 3
 LATENCIES = (0.0, 20.0, 60.0)
@@ -48,13 +48,16 @@ COMMAND = "agentbed demo --suites cocoder"
 FULL_COMMAND = "agentbed demo --suites cocoder --full"
 SYNTHETIC_TASK = "synth-60"
 WORKERS = 2
-# label -> what it changes in the team configuration: the three baselines; CoCoder as run by
+# label -> what it changes in the team configuration: the three baselines (file-parallel capped at
+# the team size, and uncapped as a labelled upper bound); CoCoder as run by
 # default (function granularity: pieces of modules bigger than total/k; a fresh conversation per
 # unit, no plan riskier than one sequential agent within a point), at the paper's file granularity,
 # with one growing conversation per agent, with the strict risk bound (no margin) and without one
 # (the fastest expected makespan)
 VARIANTS: dict[str, dict[str, str]] = {
     "sequential": {"strategy": "sequential"}, "file-parallel": {"strategy": "file-parallel"},
+    # one agent per file, all at once: the upper bound on file-parallel's speed, not a team of k
+    "file-parallel-uncapped": {"strategy": "file-parallel-uncapped"},
     "per-file": {"strategy": "per-file"}, "cocoder": {"strategy": "cocoder"},
     "cocoder-file": {"strategy": "cocoder", "granularity": "file"},
     "cocoder-conversation": {"strategy": "cocoder", "context": "conversation"},
@@ -234,7 +237,7 @@ def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> t
             not_dominating["every cocoder variant"].append(label)
         ax = axes[0][min(idx // 3, axes.shape[1] - 1)]
         for i, s in enumerate(LABELS):
-            ax.scatter(points[i][0], points[i][1], marker="o*sDx^vP"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
+            ax.scatter(points[i][0], points[i][1], marker="o*sDx^vPh"[i], label=f"{s} ({label})" if idx % 3 == 0 else None)
             ax.annotate(label, points[i][:2], fontsize=6)
         ax.set_xlabel("makespan (virtual s)")
         ax.set_ylabel("cost ($)")

@@ -58,3 +58,20 @@ def _units_at(plan: Plan, nodes: list[str], source: str, line: int) -> set[str]:
     owner = {q: n for n in pieces for q in plan.pieces[n].definitions}
     found = definition_at(source, line, owner)
     return {owner[found]} if found else set(pieces)
+
+
+def test_facts(report: TestReport) -> dict[str, object]:
+    """What a repair round was asked on: the test run's status (a timeout is one) and counts."""
+    return {"status": report.status, "passed": report.passed, "failed": report.failed, "errors": report.errors,
+            "finished": report.finished}
+
+
+def no_target_reason(report: TestReport) -> str:
+    """Why failing tests got no repair request, for the manifest and the console (never silent)."""
+    if report.status == "timeout" and not report.failed + report.errors:
+        return (f"the test run timed out after {report.finished} tests with no failure reported: "
+                "nothing to point a repair at")
+    if not report.failed + report.errors:
+        return f"pytest reported no failing test (status {report.status}) but fewer passed than the reference"
+    return (f"{report.failed + report.errors} failing tests crashed outside the code the team wrote "
+            "(no traceback frame in a written module or a test file that imports one)")

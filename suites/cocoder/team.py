@@ -40,7 +40,7 @@ from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 from suites.cocoder.gate import TurnGate, run_gated
-from suites.cocoder.repairs import repair_targets
+from suites.cocoder.repairs import no_target_reason, repair_targets, test_facts
 from suites.cocoder.summary import COST_MODEL_SENTENCE
 
 # how a dependency reaches a turn when the turn is shown the text its writer wrote (so it waits for it)
@@ -281,9 +281,13 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     first_pass_rate, write_makespan = report.pass_rate(task.reference_tests), makespan
     messages, repairs, rounds = schedule.messages, [], []
     turn_of = {t.module: t for t in schedule.turns}
+    unrepaired = ""  # why failing tests got no repair request, when they did not
     for round_ in range(1, config.repair_rounds + 1):
         targets = repair_targets(task, plan, graph, report, final)
-        if report.passed >= task.reference_tests or not targets:
+        if report.passed >= task.reference_tests:
+            break
+        if not targets:
+            unrepaired = no_target_reason(report)
             break
         start = makespan + config.cost.test_seconds + config.cost.latency  # leader tests, then messages
         ends = [start]
@@ -301,7 +305,8 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
             messages += 1
         makespan = max(ends)
         repairs += targets
-        rounds.append({"round": round_, "start": start, "end": makespan, "modules": targets})
+        rounds.append({"round": round_, "start": start, "end": makespan, "modules": targets,
+                       "tests": test_facts(report)})
         final = compose(task, plan, ledger.written)
         report = _test(task, final, tests)
     pass_rate = report.pass_rate(task.reference_tests)
@@ -325,6 +330,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "split_modules": len({p.module for p in plan.pieces.values() if p.definitions}), "failed_functions": len(ledger.failed),
         "untested_functions": sum(map(len, task.untested.values())),  # left as written: no test reaches them
         "provider_tokens": ledger.provider_tokens, "test_status": report.status, "sandbox": report.backend,
+        "tests_finished": report.finished, "unrepaired": unrepaired,
         "wall_seconds": time.perf_counter() - wall0}
     manifest = {"schema": MANIFEST_SCHEMA, "episode_id": ctx.team_id, "suite": suite, "task": task_name,
                 "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": ledger.members,

@@ -9,7 +9,7 @@ def test_plan_verb_reports_every_strategy(synth_repo, capsys):
     assert main(["cocoder-plan", str(synth_repo.package_dir), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["modules"] == 21 and set(report["strategies"]) == {"sequential", "file-parallel", "per-file",
-                                                                      "cocoder"}
+                                                                      "cocoder", "file-parallel-uncapped"}
     assert report["cycles"]
     assert all(0.0 <= r["residual_risk"] < 1.0 for r in report["strategies"].values())
     cocoder = report["strategies"]["cocoder"]

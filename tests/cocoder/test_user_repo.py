@@ -64,7 +64,7 @@ def test_test_requirements_come_from_the_metadata(tmp_path):
         "requirements-test.txt": "# test tools\n-r requirements.txt\nattrs==23.1.0  # pinned\n-e .\n",
         "requirements.txt": "webencodings\n",
     })
-    assert sandbox_requirements(tmp_path, "pkg") == ("attrs==23.1.0", "mock", "six>=1.0", "webencodings")
+    assert sandbox_requirements(tmp_path, "pkg") == ("attrs==23.1.0", "mock", "pytest-cov", "six>=1.0", "webencodings")
 
 
 def test_a_lazy_package_runs_from_its_checkout_with_its_getattr_kept(sandbox, tmp_path):
@@ -103,12 +103,18 @@ def test_a_compiled_dependency_installs_from_its_wheel_for_the_sandbox(sandbox, 
     assert locks and all(len(line.split()[0]) == 64 for line in locks[0].read_text().splitlines())
 
 
-def test_a_dependency_with_no_wheel_at_all_is_named_in_one_line(tmp_path, capsys):
-    # docopt 0.6.2 is published as an sdist only: the real index is asked
-    message = _refusal(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE, "tests/test_m.py": GOOD_TEST,
-                                  "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["docopt==0.6.2"]\n'},
-                       capsys)
-    assert "test dependency 'docopt==0.6.2' has no wheel for the sandbox's CPython 3.11" in message
+def test_a_dependency_with_no_wheel_at_all_is_named_and_left_out(sandbox, tmp_path, capsys):
+    """docopt 0.6.2 is published as an sdist only (the real index is asked): the plan names it as
+    not met offline, and the tests show whether it mattered (here not: no test imports it)."""
+    write_package(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE, "tests/test_m.py": GOOD_TEST,
+                                      "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["docopt==0.6.2", '
+                                                        '"six==1.17.0"]\n'})
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    assert any("not met offline: docopt==0.6.2 (test dependency 'docopt==0.6.2' has no wheel for the sandbox's "
+               "CPython 3.11" in note for note in task.notes), task.notes
+    assert (task.tree / "_cocoder_site" / "six.py").is_file()  # the others are fetched
+    assert main(["cocoder-plan", str(tmp_path / "repo")]) == 0
+    assert "declared test requirements not met offline: docopt==0.6.2" in capsys.readouterr().out
 
 
 def test_a_wheel_the_sandbox_cannot_import_is_refused_by_name(tmp_path):

@@ -1,0 +1,82 @@
+"""The repository's own test environment in the sandbox (issue 52, item 1): the pytest version
+its test requirements pin, the pytest plugins its conftest relies on, and a refusal that names
+the repository's own first cause with pytest's whole output beside it."""
+
+from pathlib import Path
+
+import pytest
+from package_files import write_package
+
+from agentbed.errors import UsageError
+from environments.cocoder.tasks import load_task
+from environments.cocoder.userrepo import repo_task_id, sandbox_requirements
+from environments.cocoder.wheels import PROVIDED, provided_satisfies
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULE = "def f(x):\n    y = x * 2\n    return y\n"
+
+
+def test_what_the_sandbox_provides_is_what_its_image_pins():
+    pins = dict(line.split("==") for line in (ROOT / "docker" / "requirements.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    assert PROVIDED == {k.lower(): v for k, v in pins.items()}
+
+
+def test_a_pinned_pytest_and_the_plugins_a_conftest_uses_are_requirements(tmp_path):
+    assert provided_satisfies("pytest>=7") and provided_satisfies("pytest==8.3.4") is False
+    assert provided_satisfies("six") is None
+    write_package(tmp_path, {"pkg/__init__.py": "", "requirements-test.txt": "pytest==8.3.4\npytest-cov\npytest>=6\n"
+                             "pytest-xdist\ntox\n"})
+    assert sandbox_requirements(tmp_path, "pkg") == ("pytest-cov", "pytest-xdist", "pytest==8.3.4")
+
+
+def test_the_repositorys_pytest_and_its_plugins_marker_run_in_the_sandbox(sandbox, tmp_path):
+    """A conftest hook with ``path`` (gone in pytest 9) and a marker that only pytest-cov
+    registers, under --strict-markers: the reference passes with the repository's pytest 8.3.4
+    and pytest-cov fetched (from the real index) and unpacked for the sandbox."""
+    test = ("import pytest\nfrom pkg.m import f\n\n\n@pytest.mark.no_cover\ndef test_f():\n"
+            "    assert f(2) == 4 and pytest.__version__ == '8.3.4'\n")
+    write_package(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/m.py": MODULE, "tests/test_m.py": test,
+        "tests/conftest.py": "def pytest_ignore_collect(path, config):\n    return None\n",
+        "requirements-test.txt": "pytest==8.3.4\npytest-cov==6.0.0\n",
+        "setup.cfg": "[tool:pytest]\naddopts = --strict-markers --cov=pkg\n"})
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    assert task.reference_tests == 1 and task.modules["pkg.m"].blanked == ["f"]
+    assert (task.tree / "_cocoder_site" / "pytest_cov").is_dir()
+
+
+def test_a_failing_reference_names_its_first_cause_and_keeps_the_whole_output(sandbox, tmp_path):
+    write_package(tmp_path / "repo", {
+        "pkg/__init__.py": "", "pkg/m.py": MODULE,
+        "tests/test_m.py": "from pkg.m import f\n\n\ndef test_f():\n    assert f(2) == 5, 'the first real cause'\n\n\n"
+                           "def test_g():\n    assert f(1) == 3\n"})
+    with pytest.raises(UsageError) as info:
+        load_task(repo_task_id(tmp_path / "repo"))
+    message = str(info.value)
+    assert "AssertionError: the first real cause" in message and "\n" not in message
+    output = Path(message.rsplit("its whole output: ", 1)[1])
+    text = output.read_text(encoding="utf-8")
+    assert "tests/test_m.py:5: in test_f" in text and "tests/test_m.py:9: in test_g" in text
+
+
+def test_of_requirements_files_for_several_pythons_the_sandboxs_is_read(tmp_path):
+    """wcwidth 0.2.13 ships requirements-tests36/37/39.txt, pinned sets that conflict (coverage 5.5
+    and 7.3.2); before, all three were read and pip refused coverage==5.5."""
+    write_package(tmp_path, {"pkg/__init__.py": "", "requirements-tests36.txt": "coverage==5.5\n",
+                             "requirements-tests37.txt": "coverage==6.0\n", "requirements-tests39.txt": "coverage==7.3.2\n",
+                             "requirements-tests312.txt": "coverage==7.9\n"})
+    assert sandbox_requirements(tmp_path, "pkg") == ("coverage==7.3.2",)
+
+
+def test_the_requirement_to_leave_out_is_the_one_pip_blames():
+    """pip's own words, from the runs on wcwidth 0.2.13 and a docopt pin (2026-12-05)."""
+    from environments.cocoder.wheels import _culprit
+
+    deep = ("ERROR: Could not find a version that satisfies the requirement untokenize<0.2.0,>=0.1.1 (from "
+            "docformatter) (from versions: none)\nERROR: No matching distribution found for untokenize<0.2.0,>=0.1.1 "
+            "(from docformatter)\n")
+    assert _culprit(("coverage==7.3.2", "docformatter==1.7.5"), deep) == "docformatter==1.7.5"
+    assert _culprit(("docopt==0.6.2", "six"), "ERROR: No matching distribution found for docopt==0.6.2\n") == \
+        "docopt==0.6.2"
+    assert _culprit(("six",), "ERROR: something else\n") == ""
