@@ -1,0 +1,98 @@
+"""Scale: does a run of 100,000 episodes cost ten times a run of 10,000, in time and not in memory?
+
+    .venv/bin/python bench/scale.py --sizes 10000,100000
+
+For each size, a real run of one-step episodes (``agentbed run vault --task echo --agent oracle
+--seeds N``, serial, so the driver is the only process and its peak memory is the run's), then the
+readers a user meets on it: ``agentbed verify``, ``agentbed report``, and the viewer's runs list
+(its first, cold ``/api/runs``, which reads the whole run). Each command runs in a process of its
+own; its peak resident set is that process's ``ru_maxrss``, read by a small parent that does
+nothing else. Per-episode time is wall time over episodes. Linear means the per-episode time of
+the larger size is about that of the smaller; flat memory means the run's peak RSS barely grows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENTBED = [sys.executable, "-m", "agentbed.cli"]
+
+VIEW_RUNS_LIST = """
+import sys, time, urllib.request
+from agentbed.view.server import ViewServer
+server = ViewServer(sys.argv[1], port=0)
+server.serve_in_thread()
+try:
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(server.url.rstrip("/") + "/api/runs", timeout=3600) as resp:
+        resp.read()
+    print(time.perf_counter() - t0)
+finally:
+    server.shutdown()
+"""
+
+
+def measured(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MiB and stdout of ``cmd``, run by a fresh parent that measures
+    only it (``RUSAGE_CHILDREN`` of a process whose one child is the command)."""
+    probe = ("import json, resource, subprocess, sys, time; t0 = time.perf_counter(); "
+             "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+             "print(json.dumps({'wall': time.perf_counter() - t0, 'rc': p.returncode, 'out': p.stdout, "
+             "'err': p.stderr[-2000:], 'rss_kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))")
+    done = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True, cwd=ROOT)
+    result = json.loads(done.stdout)
+    if result["rc"] != 0:
+        raise SystemExit(f"scale: {' '.join(cmd[2:5])} exited {result['rc']}: {result['err']}")
+    return result["wall"], result["rss_kib"] / 1024, result["out"]
+
+
+def one_size(episodes: int, scratch: Path) -> dict[str, dict[str, float]]:
+    run = scratch / f"vault-{episodes}"
+    rows: dict[str, dict[str, float]] = {}
+    wall, rss, _ = measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds",
+                             str(episodes), "--executor", "serial", "--quiet", "--out", str(run)])
+    rows["run (serial)"] = {"wall": wall, "rss": rss}
+    wall, rss, _ = measured([*AGENTBED, "verify", str(run)])
+    rows["verify"] = {"wall": wall, "rss": rss}
+    wall, rss, _ = measured([*AGENTBED, "report", str(run), "--out", str(scratch / f"report-{episodes}.html")])
+    rows["report"] = {"wall": wall, "rss": rss}
+    wall, rss, out = measured([sys.executable, "-c", VIEW_RUNS_LIST, str(scratch)])
+    rows["viewer runs list (cold)"] = {"wall": float(out.strip().splitlines()[-1]), "rss": rss}
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated episode counts")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    table: dict[int, dict[str, dict[str, float]]] = {}
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"agentbed-scale-{n}-") as tmp:
+            # the viewer lists every run under its folder: one size per folder
+            t0 = time.perf_counter()
+            table[n] = one_size(n, Path(tmp))
+            print(f"{n} episodes measured in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    names = list(table[sizes[0]])
+    head = " | ".join(f"{n:,} ms/episode | {n:,} peak MiB" for n in sizes)
+    print(f"| step | {head} |")
+    print("|---|" + "---|" * (2 * len(sizes)))
+    for name in names:
+        cells = " | ".join(f"{table[n][name]['wall'] / n * 1000:.3f} | {table[n][name]['rss']:.0f}" for n in sizes)
+        print(f"| {name} | {cells} |")
+    print(f"(load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
+          f"peak RSS of this parent: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
