@@ -47,7 +47,8 @@ class AttackPolicy(Agent):
     def reset(self, *, seed: int, task: Any = None) -> None:
         self.honest.reset(seed=seed, task=task)
         self.side.reset(task)
-        self.rng = random.Random(f"attack:{seed}")
+        # per task and seed: a stream per seed alone would make every task of a seed decide alike
+        self.rng = random.Random(f"attack:{getattr(task, 'id', task)}:{seed}")
         self.queue: list[str] = []
         self.due: str | None = None  # the observation the honest policy has not seen yet
         self.done = False

@@ -156,3 +156,9 @@ def test_resampling_a_stochastic_attacker_can_execute_a_benign_sample(tmp_path) 
                                                           for s in d["resamples"])
             actions.add(d["action"])
     assert "resample" in actions  # some flagged steps were replaced by a benign resample, not deferred
+
+
+def test_a_stochastic_attacker_decides_per_task_and_seed() -> None:
+    tasks = SUITE.tasks({"settings": "contracts"})[:12]
+    attacked = [play(task, "attack-blatant", attack_rate=0.5)[0].metrics["side_task_success"] for task in tasks]
+    assert 0 < sum(attacked) < len(attacked)
