@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed import cli_json
+from agentbed import manifest as mf
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.decisions import Decision, decisions
 from agentbed.errors import UsageError
@@ -77,6 +78,22 @@ def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:
             if f.resolve() in digests or _looks_like_log(f)], problems
 
 
+def unsealed_runs(path: Path) -> list[str]:
+    """Under a key, missing is failure: every directory under ``path`` that holds what a run
+    writes (``episodes/``, an index, a results file) but no manifest, neither its own nor an
+    enclosing run's, is a problem naming what is missing (its manifest, run.json and index may
+    have been deleted to pass it off as a plain folder of logs)."""
+    marks = [*path.rglob("episodes"), *path.rglob("index.jsonl"), *path.rglob("results.json")]
+    found = []
+    for folder in sorted({m.parent for m in marks if not m.is_symlink()}):
+        if any((d / mf.MANIFEST).exists() for d in (folder, *folder.parents) if d.is_relative_to(path)):
+            continue
+        held = [n for n in ("episodes/", "index.jsonl", "results.json") if (folder / n.rstrip("/")).exists()]
+        found.append(f"{folder}: holds {', '.join(held)} but no {mf.MANIFEST}, and a key is set: the run's seal "
+                     "is missing (deleted?), so nothing signed vouches for what is here")
+    return found
+
+
 def _looks_like_log(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
@@ -112,6 +129,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             continue
         if path.is_dir():
             files, problems = _log_files(path)
+            if key is not None:
+                problems += unsealed_runs(path)
             if not files and not problems:
                 raise UsageError(f"{path}: no trajectory logs here; nothing to verify")
         elif path.exists():

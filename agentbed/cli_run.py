@@ -7,6 +7,7 @@ import datetime as _dt
 import math
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from agentbed import cli_json
 from agentbed.agents.connections import append_event
 from agentbed.agents.generation import parse_settings
 from agentbed.arguments import check_output_file
+from agentbed.binding import binding
 from agentbed.cli_approval import add_approver_options, approver_config, asking
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.cli_models import (
@@ -170,6 +172,8 @@ def _run(args: argparse.Namespace) -> int:
             meta["timeout"] = args.timeout
         store.create({**meta, "executor": "serial" if approver else args.executor,
                       **({"approver": approver.to_dict()} if approver else {})})
+    bound = binding(store.meta())  # every log's header names this run and its settings (agentbed.binding)
+    specs = [replace(s, run=bound) for s in specs]
     with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
         return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)
 

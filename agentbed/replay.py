@@ -97,7 +97,7 @@ def episode_of(header: dict[str, Any], path: str | Path) -> tuple[Suite, Episode
     if not isinstance(controllers, list) or not all(isinstance(c, str) for c in controllers):
         raise LogFormatError(f"{at}: field 'controllers' must be a list of module:factory strings")
     spec = EpisodeSpec(header["suite"], header["task"], header.get("agent_id", "replay"), header["seed"],
-                       header.get("options") or {}, controllers=tuple(controllers))
+                       header.get("options") or {}, controllers=tuple(controllers), run=header.get("run") or {})
     return suite, spec, budget
 
 

@@ -72,6 +72,7 @@ class EpisodeSpec:
     generation: dict[str, Any] = field(default_factory=dict)  # a chat model's settings (run.json); not in the id
     # ``--controller`` references (agentbed.factories), chained in this order; in the header, not in the id
     controllers: tuple[str, ...] = ()
+    run: dict[str, Any] = field(default_factory=dict)  # the run it belongs to, for its header (agentbed.binding)
 
     @property
     def episode_id(self) -> str:
@@ -243,7 +244,8 @@ def write_header(writer: TrajectoryWriter, spec: EpisodeSpec, *, task_params: di
                  seed=spec.seed, options=spec.options, budget=budget, parent=parent, versions=VERSIONS,
                  provenance=_provenance(spec.suite), **({"controllers": list(spec.controllers)} if spec.controllers
                                                         else {}),
-                 tools=tools or [], observation=observation, info=info or {}, clock=clock)
+                 tools=tools or [], observation=observation, info=info or {}, clock=clock,
+                 **({"run": spec.run} if spec.run else {}))  # inside the chain, so under the footer's HMAC
 
 
 _PROVENANCE: dict[str, dict[str, Any]] = {}

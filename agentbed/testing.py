@@ -6,6 +6,7 @@ test is skipped with the same message. Nothing is skipped silently.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -46,3 +47,20 @@ def chromium_browser(*args: str) -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+def episode_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A log's bytes as they would be without its run binding (the header's ``run`` member,
+    :mod:`agentbed.binding`), re-chained without a key: what two runs of one plan must agree on
+    byte for byte, whatever executor, concurrency or completion order (each run's id differs)."""
+    from agentbed.log import GENESIS, _seal
+
+    prev, out = GENESIS, []
+    with open(path, "rb") as fh:
+        for line in fh:
+            record = json.loads(line)
+            for name in ("prev", "hash", "mac", *(("run",) if record.get("type") == "header" else ())):
+                record.pop(name, None)
+            text, prev = _seal(record, prev)
+            out.append(text)
+    return ("\n".join(out) + "\n").encode("utf-8")

@@ -4,7 +4,8 @@ sealed, and saying the same thing everywhere?
 Checked, in order: run.json (validated) against the manifest's plan; the manifest's HMAC
 (with a key) and Merkle root; every index line (validated, no duplicates, in the plan, its
 digest the sealed one); every sealed or indexed episode's log (chain, digest, HMAC with a key,
-schema, and its footer agreeing with the index on status, success and steps); no stray log;
+schema, its header's run binding against run.json (:mod:`agentbed.binding`), and its footer
+agreeing with the index on status, success and steps); no stray log;
 the sealed digests of results.json and the summaries, and results.json's success values
 against the episodes; and completeness ("incomplete: N of M"). Each failure is one line.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed import manifest as mf
+from agentbed.binding import mismatch
 from agentbed.errors import UsageError
 from agentbed.log import verify_and_read, verify_log_file
 from agentbed.seal import KEY_VAR, key_id, log_key
@@ -83,7 +85,7 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     for eid in sorted(set(sealed) - set(indexed)):
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
     out.sealable = {eid: str(r.get("digest", "")) for eid, r in indexed.items()}
-    _logs(root, sealed, indexed, key, out)
+    _logs(root, sealed, indexed, key, out, meta)
     _strays(root, expected, sealed, indexed, set(doc["files"]) if final and doc else None, out)
     if doc:
         _files(root, doc, indexed, out)
@@ -168,7 +170,7 @@ def _index(root: Path, expected: set[str], sealed: dict[str, str], final: bool,
 
 
 def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]], key: bytes | None,
-          out: RunCheck) -> None:
+          out: RunCheck, meta: dict[str, Any] | None) -> None:
     for eid in sorted(set(sealed) | set(indexed)):
         record = indexed.get(eid, {})
         path = root / record["log"] if record.get("log") else RunStore(root).log_path(eid)
@@ -183,6 +185,10 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
         result, records = verify_and_read(path, sealed.get(eid) or record.get("digest") or None, key)
         if not result.ok:
             out.add(result.message(str(path)))
+            continue
+        foreign = mismatch(records[0], meta) if meta is not None and "run_id" in meta else ""
+        if foreign:  # a log of another run, or of this plan under other settings (agentbed.binding)
+            out.add(f"{path}: {foreign}")
             continue
         footer = records[-1]
         differs = [k for k in ("status", "success", "steps") if k in record and record[k] != footer.get(k)]
@@ -282,6 +288,23 @@ def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck
     if isinstance(claimed, int) and claimed != len(errored(records)):
         out.add(f"{root / 'results.json'}: field 'errored_episodes' is {claimed}, the episodes' footers show "
                 f"{len(errored(records))} errored")
+
+
+UNSEALED = "unsealed, not verified: not shown or counted (the run's manifest does not seal it)"
+
+
+def sealed_parts(root: Path) -> set[str] | None:
+    """What a reader may show of a run directory as the run's: the relative paths of the files
+    its manifest seals (run.json, the index, results, summaries), or None when the directory
+    holds no manifest (an unsealed folder: the seal verdict says so). Anything else in a sealed
+    run (``inspect/``, ``branches/``, files added later) is shown apart as unsealed, and never
+    counted. The manifest is read as verify reads it; a malformed one seals nothing."""
+    if not (root / mf.MANIFEST).is_file():
+        return None
+    try:
+        return set(mf.load(root)["files"])
+    except InputError:
+        return set()
 
 
 @dataclass

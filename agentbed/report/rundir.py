@@ -22,7 +22,7 @@ from agentbed.validate import (
     read_bytes,
     read_json,
 )
-from agentbed.verify_run import TEAM_SUFFIX, check_team
+from agentbed.verify_run import TEAM_SUFFIX, UNSEALED, check_team, sealed_parts
 
 SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.jsonl"
@@ -206,16 +206,28 @@ def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
         run.run_info = info if isinstance(info, dict) else None
     else:
         run.problems.append(Problem("run.json", "not found: what was run is taken from the workloads' summaries"))
-    indexes = [root / INDEX_NAME] + sorted(p / INDEX_NAME for p in root.iterdir() if p.is_dir())
+    sealed = sealed_parts(root)  # a sealed run: only what its manifest seals is the run's
+    subdirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    indexes = [root / INDEX_NAME] + [p / INDEX_NAME for p in subdirs]
     for index in indexes:
-        if index.is_file():
+        if index.is_file() and sealed is not None and index != root / INDEX_NAME:
+            run.problems.append(Problem(run.rel(index), UNSEALED))
+        elif index.is_file():
             _read_index(run, index, key)
     # Only `agentbed run` episodes (the top-level index) name a workload that owes a summary.
     indexed_suites = [e.record.get("suite") for e in run.episodes if e.index == INDEX_NAME]
-    _read_unindexed(run, key)
-    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
+    if sealed is None:
+        _read_unindexed(run, key)
+    else:  # logs no index line names: strays (verify names them), or another folder's
+        known = {(run.root / e.log).resolve() for e in run.episodes if e.log}
+        run.problems += [Problem(run.rel(p), UNSEALED) for p in unindexed_logs(root, known)]
+    for sub in subdirs:
         if (sub / SUMMARY_NAME).is_file():
-            run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, run.rel(sub / SUMMARY_NAME), run.problems)
+            rel = run.rel(sub / SUMMARY_NAME)
+            if sealed is not None and rel not in sealed:
+                run.problems.append(Problem(rel, UNSEALED))
+                continue
+            run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, rel, run.problems)
     for suite, summary in sorted(run.summaries.items()):
         run.problems.extend(_episode_problems(suite, summary))
     run.named_suites = _suites_named(run.run_info)

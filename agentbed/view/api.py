@@ -13,31 +13,27 @@ from typing import Any
 
 from agentbed.decisions import decisions
 from agentbed.log import decode_action, first_system_prompt, system_prompt_of
-from agentbed.manifest import authentic
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
 from agentbed.seal import log_key
 from agentbed.validate import open_regular
+from agentbed.verify_run import SealStatus
 from agentbed.view.catalog import RUNNING, Catalog, RunView, read_episode
 
 PAGE = 200  # episode rows per page: the table stays fast however large the run
 
 
-def seal_status(manifest: dict[str, Any] | None) -> str:
-    if manifest is None:
-        return "unsealed"
-    if not isinstance(manifest.get("episodes"), list):
-        return "manifest malformed"
-    why = authentic(manifest, log_key())
-    if why:
-        return f"seal broken: manifest {why}"
-    if manifest.get("complete"):
-        state = "sealed"
-    elif manifest.get("final"):  # the run ended owing episodes (a budget, a dead server, a Ctrl-C)
-        state = "stopped before the end (agentbed run --resume finishes it), sealed"
-    else:
-        state = "sealing (in progress)"
-    return f"{state}, {len(manifest['episodes'])} episodes" + (", HMAC checked" if log_key() else "")
+def seal_text(seal: SealStatus) -> str:
+    """The runs list's seal column: ``agentbed verify``'s verdict, with its first problem named."""
+    more = f" (and {len(seal.problems) - 1} more)" if len(seal.problems) > 1 else ""
+    first = seal.problems[0] if seal.problems else ""
+    if seal.state == "verified":
+        return "sealed, verified" + (", HMAC checked" if log_key() else "")
+    if seal.state == "incomplete":  # running, or stopped owing episodes: `agentbed run --resume` finishes it
+        return f"sealing (incomplete): {first}{more}"
+    if seal.state in ("failed", "malformed"):
+        return f"seal FAILED: {first}{more}"
+    return seal.headline
 
 
 def _planned(meta: dict[str, Any] | None) -> int | None:
@@ -49,6 +45,7 @@ def _planned(meta: dict[str, Any] | None) -> int | None:
 def run_summary(view: RunView, state: dict[str, Any]) -> dict[str, Any]:
     """One line of the runs list."""
     meta, rows = state["meta"], state["rows"]
+    seal = view.seal()  # the same verification as `agentbed verify`, never a second reading of the seal
     counts = Counter(r["status"] for r in rows)
     costs = [r["cost"] for r in rows if r["cost"] is not None]
     suites = [meta["suite"]] if meta else sorted({r["suite"] for r in rows} | set(state["summaries"]))
@@ -57,7 +54,8 @@ def run_summary(view: RunView, state: dict[str, Any]) -> dict[str, Any]:
     return {"id": view.rel, "path": str(view.root), "suite": ", ".join(suites), "agents": agents,
             "episodes": len(rows), "finished": finished, "planned": _planned(meta), "counts": dict(counts),
             "errors": sum(1 for r in rows if r.get("errored")), "successes": sum(r["success"] for r in rows),
-            "cost": sum(costs) if costs else None, "seal": seal_status(state["manifest"]),
+            "cost": sum(costs) if costs else None, "seal": seal_text(seal), "seal_state": seal.state,
+            "seal_problems": seal.problems[:20],
             "live": counts.get(RUNNING, 0) > 0 or (state["manifest"] is not None
                                                    and not state["manifest"].get("final")),
             "problems": len(state["problems"]), "command": (meta or {}).get("command", "")}

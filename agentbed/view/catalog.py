@@ -27,6 +27,7 @@ from typing import Any
 from agentbed.cost import PriceTable, episode_cost, load_prices
 from agentbed.log import verify_lines
 from agentbed.problems import is_errored, last_line
+from agentbed.seal import log_key
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_LINE_BYTES,
@@ -38,6 +39,7 @@ from agentbed.validate import (
     read_json,
     record_schema,
 )
+from agentbed.verify_run import UNSEALED, SealStatus, seal_status, sealed_parts
 from agentbed.view.fastcheck import compile_simple
 
 INDEX = "index.jsonl"
@@ -133,6 +135,30 @@ class RunView:
         self._rows: list[dict[str, Any]] = []  # episode_row of index.records, extended as the index grows
         self._listing: tuple[Any, list[str]] = (None, [])  # (episodes/ stat, its .jsonl names)
         self._lock = threading.Lock()
+        self._seal: tuple[Any, SealStatus] | None = None  # (what it was computed from, verify's verdict)
+
+    def seal(self) -> SealStatus:
+        """``agentbed verify``'s verdict on this run (with the key when set), the very same check:
+        computed again only when a file it reads changed (size or mtime)."""
+        signature = (log_key(), self._signature())
+        if self._seal is None or self._seal[0] != signature:
+            self._seal = (signature, seal_status(self.root, signature[0]))
+        return self._seal[1]
+
+    def _signature(self) -> tuple[Any, ...]:
+        parts: list[Any] = [(name, _stat(self.root / name)) for name in
+                            ("run.json", "manifest.json", INDEX, "results.json", "events.jsonl")]
+        try:
+            for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+                if entry.is_dir(follow_symlinks=False):
+                    parts.append((entry.name, _stat(Path(entry.path) / "summary.json"), _stat(Path(entry.path))))
+                    if entry.name == "episodes":
+                        parts += [(e.name, _stat(Path(e.path))) for e in os.scandir(entry.path)]
+                else:
+                    parts.append((entry.name, _stat(Path(entry.path))))
+        except OSError:
+            pass
+        return tuple(parts)
 
     def _read(self, rel: str, schema: dict[str, Any] | None = None) -> tuple[Any, str]:
         path = self.root / rel
@@ -169,18 +195,25 @@ class RunView:
         self._rows += [episode_row(r, self.prices) for r in self.index.records[len(self._rows):]]
         rows = list(self._rows)
         done = {r["id"] for r in rows}
+        manifest, problem = self._read("manifest.json")
+        if problem:
+            problems.append({"file": "manifest.json", "message": problem})
         running = self._running_rows(done, problems)
+        if isinstance(manifest, dict) and manifest.get("final"):  # the run ended: nothing is running,
+            problems += [{"file": r["log"], "message": UNSEALED} for r in running]  # these are strays
+            running = []
         summaries: dict[str, Any] = {}
+        sealed = sealed_parts(self.root)  # a sealed run: only what its manifest seals is the run's
         for sub in sorted(p.name for p in _subdirs(self.root)):
             if (self.root / sub / "summary.json").is_file():
+                if sealed is not None and f"{sub}/summary.json" not in sealed:
+                    problems.append({"file": f"{sub}/summary.json", "message": UNSEALED})
+                    continue
                 value, problem = self._read(f"{sub}/summary.json")
                 if problem:
                     problems.append({"file": f"{sub}/summary.json", "message": problem})
                 elif isinstance(value, dict):
                     summaries[sub] = value
-        manifest, problem = self._read("manifest.json")
-        if problem:
-            problems.append({"file": "manifest.json", "message": problem})
         return {"meta": meta if isinstance(meta, dict) else None, "rows": rows + running,
                 "summaries": summaries, "manifest": manifest if isinstance(manifest, dict) else None,
                 "problems": problems}

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from agentbed.testing import episode_bytes
+
 pytestmark = pytest.mark.local_model
 
 MODEL = "local:gemma-3-270m"
@@ -66,7 +68,7 @@ def test_a_cached_rerun_of_a_local_model_run_makes_no_request_and_writes_the_sam
     logs = sorted((tmp_path / "live" / "episodes").glob("*.jsonl"))
     assert len(logs) == 2
     for log in logs:
-        assert (tmp_path / "again" / "episodes" / log.name).read_bytes() == log.read_bytes()
+        assert episode_bytes(tmp_path / "again" / "episodes" / log.name) == episode_bytes(log)
 
 
 def serving_server(out: Path, count: int, timeout: float = 300.0) -> int:

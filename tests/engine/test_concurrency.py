@@ -26,6 +26,7 @@ from agentbed.inflight import EVENTS, ModelRuntime  # noqa: E402
 from agentbed.log import verify_log  # noqa: E402
 from agentbed.runner import EpisodeSpec  # noqa: E402
 from agentbed.store import read_index  # noqa: E402
+from agentbed.testing import episode_bytes
 
 AGENT = "model:openai:stub-model"
 
@@ -53,7 +54,7 @@ def specs(n: int) -> list[EpisodeSpec]:
 
 
 def logs(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((run_dir / "episodes").glob("*.jsonl"))}
+    return {p.name: episode_bytes(p) for p in sorted((run_dir / "episodes").glob("*.jsonl"))}
 
 
 def first_arrivals_slow(count: int, delay: float):

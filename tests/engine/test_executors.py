@@ -9,7 +9,7 @@ from agentbed.executors import execute
 from agentbed.log import verify_log
 from agentbed.runner import EpisodeSpec
 from agentbed.store import RunStore, read_index
-from agentbed.testing import require
+from agentbed.testing import episode_bytes, require
 
 SPECS = [EpisodeSpec("vault", t, a, s) for a in ("oracle", "naive", "random")
          for t in ("open-fast", "open-after-chores", "long-chores") for s in range(4)]
@@ -19,7 +19,7 @@ def _run(tmp_path: Path, executor: str, **kw) -> dict[str, bytes]:
     out = tmp_path / executor
     records = list(execute(SPECS, out, executor=executor, jobs=2, **kw))
     assert sorted(r.episode_id for r in records) == sorted(s.episode_id for s in SPECS)
-    return {p.name: p.read_bytes() for p in sorted((out / "episodes").glob("*.jsonl"))}
+    return {p.name: episode_bytes(p) for p in sorted((out / "episodes").glob("*.jsonl"))}
 
 
 def test_same_seeds_give_byte_identical_logs_under_every_executor(tmp_path):

@@ -19,6 +19,7 @@ from scripted_models import vault_three_calls  # noqa: E402
 
 from agentbed.cli import main  # noqa: E402
 from agentbed.problems import classify, parse_allowance  # noqa: E402
+from agentbed.testing import episode_bytes
 
 MODEL = "openai:stub-model"
 
@@ -208,7 +209,7 @@ def test_two_concurrent_runs_sharing_a_cache_rerun_byte_identical_with_no_call(s
         assert main(["run", "vault", "--task", "open-fast", "--model", MODEL, "--seeds", "2", "--cache-dir",
                      str(cache), "--out", str(tmp_path / f"{name}-again"), "--quiet"]) == 0
         for log in sorted((tmp_path / name / "episodes").glob("*.jsonl")):
-            assert (tmp_path / f"{name}-again" / "episodes" / log.name).read_bytes() == log.read_bytes()
+            assert episode_bytes(tmp_path / f"{name}-again" / "episodes" / log.name) == episode_bytes(log)
         usage = [json.loads(line)["usage"] for line in (tmp_path / f"{name}-again" / "index.jsonl").read_text()
                  .splitlines()]
         assert all(u["calls"] == u["cached_calls"] > 0 for u in usage)

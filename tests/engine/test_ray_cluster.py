@@ -23,7 +23,7 @@ import pytest
 
 from agentbed.agents.connections import read_events
 from agentbed.store import read_index
-from agentbed.testing import require
+from agentbed.testing import episode_bytes, require
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.exclusive("ray")]  # one Ray instance on the machine at a time
 
@@ -56,7 +56,8 @@ def _cli(cluster, *args: str, timeout: float = 600) -> subprocess.CompletedProce
 
 
 def _logs(run: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((run / "episodes").iterdir())}
+    return {p.name: episode_bytes(p) if p.suffix == ".jsonl" else p.read_bytes()
+            for p in sorted((run / "episodes").iterdir())}
 
 
 def _serial_in_image(image: str, args: list[str], dest: Path) -> dict[str, bytes]:
@@ -293,7 +294,7 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(worker_ima
         name = Path(record["log"]).name
         if record["status"] == "error" and "Ray task" in record["error"]:
             continue
-        assert (run / record["log"]).read_bytes() == expected[name]
+        assert episode_bytes(run / record["log"]) == expected[name]
     verified = _cli(None, "verify", str(run))
     assert verified.returncode == 0, verified.stdout[-2000:]
     assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes

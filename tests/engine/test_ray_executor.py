@@ -18,7 +18,7 @@ from agentbed.executors_ray import parse_resources
 from agentbed.log import verify_log
 from agentbed.runner import EpisodeSpec
 from agentbed.store import RunStore
-from agentbed.testing import require
+from agentbed.testing import episode_bytes, require
 from agentbed.worker import run_spec, run_spec_shipped
 
 pytestmark = pytest.mark.exclusive("ray")  # one Ray instance on the machine at a time
@@ -77,7 +77,7 @@ def test_team_runs_ship_every_file_they_write(ray, tmp_path):
     assert len([n for n in shipped if n.endswith(".team.json")]) == 2 and len(shipped) > 2
     for name in shipped:
         if name.endswith(".jsonl"):  # the manifest also records its wall-clock time
-            assert (tmp_path / "ray/episodes" / name).read_bytes() == (tmp_path / "serial/episodes" / name).read_bytes()
+            assert episode_bytes(tmp_path / "ray/episodes" / name) == episode_bytes(tmp_path / "serial/episodes" / name)
     for record in ray_records:
         assert (tmp_path / "ray" / record.log).exists()
 

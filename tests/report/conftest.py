@@ -110,7 +110,19 @@ def write_vault_run(root: Path, agents: tuple[str, ...] = ("oracle", "naive"), s
                 store.append(record)
                 records.append(record.to_dict())
     write_summary(suite_summary("vault", records, command), root / "vault" / "summary.json")
+    store.finish(["vault/summary.json"])  # as `agentbed run` ends: the seal covers the summary
+    store.unlock()
     return root
+
+
+def reseal(root: Path, files: list[str]) -> None:
+    """Seal the run again with ``files`` added (as if its run had written them): report and view
+    show only what a run's manifest seals."""
+    from agentbed.manifest import ManifestWriter
+
+    doc = json.loads((root / "manifest.json").read_text())
+    sealed = [f for f in doc["files"] if f not in ("run.json", "index.jsonl", "events.jsonl")]
+    ManifestWriter(root, doc["plan"], doc["run_id"], dict(doc["episodes"]), None).finish([*sealed, *files])
 
 
 @pytest.fixture(scope="session")
@@ -123,6 +135,7 @@ def run_dir(tmp_path: Path, summaries: dict[str, dict[str, Any]]) -> Path:
     root = write_vault_run(tmp_path / "run")
     for suite, summary in summaries.items():
         write_summary(summary, root / suite / "summary.json")
+    reseal(root, [f"{suite}/summary.json" for suite in summaries])
     return root
 
 

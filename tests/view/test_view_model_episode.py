@@ -12,6 +12,7 @@ from test_chat_openai import vault_policy
 from agentbed.agents.chat import DEFAULT_SYSTEM_PROMPT
 from agentbed.cli import main
 from agentbed.log import read_log, verify_log_file
+from agentbed.testing import episode_bytes
 
 from .conftest import serve
 
@@ -70,7 +71,7 @@ def test_the_system_prompt_text_is_in_the_chain_the_transcript_and_replay(tmp_pa
     sha = hashlib.sha256(DEFAULT_SYSTEM_PROMPT.encode()).hexdigest()
     assert records[0]["agent"]["system_prompt_sha256"] == sha
     assert verify_log_file(log).ok  # the chain covers it, and the schema accepts it
-    assert (runs / "again" / "episodes" / log.name).read_bytes() == log.read_bytes()
+    assert episode_bytes(runs / "again" / "episodes" / log.name) == episode_bytes(log)
     for client in serve(runs):
         _, doc = client.get("/api/episodes?run=model")
         (row,) = doc["rows"]

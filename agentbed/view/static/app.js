@@ -101,7 +101,7 @@ function renderRuns(doc) {
     h("td", {class: "num" + (r.errors ? " bad" : "")}, r.errors),
     h("td", {class: "num"}, r.finished ? fmt(r.successes / Math.max(1, r.finished)) : "–"),
     h("td", {class: "num"}, usd(r.cost)),
-    h("td", {class: r.seal.startsWith("seal broken") ? "bad" : ""}, r.seal),
+    h("td", {class: r.seal_state === "failed" || r.seal_state === "malformed" ? "bad" : ""}, r.seal),
     h("td", {class: "num" + (r.problems ? " bad" : "")}, r.problems),
     h("td", {}, r.live ? h("span", {class: "pill live"}, "running") : "")));
   const table = h("table", {id: "runs-table"},
