@@ -7,10 +7,13 @@ demo:
 
 test:
 	bash scripts/setup test
+	.venv/bin/ruff check .
+	.venv/bin/mypy
 	.venv/bin/python -m pytest -q --durations=20 -n auto --dist loadfile
 
 setup:
 	bash scripts/setup test
 
-lint:
+lint:  # what `make test` checks first: ruff, then mypy (its per-module strictness: pyproject.toml)
 	.venv/bin/ruff check .
+	.venv/bin/mypy

@@ -330,7 +330,7 @@ def set_approver(config: ApproverConfig | None) -> None:
     _CONFIG[:] = [config] if config is not None else []
 
 
-class RiskFlagger:
+class RiskFlagger(Controller):
     """Flags a proposed call whose agent-reported risk is at least ``threshold`` (an agent that
     reports none is flagged: nothing says it is safe)."""
 

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from agentbed.arguments import check_arguments
 from agentbed.cli_plugins import add_placeholder, add_plugin_verbs
@@ -22,7 +23,7 @@ from agentbed.log import LogFormatError
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse prints usage too)
         raise UsageError(f"{self.prog}: {message}")
 
 

@@ -54,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _offers_full(suite: Suite) -> bool:
+    if suite.demo is None:
+        return False
     try:
         return "full" in inspect.signature(suite.demo).parameters
     except (TypeError, ValueError):
@@ -62,6 +64,7 @@ def _offers_full(suite: Suite) -> bool:
 
 def _run_one(suite: Suite, out: Path, full: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
+    assert suite.demo is not None  # cmd_demo refuses a suite without one
     try:
         summary = suite.demo(out, full=True) if full else suite.demo(out)
     except Exception:  # noqa: BLE001 - one failing workload must not hide the others

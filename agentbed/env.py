@@ -67,7 +67,7 @@ class ToolEnv(gym.Env[str, str]):
     :meth:`snapshot` / :meth:`restore` can copy it.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}  # gymnasium declares it per instance
     tools: ClassVar[tuple[Tool, ...]] = ()
     can_snapshot: ClassVar[bool] = True
     max_action_bytes: ClassVar[int] = DEFAULT_MAX_ACTION_BYTES

@@ -67,7 +67,7 @@ def _stoppable(records: Iterator[EpisodeRecord], stop: StopCheck | None) -> Iter
             if stop is not None and stop():
                 return
     finally:
-        records.close()  # type: ignore[attr-defined] - a generator
+        records.close()  # a generator (the module turns attr-defined off: pyproject.toml)
 
 
 def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: int, ray_address: str | None,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,7 @@ class ManifestWriter:
         if time.monotonic() - self._written >= WRITE_INTERVAL:
             self.write(complete=False)
 
-    def write(self, *, complete: bool, final: bool = False, files: list[str] = ()) -> None:
+    def write(self, *, complete: bool, final: bool = False, files: Sequence[str] = ()) -> None:
         """While the run goes on only run.json is sealed beside the episodes; at the end
         (``final``) also the index and ``files``."""
         names = ["run.json", *(["index.jsonl", "events.jsonl"] if final else []), *files]

@@ -29,8 +29,11 @@ def set_quiet(quiet: bool) -> None:
 @contextmanager
 def steps(label: str, total: int) -> Iterator[Callable[[str], None]]:
     """Yield ``done(what)``, to be called once per finished step of ``total``."""
+    def nothing(what: str = "") -> None:
+        return None
+
     if _QUIET.get() or total <= 0:
-        yield lambda what="": None
+        yield nothing
         return
     if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -39,7 +42,10 @@ def steps(label: str, total: int) -> Iterator[Callable[[str], None]]:
                        transient=True)
         with bar:
             task = bar.add_task(label, total=total)
-            yield lambda what="": bar.advance(task)
+            def advance(what: str = "") -> None:
+                bar.advance(task)
+
+            yield advance
         return
     start, count = time.monotonic(), 0
 

@@ -12,7 +12,7 @@ Bootstrap", 1993, ch. 16: paired comparisons), the McNemar exact p beside it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentbed.problems import errored, errors_by_agent, excluded_note, problems_of, scored
@@ -20,7 +20,7 @@ from agentbed.stats import mcnemar_exact, paired_difference_ci
 from agentbed.summary import fmt, headline, table
 
 
-def annotate_errors(summary: dict[str, Any], records: list[Mapping[str, Any]]) -> dict[str, Any]:
+def annotate_errors(summary: dict[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Record in ``summary`` the errored episodes among ``records`` (all of the run's)."""
     by_agent = errors_by_agent(records)
     problems = problems_of(records)
@@ -60,7 +60,7 @@ def paired_rows(records: list[Mapping[str, Any]], reference: str) -> list[dict[s
     return out
 
 
-def add_paired_differences(summary: dict[str, Any], records: list[Mapping[str, Any]], reference: str) -> None:
+def add_paired_differences(summary: dict[str, Any], records: Sequence[Mapping[str, Any]], reference: str) -> None:
     """A table and headline entries of each agent's paired difference from ``reference``."""
     rows = paired_rows(records, reference)
     if not rows:

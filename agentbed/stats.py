@@ -10,9 +10,10 @@ from n >= k trials with c successes as C(c, k) / C(n, k) (Yao et al., tau-bench,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -59,8 +60,9 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], floa
     else:
         if len(groups) != data.size:
             raise ValueError(f"{len(groups)} groups for {data.size} values")
-        order = sorted(range(data.size), key=lambda i: (_canonical(groups[i]), data[i]))
-        data, groups = data[order], [groups[i] for i in order]
+        keys = groups
+        order = sorted(range(data.size), key=lambda i: (_canonical(keys[i]), data[i]))
+        data, groups = data[order], [keys[i] for i in order]
     estimate = float(statistic(data))
     if data.size == 1:
         return Interval(estimate, estimate, estimate, 1, confidence)
@@ -90,13 +92,13 @@ def paired_difference_ci(a: Sequence[float], b: Sequence[float], *, groups: Sequ
     return bootstrap_ci(x - y, groups=groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
-def pass_hat_k(successes_per_task: dict[Hashable, Sequence[bool]], k: int) -> float:
+def pass_hat_k(successes_per_task: Mapping[Any, Sequence[bool]], k: int) -> float:
     """Mean over tasks of C(c, k) / C(n, k); tasks with fewer than k trials are left out."""
     values = [comb(sum(map(bool, s)), k) / comb(len(s), k) for s in successes_per_task.values() if len(s) >= k]
     return float(np.mean(values)) if values else float("nan")
 
 
-def pass_hat_k_ci(successes_per_task: dict[Hashable, Sequence[bool]], k: int, *,
+def pass_hat_k_ci(successes_per_task: Mapping[Any, Sequence[bool]], k: int, *,
                   n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95, seed: int = 0) -> Interval:
     """pass^k with a bootstrap interval over tasks."""
     per_task = [comb(sum(map(bool, s)), k) / comb(len(s), k) for s in successes_per_task.values() if len(s) >= k]

@@ -75,7 +75,7 @@ class Suite:
     default_seeds: int = 1
     budget: Budget = Budget()
     run_unit: Callable[[EpisodeSpec, Path], EpisodeRecord] | None = None
-    summarize: Callable[[list[EpisodeRecord], dict[str, Any]], dict[str, Any]] | None = None
+    summarize: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, Any]] | None = None  # index records
     demo: Callable[..., dict[str, Any]] | None = None
     hidden_tasks: tuple[str, ...] = ()  # runnable with --task, left out of a default run
     # called with the run's tasks and options before anything runs: raise UsageError for a task

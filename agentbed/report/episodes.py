@@ -30,7 +30,7 @@ def _episode_row(n: int, ep: Episode) -> Markup:
     not ``episodes/<id>.jsonl``."""
     r = ep.record
     status = str(r.get("status", "?"))
-    labels = r.get("labels") if isinstance(r.get("labels"), list) else []
+    labels: list[Any] = r["labels"] if isinstance(r.get("labels"), list) else []
     standard = ep.log == f"episodes/{r['episode_id']}.jsonl"
     log = "" if standard else (ep.log + " " if ep.log else "– ")
     return el("tr",

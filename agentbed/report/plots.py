@@ -203,7 +203,7 @@ def fraction_table_heatmap(columns: list[Any], rows: list[Any]) -> str:
     if len(rows) <= LONG_TABLE or "task" not in names or not all(isinstance(r, list) and len(r) == len(names)
                                                                  for r in rows):
         return ""
-    cells: dict[tuple[str, str], tuple[float, str]] = {}
+    cells: dict[tuple[str, str], tuple[float | None, str]] = {}
     t = names.index("task")
     if "agent" in names and len(names) == 3:
         a = names.index("agent")

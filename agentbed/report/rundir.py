@@ -146,9 +146,9 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
     footer = records[-1]
     if decided is not None:
         decided.extend(decisions(records))
-    for key in ("status", "success", "steps"):
-        if record is not None and key in record and record[key] != footer.get(key):
-            return f"index differs from the log's footer: {key} is {record[key]!r} in the index, {footer.get(key)!r} in the log"
+    for name in ("status", "success", "steps"):
+        if record is not None and name in record and record[name] != footer.get(name):
+            return f"index differs from the log's footer: {name} is {record[name]!r} in the index, {footer.get(name)!r} in the log"
     return "verified"
 
 
@@ -158,7 +158,7 @@ def record_from_log(log: list[dict[str, Any]], rel: str) -> dict[str, Any] | Non
     if not log or log[0].get("type") != "header" or not isinstance(log[0].get("episode_id"), str):
         return None
     header, footer = log[0], (log[-1] if log[-1].get("type") == "footer" else {})
-    agent = header.get("agent") if isinstance(header.get("agent"), dict) else {}
+    agent: dict[str, Any] = header["agent"] if isinstance(header.get("agent"), dict) else {}
     return {"episode_id": header["episode_id"], "suite": header.get("suite", ""), "task": header.get("task", ""),
             "agent": header.get("agent_id") or agent.get("name", ""), "seed": header.get("seed"),
             "status": footer.get("status", "incomplete"), "success": bool(footer.get("success")),

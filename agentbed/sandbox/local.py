@@ -335,7 +335,7 @@ def _init_pid(info_fd: int) -> int | None:
 def remove_tree(path: str) -> None:
     """rmtree that also removes what the sandbox made read-only."""
 
-    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+    def make_writable(func, target, _exc):  # shutil's onexc signature
         try:
             os.chmod(os.path.dirname(target), stat.S_IRWXU)
             os.chmod(target, stat.S_IRWXU)

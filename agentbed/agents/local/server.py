@@ -131,7 +131,8 @@ class LocalServer:
     def _read_url(self) -> str:
         assert self.process is not None and self.process.stdout is not None
         found: list[bytes] = []
-        reader = threading.Thread(target=lambda: found.append(self.process.stdout.readline()), daemon=True)
+        stdout = self.process.stdout
+        reader = threading.Thread(target=lambda: found.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(self.settings.ready_timeout)
         line = found[0] if found else b""
@@ -151,7 +152,7 @@ class LocalServer:
                 raise LocalServerError(f"the local model server exited while loading; its log: {self.log_path}"
                                        f"{_tail(self.log_path)}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
+                if httpx.get(f"{self.url}/health", timeout=2.0).status_code == 200:
                     return
             time.sleep(0.2)
         raise LocalServerError(f"the local model server at {self.url} is not healthy after"
@@ -339,7 +340,8 @@ class ServerWatch:
     thread has stopped, so a death the thread had no time to see is still named."""
 
     def __init__(self, interval: float = 0.5) -> None:
-        self.interval, self._reason = interval, None
+        self.interval = interval
+        self._reason: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="agentbed-server-watch", daemon=True)
 
@@ -389,7 +391,11 @@ def _exit_on_sigterm() -> Callable[[], None]:
         raise Terminated()  # unwinds like a Ctrl-C; the CLI exits 143
 
     previous = signal.signal(signal.SIGTERM, leave)
-    return lambda: signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    return undo
 
 
 __all__ = ["LocalModelMissing", "LocalServer", "LocalServerError", "ServerSettings", "base_url_for", "serving",
