@@ -101,7 +101,11 @@ def _terminate_like_ctrl_c() -> Callable[[], None]:
         previous = signal.signal(signal.SIGTERM, stop)
     except (ValueError, OSError):
         return lambda: None
-    return lambda: signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    return undo
 
 
 def _main(argv: list[str], verb: str | None) -> int:
