@@ -56,7 +56,7 @@ def _mean(values: list[float]) -> str:
     return f"{np.mean(values):.1f}" if values else "-"
 
 
-def _split(mine: list[dict[str, Any]], key: str, digits: int) -> str:
+def split_by_outcome(mine: list[dict[str, Any]], key: str, digits: int) -> str:
     """``mean over passing runs / mean over failing runs`` of ``key`` (``-`` where there are none)."""
     good = [float(m[key]) for m in mine if m["pass_rate"] >= 1.0]
     bad = [float(m[key]) for m in mine if m["pass_rate"] < 1.0]
@@ -157,7 +157,7 @@ def summarize_runs(records: list[dict[str, Any]], options: dict[str, Any], comma
             rows.append([task, agent, strategy + (" (upper bound)" if strategy in UPPER_BOUND else ""),
                          fmt(_interval([m["pass_rate"] for m in mine], [task] * len(mine))[0]),
                          f"{sum(m['pass_rate'] >= 1.0 for m in mine)}/{len(mine)}",
-                         _split(mine, "makespan", 1), _split(mine, "cost_usd", 4),
+                         split_by_outcome(mine, "makespan", 1), split_by_outcome(mine, "cost_usd", 4),
                          f"{np.mean([m['tokens'] for m in mine]):.0f}", f"{np.mean([m['wall_seconds'] for m in mine]):.1f}",
                          len(mine)])
     notes = run_notes(records)
