@@ -15,6 +15,7 @@ from success and steps at evaluation time, so one dataset serves every cost sett
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import random
 import subprocess
@@ -37,6 +38,15 @@ from controllers.oversight.target import BranchTarget, TargetLoader, reseed_agen
 from controllers.oversight.utility import CONTINUE
 
 SCHEMA = "agentbed.oversight.dataset/1"
+# How a branch's random streams (the expert's slips, a stochastic agent, Python's random) are
+# seeded. LEGACY_SEEDING, the scheme of every dataset built before issue 54, draws from
+# (trajectory seed, checkpoint step, rollout) only: every game and base agent share one slip
+# schedule per (step, rollout), so slips are perfectly correlated across games. BRANCH_SEEDING
+# (the default) also hashes in the game and the base agent, so slips are independent draws at the
+# stated rate. A dataset records its scheme (``config.seeding``); one without it is LEGACY_SEEDING.
+LEGACY_SEEDING = "trajectory,checkpoint,rollout"
+BRANCH_SEEDING = "game,agent,trajectory,checkpoint,rollout"
+SEEDINGS = (BRANCH_SEEDING, LEGACY_SEEDING)
 ROW_FIELDS = ("benchmark", "game", "flaw", "seed", "trajectory", "checkpoint", "action", "rollout", "success",
               "steps", "status", "method", "risk", "features")
 
@@ -58,6 +68,11 @@ class BuildConfig:
     workers: int = 1
     target_options: dict[str, Any] = field(default_factory=dict)
     max_steps: int | None = None  # step cap per episode and branch; None: the benchmark's own
+    seeding: str = BRANCH_SEEDING  # see SEEDINGS; a recorded config without it is LEGACY_SEEDING
+
+    def __post_init__(self) -> None:
+        if self.seeding not in SEEDINGS:
+            raise UsageError(f"seeding: unknown scheme {self.seeding!r}; schemes: {', '.join(SEEDINGS)}")
 
     def checkpoint_steps(self, max_steps: int) -> list[int]:
         return [s for s in (self.first + i * self.every for i in range(self.checkpoints)) if s < max_steps]
@@ -168,12 +183,30 @@ def stated_risk(risk: float | None, earlier: Sequence[float]) -> float:
     return earlier[-1] if earlier else 0.5
 
 
-def _rollout_seed(seed: int, step: int, rollout: int) -> int:
-    return (seed * 1_000_003 + step * 1009 + rollout) % (2**31)
+def branch_seed(seeding: str, game: str, flaw: str, seed: int, step: int, rollout: int) -> int:
+    """The seed of one branch's random streams under ``seeding`` (see SEEDINGS)."""
+    if seeding == LEGACY_SEEDING:
+        return (seed * 1_000_003 + step * 1009 + rollout) % (2**31)
+    key = json.dumps([game, flaw, seed, step, rollout]).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") % (2**31)
+
+
+def branch_agent(target: BranchTarget, env: ToolEnv, base_copy: Agent, action: str, rollout: int, rseed: int,
+                 seeding: str) -> Agent:
+    """The agent that plays ``action``'s branch, every random stream of it seeded from ``rseed``
+    (:func:`branch_seed`): Python's ``random`` (which the intervention's factory may draw from)
+    and the agent's own (``reseed``)."""
+    if target.uses_global_random:
+        random.seed(rseed)
+    agent = base_copy.fork() if action == CONTINUE else target.interventions[action](env, base_copy.fork())
+    if rollout > 0 or seeding != LEGACY_SEEDING:  # legacy: rollout 0 kept the base agent's own stream
+        reseed_agent(agent, rseed)
+    return agent
 
 
 def _branch(target: BranchTarget, point: ForkPoint, base_copy: Agent, action: str, rollout: int,
-            spec: EpisodeSpec, counts: _Counts, log_dir: Path | None) -> dict[str, Any] | None:
+            spec: EpisodeSpec, counts: _Counts, log_dir: Path | None, flaw: str = "",
+            seeding: str = LEGACY_SEEDING) -> dict[str, Any] | None:
     """One rollout of ``action`` from the fork point; None when the replay diverged or it errored."""
     counts.branches += 1
     replays_before = point.replays
@@ -186,17 +219,13 @@ def _branch(target: BranchTarget, point: ForkPoint, base_copy: Agent, action: st
                                          "diverged_at": exc.step, "field": exc.field})
         return None
     counts.replays += point.replays - replays_before
-    rseed = _rollout_seed(spec.seed, point.at_step, rollout)
-    if target.uses_global_random:
-        random.seed(rseed)
+    rseed = branch_seed(seeding, spec.task, flaw, spec.seed, point.at_step, rollout)
     try:
-        agent = base_copy.fork() if action == CONTINUE else target.interventions[action](env, base_copy.fork())
+        agent = branch_agent(target, env, base_copy, action, rollout, rseed, seeding)
     except Exception as exc:  # noqa: BLE001 - an intervention that does not apply here is a counted error
         counts.branch_errors += 1
         counts.error_examples = (counts.error_examples + [f"{action}: {type(exc).__name__}: {exc}"])[:3]
         return None
-    if rollout > 0:
-        reseed_agent(agent, rseed)
     writer = TrajectoryWriter(log_dir / f"{spec.episode_id}.jsonl") if log_dir is not None else None
     cap = min(target.max_steps, point.at_step + target.budgets.get(action, target.max_steps))
     record = point.run(agent, spec, budget=Budget(max_steps=cap), writer=writer, env=env)
@@ -249,7 +278,8 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
                 for r in range(config.rollouts):
                     spec = EpisodeSpec(suite=f"oversight-{target.name}", task=game, agent=f"{flaw}.{action}",
                                        seed=seed, options={"checkpoint": t, "rollout": r})
-                    result = _branch(target, point, before, action, r, spec, counts, log_dir)
+                    result = _branch(target, point, before, action, r, spec, counts, log_dir, flaw,
+                                     config.seeding)
                     if result is not None:
                         rows.append({"benchmark": target.name, "game": game, "group": target.group_of(game),
                                      "flaw": flaw, "seed": seed, "risk_missing": missing,

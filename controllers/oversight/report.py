@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import matplotlib
@@ -245,7 +246,8 @@ def headlines(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_text(tabs: list[dict[str, Any]]) -> str:
-    """Plain-text tables for the terminal."""
+    """Plain-text tables for the terminal, each followed by its note (the spread, the saturation
+    verdict, the protocol): what the JSON and the report say, the terminal says too."""
     chunks = []
     for t in tabs:
         rows = [t["columns"], *[[str(c) for c in r] for r in t["rows"]]]
@@ -253,5 +255,7 @@ def render_text(tabs: list[dict[str, Any]]) -> str:
         lines = [t["title"], "  ".join(str(c).ljust(w) for c, w in zip(rows[0], widths, strict=True))]
         lines.append("  ".join("-" * w for w in widths))
         lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows[1:]]
+        if t.get("note"):
+            lines += textwrap.wrap(f"Note: {t['note']}", width=110, break_on_hyphens=False)
         chunks.append("\n".join(lines))
     return "\n\n".join(chunks)

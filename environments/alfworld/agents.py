@@ -11,9 +11,12 @@ Public factories (the oversight workload uses only these):
   where the plan leads, for a random 3 to ``detour_len`` steps, then resuming the plan; nothing
   in the oversight features names this mechanism). Whether a failure is recoverable
   depends on when it happens: the 50-step cap leaves a late-stuck agent no time.
-* ``make_reflect(agent)``: the same agent in the same state after self-repair: it re-reads
-  the goal from its first observation, clears its loop, forgets which places it has visited
-  and lowers every flaw rate to ``reflect_factor`` of its value.
+* ``make_reflect(agent, cut_flaw_rates=False)``: the same agent in the same state after
+  self-repair, by its mechanisms alone: it re-reads the goal from its first observation, clears
+  its loop and forgets which places it has visited. ``cut_flaw_rates`` also lowers every flaw
+  rate to ``reflect_factor`` of its value: an assumed effect, not a mechanism, offered as the
+  separately named intervention "reflect-cut" (issue 54: most of reflect's measured advantage
+  was this cut).
 * ``make_expert(env, noise=0.0)``: ALFWorld's handcoded expert, which has watched the whole
   episode inside the environment; usable as a handover agent at any step. With ``noise`` it
   slips: at each step, with that probability, it sends a random admissible command instead of
@@ -202,15 +205,17 @@ class ScriptedAlfworldAgent(Agent):
         return round(min(1.0, max(0.0, stated)), 4)
 
     # -- self-repair ---------------------------------------------------------------------
-    def reflect(self) -> None:
-        """Re-read the goal, drop the loop, re-explore, and lower every flaw rate."""
+    def reflect(self, cut_flaw_rates: bool = False) -> None:
+        """Re-read the goal, drop the loop, re-explore; with ``cut_flaw_rates`` also lower every
+        flaw rate (an assumption about self-repair, labelled as such by its callers)."""
         self.goal = parse_goal(self.intro) if self.intro else self.goal
         self.forgot = False
         self.loop = []
         self.detour_left = 0
         self.memory.visited.clear()
         self.recent = []
-        self.flaws = self.flaws.reflected()
+        if cut_flaw_rates:
+            self.flaws = self.flaws.reflected()
         if not self.flaw.startswith("reflect-"):
             self.flaw = f"reflect-{self.flaw}"
             self.name = self.flaw
@@ -289,10 +294,11 @@ def make_base_agent(flaw: str, seed: int, **params: Any) -> ScriptedAlfworldAgen
     return ScriptedAlfworldAgent(flaw, seed, replace(FLAWS[flaw], **params))
 
 
-def make_reflect(agent: Agent) -> Agent:
+def make_reflect(agent: Agent, cut_flaw_rates: bool = False) -> Agent:
     """The reflect (self-repair) variant of an agent, continuing from its current state: a
-    scripted agent lowers its flaw rates; an agent with its own ``reflected()`` (a chat model)
-    is asked to reflect."""
+    scripted agent re-reads its goal, clears its loop and re-explores (with ``cut_flaw_rates``
+    it also lowers its flaw rates); an agent with its own ``reflected()`` (a chat model) is
+    asked to reflect."""
     own = getattr(agent, "reflected", None)
     if callable(own):
         return own()
@@ -300,7 +306,7 @@ def make_reflect(agent: Agent) -> Agent:
         raise TypeError(f"reflect needs a scripted ALFWorld agent, got {type(agent).__name__}")
     repaired = agent.fork()
     assert isinstance(repaired, ScriptedAlfworldAgent)
-    repaired.reflect()
+    repaired.reflect(cut_flaw_rates)
     repaired._resume_on_reset = True  # the runner resets a handover agent; keep the state it has
     return repaired
 

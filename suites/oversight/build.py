@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from controllers.oversight import dataset
 from suites.oversight.benchmarks import load_target
@@ -13,3 +14,15 @@ def build_dataset(config: dataset.BuildConfig, log_dir: str | Path | None = None
                   progress: Callable[[str], None] | None = None) -> dataset.Dataset:
     """Branch every (game, flaw, seed) of ``config`` on the benchmark it names."""
     return dataset.build_dataset(config, load_target, log_dir, progress)
+
+
+def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.BuildConfig:
+    """The build configuration a dataset recorded, read as it was built: a dataset from before
+    issue 54 recorded no seeding scheme (it used LEGACY_SEEDING) and, on ALFWorld, no reflect mode
+    (its "reflect" cut the flaw rates), so those are filled in and it rebuilds to the same bytes."""
+    fields = dict(provenance["config"])
+    if "seeding" not in fields:
+        fields["seeding"] = dataset.LEGACY_SEEDING
+        if fields.get("benchmark") == "alfworld":
+            fields["target_options"] = {"reflect": "mechanism+cut", **fields.get("target_options", {})}
+    return dataset.BuildConfig(**{**fields, **changes})

@@ -20,13 +20,14 @@ from agentbed.arguments import check_output_file
 from agentbed.errors import UsageError
 from agentbed.summary import write_summary
 from controllers.oversight.budget import parse_assignments, with_budgets
-from controllers.oversight.dataset import BuildConfig, Dataset, only_flaws
+from controllers.oversight.dataset import BRANCH_SEEDING, LEGACY_SEEDING, BuildConfig, Dataset, only_flaws
 from controllers.oversight.evaluate import EvalConfig, evaluate
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.utility import Costs
 from suites.oversight.benchmarks import TARGETS
-from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES
+from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REFLECT_MODES, REGIMES
 from suites.oversight.build import build_dataset
+from suites.oversight.seeds import check_fit, describe_seeds
 
 
 def register(subparsers: Any) -> None:
@@ -62,6 +63,14 @@ def register(subparsers: Any) -> None:
     build.add_argument("--expert-step-cost", type=float, default=None,
                        help="alfworld: the extra cost per expert step that evaluate charges by default (recorded "
                             "in the dataset; evaluate --action-step-cost overrides it)")
+    build.add_argument("--reflect", choices=REFLECT_MODES, default="mechanism",
+                       help="alfworld: what 'reflect' does: its mechanisms alone (default), or with the assumed "
+                            "flaw-rate cut as datasets built before issue 54 recorded it (the cut alone is the "
+                            "separate intervention 'reflect-cut')")
+    build.add_argument("--seeding", choices=("branch", "legacy"), default="branch",
+                       help="how a branch's random streams are seeded: from the game, base agent, trajectory, "
+                            "checkpoint and rollout (default), or, to rebuild datasets from before issue 54, from "
+                            "the trajectory, checkpoint and rollout only (slips shared by every game)")
     build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
     build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
     build.add_argument("--server-threads", type=_positive, default=None,
@@ -186,7 +195,7 @@ def _build(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     expert_flags = {"--expert-as-shipped": args.expert_as_shipped, "--fix-expert-bookkeeping": args.fix_expert_bookkeeping,
                     "--expert-noise": args.expert_noise is not None, "--expert-budget": args.expert_budget is not None,
-                    "--regime": args.regime is not None,
+                    "--regime": args.regime is not None, "--reflect": args.reflect != "mechanism",
                     "--expert-step-cost": args.expert_step_cost is not None}
     if args.benchmark == "alfworld":
         if args.expert_as_shipped and args.fix_expert_bookkeeping:
@@ -203,14 +212,17 @@ def _build(args: argparse.Namespace) -> int:
                          flaws=[f for f in args.flaws.split(",") if f] + ([f"model:{args.model}"] if args.model else []),
                          seeds=args.seeds, first=args.first,
                          every=args.every, checkpoints=args.checkpoints, rollouts=args.rollouts, method=args.method,
-                         workers=args.workers, target_options=options, max_steps=args.max_steps)
+                         workers=args.workers, target_options=options, max_steps=args.max_steps,
+                         seeding=BRANCH_SEEDING if args.seeding == "branch" else LEGACY_SEEDING)
     with _local_server(args.model, Path(args.out).parent, args.server_threads):
         dataset = build_dataset(config, log_dir=args.logs, progress=lambda m: print(m, file=sys.stderr, flush=True))
     dataset.provenance["command"] = _command_line()
+    dataset.provenance["generator_seeds"] = describe_seeds(dataset.provenance)
     path = dataset.save(args.out)
     counts = dataset.provenance["counts"]
     print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
           f"{counts['replay_mismatches']} replay mismatches and {counts['branch_errors']} branch errors discarded")
+    print(f"seeds: {dataset.provenance['generator_seeds']}")
     return 0
 
 
@@ -231,8 +243,8 @@ def _all(args: argparse.Namespace) -> int:
 
 
 def alfworld_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The alfworld target's options from the build flags; only those given are recorded, so a
-    default build's provenance reads the same as before the options existed."""
+    """The alfworld target's options from the build flags, every setting recorded, zero values
+    included (an expert that never slips records rate 0, no budget records null)."""
     options: dict[str, Any] = {"games": args.skip_games + args.games} if args.games else {}
     options.update({"games_seed": args.games_seed} if args.games_seed else {})
     options.update({"expert_as_shipped": True} if args.expert_as_shipped else {})
@@ -243,7 +255,10 @@ def alfworld_options(args: argparse.Namespace) -> dict[str, Any]:
                                                        ("expert_budget", args.expert_budget),
                                                        ("expert_step_cost", args.expert_step_cost)) if v is not None}}
     options["regime"] = regime
-    options.update({k: v for k, v in chosen.items() if v})  # 0 / none: the target's default, not recorded
+    options.update({"expert_noise": float(chosen.get("expert_noise") or 0.0),
+                    "expert_budget": chosen.get("expert_budget") or None,
+                    "expert_step_cost": float(chosen.get("expert_step_cost") or 0.0),
+                    "reflect": args.reflect})
     options.update({"interventions": args.interventions} if args.interventions else {})
     return options
 
@@ -322,6 +337,7 @@ def _regimes(args: argparse.Namespace) -> int:
     measured = []
     for name in args.datasets:
         data = Dataset.load(name)
+        check_fit(data.provenance, f"regimes: {name}")  # a regime is chosen on development games only
         for b in budgets:
             for c in step_costs:
                 measured.append(measure(data, Candidate(name, b, c)))
@@ -362,11 +378,20 @@ def _evaluate(args: argparse.Namespace) -> int:
     train = with_budgets(Dataset.load(args.train), budgets) if args.train else None
     if args.flaws:
         dataset = only_flaws(dataset, [f for f in args.flaws.split(",") if f])
+    fitted_on = train if train is not None else dataset  # cross-validation fits on the dataset itself
+    check_fit(fitted_on.provenance, f"evaluate: {args.train or args.dataset}",
+              sorted({r["game"] for r in fitted_on.rows}))
     config = evaluation_config(args, dataset)
     result = evaluate(dataset, config, train)
     command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else [args.dataset])
     tabs = tables(result, command)
     print(render_text(tabs))
+    seeds = describe_seeds(dataset.provenance, sorted({r["game"] for r in dataset.rows}))
+    if train is not None:
+        print(f"\nseeds: fitted on {describe_seeds(train.provenance, sorted({r['game'] for r in train.rows}))}; "
+              f"evaluated on {seeds}")
+    else:
+        print(f"\nseeds: cross-validated on {seeds}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")

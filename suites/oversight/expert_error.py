@@ -13,7 +13,7 @@ would send. Two figures, pooled over games, each with an interval that resamples
   command and re-plans (about one step lost per slip) takes as long as the planner. This is the
   noisy expert's rate in the ``costly-noisy`` configuration (docs/oversight.md).
 
-Generator seed 3 is held out and refused.
+Only development generator seeds (suites/oversight/seeds.py) are measured; others are refused.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from agentbed.control import CONTINUE, Verdict
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from agentbed.stats import Interval
 from controllers.oversight.calibration import cluster_bootstrap
-
-HELD_OUT_SEEDS = (3,)  # generator seeds the benchmark's held-out games come from: never measured here
+from suites.oversight.seeds import SEEDS
 
 
 @dataclass(frozen=True)
@@ -80,8 +79,10 @@ def measure(games_seed: int = 0, games: int = 8, offset: int = 0, seeds: int = 2
             resamples: int = 1000) -> dict[str, Any]:
     """The pooled deviation rate over ``games`` development games of generator ``games_seed``
     (from ``offset``), ``seeds`` episodes each (the planner's exploration order differs)."""
-    if games_seed in HELD_OUT_SEEDS:
-        raise ValueError(f"generator seed {games_seed} is held out: the slip rate is set on development games only")
+    split = SEEDS["alfworld"]
+    if games_seed not in split.development:
+        raise ValueError(f"generator seed {games_seed} is {split.role(games_seed)} ({split.describe()}): "
+                         "the slip rate is set on development games only")
     from environments.alfworld import games as game_store
     from environments.alfworld.env import AlfworldEnv
 

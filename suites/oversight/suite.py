@@ -21,7 +21,11 @@ from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
 FULL = {"resamples": 1000}
 GATED_ACTIONS = ("continue", "expert", "planner", "reflect")
-PAPER_RATIO = "0.22 (0.110 / 0.506)"  # the paper's action-conditioned / scalar routing regret on ALFWorld
+# The action-conditioned / scalar routing regret on ALFWorld as public reconstructions of the
+# paper's protocol report it (0.110 / 0.506; /work/shared/specs/oversight.md): labelled so, since no
+# copy of the paper's text here states it. The reconstructions' "recalibration leaves regret
+# unchanged (0.318)" is not shown at all: the paper's text does not contain that figure (issue 54).
+PAPER_RATIO = "0.22 (0.110 / 0.506, as public reconstructions of the paper report it)"
 DATA = Path(__file__).resolve().parent / "data"
 HEADLINE = DATA / "headline.json"  # written by `agentbed oversight evaluate ... --record`
 
@@ -67,12 +71,11 @@ def load_headline(path: Path = HEADLINE) -> dict[str, Any]:
 def live_slice(record: dict[str, Any], out: Path, games: int = 1) -> tuple[Any, dict[str, Any]]:
     """Rebuild the first ``games`` games of the committed held-out dataset with its own build
     configuration and compare the rows: they must be the committed ones, byte for byte."""
-    from controllers.oversight.dataset import BuildConfig, Dataset
-    from suites.oversight.build import build_dataset
+    from controllers.oversight.dataset import Dataset
+    from suites.oversight.build import build_dataset, recorded_config
 
     committed = Dataset.load(HEADLINE.parent / record["datasets"]["heldout"]["file"])
-    fields = dict(committed.provenance["config"])
-    config = BuildConfig(**{**fields, "games": games, "skip_games": 0, "workers": 2})
+    config = recorded_config(committed.provenance, games=games, skip_games=0, workers=2)
     live = build_dataset(config)
     live.save(out)
     wanted = set(committed.provenance["games"][:games])
@@ -171,7 +174,7 @@ def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, An
         finding("room for control: always-defer utility / oracle's", iv(spread["defer_to_oracle_utility"]),
                 note=f"best action is not defer at {spread['share_best_not_primary']['estimate']:.2f} of checkpoints"),
         finding("cost-derived rule: regret Platt - raw", iv(r["calibration"]["cost-rule+platt - cost-rule"]),
-                paper="unchanged (0.318)", note=r["calibration"]["saturation"]),
+                note=r["calibration"]["saturation"]),
         finding("live rebuild of the committed data", f"{verdict}: {check['identical']} of {check['expected']} rows",
                 note=f"game {', '.join(check['games'])}; dataset sha256 "
                      f"{record['datasets']['heldout']['sha256'][:12]}..."),

@@ -15,7 +15,7 @@ from agentbed.testing import require
 from controllers.oversight.chat_base import ConfidentProfile, RolloutSeededChat
 from controllers.oversight.dataset import BuildConfig, branch_trajectory
 from suites.oversight.benchmarks import load_target
-from suites.oversight.benchmarks.alfworld import INTERVENTIONS
+from suites.oversight.benchmarks.alfworld import DEFAULT_MENU
 
 pytestmark = pytest.mark.local_model
 
@@ -53,7 +53,7 @@ def test_the_local_model_is_branched_on_alfworld_with_a_seed_per_rollout(local_m
     rows, counts = branch_trajectory(target, target.games[0], "local", 0,
                                      BuildConfig("alfworld", rollouts=2, checkpoints=1, first=1), log_dir=logs)
     assert counts.branch_errors == 0 and counts.replay_mismatches == 0 and counts.trajectory_errors == 0
-    assert {(r["action"], r["rollout"]) for r in rows} == {(a, k) for a in ("continue", *INTERVENTIONS)
+    assert {(r["action"], r["rollout"]) for r in rows} == {(a, k) for a in ("continue", *DEFAULT_MENU)
                                                           for k in (0, 1)}
     # every base-agent step either stated a confidence or was counted as not stating one
     assert 0 <= counts.missing_risk_steps <= counts.base_steps and counts.base_steps >= 2

@@ -5,7 +5,10 @@ scripted flawed agents. The interventions (docs/oversight.md, "The interventions
 defers to ALFWorld's handcoded expert (its move bookkeeping fixed unless ``expert_as_shipped``),
 slipping at rate ``expert_noise`` per step and given up after ``expert_budget`` steps;
 "planner" hands over to a flawless planner that sees only the task and the current
-observation; "reflect" is the agent's self-repair variant. The environment cannot snapshot, so
+observation; "reflect" is the agent's self-repair by its mechanisms alone (goal re-read, loop
+cleared, re-exploration); "reflect-cut" adds the assumed cut of every flaw rate to a quarter (a
+labelled assumption, not a mechanism; before issue 54 it was what "reflect" meant, and datasets
+recorded that way keep it: ``reflect="mechanism+cut"``). The environment cannot snapshot, so
 every branch replays the prefix (verified), with Python's ``random`` seeded first (the expert
 draws from it).
 """
@@ -22,7 +25,11 @@ from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES
 
 DEFAULT_GAMES = 40
 BASE_FLAWS = ("noisy", "looping", "forgetful", "mixed", "detour")
-INTERVENTIONS = ("expert", "planner", "reflect")
+INTERVENTIONS = ("expert", "planner", "reflect", "reflect-cut")
+DEFAULT_MENU = ("expert", "planner", "reflect")
+# what the intervention named "reflect" does: its mechanisms alone (the default), or, as recorded
+# by datasets built before issue 54, with the flaw-rate cut
+REFLECT_MODES = ("mechanism", "mechanism+cut")
 # The benchmark's configurations (docs/oversight.md, "The interventions"): named settings of the
 # expert's slip rate, budget and cost per step. "costly-noisy", the default, has the noisy expert
 # issue 34 asks for: its slip rate is the wasted-step share of an expert without the game's hidden
@@ -54,8 +61,8 @@ def describe_regime(name: str) -> str:
 
 def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: bool = False,
            expert_noise: float = 0.0, expert_budget: int | None = None,
-           interventions: Sequence[str] | str = INTERVENTIONS, expert_step_cost: float = 0.0,
-           regime: str = "", **options: Any) -> BranchTarget:
+           interventions: Sequence[str] | str = DEFAULT_MENU, expert_step_cost: float = 0.0,
+           regime: str = "", reflect: str = "mechanism", **options: Any) -> BranchTarget:
     """The first ``games`` games of generator ``games_seed`` (at most 320 per seed).
 
     ``expert_as_shipped``: ALFWorld's expert exactly as released, which never learns that a
@@ -65,7 +72,8 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
     ``interventions``: the menu's interventions, a subset of ``INTERVENTIONS`` in that order.
     ``expert_step_cost``: the extra cost per expert step the evaluation charges by default
     (recorded in the dataset's provenance; the utility is computed at evaluation time).
-    ``regime``: the name of the REGIMES entry these values came from, recorded only."""
+    ``regime``: the name of the REGIMES entry these values came from, recorded only.
+    ``reflect``: one of REFLECT_MODES, what "reflect" does ("reflect-cut" always cuts)."""
     from environments.alfworld import games as game_store
     from environments.alfworld.agents import FLAWS, make_base_agent, make_expert, make_planner, make_reflect
     from environments.alfworld.env import AlfworldEnv
@@ -77,6 +85,8 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         raise UsageError(f"--expert-noise: a rate in [0, 1], got {expert_noise}")
     if expert_budget is not None and expert_budget < 1:
         raise UsageError(f"--expert-budget: a positive number of steps, got {expert_budget}")
+    if reflect not in REFLECT_MODES:
+        raise UsageError(f"reflect: one of {', '.join(REFLECT_MODES)}, got {reflect!r}")
     menu = [a for a in (interventions.split(",") if isinstance(interventions, str) else interventions) if a]
     unknown = [a for a in menu if a not in INTERVENTIONS]
     if unknown or not menu:
@@ -88,7 +98,8 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         # the slips and the planner's exploration order come from Python's random, seeded per rollout
         "expert": lambda env, agent: make_expert(env, expert_noise, random.getrandbits(32)),
         "planner": lambda env, agent: make_planner(env, random.getrandbits(32)),
-        "reflect": lambda env, agent: make_reflect(agent),
+        "reflect": lambda env, agent: make_reflect(agent, cut_flaw_rates=reflect == "mechanism+cut"),
+        "reflect-cut": lambda env, agent: make_reflect(agent, cut_flaw_rates=True),
     }
     expert = "ALFWorld's handcoded expert" + (" as shipped (move bookkeeping not fixed)" if expert_as_shipped
                                              else ", move bookkeeping fixed")
@@ -104,7 +115,9 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         uses_global_random=True,
         budgets={"expert": expert_budget} if expert_budget else {},
         notes={"games": f"first {games} generated ALFWorld games of generator seed {games_seed}",
-               "games_seed": games_seed, "expert": expert, **({"regime": regime} if regime else {}),
+               "games_seed": games_seed, "expert": expert,
+               "reflect": ("reflect: goal re-read, loop cleared, re-exploration" +
+                           (", flaw rates cut to a quarter (assumed)" if reflect == "mechanism+cut" else "")), **({"regime": regime} if regime else {}),
                **({"action_step_costs": {"expert": expert_step_cost}} if expert_step_cost else {})},
         progress_features=progress_features,
         progress_feature_names=PROGRESS_FEATURE_NAMES,
