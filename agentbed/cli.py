@@ -191,9 +191,25 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
+# Python salts str hashes per process, so a set's order changes between processes; code that lists
+# a set (AgentDojo's create_event: list(set(participants))) gives other bytes in a re-run or a branch
+HASH_SEED = "0"
+
+
+def pin_hash_seed() -> None:
+    """Run this command with :data:`HASH_SEED` as its hash seed (re-executing itself once before
+    anything is imported), so it and every process it starts order sets alike."""
+    if os.environ.get("PYTHONHASHSEED") == HASH_SEED or not os.path.isfile(sys.argv[0]):
+        return
+    os.environ["PYTHONHASHSEED"] = HASH_SEED
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, sys.argv[0], *sys.argv[1:]])
+
+
 def run() -> None:
     """The ``agentbed`` command: ``main`` and its exit status. A Ctrl-C that lands after ``main``'s
     own handler (its last lines, or the way out) still exits 130 with no traceback."""
+    pin_hash_seed()
     try:
         status = main()
     except KeyboardInterrupt:
