@@ -97,6 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-errors", metavar="N|RATE",
                    help="judge a run with up to N errored episodes (or this share: 0.05, 5%%) on the rest; default"
                         " 0: a run with an errored episode fails the gate")
+    p.add_argument("--require-power", action="store_true",
+                   help=f"exit {EXIT_UNDERPOWERED} when a metric passed only because its comparison could not see a"
+                        " loss as large as its tolerance (each verdict prints the smallest loss it detects)")
     cli_json.add_json_flag(p, "the verdict, the seal's status and every metric's row")
     p.set_defaults(func=cmd_gate)
 
@@ -338,9 +341,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.baseline}: no metrics to compare")
     for line in differing_worlds(current.get("provenance"), baseline.get("provenance")):
         print(f"agentbed: warning: {line}", file=sys.stderr)
-    failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset)
+    failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset,
+                            require_power=getattr(args, "require_power", False))
     hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
     why = nothing or f"{len(failed)} of {len(rows)} metrics failed{hint}"
+    weak = sum(r.verdict == "underpowered" for r in rows)
+    if weak and not failed:
+        why += (f"; {weak} of {len(rows)} metrics underpowered: a loss up to the size each names would pass"
+                f" (--require-power exits {EXIT_UNDERPOWERED} on them)")
     if errored:
         why += (f"; {errored} of {episodes} episodes errored (allowed by --allow-errors): compared only episodes "
                 f"scored on both sides, {left_out} baseline episodes left out")
@@ -362,16 +370,26 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
                       "current": r.current, "baseline": r.baseline, "tolerance": r.tolerance,
                       "difference": None if r.diff is None else
                       {"estimate": r.diff.estimate, "low": r.diff.low, "high": r.diff.high},
-                      "failed": r in failed, "detail": r.detail, "missing_units": list(r.missing_units)}
+                      "failed": r in failed, "detail": r.detail, "missing_units": list(r.missing_units),
+                      "minimum_detectable_effect": r.mde}
                      for r in rows]})
-        return 1 if failure else 0
+        return _gate_status(failure, failed)
     for problem in seal.problems:
         print(problem)
     print(f"seal: {seal.summary}")
     for row in rows:
         print(explain(row))
     print(f"gate: FAIL ({failure})" if failure else f"gate: pass ({passed})")
-    return 1 if failure else 0
+    return _gate_status(failure, failed)
+
+
+EXIT_UNDERPOWERED = 5  # the gate judged nothing wrong but could not have seen a loss of its tolerance
+
+
+def _gate_status(failure: str, failed: list[Any]) -> int:
+    if not failure:
+        return 0
+    return EXIT_UNDERPOWERED if failed and all(r.verdict == "underpowered" for r in failed) else 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -35,9 +35,10 @@ class GateRow:
     baseline: float
     diff: Interval | None
     tolerance: float
-    verdict: str  # ok | regressed | missing | improved | subset
+    verdict: str  # ok | regressed | missing | improved | subset | underpowered
     detail: str = ""
     missing_units: tuple[str, ...] = ()  # baseline units absent from the results
+    mde: float | None = None  # the smallest loss this comparison detects (minimum_detectable_effect)
 
 
 ABSENT = "metric absent from the results"
@@ -101,6 +102,39 @@ def check_judgeable(current: dict[str, Any], baseline: dict[str, Any]) -> None:
                                           "baseline of another task set")
 
 
+# z(1 - 0.05/2) + z(0.80): a two-sided 95% interval, detected four times in five
+POWER_Z = 1.959964 + 0.841621
+
+
+def minimum_detectable_effect(differences: list[float], binary: bool) -> float:
+    """The smallest mean loss a paired comparison over these groups detects with 80% power at a 95%
+    interval, by the normal approximation (Cohen, "Statistical Power Analysis for the Behavioral
+    Sciences", 1988, ch. 2): ``(z_0.975 + z_0.8) * sd / sqrt(n)`` over the ``n`` per-group differences.
+
+    For a 0/1 metric the spread is the one a regression brings: a loss ``d`` is a share ``d`` of
+    the groups failing that passed, so ``sd = sqrt(d (1 - d))`` and ``d = c / (n + c)`` with ``c``
+    the squared z sum (identical results have no spread, yet a changed one would). For other
+    metrics the observed differences' spread is used."""
+    n = len(differences)
+    if n == 0:
+        return math.inf
+    if binary:
+        c = POWER_Z ** 2
+        return c / (n + c)
+    if n < 2:
+        return math.inf
+    mean = sum(differences) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in differences) / (n - 1))
+    return POWER_Z * sd / math.sqrt(n)
+
+
+def _group_differences(groups: list[str], a: list[float], b: list[float]) -> list[float]:
+    per: dict[str, list[float]] = defaultdict(list)
+    for g, x, y in zip(groups, a, b, strict=True):
+        per[g].append(x - y)
+    return [sum(v) / len(v) for v in per.values()]
+
+
 def _key(m: dict[str, Any]) -> tuple[str, str, str]:
     return (m["suite"], m["agent"], m["metric"])
 
@@ -145,12 +179,17 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
             k = _pass_k(units, a, b)
             if k:
                 detail += f"; {k}"
+        mde = minimum_detectable_effect(_group_differences(groups, a, b), _binary(a + b))
+        detail += f"; detects a loss of {mde:.3g} or more (80% power)"
         verdict = "regressed" if regressed else ("improved" if improved else "ok")
+        if verdict == "ok" and mde > tol:  # a pass that says nothing: the loss it allows is below what it can see
+            verdict = "underpowered"
+            detail += f", more than the tolerance {tol:g}"
         if absent and verdict != "regressed":
             verdict = "subset"
             detail = f"{describe_missing(absent, base['values'])}; on the {len(units)} units in common: " + detail
         rows.append(GateRow(suite, agent, metric, len(units), sum(a) / len(a), sum(b) / len(b), diff, tol,
-                            verdict, detail, absent))
+                            verdict, detail, absent, mde))
     return rows
 
 
@@ -173,8 +212,10 @@ def describe_missing(absent: tuple[str, ...], baseline_units: dict[str, Any]) ->
     return "; ".join(parts)
 
 
-def judge(rows: list[GateRow], *, allow_missing: bool = False, allow_subset: bool = False) -> tuple[list[GateRow], str]:
+def judge(rows: list[GateRow], *, allow_missing: bool = False, allow_subset: bool = False,
+          require_power: bool = False) -> tuple[list[GateRow], str]:
     """The rows that fail the gate, and why the gate as a whole cannot pass ("" if it can).
+    An underpowered row fails only when ``require_power`` (its verdict says so either way).
 
     A missing metric fails unless ``allow_missing`` (or, for an agent the results lack
     entirely, ``allow_subset``); a subset fails unless ``allow_subset``; and when no unit of
@@ -182,7 +223,7 @@ def judge(rows: list[GateRow], *, allow_missing: bool = False, allow_subset: boo
     agents_present = {(r.suite, r.agent) for r in rows if r.verdict != "missing" or r.detail != ABSENT}
     failed = []
     for r in rows:
-        if r.verdict == "regressed":
+        if r.verdict == "regressed" or (r.verdict == "underpowered" and require_power):
             failed.append(r)
         elif r.verdict == "subset" and not allow_subset:
             failed.append(r)

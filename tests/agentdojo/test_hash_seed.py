@@ -15,7 +15,8 @@ from pathlib import Path
 from agentbed.log import read_log
 
 TASK = "workspace.user_task_6"  # its ground truth creates an event with two participants at step 2
-SEEDS = ("1", "5")  # str-hash salts under which list(set(those two addresses)) comes out in either order
+SEEDS = ("5", "1")  # str-hash salts under which list(set(those two addresses)) comes out in either order
+# (the pinned seed 0 orders them as 5 does: the re-run and branch under 1 are the ones that would differ)
 AGENTBED = [sys.executable, str(Path(sys.executable).with_name("agentbed"))]
 LISTED = "print(list(set(['sarah.connor@gmail.com', 'emma.johnson@bluesparrowtech.com'])))"
 
