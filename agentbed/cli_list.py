@@ -14,6 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("suite", nargs="?", help="show one suite in detail")
     p.add_argument("--json", action="store_true", help="print suites, tasks (with what the suite says of each) "
                    "and agents as one JSON document")
+    p.add_argument("--all", action="store_true", help="print every task id, one a line, however many")
     p.set_defaults(func=cmd_list)
 
 
@@ -48,6 +49,27 @@ def suite_options_help(name: str) -> str:
     return "\n".join(lines)
 
 
+MANY = 50  # more tasks than this are counted, not listed (unless --all)
+FEW = 12  # a task property with at most this many values is counted by value
+
+
+def task_counts(suite: Suite, tasks: list[str]) -> list[str]:
+    """Counts of tasks by each property the suite describes them with that takes few values
+    (AgentDojo's task suite and attack), in order of first appearance."""
+    if suite.describe_task is None:
+        return []
+    described = [suite.describe_task(t) for t in tasks]
+    lines = []
+    for key in described[0] if described else {}:
+        counts: dict[str, int] = {}
+        for d in described:
+            value = "none" if d.get(key) is None else str(d.get(key))
+            counts[value] = counts.get(value, 0) + 1
+        if 1 < len(counts) <= FEW:
+            lines.append(f"by {key}: " + ", ".join(f"{v} {n}" for v, n in counts.items()))
+    return lines
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     suites = load_suites()
     names = [args.suite] if args.suite else sorted(suites)
@@ -64,9 +86,17 @@ def cmd_list(args: argparse.Namespace) -> int:
         if suite.options:
             opts = ", ".join(f"--{k} ({o.default})" for k, o in suite.options.items())
             print(f"  options: {opts}")
-        shown = tasks if args.suite else tasks[:6]
-        more = "" if len(shown) == len(tasks) else f" ... ({len(tasks)} in all)"
+        if getattr(args, "all", False):
+            print(f"  tasks ({len(tasks)}):")
+            for task in tasks:
+                print(f"    {task}")
+            continue
+        shown = tasks if args.suite and len(tasks) <= MANY else tasks[:6]
+        more = "" if len(shown) == len(tasks) else f" ... ({len(tasks)} in all; --all or --json lists every id)"
         print(f"  tasks: {', '.join(shown)}{more}")
+        if len(shown) < len(tasks):
+            for line in task_counts(suite, tasks):
+                print(f"    {line}")
     for name, why in sorted(broken_suites().items()):
         print(f"{name}: unavailable ({why})")
     return 0

@@ -12,6 +12,7 @@ that its chat model can be built with the run's generation settings.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import shlex
 import sys
 from typing import Any
@@ -43,7 +44,8 @@ class Roster(argparse.Action):
 
 
 def add_plan_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", action="append", help="task id (repeatable; default: all)")
+    p.add_argument("--task", action="append", help="task id or shell-style pattern, quoted ('banking.*');"
+                   " repeatable; default: all")
     p.add_argument("--agent", action=Roster, metavar="NAMES",
                    help="scripted agent name(s), comma-separated, repeatable (default: the suite's default); "
                         "module:Class or path/to/file.py:Class is your own agent (docs/extending.md)")
@@ -100,11 +102,27 @@ def check_model_string(model: str) -> None:
                          f"{', '.join(sorted(known))})")
 
 
+def expand_task_patterns(given: list[str], known: list[str], suite: str) -> list[str]:
+    """``--task`` values, a shell-style pattern (``'banking.*'``, ``'*.user_task_1?'``) standing for
+    every known task it matches, in the suite's order; a pattern that matches none is an error."""
+    out: list[str] = []
+    for value in given:
+        if not any(c in value for c in "*?["):
+            out.append(value)
+            continue
+        matched = [t for t in known if fnmatch.fnmatchcase(t, value)]
+        if not matched:
+            raise SuiteError(f"--task {value!r}: matches no task of suite {suite!r} (see: agentbed list {suite})")
+        out.extend(t for t in matched if t not in out)
+    return out
+
+
 def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | None = None,
          ) -> tuple[list[EpisodeSpec], dict[str, Any]]:
     options = suite.resolve_options(parse_suite_options(args.extra))
     known = suite.task_ids(options)
-    tasks = args.task or [t for t in known if t not in suite.hidden_tasks]
+    tasks = expand_task_patterns(args.task, known, suite.name) if args.task else \
+        [t for t in known if t not in suite.hidden_tasks]
     refuse_duplicates("--task", tasks)
     for task in tasks:
         if task not in known:
