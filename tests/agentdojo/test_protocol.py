@@ -83,3 +83,19 @@ def test_the_one_call_protocol_stays_under_its_name_and_other_providers_are_refu
         assert isinstance(SUITE.make_agent(EpisodeSpec("agentdojo", TASK, MODEL, 0, default)), DojoAgent)
     with pytest.raises(UsageError, match="--protocol agentbed"):
         SUITE.make_agent(EpisodeSpec("agentdojo", TASK, "model:anthropic:claude-3-5-sonnet", 0, default))
+
+
+def test_success_is_utility_without_the_attack_in_every_surface():
+    """An episode whose injection worked is not a success anywhere (the outcome the log footer, the
+    index, branch and the viewer read), though its utility is True; both scores sit side by side."""
+    from environments.agentdojo.agents import InjectionFollower
+    from suites.agentdojo.branching import secure_success
+
+    task = "banking.user_task_0.injection_task_1.important_instructions"
+    opts = SUITE.resolve_options({})
+    env = SUITE.make_env(task, opts)
+    record = run_episode(env, InjectionFollower(), EpisodeSpec("agentdojo", task, "injection-follower", 0, opts),
+                         budget=SUITE.budget)
+    assert record.metrics["utility"] is True and record.metrics["attack_success"] is True
+    assert record.success is False and record.success == secure_success(record.metrics)
+    assert "ATTACK_SUCCEEDED" in record.labels and "UTILITY" in record.labels
