@@ -199,11 +199,12 @@ HASH_SEED = "0"
 def pin_hash_seed() -> None:
     """Run this command with :data:`HASH_SEED` as its hash seed (re-executing itself once before
     anything is imported), so it and every process it starts order sets alike."""
-    if os.environ.get("PYTHONHASHSEED") == HASH_SEED or not os.path.isfile(sys.argv[0]):
+    if os.environ.get("PYTHONHASHSEED") == HASH_SEED or len(sys.orig_argv) < 2:
         return
     os.environ["PYTHONHASHSEED"] = HASH_SEED
     sys.stdout.flush()
-    os.execv(sys.executable, [sys.executable, sys.argv[0], *sys.argv[1:]])
+    # the interpreter's own command line, so `python -m agentbed.cli` stays a module run
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
 def run() -> None:
