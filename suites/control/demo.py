@@ -1,5 +1,6 @@
 """The control slice of ``agentbed demo``: scripted policies on contracts and AgentDojo under four
-micro-protocols (a few hundred episodes), with counterfactual branches of intervened attacks."""
+micro-protocols (about 130 episodes, serial: each worker of a process pool would load AgentDojo's suites
+again, which cost the slice 3 minutes instead of 40 s), with counterfactual branches of intervened attacks."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 from agentbed.progress import steps
 from suites.control.cli import main_json, run_grid
 
-DEMO = {"settings": "contracts,agentdojo", "protocols": "tm,dtt,dtr,te", "defer": "0.3", "tasks": 6, "seeds": 1,
+DEMO = {"settings": "contracts,agentdojo", "protocols": "tm,dtt,dtr,te", "defer": "0.3", "tasks": 4, "seeds": 1,
         "monitor": "scripted", "monitor_model": "", "untrusted": "", "trusted": "trusted",
-        "strategies": "blatant,disguised,subtle", "k": 3, "attack_rate": 1.0, "jobs": 2, "executor": "process", "resamples": 200,
-        "counterfactual": 8}
+        "strategies": "blatant,disguised,subtle", "k": 3, "attack_rate": 1.0, "jobs": 2, "executor": "serial", "resamples": 100,
+        "counterfactual": 6}
 
 
 def run_demo(out_dir: Path, **overrides: Any) -> dict[str, Any]:
