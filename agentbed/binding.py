@@ -46,7 +46,7 @@ def mismatch(header: dict[str, Any], meta: dict[str, Any]) -> str:
     if bound.get("id") != meta.get("run_id"):
         return f"a log of another run: its header names run {str(bound.get('id'))[:40]}, not {meta.get('run_id')}"
     mine = settings_of(meta)
-    theirs = bound.get("settings") if isinstance(bound.get("settings"), dict) else {}
+    theirs: dict[str, Any] = bound["settings"] if isinstance(bound.get("settings"), dict) else {}
     for name in sorted(set(mine) | set(theirs)):
         if mine.get(name) != theirs.get(name):
             return (f"its header's setting {name!r} is {theirs.get(name)!r}, run.json's is {mine.get(name)!r} "
