@@ -3,6 +3,8 @@
 Episodes come from ``RUN_DIR/index.jsonl``, from workloads' own ``RUN_DIR/<suite>/index.jsonl``,
 and from logs in ``RUN_DIR/episodes`` or ``RUN_DIR/<suite>/episodes`` that no index lists (some
 workloads write logs without an index; their record is rebuilt from the log's header and footer).
+Of a run its manifest seals, only the run's own index is read (as report and view read it):
+``inspect/``, ``branches/`` and stray logs are not the run's.
 Unreadable input is a :class:`~agentbed.errors.UsageError` naming the file; a log that is
 missing or unreadable is reported on the episode (``log_error``) so one bad file does not hide
 the rest of the run.
@@ -18,6 +20,7 @@ from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, read_log
 from agentbed.report.rundir import record_from_log, unindexed_logs
 from agentbed.store import INDEX, read_index
+from agentbed.verify_run import sealed_parts
 
 
 @dataclass
@@ -50,7 +53,9 @@ def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
     root = Path(run_dir)
     if not root.is_dir():
         raise UsageError(f"{run_dir}: not a run directory (no such directory)")
-    indexes = [root / INDEX, *sorted(p / INDEX for p in root.iterdir() if p.is_dir())]
+    sealed = sealed_parts(root)  # a sealed run: only its own index; other folders are not the run's
+    indexes = [root / INDEX] if sealed is not None else \
+        [root / INDEX, *sorted(p / INDEX for p in root.iterdir() if p.is_dir() and not p.is_symlink())]
     episodes = []
     for index in (i for i in indexes if i.is_file()):
         for record in read_index(index):  # raises UsageError naming the file and line
@@ -60,7 +65,7 @@ def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
             except LogFormatError as exc:
                 episodes.append(EpisodeLog(record, path if path.exists() else None, [], str(exc)))
     known = {ep.log_path.resolve() for ep in episodes if ep.log_path is not None}
-    for path in unindexed_logs(root, known):
+    for path in unindexed_logs(root, known) if sealed is None else []:  # strays of a sealed run: verify names them
         rel = str(path.relative_to(root))
         try:
             log = read_log(path)

@@ -1,4 +1,4 @@
-"""report and view read only what a run's seal covers (issue 46): a forged ``inspect/summary.json``
+"""report, view and export read only what a run's seal covers (issue 46): a forged ``inspect/summary.json``
 adds no headline, and foreign logs dropped into ``branches/episodes/`` (with an index of their
 own) are never counted; each is shown apart as "unsealed, not verified"."""
 
@@ -41,6 +41,10 @@ def test_unsealed_folders_are_shown_apart_and_never_counted(tmp_path, capsys):
     assert main(["report", str(run), "--out", str(tmp_path / "r.html")]) == 1  # verify names the stray log
     page = (tmp_path / "r.html").read_text()
     assert "FORGED" not in page and "unsealed, not verified" in page
+
+    from agentbed.export.episodes import load_episodes  # and export
+
+    assert len(load_episodes(run)) == episodes
 
     from tests.view.conftest import serve  # the viewer reads the same way
 
