@@ -21,11 +21,11 @@ from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
 FULL = {"resamples": 1000}
 GATED_ACTIONS = ("continue", "expert", "planner", "reflect")
-# The action-conditioned / scalar routing regret on ALFWorld as public reconstructions of the
-# paper's protocol report it (0.110 / 0.506; /work/shared/specs/oversight.md): labelled so, since no
-# copy of the paper's text here states it. The reconstructions' "recalibration leaves regret
-# unchanged (0.318)" is not shown at all: the paper's text does not contain that figure (issue 54).
-PAPER_RATIO = "0.22 (0.110 / 0.506, as public reconstructions of the paper report it)"
+# The action-conditioned / scalar routing regret on ALFWorld as the paper's abstract states it
+# ("substantially reduces regret ... from 0.506 to 0.110 on ALFWorld"). Public reconstructions'
+# "recalibration leaves regret unchanged (0.318)" is not shown at all: the paper does not state
+# that figure (issue 54).
+PAPER_RATIO = "0.22 (0.110 / 0.506, the paper's abstract)"
 DATA = Path(__file__).resolve().parent / "data"
 HEADLINE = DATA / "headline.json"  # written by `agentbed oversight evaluate ... --record`
 
