@@ -48,3 +48,32 @@ class ApprovalBoard:
         if not write_once(decision_path(self.folder, key), doc):  # the run records it as come by file
             raise UsageError(f"question {key!r} was already answered")
         return {"ok": True, "key": key, "decision": doc["decision"]}
+
+
+class ApprovalBoards:
+    """The approvals of every run under a folder of runs: each run R's questions wait in its
+    ``R.approvals`` beside it (``agentbed run --approver human --out runs/h`` asks in
+    ``runs/h.approvals``), found afresh on every call, so a run started after the viewer is
+    answered too. A question is named by its run's folder and its key."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = Path(root)
+
+    def boards(self) -> list[ApprovalBoard]:
+        found = sorted(self.folder.glob("*.approvals")) if self.folder.is_dir() else []
+        return [ApprovalBoard(f) for f in found if f.is_dir() and not f.is_symlink()]
+
+    def pending(self) -> list[dict[str, Any]]:
+        return [{**request, "approvals": board.folder.name} for board in self.boards() for request in board.pending()]
+
+    def decide(self, doc: Any) -> dict[str, Any]:
+        """The decision goes to the one run waiting on its key; a key two runs wait on is refused."""
+        key = doc.get("key") if isinstance(doc, dict) else None
+        waiting = [b for b in self.boards() if isinstance(key, str) and "/" not in key
+                   and any(r.get("key") == key for r in b.pending())]
+        if len(waiting) > 1:
+            raise UsageError(f"question {key!r} is waiting in {len(waiting)} runs ("
+                             + ", ".join(b.folder.name for b in waiting) + "): answer with `agentbed view --approvals DIR`")
+        if not waiting:
+            raise UsageError(f"no question {key!r} is waiting (answered, timed out, or never asked)")
+        return waiting[0].decide(doc)

@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=7575, help="port (default 7575; 0 picks a free one)")
     p.add_argument("--token", help="a secret every request must carry (required beyond loopback)")
     p.add_argument("--approvals", metavar="DIR", help="answer `agentbed run --approver human` questions from "
-                   "this folder (the run's --approvals; default for a run directory R: R.approvals if it exists)")
+                   "this folder (the run's --approvals; default for a run directory R: R.approvals if it exists; "
+                   "for a folder of runs: every run's R.approvals inside it)")
     p.set_defaults(func=cmd_view)
 
 
@@ -29,17 +30,23 @@ def cmd_view(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.dir}: not a directory (a run directory or a folder of runs)")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
+    from agentbed.view.catalog import is_run
+
     approvals = Path(args.approvals) if args.approvals else None
     beside = root.resolve().with_name(root.resolve().name + ".approvals")
     if approvals is None and beside.is_dir():
         approvals = beside
+    # a folder of runs: every run's R.approvals inside it, found as runs start
+    under = root if approvals is None and not is_run(root) else None
     try:
-        server = ViewServer(root, args.host, args.port, args.token, approvals)
+        server = ViewServer(root, args.host, args.port, args.token, approvals, under)
     except OSError as exc:
         raise UsageError(f"--host {args.host} --port {args.port}: cannot listen ({exc.strerror or exc})") from None
     print(f"agentbed view: {server.url}  (serving {root}; Ctrl-C stops)", flush=True)
     if approvals is not None:
         print(f"agentbed view: answering approvals from {approvals}", flush=True)
+    elif under is not None:
+        print(f"agentbed view: answering the approvals of every run under {root} (R.approvals)", flush=True)
     server.serve_in_thread()
     try:
         while True:

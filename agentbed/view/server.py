@@ -41,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from agentbed.errors import UsageError
 from agentbed.view import api
-from agentbed.view.approvals import ApprovalBoard
+from agentbed.view.approvals import ApprovalBoard, ApprovalBoards
 from agentbed.view.catalog import Catalog
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -78,11 +78,15 @@ class ViewServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, root: Path, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 approvals: Path | None = None) -> None:
+                 approvals: Path | None = None, approvals_under: Path | None = None) -> None:
+        """``approvals``: one run's folder of questions; ``approvals_under``: a folder of runs, whose
+        every run's ``R.approvals`` is answered (:class:`ApprovalBoards`)."""
         check_binding(host, token)
         self.catalog = Catalog(root)
         self.token = token
-        self.board = ApprovalBoard(approvals) if approvals is not None else None
+        self.board: ApprovalBoard | ApprovalBoards | None = (
+            ApprovalBoard(approvals) if approvals is not None
+            else ApprovalBoards(approvals_under) if approvals_under is not None else None)
         self.secret = secrets.token_urlsafe(32)  # what only the page this server serves knows
         super().__init__((host, port), _Handler)
 

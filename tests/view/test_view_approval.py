@@ -85,6 +85,38 @@ def test_viewer_round_trip_approve_edit_handover_and_replay(tmp_path):
     assert not list(approvals.glob("*.json"))  # questions and answers are cleaned up
 
 
+def test_a_folder_of_runs_answers_every_runs_own_approvals(tmp_path, capsys):
+    """The README's pairing: `agentbed view runs` beside `agentbed run ... --approver human --out
+    runs/h`, whose questions wait in runs/h.approvals (the run's default). Two such runs started
+    after the viewer are both answered, each decision reaching its own run."""
+    from agentbed.view.catalog import is_run
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    assert not is_run(runs)
+    for client in serve(runs, approvals_under=runs):
+        assert client.get("/api/approvals")[1] == {"enabled": True, "folder": str(runs), "pending": []}
+        # two agents, so that no question key is waiting in both runs (such a key is refused as ambiguous)
+        started = [_start_run(runs / name, runs / f"{name}.approvals", agent=agent)
+                   for name, agent in (("h", "oracle"), ("k", "naive"))]
+        answered: dict[str, int] = {"h.approvals": 0, "k.approvals": 0}
+        deadline = time.monotonic() + 120
+        while any(t.is_alive() for t, _ in started) and time.monotonic() < deadline:
+            for question in client.get("/api/approvals")[1]["pending"]:
+                if client.post("/api/decide", {"key": question["key"], "decision": "approve"})[0] == 200:
+                    answered[question["approvals"]] += 1
+            time.sleep(0.05)
+        assert [status for _, status in started] == [[0], [0]]
+        assert answered["h.approvals"] > 0 and answered["k.approvals"] > 0
+        assert client.post("/api/decide", {"key": "nothing-waits", "decision": "approve"})[0] == 400
+    for name in ("h", "k"):
+        log = next((runs / name / "episodes").glob("*.jsonl"))
+        assert verify_log(log).ok
+        steps = [r for r in read_log(log) if r["type"] == "step"]
+        assert len(steps) == answered[f"{name}.approvals"] and all(s["control"]["decision"]["decision"] == "approve"
+                                                                    for s in steps)
+
+
 def test_unanswered_question_times_out_to_reject(tmp_path):
     out, approvals = tmp_path / "run", tmp_path / "approvals"
     thread, status = _start_run(out, approvals, "--approval-timeout", "0.3")
