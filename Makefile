@@ -9,7 +9,7 @@ test:
 	bash scripts/setup test
 	.venv/bin/ruff check .
 	.venv/bin/mypy
-	.venv/bin/python -m pytest -q --durations=20 -n auto --dist loadfile
+	.venv/bin/python -m pytest -q --durations=20
 
 setup:
 	bash scripts/setup test

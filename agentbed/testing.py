@@ -49,17 +49,20 @@ def chromium_browser(*args: str) -> Iterator[Any]:
             launched.close()
 
 
-def episode_bytes(path: str | os.PathLike[str]) -> bytes:
+def episode_bytes(path: str | os.PathLike[str], *, other_header: tuple[str, ...] = ()) -> bytes:
     """A log's bytes as they would be without its run binding (the header's ``run`` member,
     :mod:`agentbed.binding`), re-chained without a key: what two runs of one plan must agree on
-    byte for byte, whatever executor, concurrency or completion order (each run's id differs)."""
+    byte for byte, whatever executor, concurrency or completion order (each run's id differs).
+    ``other_header`` names further header members to leave out (a Ray node outside a git checkout
+    records its own code's provenance, with no commit: ``("provenance",)``)."""
     from agentbed.log import GENESIS, _seal
 
     prev, out = GENESIS, []
     with open(path, "rb") as fh:
         for line in fh:
             record = json.loads(line)
-            for name in ("prev", "hash", "mac", *(("run",) if record.get("type") == "header" else ())):
+            header = ("run", *other_header) if record.get("type") == "header" else ()
+            for name in ("prev", "hash", "mac", *header):
                 record.pop(name, None)
             text, prev = _seal(record, prev)
             out.append(text)

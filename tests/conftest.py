@@ -85,8 +85,8 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
 
 
-# Markers of tests that start a real component or take long. `make test` runs on every core
-# (pytest-xdist, one file per worker at a time, --dist loadfile): files holding such tests are
+# Markers of tests that start a real component or take long. Under pytest-xdist (`pytest -n 2
+# --dist loadfile`, which `make test` does not use yet: see docs/benchmarks.md) files holding such tests are
 # handed out first, so that no worker is left with one of them while the other has finished.
 SLOW_MARKERS = ("local_model", "alfworld", "java", "chromium", "docker", "slow")
 

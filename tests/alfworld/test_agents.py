@@ -107,7 +107,9 @@ def test_reflect_rereads_the_goal_clears_the_loop_and_lowers_flaws() -> None:
     agent.loop = ["cabinet 1", "drawer 1"]
     repaired = make_reflect(agent)
     assert repaired.goal == parse_goal(agent.intro) and not repaired.loop and not repaired.forgot
-    assert repaired.flaws.forget == pytest.approx(0.25) and repaired.name == "reflect-forgetful"
+    assert repaired.flaws.forget == pytest.approx(1.0) and repaired.name == "reflect-forgetful"  # mechanism only
+    cut = make_reflect(agent, cut_flaw_rates=True)  # the separately named reflect-cut intervention (issue 54)
+    assert cut.flaws.forget == pytest.approx(0.25) and not cut.forgot and not cut.loop
     assert agent.forgot and agent.loop  # the original is untouched
 
 
@@ -198,5 +200,7 @@ def test_detour_agent_follows_a_wrong_subgoal_for_a_while_then_resumes() -> None
             break
     assert any(detouring) and not all(detouring)  # detours start and end
     assert agent.goal is not None and agent.goal.recep not in kinds  # a wrong kind, never the goal's
-    repaired = make_reflect(agent)
-    assert repaired.detour_left == 0 and repaired.flaws.detour < FLAWS["detour"].detour
+    repaired = make_reflect(agent)  # the mechanism: the detour ends, the flaw rate stays
+    assert repaired.detour_left == 0 and repaired.flaws.detour == FLAWS["detour"].detour
+    cut = make_reflect(agent, cut_flaw_rates=True)
+    assert cut.detour_left == 0 and cut.flaws.detour < FLAWS["detour"].detour

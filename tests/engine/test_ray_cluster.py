@@ -56,7 +56,9 @@ def _cli(cluster, *args: str, timeout: float = 600) -> subprocess.CompletedProce
 
 
 def _logs(run: Path) -> dict[str, bytes]:
-    return {p.name: episode_bytes(p) if p.suffix == ".jsonl" else p.read_bytes()
+    # a worker node's log records the provenance of the code it runs (an installed copy: no commit),
+    # the driver's the checkout's: known limitation, so that member is compared apart (issue 48)
+    return {p.name: episode_bytes(p, other_header=("provenance",)) if p.suffix == ".jsonl" else p.read_bytes()
             for p in sorted((run / "episodes").iterdir())}
 
 
@@ -294,7 +296,7 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(worker_ima
         name = Path(record["log"]).name
         if record["status"] == "error" and "Ray task" in record["error"]:
             continue
-        assert episode_bytes(run / record["log"]) == expected[name]
+        assert episode_bytes(run / record["log"], other_header=("provenance",)) == expected[name]
     verified = _cli(None, "verify", str(run))
     assert verified.returncode == 0, verified.stdout[-2000:]
     assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes
