@@ -76,6 +76,9 @@ class Chaos:
         self.seen: Counter[str] = Counter()  # attempts per conversation
         self.drawn: Counter[str] = Counter()  # faults served, by name
         self.recovered = False
+        # the first requests meet every fault of the mix once, in the mix's order, so that every seed
+        # serves every kind whatever the requests' bodies are (the draws are a function of the body)
+        self.rotation = [name for name, share in mix.faults() if share > 0]
         self._lock = threading.Lock()
 
     def recover(self) -> None:
@@ -89,7 +92,12 @@ class Chaos:
             self.seen[ident] += 1
         rng = random.Random(f"{self.seed}/{ident}/{attempt}")
         doomed = not self.recovered and random.Random(f"{self.seed}/{ident}/doomed").random() < self.mix.doomed
-        fault = random.Random(f"{self.seed}/{ident}").choice(DOOMED_FAULTS) if doomed else self._draw(rng)
+        if doomed:
+            fault: str | None = random.Random(f"{self.seed}/{ident}").choice(DOOMED_FAULTS)
+        else:
+            with self._lock:
+                forced = self.rotation.pop(0) if self.rotation else None
+            fault = forced or self._draw(rng)
         with self._lock:
             self.drawn[fault or "none"] += 1
         return self._answer(fault, body, rng)
