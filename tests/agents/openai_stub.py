@@ -16,7 +16,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -188,3 +188,25 @@ def completion(reply: Reply, number: int, model: str) -> dict[str, Any]:
         "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
     }
+
+
+@contextlib.contextmanager
+def stub_servers(monkeypatch: Any, api_key: str = "test") -> Iterator[Callable[[Any], OpenAIStub]]:
+    """``start(policy)`` starts a stub and points the OpenAI client at it through the environment
+    (so a run's workers inherit it), with ``api_key`` as its key; every stub started is stopped on
+    leaving. What the model-run tests' fixtures yield."""
+    started: list[OpenAIStub] = []
+
+    def start(policy: Any) -> OpenAIStub:
+        server = OpenAIStub(policy)
+        server.start()
+        started.append(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", api_key)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()

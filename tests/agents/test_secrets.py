@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from openai_stub import OpenAIStub, error
+from openai_stub import error, stub_servers
 from scripted_models import vault_three_calls
 
 from agentbed.cli import main
@@ -17,19 +17,8 @@ SECRET = "sk-live-0123456789abcdefSECRET"
 
 @pytest.fixture
 def stub(monkeypatch):
-    started: list[OpenAIStub] = []
-
-    def start(policy) -> OpenAIStub:
-        server = OpenAIStub(policy)
-        server.start()
-        started.append(server)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
+    with stub_servers(monkeypatch, SECRET) as start:
+        yield start
 
 
 def run(*args: str) -> int:

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 
-from openai_stub import OpenAIStub, Reply, error  # noqa: E402 - needs the path above
+from openai_stub import Reply, error, stub_servers  # noqa: E402 - needs the path above
 from scripted_models import vault_three_calls  # noqa: E402
 
 from agentbed.agents.connections import ConnectionLimiter, read_events  # noqa: E402
@@ -34,19 +34,8 @@ AGENT = "model:openai:stub-model"
 @pytest.fixture
 def model_server(monkeypatch):
     """Start the stub with a policy and point the OpenAI client at it (workers inherit the env)."""
-    started: list[OpenAIStub] = []
-
-    def start(policy) -> OpenAIStub:
-        stub = OpenAIStub(policy)
-        stub.start()
-        started.append(stub)
-        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        return stub
-
-    yield start
-    for stub in started:
-        stub.stop()
+    with stub_servers(monkeypatch, "test") as start:
+        yield start
 
 
 def specs(n: int) -> list[EpisodeSpec]:

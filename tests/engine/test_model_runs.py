@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 
-from openai_stub import OpenAIStub, error  # noqa: E402 - needs the path above
+from openai_stub import error, stub_servers  # noqa: E402 - needs the path above
 from scripted_models import vault_three_calls  # noqa: E402
 
 from agentbed.cli import main  # noqa: E402
@@ -26,19 +26,8 @@ MODEL = "openai:stub-model"
 
 @pytest.fixture
 def stub(monkeypatch):
-    started: list[OpenAIStub] = []
-
-    def start(policy) -> OpenAIStub:
-        server = OpenAIStub(policy)
-        server.start()
-        started.append(server)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
+    with stub_servers(monkeypatch, "test") as start:
+        yield start
 
 
 def run(*args: str) -> int:
