@@ -35,6 +35,9 @@ BAD_BODIES = {
     "truncated": COMPLETION + b'"choices": [{"index": 0, "message": {"role": "assis',
     "no_choices": COMPLETION + b'"choices": []}',
     "null_choices": COMPLETION + b'"choices": null}',
+    "no_message": COMPLETION + b'"choices": [{"index": 0, "message": null, "finish_reason": "stop"}]}',
+    "a_list": b"[1, 2, 3]",
+    "an_error_object": b'{"error": {"message": "upstream timed out"}}',
 }
 # tool-call argument texts of every JSON type but an object
 WRONG_ARGUMENTS = ["[1, 2, 3]", "[]", "42", "-0.5", '"page 1"', "null", "true", "false"]

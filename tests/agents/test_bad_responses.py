@@ -8,23 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from chaos import BAD_BODIES
 from openai_stub import Reply
 from test_chat_openai import run, scripted, steps_of
 
 from agentbed.problems import classify, is_errored
 from agentbed.replay import first_divergence, rerun
-
-COMPLETION = b'{"id": "x", "object": "chat.completion", "created": 1, "model": "m", '
-BAD_BODIES = {
-    "empty": b"",
-    "not JSON": b"<html><body>502 Bad Gateway</body></html>",
-    "truncated": COMPLETION + b'"choices": [{"index": 0, "message": {"role": "assis',
-    "empty choices": COMPLETION + b'"choices": []}',
-    "null choices": COMPLETION + b'"choices": null}',
-    "no message": COMPLETION + b'"choices": [{"index": 0, "message": null, "finish_reason": "stop"}]}',
-    "a list": b"[1, 2, 3]",
-    "an error object": b'{"error": {"message": "upstream timed out"}}',
-}
 
 
 @pytest.mark.parametrize("body", BAD_BODIES.values(), ids=BAD_BODIES.keys())
