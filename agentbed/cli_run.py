@@ -353,19 +353,22 @@ def cmd_gate(args: argparse.Namespace) -> int:
         why += (f"; {errored} of {episodes} episodes errored (allowed by --allow-errors): compared only episodes "
                 f"scored on both sides, {left_out} baseline episodes left out")
     return _gate_out(args, seal, rows, failed, why if (failed or nothing) else "", passed=why, errored=errored,
-                     left_out=left_out)
+                     left_out=left_out, made={"results": current.get("provenance"),
+                                              "baseline": baseline.get("provenance")})
 
 
 def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list[Any], failure: str,
-              passed: str = "", errored: int = 0, left_out: int = 0) -> int:
-    """Print the gate's verdict (or its --json document); exit 1 on a failure."""
+              passed: str = "", errored: int = 0, left_out: int = 0, made: dict[str, Any] | None = None) -> int:
+    """Print the gate's verdict (or its --json document); exit 1 on a failure. ``made``: each
+    side's provenance (agentbed.provenance), printed so a reader sees which code each side ran."""
     from agentbed.gate import explain
+    from agentbed.provenance import describe
 
     if args.json:
         cli_json.emit("gate", {
             "ok": not failure, "verdict": "FAIL" if failure else "pass", "reason": failure or passed,
             "results": str(seal.results), "sealed": seal.sealed, "seal": seal.summary, "seal_problems": seal.problems,
-            "errored_episodes": errored, "left_out": left_out,
+            "errored_episodes": errored, "left_out": left_out, "provenance": made or {},
             "rows": [{"suite": r.suite, "agent": r.agent, "metric": r.metric, "verdict": r.verdict, "units": r.units,
                       "current": r.current, "baseline": r.baseline, "tolerance": r.tolerance,
                       "difference": None if r.diff is None else
@@ -377,6 +380,8 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
     for problem in seal.problems:
         print(problem)
     print(f"seal: {seal.summary}")
+    for side, record in (made or {}).items():
+        print(f"{side} made by: {describe(record)}")
     for row in rows:
         print(explain(row))
     print(f"gate: FAIL ({failure})" if failure else f"gate: pass ({passed})")

@@ -18,6 +18,7 @@ import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_any
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 from agentbed.errors import WorkerDied, failure_text
 from agentbed.executors_inflight import StopCheck, run_in_flight
 from agentbed.inflight import ModelRuntime, current_runtime, is_model_bound, set_runtime
+from agentbed.provenance import header_provenance
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.worker import chunks, run_chunk, run_spec
 
@@ -44,6 +46,7 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
     """
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
+    specs = with_provenance(specs)
     jobs = min(jobs or os.cpu_count() or 1, max(1, len(specs)))  # never more workers than episodes
     previous = set_runtime(runtime)
     try:
@@ -57,6 +60,13 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
             yield from _stoppable(_execute(specs, str(run_dir), executor, jobs, ray_address, ray_resources), stop)
     finally:
         set_runtime(previous)
+
+
+def with_provenance(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
+    """The specs carrying this process's provenance for their headers, so an episode run on another
+    node (a Ray worker's installed copy knows no commit) names the code that planned it."""
+    made = {suite: header_provenance(suite) for suite in {s.suite for s in specs if not s.provenance}}
+    return [s if s.provenance else replace(s, provenance=made[s.suite]) for s in specs]
 
 
 def _stoppable(records: Iterator[EpisodeRecord], stop: StopCheck | None) -> Iterator[EpisodeRecord]:

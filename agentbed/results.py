@@ -69,8 +69,14 @@ def without_units(baseline: dict[str, Any], units: Mapping[str, list[str]]) -> t
 
 
 def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any) -> Path:
+    """Write results.json; it records the provenance of the code that made it (agentbed.provenance:
+    version, commit, the metrics' suites' origins) unless ``extra`` gives one, so a baseline copied
+    from it says what made it and ``gate`` prints that."""
+    from agentbed.provenance import provenance
+
     path = Path(path)
-    doc = {"format": FORMAT, **extra, "metrics": metrics}
+    suites = sorted({str(m["suite"]) for m in metrics if isinstance(m, dict) and m.get("suite")})
+    doc = {"format": FORMAT, "provenance": provenance(suites), **extra, "metrics": metrics}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
     tmp.replace(path)

@@ -26,7 +26,7 @@ from agentbed.env import ToolEnv
 from agentbed.errors import failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
 from agentbed.oversee import Oversight
-from agentbed.provenance import code, suite_origin
+from agentbed.provenance import header_provenance
 
 
 def python_release(version: str | None = None) -> str:
@@ -73,6 +73,8 @@ class EpisodeSpec:
     # ``--controller`` references (agentbed.factories), chained in this order; in the header, not in the id
     controllers: tuple[str, ...] = ()
     run: dict[str, Any] = field(default_factory=dict)  # the run it belongs to, for its header (agentbed.binding)
+    # the driver's code and suite origin for its header (agentbed.provenance; made here when empty): not in the id
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def episode_id(self) -> str:
@@ -242,7 +244,7 @@ def write_header(writer: TrajectoryWriter, spec: EpisodeSpec, *, task_params: di
     writer.write("header", schema=SCHEMA_ID, episode_id=spec.episode_id, suite=spec.suite, task=spec.task,
                  task_params=task_params or {}, agent_id=spec.agent, agent=agent or {"name": spec.agent},
                  seed=spec.seed, options=spec.options, budget=budget, parent=parent, versions=VERSIONS,
-                 provenance=_provenance(spec.suite), **({"controllers": list(spec.controllers)} if spec.controllers
+                 provenance=spec.provenance or _provenance(spec.suite), **({"controllers": list(spec.controllers)} if spec.controllers
                                                         else {}),
                  tools=tools or [], observation=observation, info=info or {}, clock=clock,
                  **({"run": spec.run} if spec.run else {}))  # inside the chain, so under the footer's HMAC
@@ -255,7 +257,7 @@ def _provenance(suite: str) -> dict[str, Any]:
     """The header's provenance: agentbed's version and commit and the suite's origin (made once
     per suite and process; see :mod:`agentbed.provenance`)."""
     if suite not in _PROVENANCE:
-        _PROVENANCE[suite] = {**code(), "suite": suite_origin(suite)}
+        _PROVENANCE[suite] = header_provenance(suite)
     return _PROVENANCE[suite]
 
 

@@ -53,8 +53,8 @@ def episode_bytes(path: str | os.PathLike[str], *, other_header: tuple[str, ...]
     """A log's bytes as they would be without its run binding (the header's ``run`` member,
     :mod:`agentbed.binding`), re-chained without a key: what two runs of one plan must agree on
     byte for byte, whatever executor, concurrency or completion order (each run's id differs).
-    ``other_header`` names further header members to leave out (a Ray node outside a git checkout
-    records its own code's provenance, with no commit: ``("provenance",)``)."""
+    ``other_header`` names further header members to leave out (``("provenance",)`` compares a
+    log made by an installed copy, which records no commit, with one made in a checkout)."""
     from agentbed.log import GENESIS, _seal
 
     prev, out = GENESIS, []

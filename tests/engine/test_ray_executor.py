@@ -5,6 +5,7 @@ cluster is tested in test_ray_cluster.py."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import platform
 import sys
@@ -89,6 +90,19 @@ def test_each_node_that_ran_episodes_is_one_event_naming_its_python_release(ray,
     list(execute(SPECS, tmp_path, executor="ray", jobs=2))
     assert read_events(tmp_path / "events.jsonl") == [
         {"event": "ray_node", "node": ray.get_runtime_context().get_node_id(), "python": platform.python_version()}]
+
+
+def test_a_ray_workers_logs_name_the_drivers_code(ray, tmp_path, monkeypatch):
+    """A worker process records the provenance the driver put into its spec, not its own copy's
+    (on a cluster node: an installed copy with no commit)."""
+    from agentbed import executors
+
+    driver = {"agentbed": "driver", "commit": "d" * 40, "dirty": False, "suite": None}
+    monkeypatch.setattr(executors, "header_provenance", lambda suite: driver)
+    records = list(execute(SPECS[:2], tmp_path, executor="ray", jobs=2))
+    assert len(records) == 2
+    for record in records:
+        assert json.loads((tmp_path / record.log).read_text().splitlines()[0])["provenance"] == driver
 
 
 def test_a_resource_no_node_has_is_a_usage_error(ray, tmp_path):
