@@ -178,6 +178,22 @@ function controlBadge(control) {
     control.proposed ? h("div", {}, "proposed: ", h("code", {}, String(control.proposed))) : null);
 }
 
+// Every oversight decision of the episode in one table (agentbed.decisions, the record replay and
+// the report show): what happened to the proposed action, who decided, why. All text goes in as
+// text nodes: the reason is an overseer's own words, the actions an agent's.
+function decisionsTable(decisions) {
+  if (!decisions || !decisions.length) return null;
+  const outcome = (d) => d.kind === "handover" ? `to ${d.agent || "?"}` + (d.executed !== null ? `: ${d.executed}` : "") :
+    d.executed === null ? "nothing ran" : d.executed === d.proposed ? "ran as proposed" : d.executed;
+  return h("section", {id: "decisions"}, h("h3", {}, `oversight decisions (${decisions.length})`),
+    h("table", {}, h("thead", {}, h("tr", {}, ["step", "decision", "by", "why", "proposed", "what ran"].map(
+      (c) => h("th", {}, c)))), h("tbody", {}, decisions.map((d) => h("tr", {class: "decision kind-" + d.kind},
+      h("td", {class: "num"}, h("a", {href: "#", onclick: (e) => { e.preventDefault();
+        const el = document.getElementById("step-" + d.step); if (el) el.scrollIntoView(); }}, String(d.step))),
+      h("td", {class: "verb"}, d.verb), h("td", {class: "by"}, d.by), h("td", {class: "why"}, pre(d.reason)),
+      h("td", {}, pre(d.proposed)), h("td", {}, pre(outcome(d))))))));
+}
+
 function compactJson(value) {  // one line when short, indented when long
   const line = JSON.stringify(value);
   return line && line.length <= 100 ? line : JSON.stringify(value, null, 1);
@@ -273,6 +289,7 @@ function renderEpisode(runId, doc) {
         `${t.header.agent.system_prompt_sha256.slice(0, 16)}…`) : null,
     h("details", {}, h("summary", {}, `tools (${t.header.tools.length})`),
       h("ul", {}, t.header.tools.map((tool) => h("li", {}, h("code", {}, tool.name), " ", tool.description || "")))),
+    decisionsTable(doc.transcript.decisions),
     h("div", {class: "observation first"}, h("span", {class: "role"}, "first observation"), pre(t.header.observation)),
     steps, t.controls.map((c) => h("div", {class: "control-record"}, h("strong", {}, `before step ${c.i}: `),
       controlBadge({...c.verdict, proposed: c.proposed}))), footer));
