@@ -22,10 +22,10 @@ from agentbed.log import (
     system_prompt_of,
     verify_log_file,
 )
+from agentbed.rundir import team_members
 from agentbed.seal import key_id, key_note, log_key
 from agentbed.store import read_index
-from agentbed.validate import read_json
-from agentbed.verify_run import TEAM_MANIFEST_SCHEMA, check_run, is_run_dir
+from agentbed.verify_run import check_run, is_run_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +58,7 @@ def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:
     """Logs under a directory to verify, each with the digest an index or a team manifest
     recorded for it, and the problems found on the way (a manifest naming a missing log).
     A malformed index or manifest raises InputError naming it."""
-    digests: dict[Path, str] = {}
+    digests: dict[Path, str | None] = {}
     for index in sorted(path.rglob("index.jsonl")):
         for r in read_index(index):
             if r.get("log") and r.get("digest"):
@@ -66,7 +66,7 @@ def _log_files(path: Path) -> tuple[list[tuple[Path, str | None]], list[str]]:
     problems = []
     for manifest in sorted(path.rglob("*.team.json")):
         # a team manifest (multi-agent runs) lists every member's log with its final digest
-        for member in read_json(manifest, what="team manifest", schema=TEAM_MANIFEST_SCHEMA)["agents"]:
+        for member in team_members(manifest):
             log = (manifest.parent / member["log"]).resolve()
             if not log.exists():
                 problems.append(f"{manifest}: member log {member['log']} is missing")

@@ -20,21 +20,12 @@ from agentbed import manifest as mf
 from agentbed.binding import mismatch
 from agentbed.errors import UsageError
 from agentbed.log import verify_and_read, verify_log_file
+from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
 from agentbed.seal import KEY_VAR, key_id, log_key
-from agentbed.store import INDEX, RunStore, iter_index
+from agentbed.store import RunStore, iter_index
 from agentbed.validate import InputError, read_json
 
-TEAM_SUFFIX = ".team.json"
-TEAM_MANIFEST_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["agents"],
-    "properties": {"agents": {"type": "array", "items": {
-        "type": "object", "required": ["log"],
-        "properties": {"log": {"type": "string", "minLength": 1}, "digest": {"type": ["string", "null"]}}}}},
-}
-
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
-# folders other verbs write into a run directory after it ended (export, branch): not the run's
-OUTPUT_DIRS = {"inspect", "branches"}
 
 
 @dataclass
@@ -85,8 +76,9 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     for eid in sorted(set(sealed) - set(indexed)):
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
     out.sealable = {eid: str(r.get("digest", "")) for eid, r in indexed.items()}
+    layout = read_run(root)
     _logs(root, sealed, indexed, key, out, meta)
-    _strays(root, expected, sealed, indexed, set(doc["files"]) if final and doc else None, out)
+    _strays(layout, expected, sealed, indexed, final, out)
     if doc:
         _files(root, doc, indexed, out)
     finished = len(set(indexed) & expected)
@@ -173,7 +165,7 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
           out: RunCheck, meta: dict[str, Any] | None) -> None:
     for eid in sorted(set(sealed) | set(indexed)):
         record = indexed.get(eid, {})
-        path = root / record["log"] if record.get("log") else RunStore(root).log_path(eid)
+        path = log_path(root, root, record) if record else RunStore(root).log_path(eid)
         out.logs += 1
         if not path.is_file():
             out.add(f"{path}: missing (the log of {eid})")
@@ -211,7 +203,7 @@ def check_team(path: Path, digest: str | None, key: bytes | None) -> list[str]:
     if digest and mf.file_digest(path) != digest:
         return [f"{path}: differs from the digest the index and manifest recorded for it"]
     problems = []
-    for member in read_json(path, what="team manifest", schema=TEAM_MANIFEST_SCHEMA)["agents"]:
+    for member in team_members(path):
         log = path.parent / member["log"]
         if not log.is_file():
             problems.append(f"{path}: member log {member['log']} is missing")
@@ -222,38 +214,21 @@ def check_team(path: Path, digest: str | None, key: bytes | None) -> list[str]:
     return problems
 
 
-def _team_members(root: Path, indexed: dict[str, Any]) -> set[str]:
-    names = set()
-    for record in indexed.values():
-        if str(record.get("log", "")).endswith(TEAM_SUFFIX) and (root / record["log"]).is_file():
-            try:
-                doc = read_json(root / record["log"], what="team manifest", schema=TEAM_MANIFEST_SCHEMA)
-            except InputError:
-                continue  # reported where the unit's log is checked
-            names |= {Path(m["log"]).stem for m in doc["agents"]}
-    return names
-
-
-def _strays(root: Path, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any],
-            final_files: set[str] | None, out: RunCheck) -> None:
+def _strays(layout: RunDirectory, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any],
+            final: bool, out: RunCheck) -> None:
     """Logs of no planned episode; once the manifest is final, also logs it does not seal (a
     resume would not re-run them) and any other JSON or JSONL file it does not seal (outside the
     folders export and branch write later), since a reader might take it for the run's."""
-    final = final_files is not None
-    members = _team_members(root, indexed)
+    members = {p.stem for p in member_logs(layout.root, list(indexed.values()))}
     known = set(sealed) | set(indexed) | members
-    strays = [p for p in sorted((root / "episodes").glob("*.jsonl"))
-              if p.stem not in known and (p.stem not in expected or final)]
+    strays = [p for p in layout.episode_logs() if p.stem not in known and (p.stem not in expected or final)]
     for path in strays[:MAX_LISTED]:
         out.add(f"{path}: stray log: " + ("no episode of the run's plan" if path.stem not in expected
                                           else "not sealed by the final manifest (added after the run?)"))
     if len(strays) > MAX_LISTED:
         out.add(f"... and {len(strays) - MAX_LISTED} more stray logs")
-    if final_files is not None:
-        extra = [p for p in sorted(root.rglob("*.json*")) if p.suffix in (".json", ".jsonl") and p.is_file()
-                 and p.relative_to(root).as_posix() not in final_files | {mf.MANIFEST}
-                 and p.parent != root / "episodes" and not OUTPUT_DIRS & set(p.relative_to(root).parts[:-1])]
-        for path in extra[:MAX_LISTED]:
+    if final and layout.sealed is not None:
+        for path in layout.unsealed_files()[:MAX_LISTED]:
             out.add(f"{path}: not sealed by the manifest, which is final (added after the run?)")
 
 
@@ -288,23 +263,6 @@ def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck
     if isinstance(claimed, int) and claimed != len(errored(records)):
         out.add(f"{root / 'results.json'}: field 'errored_episodes' is {claimed}, the episodes' footers show "
                 f"{len(errored(records))} errored")
-
-
-UNSEALED = "unsealed, not verified: not shown or counted (the run's manifest does not seal it)"
-
-
-def sealed_parts(root: Path) -> set[str] | None:
-    """What a reader may show of a run directory as the run's: the relative paths of the files
-    its manifest seals (run.json, the index, results, summaries), or None when the directory
-    holds no manifest (an unsealed folder: the seal verdict says so). Anything else in a sealed
-    run (``inspect/``, ``branches/``, files added later) is shown apart as unsealed, and never
-    counted. The manifest is read as verify reads it; a malformed one seals nothing."""
-    if not (root / mf.MANIFEST).is_file():
-        return None
-    try:
-        return set(mf.load(root)["files"])
-    except InputError:
-        return set()
 
 
 @dataclass

@@ -18,9 +18,8 @@ from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.log import LogFormatError, read_log
-from agentbed.report.rundir import record_from_log, unindexed_logs
-from agentbed.store import INDEX, read_index
-from agentbed.verify_run import sealed_parts
+from agentbed.rundir import INDEX, log_path, read_run, record_from_log
+from agentbed.store import read_index
 
 
 @dataclass
@@ -39,33 +38,21 @@ class EpisodeLog:
         return self.log[-1] if self.log and self.log[-1].get("type") == "footer" else {}
 
 
-def _log_path(root: Path, index_dir: Path, record: dict[str, Any]) -> Path:
-    named = record.get("log")
-    if isinstance(named, str) and named:
-        for candidate in (Path(named), root / named, index_dir / named):
-            if candidate.is_file():
-                return candidate
-        return root / named
-    return index_dir / "episodes" / f"{record['episode_id']}.jsonl"
-
-
 def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
     root = Path(run_dir)
     if not root.is_dir():
         raise UsageError(f"{run_dir}: not a run directory (no such directory)")
-    sealed = sealed_parts(root)  # a sealed run: only its own index; other folders are not the run's
-    indexes = [root / INDEX] if sealed is not None else \
-        [root / INDEX, *sorted(p / INDEX for p in root.iterdir() if p.is_dir() and not p.is_symlink())]
+    layout = read_run(root)  # of a sealed run, only its own index; other folders are not the run's
     episodes = []
-    for index in (i for i in indexes if i.is_file()):
+    for index in layout.indexes():
         for record in read_index(index):  # raises UsageError naming the file and line
-            path = _log_path(root, index.parent, record)
+            path = log_path(root, index.parent, record)
             try:
                 episodes.append(EpisodeLog(record, path, read_log(path)))
             except LogFormatError as exc:
                 episodes.append(EpisodeLog(record, path if path.exists() else None, [], str(exc)))
     known = {ep.log_path.resolve() for ep in episodes if ep.log_path is not None}
-    for path in unindexed_logs(root, known) if sealed is None else []:  # strays of a sealed run: verify names them
+    for path in layout.loose_logs(known) if layout.sealed is None else []:  # a sealed run's strays: verify names them
         rel = str(path.relative_to(root))
         try:
             log = read_log(path)

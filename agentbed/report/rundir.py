@@ -13,6 +13,9 @@ from typing import Any
 
 from agentbed.decisions import Decision, decisions
 from agentbed.log import LogFormatError, read_log, verify_and_read
+from agentbed.rundir import INDEX as INDEX_NAME
+from agentbed.rundir import SUMMARY as SUMMARY_NAME
+from agentbed.rundir import TEAM_SUFFIX, RunDirectory, log_path, read_run, record_from_log
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_JSON_BYTES,
@@ -22,10 +25,7 @@ from agentbed.validate import (
     read_bytes,
     read_json,
 )
-from agentbed.verify_run import TEAM_SUFFIX, UNSEALED, check_team, sealed_parts
-
-SUMMARY_NAME = "summary.json"
-INDEX_NAME = "index.jsonl"
+from agentbed.verify_run import check_team
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,7 @@ def _suites_named(run_info: dict[str, Any] | None) -> list[str]:
 
 
 def _read_index(run: RunContents, path: Path, key: bytes | None) -> None:
+    """The episodes of one of the run's indexes, each with its log checked."""
     rel = run.rel(path)
     try:
         data = read_bytes(path, limit=MAX_JSON_BYTES * 16, what="run index")
@@ -110,15 +111,9 @@ def _read_index(run: RunContents, path: Path, key: bytes | None) -> None:
 
 def _check_log(root: Path, index_dir: Path, record: dict[str, Any], key: bytes | None,
                ) -> tuple[Path | None, str, list[Decision]]:
-    named = record.get("log")
-    if isinstance(named, str) and named:
-        log = Path(named) if Path(named).is_absolute() else root / named
-        if not log.exists() and (index_dir / named).exists():
-            log = index_dir / named
-    else:
-        log = index_dir / "episodes" / f"{record['episode_id']}.jsonl"
+    log = log_path(root, index_dir, record)
     if not log.exists():
-        return (log if named else None), "missing", []
+        return (log if record.get("log") else None), "missing", []
     digest = record.get("digest") if isinstance(record.get("digest"), str) and record.get("digest") else None
     decided: list[Decision] = []
     return log, check_log(log, digest, record, key, decided), decided
@@ -152,32 +147,12 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
     return "verified"
 
 
-def record_from_log(log: list[dict[str, Any]], rel: str) -> dict[str, Any] | None:
-    """An index-like record rebuilt from a log's header and footer, for logs no index lists
-    (workloads that write ``<suite>/episodes/`` without an index). None if there is no header."""
-    if not log or log[0].get("type") != "header" or not isinstance(log[0].get("episode_id"), str):
-        return None
-    header, footer = log[0], (log[-1] if log[-1].get("type") == "footer" else {})
-    agent: dict[str, Any] = header["agent"] if isinstance(header.get("agent"), dict) else {}
-    return {"episode_id": header["episode_id"], "suite": header.get("suite", ""), "task": header.get("task", ""),
-            "agent": header.get("agent_id") or agent.get("name", ""), "seed": header.get("seed"),
-            "status": footer.get("status", "incomplete"), "success": bool(footer.get("success")),
-            "total_reward": footer.get("total_reward"), "steps": footer.get("steps"),
-            "virtual_seconds": footer.get("virtual_seconds"), "tokens": footer.get("tokens"),
-            "metrics": footer.get("metrics") or {}, "labels": footer.get("labels") or [],
-            "options": header.get("options") or {}, "log": rel, "digest": "", "error": footer.get("error") or ""}
+def _known(run: RunContents) -> set[Path]:
+    return {(run.root / e.log).resolve() for e in run.episodes if e.log}
 
 
-def unindexed_logs(root: Path, known: set[Path]) -> list[Path]:
-    """Logs under ``RUN_DIR/episodes`` and ``RUN_DIR/<dir>/episodes`` that no index line names."""
-    folders = [root / "episodes", *sorted(p / "episodes" for p in root.iterdir() if p.is_dir())]
-    return [log for folder in folders if folder.is_dir() for log in sorted(folder.glob("*.jsonl"))
-            if log.resolve() not in known]
-
-
-def _read_unindexed(run: RunContents, key: bytes | None) -> None:
-    known = {(run.root / e.log).resolve() for e in run.episodes if e.log}
-    for path in unindexed_logs(run.root, known):
+def _read_unindexed(run: RunContents, layout: RunDirectory, key: bytes | None) -> None:
+    for path in layout.loose_logs(_known(run)):
         rel = run.rel(path)
         try:
             record = record_from_log(read_log(path), rel)
@@ -206,28 +181,16 @@ def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
         run.run_info = info if isinstance(info, dict) else None
     else:
         run.problems.append(Problem("run.json", "not found: what was run is taken from the workloads' summaries"))
-    sealed = sealed_parts(root)  # a sealed run: only what its manifest seals is the run's
-    subdirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
-    indexes = [root / INDEX_NAME] + [p / INDEX_NAME for p in subdirs]
-    for index in indexes:
-        if index.is_file() and sealed is not None and index != root / INDEX_NAME:
-            run.problems.append(Problem(run.rel(index), UNSEALED))
-        elif index.is_file():
-            _read_index(run, index, key)
+    layout = read_run(root)  # of a sealed run, only what its manifest seals is the run's
+    for index in layout.indexes():
+        _read_index(run, index, key)
     # Only `agentbed run` episodes (the top-level index) name a workload that owes a summary.
     indexed_suites = [e.record.get("suite") for e in run.episodes if e.index == INDEX_NAME]
-    if sealed is None:
-        _read_unindexed(run, key)
-    else:  # logs no index line names: strays (verify names them), or another folder's
-        known = {(run.root / e.log).resolve() for e in run.episodes if e.log}
-        run.problems += [Problem(run.rel(p), UNSEALED) for p in unindexed_logs(root, known)]
-    for sub in subdirs:
-        if (sub / SUMMARY_NAME).is_file():
-            rel = run.rel(sub / SUMMARY_NAME)
-            if sealed is not None and rel not in sealed:
-                run.problems.append(Problem(rel, UNSEALED))
-                continue
-            run.summaries[sub.name] = _read_json(sub / SUMMARY_NAME, rel, run.problems)
+    if layout.sealed is None:
+        _read_unindexed(run, layout, key)
+    run.problems += [Problem(rel, why) for rel, why in layout.unsealed(_known(run))]
+    for suite, path in layout.summaries().items():
+        run.summaries[suite] = _read_json(path, run.rel(path), run.problems)
     for suite, summary in sorted(run.summaries.items()):
         run.problems.extend(_episode_problems(suite, summary))
     run.named_suites = _suites_named(run.run_info)

@@ -27,6 +27,7 @@ from typing import Any
 from agentbed.cost import PriceTable, episode_cost, load_prices
 from agentbed.log import verify_lines
 from agentbed.problems import is_errored, last_line
+from agentbed.rundir import read_run, subdirs
 from agentbed.seal import log_key
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
@@ -39,7 +40,7 @@ from agentbed.validate import (
     read_json,
     record_schema,
 )
-from agentbed.verify_run import UNSEALED, SealStatus, seal_status, sealed_parts
+from agentbed.verify_run import SealStatus, seal_status
 from agentbed.view.fastcheck import compile_simple
 
 INDEX = "index.jsonl"
@@ -199,21 +200,18 @@ class RunView:
         if problem:
             problems.append({"file": "manifest.json", "message": problem})
         running = self._running_rows(done, problems)
-        if isinstance(manifest, dict) and manifest.get("final"):  # the run ended: nothing is running,
-            problems += [{"file": r["log"], "message": UNSEALED} for r in running]  # these are strays
-            running = []
+        if isinstance(manifest, dict) and manifest.get("final"):
+            running = []  # the run ended: nothing is running, unindexed logs are strays (shown apart)
+        layout = read_run(self.root)  # of a sealed run, only what its manifest seals is the run's
+        known = {(self.root / r["log"]).resolve() for r in rows + running}
+        problems += [{"file": rel, "message": why} for rel, why in layout.unsealed(known)]
         summaries: dict[str, Any] = {}
-        sealed = sealed_parts(self.root)  # a sealed run: only what its manifest seals is the run's
-        for sub in sorted(p.name for p in _subdirs(self.root)):
-            if (self.root / sub / "summary.json").is_file():
-                if sealed is not None and f"{sub}/summary.json" not in sealed:
-                    problems.append({"file": f"{sub}/summary.json", "message": UNSEALED})
-                    continue
-                value, problem = self._read(f"{sub}/summary.json")
-                if problem:
-                    problems.append({"file": f"{sub}/summary.json", "message": problem})
-                elif isinstance(value, dict):
-                    summaries[sub] = value
+        for sub, path in layout.summaries().items():
+            value, problem = self._read(layout.rel(path))
+            if problem:
+                problems.append({"file": layout.rel(path), "message": problem})
+            elif isinstance(value, dict):
+                summaries[sub] = value
         return {"meta": meta if isinstance(meta, dict) else None, "rows": rows + running,
                 "summaries": summaries, "manifest": manifest if isinstance(manifest, dict) else None,
                 "problems": problems}
@@ -269,13 +267,6 @@ class RunView:
         row = episode_row({**header, "agent": header.get("agent_id"), "status": RUNNING, "success": False,
                            "steps": steps, "log": rel}, self.prices)
         return row
-
-
-def _subdirs(root: Path) -> list[Path]:
-    try:
-        return [Path(e.path) for e in os.scandir(root) if e.is_dir(follow_symlinks=False) and e.name != "episodes"]
-    except OSError:
-        return []
 
 
 @dataclass
@@ -340,11 +331,11 @@ class Catalog:
         if is_run(self.root):
             return {".": self.root}
         found: dict[str, Path] = {}
-        for child in _subdirs(self.root):
+        for child in subdirs(self.root):
             if is_run(child):
                 found[child.name] = child
             else:
-                for grandchild in _subdirs(child):
+                for grandchild in subdirs(child):
                     if is_run(grandchild):
                         found[f"{child.name}/{grandchild.name}"] = grandchild
         return found

@@ -1,6 +1,7 @@
-"""report, view and export read only what a run's seal covers (issue 46): a forged ``inspect/summary.json``
-adds no headline, and foreign logs dropped into ``branches/episodes/`` (with an index of their
-own) are never counted; each is shown apart as "unsealed, not verified"."""
+"""report, view and export read only what a run's seal covers, through one reader
+(agentbed.rundir; issue 46): a forged ``inspect/summary.json`` adds no headline, foreign logs
+dropped into ``branches/episodes/`` (with an index of their own) are never counted, and links
+are never followed; each is shown apart, by report and view alike."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 
 from agentbed.cli import main
 from agentbed.report.rundir import load_run
-from agentbed.verify_run import UNSEALED
+from agentbed.rundir import LINK, UNSEALED
 
 
 def test_unsealed_folders_are_shown_apart_and_never_counted(tmp_path, capsys):
@@ -33,10 +34,17 @@ def test_unsealed_folders_are_shown_apart_and_never_counted(tmp_path, capsys):
         lines.append(json.dumps({**record, "episode_id": f"x{n}", "log": f"branches/episodes/x{n}.jsonl",
                                  "success": True}))
     (run / "branches" / "index.jsonl").write_text("\n".join(lines) + "\n")
+    elsewhere = tmp_path / "elsewhere"  # links (a folder with a summary, a log) are never followed
+    elsewhere.mkdir()
+    (elsewhere / "summary.json").write_text((run / "inspect" / "summary.json").read_text())
+    (run / "linked").symlink_to(elsewhere)
+    (run / "episodes" / "linked.jsonl").symlink_to(stray)
     seen = load_run(run)
     assert len(seen.episodes) == episodes and set(seen.summaries) == summaries
     apart = {p.file for p in seen.problems if p.message == UNSEALED}
     assert {"inspect/summary.json", "branches/index.jsonl", "episodes/vault.stray.naive.s0.jsonl"} <= apart
+    linked = {p.file for p in seen.problems if p.message == LINK}
+    assert linked == {"linked", "episodes/linked.jsonl"}
     capsys.readouterr()
     assert main(["report", str(run), "--out", str(tmp_path / "r.html")]) == 1  # verify names the stray log
     page = (tmp_path / "r.html").read_text()
@@ -52,5 +60,7 @@ def test_unsealed_folders_are_shown_apart_and_never_counted(tmp_path, capsys):
         _, doc = client.get("/api/run?run=run")
         assert "inspect" not in doc["summaries"] and "FORGED" not in json.dumps(doc)
         assert doc["run"]["episodes"] == episodes
-        apart = {p["file"] for p in doc["problems"] if p["message"] == UNSEALED}
-        assert {"inspect/summary.json", "episodes/vault.stray.naive.s0.jsonl"} <= apart
+        shown = {(p["file"], p["message"]) for p in doc["problems"] if p["message"] in (UNSEALED, LINK)}
+        # one reader (agentbed.rundir): the viewer shows apart exactly what the report does
+        assert shown == {(p.file, p.message) for p in seen.problems if p.message in (UNSEALED, LINK)}
+        assert {("inspect/summary.json", UNSEALED), ("episodes/vault.stray.naive.s0.jsonl", UNSEALED)} <= shown
