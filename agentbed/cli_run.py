@@ -87,7 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_approver_options(p)
     p.set_defaults(func=cmd_run, accepts_extra=True)
 
-    p = sub.add_parser("gate", help="fail (exit 1) when results regress significantly from a baseline")
+    p = sub.add_parser("gate", help="fail (exit 1) when results regress significantly from a baseline; exit 5"
+                                         " when the comparison is too small to see a loss of its tolerance")
     p.add_argument("results", help="a run directory or results.json")
     p.add_argument("--baseline", required=True, help="baseline results.json (see baselines/)")
     p.add_argument("--tolerance", type=float, help="override every metric's tolerance")
@@ -97,9 +98,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-errors", metavar="N|RATE",
                    help="judge a run with up to N errored episodes (or this share: 0.05, 5%%) on the rest; default"
                         " 0: a run with an errored episode fails the gate")
-    p.add_argument("--require-power", action="store_true",
-                   help=f"exit {EXIT_UNDERPOWERED} when a metric passed only because its comparison could not see a"
-                        " loss as large as its tolerance (each verdict prints the smallest loss it detects)")
+    power = p.add_mutually_exclusive_group()
+    power.add_argument("--allow-underpowered", action="store_true",
+                       help=f"exit 0 instead of {EXIT_UNDERPOWERED} when metrics passed only because their comparison"
+                            " could not see a loss as large as their tolerance (each verdict prints the smallest loss"
+                            " it detects); for smoke runs too small to judge")
+    power.add_argument("--require-power", action="store_true", help=argparse.SUPPRESS)  # the default since issue 47
     cli_json.add_json_flag(p, "the verdict, the seal's status and every metric's row")
     p.set_defaults(func=cmd_gate)
 
@@ -341,32 +345,41 @@ def cmd_gate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.baseline}: no metrics to compare")
     for line in differing_worlds(current.get("provenance"), baseline.get("provenance")):
         print(f"agentbed: warning: {line}", file=sys.stderr)
-    failed, nothing = judge(rows, allow_missing=args.allow_missing, allow_subset=args.allow_subset,
-                            require_power=getattr(args, "require_power", False))
+    allowed = {"allow_missing": args.allow_missing, "allow_subset": args.allow_subset}
+    failed, nothing = judge(rows, **allowed, allow_underpowered=getattr(args, "allow_underpowered", False))
+    # "underpowered" (exit 5) only when power is all that failed: accepting it would pass
+    weak_only = bool(failed) and not nothing and not judge(rows, **allowed, allow_underpowered=True)[0]
     hint = " (--allow-subset compares on the units in common)" if any(r.verdict == "subset" for r in failed) else ""
     why = nothing or f"{len(failed)} of {len(rows)} metrics failed{hint}"
-    weak = sum(r.verdict == "underpowered" for r in rows)
-    if weak and not failed:
-        why += (f"; {weak} of {len(rows)} metrics underpowered: a loss up to the size each names would pass"
-                f" (--require-power exits {EXIT_UNDERPOWERED} on them)")
+    weak = sum(r.underpowered for r in rows)
+    if weak_only:
+        why = (f"UNDERPOWERED: {weak} of {len(rows)} metrics could not have seen a loss of their tolerance"
+               f" (each names the smallest it detects); more units, a larger tolerance, or --allow-underpowered")
+    elif weak and not failed:
+        why += (f"; {weak} of {len(rows)} metrics underpowered, accepted by --allow-underpowered: a loss up to the"
+                " size each names would pass")
     if errored:
         why += (f"; {errored} of {episodes} episodes errored (allowed by --allow-errors): compared only episodes "
                 f"scored on both sides, {left_out} baseline episodes left out")
     return _gate_out(args, seal, rows, failed, why if (failed or nothing) else "", passed=why, errored=errored,
-                     left_out=left_out, made={"results": current.get("provenance"),
-                                              "baseline": baseline.get("provenance")})
+                     left_out=left_out, weak_only=weak_only, made={"results": current.get("provenance"),
+                                                                   "baseline": baseline.get("provenance")})
 
 
 def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list[Any], failure: str,
-              passed: str = "", errored: int = 0, left_out: int = 0, made: dict[str, Any] | None = None) -> int:
-    """Print the gate's verdict (or its --json document); exit 1 on a failure. ``made``: each
+              passed: str = "", errored: int = 0, left_out: int = 0, weak_only: bool = False,
+              made: dict[str, Any] | None = None) -> int:
+    """Print the gate's verdict (or its --json document); exit 1 on a failure, EXIT_UNDERPOWERED
+    when the only failures are metrics too small to see a loss of their tolerance. ``made``: each
     side's provenance (agentbed.provenance), printed so a reader sees which code each side ran."""
     from agentbed.gate import explain
     from agentbed.provenance import describe
 
+    status = 0 if not failure else EXIT_UNDERPOWERED if weak_only else 1
+    verdict = "pass" if not failure else "underpowered" if weak_only else "FAIL"
     if args.json:
         cli_json.emit("gate", {
-            "ok": not failure, "verdict": "FAIL" if failure else "pass", "reason": failure or passed,
+            "ok": not failure, "verdict": verdict, "reason": failure or passed,
             "results": str(seal.results), "sealed": seal.sealed, "seal": seal.summary, "seal_problems": seal.problems,
             "errored_episodes": errored, "left_out": left_out, "provenance": made or {},
             "rows": [{"suite": r.suite, "agent": r.agent, "metric": r.metric, "verdict": r.verdict, "units": r.units,
@@ -376,7 +389,7 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
                       "failed": r in failed, "detail": r.detail, "missing_units": list(r.missing_units),
                       "minimum_detectable_effect": r.mde}
                      for r in rows]})
-        return _gate_status(failure, failed)
+        return status
     for problem in seal.problems:
         print(problem)
     print(f"seal: {seal.summary}")
@@ -384,17 +397,11 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
         print(f"{side} made by: {describe(record)}")
     for row in rows:
         print(explain(row))
-    print(f"gate: FAIL ({failure})" if failure else f"gate: pass ({passed})")
-    return _gate_status(failure, failed)
+    print(f"gate: {verdict.upper() if failure else verdict} ({failure or passed})")
+    return status
 
 
-EXIT_UNDERPOWERED = 5  # the gate judged nothing wrong but could not have seen a loss of its tolerance
-
-
-def _gate_status(failure: str, failed: list[Any]) -> int:
-    if not failure:
-        return 0
-    return EXIT_UNDERPOWERED if failed and all(r.verdict == "underpowered" for r in failed) else 1
+EXIT_UNDERPOWERED = 5  # nothing regressed, but some metric could not have seen a loss of its tolerance
 
 
 def cmd_report(args: argparse.Namespace) -> int:

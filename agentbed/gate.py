@@ -39,6 +39,7 @@ class GateRow:
     detail: str = ""
     missing_units: tuple[str, ...] = ()  # baseline units absent from the results
     mde: float | None = None  # the smallest loss this comparison detects (minimum_detectable_effect)
+    underpowered: bool = False  # it passed, yet could not see a loss of its tolerance (a subset too)
 
 
 ABSENT = "metric absent from the results"
@@ -182,14 +183,15 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
         mde = minimum_detectable_effect(_group_differences(groups, a, b), _binary(a + b))
         detail += f"; detects a loss of {mde:.3g} or more (80% power)"
         verdict = "regressed" if regressed else ("improved" if improved else "ok")
-        if verdict == "ok" and mde > tol:  # a pass that says nothing: the loss it allows is below what it can see
+        weak = verdict == "ok" and mde > tol  # a pass that says nothing: the loss it allows is below what it sees
+        if weak:
             verdict = "underpowered"
             detail += f", more than the tolerance {tol:g}"
         if absent and verdict != "regressed":
             verdict = "subset"
             detail = f"{describe_missing(absent, base['values'])}; on the {len(units)} units in common: " + detail
         rows.append(GateRow(suite, agent, metric, len(units), sum(a) / len(a), sum(b) / len(b), diff, tol,
-                            verdict, detail, absent, mde))
+                            verdict, detail, absent, mde, weak))
     return rows
 
 
@@ -213,9 +215,9 @@ def describe_missing(absent: tuple[str, ...], baseline_units: dict[str, Any]) ->
 
 
 def judge(rows: list[GateRow], *, allow_missing: bool = False, allow_subset: bool = False,
-          require_power: bool = False) -> tuple[list[GateRow], str]:
+          allow_underpowered: bool = False) -> tuple[list[GateRow], str]:
     """The rows that fail the gate, and why the gate as a whole cannot pass ("" if it can).
-    An underpowered row fails only when ``require_power`` (its verdict says so either way).
+    An underpowered row fails unless ``allow_underpowered`` (its verdict says so either way).
 
     A missing metric fails unless ``allow_missing`` (or, for an agent the results lack
     entirely, ``allow_subset``); a subset fails unless ``allow_subset``; and when no unit of
@@ -223,9 +225,9 @@ def judge(rows: list[GateRow], *, allow_missing: bool = False, allow_subset: boo
     agents_present = {(r.suite, r.agent) for r in rows if r.verdict != "missing" or r.detail != ABSENT}
     failed = []
     for r in rows:
-        if r.verdict == "regressed" or (r.verdict == "underpowered" and require_power):
+        if r.verdict == "regressed" or (r.underpowered and not allow_underpowered and r.verdict != "subset"):
             failed.append(r)
-        elif r.verdict == "subset" and not allow_subset:
+        elif r.verdict == "subset" and not (allow_subset and (allow_underpowered or not r.underpowered)):
             failed.append(r)
         elif r.verdict == "missing":
             whole_agent = (r.suite, r.agent) not in agents_present

@@ -46,14 +46,14 @@ def test_demo_findings_and_gate_against_the_committed_baseline(tmp_path):
     results = json.loads((tmp_path / "agentdojo" / "results.json").read_text())
     assert {m["metric"] for m in results["metrics"]} == {"utility", "attack_success"}
     baseline = str(ROOT / "baselines" / "agentdojo.json")
-    assert main(["gate", str(tmp_path / "agentdojo"), "--baseline", baseline, "--require-power"]) == 0  # powered
+    assert main(["gate", str(tmp_path / "agentdojo"), "--baseline", baseline]) == 0  # powered: no exit 5
     doubled = json.loads(json.dumps(results))  # the filter lets twice as many injections through
     for metric in doubled["metrics"]:
         if metric["agent"] == "injection-follower+tool_filter_oracle" and metric["metric"] == "attack_success":
             stopped = [u for u, v in sorted(metric["values"].items()) if v == 0.0]
             metric["values"].update(dict.fromkeys(stopped[:int(sum(metric["values"].values()))], 1.0))
     (tmp_path / "doubled.json").write_text(json.dumps(doubled))
-    assert main(["gate", str(tmp_path / "doubled.json"), "--baseline", baseline, "--require-power"]) == 1
+    assert main(["gate", str(tmp_path / "doubled.json"), "--baseline", baseline]) == 1
     for metric in results["metrics"]:  # the tool filter stops defending: the gate must fail
         if metric["agent"] == "injection-follower+tool_filter_oracle" and metric["metric"] == "attack_success":
             metric["values"] = dict.fromkeys(metric["values"], 1.0)

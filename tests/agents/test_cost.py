@@ -74,8 +74,8 @@ def test_cost_per_episode_agent_and_run_in_json_summary_results_and_gate(run_cmd
     assert metric["higher_is_better"] is False and len(metric["values"]) == 4
     gate = subprocess.run(agentbed_cmd + ["gate", str(out), "--baseline", str(out / "results.json")],
                           capture_output=True, text=True, timeout=120)
-    # it passes; with 4 episodes a gate cannot detect any loss, and says so (issue 47's power line)
-    assert gate.returncode == 0 and "gate: pass" in gate.stdout, gate.stdout + gate.stderr
+    # with 4 episodes a gate cannot detect any loss: it exits 5, underpowered (issue 47), not a pass
+    assert gate.returncode == 5 and "gate: UNDERPOWERED" in gate.stdout, gate.stdout + gate.stderr
     assert "cost_usd: underpowered" in gate.stdout, gate.stdout
     cached = run_cmd("--model", "openai:stub-model", "--task", "open-fast", "--seeds", "4", "--out",
                      str(tmp_path / "again"), "--json", "--prices", str(prices_file(tmp_path, 2.0, 8.0)))

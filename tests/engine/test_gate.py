@@ -45,6 +45,9 @@ def test_a_subset_fails_unless_allowed_and_names_what_is_missing(tmp_path, capsy
     status, out = gate(tmp_path, results(two_tasks), results(FULL), capsys=capsys)
     assert status == 1 and "subset" in out and "84 of 86 tasks absent" in out and "--allow-subset" in out
     status, out = gate(tmp_path, results(two_tasks), results(FULL), "--allow-subset", capsys=capsys)
+    assert status == 5 and "gate: UNDERPOWERED" in out  # 2 tasks in common see no loss of 0.05
+    status, out = gate(tmp_path, results(two_tasks), results(FULL), "--allow-subset", "--allow-underpowered",
+                       capsys=capsys)
     assert status == 0 and "gate: pass" in out
     one_seed = {u: v for u, v in FULL.items() if u.endswith("/0")}
     status, out = gate(tmp_path, results(one_seed), results(FULL), capsys=capsys)
@@ -56,7 +59,7 @@ def test_a_missing_agent_fails_unless_subsets_are_allowed(tmp_path, capsys):
     base["metrics"].append({**base["metrics"][0], "agent": "naive"})
     status, out = gate(tmp_path, results(FULL), base, capsys=capsys)
     assert status == 1 and "vault/naive/success: missing" in out
-    assert gate(tmp_path, results(FULL), base, "--allow-subset", capsys=capsys)[0] == 0
+    assert gate(tmp_path, results(FULL), base, "--allow-subset", "--allow-underpowered", capsys=capsys)[0] == 0
 
 
 def test_the_gate_refuses_values_it_cannot_judge(tmp_path, capsys):

@@ -1,6 +1,6 @@
 """The gate knows its power: every compared metric carries the smallest loss it detects (80% power
 at the 95% interval), a pass that could not have seen a loss of its tolerance is "underpowered",
-and ``--require-power`` exits with a status of its own. Checked against the gate's own bootstrap:
+and the gate then exits with a status of its own (5) unless ``--allow-underpowered``. Checked against the gate's own bootstrap:
 seeded losses at the stated size are caught, and the issue's case (attack success 0.3 -> 0.6 on 10
 tasks) is flagged instead of passing silently."""
 
@@ -43,9 +43,14 @@ def test_a_doubling_of_attack_success_on_ten_tasks_is_underpowered_not_a_silent_
     for name, values in (("results", doubled), ("baseline", base)):
         (tmp_path / f"{name}.json").write_text(json.dumps(doc(values, higher_is_better=False)))
     args = [str(tmp_path / "results.json"), "--baseline", str(tmp_path / "baseline.json")]
-    assert main(["gate", *args]) == 0
-    assert "underpowered" in capsys.readouterr().out
-    assert main(["gate", *args, "--require-power"]) == 5
+    assert main(["gate", *args]) == 5
+    assert "gate: UNDERPOWERED" in capsys.readouterr().out
+    assert main(["gate", *args, "--json"]) == 5
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["verdict"] == "underpowered" and verdict["ok"] is False
+    assert main(["gate", *args, "--require-power"]) == 5  # the old opt-in, now the default
+    assert main(["gate", *args, "--allow-underpowered"]) == 0
+    assert "1 of 1 metrics underpowered, accepted by --allow-underpowered" in capsys.readouterr().out
     many = {f"t{i}/0": float(i % 10 < 3) for i in range(80)}
     worse = {f"t{i}/0": float(i % 10 < 6) for i in range(80)}
     row, = compare(doc(worse, higher_is_better=False), doc(many, higher_is_better=False))
