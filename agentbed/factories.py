@@ -1,10 +1,11 @@
 """Your own code by reference: ``--agent module:Class`` and ``--controller module:factory``.
 
 A reference is ``module:name`` (a dotted module importable from the current directory or the
-path) or ``path/to/file.py:name``. What it names is built once per episode from an
-:class:`EpisodeSetup`, with one rule for agents and controllers alike: a class whose
-constructor takes no arguments is called with none; anything else (a function, a class taking
-one argument) is called with the episode's setup. An agent must be an
+path) or ``path/to/file.py:name``. What it names is a factory with one signature, for agents and
+controllers alike and for a suite's own agents (:class:`agentbed.suite.Suite`'s ``agents``):
+``factory(setup: EpisodeSetup) -> Agent`` (or ``Controller``), called once per episode. A class
+whose constructor takes no arguments is accepted as shorthand: :func:`as_factory`, the one
+adapter, turns it into ``lambda setup: cls()`` when it is loaded. An agent must be an
 :class:`agentbed.agents.base.Agent`, a controller an :class:`agentbed.control.Controller`: the
 controller's hooks were checked when its class was defined, and a reference that cannot be
 imported, names nothing, or builds the wrong kind of object is a one-line error naming it.
@@ -39,12 +40,27 @@ class EpisodeSetup:
     """What an agent or controller factory is given for one episode: its ``spec`` (task, seed,
     options), its world ``env`` (reset only when the episode starts), ``make_agent(name)``
     (another agent of the suite, reset for this episode: whom a controller hands over to) and
-    ``recorded``, the episode's log when it is re-run (decisions a model made are read from it)."""
+    ``recorded``, the episode's log when it is re-run (decisions a model made are read from it).
+
+    An agent is sometimes built before its world exists (``run`` checks a model's settings
+    before anything runs): then ``env`` raises, naming the agent, for a factory that reads it."""
 
     spec: EpisodeSpec
-    env: ToolEnv
+    world: ToolEnv | None
     make_agent: Callable[[str], Agent]
     recorded: list[dict[str, Any]] | None = None
+
+    @property
+    def env(self) -> ToolEnv:
+        if self.world is None:
+            from agentbed.errors import SuiteError
+
+            raise SuiteError(f"agent {self.spec.agent!r} of suite {self.spec.suite!r} reads its environment and"
+                             " cannot be built without one here")
+        return self.world
+
+
+Factory = Callable[[EpisodeSetup], Any]  # the one signature: setup -> Agent (or Controller)
 
 
 def is_reference(name: str) -> bool:
@@ -112,15 +128,29 @@ def check_factory(obj: Any, ref: str, option: str, kind: type) -> None:
         raise UsageError(f"{option} {ref!r}: names a {type(obj).__name__}, not a class or a function")
 
 
-def build(obj: Any, setup: EpisodeSetup, ref: str, option: str, kind: type) -> Any:
-    """Call ``obj`` by the one rule (no arguments for a class that takes none, else the setup)."""
+def as_factory(obj: Any, ref: str, option: str, kind: type) -> Factory:
+    """``obj`` as a factory of the one signature, checked now: a class whose constructor takes no
+    arguments becomes ``lambda setup: cls()`` (the one adapter); anything else is called with the
+    setup. What it builds is checked to be a ``kind`` each time."""
+    check_factory(obj, ref, option, kind)
     takes_none = inspect.isclass(obj) and not [
         p for p in list(inspect.signature(obj).parameters.values())
         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    built = obj() if takes_none else obj(setup)
-    if not isinstance(built, kind):
-        raise UsageError(f"{option} {ref!r} built a {type(built).__name__}, not a {kind.__module__}.{kind.__name__}")
-    return built
+
+    def factory(setup: EpisodeSetup) -> Any:
+        built = obj() if takes_none else obj(setup)
+        if not isinstance(built, kind):
+            raise UsageError(f"{option} {ref!r} built a {type(built).__name__}, not a "
+                             f"{kind.__module__}.{kind.__name__}")
+        return built
+
+    factory.__name__ = getattr(obj, "__name__", "factory")
+    return factory
+
+
+def build(obj: Any, setup: EpisodeSetup, ref: str, option: str, kind: type) -> Any:
+    """Build one ``kind`` from ``obj`` for an episode (through :func:`as_factory`)."""
+    return as_factory(obj, ref, option, kind)(setup)
 
 
 def load_controller(ref: str) -> Any:

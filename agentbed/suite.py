@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from dataclasses import replace as _with
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -26,6 +26,8 @@ from agentbed.env import TaskSpec, ToolEnv
 from agentbed.errors import SuiteError, UsageError
 from agentbed.factories import (
     EpisodeSetup,
+    Factory,
+    as_factory,
     build,
     build_agent,
     check_factory,
@@ -36,9 +38,10 @@ from agentbed.factories import (
 from agentbed.provenance import SUITES_GROUP, entry_point_origin, file_sha256, record_origin
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
 
-AgentFactory = Callable[[EpisodeSpec], Agent]
-# an agent that reads the environment it plays (an expert asking the game's own solver)
-EnvAgentFactory = Callable[[EpisodeSpec, ToolEnv], Agent]
+# The one agent-factory signature (agentbed.factories): the episode's setup in, an Agent out;
+# ``setup.spec`` is the episode (task, seed, options), ``setup.env`` its world for an agent that
+# reads it (an expert asking the game's own solver)
+AgentFactory = Callable[[EpisodeSetup], Agent]
 
 
 @dataclass(frozen=True)
@@ -63,13 +66,19 @@ class Suite:
     ``run_unit`` replaces the default single-agent episode for workloads whose unit of work is
     something else (a CoCoder team run); it receives the spec and the run directory and must
     return one :class:`EpisodeRecord` whose ``log`` points at a verifiable log or manifest.
+
+    ``agents`` maps names to factories of the one signature, ``factory(setup) -> Agent``
+    (:data:`AgentFactory`; a class taking no arguments is accepted through the one adapter,
+    :func:`agentbed.factories.as_factory`). Before agentbed 0.2 a suite had two fields, ``agents``
+    (``factory(spec)``) and ``env_agents`` (``factory(spec, env)``): a plugin still giving
+    ``env_agents`` is refused at load with a line saying so (docs/extending.md, "Upgrading").
     """
 
     name: str
     description: str
     tasks: Callable[[dict[str, Any]], list[str]]
     make_env: Callable[[str, dict[str, Any]], ToolEnv]
-    agents: dict[str, AgentFactory]
+    agents: dict[str, Any]  # name -> AgentFactory (or a class taking no arguments), checked at definition
     default_agent: str
     options: dict[str, Option] = field(default_factory=dict)
     default_seeds: int = 1
@@ -81,7 +90,6 @@ class Suite:
     # called with the run's tasks and options before anything runs: raise UsageError for a task
     # that cannot run (so `run` exits 2 with that line instead of recording an error episode)
     check_tasks: Callable[[list[str], dict[str, Any]], None] | None = None
-    env_agents: dict[str, EnvAgentFactory] = field(default_factory=dict)  # built with their environment
     describe_task: Callable[[str], dict[str, Any]] | None = None  # a task's metadata for `agentbed list --json`
     # the suite's own controllers of an episode (a benchmark's defenses), built with its spec and
     # environment; ``recorded`` is the episode's log when it is re-run (decisions a model made come from it)
@@ -89,6 +97,18 @@ class Suite:
     # the agent for ``--model PROVIDER:MODEL`` where a benchmark prompts a model its own way (its
     # own runner's protocol); returning None leaves it to agentbed's chat agent
     model_agent: Callable[[EpisodeSpec, ToolEnv | None], Agent | None] | None = None
+    env_agents: InitVar[Any] = None  # agentbed 0.1's second agent field: refused, naming the change
+
+    def __post_init__(self, env_agents: Any) -> None:
+        where = f"suite {self.name!r}"
+        if env_agents:
+            raise SuiteError(f"{where}: env_agents was merged into agents in agentbed 0.2: give each agent as "
+                             "factory(setup) -> Agent, with setup.env its world (docs/extending.md, Upgrading)")
+        try:
+            self.agents = {name: as_factory(maker, name, f"{where}: agents:", Agent)
+                           for name, maker in self.agents.items()}
+        except UsageError as exc:
+            raise SuiteError(str(exc)) from None
 
     def episode_controller(self, spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None = None
                            ) -> Any:
@@ -96,7 +116,7 @@ class Suite:
         return self.controller(spec, env, recorded) if self.controller is not None else None
 
     def agent_names(self) -> list[str]:
-        return sorted({*self.agents, *self.env_agents})
+        return sorted(self.agents)
 
     def has_agent(self, name: str) -> bool:
         """A named agent of the suite, or a ``module:Class`` reference that loads as an agent."""
@@ -106,17 +126,19 @@ class Suite:
             except UsageError as exc:
                 raise SuiteError(str(exc)) from None
             return True
-        return name in self.agents or name in self.env_agents
+        return name in self.agents
 
-    def setup(self, spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None = None) -> EpisodeSetup:
+    def setup(self, spec: EpisodeSpec, env: ToolEnv | None, recorded: list[dict[str, Any]] | None = None
+              ) -> EpisodeSetup:
         """What an agent or controller factory of ``spec``'s episode is given (agentbed.factories)."""
 
         def other(name: str) -> Agent:
             agent = self.make_agent(_with(spec, agent=name), env)
-            agent.reset(seed=spec.seed, task=env.task)
+            agent.reset(seed=spec.seed, task=setup.env.task)
             return agent
 
-        return EpisodeSetup(spec, env, other, recorded)
+        setup = EpisodeSetup(spec, env, other, recorded)
+        return setup
 
     def task_ids(self, options: dict[str, Any]) -> list[str]:
         return list(self.tasks(options))
@@ -142,8 +164,8 @@ class Suite:
         return resolved
 
     def make_agent(self, spec: EpisodeSpec, env: ToolEnv | None = None) -> Agent:
-        """The agent ``spec`` names; ``env`` is the environment it will play (required by the
-        agents in ``env_agents``, which read it)."""
+        """The agent ``spec`` names; ``env`` is the environment it will play (required by an
+        agent whose factory reads ``setup.env``)."""
         if spec.agent.startswith("model:"):
             from agentbed.agents.chat import ChatAgent
 
@@ -153,21 +175,17 @@ class Suite:
 
             return ChatAgent.from_model_string(spec.agent.removeprefix("model:"), seed=spec.seed,
                                                generation=spec.generation)
-        if is_reference(spec.agent) or spec.agent in self.env_agents:
-            if env is None:
-                raise SuiteError(f"agent {spec.agent!r} of suite {self.name!r} reads its environment and"
-                                 " cannot be built without one here")
+        factory: Factory | None = self.agents.get(spec.agent)
+        try:
             if is_reference(spec.agent):
-                try:
-                    return build_agent(spec.agent, self.setup(spec, env))
-                except UsageError as exc:
-                    raise SuiteError(str(exc)) from None
-            return self.env_agents[spec.agent](spec, env)
-        factory = self.agents.get(spec.agent)
-        if factory is None:
-            raise SuiteError(f"suite {self.name!r} has no agent {spec.agent!r}"
-                             f" (agents: {', '.join(self.agent_names())})")
-        return factory(spec)
+                return build_agent(spec.agent, self.setup(spec, env))
+            if factory is None:
+                raise SuiteError(f"suite {self.name!r} has no agent {spec.agent!r}"
+                                 f" (agents: {', '.join(self.agent_names())})")
+            agent: Agent = factory(self.setup(spec, env))
+            return agent
+        except UsageError as exc:
+            raise SuiteError(str(exc)) from None
 
 
 # -- one file, one suite ----------------------------------------------------------------------
@@ -196,13 +214,9 @@ def make_suite(name: str, *, world: type[ToolEnv], agents: Mapping[str, Any],
         raise SuiteError(f"{where}: agents: give at least one")
     from agentbed.control import Controller
 
-    for agent_name, maker in agents.items():
+    for agent_name in agents:
         if not isinstance(agent_name, str) or not _NAME.match(agent_name) or is_reference(agent_name):
             raise SuiteError(f"{where}: agents: {agent_name!r} is not a valid agent name")
-        try:
-            check_factory(maker, agent_name, f"{where}: agents:", Agent)
-        except UsageError as exc:
-            raise SuiteError(str(exc)) from None
     for maker in controllers:
         try:
             check_factory(maker, getattr(maker, "__name__", repr(maker)), f"{where}: controllers:", Controller)
@@ -231,12 +245,6 @@ def make_suite(name: str, *, world: type[ToolEnv], agents: Mapping[str, Any],
                 return spec
         raise SuiteError(f"{where} has no task {task!r}")
 
-    def agent_factory(label: str, maker: Any) -> EnvAgentFactory:
-        def made(spec: EpisodeSpec, env: ToolEnv) -> Agent:
-            agent: Agent = build(maker, suite.setup(spec, env), label, f"{where}: agent", Agent)
-            return agent
-        return made
-
     def own_controllers(spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] | None) -> Any:
         setup = suite.setup(spec, env, recorded)
         return chain(*(build(m, setup, getattr(m, "__name__", "controller"), f"{where}: controller", Controller)
@@ -245,7 +253,7 @@ def make_suite(name: str, *, world: type[ToolEnv], agents: Mapping[str, Any],
     suite = Suite(name=name, description=description or (world.__doc__ or name).strip().splitlines()[0],
                   tasks=lambda opts: [t.id for t in listed(opts)],
                   make_env=lambda task, opts: world(task_of(task, opts)),
-                  agents={}, env_agents={k: agent_factory(k, m) for k, m in agents.items()},
+                  agents=dict(agents),
                   default_agent=next(iter(agents)), options=dict(options or {}), default_seeds=seeds,
                   budget=Budget(max_steps=max_steps), controller=own_controllers if controllers else None)
     return suite

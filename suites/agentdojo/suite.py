@@ -75,10 +75,10 @@ def _describe(task: str) -> dict[str, Any]:
 
 
 AGENTS = {
-    "ground-truth": lambda spec: GroundTruthAgent(),
-    "injection-follower": lambda spec: InjectionFollower(),
-    "refuse": lambda spec: EndWith("refuse", REFUSAL),
-    "ask-user": lambda spec: EndWith("ask-user", QUESTION),
+    "ground-truth": lambda setup: GroundTruthAgent(),
+    "injection-follower": lambda setup: InjectionFollower(),
+    "refuse": lambda setup: EndWith("refuse", REFUSAL),
+    "ask-user": lambda setup: EndWith("ask-user", QUESTION),
 }
 
 

@@ -35,7 +35,8 @@ def select_tasks(options: dict[str, Any]) -> list[str]:
 
 
 def _agents() -> dict[str, Any]:
-    return {f"scripted-{flaw}": (lambda spec, f=flaw: make_base_agent(f, spec.seed)) for flaw in FLAWS}
+    return {**{f"scripted-{flaw}": (lambda setup, f=flaw: make_base_agent(f, setup.spec.seed)) for flaw in FLAWS},
+            "expert": lambda setup: ExpertAgent(setup.env)}  # asks its game's own solver
 
 
 DEMO_AGENTS = ("scripted-noisy", "scripted-looping", "scripted-forgetful", "scripted-mixed", "expert")
@@ -116,7 +117,6 @@ SUITE = Suite(
     tasks=select_tasks,
     make_env=lambda task, options: AlfworldEnv(task),
     agents=_agents(),
-    env_agents={"expert": lambda spec, env: ExpertAgent(env)},  # asks its game's own solver
     default_agent="scripted-mixed",
     options={
         "split": Option("all", "which games: all, train or heldout (every fifth game)", SPLITS),

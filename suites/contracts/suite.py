@@ -26,11 +26,11 @@ def _make_env(task: str, options: dict[str, Any]) -> ContractEnv:
 
 
 def _corrupt_factory(name: str) -> Any:
-    return lambda spec: corrupting(oracle(), name)
+    return lambda setup: corrupting(oracle(), name)
 
 
-AGENTS = {"oracle": lambda spec: oracle(), "naive": lambda spec: naive(), "work-first": lambda spec: work_first(),
-          "param-drift": lambda spec: ParameterDriftAgent(oracle()),
+AGENTS = {"oracle": lambda setup: oracle(), "naive": lambda setup: naive(), "work-first": lambda setup: work_first(),
+          "param-drift": lambda setup: ParameterDriftAgent(oracle()),
           **{f"corrupt-{name}": _corrupt_factory(name) for name in CORRUPTIONS}}
 
 

@@ -100,7 +100,8 @@ def _demo(out_dir: Any) -> dict[str, Any]:
 
 
 def _agent_factory(name: str) -> Any:
-    return lambda spec: make_policy(split_task(spec.task)[0], name, float(spec.options.get("attack_rate", 1.0)))
+    return lambda setup: make_policy(split_task(setup.spec.task)[0], name,
+                                     float(setup.spec.options.get("attack_rate", 1.0)))
 
 
 SUITE = Suite(

@@ -15,7 +15,8 @@ from typing import Any
 
 from agentbed.agents.base import Agent
 from agentbed.env import ToolEnv
-from agentbed.runner import Budget, EpisodeSpec
+from agentbed.factories import EpisodeSetup
+from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from suites.oversight.benchmarks.alfworld import BASE_FLAWS
 
@@ -43,10 +44,10 @@ def _make_env(task: str, options: dict[str, Any]) -> ToolEnv:
 
 
 def _base_agent(flaw: str) -> Any:
-    def factory(spec: EpisodeSpec) -> Agent:
+    def factory(setup: EpisodeSetup) -> Agent:
         from environments.alfworld.agents import make_base_agent
 
-        return make_base_agent(flaw, spec.seed)
+        return make_base_agent(flaw, setup.spec.seed)
 
     return factory
 

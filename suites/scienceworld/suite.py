@@ -21,7 +21,7 @@ SUITE = Suite(
     description="ScienceWorld science tasks in the real simulator (needs Java).",
     tasks=_tasks,
     make_env=lambda task, options: ScienceWorldToolEnv(task),
-    agents={"gold": lambda spec: GoldAgent(), "random": lambda spec: RandomWalker()},
+    agents={"gold": lambda setup: GoldAgent(), "random": lambda setup: RandomWalker()},
     default_agent="gold",
     # not "task": --task is the engine's (a task id); alfworld's option has the same name
     options={"task_type": Option("all", "one ScienceWorld task name, or all", choices=("all", *TASKS))},

@@ -13,7 +13,7 @@ SUITE = Suite(
     description="Built-in demo: a shell tool whose commands run in the episode's sandbox.",
     tasks=lambda options: [t.id for t in ShellEnv.task_list()],
     make_env=lambda task, options: ShellEnv(task),
-    agents={"oracle": lambda spec: ShellOracle()},
+    agents={"oracle": lambda setup: ShellOracle()},
     default_agent="oracle",
     budget=Budget(max_steps=10),
 )

@@ -20,8 +20,8 @@ SUITE = Suite(
     description="Built-in demo: fetch a token and use it before it expires.",
     tasks=_tasks,
     make_env=lambda task, options: VaultEnv(task),
-    agents={"oracle": lambda spec: VaultOracle(), "naive": lambda spec: VaultNaive(),
-            "random": lambda spec: VaultRandom()},
+    agents={"oracle": lambda setup: VaultOracle(), "naive": lambda setup: VaultNaive(),
+            "random": lambda setup: VaultRandom()},
     default_agent="oracle",
     hidden_tasks=("echo", "proof-of-work"),  # benchmark loads: run them with --task
     default_seeds=3,

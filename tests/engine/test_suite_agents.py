@@ -22,7 +22,8 @@ class Watcher(Agent):
 
 @pytest.fixture
 def suite():
-    return replace(get_suite("vault"), env_agents={"watcher": lambda spec, env: Watcher(env)})
+    vault = get_suite("vault")
+    return replace(vault, agents={**vault.agents, "watcher": lambda setup: Watcher(setup.env)})
 
 
 def test_an_env_agent_is_listed_and_built_with_the_environment_it_plays(suite):
@@ -37,3 +38,29 @@ def test_an_env_agent_without_an_environment_is_a_clear_error(suite):
         suite.make_agent(EpisodeSpec("vault", "open-fast", "watcher", 0))
     with pytest.raises(SuiteError, match="no agent 'nobody'.*watcher"):
         suite.make_agent(EpisodeSpec("vault", "open-fast", "nobody", 0))
+
+
+def test_one_factory_signature_and_the_old_second_field_refused():
+    vault = get_suite("vault")
+    spec = EpisodeSpec("vault", "open-fast", "seeded", 7)
+    shorthand = replace(vault, agents={"plain": _Plain, "seeded": lambda setup: _Seeded(setup)})
+    assert isinstance(shorthand.make_agent(_with_agent(spec, "plain")), _Plain)  # no-argument class: the adapter
+    assert shorthand.make_agent(spec).seed == 7  # a factory of the setup: the spec through it
+    with pytest.raises(SuiteError, match="env_agents was merged into agents"):
+        replace(vault, env_agents={"watcher": lambda spec, env: Watcher(env)})
+    with pytest.raises(SuiteError, match="built a str, not a agentbed.agents.base.Agent"):
+        replace(vault, agents={"bad": lambda setup: "no agent"}).make_agent(_with_agent(spec, "bad"))
+
+
+class _Plain(Agent):
+    def act(self, observation, tools):
+        return Action(make_action("noop"))
+
+
+class _Seeded(_Plain):
+    def __init__(self, setup) -> None:
+        self.seed = setup.spec.seed
+
+
+def _with_agent(spec, agent):
+    return replace(spec, agent=agent)

@@ -104,7 +104,7 @@ def write_vault_run(root: Path, agents: tuple[str, ...] = ("oracle", "naive"), s
         for task in tasks:
             for seed in seeds:
                 spec = EpisodeSpec("vault", task, agent, seed)
-                record = run_episode(SUITE.make_env(task, {}), SUITE.agents[agent](spec), spec, budget=SUITE.budget,
+                record = run_episode(SUITE.make_env(task, {}), SUITE.make_agent(spec), spec, budget=SUITE.budget,
                                      writer=TrajectoryWriter(store.log_path(spec.episode_id)))
                 record.log = str(store.log_path(spec.episode_id).relative_to(root))
                 store.append(record)
