@@ -18,13 +18,11 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from bad_input_corpus import rechain
+from corruptions import files_of, forgeries
 
-from agentbed import manifest
 from agentbed.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,74 +51,6 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     shutil.copy(made["signed"] / "results.json", base / "baseline.json")  # the run's own results: it passes
     made["baseline"] = base / "baseline.json"
     return made
-
-
-def files_of(run: Path) -> list[str]:
-    return sorted(p.relative_to(run).as_posix() for p in run.rglob("*") if p.is_file() and p.name != ".lock")
-
-
-def _replace(path: Path) -> bytes:
-    """A consistent-looking edit of the file, as a keyless forger would write it."""
-    data = path.read_bytes()
-    if path.suffix == ".jsonl" and path.parent.name == "episodes":  # a log: flip success, re-chain, drop the mac
-        records = [json.loads(line) for line in data.splitlines()]
-        records[-1]["success"] = not records[-1].get("success")
-        records[-1].pop("mac", None)
-        return rechain(records)
-    if path.name == "index.jsonl":
-        lines = [json.loads(line) for line in data.splitlines()]
-        lines[0]["success"] = not lines[0]["success"]
-        return b"".join(json.dumps(r, sort_keys=True).encode() + b"\n" for r in lines)
-    doc = json.loads(data)
-    if path.name == "results.json":
-        for metric in doc["metrics"]:
-            metric["values"] = {u: 1.0 - v for u, v in metric["values"].items()}
-    elif path.name == "manifest.json":
-        doc["complete"], doc["forged"] = True, True
-    else:
-        doc["forged"] = True
-    return json.dumps(doc, indent=1, sort_keys=True).encode()
-
-
-def _garble(data: bytes) -> bytes:
-    middle = len(data) // 2
-    return data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1:]
-
-
-def forgeries(run: Path, twin: Path) -> Iterator[tuple[str, Callable[[Path], None]]]:
-    """(description, how to apply it to a copy of ``run``) for every file and every forgery."""
-    for rel in files_of(run):
-        yield f"delete {rel}", lambda d, rel=rel: (d / rel).unlink()
-        yield f"garble {rel}", lambda d, rel=rel: (d / rel).write_bytes(_garble((d / rel).read_bytes()))
-        yield f"replace {rel}", lambda d, rel=rel: (d / rel).write_bytes(_replace(d / rel))
-        if (twin / rel).is_file() and (twin / rel).read_bytes() != (run / rel).read_bytes():
-            yield f"replay {rel} from another run", lambda d, rel=rel: shutil.copy(twin / rel, d / rel)
-        if rel == "index.jsonl":
-            yield "duplicate an index line (forged, first)", _forged_first_line
-        else:
-            copy = Path(rel).with_name(Path(rel).stem + "-copy" + Path(rel).suffix).as_posix()
-            yield f"duplicate {rel} as {copy}", lambda d, rel=rel, copy=copy: shutil.copy(d / rel, d / copy)
-    yield "drop an episode everywhere (log, index line, manifest entry)", _drop_episode
-    yield "swap in the other run's manifest and run.json", lambda d: [shutil.copy(twin / f, d / f) for f in
-                                                                       ("manifest.json", "run.json")]
-
-
-def _forged_first_line(run: Path) -> None:
-    lines = (run / "index.jsonl").read_text().splitlines()
-    forged = {**json.loads(lines[0]), "success": False}
-    (run / "index.jsonl").write_text("\n".join([json.dumps(forged, sort_keys=True), *lines]) + "\n")
-
-
-def _drop_episode(run: Path) -> None:
-    lines = [json.loads(line) for line in (run / "index.jsonl").read_text().splitlines()]
-    gone = lines.pop()
-    (run / gone["log"]).unlink()
-    (run / "index.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in lines))
-    doc = manifest.load(run)
-    episodes = {e: d for e, d in doc["episodes"] if e != gone["episode_id"]}
-    files = {rel: manifest.file_digest(run / rel) for rel in doc["files"]}
-    resealed = manifest.build(doc["plan"], episodes, run_id=doc["run_id"], complete=True, final=True, files=files)
-    (run / "manifest.json").write_text(json.dumps(resealed))  # no key to sign it with
 
 
 def cli(argv: list[str], key: str | None, monkeypatch) -> tuple[int, str]:

@@ -1,75 +1,84 @@
 """The viewer's seal column is ``agentbed verify``'s verdict, with the problem named: one check,
-not a second reading of the manifest. Each corrupted copy of a real run is given to both, and
-they must agree (the view says "sealed, verified" exactly when verify exits 0)."""
+not a second reading of the manifest. Every corrupted-run case of the engine's seal tests
+(``tests/engine/corruptions.py``: each forgery of each file that ``test_forgery`` tries, and
+the hand-made cases of ``test_seal``, ``test_splice`` and this file) is made of a signed run
+and given to both, under the key: they must agree on every one (the view says "sealed,
+verified" exactly when verify exits 0, and names the problem verify names first)."""
 
 from __future__ import annotations
 
 import io
-import json
 import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from corruptions import forgeries, named
 
 from agentbed.cli import main
 
-from .conftest import make_run, serve
+from .conftest import serve
+
+KEY = "view-seal-test-key-long-enough"
+PLAN = ["run", "vault", "--agent", "oracle", "--task", "open-fast", "--task", "open-after-chores", "--seeds", "2",
+        "--executor", "serial", "--quiet"]
 
 
-def edit_a_log_by_hand(run: Path) -> None:
-    log = sorted((run / "episodes").glob("*.jsonl"))[0]
-    log.write_bytes(log.read_bytes().replace(b'"reward":0', b'"reward":1', 1))
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A signed run, its twin (same plan, same key) and one of the same plan under --degrade."""
+    base = tmp_path_factory.mktemp("view-seal")
+    made = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENTBED_LOG_KEY", KEY)
+        mp.delenv("AGENTBED_LOG_KEY_FILE", raising=False)
+        for name, extra in (("run", []), ("twin", []), ("degraded", ["--degrade", "1.0"])):
+            with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+                assert main([*PLAN, *extra, "--out", str(base / name)]) == 0
+            made[name] = base / name
+    return made
 
 
-def list_an_episode_twice(run: Path) -> None:
-    first = (run / "index.jsonl").read_text().splitlines()[0]
-    with open(run / "index.jsonl", "a") as fh:
-        fh.write(first + "\n")
-
-
-def results_disagree_with_the_footers(run: Path) -> None:
-    doc = json.loads((run / "results.json").read_text())
-    values = doc["metrics"][0]["values"]
-    values[next(iter(values))] = 1.0 - values[next(iter(values))]
-    (run / "results.json").write_text(json.dumps(doc))
-
-
-def delete_the_manifest(run: Path) -> None:
-    (run / "manifest.json").unlink()
-
-
-def a_log_of_another_run(run: Path) -> None:
-    other = make_run(run.parent / "other-run")
-    log = sorted((run / "episodes").glob("*.jsonl"))[0]
-    shutil.copy(other / "episodes" / log.name, log)
-    lines = [json.loads(line) for line in (run / "index.jsonl").read_text().splitlines()]
-    digests = {json.loads(line)["episode_id"]: json.loads(line)["digest"]
-               for line in (other / "index.jsonl").read_text().splitlines()}
-    for record in lines:  # the forger also fixes the index, as a resume would have
-        if record["log"].endswith(log.name):
-            record["digest"] = digests[record["episode_id"]]
-    (run / "index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    shutil.rmtree(other)
-
-
-CASES = [None, edit_a_log_by_hand, list_an_episode_twice, results_disagree_with_the_footers, delete_the_manifest,
-         a_log_of_another_run]
-
-
-@pytest.mark.parametrize("corrupt", CASES, ids=lambda c: c.__name__ if c else "intact")
-def test_view_and_verify_give_the_same_verdict(runs_root, corrupt):
-    run = runs_root / "vault-a"
-    if corrupt is not None:
-        corrupt(run)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+def verify(run: Path) -> tuple[int, str]:
+    """verify's exit status and the first problem it names (its error line when it exits 2)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
         status = main(["verify", str(run)])
-    said = out.getvalue().splitlines()
-    for client in serve(runs_root):
+    lines = out.getvalue().splitlines() if status != 2 else [err.getvalue().removeprefix("agentbed: error: ")]
+    return status, lines[0].strip() if lines else ""
+
+
+def test_view_and_verify_give_the_same_verdict_on_every_corrupted_run(signed, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTBED_LOG_KEY", KEY)
+    monkeypatch.delenv("AGENTBED_LOG_KEY_FILE", raising=False)
+    root = tmp_path / "runs"
+    root.mkdir()
+    cases = [("intact", lambda d: None), *forgeries(signed["run"], signed["twin"]),
+             *named(signed["twin"], signed["degraded"])]
+    names = {}
+    for number, (what, corrupt) in enumerate(cases):
+        run = root / f"case-{number:03d}"
+        shutil.copytree(signed["run"], run, ignore=shutil.ignore_patterns(".lock"))
+        corrupt(run)
+        names[run.name] = what
+    verdicts = {name: verify(root / name) for name in names}
+    for client in serve(root):
         _, doc = client.get("/api/runs")
-        seal = doc["runs"][0]
-    assert (seal["seal_state"] == "verified") == (status == 0), (seal, said)
-    if status != 0:
-        assert seal["seal"] != "sealed, verified" and seal["seal_problems"][0] == said[0], (seal, said)
-        assert corrupt is delete_the_manifest or seal["seal"].startswith("seal FAILED"), seal
+        seals = {r["id"]: r for r in doc["runs"]}
+    assert len(cases) > 50 and set(seals) == set(names), sorted(set(names) - set(seals))
+    assert verdicts["case-000"][0] == 0 and seals["case-000"]["seal"].startswith("sealed, verified")
+    disagree = []
+    for name, what in names.items():
+        status, first = verdicts[name]
+        seal = seals[name]
+        same = (seal["seal_state"] == "verified") == (status == 0)
+        if status != 0:
+            same = same and seal["seal"] != "sealed, verified" and bool(seal["seal_problems"]) \
+                and seal["seal_problems"][0] == first and first in seal["seal"]
+            if status == 1 and seal["seal_state"] != "incomplete":
+                same = same and seal["seal"].startswith("seal FAILED")
+        if not same:
+            disagree.append(f"{what}: verify exit {status} ({first}); view: {seal['seal']}")
+    assert not disagree, "\n".join(disagree)
+    refused = sum(1 for status, _ in verdicts.values() if status != 0)
+    assert refused == len(cases) - 1  # under the key, every corruption is refused by both
