@@ -149,6 +149,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if args.full and not _offers_full(suites[name]):
             raise UsageError(f"--full: suite {name!r} has no larger demo (run it with `agentbed run {name}`)")
     controllers = controllers_of(args)  # over the episodes each demo runs through the engine's executors
+    unreached = [name for name in wanted if not suites[name].demo_overseeable]
+    if controllers and unreached:
+        raise UsageError(f"--controller: no controller would oversee the {', '.join(unreached)} demo"
+                         f"{'s: they play' if len(unreached) > 1 else ': it plays'} episodes outside the engine's executors "
+                         "(choose demos it reaches with --suites, or `agentbed run SUITE --controller`)")
     oversee_every_episode(controllers)
     progress.set_quiet(args.quiet or args.json)
     out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")

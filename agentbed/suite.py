@@ -97,6 +97,10 @@ class Suite:
     # the agent for ``--model PROVIDER:MODEL`` where a benchmark prompts a model its own way (its
     # own runner's protocol); returning None leaves it to agentbed's chat agent
     model_agent: Callable[[EpisodeSpec, ToolEnv | None], Agent | None] | None = None
+    # every episode its demo runs goes through the engine's executors (agentbed.worker.run_spec), so
+    # ``agentbed demo --controller`` oversees them all; a demo that plays episodes itself says False
+    # and is refused with --controller rather than run half-overseen
+    demo_overseeable: bool = False
     env_agents: InitVar[Any] = None  # agentbed 0.1's second agent field: refused, naming the change
 
     def __post_init__(self, env_agents: Any) -> None:

@@ -127,4 +127,5 @@ SUITE = Suite(
     budget=Budget(max_steps=games.MAX_EPISODE_STEPS),
     summarize=summarize,
     demo=demo,
+    demo_overseeable=True,  # every demo episode goes through agentbed.executors.execute
 )

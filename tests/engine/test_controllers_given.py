@@ -189,3 +189,14 @@ def test_run_wide_controllers_reach_the_episodes_a_demo_plans(tmp_path):
     assert record.status == "stopped"
     assert read_log(tmp_path / record.log)[0]["controllers"] == [str(ROOT / GUARD)]
     assert agentbed("demo", "--controller", "nosuch_mod_q:f", "--out", str(tmp_path / "d")).returncode == 2
+
+
+def test_demo_controller_is_refused_on_demos_it_cannot_reach(tmp_path):
+    refused = agentbed("demo", "--controller", GUARD, "--suites", "alfworld,agentdojo,contracts",
+                       "--out", str(tmp_path / "d"))
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "the agentdojo, contracts demos" in refused.stderr and "alfworld" not in refused.stderr
+    assert not (tmp_path / "d").exists()  # refused before anything ran
+    (tmp_path / "file").write_text("")
+    reached = agentbed("demo", "--controller", GUARD, "--suites", "alfworld", "--out", str(tmp_path / "file" / "d"))
+    assert reached.returncode == 2 and "--out" in reached.stderr and "--controller" not in reached.stderr
