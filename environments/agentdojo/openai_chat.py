@@ -88,6 +88,17 @@ def request(model: str, messages: list[Any], functions: list[Any], settings: dic
     return {**body, **(settings or {})}
 
 
+def filter_request(model: str, messages: list[Any], functions: list[Any], temperature: float | None
+                   ) -> dict[str, Any]:
+    """The keyword arguments AgentDojo's ``OpenAILLMToolFilter`` passes ``chat.completions.create``:
+    its temperature (sent even when 0), ``tool_choice: "none"`` always, the tools only when there
+    are some; no run setting (its element takes none)."""
+    body: dict[str, Any] = {"model": model, "messages": [request_message(m) for m in messages]}
+    if functions:
+        body["tools"] = [tool_param(f) for f in functions]
+    return {**body, "tool_choice": "none", "temperature": temperature}
+
+
 def reply_of(completion: Any) -> Reply:
     """The first choice of a completion as AgentDojo's assistant message."""
     from agentdojo.functions_runtime import FunctionCall
@@ -142,6 +153,11 @@ class OpenAIChat:
     def reply(self, messages: list[Any], functions: list[Any]) -> Reply:
         completion = self.client.chat.completions.create(**request(self.model, messages, functions, self.settings))
         return reply_of(completion)
+
+    def filter_reply(self, messages: list[Any], functions: list[Any], temperature: float | None) -> Reply:
+        """The tool filter's question (AgentDojo's ``OpenAILLMToolFilter``, which uses the same client)."""
+        return reply_of(self.client.chat.completions.create(**filter_request(self.model, messages, functions,
+                                                                             temperature)))
 
     def describe(self) -> dict[str, Any]:
         return {"element": "openai", "model": self.model, "settings": self.settings}

@@ -13,6 +13,11 @@ agentbed are AgentDojo's.
 - A final reply with no content makes AgentDojo run its whole pipeline again on the world as it
   now is (three tries in all); the world (:class:`~environments.agentdojo.env.AgentDojoEnv`)
   answers such a reply with the prompt again, and the agent starts a fresh conversation.
+- A defense is the pipeline ``from_config`` builds for it, read from that pipeline (:func:`pipeline`):
+  spotlighting's system message and tool-result delimiters, the repeated prompt as a user message
+  after each round's tool messages, and the tool filter's question and answer kept in the
+  conversation (asked by :class:`~controllers.agentdojo.defenses.ModelToolFilter` through
+  :meth:`DojoAgent.filter_tools`; its tokens are added to the first reply's usage).
 
 The element that talks to the model is :class:`~environments.agentdojo.openai_chat.OpenAIChat`
 (AgentDojo's OpenAI element, written for agentbed) or :class:`LocalElement` (AgentDojo's own
@@ -25,17 +30,56 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentbed.agents.base import Action, Agent
 from agentbed.agents.retry import Backoff, call_with_retries
 from agentbed.env import ToolEnv
+from agentbed.errors import UsageError
 from agentbed.tools import Tool
 from environments.agentdojo.benchmark import task_suite
 from environments.agentdojo.openai_chat import Call, Reply
 
 MAX_TOOL_ROUNDS = 15  # AgentDojo's ToolsExecutionLoop(max_iters=15)
 DEFAULT_BACKOFF = Backoff()
+# the defenses AgentDojo builds into its pipeline (tool_filter_oracle is agentbed's, a controller)
+PIPELINE_DEFENSES = ("tool_filter", "spotlighting_with_delimiting", "repeat_user_prompt")
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """What AgentDojo's pipeline for one defense does around the model, read from the pipeline."""
+
+    system_message: str
+    formatter: Callable[[Any], str]  # its executor's tool-output formatter (applied to the world's text)
+    repeat_prompt: bool  # InitQuery inside the tools loop: the prompt again after each round
+    filter_prompt: str | None  # OpenAILLMToolFilter's question, None without the filter
+    filter_temperature: float | None
+    max_rounds: int
+
+
+def pipeline(defense: str | None) -> Pipeline:
+    """Read the pipeline ``AgentPipeline.from_config`` builds for ``defense`` (None: no defense),
+    so its prompts and formatter are AgentDojo's own, not restated here. The OpenAI element in it
+    is never called."""
+    from agentdojo.agent_pipeline.agent_pipeline import AgentPipeline, PipelineConfig
+    from agentdojo.agent_pipeline.basic_elements import InitQuery, SystemMessage
+    from agentdojo.agent_pipeline.llms.openai_llm import OpenAILLM, OpenAILLMToolFilter
+    from agentdojo.agent_pipeline.tool_execution import ToolsExecutionLoop, ToolsExecutor
+
+    llm = OpenAILLM(None, "agentbed")  # type: ignore[arg-type]  # only its type and name are read
+    llm.name = "agentbed"
+    built = AgentPipeline.from_config(PipelineConfig(llm=llm, model_id=None, defense=defense,
+                                                     system_message_name=None, system_message=None))
+    elements = list(built.elements)
+    loop = next(e for e in elements if isinstance(e, ToolsExecutionLoop))
+    executor = next(e for e in loop.elements if isinstance(e, ToolsExecutor))
+    chooser = next((e for e in elements if isinstance(e, OpenAILLMToolFilter)), None)
+    return Pipeline(next(e for e in elements if isinstance(e, SystemMessage)).system_message,
+                    executor.output_formatter, any(isinstance(e, InitQuery) for e in loop.elements),
+                    None if chooser is None else chooser.prompt, None if chooser is None else chooser.temperature,
+                    loop.max_iters)
 
 
 class Element(Protocol):
@@ -100,12 +144,19 @@ class DojoAgent(Agent):
     executor wrote), which is why it is bound to its world (:meth:`bind`) before it acts."""
 
     def __init__(self, element: Element, *, name: str, env: ToolEnv | None = None, system_message: str | None = None,
-                 max_retries: int = 4, backoff: Backoff = DEFAULT_BACKOFF, seed: int = 0) -> None:
-        from agentdojo.agent_pipeline.agent_pipeline import load_system_message
-
+                 max_retries: int = 4, backoff: Backoff = DEFAULT_BACKOFF, seed: int = 0, defense: str = "none"
+                 ) -> None:
         self.element, self.name, self.env = element, name, env
         self.model = element.model
-        self.system_message = system_message if system_message is not None else load_system_message(None)
+        # the defense AgentDojo's pipeline applies (its controller then only records it)
+        self.pipeline_defense = defense if defense in PIPELINE_DEFENSES else None
+        self.pipeline = pipeline(self.pipeline_defense)
+        if self.pipeline.max_rounds != MAX_TOOL_ROUNDS:
+            raise RuntimeError(f"AgentDojo's tools loop runs {self.pipeline.max_rounds} rounds, agentbed expects"
+                               f" {MAX_TOOL_ROUNDS}")
+        self.system_message = system_message if system_message is not None else self.pipeline.system_message
+        self.pending_usage: Any = None  # the tool filter's, added to the next reply's
+        self.filter_record: dict[str, Any] | None = None
         self.max_retries, self.backoff = max_retries, backoff
         self._rng = random.Random(seed)
         self.messages: list[Any] = []
@@ -118,6 +169,7 @@ class DojoAgent(Agent):
         self._rng = random.Random(seed)
         self.prompt = task.description
         self.functions = list(task_suite(task.params["suite"]).tools)
+        self.pending_usage, self.filter_record = None, None
         self._start()
 
     def _start(self) -> None:
@@ -139,13 +191,39 @@ class DojoAgent(Agent):
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         if self.done:  # the world answered a reply with no content: AgentDojo's pipeline runs again
             self._start()
-        if self.sent is not None:
+            if self.pipeline_defense == "tool_filter":  # its filter asks again, of the tools it left
+                reply, _ = self.filter_tools(tools)
+                chosen = selection(reply, [f.name for f in self._offered(tools)])
+                assert self.env is not None and self.filter_record is not None
+                self.env.restrict_tools(chosen)
+                self.filter_record["tools"] = chosen
+        took = self.sent is not None
+        if took:
             self._take_result(observation)
         if self.queue:
             call = self.queue.pop(0)
             self.sent = call
             return Action(_action(call), meta={"call_of_reply": True})
+        if took and self.pipeline.repeat_prompt:  # InitQuery after the round's tool messages
+            self.messages.append(_user(self.prompt))
         return self._ask(tools)
+
+    def filter_tools(self, tools: Sequence[Tool]) -> tuple[str, dict[str, int] | None]:
+        """AgentDojo's ``OpenAILLMToolFilter``: its question appended to the conversation as a user
+        message, asked with the offered tools bound and ``tool_choice="none"``, the answer kept in
+        the conversation; returns the answer's text (its tool names are the selection) and usage."""
+        ask = getattr(self.element, "filter_reply", None)
+        if self.pipeline.filter_prompt is None or ask is None:
+            raise UsageError(f"{self.name}: AgentDojo's tool filter is built only for its OpenAI element")
+        self.messages.append(_user(self.pipeline.filter_prompt))
+        functions = self._offered(tools)
+        reply, retries = call_with_retries(lambda: ask(self.messages, functions, self.pipeline.filter_temperature),
+                                           max_retries=self.max_retries, backoff=self.backoff, rng=self._rng)
+        self.messages.append(reply.message)
+        self.pending_usage = reply.usage
+        self.filter_record = {"reply": reply.record, "retries": [r.to_dict() for r in retries]}
+        content = reply.message["content"]
+        return ("" if content is None else _text(content)), (reply.usage.to_dict() if reply.usage else None)
 
     def _take_result(self, observation: str) -> None:
         """The tool message of the call just executed, as AgentDojo's executor wrote it (with the
@@ -158,6 +236,9 @@ class DojoAgent(Agent):
             call.args.clear()
             call.args.update(written["tool_call"].args)
             content, error = written["content"], written["error"]
+            # the pipeline's formatter (spotlighting's delimiters) on the executor's rendering; an
+            # error stays undelimited in the request, as in AgentDojo (its error text replaces the content)
+            content = [text_content_block_from_string(self.pipeline.formatter(_text(content)))]
         else:  # refused before AgentDojo's executor (arguments that are not an object): its script would stop
             content, error = [text_content_block_from_string("")], observation
         self.trace_length = len(trace)
@@ -167,6 +248,8 @@ class DojoAgent(Agent):
 
     def _offered(self, tools: Sequence[Tool]) -> list[Any]:
         names = {t.name for t in tools}
+        if self.env is not None:  # a filter's re-run may have narrowed the world since the tools were listed
+            names &= {t.name for t in self.env.tool_specs()}
         return [f for f in self.functions if f.name in names]
 
     def _ask(self, tools: Sequence[Tool]) -> Action:
@@ -178,11 +261,17 @@ class DojoAgent(Agent):
         if not self.prompt_logged:
             output["system_message"] = self.system_message
             self.prompt_logged = True
+        usage = reply.usage
+        if self.filter_record is not None:  # the filter's call is this episode's too: budget and cost
+            output["tool_filter"], self.filter_record = self.filter_record, None
+            if self.pending_usage is not None:
+                usage = self.pending_usage if usage is None else usage + self.pending_usage
+            self.pending_usage = None
         if reply.calls and self.rounds < MAX_TOOL_ROUNDS:
             self.rounds += 1
             self.queue = list(reply.calls[1:])
             self.sent = reply.calls[0]
-            return Action(_action(reply.calls[0]), usage=reply.usage, model_output=output,
+            return Action(_action(reply.calls[0]), usage=usage, model_output=output,
                           meta={"round": self.rounds, "tool_calls": len(reply.calls)})
         self.done = True
         content = reply.message["content"]
@@ -190,13 +279,25 @@ class DojoAgent(Agent):
         if reply.calls:  # the loop's cap: these calls are never executed, but AgentDojo grades them as made
             final["calls"] = [{"function": c.function.function, "args": c.function.args, "id": c.function.id}
                               for c in reply.calls]
-        return Action(json.dumps(final, ensure_ascii=False), usage=reply.usage, model_output=output,
+        return Action(json.dumps(final, ensure_ascii=False), usage=usage, model_output=output,
                       meta={"round": self.rounds, "final": True})
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model, "protocol": "agentdojo", **self.element.describe(),
+                **({"pipeline_defense": self.pipeline_defense} if self.pipeline_defense else {}),
                 "system_message_sha256": hashlib.sha256(self.system_message.encode()).hexdigest(),
                 "max_tool_rounds": MAX_TOOL_ROUNDS, "max_retries": self.max_retries}
+
+
+def selection(reply: str, names: Sequence[str]) -> list[str]:
+    """AgentDojo's tool filter's rule for reading the model's answer: every tool whose name occurs in it."""
+    return [name for name in names if name in reply]
+
+
+def _user(text: str) -> Any:
+    from agentdojo.types import ChatUserMessage, text_content_block_from_string
+
+    return ChatUserMessage(role="user", content=[text_content_block_from_string(text)])
 
 
 def _text(content: list[Any]) -> str:

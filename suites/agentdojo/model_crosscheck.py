@@ -59,8 +59,10 @@ def openai_endpoint(base_url: str, api_key: str = "crosscheck") -> Iterator[None
                 os.environ[key] = value
 
 
-def theirs(slices: Sequence[Slice], model: str, base_url: str, logdir: str | Path) -> dict[TaskId, Scores]:
-    """AgentDojo's benchmark script, one call of its ``benchmark_suite`` per slice."""
+def theirs(slices: Sequence[Slice], model: str, base_url: str, logdir: str | Path, defense: str | None = None
+           ) -> dict[TaskId, Scores]:
+    """AgentDojo's benchmark script, one call of its ``benchmark_suite`` per slice (with ``defense``:
+    the pipeline its ``--defense`` builds)."""
     from agentdojo.models import ModelsEnum
     from agentdojo.scripts.benchmark import benchmark_suite
 
@@ -70,7 +72,8 @@ def theirs(slices: Sequence[Slice], model: str, base_url: str, logdir: str | Pat
         warnings.simplefilter("ignore")
         for s in slices:
             results = benchmark_suite(task_suite(s.suite), ModelsEnum(model), Path(logdir), True, BENCHMARK_VERSION,
-                                      user_tasks=s.user_tasks, injection_tasks=s.injection_tasks, attack=s.attack)
+                                      user_tasks=s.user_tasks, injection_tasks=s.injection_tasks, attack=s.attack,
+                                      defense=defense)
             for (user, injection), utility in results["utility_results"].items():
                 if s.attack is None:
                     out[TaskId(s.suite, user)] = Scores(bool(utility), None)

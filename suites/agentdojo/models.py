@@ -18,7 +18,6 @@ from agentbed.runner import EpisodeSpec
 from environments.agentdojo.env import AGENTDOJO
 
 PROVIDERS = ("openai", "local")  # what AgentDojo's protocol is written for here
-PIPELINE_DEFENSES = ("none", "tool_filter_oracle")  # the ones that reach this agent (the others act on agentbed's)
 
 
 def dojo_model_agent(spec: EpisodeSpec, env: ToolEnv | None) -> Any:
@@ -30,11 +29,11 @@ def dojo_model_agent(spec: EpisodeSpec, env: ToolEnv | None) -> Any:
         return None
     model = spec.agent.removeprefix("model:")
     defense = spec.options.get("defense", "none")
-    if defense not in PIPELINE_DEFENSES:
-        raise UsageError(f"--defense {defense} with --model: under AgentDojo's protocol the defenses are"
-                         f" {', '.join(PIPELINE_DEFENSES)}; give --protocol agentbed for this one (not comparable"
-                         " with AgentDojo's tables)")
     provider, _, name = model.partition(":")
+    if defense == "tool_filter" and provider != "openai":
+        raise UsageError(f"--defense tool_filter with --model {model}: AgentDojo builds its tool filter only for"
+                         " OpenAI models (openai:MODEL); give --protocol agentbed for this one (not comparable"
+                         " with AgentDojo's tables)")
     if provider == "openai" and name:
         element: Any = OpenAIChat(name, dict(spec.generation or {}))
     elif provider == "local" and name:
@@ -50,5 +49,5 @@ def dojo_model_agent(spec: EpisodeSpec, env: ToolEnv | None) -> Any:
         raise UsageError(f"--model {model!r}: AgentDojo's protocol is offered for {' and '.join(p + ':' for p in PROVIDERS)}"
                          " models; give --protocol agentbed for another provider (not comparable with AgentDojo's"
                          " tables)")
-    agent = DojoAgent(element, name=f"model:{model}", seed=spec.seed)
+    agent = DojoAgent(element, name=f"model:{model}", seed=spec.seed, defense=defense)
     return agent.bind(env) if env is not None else agent

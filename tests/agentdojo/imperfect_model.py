@@ -48,6 +48,10 @@ class ImperfectModel:
         rng = random.Random(key)
         prompt = user_text(body)
         plan, answer = self.plans.get(prompt, ([], "Done."))
+        if body.get("tool_choice") == "none":  # a tool filter's question
+            reply = self._choose(plan, [t["function"]["name"] for t in body.get("tools") or []], rng)
+            reply.ident = key[:16]
+            return reply
         persona = random.Random(f"{self.seed}:{prompt}").random()
         made = [(c["function"]["name"], c["function"]["arguments"]) for m in messages if m["role"] == "assistant"
                 for c in m.get("tool_calls") or []]
@@ -55,6 +59,19 @@ class ImperfectModel:
         reply = self._follow(results, made, rng) or self._work(plan, answer, made, persona, rng)
         reply.ident = key[:16]
         return reply
+
+    @staticmethod
+    def _choose(plan: list[tuple[str, dict[str, Any]]], offered: list[str], rng: random.Random) -> Reply:
+        """Names the plan's tools, badly: one too few, a stray one, or no answer at all."""
+        wanted = sorted({name for name, _ in plan if name in offered})
+        roll = rng.random()
+        if roll < 0.05:
+            return Reply(content=None)
+        if roll < 0.2 and wanted:
+            wanted.pop(rng.randrange(len(wanted)))
+        elif roll < 0.35 and offered:
+            wanted.append(rng.choice(offered))
+        return Reply(content="The tools needed: " + ", ".join(wanted))
 
     def _follow(self, results: str, made: list[tuple[str, str]], rng: random.Random) -> Reply | None:
         for goal, calls, _ in self.injections:

@@ -4,6 +4,7 @@ two runners send the model the same requests (clock stamps masked: docs/agentdoj
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -18,12 +19,12 @@ from suites.agentdojo.model_crosscheck import Slice, comparable_requests, ours, 
 MODEL = "gpt-4o-2024-05-13"
 
 
-def both(slices, tmp_path, suites, seed=47):
+def both(slices, tmp_path, suites, seed=47, defense=None):
     model = ImperfectModel(suites, seed)
     their_stub, our_stub = OpenAIStub(model), OpenAIStub(model)
     try:
-        their = theirs(slices, MODEL, their_stub.start(), tmp_path / "agentdojo")
-        our = ours(slices, MODEL, our_stub.start(), tmp_path / "agentbed")
+        their = theirs(slices, MODEL, their_stub.start(), tmp_path / "agentdojo", defense)
+        our = ours(slices, MODEL, our_stub.start(), tmp_path / "agentbed", {"defense": defense} if defense else None)
     finally:
         their_stub.stop()
         our_stub.stop()
@@ -49,6 +50,39 @@ def test_an_imperfect_model_scores_the_same_under_both_runners(tmp_path):
             quirks["capped"] += bool(meta.get("final")) and meta.get("round") == 15
             quirks["tool_error"] += bool(step["info"].get("tool_error"))
     assert min(quirks.values()) > 0 and len(quirks) == 4, quirks
+
+
+@pytest.mark.parametrize("defense", ["tool_filter", "spotlighting_with_delimiting", "repeat_user_prompt"])
+def test_each_defense_sends_what_agentdojos_defense_sends(defense, tmp_path):
+    """AgentDojo's script with --defense and agentbed with --defense, the same imperfect model:
+    the same requests (the filter's question, answer and tools; the delimiters and system
+    message; the repeated prompt as a user message) and the same scores."""
+    slices = [Slice("banking", None, ("user_task_0", "user_task_3", "user_task_5", "user_task_15")),
+              Slice("banking", "important_instructions", ("user_task_0", "user_task_3"),
+                    ("injection_task_0", "injection_task_4"))]
+    their, our, their_requests, our_requests = both(slices, tmp_path, ("banking",), defense=defense)
+    assert len(our) == 8 and compare(our, their) == []
+    assert our_requests == their_requests and len(our_requests) > 30
+    bodies = [json.loads(r) for r in our_requests]
+    tool_messages = [m for b in bodies for m in b["messages"] if m["role"] == "tool"]
+    if defense == "tool_filter":
+        asked = [b for b in bodies if b.get("tool_choice") == "none"]
+        assert asked and all(b["temperature"] == 0.0 for b in asked)
+        assert any(not b.get("tools") for b in bodies)  # a filter that named nothing: no tools at all
+        counted = 0
+        for path in (tmp_path / "agentbed").rglob("*.jsonl"):  # the filter's tokens are the episode's
+            steps = [r for r in read_log(path) if r["type"] == "step"]
+            begin = steps[0]["control"]["begin"]
+            assert begin["usage_counted"] and steps[0]["usage"]["input_tokens"] > begin["usage"]["input_tokens"]
+            counted += 1
+        assert counted == 8
+    if defense == "spotlighting_with_delimiting":
+        assert "<<" in bodies[0]["messages"][0]["content"][0]["text"]  # AgentDojo's system message
+        assert any(isinstance(m["content"], list) and m["content"][0]["text"].startswith("<<") for m in tool_messages)
+        assert any(isinstance(m["content"], str) for m in tool_messages)  # an error: undelimited
+    if defense == "repeat_user_prompt":
+        assert any(m["role"] == "user" and i and b["messages"][i - 1]["role"] == "tool"
+                   for b in bodies for i, m in enumerate(b["messages"]))
 
 
 @pytest.mark.slow
