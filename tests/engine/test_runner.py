@@ -118,3 +118,15 @@ def test_a_long_episode_id_is_shortened_with_a_digest_of_the_whole():
     assert len(a.episode_id) == MAX_EPISODE_ID and a.episode_id != b.episode_id
     assert a.episode_id == EpisodeSpec("s", "t", "a", 0, dict(long_options)).episode_id
     assert EpisodeSpec("vault", "echo", "oracle", 2).episode_id == "vault.echo.oracle.s2"
+
+
+def test_header_tools_are_the_episodes_own_after_another_tool_set_is_freed():
+    """The header's tool declarations are cached per tool set; a freed set's id, reused by a new
+    tool, must never serve the old declarations (CPython reuses freed memory at once)."""
+    from agentbed.runner import _tool_dicts
+    from agentbed.tools import Tool
+
+    for i in range(300):
+        tools = [Tool(f"t{i}", "a tool")]  # the old id-keyed cache answered "t0" from i = 1 on
+        assert _tool_dicts(tools)[0]["name"] == f"t{i}"
+        del tools
