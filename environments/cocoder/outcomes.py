@@ -6,7 +6,9 @@ time limit. So every sandboxed pytest run also loads a small plugin (:data:`PLUG
 one JSON line per test report, as it happens, to a file beside the tree: the test's id, its
 phase and outcome, and for a failure the ``file:line`` frames of its traceback (pytest's own
 ``longreprtext`` in ``--tb=short``, never coloured). :func:`read_outcomes` turns that file back
-into counts and crash locations; a run that timed out still has the tests it finished.
+into counts and crash locations; a run that timed out still has the tests it finished, and the
+test(s) it was running when killed: the plugin also writes a line as each test starts (its file,
+absolute), and a started test without a teardown report is one the kill cut off.
 
 The plugin is warning-clean under the repository's ``filterwarnings = error``: it closes what it
 opens and uses only plain hooks that exist since pytest 3.
@@ -40,6 +42,7 @@ _state = {}
 
 def pytest_configure(config):
     _state["out"] = open(_PATH, "a", encoding="utf-8")
+    _state["root"] = str(getattr(config, "rootpath", None) or config.rootdir)
 
 
 def pytest_unconfigure(config):
@@ -63,6 +66,14 @@ def _record(report, when):
                 frames.append([found.group(1), int(found.group(2))])
     out.write(json.dumps({"id": report.nodeid, "when": when, "outcome": outcome, "frames": frames}) + "\\n")
     out.flush()
+
+
+def pytest_runtest_logstart(nodeid, location):
+    out = _state.get("out")
+    if out is not None:
+        path = os.path.join(_state["root"], location[0])
+        out.write(json.dumps({"id": nodeid, "when": "start", "outcome": "", "file": path}) + "\\n")
+        out.flush()
 
 
 def pytest_runtest_logreport(report):
@@ -91,6 +102,7 @@ class Outcomes:
     skipped: int = 0
     finished: int = 0  # tests whose call phase (or skip) was reported: what a cut-off run got through
     frames: tuple[tuple[tuple[str, int], ...], ...] = ()  # per failed report, its file:line frames in order
+    running: tuple[tuple[str, str], ...] = ()  # (test id, its file) started and never torn down: cut off by a kill
 
     @property
     def recorded(self) -> bool:
@@ -103,12 +115,18 @@ def read_outcomes(text: str) -> Outcomes:
     by a kill is ignored."""
     passed = failed = errors = skipped = finished = 0
     frames: list[tuple[tuple[str, int], ...]] = []
+    started: dict[str, str] = {}  # test id -> file, until its teardown is reported
     for line in text.splitlines():
         try:
             rec = json.loads(line)
             when, outcome = rec["when"], rec["outcome"]
         except (ValueError, KeyError, TypeError):
             continue
+        if when == "start":
+            started[str(rec["id"])] = str(rec.get("file", ""))
+            continue
+        if when == "teardown":
+            started.pop(str(rec["id"]), None)
         if outcome == "failed":
             frames.append(tuple((str(p), int(n)) for p, n in rec.get("frames", [])))
             if when == "call":
@@ -121,4 +139,4 @@ def read_outcomes(text: str) -> Outcomes:
             skipped += 1
         if when == "call" or (outcome == "skipped" and when == "setup"):
             finished += 1
-    return Outcomes(passed, failed, errors, skipped, finished, tuple(frames))
+    return Outcomes(passed, failed, errors, skipped, finished, tuple(frames), tuple(started.items()))

@@ -110,6 +110,7 @@ class TestReport:
     crash_files: tuple[str, ...] = ()  # where failing tests crashed: the leader's repair targets
     crash_lines: tuple[tuple[str, int], ...] = ()  # the same, with line numbers (to find the function)
     finished: int = 0  # tests the run reported (the outcomes plugin): what a timed-out run got through
+    running: tuple[tuple[str, str], ...] = ()  # (test id, file in the tree) a kill cut off: where a timeout hung
 
     def pass_rate(self, total: int) -> float:
         return min(1.0, self.passed / total) if total else 0.0
@@ -153,7 +154,8 @@ def pytest_argv(tests: str, *plugins: str) -> list[str]:
 def report_of(outcome: ExecOutcome) -> TestReport:
     """What a pytest run in the sandbox says: its counts and where failing tests crashed. The
     counts are pytest's closing line; where there is none (the run was cut off, or the terminal
-    plugin prints none) the outcomes plugin's; crash locations come from both."""
+    plugin prints none) the outcomes plugin's; crash locations come from both, and the tests a
+    kill cut off (their files) from the plugin."""
     stdout = strip_ansi(outcome.stdout)
     recorded = read_outcomes(outcome.records)
     c = parse_pytest_summary(stdout)
@@ -161,9 +163,10 @@ def report_of(outcome: ExecOutcome) -> TestReport:
         c = {"passed": recorded.passed, "failed": recorded.failed, "errors": recorded.errors,
              "skipped": recorded.skipped}
     lines = tuple(sorted(set(crash_lines(stdout)) | set(recorded_crash_lines(recorded))))
+    running = tuple((test, path) for test, file in recorded.running if (path := _in_tree(file)) is not None)
     return TestReport(c["passed"], c["failed"], c["errors"], c["skipped"], outcome.status, outcome.backend,
                       (stdout + strip_ansi(outcome.stderr))[-3000:], tuple(sorted({p for p, _ in lines})), lines,
-                      recorded.finished)
+                      recorded.finished, running)
 
 
 def recorded_crash_lines(recorded: Outcomes) -> tuple[tuple[str, int], ...]:

@@ -10,6 +10,9 @@ the last line inside the tree where it crashed; from there, back to the unit who
   defines it broke), so the units of those modules, and the module's own unit if it has one;
 - a line in a test file (an assertion on a wrong value): every unit of the modules the test file
   imports, re-exports followed.
+A test the time limit cut off (it was running when pytest was killed: it hung or was too slow)
+has no crash line; its file points as a crash in it would: a test file at the modules it imports,
+a package module (a doctest) at its own units.
 """
 
 from __future__ import annotations
@@ -34,8 +37,12 @@ def repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestRe
     for node in graph:
         units.setdefault(plan.module_of(node), []).append(node)
     targets: set[str] = set()
-    tests = [task.tree / p for p in sorted(lines.keys() - by_file.keys()) if p.endswith(".py") and (task.tree / p).is_file()]
+    running = {path for _, path in report.running}
+    tests = [task.tree / p for p in sorted((lines.keys() | running) - by_file.keys())
+             if p.endswith(".py") and (task.tree / p).is_file()]
     asserted = modules_used_by(tests, task.tree / task.package) if tests else set()
+    for path in sorted(running & by_file.keys()):
+        targets |= set(units.get(by_file[path].module, []))
     for path in sorted(lines.keys() & by_file.keys()):
         mt = by_file[path]
         source = final.get(mt.module, mt.skeleton)
@@ -61,16 +68,28 @@ def _units_at(plan: Plan, nodes: list[str], source: str, line: int) -> set[str]:
 
 
 def test_facts(report: TestReport) -> dict[str, object]:
-    """What a repair round was asked on: the test run's status (a timeout is one) and counts."""
+    """What a repair round was asked on: the test run's status (a timeout is one), counts and the
+    tests a kill cut off."""
     return {"status": report.status, "passed": report.passed, "failed": report.failed, "errors": report.errors,
-            "finished": report.finished}
+            "finished": report.finished, "running": [test for test, _ in report.running]}
+
+
+def repair_request(report: TestReport) -> str:
+    """What the leader tells an agent whose unit a failing or cut-off test points at."""
+    failing = f"{report.failed + report.errors} tests fail; failing tests crash in this module."
+    if report.status == "timeout":
+        cut = ", ".join(test for test, _ in report.running) or "no test"
+        failing = (f"The test run hit its time limit after {report.finished} tests, while running {cut}; "
+                   f"{report.failed + report.errors} tests fail. The failing or cut-off tests point at this module.")
+    return f"{failing} Rewrite your part of it completely."
 
 
 def no_target_reason(report: TestReport) -> str:
     """Why failing tests got no repair request, for the manifest and the console (never silent)."""
     if report.status == "timeout" and not report.failed + report.errors:
-        return (f"the test run timed out after {report.finished} tests with no failure reported: "
-                "nothing to point a repair at")
+        cut = ", ".join(test for test, _ in report.running) or "no test"
+        return (f"the test run timed out after {report.finished} tests with no failure reported, while running "
+                f"{cut}: nothing written by the team to point a repair at")
     if not report.failed + report.errors:
         return f"pytest reported no failing test (status {report.status}) but fewer passed than the reference"
     return (f"{report.failed + report.errors} failing tests crashed outside the code the team wrote "

@@ -111,8 +111,12 @@ def run_notes(records: list[dict[str, Any]]) -> list[str]:
     timed_out = [r for r in ok if r["metrics"].get("test_status") == "timeout"]
     if timed_out:  # the tests that finished count; the ones cut off count as not passed
         finished = sorted({int(r["metrics"].get("tests_finished", 0)) for r in timed_out})
+        cut = sorted({t for r in timed_out for t in r["metrics"].get("tests_cut_off", [])})
         notes.append(f"{len(timed_out)} of {len(ok)} runs' final test runs hit the sandbox's time limit after "
-                     f"{finished[0]}-{finished[-1]} tests: their pass rate counts the tests that finished and passed.")
+                     f"{finished[0]}-{finished[-1]} tests" + (f", cut off while running {', '.join(cut[:3])}"
+                                                              + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
+                                                              if cut else "")
+                     + ": their pass rate counts the tests that finished and passed.")
     for r in ok:
         if r["metrics"].get("unrepaired"):
             notes.append(f"{r['task']} {(r.get('labels') or ['?'])[0]} seed {r['seed']}: failing tests got no repair "

@@ -40,7 +40,7 @@ from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 from suites.cocoder.gate import TurnGate, run_gated
-from suites.cocoder.repairs import no_target_reason, repair_targets, test_facts
+from suites.cocoder.repairs import no_target_reason, repair_request, repair_targets, test_facts
 from suites.cocoder.summary import COST_MODEL_SENTENCE
 
 # how a dependency reaches a turn when the turn is shown the text its writer wrote (so it waits for it)
@@ -293,8 +293,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         ends = [start]
         for worker in sorted({turn_of[m].worker for m in targets}):
             mods = [m for m in targets if turn_of[m].worker == worker]
-            request = (f"{report.failed + report.errors} tests fail; failing tests crash in this module. "
-                       "Rewrite your part of it completely.")
+            request = repair_request(report)
             # shown: the skeleton, what the agent wrote before and the request (no dependencies)
             turns = [{**_unit_fields(plan, m), "repair": request, "previous": ledger.written.get(m, ""),
                       "fresh_context": True, "missing_fraction": turn_of[m].missing_fraction,
@@ -330,7 +329,8 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
         "split_modules": len({p.module for p in plan.pieces.values() if p.definitions}), "failed_functions": len(ledger.failed),
         "untested_functions": sum(map(len, task.untested.values())),  # left as written: no test reaches them
         "provider_tokens": ledger.provider_tokens, "test_status": report.status, "sandbox": report.backend,
-        "tests_finished": report.finished, "unrepaired": unrepaired,
+        "tests_finished": report.finished, "tests_cut_off": [test for test, _ in report.running],
+        "unrepaired": unrepaired,
         "wall_seconds": time.perf_counter() - wall0}
     manifest = {"schema": MANIFEST_SCHEMA, "episode_id": ctx.team_id, "suite": suite, "task": task_name,
                 "seed": seed, "config": config.to_dict(), "groups": plan.groups, "agents": ledger.members,

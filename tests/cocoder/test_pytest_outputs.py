@@ -74,6 +74,7 @@ def test_reports_through_xdists_transport_give_the_same_targets(tmp_path):
         "def _rebuilt(report):\n    config = _config[0]\n"
         "    data = config.hook.pytest_report_to_serializable(config=config, report=report)\n"
         "    return config.hook.pytest_report_from_serializable(config=config, data=data)\n\n\n"
+        "def pytest_runtest_logstart(nodeid, location):\n    real.pytest_runtest_logstart(nodeid, location)\n\n\n"
         "def pytest_runtest_logreport(report):\n    real.pytest_runtest_logreport(_rebuilt(report))\n\n\n"
         "def pytest_collectreport(report):\n    real.pytest_collectreport(_rebuilt(report))\n", encoding="utf-8")
     records = tmp_path / OUTCOMES_FILE
@@ -89,12 +90,14 @@ def test_reports_through_xdists_transport_give_the_same_targets(tmp_path):
 
 def test_a_run_cut_off_by_the_time_limit_keeps_what_it_finished(sandbox, tmp_path):
     """A test that never ends: the sandbox's limit kills pytest before its closing line; the run
-    is a timeout with the tests it finished counted and its failures located."""
+    is a timeout with the tests it finished counted, its failures located and the test it was
+    running named (with its file: a repair target)."""
     tests = _repo(tmp_path, extra={"tests/test_z_hangs.py": "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"})
     report = run_tests(tmp_path, tests, timeout=12)
     assert report.status == "timeout"
     assert (report.passed, report.failed, report.finished) == (1, 2, 3)
     assert report.crash_lines == CRASHES
+    assert report.running == (("tests/test_z_hangs.py::test_hangs", "tests/test_z_hangs.py"),)
 
 
 def test_agentbeds_plugins_are_warning_clean_under_filterwarnings_error(sandbox, tmp_path):

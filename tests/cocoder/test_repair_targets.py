@@ -73,3 +73,38 @@ def test_a_crash_that_surfaces_in_an_importer_points_at_the_module_that_broke(sa
     report = sandboxed.run_tests(assemble(task, broken, tmp_path / "final"), task.tests)
     assert report.passed == 0 and ("tz/curried/__init__.py", 3) in report.crash_lines
     assert _repair_targets(task, plan, graph, report, broken) == ["tz.dicttoolz", "tz.functoolz"]
+
+
+# three modules, each with its test file; the files run in the order b, c, a
+TIMED = {
+    "pk/__init__.py": "",
+    "pk/a.py": "def slow():\n    value = 1\n    return value\n",
+    "pk/b.py": "def f():\n    value = 2\n    return value\n",
+    "pk/c.py": "def g():\n    value = 3\n    return value\n",
+    "tests/test_1_b.py": "from pk.b import f\n\n\ndef test_f():\n    assert f() == 2\n",
+    "tests/test_2_c.py": "from pk.c import g\n\n\ndef test_g():\n    assert g() == 3\n",
+    "tests/test_3_a.py": "from pk.a import slow\n\n\ndef test_slow():\n    assert slow() == 1\n",
+}
+
+
+def test_a_test_the_time_limit_cut_off_points_at_the_modules_it_uses(sandbox, tmp_path):
+    """A team's ``b`` returns a wrong value and its ``a`` never returns: pytest is killed while
+    ``test_slow`` runs. The run is a timeout with the two tests it finished; the failure points at
+    ``pk.b`` and the cut-off test at ``pk.a`` (before, the test running at the kill pointed nowhere
+    and ``pk.a`` was never asked to repair); ``pk.c`` passed and is left alone."""
+    from package_files import write_package
+
+    from environments.cocoder.tasks import assemble
+    from environments.cocoder.userrepo import repo_task_id
+    from suites.cocoder.repairs import repair_request
+
+    write_package(tmp_path / "repo", TIMED)
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    graph, plan, _ = plan_team(task, TeamConfig(granularity="file"), 0)
+    broken = {"pk.a": "import time\n\n\ndef slow():\n    time.sleep(600)\n", "pk.b": "def f():\n    return 5\n",
+              "pk.c": task.modules["pk.c"].reference}
+    report = sandboxed.run_tests(assemble(task, broken, tmp_path / "final"), task.tests, timeout=15)
+    assert report.status == "timeout" and (report.passed, report.failed, report.finished) == (1, 1, 2), report.tail
+    assert report.running == (("tests/test_3_a.py::test_slow", "tests/test_3_a.py"),)
+    assert _repair_targets(task, plan, graph, report, broken) == ["pk.a", "pk.b"]
+    assert "time limit after 2 tests, while running tests/test_3_a.py::test_slow" in repair_request(report)
