@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import re
+import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
@@ -266,19 +267,21 @@ def _provenance(suite: str) -> dict[str, Any]:
 # declarations to a new one); bounded, oldest first out, as environments may build tools per episode.
 _TOOL_DICTS: dict[tuple[int, ...], tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
 _TOOL_DICTS_MAX = 256
+_TOOL_DICTS_LOCK = threading.Lock()
 
 
 def _tool_dicts(tools: list[Any]) -> list[dict[str, Any]]:
     """Tool declarations for the log header, built once per tool set (tools are immutable)."""
     key = tuple(id(t) for t in tools)
-    cached = _TOOL_DICTS.get(key)
-    if cached is not None and all(a is b for a, b in zip(cached[0], tools, strict=True)):
-        return cached[1]
-    if len(_TOOL_DICTS) >= _TOOL_DICTS_MAX:
-        del _TOOL_DICTS[next(iter(_TOOL_DICTS))]
-    dicts = [t.to_dict() for t in tools]
-    _TOOL_DICTS[key] = (tuple(tools), dicts)
-    return dicts
+    with _TOOL_DICTS_LOCK:  # episodes of a CoCoder team run in threads of one process
+        cached = _TOOL_DICTS.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], tools, strict=True)):
+            return cached[1]
+        if len(_TOOL_DICTS) >= _TOOL_DICTS_MAX:
+            del _TOOL_DICTS[next(iter(_TOOL_DICTS))]
+        dicts = [t.to_dict() for t in tools]
+        _TOOL_DICTS[key] = (tuple(tools), dicts)
+        return dicts
 
 
 def _write_control(writer: TrajectoryWriter | None, step: int, proposed: Action, verdict: dict[str, Any] | None,
