@@ -55,7 +55,8 @@ class LLMExtractor:
 
         return cls(init_chat_model(model, temperature=0, **kwargs), relations)  # the provider's own limits
 
-    def __call__(self, documents: Sequence[Document]) -> list[Statement]:
+    def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
+        """Statements of ``documents``, one call per chunk (``context``: unused, each chunk is read alone)."""
         system = SystemMessage(PROMPT.format(relations=", ".join(sorted(self.relations))))
         out: list[Statement] = []
         for doc in documents:

