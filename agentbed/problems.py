@@ -54,9 +54,10 @@ KINDS: tuple[Kind, ...] = (
     _kind("budget", "cut short: the next model call could have crossed --max-cost or --max-tokens",
           "the cost so far (the summary's cost table); --resume --out DIR (with a higher --max-cost) runs "
           "these episodes again", r"\bBudgetExhausted\b"),
-    _kind("bad_response", "the provider answered with a malformed, empty or truncated body after every retry",
-          "what answers at the base URL (a proxy, gateway or server version that does not speak OpenAI's chat "
-          "completions); --resume --retry-errors runs these episodes again", r"\bBadResponse\b"),
+    _kind("bad_response", "the provider answered with a malformed, empty or truncated reply after every retry",
+          "what answers at the base URL (a proxy, gateway or server version that does not speak the provider's "
+          "API) and the provider package's version; --resume --retry-errors runs these episodes again",
+          r"\bBadResponse\b"),
     _kind("model_not_found", "the provider does not know the model (HTTP 404)",
           "the model name after 'provider:' and that the base URL serves it", r"NotFoundError",
           r"\bError code: 404\b", r"\(HTTP 404\)", r"model_not_found"),

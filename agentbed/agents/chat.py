@@ -50,12 +50,20 @@ from agentbed.agents.confidence import content_text, parse_confidence, risk_from
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
 from agentbed.agents.conversation import Awaiting, Conversation
 from agentbed.agents.generation import build_quietly
-from agentbed.agents.retry import Backoff, BadResponse, RetryRecord, call_with_retries, throttle_signal
+from agentbed.agents.retry import (
+    Backoff,
+    BadResponse,
+    RetryRecord,
+    call_with_retries,
+    is_unreadable_answer,
+    throttle_signal,
+)
 from agentbed.agents.toolcalls import (
     ResponseCapture,
     action_of_tool_reply,
     action_text,
     no_tool_action,
+    reply_problem,
     tool_calls_of,
     usage_of,
 )
@@ -286,8 +294,6 @@ class ChatAgent(Conversation, Agent):
             if self.failure_note:  # e.g. which local server failed, and its log
                 exc.add_note(self.failure_note)
             raise
-        if not isinstance(reply, AIMessage):
-            raise TypeError(f"{self.model}: expected an AIMessage from the model, got {type(reply).__name__}")
         captured = self.capture.take() if self.capture is not None else {}
         if self.cache is not None and key is not None:
             mine = CachedReply(message_to_dict(reply), dict(captured), tuple(r.to_dict() for r in retries))
@@ -317,6 +323,9 @@ class ChatAgent(Conversation, Agent):
                 problem = self.capture.problem() if self.capture is not None else None
                 if problem is not None:  # the client choked on a body that is no completion: the provider's fault
                     raise BadResponse(f"{self.model}: HTTP 200 with {problem}") from exc
+                if is_unreadable_answer(exc):
+                    raise BadResponse(f"{self.model}: an answer its client could not read: {type(exc).__name__}: "
+                                      f"{_first_error_line(exc)}") from exc
                 signal = throttle_signal(exc)
                 if signal is not None:
                     self.connections.throttled(*signal)
@@ -326,6 +335,9 @@ class ChatAgent(Conversation, Agent):
             usage = usage_of(reply)
             if usage is not None:
                 self.spend.paid(self.model, usage.input_tokens, usage.output_tokens)
+        problem = reply_problem(reply)  # any provider's malformed reply: its failure, retried, never a score
+        if problem is not None:
+            raise BadResponse(f"{self.model}: a reply that is no model's answer: {problem}")
         return reply
 
     def _cache_key(self, bound: Any) -> str:

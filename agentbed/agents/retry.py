@@ -8,7 +8,9 @@ failed attempt, and when it gives up the last exception propagates with a note l
 from __future__ import annotations
 
 import email.utils
+import json
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -26,6 +28,19 @@ class BadResponse(Exception):
     """The provider answered a call (HTTP 2xx) with a body that is no chat completion: empty, not
     JSON, cut short, or without a choice. Its failure, not the model's: retried like a 5xx, and an
     episode it ends is an errored one (kind ``bad_response``), never a failed attempt."""
+
+
+def is_unreadable_answer(exc: BaseException) -> bool:
+    """Whether a provider's client failed to read an answer rather than got an error: openai's or
+    anthropic's ``APIResponseValidationError`` (a body not of the documented shape) or undecodable
+    JSON. Only SDKs already imported are asked: one not imported raised nothing."""
+    if isinstance(exc, json.JSONDecodeError):
+        return True
+    for name in ("openai", "anthropic"):
+        kind = getattr(sys.modules.get(name), "APIResponseValidationError", None)
+        if isinstance(kind, type) and isinstance(exc, kind):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,64 @@ def tool_calls_of(message: AIMessage, captured: Mapping[str, str] | None = None)
     return sorted(calls, key=lambda c: rank.get(c.id, len(rank)) if isinstance(c.id, str) else len(rank))
 
 
+# Finish reasons with which a provider says the reply failed on its side (OpenRouter's "error",
+# Gemini's malformed function call), not that the model stopped.
+FAILED_FINISH = frozenset({"error", "malformed_function_call"})
+
+
+def finish_reason(message: AIMessage) -> str | None:
+    """Why the provider says generation stopped, under the key its LangChain integration uses."""
+    meta = message.response_metadata or {}
+    for key in ("finish_reason", "stop_reason", "done_reason"):
+        value = meta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def reply_problem(reply: Any) -> str | None:
+    """What makes a chat model's reply (any LangChain provider) no answer a model gave, or None: not
+    an AI message; a finish reason saying the provider failed; a tool call without a name, an
+    invalid one without argument text; OpenAI-format tool calls in ``additional_kwargs`` that are
+    not call objects, or whose argument text is no JSON while LangChain holds it as parsed; or
+    nothing at all (no text, no tool call) without a finish reason, as a cut stream arrives. What
+    the model wrote, however wrong (argument text that is no JSON, an empty answer it finished
+    with), stays the model's: the environment's observation, not this."""
+    if not isinstance(reply, AIMessage):
+        return f"a {type(reply).__name__} instead of an AI message"
+    finish = finish_reason(reply)
+    if finish is not None and finish.lower() in FAILED_FINISH:
+        return f"finish reason {finish!r}"
+    if any(not isinstance(c.get("name"), str) or not c.get("name") for c in [*reply.tool_calls, *reply.invalid_tool_calls]):
+        return "a tool call without a name"
+    if any(not isinstance(c.get("args"), str) for c in reply.invalid_tool_calls):
+        return "an invalid tool call without argument text"
+    raw = reply.additional_kwargs.get("tool_calls")
+    if raw is not None:
+        if not isinstance(raw, list) or not all(isinstance(c, dict) and isinstance(c.get("function"), dict)
+                                                and isinstance(c["function"].get("name"), str) for c in raw):
+            return "tool calls in additional_kwargs that are not {function: {name, arguments}} objects"
+        parsed = {c.get("id") for c in reply.tool_calls}
+        for c in raw:
+            text = c["function"].get("arguments")
+            if c.get("id") in parsed and isinstance(text, str) and text.strip() and not _parses(text):
+                return "a tool call whose argument text is no JSON but was parsed"
+    blank = all(isinstance(b, str) and not b.strip() or isinstance(b, dict) and b.get("type") == "text"
+                and not str(b.get("text") or "").strip() for b in reply.content) if isinstance(reply.content, list) \
+        else not reply.content.strip()
+    if blank and not reply.tool_calls and not reply.invalid_tool_calls and finish is None:
+        return "an empty reply without a finish reason"
+    return None
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def usage_of(message: AIMessage) -> Usage | None:
     meta = message.usage_metadata
     if not meta:
