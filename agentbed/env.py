@@ -68,7 +68,7 @@ class ToolEnv(gym.Env[str, str]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}  # gymnasium declares it per instance
-    tools: ClassVar[tuple[Tool, ...]] = ()
+    tools: tuple[Tool, ...] = ()  # the class's tools; a world whose tools depend on its task sets its own
     can_snapshot: ClassVar[bool] = True
     max_action_bytes: ClassVar[int] = DEFAULT_MAX_ACTION_BYTES
     invalid_action_cost: ClassVar[float] = 1.0

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from agentbed.problems import is_errored
 
@@ -26,8 +26,14 @@ def set_quiet(quiet: bool) -> None:
     _QUIET.set(quiet)
 
 
+class Step(Protocol):
+    """What :func:`steps` yields: called once per finished step, optionally naming it."""
+
+    def __call__(self, what: str = "") -> None: ...
+
+
 @contextmanager
-def steps(label: str, total: int) -> Iterator[Callable[[str], None]]:
+def steps(label: str, total: int) -> Iterator[Step]:
     """Yield ``done(what)``, to be called once per finished step of ``total``."""
     def nothing(what: str = "") -> None:
         return None
