@@ -240,7 +240,9 @@ def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, wh
         if given and given[0].options.get(name) != meta["options"].get(name):
             raise UsageError(f"--{name} contradicts {where}: field 'options.{name}' is {meta['options'].get(name)!r}")
     try:
-        known = suite.task_ids(suite.resolve_options(meta["options"]))
+        # a default run.json recorded (cocoder's --repo '') was given by no one: not checked as a value
+        recorded = {k: v for k, v in meta["options"].items() if k not in suite.options or v != suite.options[k].default}
+        known = suite.task_ids(suite.resolve_options(recorded))
     except SuiteError as exc:
         raise UsageError(f"{where}: field 'options': {exc}") from None
     for task in meta["tasks"]:

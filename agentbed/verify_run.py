@@ -12,6 +12,8 @@ against the episodes; and completeness ("incomplete: N of M"). Each failure is o
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,11 +21,11 @@ from typing import Any
 from agentbed import manifest as mf
 from agentbed.binding import mismatch
 from agentbed.errors import UsageError
-from agentbed.log import verify_and_read, verify_log_file
+from agentbed.log import verify_and_read
 from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
 from agentbed.seal import KEY_VAR, key_id, log_key
 from agentbed.store import RunStore, iter_index
-from agentbed.validate import InputError, read_json
+from agentbed.validate import MAX_LINE_BYTES, InputError, open_regular, read_json
 
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
 
@@ -78,7 +80,7 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     out.sealable = {eid: str(r.get("digest", "")) for eid, r in indexed.items()}
     layout = read_run(root)
     _logs(root, sealed, indexed, key, out, meta)
-    _strays(layout, expected, sealed, indexed, final, out)
+    _strays(layout, expected, sealed, indexed, final, out, str(meta.get("run_id", "")) if meta else "")
     if doc:
         _files(root, doc, indexed, out)
     finished = len(set(indexed) & expected)
@@ -171,8 +173,10 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
             out.add(f"{path}: missing (the log of {eid})")
             continue
         if path.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: its manifest ties its members' logs
-            if _team(path, sealed.get(eid) or record.get("digest") or "", key, out):
-                out.logs_ok += 1
+            problems = check_team(path, sealed.get(eid) or record.get("digest") or "", key, meta)
+            for problem in problems:
+                out.add(problem)
+            out.logs_ok += not problems
             continue
         result, records = verify_and_read(path, sealed.get(eid) or record.get("digest") or None, key)
         if not result.ok:
@@ -191,14 +195,9 @@ def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]]
         out.logs_ok += 1
 
 
-def _team(path: Path, digest: str, key: bytes | None, out: RunCheck) -> bool:
-    problems = check_team(path, digest, key)
-    out.problems.extend(problems)
-    return not problems
-
-
-def check_team(path: Path, digest: str | None, key: bytes | None) -> list[str]:
-    """A team manifest (CoCoder's unit): its own digest as recorded, then every member's log.
+def check_team(path: Path, digest: str | None, key: bytes | None, meta: dict[str, Any] | None = None) -> list[str]:
+    """A team manifest (CoCoder's unit): its own digest as recorded, then every member's log,
+    and (given run.json) each member header's run binding, as a single agent's log is checked.
     A malformed manifest or member log raises (bad input)."""
     if digest and mf.file_digest(path) != digest:
         return [f"{path}: differs from the digest the index and manifest recorded for it"]
@@ -208,20 +207,36 @@ def check_team(path: Path, digest: str | None, key: bytes | None) -> list[str]:
         if not log.is_file():
             problems.append(f"{path}: member log {member['log']} is missing")
             continue
-        result = verify_log_file(log, member.get("digest"), key)
-        if not result.ok:
-            problems.append(result.message(str(log)))
+        result, records = verify_and_read(log, member.get("digest"), key)
+        foreign = mismatch(records[0], meta) if result.ok and meta is not None and "run_id" in meta else ""
+        if not result.ok or foreign:  # a member log of another run (or other settings) is named like one
+            problems.append(result.message(str(log)) if not result.ok else f"{log}: {foreign} (a member of {path.name})")
     return problems
 
 
+def _unit_in_progress(path: Path, run_id: str) -> bool:
+    """A team member's log (``<unit>.w<N>[.repair<M>].jsonl``) whose header names this run: the
+    unit was cut short before its team manifest and index line were written (--resume re-runs it)."""
+    if not run_id or not re.search(r"\.w\d+(\.repair\d+)?$", path.stem):
+        return False
+    try:
+        with open_regular(path, what="trajectory log", inside=path.parent.parent) as fh:
+            header = json.loads(fh.readline(MAX_LINE_BYTES))
+    except (InputError, OSError, ValueError):
+        return False
+    bound = header.get("run") if isinstance(header, dict) else None
+    return isinstance(bound, dict) and bound.get("id") == run_id
+
+
 def _strays(layout: RunDirectory, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any],
-            final: bool, out: RunCheck) -> None:
+            final: bool, out: RunCheck, run_id: str = "") -> None:
     """Logs of no planned episode; once the manifest is final, also logs it does not seal (a
     resume would not re-run them) and any other JSON or JSONL file it does not seal (outside the
     folders export and branch write later), since a reader might take it for the run's."""
     members = {p.stem for p in member_logs(layout.root, list(indexed.values()))}
     known = set(sealed) | set(indexed) | members
-    strays = [p for p in layout.episode_logs() if p.stem not in known and (p.stem not in expected or final)]
+    strays = [p for p in layout.episode_logs() if p.stem not in known and (p.stem not in expected or final)
+              and (final or not _unit_in_progress(p, run_id))]
     for path in strays[:MAX_LISTED]:
         out.add(f"{path}: stray log: " + ("no episode of the run's plan" if path.stem not in expected
                                           else "not sealed by the final manifest (added after the run?)"))

@@ -41,7 +41,7 @@ def run_team_unit(spec: EpisodeSpec, run_dir: Path) -> EpisodeRecord:
     config = config_from_options(spec.options, spec.agent)
     out = Path(run_dir) / "episodes"
     record = run_team(resolve_task(spec.task, spec.options), config, spec.seed, out, suite=spec.suite,
-                      episode_id=spec.episode_id).record
+                      episode_id=spec.episode_id, run=spec.run).record
     record.task = spec.task
     record.log = str(Path(record.log).relative_to(run_dir)) if Path(record.log).is_relative_to(run_dir) else record.log
     return record

@@ -207,6 +207,7 @@ class _RunContext:
     team_id: str
     out_dir: Path
     agent_factory: Callable[[int], Agent] | None
+    run: dict[str, Any]  # the run the team's unit belongs to, in every member's header (agentbed.binding)
 
 
 def file_stem(team_id: str, limit: int = 150) -> str:
@@ -227,7 +228,8 @@ def _run_agent(ctx: _RunContext, worker: int, turns: list[dict[str, Any]], round
     env.gate = gate
     salt = worker + 1000 * round_  # a repair draws fresh randomness
     agent = ctx.agent_factory(worker) if ctx.agent_factory else _make_coder(config, ctx.seed, salt)
-    spec = EpisodeSpec(ctx.suite, ctx.task, config.coder, ctx.seed, {**ctx.options, "worker": worker, "round": round_})
+    spec = EpisodeSpec(ctx.suite, ctx.task, config.coder, ctx.seed, {**ctx.options, "worker": worker, "round": round_},
+                       run=ctx.run)
     stem = file_stem(ctx.team_id)
     log_path = ctx.out_dir / (f"{stem}.w{worker}.jsonl" if round_ == 0 else f"{stem}.w{worker}.repair{round_}.jsonl")
     record = run_episode(env, agent, spec, budget=Budget(max_steps=2 * len(turns) + 4),
@@ -256,12 +258,15 @@ def _write_phase(ctx: _RunContext, ledger: _Ledger, graph: nx.DiGraph, plan: Pla
 
 def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, suite: str = "cocoder",
              tests: TestCache | None = None, agent_factory: Callable[[int], Agent] | None = None,
-             episode_id: str | None = None) -> TeamResult:
+             episode_id: str | None = None, run: dict[str, Any] | None = None) -> TeamResult:
     """Run one team on one task with one seed; logs and the manifest go to ``out_dir``.
 
     The write phase follows the plan; then, for up to ``config.repair_rounds`` rounds, the leader
     runs the tests and sends each agent a repair request for its modules where failing tests
     crashed (after the test run and one message latency); each repair is a runner episode too.
+    ``run``: the binding of the run this unit belongs to (:mod:`agentbed.binding`), written into
+    every member log's header as a single agent's log carries it, so a member log cannot be moved
+    into another run.
     """
     wall0 = time.perf_counter()
     tests = tests or TestCache()
@@ -271,7 +276,7 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
     team_spec = EpisodeSpec(suite, task_name, config.coder, seed, options)
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx = _RunContext(task_name, config, seed, suite, options, episode_id or team_spec.episode_id, out_dir,
-                      agent_factory)
+                      agent_factory, run or {})
     ledger = _Ledger()
     # an unwritten unit (agent error, budget) takes no time and stays a skeleton
     timeline, turn_order = _write_phase(ctx, ledger, graph, plan, schedule)

@@ -132,6 +132,15 @@ def _log_from(donor: Path) -> Corrupt:
     return corrupt
 
 
+def log_from_resealed(donor: Path) -> Corrupt:
+    """:func:`_log_from`, then the manifest resealed without the key: all a keyless forger can
+    do, so only the log's own header (its run binding) still tells it apart."""
+    def corrupt(run: Path) -> None:
+        _log_from(donor)(run)
+        _reseal(run)
+    return corrupt
+
+
 def _edit_by_hand(run: Path) -> None:
     log = run / _records(run)[0]["log"]
     data = log.read_bytes()
@@ -192,4 +201,5 @@ def named(twin: Path, other_settings: Path) -> Iterator[tuple[str, Corrupt]]:
     yield "the manifest's episodes trimmed", _manifest_trimmed
     yield "a stray log beside the run's", _stray_log
     yield "a log of another run of the same key, the index fixed", _log_from(twin)
+    yield "a log of another run, the index fixed and the manifest resealed", log_from_resealed(twin)
     yield "a log of the same plan under other settings, the index fixed", _log_from(other_settings)

@@ -17,11 +17,13 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from corruptions import log_from_resealed
 
 import agentbed.cli_run
 from agentbed.binding import binding, mismatch
 from agentbed.cli import main
 from agentbed.log import read_log
+from agentbed.rundir import TEAM_SUFFIX, team_members
 
 KEY = "splice-test-key-long-enough"
 PLAN = ["run", "vault", "--agent", "oracle,naive", "--task", "open-fast", "--task", "open-after-chores",
@@ -35,7 +37,7 @@ def cli(*argv: str) -> tuple[int, str]:
     return status, out.getvalue() + err.getvalue()
 
 
-def crashed(out: Path, after: int, *extra: str, monkeypatch) -> Path:
+def crashed(out: Path, after: int, *extra: str, monkeypatch, plan: list[str] = PLAN) -> Path:
     """A run stopped after ``after`` episodes, as a kill leaves it."""
     real = agentbed.cli_run.execute
 
@@ -47,7 +49,7 @@ def crashed(out: Path, after: int, *extra: str, monkeypatch) -> Path:
 
     with monkeypatch.context() as m:
         m.setattr(agentbed.cli_run, "execute", stopping)
-        status, _ = cli(*PLAN, *extra, "--out", str(out))
+        status, _ = cli(*plan, *extra, "--out", str(out))
     assert status != 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert not manifest["final"] and len(index_lines(out)) == after
@@ -67,15 +69,18 @@ def fill_from(run: Path, donor: Path) -> list[str]:
             record = json.loads(line)
             if record["episode_id"] not in have:
                 shutil.copy(donor / record["log"], run / record["log"])
+                if record["log"].endswith(TEAM_SUFFIX):  # a team's unit: its members' logs too
+                    for member in team_members(donor / record["log"]):
+                        shutil.copy(donor / "episodes" / member["log"], run / "episodes" / member["log"])
                 fh.write(line + "\n")
                 added.append(record["episode_id"])
     return added
 
 
-def refused_everywhere(run: Path, baseline: Path, tmp_path: Path) -> str:
+def refused_everywhere(run: Path, baseline: Path, tmp_path: Path, plan: list[str] = PLAN) -> str:
     status, said = cli("verify", str(run))
     assert status == 1 and "a log of another run" in said, said
-    resumed, why = cli(*PLAN, "--out", str(run), "--resume")
+    resumed, why = cli(*plan, "--out", str(run), "--resume")
     assert resumed == 2 and "a log of another run" in why and "not resuming" in why, why
     assert json.loads((run / "manifest.json").read_text())["final"] is False  # nothing was sealed
     assert cli("gate", str(run), "--baseline", str(baseline))[0] == 1
@@ -131,6 +136,31 @@ def test_a_crashed_run_resumed_honestly_verifies_and_every_log_names_it(keyed, t
         assert header["run"] == binding(meta) and header["run"]["settings"]["degrade"] == 0.5
 
 
+TEAM_PLAN = ["run", "cocoder", "--task", "synth-2", "--seeds", "2", "--executor", "serial", "--quiet"]
+
+
+def test_a_team_run_filled_with_another_runs_member_logs_is_refused(keyed, tmp_path, monkeypatch):
+    """CoCoder's unit is a team manifest and its members' logs: each member's header names the
+    run as a single agent's log does, so authentic members of another run of the same key (their
+    team manifest and index line copied along) are named by verify and refused by resume."""
+    run = crashed(tmp_path / "run", 1, plan=TEAM_PLAN, monkeypatch=monkeypatch)
+    honest = tmp_path / "honest"
+    shutil.copytree(run, honest, ignore=shutil.ignore_patterns(".lock"))
+    donor = tmp_path / "donor"
+    assert cli(*TEAM_PLAN, "--out", str(donor))[0] == 0
+    fill_from(run, donor)
+    said = refused_everywhere(run, donor / "results.json", tmp_path, plan=TEAM_PLAN)
+    members = [line for line in said.splitlines() if "a log of another run" in line]
+    assert members and all(".w0.jsonl" in line and "a member of" in line for line in members), said
+    status, said = cli(*TEAM_PLAN, "--out", str(honest), "--resume")
+    assert status in (0, 4), said  # the same run finished honestly
+    status, said = cli("verify", str(honest))
+    assert status == 0, said
+    meta = json.loads((honest / "run.json").read_text())
+    logs = sorted((honest / "episodes").glob("*.w*.jsonl"))
+    assert len(logs) >= 2 and all(read_log(log)[0]["run"] == binding(meta) for log in logs)
+
+
 def test_a_log_under_other_settings_is_named_with_the_setting():
     meta = {"run_id": "a" * 32, "degrade": 0.0, "generation": {"temperature": 0.0}}
     assert mismatch({"run": binding(meta)}, meta) == ""
@@ -138,6 +168,20 @@ def test_a_log_under_other_settings_is_named_with_the_setting():
     assert "'generation'" in mismatch(other, meta)
     assert "another run" in mismatch({"run": binding({**meta, "run_id": "b" * 32})}, meta)
     assert "names no run" in mismatch({}, meta)
+
+
+def test_without_a_key_a_log_of_another_run_is_named_by_its_header(tmp_path, monkeypatch):
+    """A keyless forger copies in another run's log and fixes the index and the manifest (no
+    HMAC to stop them): the log's header still names the other run."""
+    monkeypatch.delenv("AGENTBED_LOG_KEY", raising=False)
+    monkeypatch.delenv("AGENTBED_LOG_KEY_FILE", raising=False)
+    run, other = tmp_path / "run", tmp_path / "other"
+    for out in (run, other):
+        assert cli(*PLAN, "--out", str(out))[0] == 0
+    log_from_resealed(other)(run)
+    status, said = cli("verify", str(run))
+    assert status == 1 and "a log of another run" in said, said
+    assert "differs from" not in said, said  # the index and the manifest agree with it: only its header tells
 
 
 def test_missing_is_failure_under_a_key(keyed, tmp_path):
