@@ -32,20 +32,20 @@ def _victim(name: str) -> Any:
 
 
 @cache
-def attacker(suite: str, attack: str, victim: str = DEFAULT_VICTIM) -> Any:
-    """AgentDojo's attack ``attack`` on task suite ``suite`` (one per process: it caches the
-    injection candidates of each user task)."""
+def attacker(suite: str, attack: str, victim: str = DEFAULT_VICTIM, version: str | None = None) -> Any:
+    """AgentDojo's attack ``attack`` on task suite ``suite`` at ``version`` (one per process: it
+    caches the injection candidates of each user task)."""
     from agentdojo.attacks.attack_registry import load_attack
 
-    return load_attack(attack, task_suite(suite), _victim(victim))
+    return load_attack(attack, task_suite(suite, version), _victim(victim))
 
 
-def injections(task: TaskId, victim: str = DEFAULT_VICTIM) -> dict[str, str]:
+def injections(task: TaskId, victim: str = DEFAULT_VICTIM, version: str | None = None) -> dict[str, str]:
     """Injection vector -> text for an attacked task; empty for a user task alone."""
     if task.injection_task is None:
         return {}
-    task.check()
-    suite = task_suite(task.suite)
-    made = attacker(task.suite, str(task.attack), victim).attack(
+    task.check(version)
+    suite = task_suite(task.suite, version)
+    made = attacker(task.suite, str(task.attack), victim, version).attack(
         suite.user_tasks[task.user_task], suite.injection_tasks[task.injection_task])
     return dict(sorted(made.items()))

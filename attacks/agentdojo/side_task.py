@@ -9,14 +9,14 @@ import json
 from typing import Any
 
 from environments.agentdojo.agents import calls_of
-from environments.agentdojo.benchmark import task_suite
+from environments.agentdojo.benchmark import suite_of
 from environments.agentdojo.env import pre_environment_of
 
 
 class AgentDojoOwnGoal:
     def reset(self, task: Any) -> None:
         params = task.params
-        injection = task_suite(params["suite"]).injection_tasks[params["injection_task"]]
+        injection = suite_of(params).injection_tasks[params["injection_task"]]
         self.calls = calls_of(injection, pre_environment_of(params))
 
     def attempt(self, observation: str, step: int, strategy: str, main_action: str | None) -> list[str] | None:

@@ -43,7 +43,7 @@ from agentbed.agents.base import Action
 from agentbed.control import CONTINUE, Briefing, Shown, StepContext, Verdict
 from agentbed.errors import UsageError
 from agentbed.tools import Tool
-from environments.agentdojo.benchmark import task_suite
+from environments.agentdojo.benchmark import suite_of
 from environments.agentdojo.env import FINAL_ANSWER, pre_environment_of
 from environments.agentdojo.protocol import selection
 
@@ -212,5 +212,5 @@ def defense_controller(defense: str, params: dict[str, Any], request: str,
 def oracle_tool_selection(params: dict[str, Any]) -> list[str]:
     """The tools of the user task's ground truth: the tool filter's selection when the selector
     makes no mistake (an upper bound on AgentDojo's model-chosen filter)."""
-    user = task_suite(params["suite"]).user_tasks[params["user_task"]]
+    user = suite_of(params).user_tasks[params["user_task"]]
     return sorted({call.function for call in user.ground_truth(pre_environment_of(params))})

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool
-from environments.agentdojo.benchmark import injection_task_names, task_suite
+from environments.agentdojo.benchmark import injection_task_names, suite_of
 from environments.agentdojo.env import mentions, pre_environment_of
 
 
@@ -42,7 +42,7 @@ class GroundTruthAgent(Agent):
 
     def reset(self, *, seed: int, task: Any = None) -> None:
         params = task.params
-        user = task_suite(params["suite"]).user_tasks[params["user_task"]]
+        user = suite_of(params).user_tasks[params["user_task"]]
         self.plan = [*calls_of(user, pre_environment_of(params)), final_action(user.GROUND_TRUTH_OUTPUT)]
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
@@ -61,11 +61,11 @@ class InjectionFollower(Agent):
 
     def reset(self, *, seed: int, task: Any = None) -> None:
         params = task.params
-        suite = task_suite(params["suite"])
+        suite = suite_of(params)
         self.environment = pre_environment_of(params)
         user = suite.user_tasks[params["user_task"]]
         self.plan = [*calls_of(user, self.environment), final_action(user.GROUND_TRUTH_OUTPUT)]
-        self.goals = [(name, suite.injection_tasks[name]) for name in injection_task_names(params["suite"])]
+        self.goals = [(name, suite.injection_tasks[name]) for name in injection_task_names(params["suite"], params.get("benchmark_version"))]
         self.followed: list[str] = []
         self.steps = 0
 

@@ -18,6 +18,9 @@ from typing import Any
 
 # The benchmark version every task, score and baseline refers to (AgentDojo's default in 0.1.35).
 BENCHMARK_VERSION = "v1.2.2"
+# Every version agentdojo 0.1.35 ships (load_suites._SUITES; tests/agentdojo/test_versions.py checks
+# the installed package offers exactly these). --benchmark-version picks one; v1.2.2 is the default.
+VERSIONS = ("v1", "v1.1", "v1.1.1", "v1.1.2", "v1.2", "v1.2.1", "v1.2.2")
 TASK_SUITES = ("workspace", "travel", "banking", "slack")
 # AgentDojo's fixed-template attacks whose text is built from the task alone (no model call). The
 # first four are the ones the paper's tables use; the default run takes those.
@@ -42,19 +45,28 @@ def require_agentdojo() -> None:
 
 
 @cache
-def task_suites() -> dict[str, Any]:
-    """AgentDojo's task suites at :data:`BENCHMARK_VERSION`, by name."""
+def task_suites(version: str = BENCHMARK_VERSION) -> dict[str, Any]:
+    """AgentDojo's task suites at ``version``, by name."""
     require_agentdojo()
     from agentdojo.task_suite.load_suites import get_suites
 
-    return dict(get_suites(BENCHMARK_VERSION))
+    if version not in VERSIONS:
+        raise KeyError(f"benchmark version {version!r}: agentbed runs {', '.join(VERSIONS)}")
+    return dict(get_suites(version))
 
 
-def task_suite(name: str) -> Any:
-    suites = task_suites()
+def task_suite(name: str, version: str | None = None) -> Any:
+    """Task suite ``name`` at ``version`` (default :data:`BENCHMARK_VERSION`)."""
+    version = version or BENCHMARK_VERSION
+    suites = task_suites(version)
     if name not in suites:
-        raise KeyError(f"AgentDojo {BENCHMARK_VERSION} has no task suite {name!r} (suites: {', '.join(suites)})")
+        raise KeyError(f"AgentDojo {version} has no task suite {name!r} (suites: {', '.join(suites)})")
     return suites[name]
+
+
+def suite_of(params: dict[str, Any]) -> Any:
+    """The task suite of a task's spec parameters, at the version they name."""
+    return task_suite(params["suite"], params.get("benchmark_version"))
 
 
 @dataclass(frozen=True)
@@ -81,9 +93,9 @@ class TaskId:
             return cls(parts[0], parts[1], parts[2], parts[3])
         raise ValueError(f"task {text!r}: expected SUITE.USER_TASK or SUITE.USER_TASK.INJECTION_TASK.ATTACK")
 
-    def check(self) -> TaskId:
-        """Itself, once every name is known to AgentDojo; otherwise a one-line KeyError."""
-        suite = task_suite(self.suite)
+    def check(self, version: str | None = None) -> TaskId:
+        """Itself, once every name is known to AgentDojo (at ``version``); otherwise a one-line KeyError."""
+        suite = task_suite(self.suite, version)
         if self.user_task not in suite.user_tasks:
             raise KeyError(f"task {self}: {self.suite} has no {self.user_task!r}")
         if self.injection_task is not None:
@@ -98,12 +110,12 @@ def _number(task_name: str) -> int:
     return int(task_name.rsplit("_", 1)[1])
 
 
-def user_task_names(suite: str) -> list[str]:
-    return sorted(task_suite(suite).user_tasks, key=_number)
+def user_task_names(suite: str, version: str | None = None) -> list[str]:
+    return sorted(task_suite(suite, version).user_tasks, key=_number)
 
 
-def injection_task_names(suite: str) -> list[str]:
-    return sorted(task_suite(suite).injection_tasks, key=_number)
+def injection_task_names(suite: str, version: str | None = None) -> list[str]:
+    return sorted(task_suite(suite, version).injection_tasks, key=_number)
 
 
 @cache
@@ -131,18 +143,22 @@ def _indexed(suite: str) -> dict[str, list[str]]:
     return suites[suite]
 
 
-def task_ids(suites: tuple[str, ...] = TASK_SUITES, attacks: tuple[str | None, ...] = (None, *DEFAULT_ATTACKS)
-             ) -> list[TaskId]:
+def task_ids(suites: tuple[str, ...] = TASK_SUITES, attacks: tuple[str | None, ...] = (None, *DEFAULT_ATTACKS),
+             version: str | None = None) -> list[TaskId]:
     """Every task of ``suites``: each user task alone (attack ``None``), then every (user task,
-    injection task) pair under each attack, in AgentDojo's numeric order. The names come from the
-    committed index of :data:`BENCHMARK_VERSION` (:mod:`environments.agentdojo.index`), not from
-    importing AgentDojo; a run checks them against the installed benchmark before it starts."""
+    injection task) pair under each attack, in AgentDojo's numeric order. At :data:`BENCHMARK_VERSION`
+    the names come from the committed index (:mod:`environments.agentdojo.index`), not from
+    importing AgentDojo (a run checks them against the installed benchmark before it starts); another
+    version's are read from AgentDojo's registry."""
+    default = version in (None, BENCHMARK_VERSION)
+    users = indexed_user_tasks if default else (lambda s: user_task_names(s, version))
+    injected = indexed_injection_tasks if default else (lambda s: injection_task_names(s, version))
     out: list[TaskId] = []
     for attack in attacks:
         for suite in suites:
-            for user in indexed_user_tasks(suite):
+            for user in users(suite):
                 if attack is None:
                     out.append(TaskId(suite, user))
                     continue
-                out.extend(TaskId(suite, user, inj, attack) for inj in indexed_injection_tasks(suite))
+                out.extend(TaskId(suite, user, inj, attack) for inj in injected(suite))
     return out

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentbed.env import Outcome, TaskSpec, ToolEnv, ToolResult
 from agentbed.tools import ActionError, Tool, decode_action, split_action
-from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, task_suite, user_task_names
+from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, suite_of, task_suite, user_task_names
 
 # 2024-05-15 09:00 UTC: the "current day" of AgentDojo's workspace and travel calendars.
 START = _dt.datetime(2024, 5, 15, 9, 0, tzinfo=_dt.UTC).timestamp()
@@ -57,22 +57,24 @@ FINAL_ANSWER = Tool("final_answer", "Give your final answer to the user; this en
 
 
 @cache
-def suite_tools(suite: str, protocol: str = AGENTDOJO) -> tuple[Tool, ...]:
+def suite_tools(suite: str, protocol: str = AGENTDOJO, version: str | None = None) -> tuple[Tool, ...]:
     """A task suite's functions as agentbed tools: AgentDojo's names, docstrings and JSON schemas
     (and agentbed's ``final_answer`` under its own protocol)."""
     functions = tuple(Tool(f.name, f.description, f.parameters.model_json_schema(), TOOL_COST)
-                      for f in task_suite(suite).tools)
+                      for f in task_suite(suite, version).tools)
     return (*functions, FINAL_ANSWER) if protocol == AGENTBED else functions
 
 
-def task_spec(task: TaskId, injections: dict[str, str] | None = None, protocol: str = AGENTDOJO) -> TaskSpec:
+def task_spec(task: TaskId, injections: dict[str, str] | None = None, protocol: str = AGENTDOJO,
+              version: str = BENCHMARK_VERSION) -> TaskSpec:
     """The spec of one task; ``injections`` (vector -> text) come from an attack (:mod:`attacks.agentdojo`);
-    ``protocol`` is AgentDojo's (:data:`AGENTDOJO`) or agentbed's one call per reply (:data:`AGENTBED`)."""
-    task.check()
+    ``protocol`` is AgentDojo's (:data:`AGENTDOJO`) or agentbed's one call per reply (:data:`AGENTBED`);
+    ``version`` the benchmark version (its suites' tasks, environments and graders)."""
+    task.check(version)
     if protocol not in PROTOCOLS:
         raise KeyError(f"protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    user = task_suite(task.suite).user_tasks[task.user_task]
-    params: dict[str, Any] = {"benchmark_version": BENCHMARK_VERSION, "suite": task.suite,
+    user = task_suite(task.suite, version).user_tasks[task.user_task]
+    params: dict[str, Any] = {"benchmark_version": version, "suite": task.suite,
                               "user_task": task.user_task, "injection_task": task.injection_task,
                               "attack": task.attack, "injections": dict(injections or {})}
     if protocol != AGENTDOJO:  # AgentDojo's protocol is the default; a task spec names only another
@@ -83,16 +85,16 @@ def task_spec(task: TaskId, injections: dict[str, str] | None = None, protocol: 
 def pre_environment_of(params: dict[str, Any]) -> Any:
     """A fresh copy of the environment a task starts from, built from its spec (loading is
     deterministic; the environment and the scripted planners each get their own copy)."""
-    return _pre_environment(params["suite"], params["user_task"],
-                            json.dumps(params["injections"], sort_keys=True)).model_copy(deep=True)
+    return _pre_environment(params["suite"], params["user_task"], json.dumps(params["injections"], sort_keys=True),
+                            params.get("benchmark_version") or BENCHMARK_VERSION).model_copy(deep=True)
 
 
 @lru_cache(maxsize=16)
-def _pre_environment(suite_name: str, user_task: str, injections: str) -> Any:
+def _pre_environment(suite_name: str, user_task: str, injections: str, version: str) -> Any:
     # parsing a suite's YAML takes 0.05-0.4 s; an episode needs it twice (world and planner)
     from agentbed.clock import VirtualClock
 
-    suite = task_suite(suite_name)
+    suite = task_suite(suite_name, version)
     with VirtualClock(START).frozen():
         return suite.user_tasks[user_task].init_environment(
             suite.load_and_inject_default_environment(json.loads(injections)))
@@ -139,7 +141,8 @@ class AgentDojoEnv(ToolEnv):
     def __init__(self, task: TaskSpec | str | None = None, render_mode: str | None = None) -> None:
         spec = self.resolve_task(task)
         self.protocol = spec.params.get("protocol", AGENTDOJO)
-        self.tools = suite_tools(spec.params["suite"], self.protocol)
+        self.version = spec.params.get("benchmark_version") or BENCHMARK_VERSION
+        self.tools = suite_tools(spec.params["suite"], self.protocol, self.version)
         self.max_steps = STEP_CAP[self.protocol]
         super().__init__(spec, render_mode)
         self._runtime: Any = None
@@ -169,7 +172,7 @@ class AgentDojoEnv(ToolEnv):
         return TaskId(p["suite"], p["user_task"], p["injection_task"], p["attack"])
 
     def _suite(self) -> Any:
-        return task_suite(self.task.params["suite"])
+        return suite_of(self.task.params)
 
     def episode_info(self) -> dict[str, Any]:
         p = self.task.params
@@ -180,7 +183,7 @@ class AgentDojoEnv(ToolEnv):
         from agentdojo.functions_runtime import FunctionsRuntime
 
         suite = self._suite()
-        self.tools = suite_tools(self.task.params["suite"], self.protocol)
+        self.tools = suite_tools(self.task.params["suite"], self.protocol, self.version)
         self._tool_index = {t.name: t for t in self.tools}
         self._runtime = FunctionsRuntime(list(suite.tools))
         environment = pre_environment_of(self.task.params)

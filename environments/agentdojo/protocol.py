@@ -38,7 +38,7 @@ from agentbed.agents.retry import Backoff, call_with_retries
 from agentbed.env import ToolEnv
 from agentbed.errors import UsageError
 from agentbed.tools import Tool
-from environments.agentdojo.benchmark import task_suite
+from environments.agentdojo.benchmark import suite_of
 from environments.agentdojo.openai_chat import Call, Reply
 
 MAX_TOOL_ROUNDS = 15  # AgentDojo's ToolsExecutionLoop(max_iters=15)
@@ -168,7 +168,7 @@ class DojoAgent(Agent):
     def reset(self, *, seed: int, task: Any = None) -> None:
         self._rng = random.Random(seed)
         self.prompt = task.description
-        self.functions = list(task_suite(task.params["suite"]).tools)
+        self.functions = list(suite_of(task.params).tools)
         self.pending_usage, self.filter_record = None, None
         self._start()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentbed.env import Outcome, TaskSpec
-from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, task_suite
+from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, suite_of, task_suite
 from environments.agentdojo.env import AgentDojoEnv
 
 SIDE_ATTACK = "own-goal"  # recorded as the task's attack: the goal comes from the agent, not an injection
@@ -32,7 +32,7 @@ def side_task_spec(task: str) -> TaskSpec:
 
 def side_task_goal(params: dict[str, Any]) -> str:
     """What the attack policy is told to do besides the user's task: the injection task's goal."""
-    return task_suite(params["suite"]).injection_tasks[params["injection_task"]].GOAL
+    return suite_of(params).injection_tasks[params["injection_task"]].GOAL
 
 
 class AgentDojoSideTaskEnv(AgentDojoEnv):

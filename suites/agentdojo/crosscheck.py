@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from attacks.agentdojo.injections import DEFAULT_VICTIM, injections
-from environments.agentdojo.benchmark import BENCHMARK_VERSION, TaskId, task_suite
+from environments.agentdojo.benchmark import BENCHMARK_VERSION, VERSIONS, TaskId, task_suite
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,12 @@ def quiet_logger(logdir: str | Path) -> Any:
     return Quiet()
 
 
-def ground_truth_pipeline(suite_name: str, victim: str = DEFAULT_VICTIM) -> Any:
+def ground_truth_pipeline(suite_name: str, victim: str = DEFAULT_VICTIM, version: str = BENCHMARK_VERSION) -> Any:
     """AgentDojo's ``GroundTruthPipeline`` for whichever task's prompt it is given (its benchmark
     functions pass only the prompt), named ``victim`` so the attacks address the same model name."""
     from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 
-    suite = task_suite(suite_name)
+    suite = task_suite(suite_name, version)
     by_prompt = {t.GOAL: t for t in suite.injection_tasks.values()} | {t.PROMPT: t for t in suite.user_tasks.values()}
 
     class GroundTruthByPrompt(_pipeline_base()):
@@ -76,24 +76,26 @@ def ground_truth_pipeline(suite_name: str, victim: str = DEFAULT_VICTIM) -> Any:
 
 
 def their_ground_truth(suite_name: str, attack: str | None, logdir: str | Path, user_tasks: Iterable[str] | None = None,
-                       victim: str = DEFAULT_VICTIM) -> dict[TaskId, Scores]:
-    """AgentDojo's benchmark functions on its ground truth: per task, utility and security
-    (AgentDojo writes its own per-task JSON logs under ``logdir``)."""
+                       victim: str = DEFAULT_VICTIM, version: str = BENCHMARK_VERSION,
+                       injection_tasks: Iterable[str] | None = None) -> dict[TaskId, Scores]:
+    """AgentDojo's benchmark functions on its ground truth at benchmark ``version``: per task,
+    utility and security (AgentDojo writes its own per-task JSON logs under ``logdir``)."""
     from agentdojo.attacks.attack_registry import load_attack
     from agentdojo.benchmark import benchmark_suite_with_injections, benchmark_suite_without_injections
 
-    suite = task_suite(suite_name)
-    pipeline = ground_truth_pipeline(suite_name, victim)
+    suite = task_suite(suite_name, version)
+    pipeline = ground_truth_pipeline(suite_name, victim, version)
     wanted = list(user_tasks) if user_tasks is not None else None
     with warnings.catch_warnings(), quiet_logger(logdir):
         warnings.simplefilter("ignore")  # "Not all injection tasks were solved": reported by the results
         if attack is None:
             results = benchmark_suite_without_injections(pipeline, suite, logdir=None, force_rerun=True,
-                                                         user_tasks=wanted, benchmark_version=BENCHMARK_VERSION)
+                                                         user_tasks=wanted, benchmark_version=version)
         else:
-            results = benchmark_suite_with_injections(pipeline, suite, load_attack(attack, suite, pipeline), logdir=None,
-                                                      force_rerun=True, user_tasks=wanted,
-                                                      benchmark_version=BENCHMARK_VERSION)
+            results = benchmark_suite_with_injections(
+                pipeline, suite, load_attack(attack, suite, pipeline), logdir=None, force_rerun=True, user_tasks=wanted,
+                injection_tasks=list(injection_tasks) if injection_tasks is not None else None,
+                benchmark_version=version)
     out = {}
     for (user, injection), utility in results["utility_results"].items():
         if attack is None:
@@ -163,19 +165,20 @@ def offered_tools(log_records: list[dict[str, Any]]) -> list[str] | None:
     return sorted(set.intersection(*chosen)) if chosen else None
 
 
-def their_rescoring(task: TaskId, log_records: list[dict[str, Any]], victim: str = DEFAULT_VICTIM) -> Scores:
+def their_rescoring(task: TaskId, log_records: list[dict[str, Any]], victim: str = DEFAULT_VICTIM,
+                    version: str = BENCHMARK_VERSION) -> Scores:
     """AgentDojo's task runner on an agentbed episode's recorded calls: its utility and security."""
     from agentbed.clock import VirtualClock
     from environments.agentdojo.env import START
 
-    suite = task_suite(task.suite)
+    suite = task_suite(task.suite, version)
     injection = suite.injection_tasks[task.injection_task] if task.injection_task else None
     calls, final = recorded_calls(log_records)
     clock = VirtualClock(START)  # the recorded e-mail and file stamps were made on the virtual clock
     with clock.frozen():
         pipeline = replay_pipeline(calls, final, offered_tools(log_records))
         utility, security = suite.run_task_with_pipeline(pipeline, suite.user_tasks[task.user_task],
-                                                         injection, injections(task, victim))
+                                                         injection, injections(task, victim, version))
     return Scores(bool(utility), None if injection is None else bool(security))
 
 
@@ -225,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--task-suite", action="append", choices=TASK_SUITES, help="default: all four")
     parser.add_argument("--attack", action="append", choices=("none", *DEFAULT_ATTACKS),
                         help="none (the user tasks alone) or one attack; default: none and all four")
+    parser.add_argument("--benchmark-version", choices=VERSIONS, default=BENCHMARK_VERSION,
+                        help=f"AgentDojo benchmark version (default {BENCHMARK_VERSION})")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -232,14 +237,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for suite in args.task_suite or TASK_SUITES:
         for attack in [None if a == "none" else a for a in args.attack or ("none", *DEFAULT_ATTACKS)]:
             t0 = time.perf_counter()
-            theirs = their_ground_truth(suite, attack, out / "agentdojo-logs")
+            version = args.benchmark_version
+            theirs = their_ground_truth(suite, attack, out / "agentdojo-logs", version=version)
             t1 = time.perf_counter()
-            mine = agentbed_scores(sorted(theirs, key=str), "ground-truth")
+            mine = agentbed_scores(sorted(theirs, key=str), "ground-truth", options={"benchmark_version": version})
             t2 = time.perf_counter()
             diff = compare(mine, theirs)
             differences += [{"task": str(d.task), "agentbed": d.ours and asdict(d.ours),
                              "agentdojo": d.theirs and asdict(d.theirs)} for d in diff]
-            rows.append({"suite": suite, "attack": attack or "none", "tasks": len(theirs),
+            rows.append({"version": version, "suite": suite, "attack": attack or "none", "tasks": len(theirs),
                          "utility_agentdojo": sum(s.utility for s in theirs.values()),
                          "utility_agentbed": sum(s.utility for s in mine.values()),
                          "attack_success_agentdojo": sum(bool(s.attack_success) for s in theirs.values()),

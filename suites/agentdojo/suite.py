@@ -19,7 +19,15 @@ from agentbed.suite import Option, Suite, SuiteError
 from attacks.agentdojo.injections import DEFAULT_VICTIM, injections
 from controllers.agentdojo.defenses import DEFENSES, defense_controller
 from environments.agentdojo.agents import QUESTION, REFUSAL, EndWith, GroundTruthAgent, InjectionFollower
-from environments.agentdojo.benchmark import ATTACKS, DEFAULT_ATTACKS, TASK_SUITES, TaskId, task_ids
+from environments.agentdojo.benchmark import (
+    ATTACKS,
+    BENCHMARK_VERSION,
+    DEFAULT_ATTACKS,
+    TASK_SUITES,
+    VERSIONS,
+    TaskId,
+    task_ids,
+)
 from environments.agentdojo.env import AGENTDOJO, PROTOCOLS, AgentDojoEnv, task_spec
 from environments.agentdojo.index import check_index
 
@@ -30,6 +38,9 @@ OPTIONS = {
     "defense": Option("none", "AgentDojo defense, a controller around any agent (tool_filter: the agent's model chooses"
                       " the tools; tool_filter_oracle: the ground truth's tools, an upper bound)", choices=DEFENSES),
     "victim": Option(DEFAULT_VICTIM, "model name the attacks address (AgentDojo's MODEL_NAMES key)"),
+    "benchmark_version": Option(BENCHMARK_VERSION, "AgentDojo benchmark version: its suites' tasks, environments"
+                                " and graders as that version has them (every version the pinned agentdojo ships)",
+                                choices=VERSIONS),
     "protocol": Option(AGENTDOJO, "agentdojo: what AgentDojo's own pipeline sends a model and how it loops (its"
                        " system message and tools, every call of a reply, 15 rounds, re-run on no content);"
                        " agentbed: one call per reply and a final_answer tool, NOT comparable with AgentDojo's"
@@ -41,7 +52,7 @@ def selected_tasks(options: dict[str, Any]) -> list[TaskId]:
     suites = TASK_SUITES if options.get("task_suite", "all") == "all" else (options["task_suite"],)
     attack = options.get("attack", "all")
     attacks = (None, *DEFAULT_ATTACKS) if attack == "all" else (None,) if attack == "none" else (attack,)
-    return task_ids(suites, attacks)
+    return task_ids(suites, attacks, options.get("benchmark_version", BENCHMARK_VERSION))
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
@@ -53,19 +64,22 @@ def _check_tasks(tasks: list[str], options: dict[str, Any]) -> None:
     index of the suites about to run must equal the installed benchmark's, and each task must be
     known to AgentDojo itself."""
     run = {TaskId.parse(task).suite for task in tasks}
+    version = options.get("benchmark_version", BENCHMARK_VERSION)
     try:
-        check_index(tuple(s for s in TASK_SUITES if s in run))
+        if version == BENCHMARK_VERSION:  # another version's names are read from AgentDojo itself
+            check_index(tuple(s for s in TASK_SUITES if s in run))
         for task in tasks:
-            TaskId.parse(task).check()
+            TaskId.parse(task).check(version)
     except (ImportError, KeyError, ValueError) as exc:
         raise SuiteError(str(exc.args[0] if exc.args else exc)) from exc
 
 
 def make_env(task: str, options: dict[str, Any]) -> AgentDojoEnv:
     """The environment of one task, its injections made by AgentDojo's attack for ``victim``."""
-    tid = TaskId.parse(task).check()
-    return AgentDojoEnv(task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM)),
-                                  options.get("protocol", AGENTDOJO)))
+    version = options.get("benchmark_version", BENCHMARK_VERSION)
+    tid = TaskId.parse(task).check(version)
+    return AgentDojoEnv(task_spec(tid, injections(tid, options.get("victim", DEFAULT_VICTIM), version),
+                                  options.get("protocol", AGENTDOJO), version))
 
 
 def _describe(task: str) -> dict[str, Any]:
@@ -112,8 +126,8 @@ def _demo(out_dir: Path) -> dict[str, Any]:
 
 SUITE = Suite(
     name="agentdojo",
-    description="AgentDojo v1.2.2 (Debenedetti et al., NeurIPS 2024): prompt injections against tool-using "
-                "agents, scored by AgentDojo's own task functions.",
+    description="AgentDojo (Debenedetti et al., NeurIPS 2024; v1.2.2, --benchmark-version for the others): prompt"
+                " injections against tool-using agents, scored by AgentDojo's own task functions.",
     tasks=_tasks,
     make_env=make_env,
     agents=AGENTS,
