@@ -23,6 +23,7 @@ from agentbed.log import (
     verify_log_file,
 )
 from agentbed.rundir import team_members
+from agentbed.scores import outcome_scores, scores_text
 from agentbed.seal import key_id, key_note, log_key
 from agentbed.store import read_index
 from agentbed.verify_run import check_run, is_run_dir
@@ -203,6 +204,7 @@ def _episode_doc(records: list[dict], only: int | None) -> dict:
     if footer.get("type") == "footer":
         outcome = {k: footer.get(k) for k in ("status", "stop_reason", "success", "total_reward", "steps",
                                               "virtual_seconds", "tokens", "labels", "error")}
+        outcome["scores"] = outcome_scores(footer.get("metrics"))
     return {"rerun": False, "system_prompt": first_system_prompt(records), "episode_id": header.get("episode_id"), "suite": header.get("suite"),
             "task": header.get("task"), "agent": header.get("agent_id"), "seed": header.get("seed"),
             "observation": header.get("observation"), "controllers": header.get("controllers") or [],
@@ -245,8 +247,9 @@ def _show(records: list[dict], only: int | None) -> None:
         if only is None or decided.step == only:
             console.print(_decision_panel(decided))
     if only is None and footer.get("type") == "footer":
-        console.print(f"status {footer['status']}  success {footer['success']}  steps {footer['steps']}  "
-                      f"labels {', '.join(footer.get('labels') or [])}")
+        scores = scores_text(footer.get("metrics"))
+        console.print(f"status {footer['status']}  success {footer['success']}  " + (f"{scores}  " if scores else "")
+                      + f"steps {footer['steps']}  labels {', '.join(footer.get('labels') or [])}")
 
 
 def _decision_panel(d: Decision) -> Any:
@@ -318,11 +321,14 @@ def cmd_branch(args: argparse.Namespace) -> int:
         raise UsageError(f"--at: {exc}") from None
     if getattr(args, "json", False):
         emit("branch", {"log": str(path), "at": args.at, "prefix_reproduced": True, "out": str(out), "branches": [
-            {"agent": r.agent, "episode_id": r.episode_id, "log": r.log, "success": r.success, "steps": r.steps,
-             "total_reward": r.total_reward, "status": r.status} for r in records]})
+            {"agent": r.agent, "episode_id": r.episode_id, "log": r.log, "success": r.success,
+             "scores": outcome_scores(r.metrics), "steps": r.steps, "total_reward": r.total_reward, "status": r.status}
+            for r in records]})
         return 0
     for r in records:
-        print(f"{r.agent:>24}  success={r.success!s:5}  steps={r.steps:3}  return={r.total_reward:g}  status={r.status}")
+        scores = "".join(f"  {k}={v!s:5}" for k, v in outcome_scores(r.metrics).items())
+        print(f"{r.agent:>24}  success={r.success!s:5}{scores}  steps={r.steps:3}  return={r.total_reward:g}"
+              f"  status={r.status}")
     print(f"{len(records)} branches written to {out}")
     return 0
 

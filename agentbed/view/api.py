@@ -15,6 +15,7 @@ from agentbed.decisions import decisions
 from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
+from agentbed.scores import outcome_scores
 from agentbed.seal import log_key
 from agentbed.validate import open_regular
 from agentbed.verify_run import SealStatus
@@ -245,5 +246,6 @@ def branch_tree(view: RunView, row: dict[str, Any]) -> dict[str, Any]:
         checkpoints[int(parent.get("at_step") or 0)].append({
             "file": str(path.relative_to(view.root)), "agent": branch.records[0].get("agent_id"),
             "status": footer.get("status", RUNNING), "success": footer.get("success"),
+            "scores": outcome_scores(footer.get("metrics")),
             "reward": footer.get("total_reward"), "steps": footer.get("steps"), "check": branch.check})
     return {"checkpoints": [{"at_step": k, "branches": v} for k, v in sorted(checkpoints.items())]}

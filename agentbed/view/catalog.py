@@ -28,6 +28,7 @@ from agentbed.cost import PriceTable, episode_cost, load_prices
 from agentbed.log import verify_lines
 from agentbed.problems import is_errored, last_line
 from agentbed.rundir import read_run, subdirs
+from agentbed.scores import outcome_scores
 from agentbed.seal import log_key
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
@@ -117,7 +118,8 @@ def episode_row(record: dict[str, Any], prices: PriceTable) -> dict[str, Any]:
     error = record.get("error") or ""
     return {"id": record["episode_id"], "suite": record.get("suite", ""), "task": record.get("task", ""),
             "agent": record.get("agent", ""), "seed": record.get("seed"), "status": record.get("status", ""),
-            "success": bool(record.get("success")), "labels": list(record.get("labels") or []),
+            "success": bool(record.get("success")), "scores": outcome_scores(record.get("metrics")),
+            "labels": list(record.get("labels") or []),
             "steps": record.get("steps"), "tokens": record.get("tokens"),
             "virtual_seconds": record.get("virtual_seconds"), "reward": record.get("total_reward"),
             "cost": cost, "error": last_line(error)[:200] if error.strip() else "",

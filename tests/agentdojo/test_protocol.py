@@ -99,3 +99,34 @@ def test_success_is_utility_without_the_attack_in_every_surface():
     assert record.metrics["utility"] is True and record.metrics["attack_success"] is True
     assert record.success is False and record.success == secure_success(record.metrics)
     assert "ATTACK_SUCCEEDED" in record.labels and "UTILITY" in record.labels
+
+
+def test_utility_and_attack_success_sit_beside_success_in_replay_branch_and_the_viewer(tmp_path, capsys):
+    """Item 6 of issue 47: replay (text and --json), branch (text and --json) and the viewer's
+    episode row, transcript footer and branch tree show both of AgentDojo's scores."""
+    from agentbed.cli import main
+    from agentbed.view.api import episode_document
+    from agentbed.view.catalog import Catalog
+
+    out = tmp_path / "runs" / "r"
+    assert main(["run", "agentdojo", "--task", "banking.user_task_0.injection_task_1.important_instructions",
+                 "--agent", "injection-follower", "--out", str(out), "--quiet"]) == 0
+    (log,) = (out / "episodes").glob("*.jsonl")
+    capsys.readouterr()
+    assert main(["replay", str(log)]) == 0
+    assert "success False  utility True  attack_success True" in capsys.readouterr().out
+    assert main(["replay", str(log), "--json"]) == 0
+    outcome = json.loads(capsys.readouterr().out)["outcome"]
+    assert outcome["success"] is False and outcome["scores"] == {"utility": True, "attack_success": True}
+    assert main(["branch", str(log), "--at", "1", "--agents", "continue,refuse", "--out", str(out / "branches")]) == 0
+    text = capsys.readouterr().out
+    assert "success=False  utility=True   attack_success=True" in text, text
+    assert "success=False  utility=False  attack_success=False" in text, text  # refusing costs the task
+    assert main(["branch", str(log), "--at", "1", "--agents", "continue", "--out", str(tmp_path / "b2"), "--json"]) == 0
+    (branch,) = json.loads(capsys.readouterr().out)["branches"]
+    assert branch["scores"] == {"utility": True, "attack_success": True} and branch["success"] is False
+    view = Catalog(tmp_path / "runs").run("r")
+    assert view is not None
+    doc = episode_document(view, view.refresh()["rows"][0]["id"])
+    assert doc["row"]["scores"] == {"utility": True, "attack_success": True} and doc["row"]["success"] is False
+    assert doc["transcript"]["footer"]["metrics"]["attack_success"] is True

@@ -255,8 +255,15 @@ function renderTree(doc, runId) {
       parent.episode_id), ` at step ${parent.at_step}`) : null,
     tree && tree.checkpoints.length ? h("ul", {class: "checkpoints"}, tree.checkpoints.map((c) => h("li", {},
       h("strong", {}, `checkpoint after step ${c.at_step}`), h("ul", {}, c.branches.map((b) => h("li", {},
-        h("span", {class: "pill " + b.status}, b.status), ` ${b.agent}: success ${b.success}, reward ${fmt(b.reward)},` +
+        h("span", {class: "pill " + b.status}, b.status), ` ${b.agent}: success ${b.success}${scoresText(b.scores, ", ")},` +
+        ` reward ${fmt(b.reward)},` +
         ` ${fmt(b.steps)} steps `, h("code", {}, b.file))))))) : null);
+}
+
+// utility and attack success beside success (agentbed/env.py OUTCOME_SCORES), for suites whose outcome has them
+function scoresText(scores, sep) {
+  return ["utility", "attack_success"].filter((k) => scores && scores[k] !== undefined)
+    .map((k) => `${sep}${k.replace("_", " ")} ${scores[k]}`).join("");
 }
 
 function renderEpisode(runId, doc) {
@@ -265,7 +272,7 @@ function renderEpisode(runId, doc) {
   const head = h("section", {}, h("h2", {}, h("a", {href: "#/"}, "runs"), " / ", h("a", {href: link("run", runId)},
     runId), " / ", row.id),
     h("p", {class: "facts"}, `${row.agent} on ${row.task}, seed ${row.seed} · `, h("span", {class: "pill " +
-      row.status}, row.status), ` · success ${row.success} · log ${doc.check}`),
+      row.status}, row.status), ` · success ${row.success}${scoresText(row.scores, " · ")} · log ${doc.check}`),
     doc.problems.length ? problemsBlock(doc.problems.map((m) => ({file: row.log, message: m}))) : null,
     h("button", {id: "replay-button", onclick: () => replay(runId, row.id)}, "replay and compare"),
     h("div", {id: "replay-result"}));
@@ -275,7 +282,8 @@ function renderEpisode(runId, doc) {
   let clock = start;
   const steps = t.steps.map((s) => { const card = stepCard(s, clock, start, t.system_prompt); clock = s.clock; return card; });
   const footer = t.footer ? h("div", {class: "footer-record"}, h("strong", {}, `verdict: ${t.footer.status}`),
-    ` · success ${t.footer.success} · return ${fmt(t.footer.total_reward)} · ${t.footer.steps} steps · ` +
+    ` · success ${t.footer.success}${scoresText(t.footer.metrics, " · ")} · return ${fmt(t.footer.total_reward)}` +
+    ` · ${t.footer.steps} steps · ` +
     `${fmt(t.footer.virtual_seconds, 1)} virtual s · ${t.footer.tokens} tokens`,
     t.footer.stop_reason ? ` · stop: ${t.footer.stop_reason}` : "",
     h("div", {}, "labels: ", t.footer.labels.join(", ") || "–"),
