@@ -155,7 +155,8 @@ def cost_metrics(records: list[dict[str, Any]], prices: PriceTable) -> list[dict
 
 class SpendCap:
     """``--max-cost`` / ``--max-tokens`` kept per model call, across every thread of every worker
-    process (shared memory made before the workers fork, as the connection limiter's).
+    process (shared memory made before the workers fork, as the connection limiter's; on Ray, one
+    kept by the run's actor, :class:`agentbed.ray_models.RemoteSpend`).
 
     Before each call :meth:`before_call` refuses it (:class:`BudgetExhausted`) once what the run
     has paid plus the dearest call so far could cross a cap; after it :meth:`paid` adds what it
@@ -190,6 +191,16 @@ class SpendCap:
             raise BudgetExhausted(f"--{reason.replace('_', '-')} reached: the run has paid {fmt_usd(spent_usd)} "
                                   f"({int(spent_tokens)} tokens) and its next call could cost {fmt_usd(call_usd)} "
                                   f"({int(call_tokens)} tokens) more; the call was not made")
+
+    def ledger(self) -> list[float]:
+        """What the run has paid and its dearest call so far (USD, tokens, call USD, call tokens)."""
+        with self._lock:
+            return list(self._state[:])
+
+    def load(self, ledger: list[float]) -> None:
+        """Take over a ledger kept elsewhere (a Ray run's, in its actor: :mod:`agentbed.ray_models`)."""
+        with self._lock:
+            self._state[:] = [float(v) for v in ledger]
 
     def paid(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
         price = self.prices.lookup(model)

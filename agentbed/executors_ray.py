@@ -60,8 +60,8 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
                 resources: Mapping[str, float] | None = None, runtime: ModelRuntime | None = None,
                 ) -> Iterator[EpisodeRecord]:
     """With a ``runtime`` (model-bound episodes), one :mod:`agentbed.ray_models` actor on the
-    driver's node holds the run's connection cap across every node and serves the driver's
-    model-call cache to them."""
+    driver's node holds the run's connection cap and budget across every node and serves the
+    driver's model-call cache to them."""
     try:
         import ray
     except ImportError as exc:
@@ -90,6 +90,8 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
                                      extra=(models,)):
             # a task's files together: each is fsynced, their directory once (fsyncs are the cost)
             store.write_files({name: data for _, files in shipped for name, data in files.items()})
+            if models is not None and models.spend is not None and runtime is not None:  # the stop check's ledger
+                runtime.spend.load(models.spend.ledger())
             if node is not None and node["node"] not in nodes:
                 nodes.add(node["node"])
                 append_event(Path(run_dir) / EVENTS, {"event": "ray_node", **node})
@@ -121,8 +123,8 @@ def _model_runtime(ray: Any, runtime: ModelRuntime | None) -> ModelRuntime | Non
     caps = {model: limiter.ceiling for model, limiter in runtime.limiters.items()}
     cache = runtime.cache
     directory = str(cache.directory) if cache is not None else None
-    service = start_service(ray, caps, directory, cache.expiry if cache is not None else 0.0)
-    return remote_runtime(service, caps, directory)
+    service = start_service(ray, caps, directory, cache.expiry if cache is not None else 0.0, runtime.spend)
+    return remote_runtime(service, caps, directory, spend=runtime.spend is not None)
 
 
 def run_chunk_on_node(specs: list[EpisodeSpec], runtime: ModelRuntime | None = None) -> NodeResults:

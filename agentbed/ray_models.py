@@ -1,10 +1,12 @@
-"""Model calls on a Ray cluster: one connection cap across every node, and the driver's model-call cache.
+"""Model calls on a Ray cluster: one connection cap and one budget across every node, and the driver's model-call cache.
 
 Ray workers do not fork from the run's process, so the shared-memory limiter and the cache
 directory of :mod:`agentbed.inflight` do not reach them. Instead the driver starts one
 :class:`ModelService` actor on its own node for the run: it holds the cap of concurrent calls per
 model (a slot is asked for before each call and given back after it, whichever node makes the
-call) and it reads and writes the driver's cache directory, so a rerun on the cluster is answered
+call), keeps the ledger of ``--max-cost``/``--max-tokens`` asked before each call (the driver
+takes it over as each task comes home, so its stop check sees what every node paid), and it
+reads and writes the driver's cache directory, so a rerun on the cluster is answered
 from the same entries as one on this machine. Each Ray task gets a :class:`ModelRuntime` whose
 limiters and cache are thin clients of that actor (:class:`RemoteLimiter`, :class:`RemoteCache`).
 
@@ -23,18 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.agents.cache import CachedReply, ModelCallCache
+from agentbed.cost import PriceTable, SpendCap
+from agentbed.errors import BudgetExhausted
 from agentbed.inflight import ModelRuntime
 
 
 class ModelService:
     """The run's cap and cache, as a Ray actor (created with :func:`start_service`)."""
 
-    def __init__(self, caps: dict[str, int], cache_dir: str | None, expiry: float) -> None:
+    def __init__(self, caps: dict[str, int], cache_dir: str | None, expiry: float,
+                 spend: tuple[PriceTable, float | None, int | None] | None = None) -> None:
         self.caps = dict(caps)
         self.in_flight = dict.fromkeys(caps, 0)
         self.peak = dict.fromkeys(caps, 0)
         self.cache = ModelCallCache(cache_dir, expiry=expiry) if cache_dir is not None else None
         self._free: asyncio.Condition | None = None
+        self.spend = SpendCap(spend[0], max_cost=spend[1], max_tokens=spend[2]) if spend is not None else None
 
     def _condition(self) -> asyncio.Condition:
         if self._free is None:  # made in the actor's event loop
@@ -54,6 +60,22 @@ class ModelService:
             self.in_flight[model] = max(0, self.in_flight.get(model, 0) - 1)
             free.notify_all()
 
+    async def before_call(self) -> str | None:
+        """Why the next call may not be made (the budget's refusal), or None."""
+        try:
+            if self.spend is not None:
+                self.spend.before_call()
+        except BudgetExhausted as exc:
+            return str(exc)
+        return None
+
+    async def paid(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
+        if self.spend is not None:
+            self.spend.paid(model, input_tokens, output_tokens)
+
+    async def ledger(self) -> list[float]:
+        return self.spend.ledger() if self.spend is not None else []
+
     async def get(self, key: str) -> CachedReply | None:
         return self.cache.get(key) if self.cache is not None else None
 
@@ -61,15 +83,18 @@ class ModelService:
         return self.cache.put(key, reply, **about) if self.cache is not None else reply
 
 
-def start_service(ray: Any, caps: dict[str, int], cache_dir: str | Path | None, expiry: float) -> Any:
-    """The run's :class:`ModelService` actor, on the driver's node (where the cache directory is)."""
+def start_service(ray: Any, caps: dict[str, int], cache_dir: str | Path | None, expiry: float,
+                  spend: SpendCap | None = None) -> Any:
+    """The run's :class:`ModelService` actor, on the driver's node (where the cache directory is);
+    with ``spend``, it keeps that budget's ledger for every node."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     here = ray.get_runtime_context().get_node_id()
     actor = ray.remote(ModelService).options(
         num_cpus=0, max_concurrency=10_000,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False))
-    return actor.remote(caps, str(cache_dir) if cache_dir is not None else None, expiry)
+    limits = (spend.prices, spend.max_cost, spend.max_tokens) if spend is not None else None
+    return actor.remote(caps, str(cache_dir) if cache_dir is not None else None, expiry, limits)
 
 
 class RemoteLimiter:
@@ -113,8 +138,34 @@ class RemoteCache:
         return reply if held == reply else held
 
 
-def remote_runtime(service: Any, caps: dict[str, int], cache_dir: str | None) -> ModelRuntime:
-    """What a Ray task installs as its runtime: the cap and the cache, both through ``service``."""
+class RemoteSpend:
+    """The run's budget kept per call in its :class:`ModelService` (the agents' ``spend``): one
+    ledger for every node, asked before each call as :class:`agentbed.cost.SpendCap` is."""
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+
+    def before_call(self) -> None:
+        import ray
+
+        refusal = ray.get(self.service.before_call.remote())
+        if refusal is not None:
+            raise BudgetExhausted(refusal)
+
+    def paid(self, model: str | None, input_tokens: int, output_tokens: int) -> None:
+        import ray
+
+        ray.get(self.service.paid.remote(model, input_tokens, output_tokens))  # waited: the next call must see it
+
+    def ledger(self) -> list[float]:
+        import ray
+
+        return list(ray.get(self.service.ledger.remote()))
+
+
+def remote_runtime(service: Any, caps: dict[str, int], cache_dir: str | None, spend: bool = False) -> ModelRuntime:
+    """What a Ray task installs as its runtime: the cap, the cache and (``spend``) the budget, all
+    through ``service``."""
     limiters: dict[str, Any] = {m: RemoteLimiter(service, m, cap) for m, cap in caps.items()}
     cache: Any = RemoteCache(service, cache_dir) if cache_dir is not None else None
-    return ModelRuntime(max(caps.values(), default=1), cache, limiters)
+    return ModelRuntime(max(caps.values(), default=1), cache, limiters, RemoteSpend(service) if spend else None)

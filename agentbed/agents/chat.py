@@ -330,11 +330,10 @@ class ChatAgent(Conversation, Agent):
                 if signal is not None:
                     self.connections.throttled(*signal)
                 raise
-        self.connections.succeeded()
-        if self.spend is not None and isinstance(reply, AIMessage):
-            usage = usage_of(reply)
-            if usage is not None:
+            usage = usage_of(reply) if self.spend is not None and isinstance(reply, AIMessage) else None
+            if usage is not None:  # paid before the slot is given back: the next call in it sees the cost
                 self.spend.paid(self.model, usage.input_tokens, usage.output_tokens)
+        self.connections.succeeded()
         problem = reply_problem(reply)  # any provider's malformed reply: its failure, retried, never a score
         if problem is not None:
             raise BadResponse(f"{self.model}: a reply that is no model's answer: {problem}")

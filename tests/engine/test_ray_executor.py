@@ -188,6 +188,39 @@ def test_one_cap_and_the_drivers_cache_hold_for_every_ray_worker(ray, tmp_path):
         stub.stop()
 
 
+def test_max_cost_is_one_cap_across_ray_workers(ray, tmp_path):
+    """--max-cost on Ray is kept per call by the run's actor, whichever worker calls: 6 episodes of
+    three calls ($0.20, $0.25, $0.30: 200-300 input tokens at $1000 per 1M) in 4 workers over one
+    connection, a cap of $1.00; the run pays at most the cap plus one call, the calls past it are
+    refused (the episodes cut, kind budget), and the driver's ledger, which its stop check reads
+    (``agentbed run`` then hands out no more), is what the provider served. (Before, each episode was capped alone: 18 calls, $4.50.)"""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
+    from openai_stub import OpenAIStub
+    from scripted_models import vault_three_calls
+
+    from agentbed.cost import Price, PriceTable, SpendCap
+    from agentbed.inflight import ModelRuntime
+    from agentbed.problems import classify
+
+    stub = OpenAIStub(vault_three_calls)
+    stub.start()
+    try:
+        where = {"base_url": stub.base_url, "api_key": "test"}
+        specs = [EpisodeSpec("vault", "open-fast", "model:openai:stub-model", seed, generation=where)
+                 for seed in range(6)]
+        runtime = ModelRuntime.for_run([s.agent for s in specs], tmp_path, max_connections=1)
+        cap = runtime.spend = SpendCap(PriceTable({"openai:stub-model": Price(1000.0, 0.0)}, "test", "2026-12-01"),
+                                       max_cost=1.0, max_tokens=None)
+        records = list(execute(specs, tmp_path, executor="ray", jobs=4, runtime=runtime))
+    finally:
+        stub.stop()
+    paid = cap.spent_usd
+    assert 1.0 - 0.3 <= paid <= 1.0 + 0.3 and 0.2 * stub.served <= paid <= 0.3 * stub.served, (paid, stub.served)
+    assert cap.reason() == "max_cost"
+    cut = [r for r in records if r.status == "error"]
+    assert len(records) == 6 and cut and all(classify(r.error).name == "budget" for r in cut), [r.error for r in cut]
+
+
 def _cocoder_options():
     from agentbed.suite import get_suite
 
