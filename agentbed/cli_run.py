@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import math
+import shutil
 import sys
 import time
 from dataclasses import replace
@@ -171,7 +172,11 @@ def _run(args: argparse.Namespace) -> int:
                   f"{store.root / 'retried'})", file=sys.stderr)
     else:
         suite = get_suite(args.suite)
-        specs, meta = plan(suite, args, generation)
+        try:
+            specs, meta = plan(suite, args, generation)
+        except UsageError as exc:
+            keep_evidence(exc, Path(args.out))
+            raise
         prices, budget = check_model_options(args, specs)
         store = RunStore(args.out)
         approver = approver_config(args, Path(args.out))
@@ -183,6 +188,21 @@ def _run(args: argparse.Namespace) -> int:
     specs = [replace(s, run=bound) for s in specs]
     with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
         return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)
+
+
+def keep_evidence(exc: UsageError, run_dir: Path) -> None:
+    """Copy the files a refusal names (``exc.evidence``) into ``run_dir/refused/`` and name the
+    copies in its message (a file that cannot be copied stays named where it is)."""
+    message = str(exc)
+    for i, source in enumerate(exc.evidence):
+        target = run_dir / "refused" / (f"{i}-" * bool(i) + Path(source).name)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        except OSError:
+            continue
+        message = message.replace(source, str(target))
+    exc.args = (message,)
 
 
 def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta: dict[str, Any],

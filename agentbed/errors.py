@@ -10,7 +10,13 @@ _MIN_SECRET = 8  # shorter values ("test", "local") would redact ordinary words
 
 
 class UsageError(Exception):
-    """Bad input from a user: an option, a file, a field. The message names the culprit."""
+    """Bad input from a user: an option, a file, a field. The message names the culprit.
+
+    ``evidence``: files the message names as the whole story behind its one line (a failing
+    reference run's output); ``agentbed run`` copies them into the run directory it was given and
+    names the copies instead, so the evidence stays with the refused run."""
+
+    evidence: tuple[str, ...] = ()
 
 
 class SuiteError(LookupError):

@@ -118,6 +118,13 @@ class TaskError(UsageError):
     """A repository that cannot become a task (not fetched, reference fails its tests, bad code)."""
 
 
+def _with_output(exc: TaskError, output: Path) -> TaskError:
+    """``exc`` carrying pytest's whole output as its evidence (``agentbed run`` copies it into the run directory)."""
+    if output.is_file():
+        exc.evidence = (str(output),)
+    return exc
+
+
 _LOADED: dict[str, RepoTask] = {}
 
 
@@ -224,7 +231,9 @@ def _user_task(name: str) -> RepoTask:
         task = _prepare(name, tree, repo.package, repo.tests, blank_untested=False)
     except UsageError as exc:  # name the user's own file, not the prepared copy in the cache
         hint = f"; declared but not met offline: {unmet}" if unmet else ""
-        raise type(exc)(_in_user_source(str(exc), tree, repo) + hint + pytest_hint(str(exc), repo)) from exc
+        again = type(exc)(_in_user_source(str(exc), tree, repo) + hint + pytest_hint(str(exc), repo))
+        again.evidence = exc.evidence
+        raise again from exc
     if unmet:
         task.notes.append(f"declared test requirements not met offline: {unmet}")
     return task
@@ -318,16 +327,19 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
         report, reach = traced_run(tree, package, tests, timeout=REFERENCE_TIMEOUT, output=output)  # and reach
         seconds = time.perf_counter() - started
         if report.status == "timeout":
-            raise TaskError(f"task {name!r}: the reference's tests did not finish in the sandbox within "
-                            f"{REFERENCE_TIMEOUT:.0f} s ({report.passed} passed by then): leave slow tests out "
-                            f"with --tests; pytest's output: {output}")
+            raise _with_output(TaskError(
+                f"task {name!r}: the reference's tests did not finish in the sandbox within "
+                f"{REFERENCE_TIMEOUT:.0f} s ({report.passed} passed by then): leave slow tests out "
+                f"with --tests; pytest's output: {output}"), output)
         if report.passed == 0 or report.failed or report.errors:
-            raise TaskError(f"task {name!r}: the reference does not pass its own tests in the sandbox "
-                            f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
-                            f"pytest says: {pytest_reason(_whole(output) or report.tail)}; its whole output: {output}")
+            raise _with_output(TaskError(
+                f"task {name!r}: the reference does not pass its own tests in the sandbox "
+                f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
+                f"pytest says: {pytest_reason(_whole(output) or report.tail)}; its whole output: {output}"), output)
         if reach is None:
-            raise TaskError(f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
-                            f"reach; pytest says: {pytest_reason(report.tail)}")
+            raise _with_output(TaskError(
+                f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
+                f"reach; pytest says: {pytest_reason(report.tail)}; its whole output: {output}"), output)
         keep = sorted(import_time_functions(tree, package, tests))
         meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend,
                 "reach": reach.to_json(), "reference_seconds": round(seconds, 3)}

@@ -46,7 +46,7 @@ def test_the_repositorys_pytest_and_its_plugins_marker_run_in_the_sandbox(sandbo
     assert (task.tree / "_cocoder_site" / "pytest_cov").is_dir()
 
 
-def test_a_failing_reference_names_its_first_cause_and_keeps_the_whole_output(sandbox, tmp_path):
+def test_a_failing_reference_names_its_first_cause_and_keeps_the_whole_output(sandbox, tmp_path, capsys):
     write_package(tmp_path / "repo", {
         "pkg/__init__.py": "", "pkg/m.py": MODULE,
         "tests/test_m.py": "from pkg.m import f\n\n\ndef test_f():\n    assert f(2) == 5, 'the first real cause'\n\n\n"
@@ -58,6 +58,15 @@ def test_a_failing_reference_names_its_first_cause_and_keeps_the_whole_output(sa
     output = Path(message.rsplit("its whole output: ", 1)[1])
     text = output.read_text(encoding="utf-8")
     assert "tests/test_m.py:5: in test_f" in text and "tests/test_m.py:9: in test_g" in text
+    # through `agentbed run`: the whole output is kept in the run directory, and the line names that copy
+    from agentbed.cli import main
+
+    run_dir = tmp_path / "run"
+    assert main(["run", "cocoder", "--repo", str(tmp_path / "repo"), "--out", str(run_dir), "--seeds", "1"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    kept = run_dir / "refused" / "reference-output.txt"
+    assert "AssertionError: the first real cause" in line and line.endswith(f"its whole output: {kept}")
+    assert kept.read_text(encoding="utf-8") == output.read_text(encoding="utf-8") and not (run_dir / "run.json").exists()
 
 
 def test_of_requirements_files_for_several_pythons_the_sandboxs_is_read(tmp_path):
