@@ -15,11 +15,16 @@ Doctests count as reference tests where the repository's own configuration runs 
 ``--doctest-modules`` in its addopts (then the package is among the paths, as a bare ``pytest``
 in the rootdir would collect it) or in the pytest command of its tox environment
 (``pytest --doctest-modules pkg tests``: that command's paths and options), see :func:`tox_pytest`.
+Text doctests likewise: ``--doctest-glob='*.rst'`` in the tox command (its paths and that option)
+or in addopts without ``testpaths`` (a bare ``pytest`` collects every matching file below the
+rootdir, so those files are named; with ``testpaths`` the option, kept, finds them there).
 """
 
 from __future__ import annotations
 
 import configparser
+import fnmatch
+import os
 import shlex
 import tomllib
 from dataclasses import dataclass
@@ -155,17 +160,46 @@ def tox_pytest(root: Path) -> list[str] | None:
     return None
 
 
+def doctest_globs(words: list[str]) -> list[str]:
+    """The patterns of ``--doctest-glob`` options (``--doctest-glob=X`` or ``--doctest-glob X``)."""
+    globs = [w.split("=", 1)[1] for w in words if w.startswith("--doctest-glob=")]
+    return globs + [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--doctest-glob"]
+
+
+_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")  # pytest's default
+
+
+def glob_files(root: Path, globs: list[str], inside: list[str]) -> list[str]:
+    """Files below ``root`` whose names match one of ``globs``, as a bare ``pytest`` in the rootdir
+    would collect them (pytest's default ``norecursedirs`` skipped; ``src/`` moved up), but for
+    those under a path of ``inside`` (collected there already)."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, n) for n in _NORECURSE))
+        for name in sorted(files):
+            rel = str((Path(folder) / name).relative_to(root)).removeprefix("src/")
+            if any(fnmatch.fnmatch(name, g) for g in globs) and not any(
+                    rel == p or rel.startswith(p.rstrip("/") + "/") for p in inside):
+                found.append(rel)
+    return found
+
+
 def doctest_paths(root: Path, package: str, config: PytestConfig, testpaths: list[str]) -> tuple[list[str], str]:
     """(the paths, extra options) that make the run collect the doctests the repository's own
     configuration runs; ``([], "")`` when it runs none. ``testpaths``: the paths found so far."""
     tox = tox_pytest(root) or []
-    if "--doctest-modules" in tox:
-        named = [w.removeprefix("src/").rstrip("/") for w in tox if not w.startswith("-") and
+    globs = doctest_globs(tox)
+    if "--doctest-modules" in tox or globs:
+        named = [w.removeprefix("src/").rstrip("/") for w in tox if not w.startswith("-") and w not in globs and
                  ((root / w).exists() or (root / "src" / w).exists())]
-        return named or [*testpaths, package], "--doctest-modules"
-    if "--doctest-modules" in shlex.split(config.kept_addopts) and not config.testpaths:
-        return [*testpaths, package], ""  # a bare pytest in the rootdir collects the package too
-    return [], ""
+        default = [*testpaths, package] if "--doctest-modules" in tox else [*testpaths, *glob_files(root, globs, testpaths)]
+        options = ["--doctest-modules"] * ("--doctest-modules" in tox) + [f"--doctest-glob={g}" for g in globs]
+        return named or default, shlex.join(options)
+    kept = shlex.split(config.kept_addopts)
+    if config.testpaths:
+        return [], ""
+    extra = [package] * ("--doctest-modules" in kept) + glob_files(root, doctest_globs(kept), testpaths)
+    return ([*testpaths, *extra], "") if extra else ([], "")  # what a bare pytest in the rootdir collects too
 
 
 def run_arguments(paths: list[str], config: PytestConfig) -> str:

@@ -1,5 +1,6 @@
-"""Doctests the repository's own configuration runs count as reference tests (issue 52, item 5),
-and a doctest that fails points the leader's repair at the function it documents."""
+"""Doctests the repository's own configuration runs (``--doctest-modules``, and ``--doctest-glob``
+for .rst/.txt files) count as reference tests (issue 52, item 5), and a doctest that fails points
+the leader's repair at the function it documents."""
 
 from package_files import write_package
 
@@ -57,3 +58,27 @@ def test_doctests_in_addopts_collect_the_package(sandbox, tmp_path):
     assert (report.passed, report.failed) == (2, 1)
     line = broken.splitlines().index("    >>> half(4)") + 1
     assert report.crash_lines == (("pkg/m.py", line),)  # inside half: its repair target
+
+
+README = "Example\n=======\n\n.. code-block:: python\n\n    >>> from pkg.m import half\n    >>> half(4)\n    2.0\n"
+
+
+def test_text_doctests_of_a_tox_command_are_named_with_their_glob(tmp_path):
+    write_package(tmp_path, {**FILES, "docs/usage.txt": README, "notes/other.txt": README, "tox.ini":
+                             "[testenv]\ncommands = pytest --doctest-glob='*.txt' tests docs {posargs}\n"})
+    assert find_tests(tmp_path, "pkg") == "tests docs '--doctest-glob=*.txt'"
+    (tmp_path / "tox.ini").write_text("[testenv]\ncommands = pytest --doctest-glob '*.txt' {posargs}\n")
+    assert find_tests(tmp_path, "pkg") == "tests docs/usage.txt notes/other.txt '--doctest-glob=*.txt'"
+
+
+def test_rst_doctests_of_addopts_count_and_are_blanked_like_tests(sandbox, tmp_path):
+    """``--doctest-glob=*.rst`` in addopts and no testpaths: a bare pytest collects README.rst and
+    docs/*.rst, so the task names them; README's doctest is the only test reaching ``half``.
+    Files under build/ or a hidden folder (pytest's norecursedirs) are not collected."""
+    write_package(tmp_path / "repo", {**FILES, "README.rst": README, "build/old.rst": ">>> 1\n2\n",
+                                      ".hidden/x.rst": ">>> 1\n2\n",
+                                      "setup.cfg": "[tool:pytest]\naddopts = --doctest-glob=*.rst\n"})
+    assert find_tests(tmp_path / "repo", "pkg").split()[:2] == ["tests", "README.rst"]
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    assert task.reference_tests == 2  # one test and README.rst (a text file is one doctest item)
+    assert task.modules["pkg.m"].blanked == ["double", "half"]  # half is reached by README's doctest alone
