@@ -141,7 +141,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     agents = list(args.roster or []) if recorded is None else recorded.meta()["agents"]
     if args.executor == "ray":  # Ray workers serve a local:MODEL on their own nodes (agentbed.worker)
         agents = []
-    with serving(agents, Path(args.out or "."), ServerSettings.for_connections(args.max_connections)):  # for the whole run
+    with serving(agents, Path(args.out or "."), ServerSettings.for_connections(args.max_connections),
+                 announce=not (args.quiet or args.json)):  # for the whole run
         return _run(args)
 
 

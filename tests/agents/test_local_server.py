@@ -125,3 +125,32 @@ def test_a_missing_model_is_a_one_line_error_with_the_install_command(tmp_path):
     missing = subprocess.run([*CLI, "run", "vault", "--model", f"local:{tmp_path / 'nope.gguf'}"],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_a_server_start_is_one_line_on_stderr_that_ends_ready_or_failed(tmp_path, capfd):
+    """A run is not silent while its model loads: one line says the server is starting and ends
+    with the seconds it took, or that it failed (the one-line error follows; --quiet leaves only
+    that). A path model, not the session server's name, so the two do not meet."""
+    from agentbed.agents.local.server import serving
+    from agentbed.agents.local.weights import DEFAULT_MODEL, resolve_weights
+    from agentbed.errors import UsageError
+
+    model = f"local:{resolve_weights(DEFAULT_MODEL)}"
+    with serving([model], tmp_path / "good", exit_on_sigterm=False, announce=True):
+        pass
+    line = rf"agentbed: starting the local model server for {re.escape(model)} \.\.\. ready in \d+\.\d s\n"
+    assert re.fullmatch(line, capfd.readouterr().err)
+
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + bytes(60))  # a header and nothing else: the server cannot load it
+    with pytest.raises(UsageError, match="bad.gguf"), serving([f"local:{bad}"], tmp_path / "bad",
+                                                              exit_on_sigterm=False, announce=True):
+        pass
+    failed = rf"agentbed: starting the local model server for local:{re.escape(str(bad))} \.\.\. failed after \d+\.\d s\n"
+    assert re.fullmatch(failed, capfd.readouterr().err)
+    for quiet in ([], ["--quiet"]):
+        done = subprocess.run([*CLI, "run", "vault", "--model", f"local:{bad}", "--out", str(tmp_path / "run"),
+                               *quiet], capture_output=True, text=True, timeout=300)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 2 - len(quiet) and "bad.gguf" in lines[-1], done.stderr
+        assert quiet or re.fullmatch(failed.removesuffix(r"\n"), lines[0])

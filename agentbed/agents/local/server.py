@@ -254,9 +254,10 @@ def base_url_for(model: str) -> str:
 
 @contextlib.contextmanager
 def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = ServerSettings(), *,
-            exit_on_sigterm: bool = True) -> Iterator[dict[str, str]]:
+            exit_on_sigterm: bool = True, announce: bool = False) -> Iterator[dict[str, str]]:
     """Start one server per distinct local model among ``agents``, logging to ``run_dir``, and
-    make them reachable from this process and its workers. On the way out (normal end, error,
+    make them reachable from this process and its workers (``announce``: each start is one line
+    on stderr, :func:`_start_announced`). On the way out (normal end, error,
     Ctrl-C, or SIGTERM, which ``exit_on_sigterm`` turns into SystemExit meanwhile) every server
     is stopped. (A test session passes ``exit_on_sigterm=False``: pytest would report the
     SystemExit as one failed test and go on.)"""
@@ -274,7 +275,7 @@ def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = Ser
             log = run_dir / (LOG_NAME if i == 0 else f"local-model-server-{i}.log")
             server = servers[model] = LocalServer(path, log, settings, alias=Path(name).stem)
             try:
-                server.start()
+                _start_announced(server, model, announce)
             except LocalServerError as exc:
                 raise UsageError(f"--model {model}: {exc}") from None
         urls = {model: server.base_url for model, server in servers.items()}
@@ -293,6 +294,23 @@ def serving(agents: Iterable[str], run_dir: Path, settings: ServerSettings = Ser
             else:
                 os.environ[name] = previous
         restore_sigterm()
+
+
+def _start_announced(server: LocalServer, model: str, announce: bool) -> None:
+    """Start ``server``; with ``announce``, one line on stderr: begun before the model loads (the
+    seconds a run would otherwise be silent) and ended with how long it took, or that it failed."""
+    def say(text: str, end: str = "\n") -> None:
+        if announce:
+            print(text, end=end, file=sys.stderr, flush=True)
+
+    began = time.monotonic()
+    say(f"agentbed: starting the local model server for {model} ...", end="")
+    try:
+        server.start()
+    except BaseException:
+        say(f" failed after {time.monotonic() - began:.1f} s")
+        raise
+    say(f" ready in {time.monotonic() - began:.1f} s")
 
 
 @dataclass
