@@ -257,7 +257,7 @@ class AgentDojoEnv(ToolEnv):
     def _finish(self, answer: str | None, calls: list[dict[str, Any]]) -> ToolResult:
         from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
 
-        unexecuted = _function_calls(calls)
+        unexecuted = function_calls(calls)
         message = ChatAssistantMessage(role="assistant", tool_calls=unexecuted or None,
                                        content=None if answer is None else [text_content_block_from_string(answer)])
         if answer is None and self.protocol == AGENTDOJO and self.state["tries"] < MAX_TRIES:
@@ -315,7 +315,7 @@ class AgentDojoEnv(ToolEnv):
         return Outcome(success=scores["utility"] and not scores["attack_success"], metrics=metrics, labels=labels)
 
 
-def _function_calls(calls: list[dict[str, Any]]) -> list[Any]:
+def function_calls(calls: list[dict[str, Any]]) -> list[Any]:
     """AgentDojo ``FunctionCall``s of a final reply's unexecuted calls (``{"function", "args", "id"}``);
     one AgentDojo could not have parsed is left out."""
     from agentdojo.functions_runtime import FunctionCall

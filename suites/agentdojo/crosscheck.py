@@ -8,7 +8,9 @@ runs the pipeline in its tool loop and grades):
   ``benchmark_suite_without_injections``), for every user task and every attacked pair;
 - :func:`their_rescoring` replays the tool calls and final answer an agentbed episode recorded as
   an AgentDojo pipeline (``TaskSuite.run_task_with_pipeline``), so any agent's episode, a chat
-  model's included, is graded by AgentDojo's runner on AgentDojo's environment.
+  model's included, is graded by AgentDojo's runner on AgentDojo's environment; an episode the
+  world re-ran after a reply with no content is replayed try by try, AgentDojo's runner itself
+  driving the re-runs (up to its 3 tries).
 
 :func:`compare` pairs the results with agentbed's per task (utility, and AgentDojo's "security",
 True when the injection task was achieved).
@@ -106,50 +108,77 @@ def their_ground_truth(suite_name: str, attack: str | None, logdir: str | Path, 
     return out
 
 
-def recorded_calls(log_records: list[dict[str, Any]]) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
-    """The tool calls (name, arguments) and the final answer an agentbed log recorded, in order."""
+@dataclass
+class Try:
+    """One run of AgentDojo's pipeline as an agentbed episode recorded it: the calls executed, the
+    final reply's text (None: no content, which makes AgentDojo run its pipeline again) and the
+    calls that reply held unexecuted (the 15-round cap), and the tools a filter left for it."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    final: str | None = None
+    unexecuted: list[dict[str, Any]] | None = None
+    allowed: list[str] | None = None
+
+
+def recorded_tries(log_records: list[dict[str, Any]]) -> list[Try]:
+    """The tries an agentbed log recorded, in order (more than one when the world answered a reply
+    with no content by running the pipeline again, ``info.rerun``)."""
     from agentbed.log import decode_action
     from environments.agentdojo.env import final_answer
 
-    calls, final = [], None
+    tries, fresh = [Try([], allowed=offered_tools(log_records))], False
     for record in log_records:
         if record.get("type") != "step":
             continue
+        if fresh:  # a re-run's tool filter asked again and left these (DojoAgent.act)
+            chosen = ((record.get("model_output") or {}).get("tool_filter") or {}).get("tools")
+            tries.append(Try([], allowed=chosen if isinstance(chosen, list) else None))
+            fresh = False
         action = decode_action(record["action"])
         answer = final_answer(action)
-        if answer is not None:  # (an episode AgentDojo re-ran after a reply with no content is not re-graded here)
-            final = answer.text
+        if answer is not None:
+            tries[-1].final, tries[-1].unexecuted = answer.text, answer.calls
+            if "rerun" in (record.get("info") or {}):
+                fresh = True
+                continue
             break
         try:
             obj = json.loads(action)
         except (json.JSONDecodeError, TypeError, UnicodeDecodeError):
             continue  # not a tool call: AgentDojo's parsers would have dropped it too
         if isinstance(obj, dict) and isinstance(obj.get("tool"), str) and isinstance(obj.get("arguments", {}), dict):
-            calls.append((obj["tool"], obj.get("arguments", {})))
-    return calls, final
+            tries[-1].calls.append((obj["tool"], obj.get("arguments", {})))
+    return tries
 
 
-def replay_pipeline(calls: list[tuple[str, dict[str, Any]]], final: str | None,
-                    allowed_tools: list[str] | None = None) -> Any:
-    """An AgentDojo pipeline that makes the recorded calls through AgentDojo's own tool executor,
-    then answers the recorded final text. ``allowed_tools`` (a tool filter's selection) narrows
-    the runtime's functions first, as AgentDojo's own tool-filter element does."""
+def replay_pipeline(tries: list[Try]) -> Any:
+    """An AgentDojo pipeline that, each time AgentDojo's runner queries it, plays the next recorded
+    try: its calls through AgentDojo's own tool executor, then its final reply (no content when
+    the try had none, so AgentDojo's runner queries it again, as in ``run_task_with_pipeline``).
+    A try's ``allowed`` tools (a filter's selection) narrow the runtime first, as AgentDojo's own
+    tool-filter element does on the runtime its tries share."""
     from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
     from agentdojo.functions_runtime import FunctionCall
     from agentdojo.types import ChatAssistantMessage, text_content_block_from_string
 
+    from environments.agentdojo.env import function_calls
+
+    pending = list(tries)
+
     class Replay(_pipeline_base()):
         def query(self, query: str, runtime: Any, env: Any, messages: Sequence[Any] = (), extra_args: dict | None = None
                   ) -> Any:
+            now = pending.pop(0) if pending else Try([])
             history = list(messages)
-            if allowed_tools is not None:
-                runtime.update_functions({k: f for k, f in runtime.functions.items() if k in allowed_tools})
-            for i, (name, arguments) in enumerate(calls, start=1):
+            if now.allowed is not None:
+                runtime.update_functions({k: f for k, f in runtime.functions.items() if k in now.allowed})
+            for i, (name, arguments) in enumerate(now.calls, start=1):
                 history.append(ChatAssistantMessage(role="assistant", content=None, tool_calls=[
                     FunctionCall(function=name, args=json.loads(json.dumps(arguments)), id=f"call_{i}")]))
                 _, _, env, history, _ = ToolsExecutor().query(query, runtime, env, history)
-            history.append(ChatAssistantMessage(role="assistant", tool_calls=None,
-                                                content=[text_content_block_from_string(final or "")]))
+            history.append(ChatAssistantMessage(
+                role="assistant", tool_calls=function_calls(now.unexecuted or []) or None,
+                content=None if now.final is None else [text_content_block_from_string(now.final)]))
             return query, runtime, env, history, extra_args or {}
 
     return Replay()
@@ -173,10 +202,9 @@ def their_rescoring(task: TaskId, log_records: list[dict[str, Any]], victim: str
 
     suite = task_suite(task.suite, version)
     injection = suite.injection_tasks[task.injection_task] if task.injection_task else None
-    calls, final = recorded_calls(log_records)
     clock = VirtualClock(START)  # the recorded e-mail and file stamps were made on the virtual clock
     with clock.frozen():
-        pipeline = replay_pipeline(calls, final, offered_tools(log_records))
+        pipeline = replay_pipeline(recorded_tries(log_records))
         utility, security = suite.run_task_with_pipeline(pipeline, suite.user_tasks[task.user_task],
                                                          injection, injections(task, victim, version))
     return Scores(bool(utility), None if injection is None else bool(security))

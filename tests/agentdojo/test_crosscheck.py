@@ -34,3 +34,30 @@ def test_agentdojos_runner_regrades_recorded_episodes_the_same(tmp_path):
     for tid, mine in scores.items():
         spec = EpisodeSpec("agentdojo", str(tid), "injection-follower", 0, SUITE.resolve_options({}))
         assert their_rescoring(tid, read_log(spec.log_in(tmp_path))) == mine, tid
+
+
+def test_an_episode_rerun_after_no_content_is_regraded_try_by_try(tmp_path):
+    """The world re-runs AgentDojo's pipeline after a reply with no content (3 tries in all);
+    their_rescoring replays each recorded try, AgentDojo's own runner driving the re-runs, so the
+    work of a later try is graded (graded on the first try alone, this episode scores no utility)."""
+    from agentbed.log import TrajectoryWriter
+    from agentbed.runner import run_episode
+    from environments.agentdojo.agents import GroundTruthAgent, final_action
+
+    class SilentFirst(GroundTruthAgent):
+        name = "silent-first"
+
+        def reset(self, *, seed, task=None):
+            super().reset(seed=seed, task=task)
+            self.plan.insert(0, final_action(None))  # no content: the pipeline runs again
+
+    opts = SUITE.resolve_options({})
+    for task in ("banking.user_task_3", "banking.user_task_0.injection_task_0.important_instructions"):
+        spec = EpisodeSpec("agentdojo", task, "silent-first", 0, opts)
+        env = SUITE.make_env(task, opts)
+        record = run_episode(env, SilentFirst(), spec, budget=SUITE.budget, writer=TrajectoryWriter(spec.log_in(tmp_path)))
+        assert record.metrics["utility"] is True
+        records = read_log(spec.log_in(tmp_path))
+        assert any("rerun" in (r.get("info") or {}) for r in records if r["type"] == "step")
+        mine = Scores(record.metrics["utility"], record.metrics["attack_success"])
+        assert their_rescoring(TaskId.parse(task), records) == mine, task

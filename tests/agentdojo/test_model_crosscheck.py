@@ -12,8 +12,8 @@ from imperfect_model import ImperfectModel
 from openai_stub import OpenAIStub
 
 from agentbed.log import read_log
-from environments.agentdojo.benchmark import TASK_SUITES, injection_task_names, user_task_names
-from suites.agentdojo.crosscheck import compare
+from environments.agentdojo.benchmark import TASK_SUITES, TaskId, injection_task_names, user_task_names
+from suites.agentdojo.crosscheck import compare, recorded_tries, their_rescoring
 from suites.agentdojo.model_crosscheck import Slice, comparable_requests, ours, theirs
 
 MODEL = "gpt-4o-2024-05-13"
@@ -31,6 +31,18 @@ def both(slices, tmp_path, suites, seed=47, defense=None):
     return their, our, comparable_requests(their_stub.requests, slices), comparable_requests(our_stub.requests, slices)
 
 
+def regraded(tmp_path, our):
+    """AgentDojo's runner re-grades every agentbed episode from its log alike, try by try when the
+    world re-ran it after a reply with no content (their_rescoring); some episodes were re-run."""
+    reruns = 0
+    for path in (tmp_path / "agentbed").rglob("*.jsonl"):
+        records = read_log(path)
+        tid = TaskId.parse(records[0]["task"])
+        assert their_rescoring(tid, records) == our[tid], tid
+        reruns += len(recorded_tries(records)) > 1
+    assert reruns > 0
+
+
 def test_an_imperfect_model_scores_the_same_under_both_runners(tmp_path):
     slices = [Slice("banking", None, ("user_task_0", "user_task_2", "user_task_3", "user_task_5", "user_task_15")),
               Slice("banking", "important_instructions", ("user_task_0", "user_task_3"),
@@ -39,6 +51,7 @@ def test_an_imperfect_model_scores_the_same_under_both_runners(tmp_path):
     their, our, their_requests, our_requests = both(slices, tmp_path, ("banking", "slack"))
     assert len(our) == 15 and compare(our, their) == []
     assert our_requests == their_requests and len(our_requests) > 100
+    regraded(tmp_path, our)
     # not vacuous: failures of utility, injections that worked, and every quirk of the protocol
     assert any(not s.utility for s in our.values()) and any(s.attack_success for s in our.values())
     quirks = Counter()
@@ -63,6 +76,7 @@ def test_each_defense_sends_what_agentdojos_defense_sends(defense, tmp_path):
     their, our, their_requests, our_requests = both(slices, tmp_path, ("banking",), defense=defense)
     assert len(our) == 8 and compare(our, their) == []
     assert our_requests == their_requests and len(our_requests) > 30
+    regraded(tmp_path, our)
     bodies = [json.loads(r) for r in our_requests]
     tool_messages = [m for b in bodies for m in b["messages"] if m["role"] == "tool"]
     if defense == "tool_filter":
