@@ -230,12 +230,13 @@ def _user_task(name: str) -> RepoTask:
     try:
         task = _prepare(name, tree, repo.package, repo.tests, blank_untested=False)
     except UsageError as exc:  # name the user's own file, not the prepared copy in the cache
-        hint = f"; declared but not met offline: {unmet}" if unmet else ""
+        hint = (f"; declared but not met offline: {unmet}" if unmet else "") + "".join(f"; {n}" for n in repo.notes)
         again = type(exc)(_in_user_source(str(exc), tree, repo) + hint + pytest_hint(str(exc), repo))
         again.evidence = exc.evidence
         raise again from exc
     if unmet:
         task.notes.append(f"declared test requirements not met offline: {unmet}")
+    task.notes.extend(repo.notes)
     return task
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from environments.cocoder.benchfixture import PLUGIN as BENCHMARK
+from environments.cocoder.benchfixture import uses_benchmark_fixture
 from environments.cocoder.installed import install_metadata, package_metadata
 from environments.cocoder.pytestconfig import doctest_paths, read_config, run_arguments
 from environments.cocoder.repos import cache_dir, sha256_of
@@ -38,7 +40,7 @@ TEST_DIRS = ("tests", "test", "testing")
 TOOLING = {"coveralls", "codecov", "tox", "nox", "mypy", "ruff",
            "pylint", "isort", "pre-commit", "twine", "build", "wheel", "setuptools", "check-manifest", "invoke",
            "pytest-runner", "sphinx", "furo", "pytest-mypy-testing", "bump2version",
-           "tox-gh-actions", "pytest-benchmark", "pip", "hatch", "flit"}
+           "tox-gh-actions", "pytest-benchmark", "pip", "hatch", "flit"}  # pytest-benchmark: unless tests take its fixture
 _SKIP_COPY = shutil.ignore_patterns(".git", "__pycache__", ".tox", ".nox", ".venv", "venv", "build", "dist",
                                     "*.egg-info", ".mypy_cache", ".pytest_cache", "node_modules")
 
@@ -56,6 +58,7 @@ class UserRepo:
     requirements: tuple[str, ...]
     shown: str = ""  # how messages name ``root`` when it is not the user's path (an sdist's unpacked copy)
     unmet: tuple[str, ...] = ()  # declared test requirements that cannot be met here (a file the sdist lacks)
+    notes: tuple[str, ...] = ()  # what the plan must say about the test environment (pytest-benchmark kept or not)
 
 
 def _unpack_sdist(archive: Path) -> Path:
@@ -301,6 +304,7 @@ def sandbox_requirements(root: Path, package: str) -> tuple[str, ...]:
     from packaging.requirements import InvalidRequirement, Requirement
 
     own = {package.lower(), (_project_name(root) or "").lower()}
+    tooling = TOOLING - {BENCHMARK} if uses_benchmark_fixture(root) else TOOLING
     keep: dict[str, str] = {}
     for text in declared_requirements(root):
         try:
@@ -308,7 +312,7 @@ def sandbox_requirements(root: Path, package: str) -> tuple[str, ...]:
         except InvalidRequirement as exc:
             raise UsageError(f"{root}: requirement {text!r} does not parse ({exc})") from exc
         name = req.name.lower().replace("_", "-")
-        if name in TOOLING or name.startswith("sphinx") or name.replace("-", "_") in own:
+        if name in tooling or name.startswith("sphinx") or name.replace("-", "_") in own:
             continue
         if provided_satisfies(text.split(";", 1)[0]):  # the sandbox's own pytest (or pluggy...) will do
             continue
@@ -321,6 +325,19 @@ def sandbox_requirements(root: Path, package: str) -> tuple[str, ...]:
     return tuple(sorted(keep.values()))
 
 
+def benchmark_notes(root: Path, requirements: tuple[str, ...]) -> tuple[str, ...]:
+    """What the plan says when tests take pytest-benchmark's ``benchmark`` fixture: the plugin
+    kept (its ``--benchmark-*`` addopts are still left out, so benchmarks run as tests, timed), or
+    why it is not there."""
+    if not uses_benchmark_fixture(root):
+        return ()
+    if any(r.lower().replace("_", "-").startswith(BENCHMARK) for r in requirements):
+        return (f"{BENCHMARK} kept as a test requirement: tests take its benchmark fixture (its --benchmark-* "
+                "options in addopts are still left out, so benchmarks run, timed, as tests)",)
+    return (f"tests take pytest-benchmark's benchmark fixture but no test requirement declares {BENCHMARK}: "
+            "it is not installed, and those tests error (fixture 'benchmark' not found)",)
+
+
 def locate(source: Path, package: str | None = None, tests: str | None = None) -> UserRepo:
     source = Path(source).expanduser()
     if not source.exists():
@@ -329,8 +346,9 @@ def locate(source: Path, package: str | None = None, tests: str | None = None) -
     try:
         check_links(root)
         name, base = find_package(root, package)
-        return UserRepo(root, name, base, find_tests(root, name, tests), sandbox_requirements(root, name),
-                        unmet=unmet_requirements(root))
+        requirements = sandbox_requirements(root, name)
+        return UserRepo(root, name, base, find_tests(root, name, tests), requirements,
+                        unmet=unmet_requirements(root), notes=benchmark_notes(root, requirements))
     except UsageError as exc:  # an sdist's messages name the archive, not its unpacked copy in the cache
         if root == source:
             raise

@@ -9,7 +9,7 @@ from package_files import write_package
 
 from agentbed.errors import UsageError
 from environments.cocoder.tasks import load_task
-from environments.cocoder.userrepo import repo_task_id, sandbox_requirements
+from environments.cocoder.userrepo import benchmark_notes, repo_task_id, sandbox_requirements
 from environments.cocoder.wheels import PROVIDED, provided_satisfies
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,3 +89,33 @@ def test_the_requirement_to_leave_out_is_the_one_pip_blames():
     assert _culprit(("docopt==0.6.2", "six"), "ERROR: No matching distribution found for docopt==0.6.2\n") == \
         "docopt==0.6.2"
     assert _culprit(("six",), "ERROR: something else\n") == ""
+
+
+BENCH_TEST = "from pkg.m import f\n\n\ndef test_f(benchmark):\n    assert benchmark(f, 2) == 4\n"
+
+
+def test_pytest_benchmark_is_dropped_as_tooling_unless_tests_take_its_fixture(tmp_path):
+    write_package(tmp_path, {"pkg/__init__.py": "", "tests/test_m.py": "def test_f():\n    pass\n",
+                             "requirements-test.txt": "pytest-benchmark==5.1.0\npytest-cov\n"})
+    assert sandbox_requirements(tmp_path, "pkg") == ("pytest-cov",)
+    assert benchmark_notes(tmp_path, ()) == ()
+    (tmp_path / "tests" / "test_m.py").write_text(BENCH_TEST, encoding="utf-8")
+    kept = sandbox_requirements(tmp_path, "pkg")
+    assert kept == ("pytest-benchmark==5.1.0", "pytest-cov")
+    assert benchmark_notes(tmp_path, kept)[0].startswith("pytest-benchmark kept as a test requirement")
+    assert "no test requirement declares pytest-benchmark" in benchmark_notes(tmp_path, ("pytest-cov",))[0]
+    (tmp_path / "tests" / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef benchmark():\n"
+                                                    "    return lambda f, *a: f(*a)\n", encoding="utf-8")
+    assert sandbox_requirements(tmp_path, "pkg") == ("pytest-cov",)  # the repository's own fixture
+
+
+def test_tests_taking_the_benchmark_fixture_run_with_the_plugin(sandbox, tmp_path):
+    """pytest-benchmark fetched (from the real index, pinned by sha256 at plan time) and unpacked
+    for the sandbox; the benchmarked test counts as a reference test and the plan notes say why
+    the plugin is there."""
+    write_package(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/m.py": MODULE, "tests/test_m.py": BENCH_TEST,
+                                      "requirements-test.txt": "pytest-benchmark==5.3.1\n"})
+    task = load_task(repo_task_id(tmp_path / "repo"))
+    assert task.reference_tests == 1 and task.modules["pkg.m"].blanked == ["f"]
+    assert (task.tree / "_cocoder_site" / "pytest_benchmark").is_dir()
+    assert any(n.startswith("pytest-benchmark kept as a test requirement") for n in task.notes)
