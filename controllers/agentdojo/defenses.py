@@ -71,18 +71,25 @@ def in_pipeline(agent: Any, defense: str) -> bool:
 
 
 class ShownDefense(Defense):
-    """Changes what the agent reads of every tool result (never the request, step 0)."""
+    """Changes what the agent reads of every tool result (never the request, step 0). ``recorded``
+    (the ``begin`` record of a logged episode): a re-run knows the recorded agent applied it itself."""
+
+    def __init__(self, recorded: dict[str, Any] | None = None) -> None:
+        self.recorded_in_pipeline = bool((recorded or {}).get("applied_by"))
 
     def shown(self, observation: str) -> str:
         raise NotImplementedError
 
+    def _piped(self, agent: Any) -> bool:
+        return self.recorded_in_pipeline or in_pipeline(agent, self.name)
+
     def begin(self, ctx: StepContext, tools: Sequence[Tool]) -> Briefing | None:
-        if in_pipeline(ctx.agent, self.name):
+        if self._piped(ctx.agent):
             return Briefing(record={"defense": self.name, "applied_by": "AgentDojo's pipeline"})
         return None
 
     def observe(self, ctx: StepContext) -> Shown | None:
-        if ctx.step == 0 or in_pipeline(ctx.agent, self.name):
+        if ctx.step == 0 or self._piped(ctx.agent):
             return None
         text = self.shown(ctx.observation)
         return Shown(text, {"defense": self.name, "chars": len(text), "sha256": _digest(text)})
@@ -92,7 +99,7 @@ class Spotlighting(ShownDefense):
     name = "spotlighting_with_delimiting"
 
     def begin(self, ctx: StepContext, tools: Sequence[Tool]) -> Briefing | None:
-        if in_pipeline(ctx.agent, self.name):
+        if self._piped(ctx.agent):
             return super().begin(ctx, tools)
         return Briefing(instruction=SPOTLIGHT_NOTE, record={"defense": self.name, "instruction_sha256":
                                                             _digest(SPOTLIGHT_NOTE)})
@@ -104,7 +111,8 @@ class Spotlighting(ShownDefense):
 class RepeatUserPrompt(ShownDefense):
     name = "repeat_user_prompt"
 
-    def __init__(self, request: str) -> None:
+    def __init__(self, request: str, recorded: dict[str, Any] | None = None) -> None:
+        super().__init__(recorded)
         self.request = request
 
     def shown(self, observation: str) -> str:
@@ -145,8 +153,16 @@ class ModelToolFilter(Defense):
 
     name = "tool_filter"
 
-    def __init__(self, request: str, recorded: dict[str, Any] | None = None) -> None:
-        self.request, self.recorded = request, recorded
+    def __init__(self, request: str, recorded: dict[str, Any] | None = None, env: Any = None) -> None:
+        self.request, self.recorded, self.env = request, recorded, env
+
+    def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
+        """AgentDojo asks its filter again when it re-runs its pipeline; the agent's re-run
+        selection (in its reply's model output, so a re-run of the log has it too) narrows the world."""
+        chosen = ((proposed.model_output or {}).get("tool_filter") or {}).get("tools")
+        if isinstance(chosen, list) and self.env is not None:
+            self.env.restrict_tools([str(name) for name in chosen])
+        return CONTINUE
 
     def begin(self, ctx: StepContext, tools: Sequence[Tool]) -> Briefing:
         counted = in_pipeline(ctx.agent, self.name)
@@ -194,18 +210,18 @@ def ask_for_tools(agent: Any, request: str, tools: Sequence[Tool]) -> tuple[str,
 
 
 def defense_controller(defense: str, params: dict[str, Any], request: str,
-                       recorded: dict[str, Any] | None = None) -> Defense | None:
+                       recorded: dict[str, Any] | None = None, env: Any = None) -> Defense | None:
     """The controller of ``defense`` for one task (``params``: its spec's); None for ``none``."""
     if defense == "none":
         return None
     if defense == "spotlighting_with_delimiting":
-        return Spotlighting()
+        return Spotlighting(recorded)
     if defense == "repeat_user_prompt":
-        return RepeatUserPrompt(request)
+        return RepeatUserPrompt(request, recorded)
     if defense == "tool_filter_oracle":
         return OracleToolFilter(oracle_tool_selection(params))
     if defense == "tool_filter":
-        return ModelToolFilter(request, recorded)
+        return ModelToolFilter(request, recorded, env)
     raise ValueError(f"unknown defense {defense!r}; defenses: {', '.join(DEFENSES)}")
 
 

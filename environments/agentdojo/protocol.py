@@ -157,6 +157,7 @@ class DojoAgent(Agent):
         self.system_message = system_message if system_message is not None else self.pipeline.system_message
         self.pending_usage: Any = None  # the tool filter's, added to the next reply's
         self.filter_record: dict[str, Any] | None = None
+        self.allowed: set[str] | None = None  # the tools a re-run's filter left (None: as offered)
         self.max_retries, self.backoff = max_retries, backoff
         self._rng = random.Random(seed)
         self.messages: list[Any] = []
@@ -169,7 +170,7 @@ class DojoAgent(Agent):
         self._rng = random.Random(seed)
         self.prompt = task.description
         self.functions = list(suite_of(task.params).tools)
-        self.pending_usage, self.filter_record = None, None
+        self.pending_usage, self.filter_record, self.allowed = None, None, None
         self._start()
 
     def _start(self) -> None:
@@ -194,8 +195,10 @@ class DojoAgent(Agent):
             if self.pipeline_defense == "tool_filter":  # its filter asks again, of the tools it left
                 reply, _ = self.filter_tools(tools)
                 chosen = selection(reply, [f.name for f in self._offered(tools)])
-                assert self.env is not None and self.filter_record is not None
-                self.env.restrict_tools(chosen)
+                assert self.filter_record is not None
+                # offered from now on; the world is narrowed by the filter's controller, which reads
+                # this from the action's model output (so a re-run of the log narrows it too)
+                self.allowed = set(chosen)
                 self.filter_record["tools"] = chosen
         took = self.sent is not None
         if took:
@@ -248,8 +251,8 @@ class DojoAgent(Agent):
 
     def _offered(self, tools: Sequence[Tool]) -> list[Any]:
         names = {t.name for t in tools}
-        if self.env is not None:  # a filter's re-run may have narrowed the world since the tools were listed
-            names &= {t.name for t in self.env.tool_specs()}
+        if self.allowed is not None:  # a re-run's filter narrowed them since the tools were listed
+            names &= self.allowed
         return [f for f in self.functions if f.name in names]
 
     def _ask(self, tools: Sequence[Tool]) -> Action:

@@ -108,7 +108,7 @@ def _controller(spec: EpisodeSpec, env: ToolEnv, recorded: list[dict[str, Any]] 
     re-run, the model-chosen filter takes the model's recorded choice from the log's first step."""
     first = next((r for r in recorded or () if r.get("type") == "step"), None)
     begin = ((first or {}).get("control") or {}).get("begin") if recorded is not None else None
-    return defense_controller(spec.options.get("defense", "none"), env.task.params, env.task.description, begin)
+    return defense_controller(spec.options.get("defense", "none"), env.task.params, env.task.description, begin, env)
 
 
 def _summarize(records: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from imperfect_model import ImperfectModel
 from openai_stub import OpenAIStub
 
 from agentbed.log import read_log
+from agentbed.replay import first_divergence, rerun
 from environments.agentdojo.benchmark import TASK_SUITES, TaskId, injection_task_names, user_task_names
 from suites.agentdojo.crosscheck import compare, recorded_tries, their_rescoring
 from suites.agentdojo.model_crosscheck import Slice, comparable_requests, ours, theirs
@@ -77,6 +78,8 @@ def test_each_defense_sends_what_agentdojos_defense_sends(defense, tmp_path):
     assert len(our) == 8 and compare(our, their) == []
     assert our_requests == their_requests and len(our_requests) > 30
     regraded(tmp_path, our)
+    for path in (tmp_path / "agentbed").rglob("*.jsonl"):  # the stubs are gone: replayed from the log alone
+        assert first_divergence(*rerun(path)) is None, path.name
     bodies = [json.loads(r) for r in our_requests]
     tool_messages = [m for b in bodies for m in b["messages"] if m["role"] == "tool"]
     if defense == "tool_filter":
