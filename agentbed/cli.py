@@ -98,6 +98,7 @@ def _terminate_like_ctrl_c() -> Callable[[], None]:
     def stop(signum: int, frame: object) -> None:
         raise Terminated()
 
+    Terminated.received = False
     try:
         previous = signal.signal(signal.SIGTERM, stop)
     except (ValueError, OSError):
@@ -137,9 +138,9 @@ def _main(argv: list[str], verb: str | None) -> int:
     except BrokenPipeError:  # the reader went away (`agentbed verify DIR | head -1`): stop quietly
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as the shell reports a process killed by it
-    except Terminated:
-        return fail("terminated (SIGTERM); finished episodes are in the run index (use --resume)", 143)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated) or Terminated.received:
+            return fail("terminated (SIGTERM); finished episodes are in the run index (use --resume)", 143)
         return fail("interrupted; finished episodes are in the run index (use --resume)", 130)
     except WorkerDied as exc:  # killed or out of memory: not bad input, not a bug
         return fail(str(exc), EXIT_WORKER_DIED)

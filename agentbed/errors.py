@@ -26,7 +26,16 @@ class SuiteError(LookupError):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's or a service manager's stop), handled as a Ctrl-C is: workers, Ray
-    and servers are shut down, what finished is kept, and the CLI exits 143 (128 + SIGTERM)."""
+    and servers are shut down, what finished is kept, and the CLI exits 143 (128 + SIGTERM).
+
+    ``received`` says one was raised: Ray's core turns an exception a signal handler raises inside
+    its calls into a plain KeyboardInterrupt, which must still exit 143."""
+
+    received = False
+
+    def __init__(self, *args: object) -> None:
+        Terminated.received = True
+        super().__init__(*args)
 
 
 class BudgetExhausted(RuntimeError):

@@ -21,8 +21,11 @@ driver takes exactly one result per task.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -77,7 +80,8 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
         else:
             kwargs["num_cpus"] = jobs
             kwargs["resources"] = resources
-        ray.init(**kwargs)
+        with _signals_kept():
+            ray.init(**kwargs)
     try:
         slots = _slots(ray.cluster_resources(), resources) if address else jobs
         if slots < 1:
@@ -99,6 +103,20 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
     finally:
         if started_here:
             ray.shutdown()
+
+
+@contextlib.contextmanager
+def _signals_kept() -> Iterator[None]:
+    """Ray's core installs its own SIGTERM handler in the driver (a C++ stack dump, then SIGABRT);
+    the handler this process had (the CLI's: SIGTERM unwinds like Ctrl-C, so what finished stays
+    recorded and the run exits 143) is put back after it."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 NodeResults = tuple[dict[str, str] | None, list[Shipped]]  # the node that ran a task (None: none did), its results
