@@ -25,7 +25,7 @@ PLUGIN_NAME = "_cocoder_outcomes"
 OUTCOMES_FILE = "_cocoder_outcomes.jsonl"  # beside the tree: a test that cleans its folder cannot remove it
 FRAME = re.compile(r"^(\S+?\.py):(\d+): in ")  # a --tb=short frame
 SYNTAX = re.compile(r'^E?\s+File "([^"]+?\.py)", line (\d+)')  # where a SyntaxError points
-DOCTEST = re.compile(r"^(\S+?\.py):(\d+): DocTestFailure$")  # the example of a doctest that gave a wrong value
+DOCTEST = re.compile(r"^(\S+?\.\w+):(\d+): DocTestFailure$")  # the example of a doctest (.py, .rst, .txt) that gave a wrong value
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences (CSI)
 
 PLUGIN = ('''"""agentbed: one JSON line per pytest report (environments/cocoder/outcomes.py)."""

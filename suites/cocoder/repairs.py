@@ -12,10 +12,16 @@ the last line inside the tree where it crashed; from there, back to the unit who
   imports, re-exports followed.
 A test the time limit cut off (it was running when pytest was killed: it hung or was too slow)
 has no crash line; its file points as a crash in it would: a test file at the modules it imports,
-a package module (a doctest) at its own units.
+a package module (a doctest) at its own units. A text doctest (``--doctest-glob``: README.rst)
+that fails points at the modules its examples import.
 """
 
 from __future__ import annotations
+
+import ast
+import doctest
+import tempfile
+from pathlib import Path
 
 import networkx as nx
 
@@ -38,9 +44,11 @@ def repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestRe
         units.setdefault(plan.module_of(node), []).append(node)
     targets: set[str] = set()
     running = {path for _, path in report.running}
-    tests = [task.tree / p for p in sorted((lines.keys() | running) - by_file.keys())
-             if p.endswith(".py") and (task.tree / p).is_file()]
-    asserted = modules_used_by(tests, task.tree / task.package) if tests else set()
+    outside = sorted((lines.keys() | running) - by_file.keys())
+    tests = [task.tree / p for p in outside if p.endswith(".py") and (task.tree / p).is_file()]
+    with tempfile.TemporaryDirectory(prefix="cocoder-doctest-") as tmp:
+        tests += _examples_as_python([task.tree / p for p in outside if not p.endswith(".py")], Path(tmp))
+        asserted = modules_used_by(tests, task.tree / task.package) if tests else set()
     for path in sorted(running & by_file.keys()):
         targets |= set(units.get(by_file[path].module, []))
     for path in sorted(lines.keys() & by_file.keys()):
@@ -54,6 +62,29 @@ def repair_targets(task: RepoTask, plan: Plan, graph: nx.DiGraph, report: TestRe
             targets |= set(units.get(mt.module, []))  # its own module-level code may be what broke
     targets |= {node for module in asserted for node in units.get(module, [])}
     return sorted(targets)
+
+
+def _examples_as_python(texts: list[Path], folder: Path) -> list[Path]:
+    """Each text doctest's examples (``>>>`` lines) as one Python file in ``folder``: what they import."""
+    out = []
+    for i, path in enumerate(texts):
+        if not path.is_file():
+            continue
+        try:
+            examples = doctest.DocTestParser().get_examples(path.read_text(encoding="utf-8", errors="replace"))
+        except ValueError:  # an example the parser refuses (bad indentation): pytest reported it failing
+            continue
+        out.append(folder / f"doctest{i}.py")
+        out[-1].write_text("".join(e.source for e in examples if _parses(e.source)), encoding="utf-8")
+    return out
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _units_at(plan: Plan, nodes: list[str], source: str, line: int) -> set[str]:

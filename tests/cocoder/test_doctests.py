@@ -6,8 +6,10 @@ from package_files import write_package
 
 from environments.cocoder.pytestconfig import tox_pytest
 from environments.cocoder.sandboxed import run_tests
-from environments.cocoder.tasks import load_task
+from environments.cocoder.tasks import assemble, load_task
 from environments.cocoder.userrepo import find_tests, repo_task_id
+from suites.cocoder.repairs import repair_targets
+from suites.cocoder.team import TeamConfig, plan_team
 
 MODULE = '''def double(x):
     """Twice ``x``.
@@ -82,3 +84,9 @@ def test_rst_doctests_of_addopts_count_and_are_blanked_like_tests(sandbox, tmp_p
     task = load_task(repo_task_id(tmp_path / "repo"))
     assert task.reference_tests == 2  # one test and README.rst (a text file is one doctest item)
     assert task.modules["pkg.m"].blanked == ["double", "half"]  # half is reached by README's doctest alone
+    # a wrong half() fails README's doctest: it points at the example's line and the repair at pkg.m
+    broken = {"pkg.m": MODULE.replace("y = x / 2", "y = x / 3")}
+    report = run_tests(assemble(task, broken, tmp_path / "final"), task.tests)
+    assert (report.passed, report.failed) == (1, 1) and report.crash_lines == (("README.rst", 7),), report.tail
+    graph, plan, _ = plan_team(task, TeamConfig(granularity="file"), 0)
+    assert repair_targets(task, plan, graph, report, broken) == ["pkg.m"]
