@@ -102,14 +102,19 @@ def raw_settings(root: Path) -> tuple[str, dict]:
     return "", {}
 
 
-def split_addopts(words: list[str]) -> tuple[list[str], list[str]]:
-    """(kept, dropped): the options of plugins the sandbox does not get are dropped."""
+def split_addopts(words: list[str], benchmark: bool = False) -> tuple[list[str], list[str]]:
+    """(kept, dropped): the options of plugins the sandbox does not get are dropped (pytest-benchmark's
+    kept with ``benchmark``: the sandbox gets it when tests take its fixture)."""
     kept, dropped = [], []
     i = 0
     while i < len(words):
         word = words[i]
         flag, has_value = word.split("=", 1)[0], "=" in word
         short = flag[:2] if flag.startswith("-n") and not flag.startswith("--") else flag
+        if benchmark and (flag.startswith("--benchmark") or (word == "-p" and words[i + 1:i + 2] == ["pytest_benchmark"])):
+            kept += words[i:i + 1 + (word == "-p")]
+            i += 1 + (word == "-p")
+            continue
         if short in _TOOLING_OPTIONS or flag.startswith(("--cov", "--benchmark")):
             takes = _TOOLING_OPTIONS.get(short, False) and not has_value and not (short == "-n" and len(flag) > 2)
             dropped += words[i:i + 1 + takes]
@@ -124,11 +129,11 @@ def split_addopts(words: list[str]) -> tuple[list[str], list[str]]:
     return kept, dropped
 
 
-def read_config(root: Path) -> PytestConfig:
+def read_config(root: Path, benchmark: bool = False) -> PytestConfig:
     source, settings = raw_settings(root)
     testpaths = tuple(_words(settings.get("testpaths", "")))
     addopts = _words(settings.get("addopts", ""))
-    kept, dropped = split_addopts(addopts)
+    kept, dropped = split_addopts(addopts, benchmark)
     return PytestConfig(source, testpaths, shlex.join(addopts), shlex.join(kept), tuple(dropped))
 
 

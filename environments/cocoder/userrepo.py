@@ -124,7 +124,7 @@ def find_package(root: Path, package: str | None = None) -> tuple[str, Path]:
     raise UsageError(f"{root}: no Python package (a folder with __init__.py) in it or in its src/")
 
 
-def find_tests(root: Path, package: str, tests: str | None = None) -> str:
+def find_tests(root: Path, package: str, tests: str | None = None, *, benchmark: bool = False) -> str:
     """What the sandbox's pytest is given (paths relative to the prepared tree, where the package
     sits at the top), as the repository configures pytest: its ``testpaths`` and its ``addopts``
     (tooling plugins' options left out; :mod:`environments.cocoder.pytestconfig`), else the first
@@ -136,7 +136,7 @@ def find_tests(root: Path, package: str, tests: str | None = None) -> str:
         if any((base / given[0]).exists() for base in bases):
             return tests or ""
         raise UsageError(f"--tests {tests}: no such folder or file in {root}")
-    config = read_config(root)
+    config = read_config(root, benchmark)  # pytest-benchmark's options kept where the sandbox gets it
     configured = [p for pattern in config.testpaths for p in _existing(root, pattern)]
     if config.testpaths and not configured:
         raise UsageError(f"{root / config.source}: testpaths {' '.join(config.testpaths)}: no such folder in {root}: "
@@ -325,15 +325,19 @@ def sandbox_requirements(root: Path, package: str) -> tuple[str, ...]:
     return tuple(sorted(keep.values()))
 
 
+def _declares(requirements: tuple[str, ...], name: str) -> bool:
+    """``name`` (normalised) is one of ``requirements`` (``pytest-benchmark==5.3.1``, ``pytest_benchmark>=4``)."""
+    return any(re.split(r"[^A-Za-z0-9._-]", r, maxsplit=1)[0].lower().replace("_", "-") == name for r in requirements)
+
+
 def benchmark_notes(root: Path, requirements: tuple[str, ...]) -> tuple[str, ...]:
     """What the plan says when tests take pytest-benchmark's ``benchmark`` fixture: the plugin
-    kept (its ``--benchmark-*`` addopts are still left out, so benchmarks run as tests, timed), or
-    why it is not there."""
+    kept (with its ``--benchmark-*`` addopts), or why it is not there."""
     if not uses_benchmark_fixture(root):
         return ()
-    if any(r.lower().replace("_", "-").startswith(BENCHMARK) for r in requirements):
+    if _declares(requirements, BENCHMARK):
         return (f"{BENCHMARK} kept as a test requirement: tests take its benchmark fixture (its --benchmark-* "
-                "options in addopts are still left out, so benchmarks run, timed, as tests)",)
+                "options in addopts kept too)",)
     return (f"tests take pytest-benchmark's benchmark fixture but no test requirement declares {BENCHMARK}: "
             "it is not installed, and those tests error (fixture 'benchmark' not found)",)
 
@@ -347,7 +351,8 @@ def locate(source: Path, package: str | None = None, tests: str | None = None) -
         check_links(root)
         name, base = find_package(root, package)
         requirements = sandbox_requirements(root, name)
-        return UserRepo(root, name, base, find_tests(root, name, tests), requirements,
+        tests = find_tests(root, name, tests, benchmark=_declares(requirements, BENCHMARK))
+        return UserRepo(root, name, base, tests, requirements,
                         unmet=unmet_requirements(root), notes=benchmark_notes(root, requirements))
     except UsageError as exc:  # an sdist's messages name the archive, not its unpacked copy in the cache
         if root == source:

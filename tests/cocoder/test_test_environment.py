@@ -9,7 +9,7 @@ from package_files import write_package
 
 from agentbed.errors import UsageError
 from environments.cocoder.tasks import load_task
-from environments.cocoder.userrepo import benchmark_notes, repo_task_id, sandbox_requirements
+from environments.cocoder.userrepo import benchmark_notes, locate, repo_task_id, sandbox_requirements
 from environments.cocoder.wheels import PROVIDED, provided_satisfies
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,6 +104,9 @@ def test_pytest_benchmark_is_dropped_as_tooling_unless_tests_take_its_fixture(tm
     assert kept == ("pytest-benchmark==5.1.0", "pytest-cov")
     assert benchmark_notes(tmp_path, kept)[0].startswith("pytest-benchmark kept as a test requirement")
     assert "no test requirement declares pytest-benchmark" in benchmark_notes(tmp_path, ("pytest-cov",))[0]
+    # its options stay in addopts where the plugin is kept (--benchmark-skip: the repository skips benchmarks)
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = --benchmark-skip --cov=pkg\n", encoding="utf-8")
+    assert locate(tmp_path).tests == "tests -o addopts=--benchmark-skip"
     (tmp_path / "tests" / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef benchmark():\n"
                                                     "    return lambda f, *a: f(*a)\n", encoding="utf-8")
     assert sandbox_requirements(tmp_path, "pkg") == ("pytest-cov",)  # the repository's own fixture
