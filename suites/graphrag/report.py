@@ -112,9 +112,10 @@ def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
     """Mean documents and statements the attack spent per target, over the cell's worlds."""
     def built(w: int) -> Any:
         if opts.get("questions") == "global":
-            return poisoned_global(opts["dataset"], w, opts["attack"], int(opts["budget"]), opts["communities"])
+            return poisoned_global(opts["dataset"], w, opts["attack"], int(opts["budget"]), opts["communities"],
+                                   opts["extractor"])
         return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"],
-                        adaptive_target(opts["defense"]), aim_of(opts))
+                        adaptive_target(opts["defense"]), aim_of(opts), opts["extractor"])
 
     spends = [built(w).spent() for w in world_seeds(opts)]
     return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))

@@ -22,6 +22,7 @@ from attacks.graphrag.scenario import NO_ATTACK, Poisoned, attack_plan, poisoned
 from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
+from environments.graphrag.extractors import Extractor, make_extractor
 from environments.graphrag.globalsearch import global_questions
 from environments.graphrag.real import load_real, real_datasets
 from environments.graphrag.world import generate_world
@@ -37,9 +38,15 @@ def load_dataset(name: str, world: int) -> Dataset:
     return generate_world(world) if name == "world" else load_real(name, seed=world)
 
 
+def _extractor(name: str, data: Dataset) -> Extractor | None:
+    """The index's extractor (:func:`environments.graphrag.extractors.make_extractor`); ``rules``
+    is the pipeline's default."""
+    return None if name == "rules" else make_extractor(name, sorted(data.table.phrases))
+
+
 @lru_cache(maxsize=64)
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
-             against: str = "tdp", aim: str = "targeted") -> Poisoned:
+             against: str = "tdp", aim: str = "targeted", extractor: str = "rules") -> Poisoned:
     """``against``: the TDP variant whose features and weights the white-box ``adaptive``
     attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
     ``aim``: which questions the attack plan targets (:func:`aim_of`)."""
@@ -56,13 +63,15 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
 
         knowledge["repairs"] = rule_repairs(data, PLAUSIBILITY_RATE)
     return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
-                          aim=aim, **knowledge)
+                          aim=aim, extractor=_extractor(extractor, data), **knowledge)
 
 
 @lru_cache(maxsize=64)
-def poisoned_global(name: str, world: int, attack: str, budget: int, communities: str) -> Poisoned:
-    return poisoned_global_index(load_dataset(name, world), attack, budget=budget, seed=world,
-                                 community_method=communities)
+def poisoned_global(name: str, world: int, attack: str, budget: int, communities: str,
+                    extractor: str = "rules") -> Poisoned:
+    data = load_dataset(name, world)
+    return poisoned_global_index(data, attack, budget=budget, seed=world, community_method=communities,
+                                 extractor=_extractor(extractor, data))
 
 
 def is_global(question_id: str) -> bool:
@@ -87,10 +96,10 @@ def build_scenario(task: TaskSpec) -> Scenario:
     name, world = p.get("dataset", "world"), int(p.get("world", EVAL_WORLD_BASE))
     attack, budget, method = p.get("attack", NO_ATTACK), int(p.get("budget", 5)), p.get("communities", "louvain")
     if is_global(str(p.get("question", ""))):
-        built = poisoned_global(name, world, attack, budget, method)
+        built = poisoned_global(name, world, attack, budget, method, p.get("extractor", "rules"))
     else:
         built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")),
-                         aim_of(p))
+                         aim_of(p), p.get("extractor", "rules"))
     return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
@@ -195,6 +204,8 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
                                 "conflict of the clean data, all local ones, or global (answered from community "
                                 "reports)", choices=("targeted", "conflict", "all", "global")),
             "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
+            "extractor": Option("rules", "the index's triple extractor: rules (the baseline) or spacy (the pinned "
+                                "English pipeline)", choices=("rules", "spacy")),
         },
         default_seeds=1,
         budget=Budget(max_steps=12),
