@@ -144,9 +144,10 @@ class SpacyExtractor:
         out: list[Statement] = []
         for doc in documents:
             state = _State(topic=doc.title)
-            lines = [s for s in doc.sentences if s.strip()]
-            for i, parsed in enumerate(nlp.pipe(lines)):
-                chunk = doc.chunk_of(doc.sentences.index(lines[i]))
+            kept = [k for k, s in enumerate(doc.sentences) if s.strip()]
+            # str(): a generated corpus's sentences are Line objects, which spaCy's tokenizer refuses
+            for k, parsed in zip(kept, nlp.pipe([str(doc.sentences[k]) for k in kept]), strict=True):
+                chunk = doc.chunk_of(k)
                 for head, rel, tail, neg in self._line(parsed, state):
                     if rel in PERSON_HEADS and state.kinds.get(head) in ("ORG", "GPE", "LOC", "FAC"):
                         continue
