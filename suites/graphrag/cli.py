@@ -171,7 +171,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
         return cmd_extract_file(args)
     from environments.graphrag.corpus import gold_statements
     from environments.graphrag.extract import LLMExtractor, extraction_intervals, extraction_quality
-    from environments.graphrag.lexicon import LexiconExtractor
+    from environments.graphrag.extractors import make_extractor
     from suites.graphrag.scenarios import load_dataset
 
     if args.docs < 1:
@@ -182,7 +182,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
     docs = data.documents[:args.docs]
     gold = gold_statements(docs)
     relations = sorted(data.table.phrases)
-    runs = [("lexicon", LexiconExtractor(relations)(docs, context=data.documents), None)]
+    base = args.extractor if args.extractor != "llm" else "rules"  # llm: beside the rules, with --model
+    try:
+        runs = [(base, make_extractor(base, relations)(docs, context=data.documents), None)]
+    except RuntimeError as exc:
+        raise UsageError(str(exc)) from None
     if args.model:
         from agentbed.agents.local.server import serving
 
@@ -285,7 +289,8 @@ def register(subparsers: Any) -> None:
     e.add_argument("--json", action="store_true", help="with FILE: print the triples as JSON")
     e.add_argument("--model", help="also the LLM extractor: local:gemma-3-270m or any provider:model")
     e.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
-                   help="with FILE: rules (the baseline), spacy (the pinned English pipeline) or llm (--model)")
+                   help="rules (the baseline), spacy (the pinned English pipeline) or llm (with --model); "
+                        "without FILE, llm is scored beside the rules")
     e.add_argument("--docs", type=int, default=8, help="documents of the dataset to extract from")
     e.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
     e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed); "

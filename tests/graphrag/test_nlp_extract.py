@@ -96,6 +96,8 @@ def test_the_cli_reads_a_file_with_the_chosen_extractor(spacy_extract, tmp_path,
     assert main(["graphrag", "extract", str(f), "--extractor", "spacy", "--json"]) == 0
     out = capsys.readouterr().out
     assert '"Jane Roe"' in out and "Finland Founded" not in out
+    assert main(["graphrag", "extract", "--docs", "2", "--extractor", "spacy"]) == 0
+    assert "spacy: precision" in capsys.readouterr().out
 
 
 def test_the_suite_builds_its_index_with_the_chosen_extractor(spacy_extract):
