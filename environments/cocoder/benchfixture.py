@@ -12,6 +12,8 @@ import ast
 import os
 from pathlib import Path
 
+from environments.cocoder.facts import parse
+
 PLUGIN = "pytest-benchmark"
 FIXTURE = "benchmark"
 _SKIP = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "node_modules", "__pycache__"}
@@ -19,7 +21,7 @@ _SKIP = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "node_modules
 
 def _functions(path: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        tree = parse(path.read_text(encoding="utf-8", errors="replace"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # a file that does not parse is refused elsewhere, with its line
     return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]

@@ -21,6 +21,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from environments.cocoder.facts import parse
 from environments.cocoder.sandboxed import SITE_DIR
 
 UNKNOWN_VERSION = "0+unknown"
@@ -59,7 +60,7 @@ def literal_version(package_dir: Path) -> str:
         if "version" not in source:
             continue
         try:
-            tree = ast.parse(source)
+            tree = parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in tree.body:

@@ -18,7 +18,6 @@ that fails points at the modules its examples import.
 
 from __future__ import annotations
 
-import ast
 import doctest
 import tempfile
 from pathlib import Path
@@ -28,6 +27,7 @@ import networkx as nx
 from controllers.cocoder.plan import Plan
 from environments.cocoder.defs import definition_at
 from environments.cocoder.depgraph import modules_used_at, modules_used_by
+from environments.cocoder.facts import parse
 from environments.cocoder.sandboxed import TestReport
 from environments.cocoder.tasks import RepoTask
 
@@ -81,7 +81,7 @@ def _examples_as_python(texts: list[Path], folder: Path) -> list[Path]:
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -12,6 +12,7 @@ from agentbed.testing import require
 from environments.cocoder.agents import SimulatedCoder
 from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.depgraph import estimate_tokens, module_interfaces
+from environments.cocoder.facts import parse
 from environments.cocoder.tasks import load_task
 from suites.cocoder.team import TeamConfig, plan_team, run_team
 
@@ -19,9 +20,11 @@ PERFECT = FailureModel(p0=0.0, p_miss=0.0, p_cross=0.0, p_len=0.0)
 
 
 def signed(source: str, worker: int) -> str:
-    """``source`` with a comment naming its writer as the first line of every multi-line body."""
+    """``source`` with a comment naming its writer as the first line of every multi-line body
+    (parsed through the project's parse: agents run in threads, and CPython 3.11's AST
+    conversion fails when two threads parse at once)."""
     lines = source.splitlines(keepends=True)
-    marks = sorted({(n.body[0].lineno, n.body[0].col_offset) for n in ast.walk(ast.parse(source))
+    marks = sorted({(n.body[0].lineno, n.body[0].col_offset) for n in ast.walk(parse(source))
                     if isinstance(n, ast.FunctionDef) and n.body[0].lineno > n.lineno}, reverse=True)
     for line, col in marks:
         lines.insert(line - 1, " " * col + f"# written by agent {worker}\n")
@@ -55,6 +58,16 @@ def shown_tokens(obs: dict) -> int:
     return sum(estimate_tokens(t) for t in texts)
 
 
+def why(result, out_dir) -> str:
+    """What each member episode ended with (its footer's status and error): a failed assertion on a
+    team's outcome names the episode that went wrong."""
+    lines = []
+    for member in result.manifest["agents"]:
+        footer = json.loads((out_dir / member["log"]).read_text(encoding="utf-8").splitlines()[-1])
+        lines.append(f"{member['log']}: {footer.get('status')} {str(footer.get('error'))[-600:]}")
+    return "\n".join(lines)
+
+
 def _team(task, config, tmp_path, seed=0):
     seen: list = []
     result = run_team(task, config, seed, tmp_path, agent_factory=lambda w: Recorder(w, seen, config.failure))
@@ -69,7 +82,7 @@ def test_an_ordered_piece_sees_the_interfaces_another_agent_wrote(sandbox, tmp_p
     config = TeamConfig(strategy="cocoder", granularity="ordered", failure=PERFECT)
     result, seen = _team("tinydb", config, tmp_path)
     manifest = result.manifest
-    assert manifest["plan"] == "split-ordered" and result.record.metrics["pass_rate"] == 1.0
+    assert manifest["plan"] == "split-ordered" and result.record.metrics["pass_rate"] == 1.0, why(result, tmp_path)
     writer = {obs["unit"]: (w, text) for w, obs, text in seen}
     checked = 0
     for w, obs, _ in seen:
@@ -131,7 +144,7 @@ def test_on_a_real_split_a_piece_sees_what_it_uses_of_its_siblings_and_is_billed
     task = load_task("voluptuous")
     _, plan, schedule = plan_team(task, config, 0)
     result, seen = _team("voluptuous", config, tmp_path)
-    assert result.record.metrics["context_tokens"] == sum(t.context_tokens for t in schedule.turns)
+    assert result.record.metrics["context_tokens"] == sum(t.context_tokens for t in schedule.turns), why(result, tmp_path)
     pieces = result.manifest["pieces"]
     assert len({p["module"] for p in pieces.values()}) == 2
     for _, obs, _ in seen:
