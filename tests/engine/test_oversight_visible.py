@@ -17,9 +17,14 @@ from agentbed.testing import require
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "<script>alert(1)</script>[red]loud[/red]"
-OVERSEER = f'''
+
+
+def editor_source(reason: str) -> str:
+    """A one-file overseer that replaces the first action (giving ``reason``) and stops at step 2:
+    one replaced and one blocked decision, whose reason is hostile text of the caller's choosing."""
+    return f'''
 from agentbed.agents.base import Action
-from agentbed.control import CONTINUE, Controller, Verdict, replace, stop
+from agentbed.control import CONTINUE, Controller, replace, stop
 from agentbed.tools import make_action
 
 
@@ -28,11 +33,14 @@ class Editor(Controller):
 
     def before_action(self, ctx, proposed):
         if ctx.step == 0:
-            return replace(Action(make_action("read_logs", page=9)), reason={HOSTILE!r})
+            return replace(Action(make_action("read_logs", page=9)), reason={reason!r})
         if ctx.step == 2:
             return stop("seen enough")
         return CONTINUE
 '''
+
+
+OVERSEER = editor_source(HOSTILE)
 
 
 def agentbed(*args: str) -> subprocess.CompletedProcess:

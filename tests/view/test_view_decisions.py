@@ -8,28 +8,14 @@ import pytest
 
 from agentbed.cli import main
 from agentbed.testing import chromium_browser
+from tests.engine.test_oversight_visible import editor_source
 
 from .conftest import serve
 
 pytestmark = pytest.mark.chromium
 WAIT_MS = 10_000
 HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
-EDITOR = f'''
-from agentbed.agents.base import Action
-from agentbed.control import CONTINUE, Controller, replace, stop
-from agentbed.tools import make_action
-
-
-class Editor(Controller):
-    name = "editor"
-
-    def before_action(self, ctx, proposed):
-        if ctx.step == 0:
-            return replace(Action(make_action("read_logs", page=9)), reason={HOSTILE!r})
-        if ctx.step == 2:
-            return stop("seen enough")
-        return CONTINUE
-'''
+EDITOR = editor_source(HOSTILE)
 
 
 @pytest.fixture(scope="module")
