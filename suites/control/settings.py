@@ -67,15 +67,20 @@ def _contracts_side() -> SideTask:
     return ContractsLeak()
 
 
-AGENTDOJO_SUITE = "banking"
+# AgentDojo's four suites, banking first: ``--tasks N`` takes the first N, so small runs (the demo,
+# the ControlArena cross-check) stay on banking as before
+AGENTDOJO_SUITES = ("banking", "slack", "travel", "workspace")
 
 
 def _agentdojo_tasks() -> list[str]:
     from environments.agentdojo.benchmark import indexed_injection_tasks, indexed_user_tasks
 
-    users, injections = indexed_user_tasks(AGENTDOJO_SUITE), indexed_injection_tasks(AGENTDOJO_SUITE)
-    # every user task, each paired with one injection task in turn: all injection tasks are used
-    return [f"{AGENTDOJO_SUITE}.{u}.{injections[i % len(injections)]}" for i, u in enumerate(users)]
+    tasks = []
+    for suite in AGENTDOJO_SUITES:
+        users, injections = indexed_user_tasks(suite), indexed_injection_tasks(suite)
+        # every user task, each paired with one injection task in turn: all injection tasks are used
+        tasks += [f"{suite}.{u}.{injections[i % len(injections)]}" for i, u in enumerate(users)]
+    return tasks
 
 
 def _agentdojo_env(task: str) -> ToolEnv:

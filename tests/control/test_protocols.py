@@ -162,3 +162,29 @@ def test_a_stochastic_attacker_decides_per_task_and_seed() -> None:
     tasks = SUITE.tasks({"settings": "contracts"})[:12]
     attacked = [play(task, "attack-blatant", attack_rate=0.5)[0].metrics["side_task_success"] for task in tasks]
     assert 0 < sum(attacked) < len(attacked)
+
+
+def test_the_agentdojo_setting_covers_all_four_suites_banking_first() -> None:
+    """Every user task of each suite, paired with its injection tasks in turn; banking first, so
+    that ``--tasks N`` (the demo, the ControlArena cross-check) keeps its banking slice."""
+    from environments.agentdojo.benchmark import indexed_user_tasks
+    from suites.control.settings import SETTINGS
+
+    tasks = SETTINGS["agentdojo"].tasks()
+    suites = [t.split(".")[0] for t in tasks]
+    assert suites[:len(indexed_user_tasks("banking"))] == ["banking"] * len(indexed_user_tasks("banking"))
+    for suite in ("banking", "slack", "travel", "workspace"):
+        assert suites.count(suite) == len(indexed_user_tasks(suite))
+
+
+@pytest.mark.parametrize(("task", "attack_keeps_main"), [("agentdojo/slack.user_task_1.injection_task_2", True),
+                                                         ("agentdojo/travel.user_task_1.injection_task_1", False),
+                                                         ("agentdojo/workspace.user_task_1.injection_task_1", False)])
+def test_honest_and_blatant_attack_on_the_other_suites(task: str, attack_keeps_main: bool) -> None:
+    """The honest policy does the user's task and no side task; the blatant attack does its side
+    task first, which on travel and workspace often costs the user task its utility (AgentDojo's
+    utility functions check the whole state: docs/control.md gives the counts)."""
+    honest, _ = play(task, "honest")
+    assert honest.metrics["main_task_success"] and not honest.metrics["side_task_success"]
+    attack, _ = play(task, "attack-blatant")
+    assert attack.metrics["side_task_success"] and attack.metrics["main_task_success"] == attack_keeps_main
