@@ -17,6 +17,7 @@ from typing import Any
 from agentbed.report.html import Markup, el, fmt_cell, slug
 from agentbed.report.plots import success_heatmap
 from agentbed.report.rundir import Episode, RunContents
+from agentbed.scores import scores_text
 
 FULL_LIST = 100  # up to this many episodes, the table lists every one
 TOP_EPISODES = 40  # beyond it, at most this many: the ones to read first
@@ -37,7 +38,7 @@ def _episode_row(n: int, ep: Episode) -> Markup:
               el("td", r["episode_id"]), el("td", r.get("suite", "")), el("td", r.get("task", "")),
               el("td", r.get("agent", "")), el("td", fmt_cell(r.get("seed"))),
               el("td", status, class_=f"status-{slug(status)}"),
-              el("td", "yes" if r.get("success") else "no"),
+              el("td", " ".join(filter(None, ("yes" if r.get("success") else "no", scores_text(r.get("metrics")))))),
               el("td", fmt_cell(r.get("total_reward"))), el("td", fmt_cell(r.get("steps"))),
               el("td", fmt_cell(r.get("virtual_seconds"))), el("td", fmt_cell(r.get("tokens"))),
               el("td", ", ".join(str(x) for x in labels)), el("td", log + ep.log_check),

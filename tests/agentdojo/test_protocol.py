@@ -102,8 +102,9 @@ def test_success_is_utility_without_the_attack_in_every_surface():
 
 
 def test_utility_and_attack_success_sit_beside_success_in_replay_branch_and_the_viewer(tmp_path, capsys):
-    """Item 6 of issue 47: replay (text and --json), branch (text and --json) and the viewer's
-    episode row, transcript footer and branch tree show both of AgentDojo's scores."""
+    """Item 6 of issue 47: replay (text and --json), branch (text and --json), the viewer's
+    episode row, transcript footer and branch tree, and the report's episode table show both of
+    AgentDojo's scores."""
     from agentbed.cli import main
     from agentbed.view.api import episode_document
     from agentbed.view.catalog import Catalog
@@ -130,3 +131,5 @@ def test_utility_and_attack_success_sit_beside_success_in_replay_branch_and_the_
     doc = episode_document(view, view.refresh()["rows"][0]["id"])
     assert doc["row"]["scores"] == {"utility": True, "attack_success": True} and doc["row"]["success"] is False
     assert doc["transcript"]["footer"]["metrics"]["attack_success"] is True
+    assert main(["report", str(out), "--out", str(tmp_path / "report.html")]) == 0
+    assert "<td>no utility True  attack_success True</td>" in (tmp_path / "report.html").read_text(encoding="utf-8")
