@@ -17,6 +17,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from agentbed.pyparse import parse_python
 
 GROUP = "agentbed.commands"
 
@@ -54,7 +55,7 @@ def verb_help(name: str, module: str) -> str:
     """The verb's one-line help, read from its module's source; "" when the source cannot be read."""
     try:
         path = module_file(module)
-        tree = ast.parse(path.read_text(encoding="utf-8")) if path else None
+        tree = parse_python(path.read_text(encoding="utf-8"), str(path)) if path else None
     except (ImportError, OSError, SyntaxError, ValueError):
         return ""
     if tree is None:

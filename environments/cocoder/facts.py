@@ -16,32 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentbed.errors import UsageError
+from agentbed.pyparse import parse_python
 
 MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message
 
 
-_PARSE_LOCK = threading.Lock()
-
-
-_PARSE_ATTEMPTS = 3
-
-
 def parse(source: str, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse`` one call at a time: CPython 3.11's AST conversion keeps its recursion depth in
-    shared state, and two threads parsing at once (the demo runs two team runs in threads) can fail
-    with "AST constructor recursion depth mismatch". The lock orders this project's parses; a parse
-    by other code in another thread (a user's agent, a test double) can still collide with one, so
-    that error, which says nothing of the source, is retried: each call starts the depth afresh."""
-    with _PARSE_LOCK:
-        for attempt in range(_PARSE_ATTEMPTS):
-            try:
-                return ast.parse(source, filename=filename)
-            except (RecursionError, MemoryError) as exc:  # CPython's parser gives up on very deep nesting
-                raise TooDeep(filename) from exc
-            except SystemError as exc:
-                if "recursion depth mismatch" not in str(exc) or attempt == _PARSE_ATTEMPTS - 1:
-                    raise
-        raise AssertionError("unreachable")
+    """``ast.parse`` through :func:`agentbed.pyparse.parse_python` (one at a time, safe in threads:
+    a team's agents run in threads), with too-deep code refused as :class:`TooDeep`."""
+    try:
+        return parse_python(source, filename)
+    except (RecursionError, MemoryError) as exc:  # CPython's parser gives up on very deep nesting
+        raise TooDeep(filename) from exc
 
 
 class TooDeep(SyntaxError):

@@ -1,8 +1,9 @@
 """CPython 3.11 keeps the AST conversion's recursion depth in per-interpreter state: a parse in
 another thread that runs while one is converting (a finaliser run by the garbage collector lets
 threads switch mid-way) fails with "AST constructor recursion depth mismatch". A CoCoder team's
-agents run in threads, so every parse of the project goes through ``facts.parse``: one at a time,
-and that error (which says nothing of the source) retried."""
+agents run in threads (as do in-process runs of a host program), so every parse of the project goes
+through ``agentbed.pyparse.parse_python`` (CoCoder's ``facts.parse``): one at a time, and that error
+(which says nothing of the source) retried."""
 
 import ast
 
