@@ -155,7 +155,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
                          f"{'s: they play' if len(unreached) > 1 else ': it plays'} episodes outside the engine's executors "
                          "(choose demos it reaches with --suites, or `agentbed run SUITE --controller`)")
     oversee_every_episode(controllers)
-    progress.set_quiet(args.quiet or args.json)
+    try:  # both are process-wide: undone, so a demo called in-process leaves nothing behind
+        with progress.quieted(args.quiet or args.json):
+            return _demo(args, suites, wanted, controllers)
+    finally:
+        oversee_every_episode(())
+
+
+def _demo(args: argparse.Namespace, suites: dict[str, Suite], wanted: list[str], controllers: tuple[str, ...]) -> int:
     out = Path(args.out or f"runs/demo-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     try:
         out.mkdir(parents=True, exist_ok=True)

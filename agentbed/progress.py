@@ -22,8 +22,19 @@ _QUIET: ContextVar[bool] = ContextVar("agentbed_progress_quiet", default=False)
 
 
 def set_quiet(quiet: bool) -> None:
-    """Silence (or restore) every progress display of this process (the CLI's ``--quiet``)."""
+    """Silence (or restore) every progress display of this process (a demo's child process)."""
     _QUIET.set(quiet)
+
+
+@contextmanager
+def quieted(quiet: bool) -> Iterator[None]:
+    """Silence progress displays for the block only (the CLI's ``--quiet`` in a process that
+    goes on: a verb called in-process must not silence what runs after it)."""
+    token = _QUIET.set(quiet or _QUIET.get())
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
 
 
 class Step(Protocol):

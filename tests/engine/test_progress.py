@@ -51,3 +51,17 @@ def test_the_heartbeat_is_at_most_ten_seconds_and_quiet_prints_nothing():
     with RunProgress(2, quiet=True, interval=0.01, stream=stream):
         time.sleep(0.05)
     assert stream.getvalue() == ""
+
+
+def test_quiet_is_scoped_to_the_block_that_asked_for_it():
+    from agentbed.progress import quieted
+
+    with quieted(True):
+        silent = Lines()
+        with RunProgress(1, interval=60, stream=silent):
+            pass
+        assert silent.getvalue() == ""
+    loud = Lines()
+    with RunProgress(1, interval=60, stream=loud):  # an in-process `demo --quiet` leaves nothing behind
+        pass
+    assert loud.getvalue().startswith("agentbed: episodes 0/1")
