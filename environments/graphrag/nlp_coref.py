@@ -1,0 +1,90 @@
+"""Who a cue's head is, for the spaCy extractor (:mod:`environments.graphrag.nlp_extract`): a climb
+of the dependency tree from the cue to a name or a verb's subject, and light coreference: a
+pronoun is the last subject of its kind else the topic, "I" the line's speaker, "the company"
+the last organisation, "his colleague X" pairs X with the possessor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from environments.graphrag.nlp_names import FIRST_PERSON, PERSONAL, Entity, State, conjuncts, ent_at
+
+COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
+RELATIVE = {"who", "which", "that", "whom", "whose"}
+# Common nouns that, as "the NOUN", refer back to the last organisation ("the carmaker" refers back
+# like any other non-person noun; these say so without a person in sight).
+ORG_NOUNS = COMPANY_NOUNS | {"foundation", "organisation", "university", "club", "carmaker", "charity", "institute",
+                             "school", "college", "agency", "movement", "bank", "maker", "giant", "label", "lab",
+                             "laboratory", "insurer", "retailer", "airline", "brand", "manufacturer", "studio"}
+
+
+def mates(doc: Any, i: int, j: int, ents: list[Entity], state: State) -> tuple[list, list]:
+    """"his colleague X", "X, her colleague", "X is her colleague": X and the possessor."""
+    possessor = ""
+    if i > 0:
+        w = doc[i - 1].lower_
+        if w in FIRST_PERSON:
+            possessor = state.speaker or state.topic
+        elif w in PERSONAL:
+            possessor = state.last.get("person") or state.topic
+        elif w in ("'s", "\u2019s") and i > 1:
+            possessor = next((e.name for e in ents if e.end == i - 1), "")
+    after = [e for e in ents if e.start >= j and e.start - j <= 2]
+    if after:
+        return [(after[0].name, False)], [possessor] if possessor else cue_heads(doc, i, ents, state)
+    before = [e for e in ents if e.end <= i]
+    if before and possessor:
+        return [(before[-1].name, False)], [possessor]
+    return [], []
+
+
+def cue_heads(doc: Any, i: int, ents: list[Entity], state: State) -> list[str]:
+    """Climb from the cue to the first name, or to a verb's subject (with its conjuncts)."""
+    t, came = doc[i], ""
+    for _ in range(12):
+        e = ent_at(doc, t.i, ents)
+        if e is not None and t.i != i and t.i < i and not (came == "conj" and t.dep_ in ("pobj", "dobj", "conj")):
+            return [e.name, *conjuncts(doc, t, ents)]  # "in X and a citizen of Y": X is no head
+        subject = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subject is not None:
+            if subject.lower_ in RELATIVE and subject.i > 1 and doc[subject.i - 1].text == ",":
+                before = ent_at(doc, subject.i - 2, ents)  # "X, which is in Y": X, whatever the parse
+                if before is not None:
+                    return [before.name]
+            if subject.lower_ in RELATIVE and t.dep_ in ("relcl", "acl") and t.head.i != t.i:
+                came, t = t.dep_, t.head
+                continue
+            return resolve(doc, subject, ents, state)
+        if t.head.i == t.i:
+            break
+        came, t = t.dep_, t.head
+    if state.speaker and any(w.lower_ in FIRST_PERSON for w in doc[:i]):
+        return [state.speaker]
+    return [state.topic] if state.topic else []
+
+
+def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]:
+    e = ent_at(doc, token.i, ents)
+    if e is not None:
+        return [e.name, *conjuncts(doc, token, ents)]
+    for span in (token.subtree,):  # "the capital of X is ...": a name inside the subject phrase
+        inside = [x for x in ents if any(x.start <= s.i < x.end for s in span)]
+        if inside and token.pos_ == "PROPN":
+            return [inside[0].name]
+    w = token.lower_
+    if w in FIRST_PERSON:
+        return [state.speaker or state.topic] if (state.speaker or state.topic) else []
+    if w in PERSONAL:
+        kind = PERSONAL[w]
+        who = state.last.get(kind) or state.last.get("any") if kind != "any" else state.last.get("any")
+        if not who and kind == "person":  # no person yet: the nearest one named before it in the line
+            who = next((e.name for e in reversed(ents) if e.kind == "person" and e.end <= token.i), "")
+        return [who or state.topic] if (who or state.topic) else []
+    if token.pos_ == "NOUN" and any(c.lower_ in ("the", "this") for c in token.children):
+        if token.lemma_.lower() in ORG_NOUNS or not state.last.get("person"):  # "the company", "the striker"
+            who = (state.organisation if token.lemma_.lower() in ORG_NOUNS else "") or state.last.get("thing") \
+                or state.topic
+        else:
+            who = state.last["person"]
+        return [who] if who else []
+    return []

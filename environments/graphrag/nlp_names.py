@@ -1,0 +1,157 @@
+"""Names in a parsed line, for the spaCy extractor (:mod:`environments.graphrag.nlp_extract`):
+spaCy's named entities of name types joined with runs of proper nouns it missed, and what a
+document's reading remembers (:class:`State`) so a later mention or pronoun finds its name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from environments.graphrag.lexicon_forms import ROLES
+
+KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
+NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and"}
+NEGATORS = {"not", "never", "no", "nor"}
+PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
+            "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
+FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
+DASH = {"-", "\u2013", "\u2014", "|"}
+_ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
+COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
+SCHOOL_WORDS = ("university", "college", "school", "institute", "academy", "polytechnic", "école")
+ORG_NAME_WORDS = {"group", "labs", "systems", "company", "corporation", "foundation", "works", "holdings",
+                  "industries", "bank", "technologies", "&"}
+
+
+@dataclass
+class Entity:
+    name: str
+    kind: str  # person, thing (organisation or place), any
+    start: int  # token offsets in the line's doc
+    end: int
+
+
+@dataclass
+class State:
+    """What coreference knows while a document is read."""
+
+    topic: str = ""
+    last: dict[str, str] = field(default_factory=dict)  # kind -> last subject of that kind
+    names: list[str] = field(default_factory=list)  # every name so far, for aliases
+    speaker: str = ""
+    place: str = ""  # the last place an object named ("there")
+    organisation: str = ""  # the last organisation named, subject or not ("the company")
+    kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
+
+
+def entities(doc: Any, state: State) -> list[Entity]:
+    """Names in a line: spaCy's entities of name types and runs of proper nouns it missed."""
+    spans: list[tuple[int, int, str]] = []
+    for ent in doc.ents:
+        if ent.label_ not in KEEP:
+            continue
+        start = ent.start + (1 if doc[ent.start].lower_ == "the" else 0)
+        start += 1 if start < ent.end - 1 and doc[start].lower_ in ROLES else 0  # "Footballer Ann Lee"
+        while start < ent.end and doc[start].is_punct:
+            start += 1
+        end = ent.end
+        while end > start and (doc[end - 1].is_punct and doc[end - 1].text not in ".") or (
+                end > start and doc[end - 1].lower_ in ("'s", "\u2019s")):
+            end -= 1
+        dash = next((k for k in range(start, end) if doc[k].text in DASH and (doc[k].whitespace_ or
+                                                                              doc[k - 1].whitespace_)), end)
+        kind = "person" if ent.label_ == "PERSON" else "thing"
+        cut = start
+        for k in range(start, dash + 1):  # "Corsab and Lodru" tagged as one: a list is several names
+            if k == dash or doc[k].lower_ in ("and", ",", "or", ";"):
+                if k > cut:
+                    spans.append((cut, k, kind))
+                cut = k + 1
+    covered = {k for s, e, _ in spans for k in range(s, e)}
+    k = 0
+    while k < len(doc):
+        if doc[k].pos_ == "PROPN" and k not in covered and doc[k].is_title or (
+                doc[k].pos_ == "PROPN" and k not in covered and doc[k].text[:1].isupper()):
+            end = k + 1
+            while end < len(doc) and end not in covered and (
+                    doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper()
+                    or (doc[end].lower_ in NAME_GLUE - {"and"} and end + 1 < len(doc)
+                        and doc[end + 1].text[:1].isupper() and doc[end + 1].pos_ == "PROPN")):
+                end += 1
+            spans.append((k, end, "any"))
+            k = end
+        else:
+            k += 1
+    spans = _merged(doc, sorted(spans))
+    out = []
+    for s, e, kind in spans:
+        name = alias(doc[s:e].text, state)
+        if organisation_shaped(name):  # spaCy's labels of unfamiliar names are too unsure to drop facts on
+            state.kinds.setdefault(name, "ORG")
+        if name.lower() in FIRST_PERSON or name.lower() in PERSONAL:
+            continue
+        out.append(Entity(name, kind, s, e))
+    return out
+
+
+def organisation_shaped(name: str) -> bool:
+    words = name.lower().replace(",", " ").replace(".", " ").split()
+    return any(w in name.lower() for w in SCHOOL_WORDS) or bool(set(words) & (COMPANY_SUFFIXES | ORG_NAME_WORDS))
+
+
+def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Adjacent name spans are one name, and so are spans joined by a name's glue word
+    ("University of Danpelul", "Frankfurt am Main"); a capitalised word after the glue joins too."""
+    out: list[tuple[int, int, str]] = []
+    for s, e, kind in spans:
+        if out and (out[-1][1] == s or (out[-1][1] + 1 == s and doc[s - 1].lower_ in NAME_GLUE - {"and"})):
+            ps, _, pk = out.pop()
+            s, kind = ps, pk if pk != "any" else kind
+        out.append((s, e, kind))
+    final = []
+    for s, e, kind in out:
+        if e + 1 < len(doc) and doc[e].text == "," and (_ABBREV.match(doc[e + 1].text) or
+                                                       doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES):
+            e += 2  # "Washington, D.C.", "Tesla, Inc.": one name
+        while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
+                and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
+            e += 2
+        final.append((s, e, kind))
+    return final
+
+
+def alias(name: str, state: State) -> str:
+    """A later mention whose words are all in one earlier name is that name ("Kapelsab")."""
+    words = set(name.split())
+    matches = [n for n in state.names if words < set(n.split())
+               and not set(n.lower().split()) & NAME_GLUE]  # "Vienna" is not "University of Vienna"
+    if len(set(matches)) == 1:
+        return matches[0]
+    if name not in state.names:
+        state.names.append(name)
+    return name
+
+
+def ent_at(doc: Any, i: int, ents: list[Entity] | None = None) -> Entity | None:
+    if ents is None:
+        return Entity("", "", i, i + 1) if doc[i].ent_type_ in KEEP or doc[i].pos_ == "PROPN" else None
+    return next((e for e in ents if e.start <= i < e.end), None)
+
+
+def conjuncts(doc: Any, token: Any, ents: list[Entity]) -> list[str]:
+    """Names coordinated with ``token`` ("A, B and C")."""
+    out = []
+    for c in token.conjuncts:
+        e = ent_at(doc, c.i, ents)
+        if e is not None and not negated_before(doc, e.start):
+            out.append(e.name)
+    return out
+
+
+def is_subject(doc: Any, e: Entity) -> bool:
+    return any(doc[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
+
+
+def negated_before(doc: Any, start: int) -> bool:
+    return any(doc[k].lower_ in NEGATORS for k in range(max(0, start - 2), start))
