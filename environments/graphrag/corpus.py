@@ -116,20 +116,27 @@ def publish_key(seed: int) -> bytes:
     return hashlib.blake2b(f"{secret}/{seed}".encode(), digest_size=32).digest()
 
 
+def published_ids(documents: Iterable[Document], seed: int) -> list[str]:
+    """Each document's published id, in the order given (see :func:`publish`)."""
+    key = publish_key(seed)
+    seen: dict[str, int] = {}
+    ids = []
+    for d in documents:
+        body = d.title + "\n" + "\n".join(d.sentences)
+        n = seen[body] = seen.get(body, -1) + 1
+        ids.append("d" + hashlib.blake2b(f"{body}\n#{n}".encode(), key=key, digest_size=5).hexdigest())
+    return ids
+
+
 def publish(documents: Iterable[Document], seed: int) -> list[Document]:
     """The corpus as an index receives it: every document under an opaque id, a keyed hash of
     its own title and text (identical texts are numbered in turn), in the order of those ids.
     An id is a function of what the document says, never of when it was added or by whom, so
     neither an id nor a position tells an attacker's text from a clean one (attacks name
     documents by their own ids before this step)."""
-    key = publish_key(seed)
-    seen: dict[str, int] = {}
-    named = []
-    for d in documents:
-        body = d.title + "\n" + "\n".join(d.sentences)
-        n = seen[body] = seen.get(body, -1) + 1
-        digest = hashlib.blake2b(f"{body}\n#{n}".encode(), key=key, digest_size=5).hexdigest()
-        named.append(Document(f"d{digest}", d.title, d.sentences, d.origin))
+    documents = list(documents)
+    named = [Document(i, d.title, d.sentences, d.origin) for i, d in zip(published_ids(documents, seed), documents,
+                                                                           strict=True)]
     named.sort(key=lambda d: d.id)
     if len({d.id for d in named}) != len(named):
         raise ValueError("document id collision: two documents hash to one id")

@@ -4,6 +4,7 @@
     agentbed graphrag grid --dataset nations --out nations.json
     agentbed graphrag ranker                      # the trained TDP weights
     agentbed graphrag extract notes.txt --json    # the triples the pipeline would index from your text
+    agentbed graphrag build notes.txt --out graph.json   # your text indexed: statements, communities
 """
 
 from __future__ import annotations
@@ -88,50 +89,13 @@ def _print(tab: dict[str, Any]) -> None:
     print(tab["note"])
 
 
-def split_sentences(text: str) -> list[str]:
-    """A user's paragraph as sentences: they end at ., ! or ? before a space."""
-    import re
-
-    return [x for x in re.split(r"(?<=[.!?])\s+", text) if x]
-
-
-def user_document(doc_id: str, title: str, lines: list[str]) -> Any:
-    """A paragraph whose line structure is kept: a sentence never runs past its line's end (a
-    field "Born: X", a bullet, a table row stays its own sentence)."""
-    from environments.graphrag.corpus import Document
-
-    return Document(doc_id, title, [s for line in lines for s in split_sentences(" ".join(line.split()))])
-
-
-def read_user_documents(path: Path, lines_kept: bool = False) -> list[Any]:
-    """A user's text as documents: one per paragraph (blank-line separated); a paragraph's first
-    line is its title when it ends without sentence punctuation (a heading), and sentences end
-    at ., ! or ? before a space."""
-    import re
-
-    from environments.graphrag.corpus import Document
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read as UTF-8 text ({exc.__class__.__name__})") from None
-    docs = []
-    for k, block in enumerate(p for p in re.split(r"\n\s*\n", text) if p.strip()):
-        lines = [line.strip() for line in block.strip().splitlines()]
-        title = lines.pop(0) if len(lines) > 1 and not re.search(r"[.!?]$", lines[0]) else ""
-        docs.append(user_document(f"p{k}", title, lines) if lines_kept else
-                    Document(f"p{k}", title, split_sentences(" ".join(lines))))
-    if not docs:
-        raise UsageError(f"{path}: no text to extract from")
-    return docs
-
-
 def cmd_extract_file(args: argparse.Namespace) -> int:
     """The triples the pipeline would index from a user's own text: the ``--extractor`` (rules,
     the default; spacy; llm with ``--model``) over the generated worlds' relations, linking the
     entities of world ``--world`` and the headings of the file."""
     from environments.graphrag.extractors import make_extractor
     from suites.graphrag.scenarios import load_dataset
+    from suites.graphrag.userdocs import read_user_documents
 
     docs = read_user_documents(Path(args.file), lines_kept=args.extractor != "rules")
     data = load_dataset("world", args.world)
@@ -309,6 +273,9 @@ def register(subparsers: Any) -> None:
     m.add_argument("--retries", type=int, default=4, help="retries of a failed or timed-out model call")
     m.add_argument("--out", required=True, help="directory for the model's episode logs and readers.json")
     m.set_defaults(func=cmd_readers)
+    from suites.graphrag.build import add_build
+
+    add_build(sub)
     r = sub.add_parser("ranker", help="print the TDP rankers' weights (trained with fixed seeds)")
     r.add_argument("--retrain", action="store_true", help="train again and rewrite the shipped weights")
     r.set_defaults(func=cmd_ranker)

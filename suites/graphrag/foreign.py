@@ -28,8 +28,8 @@ from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.extract import extraction_intervals
 from environments.graphrag.extractors import make_extractor
 from environments.graphrag.lexicon import normalise
-from suites.graphrag.cli import split_sentences, user_document
 from suites.graphrag.scenarios import load_dataset
+from suites.graphrag.userdocs import split_sentences, user_document
 
 DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
 SHA256 = "0d40ba68da4b715c5fb0b9b317a443888f17e805e08af67af6f491690a518672"

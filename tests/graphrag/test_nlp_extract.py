@@ -8,7 +8,7 @@ import pytest
 from agentbed.testing import require
 from environments.graphrag.extractors import EXTRACTORS, make_extractor
 from environments.graphrag.nlp_extract import INSTALL, pipeline_available
-from suites.graphrag.cli import user_document
+from suites.graphrag.userdocs import user_document
 
 RELATIONS = ["affiliated_with", "born_in", "citizen_of", "colleague_of", "founded_by", "headquartered_in",
              "lives_in", "located_in", "office_in", "partners_with", "studied_at", "works_for"]

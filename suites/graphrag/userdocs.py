@@ -1,0 +1,40 @@
+"""A user's own text as documents, read the one way ``graphrag extract FILE``, ``graphrag build``
+and the foreign-prose scorer (:mod:`suites.graphrag.foreign`) read it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentbed.errors import UsageError
+from environments.graphrag.corpus import Document
+
+
+def split_sentences(text: str) -> list[str]:
+    """A user's paragraph as sentences: they end at ., ! or ? before a space."""
+    return [x for x in re.split(r"(?<=[.!?])\s+", text) if x]
+
+
+def user_document(doc_id: str, title: str, lines: list[str]) -> Document:
+    """A paragraph whose line structure is kept: a sentence never runs past its line's end (a
+    field "Born: X", a bullet, a table row stays its own sentence)."""
+    return Document(doc_id, title, [s for line in lines for s in split_sentences(" ".join(line.split()))])
+
+
+def read_user_documents(path: Path, lines_kept: bool = False) -> list[Document]:
+    """A user's text as documents: one per paragraph (blank-line separated); a paragraph's first
+    line is its title when it ends without sentence punctuation (a heading), and sentences end
+    at ., ! or ? before a space."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read as UTF-8 text ({exc.__class__.__name__})") from None
+    docs = []
+    for k, block in enumerate(p for p in re.split(r"\n\s*\n", text) if p.strip()):
+        lines = [line.strip() for line in block.strip().splitlines()]
+        title = lines.pop(0) if len(lines) > 1 and not re.search(r"[.!?]$", lines[0]) else ""
+        docs.append(user_document(f"p{k}", title, lines) if lines_kept else
+                    Document(f"p{k}", title, split_sentences(" ".join(lines))))
+    if not docs:
+        raise UsageError(f"{path}: no text to extract from")
+    return docs
