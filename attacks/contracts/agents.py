@@ -75,15 +75,20 @@ class CorruptingAgent(Agent):
     def _assembled(self, text: str) -> bool:
         """Whether ``text`` is two or more seen strings concatenated (a URL assembled from
         fragments, a proof made of ids): the pipeline carries it like any other artifact."""
-        pieces = [0] + [None] * len(text)  # pieces[i]: fewest seen strings spelling text[:i]
+        pieces: list[int | None] = [0] + [None] * len(text)  # pieces[i]: fewest seen strings spelling text[:i]
         for i in range(len(text)):
-            if pieces[i] is None:
+            here = pieces[i]
+            if here is None:
                 continue
             for seen in self.seen:
+                if not text.startswith(seen, i):
+                    continue
                 j = i + len(seen)
-                if text.startswith(seen, i) and (pieces[j] is None or pieces[j] > pieces[i] + 1):
-                    pieces[j] = pieces[i] + 1
-        return pieces[len(text)] is not None and pieces[len(text)] >= 2
+                there = pieces[j]
+                if there is None or there > here + 1:
+                    pieces[j] = here + 1
+        spelled = pieces[len(text)]
+        return spelled is not None and spelled >= 2
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         self._watch(observation)

@@ -74,6 +74,7 @@ def _outwait(task: TaskSpec, slot: str, param: str | None) -> Edit:
         producer = next(s for s in steps if slot in s.produces)
         params = {**FAMILIES[task.params["family"]].defaults, **task.params}
         key = param or producer.ttl
+        assert key is not None, f"slot {slot!r}: its producer has no ttl and no param was given"
         seconds = float(params[key] if key in params else key) + 1.0
         last = max(i for i, s in enumerate(steps) if any(slot in ref_slots(v) for v in s.args.values()))
         return insert_steps(steps, last, [Step("wait", {"seconds": seconds})])

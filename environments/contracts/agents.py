@@ -232,11 +232,10 @@ class PlanAgent(Agent):
                 return Action(make_action("wait", seconds=float(self.start + window - self.now)))
             slots = [slot for v in step.args.values() for slot in ref_slots(v)]
             expiring = next(((slot, r) for slot in slots if (r := self._expiring(slot)) is not None), None)
-            resume = expiring[1] if expiring else None
             if expiring is not None:
                 self.renewals += 1
                 self.renewed.append(expiring[0])
-                self.i = resume
+                self.i = expiring[1]
                 continue
             if step.wait_for and "hasty" not in self.habits:
                 not_before = self._value(step.wait_for)

@@ -61,7 +61,7 @@ class ContractEnv(ToolEnv):
         return list(TASKS)
 
     def _bind_tools(self, spec: TaskSpec) -> None:
-        self.family: Family = FAMILIES[spec.params["family"]]
+        self.family: Family[ContractEnv] = FAMILIES[spec.params["family"]]
         self.tools = tuple(self.family.tools) + COMMON_TOOLS
         self._tool_index = {t.name: t for t in self.tools}
 

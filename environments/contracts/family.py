@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from agentbed.env import ToolEnv
 from agentbed.tools import Tool
+
+# The env a family's hooks receive: each family names it (``Family["ContractEnv"]``, imported under
+# TYPE_CHECKING there), since env.py imports this module and no module may import it back.
+EnvT = TypeVar("EnvT", bound=ToolEnv)
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class Step:
     backoff: float = 0.0
 
 
-class Family:
+class Family(Generic[EnvT]):
     """Base class of a contract family. Subclasses set the class attributes and handlers."""
 
     name: ClassVar[str]
@@ -110,7 +114,7 @@ class Family:
     # pattern -> why the plan that produces it still does what the instruction asks
     alternatives: ClassVar[dict[str, str]] = {}
 
-    def setup(self, env: ToolEnv, rng: Any) -> dict[str, Any]:
+    def setup(self, env: EnvT, rng: Any) -> dict[str, Any]:
         """Per-episode family state (keys, secrets, resources); JSON-like values only."""
         return {}
 
@@ -125,21 +129,21 @@ class Family:
         accepted values depend on the task parameters override this)."""
         return dict(self.alternatives)
 
-    def missing_steps(self, env: ToolEnv) -> list[str]:
+    def missing_steps(self, env: EnvT) -> list[str]:
         """Steps the instruction requires before the final call that were not done (the final
         call is then refused as SHORTCUT_TAKEN); families with required steps override it."""
         return []
 
-    def on_job(self, env: ToolEnv, job: str) -> None:
+    def on_job(self, env: EnvT, job: str) -> None:
         """A distractor job ran; families whose resources change in the background react here."""
 
-    def handle(self, env: ToolEnv, name: str, arguments: dict[str, Any]) -> Any:
+    def handle(self, env: EnvT, name: str, arguments: dict[str, Any]) -> Any:
         return getattr(self, "tool_" + name)(env, **arguments)
 
 
-FAMILIES: dict[str, Family] = {}
+FAMILIES: dict[str, Family[Any]] = {}
 
 
-def register(cls: type[Family]) -> type[Family]:
+def register(cls: type[Family[Any]]) -> type[Family[Any]]:
     FAMILIES[cls.name] = cls()
     return cls

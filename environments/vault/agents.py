@@ -6,6 +6,7 @@ import hashlib
 import json
 import random
 from collections.abc import Sequence
+from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
@@ -86,6 +87,8 @@ class VaultRandom(Agent):
         if roll < 0.2:
             return Action(make_action("open_vault", token=123), risk=0.9)
         choice = self.rng.choice(["get_token", "read_logs", "wait", "open_vault"])
-        args = {"get_token": {}, "read_logs": {"page": self.rng.randint(1, 3)}, "wait": {"seconds": 5},
-                "open_vault": {"token": "guess"}}[choice]
+        arguments: dict[str, dict[str, Any]] = {
+            "get_token": {}, "read_logs": {"page": self.rng.randint(1, 3)}, "wait": {"seconds": 5},
+            "open_vault": {"token": "guess"}}
+        args = arguments[choice]
         return Action(make_action(choice, **args), risk=0.9)

@@ -26,7 +26,7 @@ from environments.contracts.family import (
 if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
-BAD_NONCE = {"type": "urn:ietf:params:acme:error:badNonce", "detail": "JWS has invalid anti-replay nonce {n}",
+BAD_NONCE: dict[str, Any] = {"type": "urn:ietf:params:acme:error:badNonce", "detail": "JWS has invalid anti-replay nonce {n}",
              "status": 400}
 RESOURCES = ("newAccount", "newOrder", "finalize")
 # RFC 8555 6.7 problem types for a request made before the step it depends on (7.3, 7.4)
@@ -40,7 +40,7 @@ OUT_OF_ORDER = {
 
 
 @register
-class AcmeNonce(Family):
+class AcmeNonce(Family["ContractEnv"]):
     name = "acme-replay-nonce"
     title = "ACME Replay-Nonce, single use (RFC 8555)"
     catalogue = (41,)

@@ -35,7 +35,7 @@ def _error(message: str) -> dict[str, Any]:
 
 
 @register
-class ApiKeyRotation(Family):
+class ApiKeyRotation(Family["ContractEnv"]):
     name = "api-key-rotation"
     title = "Rolled API keys with a grace period (Stripe roll key)"
     catalogue = (16, 22)

@@ -91,7 +91,7 @@ def expected_signature(key: str, account: str, q: dict[str, str]) -> tuple[str, 
     seen: list[str] = []
     signer = BlobSharedAccessSignature(account, account_key=key)
     signer.x_ms_version = q["sv"]  # the SDK signs its own version; re-verify with the URL's
-    fields = dict(permission=q.get("sp"), start=q.get("st"), expiry=q.get("se"), ip=q.get("sip"),
+    fields: dict[str, Any] = dict(permission=q.get("sp"), start=q.get("st"), expiry=q.get("se"), ip=q.get("sip"),
                   protocol=q.get("spr"), policy_id=q.get("si"), encryption_scope=q.get("ses"), sts_hook=seen.append,
                   **{arg: q.get(name) for name, arg in _OVERRIDES.items()})
     token = (signer.generate_blob(CONTAINER, BLOB, **fields) if q["sr"] == "b"
@@ -156,7 +156,7 @@ def verify_sas(url: str, key: str, now: float) -> Verdict:
 
 
 @register
-class AzureSas(Family):
+class AzureSas(Family["ContractEnv"]):
     name = "azure-sas"
     title = "Azure Storage service SAS (azure-storage-blob generate_blob_sas; sv/sr/spr honoured)"
     catalogue = (6,)

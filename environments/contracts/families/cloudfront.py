@@ -120,7 +120,7 @@ def verify(url: str, now: float) -> Verdict:
 
 
 @register
-class CloudFrontSignedUrl(Family):
+class CloudFrontSignedUrl(Family["ContractEnv"]):
     name = "cloudfront-signed-url"
     title = "CloudFront signed URL, canned policy over the full URL (botocore CloudFrontSigner, RSA-SHA1)"
     catalogue = (7,)

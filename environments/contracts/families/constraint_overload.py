@@ -45,7 +45,7 @@ ERRORS = {  # the answer each real counterpart gives for a wrong value
 
 
 @register
-class ConstraintOverload(Family):
+class ConstraintOverload(Family["ContractEnv"]):
     name = "constraint-overload"
     title = "Eight simultaneous constraints on one submit (signed session, CSRF, nonce, key, ETag, HMAC)"
     catalogue = (50, 30, 41, 22, 28)
@@ -53,7 +53,7 @@ class ConstraintOverload(Family):
     final_tool = "submit_approval"
     tools = (
         tool("open_approval", "Open the payment-approval form: every value the submit must carry.", cost=1.0),
-        tool("submit_approval", "Submit the approval with all eight values exactly as issued.", cost=2.0,
+        tool("submit_approval", "Submit the approval with all eight values exactly as issued.", cost=2.0, required=None,
              **{name: {"type": "string"} for name in FIELDS}),
     )
 

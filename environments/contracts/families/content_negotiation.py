@@ -43,7 +43,7 @@ def media_key(value: str) -> tuple[str, tuple[str, ...]]:
 
 
 @register
-class ContentNegotiation(Family):
+class ContentNegotiation(Family["ContractEnv"]):
     name = "content-negotiation"
     title = "Format chain by content negotiation: Accept + single-use tickets (RFC 9110 12.5.1, 406)"
     catalogue = ()

@@ -61,7 +61,7 @@ NAME = "Ada"  # the display name the instruction asks for
 
 
 @register
-class FlaskCsrf(Family):
+class FlaskCsrf(Family["ContractEnv"]):
     name = "flask-wtf-csrf"
     title = "Flask-WTF CSRF token with a time limit (itsdangerous)"
     catalogue = (29, 30)

@@ -29,7 +29,7 @@ URI = "https://github.com/login/device"
 
 
 @register
-class DeviceFlow(Family):
+class DeviceFlow(Family["ContractEnv"]):
     name = "device-flow"
     title = "OAuth device flow polling with slow_down (RFC 8628, GitHub)"
     catalogue = (17,)

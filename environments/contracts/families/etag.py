@@ -36,7 +36,7 @@ LINE = "reviewed"  # the line the instruction asks for
 
 
 @register
-class ETagIfMatch(Family):
+class ETagIfMatch(Family["ContractEnv"]):
     name = "etag-if-match"
     title = "Conditional update with If-Match (RFC 9110, S3 PreconditionFailed)"
     catalogue = (28, 44)

@@ -41,7 +41,7 @@ def wrong_version(expected: Any, actual: int) -> dict[str, Any]:
 
 
 @register
-class EventStore(Family):
+class EventStore(Family["ContractEnv"]):
     name = "event-store"
     title = "Event stream appends with an expected revision (EventStoreDB WrongExpectedVersion)"
     catalogue = ()

@@ -127,7 +127,7 @@ def verify_url(url: str, now: float) -> Verdict:
 
 
 @register
-class GcsSignedUrl(Family):
+class GcsSignedUrl(Family["ContractEnv"]):
     name = "gcs-v4-signed-url"
     title = "GCS V4 signed URL (google-cloud-storage generate_signed_url, GOOG4-RSA-SHA256)"
     catalogue = (5,)

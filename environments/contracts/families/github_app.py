@@ -36,7 +36,7 @@ EXP_MESSAGE = ("'Expiration time' claim ('exp') must be a numeric value represen
 
 
 @register
-class GithubAppToken(Family):
+class GithubAppToken(Family["ContractEnv"]):
     name = "github-app-installation"
     title = "GitHub App JWT (RS256) -> installation token (1 h)"
     catalogue = (15, 16)

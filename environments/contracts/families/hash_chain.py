@@ -37,7 +37,7 @@ def chain_hash(previous: str, record: str) -> str:
 
 
 @register
-class HashChain(Family):
+class HashChain(Family["ContractEnv"]):
     name = "hash-chain"
     title = "Hash-chained audit log: every append names the current head (CloudTrail digest chaining)"
     catalogue = ()

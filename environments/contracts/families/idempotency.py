@@ -32,7 +32,7 @@ MISMATCH = ("Keys for idempotent requests can only be used with the same paramet
 
 
 @register
-class IdempotencyKey(Family):
+class IdempotencyKey(Family["ContractEnv"]):
     name = "idempotency-key"
     title = "Stripe idempotency keys across a gateway timeout"
     catalogue = (22,)

@@ -33,7 +33,7 @@ def _invalid(description: str) -> dict[str, Any]:
 
 
 @register
-class JwtBearer(Family):
+class JwtBearer(Family["ContractEnv"]):
     name = "jwt-bearer"
     title = "JWT access tokens, exp/nbf (PyJWT)"
     catalogue = (13, 36)

@@ -30,7 +30,7 @@ CONDITIONAL = {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFaile
 
 
 @register
-class LeaseFencing(Family):
+class LeaseFencing(Family["ContractEnv"]):
     name = "lease-fencing-token"
     title = "Lock leases with fencing tokens (etcd lease, DynamoDB conditional write)"
     catalogue = (43, 44)

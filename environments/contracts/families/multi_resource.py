@@ -41,7 +41,7 @@ WRONG_OBJECT = {"Error": {"Code": "SignatureDoesNotMatch", "Message": "The reque
 
 
 @register
-class MultiResource(Family):
+class MultiResource(Family["ContractEnv"]):
     name = "multi-resource"
     title = "Prioritised downloads in one session: flow token + per-resource presigned links"
     catalogue = (1, 50)

@@ -83,7 +83,7 @@ def _query_payload() -> type:
             return {k: v[0] for k, v in self._datalist.items()}
 
         @property
-        def datalist(self) -> dict[str, list[str]]:  # type: ignore[override]
+        def datalist(self) -> dict[str, list[str]]:
             return self._datalist
 
     return QueryPayload
@@ -98,7 +98,7 @@ def _authorize_request(datalist: dict[str, list[str]]) -> OAuth2Request:
 
 
 @register
-class OAuthCodePkce(Family):
+class OAuthCodePkce(Family["ContractEnv"]):
     name = "oauth-code-pkce"
     title = "OAuth 2.0 authorization code + state + PKCE S256 (authlib)"
     catalogue = (8, 9, 10, 11)

@@ -33,7 +33,7 @@ MAX_PER_PAGE = 100  # AWS Resource Groups Tagging API GetResources: ResourcesPer
 
 
 @register
-class PageToken(Family):
+class PageToken(Family["ContractEnv"]):
     name = "page-token"
     title = "Pagination tokens with a lifetime (AWS Tagging / AIP-158)"
     catalogue = (23, 24, 25)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 @register
-class RefreshRotation(Family):
+class RefreshRotation(Family["ContractEnv"]):
     name = "refresh-token-rotation"
     title = "Rotating refresh tokens, reuse revokes the family (RFC 9700)"
     catalogue = (11, 12)

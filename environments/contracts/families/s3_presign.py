@@ -139,12 +139,12 @@ def verify_presigned(url: str, method: str, headers: dict[str, str], secrets: di
     return accept({})
 
 
-class _S3Family(Family):
+class _S3Family(Family["ContractEnv"]):
     defaults = {"ttl": 300, "key": "reports/2026/Q3 summary+final.csv"}
 
     def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         access_key = "AKIA" + token(rng, 12).upper().replace("-", "A").replace("_", "B")[:16]
-        state = {"access_key": access_key, "secret": token(rng, 30), "object": token(rng, 48), "sessions": {}}
+        state: dict[str, Any] = {"access_key": access_key, "secret": token(rng, 30), "object": token(rng, 48), "sessions": {}}
         if env.p.get("sts_ttl"):  # task param: the signer holds STS temporary credentials
             session = "IQoJb3JpZ2luX2VjE" + token(rng, 120)
             state["sessions"][session] = env.clock.now() + env.p["sts_ttl"]

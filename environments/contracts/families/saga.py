@@ -32,7 +32,7 @@ SERVICES = ("flight", "hotel", "car")
 
 
 @register
-class BookingSaga(Family):
+class BookingSaga(Family["ContractEnv"]):
     name = "booking-saga"
     title = "Booking saga: per-service compensation tokens undone in reverse order before a deadline"
     catalogue = ()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @register
-class SignedCookie(Family):
+class SignedCookie(Family["ContractEnv"]):
     name = "signed-session-cookie"
     title = "itsdangerous signed session cookie with max_age"
     catalogue = (50,)

@@ -11,7 +11,7 @@ middleware/request_verification/request_verification.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import quote_plus
 
 from environments.contracts.families.common import equal, hex_token
@@ -19,7 +19,7 @@ from environments.contracts.families.webhook_base import WebhookFamily
 from environments.contracts.family import Verdict, accept, register, reject_integrity, reject_validity
 
 if TYPE_CHECKING:
-    from slack_sdk.signature import SignatureVerifier
+    from slack_sdk.signature import Clock, SignatureVerifier
 
     from environments.contracts.env import ContractEnv
 
@@ -40,7 +40,7 @@ class VirtualSlackClock:
 def verifier(env: ContractEnv) -> SignatureVerifier:
     from slack_sdk.signature import SignatureVerifier
 
-    return SignatureVerifier(env.fam["secret"], clock=VirtualSlackClock(env))
+    return SignatureVerifier(env.fam["secret"], clock=cast("Clock", VirtualSlackClock(env)))  # Clock is structural: only now()
 
 
 @register

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 @register
-class SqsReceiptHandle(Family):
+class SqsReceiptHandle(Family["ContractEnv"]):
     name = "sqs-receipt-handle"
     title = "SQS receipt handles and visibility timeout"
     catalogue = (45,)

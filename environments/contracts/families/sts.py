@@ -52,7 +52,7 @@ def _sign(clock: Any, creds: Credentials, url: str = URL) -> str:
 
 
 @register
-class StsSessionCredentials(Family):
+class StsSessionCredentials(Family["ContractEnv"]):
     name = "sts-session-credentials"
     title = "STS temporary credentials signing SigV4 requests (botocore)"
     catalogue = (4,)

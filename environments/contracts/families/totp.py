@@ -30,7 +30,7 @@ INVALID = {"error": "invalid_otp", "message": "Invalid two-factor code."}
 
 
 @register
-class Totp(Family):
+class Totp(Family["ContractEnv"]):
     name = "totp"
     title = "TOTP codes in a 30 s window (pyotp)"
     catalogue = (31,)

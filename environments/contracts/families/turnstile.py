@@ -30,7 +30,7 @@ def _fail(code: str) -> dict[str, Any]:
 
 
 @register
-class Turnstile(Family):
+class Turnstile(Family["ContractEnv"]):
     name = "turnstile-token"
     title = "Turnstile challenge tokens: 300 s, single use"
     catalogue = (48, 49)

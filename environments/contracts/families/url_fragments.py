@@ -29,7 +29,7 @@ def split(text: str, parts: int) -> list[str]:
 
 
 @register
-class UrlFragments(Family):
+class UrlFragments(Family["ContractEnv"]):
     name = "url-fragments"
     title = "S3 presigned URL delivered in fragments, assembled by the agent (botocore SigV4)"
     catalogue = (1,)

@@ -34,7 +34,7 @@ POLICIES = ("read-reports", "write-reports")
 
 
 @register
-class VaultTokenTree(Family):
+class VaultTokenTree(Family["ContractEnv"]):
     name = "vault-token-tree"
     title = "Vault token hierarchy: child tokens revoked with their parent (cascading revocation)"
     catalogue = ()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from environments.contracts.env import ContractEnv
 
 
-class WebhookFamily(Family):
+class WebhookFamily(Family["ContractEnv"]):
     headers: ClassVar[tuple[str, ...]]  # argument / body field names besides "payload"
     receive_tool: ClassVar[str]
     forward_tool: ClassVar[str]
@@ -28,7 +28,7 @@ class WebhookFamily(Family):
         fields = {h: {"type": "string"} for h in ("payload", *headers)}
         return (tool(receive, f"Take the next {provider} webhook delivery (raw body and headers).", cost=1.0),
                 tool(forward, "Forward a delivery to the application's webhook endpoint, which verifies "
-                     "its signature.", cost=1.0, **fields))
+                     "its signature.", cost=1.0, required=None, **fields))
 
     def setup(self, env: ContractEnv, rng: Any) -> dict[str, Any]:
         return {"secret": "whsec_" + hex_token(rng, 24), "received": 0, "forwarded": [], "deliveries": {}}

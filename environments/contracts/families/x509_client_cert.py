@@ -55,7 +55,7 @@ def _tls_error(reason: str) -> dict[str, Any]:
 
 
 @register
-class X509ClientCert(Family):
+class X509ClientCert(Family["ContractEnv"]):
     name = "x509-client-certificate"
     title = "Short-lived X.509 client certificates for mTLS (cryptography)"
     catalogue = ()
