@@ -65,13 +65,15 @@ def load_paragraphs(path: Path = DATA) -> list[Paragraph]:
     return [Paragraph(r["id"], r["kind"], r["text"], tuple(tuple(f) for f in r["facts"])) for r in rows]
 
 
-def _document(p: Paragraph, lines: bool = False) -> Document:
+def _document(p: Paragraph, lines: bool = False, titled: bool = False) -> Document:
     """A paragraph as a user's untitled paragraph: sentences end at ., ! or ? before a space;
     with ``lines`` (the spaCy extractor, and ``read_user_documents``), also at each line's end.
-    The rule-based rows keep the joined reading they were frozen with."""
+    The rule-based rows keep the joined reading they were frozen with. ``titled``: under its
+    subject's name, the first fact's head (:mod:`suites.graphrag.styles`)."""
+    title = p.facts[0][0] if titled and p.facts else ""
     if lines:
-        return user_document(p.id, "", p.text.splitlines())
-    return Document(p.id, "", split_sentences(" ".join(p.text.split())))
+        return user_document(p.id, title, p.text.splitlines())
+    return Document(p.id, title, split_sentences(" ".join(p.text.split())))
 
 
 def _key(head: str, relation: str, tail: str) -> tuple[str, str, str]:
@@ -95,7 +97,7 @@ def sample(paragraphs: Sequence[Paragraph], every: int) -> list[Paragraph]:
 
 
 def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = None,
-                       extractor: str = "rules") -> tuple[list[Statement], list[Statement]]:
+                       extractor: str = "rules", titled: bool = False) -> tuple[list[Statement], list[Statement]]:
     """(extracted, gold) statements, names normalised as the extractor's linker normalises them;
     negated extractions are left out (every gold fact is asserted as true). ``reader``: another
     extractor (the LLM extractor), which reads each paragraph alone, in place of the rule-based
@@ -109,7 +111,7 @@ def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = 
         data = load_dataset("world", world)
         extract = make_extractor(extractor, sorted(data.table.phrases))
         for p in group:
-            doc = _document(p, lines=extractor != "rules")
+            doc = _document(p, lines=extractor != "rules", titled=titled)
             for s in (reader([doc]) if reader else extract([doc], context=[*data.documents, doc])):
                 if not s.negated:
                     got.append(Statement(*_key(s.head, s.relation, s.tail), p.id, ""))
