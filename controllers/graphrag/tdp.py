@@ -125,6 +125,28 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     return {i for i in unique if i in loser.claims or i in loser.negations or doc_of[i] in own}
 
 
+def tied_winners(candidates: Sequence[Candidate], scores: Sequence[float], tol: float = 1e-9) -> list[Candidate]:
+    """Every candidate scoring the best score (within ``tol``). A tie is no evidence: the ranker
+    cannot tell them apart, so none of them loses evidence and the reader weighs them as it
+    would undefended (issue #51: breaking ties by name let a framing attack win where the
+    undefended reader kept the truth)."""
+    best = max(scores)
+    return [c for c, sc in zip(candidates, scores, strict=True) if sc >= best - tol]
+
+
+def merged(candidates: Sequence[Candidate]) -> Candidate:
+    """One candidate holding the evidence of several (the tied winners a loser is compared with)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    out = Candidate("|".join(c.answer for c in candidates))
+    for c in candidates:
+        out.claims |= c.claims
+        out.negations |= c.negations
+        out.support |= c.support
+        out.support_nodes |= c.support_nodes
+    return out
+
+
 def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
                       subject_check: bool = True, keep_sets: bool = False,
                       plausibility: float | None = None, min_sources: int | None = None,
@@ -150,17 +172,18 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     def settle(conflict: Conflict) -> list[str]:
         ctx = QueryContext(kg, alive, conflict)
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
-        best = int(np.argmax(scores))
-        winner = conflict.candidates[best]
+        top = tied_winners(conflict.candidates, scores)
+        winner = merged(top)
         suspicion = verdict.suspicion
+        best = max(scores)
         for c, sc in zip(conflict.candidates, scores, strict=True):
-            gap = scores[best] - sc  # >= 0, so this is max(old or 0.0, gap) per edge
+            gap = best - sc  # >= 0, so this is max(old or 0.0, gap) per edge
             suspicion.update({i: gap for i in c.edges if suspicion.get(i, -1.0) < gap})
-            if c is not winner:
+            if all(c is not w for w in top):
                 keep = co_asserting_docs(kg, c, winner) if keep_sets else set()
                 verdict.removed |= attributable_unique_edges(kg, alive, c, winner, keep)
         alive.difference_update(verdict.removed)
-        return [winner.answer]
+        return [w.answer for w in top]
 
     def remove(claims: set[int]) -> None:  # an uncontested check's removal: full suspicion
         verdict.removed.update(claims)
