@@ -69,6 +69,9 @@ def tell_auc(train: Sequence[Sequence[Document]], test: Sequence[Sequence[Docume
 # hashed into a fixed number of columns.
 KG_FEATURES = ("statements", "heads", "tails", "negated", "dated", "statements_per_kilochar")
 TITLE_COLUMNS = 32
+# :func:`index_tells`' columns by what they read, to ask which field gives poison away.
+FEATURE_GROUPS = {"id": (0, 1), "length": (2, 3, 6), "dates": (4, 5), "title": (7, 8, *range(15, 15 + TITLE_COLUMNS)),
+                  "graph": tuple(range(9, 15))}
 
 
 def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
@@ -94,17 +97,19 @@ def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
 
 
 def attacker_tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int = 0,
-                      resamples: int = 500) -> tuple[float, float, float]:
+                      resamples: int = 500, columns: Sequence[int] | None = None) -> tuple[float, float, float]:
     """Held-out ROC AUC, with a 95% bootstrap interval over held-out documents, of a
-    gradient-boosted classifier on :func:`index_tells` (indexes as built by the pipeline)."""
+    gradient-boosted classifier on :func:`index_tells` (indexes as built by the pipeline), or on
+    its ``columns`` only."""
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
     xs, ys = zip(*(index_tells(i) for i in train), strict=True)
-    model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
-    model.fit(np.vstack(xs), np.concatenate(ys))
     xt, yt = zip(*(index_tells(i) for i in test), strict=True)
-    y, p = np.concatenate(yt), model.predict_proba(np.vstack(xt))[:, 1]
+    keep = list(columns) if columns is not None else slice(None)
+    model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
+    model.fit(np.vstack(xs)[:, keep], np.concatenate(ys))
+    y, p = np.concatenate(yt), model.predict_proba(np.vstack(xt)[:, keep])[:, 1]
     rng = np.random.default_rng(seed)
     boot = []
     for _ in range(resamples):
@@ -128,16 +133,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--attacks", default=",".join(sorted(ATTACKS)))
     parser.add_argument("--train", default="0,1,2,3")
     parser.add_argument("--test", default="1000,1001,1002,1003")
+    parser.add_argument("--groups", action="store_true",
+                        help=f"also each group of fields alone and every field but it: {', '.join(FEATURE_GROUPS)}")
     args = parser.parse_args(argv)
     train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
-    print("| attack | AUC, every field the index stores and every count the graph holds, titles included |")
-    print("|---|---|")
+    width = len(index_tells(poisoned_index(generate_world(test[0]), "copy", targets=1, seed=test[0],
+                                           community_method="none").index)[0][0]) if args.groups else 0
+    variants: list[tuple[str, Sequence[int] | None]] = [("all", None)]
+    for name, cols in FEATURE_GROUPS.items() if args.groups else ():
+        variants += [(f"{name} only", cols), (f"all but {name}", [c for c in range(width) if c not in cols])]
+    print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants) + " |")
+    print("|---|" + "---|" * len(variants))
     for attack in args.attacks.split(","):
         def built(seeds: list[int], attack: str = attack) -> list[Index]:
             return [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none").index
                     for s in seeds]
-        auc, low, high = attacker_tell_auc(built(train), built(test))
-        print(f"| `{attack}` | {auc:.2f} [{low:.2f}, {high:.2f}] |", flush=True)
+        tr, te = built(train), built(test)
+        cells = [attacker_tell_auc(tr, te, columns=cols) for _, cols in variants]
+        print(f"| `{attack}` | " + " | ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in cells) + " |", flush=True)
     return 0
 
 

@@ -106,3 +106,18 @@ def test_the_attackers_tell_classifier_reads_titles_and_nothing_when_there_is_no
     assert auc >= 0.95 and low <= auc <= high
     auc, _, _ = attacker_tell_auc([_relabelled(0, False)], [_relabelled(1, False)], resamples=100)
     assert auc <= 0.7
+
+
+def test_field_groups_cover_every_column_once_and_find_the_tell_where_it_is():
+    """``--groups``: each group of fields alone and every field but it; a title tell is found by
+    the title group alone and by nothing else."""
+    from suites.graphrag.tells import FEATURE_GROUPS, attacker_tell_auc, index_tells
+
+    train, test = _relabelled(0, True), _relabelled(1, True)
+    width = index_tells(test)[0].shape[1]
+    columns = sorted(c for cols in FEATURE_GROUPS.values() for c in cols)
+    assert columns == list(range(width))
+    title = FEATURE_GROUPS["title"]
+    assert attacker_tell_auc([train], [test], resamples=100, columns=title)[0] >= 0.95
+    rest = [c for c in range(width) if c not in title]
+    assert attacker_tell_auc([train], [test], resamples=100, columns=rest)[0] <= 0.7
