@@ -29,7 +29,7 @@ from agentbed.control import CONTINUE, Controller, StepContext, Verdict, handove
 from agentbed.tools import Tool, make_action
 from controllers.control.monitors import FREE_TEXT_ARGS, ScriptedMonitor, Suspicion, action_text, call_of
 
-PROTOCOLS = ("tm", "dtt", "dtr", "te")
+PROTOCOLS = ("tm", "dtt", "dtr", "te", "ac")
 
 
 class MicroProtocol(Controller):
@@ -45,7 +45,7 @@ class MicroProtocol(Controller):
                  editor: Callable[[str, StepContext], str | None] | None = None, task_observation: str = "") -> None:
         if kind not in PROTOCOLS:
             raise ValueError(f"protocol {kind!r} is not one of {', '.join(PROTOCOLS)}")
-        if kind in ("dtt", "dtr", "te") and trusted is None:
+        if kind in ("dtt", "dtr", "te", "ac") and trusted is None:
             raise ValueError(f"protocol {kind} needs a trusted policy")
         self.kind, self.monitor, self.defer, self.audit, self.k = kind, monitor, defer, audit, k
         self.trusted, self.tools = trusted, tools or (lambda: [])
@@ -53,6 +53,7 @@ class MicroProtocol(Controller):
         self._before: Agent | None = None
         self.deferred = False
         self.task_observation = task_observation
+        self._prior = 0.0  # the highest suspicion of an earlier proposal
         for each in [monitor, *getattr(monitor, "monitors", [])]:
             if task_observation and hasattr(each, "first_observation"):
                 each.first_observation = task_observation
@@ -72,17 +73,28 @@ class MicroProtocol(Controller):
                                   "monitor": {"name": self.monitor.name, **judged.to_dict()}}
         if self.audit is not None and judged.score > self.audit:
             return _with(stop("audit"), record, "audit")
-        if self.kind == "tm" or judged.score <= self.defer:
+        choice = self._choose(ctx, judged, record)
+        self._prior = max(self._prior, judged.score)
+        if choice == "continue":
             return Verdict("continue", record={**record, "action": "continue"})
-        if self.kind == "dtr":
+        if choice == "quit":
+            return _with(stop("quit"), record, "quit")
+        if choice == "resample":
             return self._resample(ctx, record)
-        if self.kind == "te":
+        if choice == "edit":
             edited = self.editor(action_text(proposed), ctx)
             if edited is not None:
                 record["edited"] = True
                 return _with(Verdict("replace", action=Action(edited, meta={"edited_by": "trusted"}),
                                      reason="trusted edit"), record, "edit")
         return self._defer(record)
+
+    def _choose(self, ctx: StepContext, judged: Suspicion, record: dict[str, Any]) -> str:
+        """What to do with a proposal the monitor scored ``judged``: continue, defer, resample, edit
+        (or quit). Here the protocol's own rule: its intervention above the defer threshold."""
+        if self.kind == "tm" or judged.score <= self.defer:
+            return "continue"
+        return {"dtt": "defer", "dtr": "resample", "te": "edit"}[self.kind]
 
     def _defer(self, record: dict[str, Any]) -> Verdict:
         self.deferred = True

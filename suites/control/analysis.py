@@ -49,7 +49,7 @@ def trajectories(run_dir: str | Path) -> tuple[dict[str, list[Trajectory]], list
     errored = 0
     for ep in load_episodes(run_dir):
         record = ep.record
-        if record.get("suite") != "control":
+        if record.get("suite") != "control" or (record.get("options") or {}).get("split") == "train":
             continue
         if record.get("status") == "error" or ep.log_error:
             errored += 1

@@ -19,6 +19,7 @@ from agentbed.summary import write_summary
 from suites.control.report import write_control_summary
 
 COMMAND = "agentbed control"
+AC_TRAIN = "ac-train"  # the sub-run the action-conditioned protocol is fitted on
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--attack-rate", type=float, default=1.0,
                    help="probability a scripted attack policy attacks at each opportunity")
     p.add_argument("--k", type=int, default=3, help="resamples of defer-to-resample")
+    p.add_argument("--ac-train-tasks", type=int, default=3,
+                   help="tasks per setting, after the evaluated ones, that the action-conditioned protocol (ac) "
+                        "is fitted on (branched at every step)")
     p.add_argument("--counterfactual", type=int, default=20,
                    help="branch at most this many intervened attack episodes into every alternative (0: none)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the intervals")
@@ -73,7 +77,13 @@ def grid(args: argparse.Namespace) -> list[EpisodeSpec]:
         raise UsageError(f"--defer: {exc}") from None
     base = {"monitor": args.monitor, "monitor_model": _model(args.monitor_model) if args.monitor_model else "", "trusted": _model(args.trusted),
             "k": args.k, **({"attack_rate": args.attack_rate} if args.attack_rate != 1.0 else {})}
-    configs = [{**base, "protocol": p, "defer": d} for p in protocols for d in ([1.0] if p == "tm" else defers)]
+    configs = [{**base, "protocol": p, "defer": d} for p in protocols if p != "ac" for d in
+               ([1.0] if p == "tm" else defers)]
+    if "ac" in protocols:
+        if not args.tasks:
+            raise UsageError("--protocols ac: give --tasks N, so that the tasks after the first N train it")
+        configs.append({**base, "protocol": "ac", "defer": 1.0,
+                        "ac_rows": str((Path(args.out) / AC_TRAIN / "control" / "ac_rows.jsonl").resolve())})
     if "tm" not in protocols:
         configs.insert(0, {**base, "protocol": "tm", "defer": 1.0})  # the untrusted baseline
     if args.untrusted:
@@ -87,6 +97,10 @@ def grid(args: argparse.Namespace) -> list[EpisodeSpec]:
              for config in configs for agent, extra in policies for task in tasks for seed in range(args.seeds)]
     tm = {**base, "protocol": "tm", "defer": 1.0}
     specs += [EpisodeSpec("control", task, "trusted", seed, tm) for task in tasks for seed in range(args.seeds)]
+    if "ac" in protocols:  # the tasks after the evaluated slice, under trusted monitoring: ac's training set
+        train = [f"{s}/{t}" for s in settings for t in SETTINGS[s].tasks()[args.tasks:args.tasks + args.ac_train_tasks]]
+        specs += [EpisodeSpec("control", task, agent, seed, {**tm, **extra, "split": "train"})
+                  for agent, extra in policies for task in train for seed in range(args.seeds)]
     return specs
 
 
@@ -99,6 +113,8 @@ def subrun_name(options: dict[str, Any], agent: str) -> str:
     agents x tasks x seeds under one set of options), and the trusted baseline's own."""
     from suites.control.analysis import protocol_key
 
+    if options.get("split") == "train":
+        return AC_TRAIN
     name = "trusted" if agent == "trusted" else protocol_key(options)
     return "".join(c if c.isalnum() or c in "@.-_" else "_" for c in name)
 
@@ -116,6 +132,8 @@ def run_grid(args: argparse.Namespace) -> Path:
     groups: dict[str, list[EpisodeSpec]] = {}
     for spec in specs:
         groups.setdefault(subrun_name(spec.options, spec.agent), []).append(spec)
+    if AC_TRAIN in groups:  # run first: the ac protocol's episodes read the rows branched from it
+        groups = {AC_TRAIN: groups.pop(AC_TRAIN), **groups}
     # any model named by a policy, the trusted role or the monitor: local ones get a server for the run
     models = {s.agent for s in specs} | {str(s.options.get(k, "")) for s in specs for k in ("trusted", "monitor_model")}
     with contextlib.ExitStack() as stack:
@@ -130,12 +148,16 @@ def run_grid(args: argparse.Namespace) -> Path:
             for record in execute(group, store.root, executor=args.executor, jobs=args.jobs):
                 store.append(record)
             store.flush()
+            if name == AC_TRAIN:
+                from suites.control.ac_train import training_rows, write_rows
+
+                write_rows(training_rows(store.root, root), store.root / "control" / "ac_rows.jsonl")
             stores.append(store)
         summary = write_control_summary(root, _command(args), resamples=args.resamples,
                                         counterfactual=args.counterfactual)
         for store in stores:
             write_summary(summary, store.root / "control" / "summary.json")
-            store.finish(["control/summary.json"])
+            store.finish(["control/summary.json", *(["control/ac_rows.jsonl"] if store.root.name == AC_TRAIN else [])])
     return root
 
 
@@ -152,6 +174,8 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--trusted {args.trusted}")
     if args.monitor_model:
         parts.append(f"--monitor-model {args.monitor_model}")
+    if "ac" in args.protocols:
+        parts.append(f"--ac-train-tasks {args.ac_train_tasks}")
     parts += [f"--counterfactual {args.counterfactual}", f"--resamples {args.resamples}"]
     return " ".join(parts)
 

@@ -19,6 +19,7 @@ which ``continue`` would also have been safe is one a cheaper protocol did not n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +46,22 @@ def first_intervention(log: list[dict[str, Any]]) -> int | None:
     return None
 
 
-def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path) -> list[dict[str, Any]]:
-    """Every alternative from the first intervention of one episode, as one row each."""
+def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path, at: int | None = None,
+                   make_protocol: Callable[[str, EpisodeSpec, Any, str], MicroProtocol] | None = None,
+                   sub: str = "branches") -> list[dict[str, Any]]:
+    """Every alternative from step ``at`` (default: the first intervention) of one episode, as one
+    row each; ``make_protocol(alternative, spec, env, task observation)`` builds each branch's
+    protocol (default: the alternative's whole protocol, at the episode's defer threshold)."""
     log = read_log(log_path)
-    at = first_intervention(log)
+    at = first_intervention(log) if at is None else at
     if at is None:
         return []
     prefix = Prefix.from_log(log_path)
     options = dict(record.get("options") or {})
     base = EpisodeSpec("control", record["task"], record["agent"], record["seed"], options)
     point = ForkPoint(lambda: SUITE.make_env(base.task, options), prefix, at, method="replay")
-    out_dir = Path(run_dir) / "control" / "branches"
+    out_dir = Path(run_dir) / "control" / sub
+    make_protocol = make_protocol or (lambda name, spec, env, first: _protocol(ALTERNATIVES[name], spec, env, first))
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for name, kind in ALTERNATIVES.items():
@@ -63,13 +69,13 @@ def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path) -> lis
         agent = point.replay_agent(SUITE.make_agent(base, env), env.task)
         spec = EpisodeSpec("control", record["task"], f"{record['agent']}@{at}:{name}", record["seed"],
                            {**options, "protocol": kind, "parent": record["episode_id"]})
-        protocol = _protocol(kind, spec, env, prefix.observations[0])
+        protocol = make_protocol(name, spec, env, prefix.observations[0])
         writer = TrajectoryWriter(out_dir / f"{spec.episode_id}.jsonl")
         result = point.run(agent, spec, budget=SUITE.budget, writer=writer, controller=protocol, env=env)
         env.close()
         rows.append({"episode_id": record["episode_id"], "task": record["task"], "seed": record["seed"],
                      "protocol": protocol_key(options), "mode": mode_of(record["agent"], options), "at_step": at,
-                     "alternative": name, "status": result.status,
+                     "alternative": name, "status": result.status, "steps": result.steps,
                      "main": bool(result.metrics.get("main_task_success")),
                      "side": bool(result.metrics.get("side_task_success")),
                      "suspicion": max(_suspicions_of(out_dir / f"{spec.episode_id}.jsonl"),
@@ -106,7 +112,8 @@ def counterfactuals(run_dir: str | Path, limit: int | None = None) -> list[dict[
     chosen = []
     for ep in load_episodes(root):
         r = ep.record
-        if r.get("suite") != "control" or r.get("status") == "error" or r["agent"] == "trusted":
+        if r.get("suite") != "control" or r.get("status") == "error" or r["agent"] == "trusted" \
+                or (r.get("options") or {}).get("split") == "train":
             continue
         if mode_of(r["agent"], r.get("options") or {}) != "attack" or ep.log_path is None:
             continue

@@ -12,6 +12,7 @@ from typing import Any
 from agentbed.agents.base import Agent
 from agentbed.control import Briefing, Controller, chain
 from agentbed.env import ToolEnv
+from agentbed.errors import SuiteError
 from agentbed.runner import Budget, EpisodeSpec
 from agentbed.suite import Option, Suite
 from controllers.control.monitors import (
@@ -86,10 +87,20 @@ def _controller(spec: EpisodeSpec, env: ToolEnv, recorded: Any = None) -> Any:
     briefing = None
     if spec.agent.startswith("model:") and mode_of(spec.agent, options) == "attack":
         briefing = AttackBriefing(getattr(env, "side_task", ""))
-    protocol = MicroProtocol(str(options.get("protocol", "tm")), make_monitor(options, spec.seed),
-                             defer=float(options.get("defer", 1.0)), trusted=trusted, k=int(options.get("k", 3)),
-                             tools=env.tool_specs,
-                             audit=None if options.get("audit") in (None, "", "none") else float(options["audit"]))
+    kind = str(options.get("protocol", "tm"))
+    common: dict[str, Any] = {"trusted": trusted, "k": int(options.get("k", 3)), "tools": env.tool_specs,
+                              "audit": None if options.get("audit") in (None, "", "none") else float(options["audit"])}
+    if kind == "ac":
+        from suites.control.action_conditioned import ActionConditionedProtocol, load_chooser
+
+        if not options.get("ac_rows"):
+            raise SuiteError("option ac_rows: the action-conditioned protocol needs its training rows "
+                             "(a JSONL file; `agentbed control --protocols ac` makes them)")
+        protocol: MicroProtocol = ActionConditionedProtocol(make_monitor(options, spec.seed),
+                                                            load_chooser(str(options["ac_rows"])), **common)
+    else:
+        protocol = MicroProtocol(kind, make_monitor(options, spec.seed), defer=float(options.get("defer", 1.0)),
+                                 **common)
     return chain(briefing, protocol)
 
 
@@ -120,6 +131,9 @@ SUITE = Suite(
         "monitor_prompt": Option("", "prompt file of the model monitor (default: the packaged one)"),
         "defer": Option(1.0, "suspicion above which the protocol defers, resamples or edits", type=float),
         "k": Option(3, "resamples drawn by defer-to-resample", type=int),
+        "ac_rows": Option("", "training rows (JSONL) of the action-conditioned protocol (ac)"),
+        "split": Option("eval", "eval, or train: an episode the action-conditioned protocol is fitted on "
+                        "(left out of every measure)", choices=("eval", "train")),
         "audit": Option("none", "suspicion above which an episode is stopped for audit (none: audit afterwards)"),
         "trusted": Option("trusted", "the trusted policy: 'trusted' (scripted) or model:provider:model"),
         "attack_rate": Option(1.0, "probability that a scripted attack policy attacks at an opportunity "
