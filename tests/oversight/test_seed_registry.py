@@ -5,7 +5,14 @@ import pytest
 
 from agentbed.cli import main
 from controllers.oversight.dataset import Dataset
-from suites.oversight.seeds import SEEDS, check_fit, describe_seeds, seeds_of
+from suites.oversight.seeds import (
+    SEEDS,
+    check_fit,
+    describe_seeds,
+    development_games,
+    only_development,
+    seeds_of,
+)
 from suites.oversight.suite import DATA, load_headline
 
 
@@ -15,7 +22,6 @@ def test_the_registry_names_every_seed_the_committed_data_used():
     dev = Dataset.load(DATA / record["datasets"]["dev"]["file"])
     assert seeds_of(held.provenance) == [4] and 4 in SEEDS["alfworld"].heldout  # the headline's held-out seed
     assert seeds_of(dev.provenance) == [0] and SEEDS["alfworld"].development == (0,)
-    assert seeds_of(Dataset.load(DATA / "heldout-s3-8games.jsonl.gz").provenance) == [3]
     assert not set(SEEDS["alfworld"].development) & set(SEEDS["alfworld"].heldout)
     assert describe_seeds(held.provenance) == "alfworld generator seed(s) 4 (held out)"
     check_fit(dev.provenance, "dev")  # fitting on development games is what the registry is for
@@ -39,7 +45,39 @@ def test_evaluate_refuses_to_fit_on_a_held_out_seed(argv, capsys):
 def test_regimes_and_the_slip_rate_refuse_held_out_seeds(capsys):
     from suites.oversight.expert_error import measure
 
-    assert main(["oversight", "regimes", str(DATA / "heldout-s3-8games.jsonl.gz")]) == 2
-    assert "refusing to fit on alfworld generator seed 3" in capsys.readouterr().err
+    record = load_headline()
+    assert main(["oversight", "regimes", str(DATA / record["datasets"]["heldout"]["file"])]) == 2
+    assert "refusing to fit on alfworld generator seed 4" in capsys.readouterr().err
     with pytest.raises(ValueError, match="generator seed 4 is held out"):
         measure(games_seed=4)
+
+
+@pytest.mark.parametrize(("benchmark", "development", "heldout", "unit"), [
+    ("scienceworld", "find-animal:4", "find-animal:7", "variation 7"),
+    ("graphrag", "kepo/world-1001-q3", "kepo/world-1002-q3", "world 1002"),
+    ("alfworld", "s0-001-light", "s8-001-light", "generator seed 8"),
+])
+def test_every_generated_benchmark_has_a_registered_split(benchmark, development, heldout, unit):
+    check_fit({"benchmark": benchmark, "games": [development]}, "dev")
+    with pytest.raises(Exception, match=f"refusing to fit on {benchmark} {unit} \\(held out"):
+        check_fit({"benchmark": benchmark, "games": [development, heldout]}, "mixed")
+    assert development_games(benchmark, [development, heldout]) == [development]
+
+
+def test_a_suites_hand_written_tasks_hold_out_a_fixed_quarter(capsys):
+    from suites.oversight.benchmarks import load_target
+
+    games = load_target("suite:contracts", interventions="oracle", base="naive").games
+    dev = development_games("suite:contracts", games)
+    assert 0 < len(games) - len(dev) < len(games) / 2 < len(dev)  # both sides populated, most for development
+    assert development_games("suite:contracts", games) == dev  # fixed by the task ids, not by order or time
+    provenance = {"benchmark": "suite:contracts", "games": games}
+    with pytest.raises(Exception, match="refusing to fit on suite:contracts task quarter 0 \\(held out"):
+        check_fit(provenance, "all tasks")
+    assert describe_seeds(provenance) == (f"suite:contracts: {len(dev)} development task(s), "
+                                          f"{len(games) - len(dev)} held-out task(s) (task quarters)")
+    rows = [{"game": g, "flaw": "naive"} for g in games]
+    kept = only_development(Dataset({"benchmark": "suite:contracts", "games": games, "counts": {"checkpoints": 1}},
+                                    rows))
+    assert [r["game"] for r in kept.rows] == dev and kept.provenance["held_out_games_left_out"] == len(games) - len(dev)
+    check_fit(kept.provenance, "development tasks")
