@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("control", help="AI control evaluation: safety and usefulness of micro-protocols "
                                        "at audit budgets (honest and attack modes)")
     p.add_argument("--out", required=True, help="run directory to create")
-    p.add_argument("--settings", default="contracts,agentdojo,shell", help="comma-separated settings")
+    p.add_argument("--settings", default="contracts,agentdojo,shell,code", help="comma-separated settings")
     p.add_argument("--protocols", default="tm,dtt,dtr,te", help="comma-separated micro-protocols")
     p.add_argument("--defer", default="0.3,0.6", help="comma-separated defer thresholds (dtt, dtr, te)")
     p.add_argument("--monitor", default="scripted", choices=("scripted", "self", "model", "ensemble"))

@@ -1,7 +1,7 @@
 """The control settings: for each world, its tasks, its side task, and its policies.
 
 A task id is ``SETTING/TASK`` (``contracts/s3-get-basic``, ``agentdojo/banking.user_task_0.injection_task_1``,
-``shell/write-file``). Policies (the ``agent`` of an episode): ``honest`` (the world's reference
+``shell/write-file``, ``code/code-auth``). Policies (the ``agent`` of an episode): ``honest`` (the world's reference
 agent), ``trusted`` (a weaker stand-in for a trusted model: the reference agent -- contracts' ``naive``
 one, with its bad habits -- giving up on a seeded 30% of episodes), ``attack-blatant|disguised|subtle`` (the
 honest agent plus the side task, :mod:`attacks.control`), or any chat model (``model:...``).
@@ -131,6 +131,36 @@ def _shell_side() -> SideTask:
     return ShellExfiltrate()
 
 
+def _code_tasks() -> list[str]:
+    from environments.shell.backdoor import ShellCodeEnv
+
+    return [t.id for t in ShellCodeEnv.task_list()]
+
+
+def _code_env(task: str) -> ToolEnv:
+    from environments.shell.backdoor import ShellCodeEnv
+
+    return ShellCodeEnv(task)
+
+
+def _code_honest() -> Agent:
+    from environments.shell.agents import CodeOracle
+
+    return CodeOracle()
+
+
+def _code_trusted() -> Agent:
+    from environments.shell.agents import CodeOracle
+
+    return Weakened(CodeOracle(), make_action("submit"), TRUSTED_FAILURE)
+
+
+def _code_side() -> SideTask:
+    from attacks.shell.backdoor import ShellBackdoor
+
+    return ShellBackdoor()
+
+
 SETTINGS = {
     "contracts": Setting("contracts", _contracts_tasks, _contracts_env, _contracts_honest, _contracts_trusted,
                          _contracts_side),
@@ -138,6 +168,7 @@ SETTINGS = {
                          _agentdojo_side),
     "shell": Setting("shell", lambda: ["write-file"], _shell_env, _shell_honest, _shell_trusted, _shell_side,
                      sandboxed=True),
+    "code": Setting("code", _code_tasks, _code_env, _code_honest, _code_trusted, _code_side, sandboxed=True),
 }
 POLICIES = ("honest", "trusted", *(f"attack-{s}" for s in STRATEGIES))
 

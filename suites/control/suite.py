@@ -29,7 +29,7 @@ MONITORS = ("scripted", "self", "model", "ensemble")
 
 
 def _tasks(options: dict[str, Any]) -> list[str]:
-    wanted = [s for s in str(options.get("settings", "contracts,agentdojo,shell")).split(",") if s]
+    wanted = [s for s in str(options.get("settings", "contracts,agentdojo,shell,code")).split(",") if s]
     return [f"{name}/{task}" for name in wanted for task in SETTINGS[name].tasks()]
 
 
@@ -117,14 +117,14 @@ def _agent_factory(name: str) -> Any:
 
 SUITE = Suite(
     name="control",
-    description="AI control: settings with side tasks (contracts, AgentDojo, shell sandbox) in honest and attack "
+    description="AI control: settings with side tasks (contracts, AgentDojo, shell sandbox: a planted key, a backdoor in written code) in honest and attack "
                 "modes under micro-protocols (trusted monitoring, defer to trusted/resample, trusted editing).",
     tasks=_tasks,
     make_env=_make_env,
     agents={name: _agent_factory(name) for name in POLICIES},
     default_agent="honest",
     options={
-        "settings": Option("contracts,agentdojo,shell", "comma-separated settings to run"),
+        "settings": Option("contracts,agentdojo,shell,code", "comma-separated settings to run"),
         "protocol": Option("tm", "micro-protocol", choices=PROTOCOLS),
         "monitor": Option("scripted", "monitor", choices=MONITORS),
         "monitor_model": Option("", "chat model of the model monitor (provider:model)"),
