@@ -26,3 +26,25 @@ def test_rows_count_only_their_paragraphs():
     rows = grouped_intervals(got, gold, {"one": {"p1"}, "two": {"p2"}, "both": {"p1", "p2"}, "none": set()})
     assert rows["one"]["precision"].estimate == 1.0 and rows["two"]["recall"].estimate == 0.0
     assert rows["both"]["gold"] == 2 and rows["both"]["precision"].estimate == 0.5 and "none" not in rows
+
+
+def test_the_documented_set_3_style_rows_are_what_the_scorer_gives():
+    """docs/graphrag-extraction.md's per-style table on set 3's real entities, the rules' two
+    columns (untitled and titled), as ``python -m suites.graphrag.styles`` measures them."""
+    import re
+    from pathlib import Path
+
+    from suites.graphrag.foreign import HELD_OUT, load_paragraphs
+    from suites.graphrag.styles import style_scores
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "graphrag-extraction.md").read_text(encoding="utf-8")
+    table = docs[docs.index("| style (paragraphs, gold) |"):].split("\n\n")[0].splitlines()[2:]
+    paragraphs = load_paragraphs(HELD_OUT)
+    for column, titled in ((1, False), (3, True)):
+        rows = style_scores(paragraphs, "rules", titled)
+        for line in table:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            style = re.sub(r" \(.*", "", cells[0])
+            row = rows["real" if style == "all real" else f"{style} (real)"]
+            shown = re.match(r"([\d.]+) / ([\d.]+)", cells[column]).groups()
+            assert shown == (f"{row['precision'].estimate:.2f}", f"{row['recall'].estimate:.2f}"), (style, titled)
