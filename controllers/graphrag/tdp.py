@@ -21,6 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from controllers.graphrag.candidates import (
     Candidate,
     Conflict,
+    document_subject,
     interpret_query,
     off_subject_statement,
     walk_plan,
@@ -125,13 +126,27 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     return {i for i in unique if i in loser.claims or i in loser.negations or doc_of[i] in own}
 
 
-def tied_winners(candidates: Sequence[Candidate], scores: Sequence[float], tol: float = 1e-9) -> list[Candidate]:
-    """Every candidate scoring the best score (within ``tol``). A tie is no evidence: the ranker
-    cannot tell them apart, so none of them loses evidence and the reader weighs them as it
-    would undefended (issue #51: breaking ties by name let a framing attack win where the
-    undefended reader kept the truth)."""
+def anchored_claim_docs(kg: KnowledgeGraph, entity: str, cand: Candidate) -> int:
+    """Documents stating the candidate's claim whose subject (:func:`document_subject`) is the
+    claim's own entity or its object: the pages an encyclopedia keeps about either end. A count
+    more evidence can only raise."""
+    return sum(document_subject(kg, d) in (entity, cand.answer) for d in cand.claim_docs(kg))
+
+
+def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float],
+                 tol: float = 1e-9) -> list[Candidate]:
+    """The candidates the ranker keeps: those scoring the best score (within ``tol``) and,
+    among tied ones, those most often stated on a page about the claim's entity or its object
+    (:func:`anchored_claim_docs`). A tie that remains is no evidence: none of the tied
+    candidates loses evidence and the reader weighs them as it would undefended. Issue #51:
+    breaking ties by name let a framing attack win where the undefended reader kept the truth;
+    leaving every tie to the reader hands it to whoever wrote most documents."""
     best = max(scores)
-    return [c for c, sc in zip(candidates, scores, strict=True) if sc >= best - tol]
+    top = [c for c, sc in zip(conflict.candidates, scores, strict=True) if sc >= best - tol]
+    if len(top) > 1:
+        anchors = [anchored_claim_docs(kg, conflict.entity, c) for c in top]
+        top = [c for c, a in zip(top, anchors, strict=True) if a == max(anchors)]
+    return top
 
 
 def merged(candidates: Sequence[Candidate]) -> Candidate:
@@ -172,7 +187,7 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     def settle(conflict: Conflict) -> list[str]:
         ctx = QueryContext(kg, alive, conflict)
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
-        top = tied_winners(conflict.candidates, scores)
+        top = tied_winners(kg, conflict, scores)
         winner = merged(top)
         suspicion = verdict.suspicion
         best = max(scores)

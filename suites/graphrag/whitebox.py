@@ -14,11 +14,13 @@ from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import PairwiseRanker
+from controllers.graphrag.tdp import PairwiseRanker, anchored_claim_docs
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
+
+TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_winners)
 
 
 def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
@@ -36,7 +38,13 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
         ctx = QueryContext(kg, retrieved, conflict)
         scores = {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}
         others = [v for a, v in scores.items() if a != target.fake]
-        return scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
+        gap = scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
+        if abs(gap) > TIE:
+            return gap
+        # a tie goes to the candidate more pages about its ends state (TDP's tie-break), else to the reader
+        anchors = {c.answer: anchored_claim_docs(kg, s, c) for c in conflict.candidates}
+        rival = max((v for a, v in anchors.items() if a != target.fake), default=0)
+        return TIE * (anchors.get(target.fake, 0) - rival) / 2
 
     return margin
 

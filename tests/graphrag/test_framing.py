@@ -2,17 +2,17 @@
 
 Framing documents restate the true claim beside invented statements; TDP's monotone counts
 give them nothing, so TDP decides as if they were absent, while the undefended reader counts
-them for the truth. The cells where TDP did worse were ties its ranker broke by name (GeoNames'
-Gothenburg: Sweden and Portugal scored alike and Portugal, first alphabetically, kept its
-evidence while Sweden's was removed). A tie is now no evidence: nothing is removed among the
-tied candidates, and the reader weighs them as undefended.
+them for the truth. The GeoNames cell where TDP did worse (0.75 -> 0.80) came from a tie its
+ranker broke by name (Gothenburg: Sweden and Portugal scored alike and Portugal, first
+alphabetically, kept its evidence). A tie now goes to the candidate that more pages about the
+claim's entity or its object state; a tie that remains removes nothing and is left to the reader.
 """
 
 import numpy as np
 import pytest
 
-from controllers.graphrag.candidates import interpret_query
-from controllers.graphrag.tdp import PairwiseRanker, resolve_conflicts
+from controllers.graphrag.candidates import build_conflict, interpret_query
+from controllers.graphrag.tdp import PairwiseRanker, anchored_claim_docs, resolve_conflicts
 from environments.graphrag.kg import local_search
 from environments.graphrag.pipeline import Query
 from suites.graphrag.report import run_cell
@@ -21,21 +21,32 @@ from suites.graphrag.training import trained_ranker
 
 
 @pytest.mark.parametrize("attack", ["gragpoison", "frame"])
-def test_a_ranker_that_cannot_tell_candidates_apart_removes_nothing(world, attack):
-    """Every conflict is a tie under zero weights: TDP must leave every candidate's evidence."""
+def test_ties_go_to_anchored_claims_and_otherwise_remove_nothing(world, attack):
+    """Under zero weights every conflict is a tie: a candidate with the most anchored claim
+    documents never loses evidence, and when all have as many, none does."""
     built = poisoned("world", 1000, attack, 5, 20, "louvain")
     kg = built.index.kg
-    blind = PairwiseRanker(np.zeros(len(trained_ranker("tdp").features)), trained_ranker("tdp").features)
-    contested = 0
+    shipped = trained_ranker("tdp")
+    blind = PairwiseRanker(np.zeros(len(shipped.features)), shipped.features)
+    seen = {True: 0, False: 0}
     for q in world.questions[:20]:
         reading = interpret_query(kg, Query(q.text))
         if reading is None:
             continue
         retrieved = local_search(kg, reading.topic, reading.plan)
-        verdict = resolve_conflicts(kg, Query(q.text), retrieved, blind, subject_check=False)
-        assert verdict.removed == set(), q.id
-        contested += any(v == 0.0 for v in verdict.suspicion.values())
-    assert contested >= 5  # the attack did create conflicts to settle
+        conflict = build_conflict(kg, set(retrieved), reading.topic, reading.plan[0])
+        if conflict is None:
+            continue
+        removed = resolve_conflicts(kg, Query(q.text), retrieved, blind, subject_check=False).removed
+        anchors = [anchored_claim_docs(kg, conflict.entity, c) for c in conflict.candidates]
+        even = len(set(anchors)) == 1
+        seen[even] += 1
+        for c, a in zip(conflict.candidates, anchors, strict=True):
+            if a == max(anchors):  # with all equal, that is every candidate
+                assert not (c.claims & removed), (q.id, c.answer)
+            else:
+                assert c.claims & removed, (q.id, c.answer)
+    assert seen[False] >= 3  # ties the anchors broke
 
 
 def _successes(dataset: str, attack: str, defense: str) -> dict[str, bool]:
