@@ -1,8 +1,16 @@
 """Triple extraction with a LangChain chat model, and how any extractor is scored.
 
-Each chunk is sent to the model with the list of allowed relations; the model returns JSON
-``{"triples": [{"head", "relation", "tail", "negated", "date"}]}``. Malformed replies and
-entries are counted and skipped, never fatal: an LLM's bad output is data, not a crash.
+Each chunk is sent to the model with the list of allowed relations. The default prompt
+(``graphrag``) follows the shape of Microsoft GraphRAG's entity-extraction prompt (Edge et al.,
+"From Local to Global: A Graph RAG Approach to Query-Focused Summarization", 2024; the
+``entity_extraction`` prompt of github.com/microsoft/graphrag, MIT): entities first, then
+relationships, each a parenthesised record of fields split by ``<|>``, records split by ``##``,
+the list closed by ``<|COMPLETE|>``; here a relationship names one of the schema's relations
+in place of GraphRAG's free description and strength, with a status ("current" or "no longer")
+and a date. The wording is ours; GraphRAG's "gleaning" rounds (asking again for missed
+entities) are not made. The ``json`` prompt asks for ``{"triples": [{"head", "relation", "tail",
+"negated", "date"}]}``. Malformed replies and records are counted and skipped, never fatal: an
+LLM's bad output is data, not a crash.
 """
 
 from __future__ import annotations
@@ -26,6 +34,23 @@ PROMPT = (
     "and give its date (YYYY/MM/DD) when the text dates it. Reply with JSON only: "
     '{{"triples": [{{"head": "...", "relation": "...", "tail": "...", "negated": false, "date": ""}}]}}'
 )
+GRAPHRAG_PROMPT = (
+    "Goal: given a text, find the entities it names (people, organisations, places) and every relationship "
+    "between them that the text states, using only these relations: {relations}.\n"
+    "Steps:\n"
+    "1. For each entity, write (\"entity\"<|>NAME<|>TYPE) with NAME exactly as written and TYPE one of "
+    "person, organisation, place.\n"
+    "2. For each stated relationship, write (\"relationship\"<|>HEAD<|>RELATION<|>TAIL<|>STATUS<|>DATE) where "
+    "RELATION is one of the relations above, STATUS is current, or no longer if the text says it has ended, and "
+    "DATE is YYYY/MM/DD when the text dates it, else empty.\n"
+    "3. Separate the records with ##.\n"
+    "4. When finished, write <|COMPLETE|>.\n"
+    "Example: text \"Ann Lee, born in Tiszel, no longer works for Acme.\" gives "
+    "(\"entity\"<|>Ann Lee<|>person)##(\"entity\"<|>Tiszel<|>place)##(\"entity\"<|>Acme<|>organisation)##"
+    "(\"relationship\"<|>Ann Lee<|>born_in<|>Tiszel<|>current<|>)##"
+    "(\"relationship\"<|>Ann Lee<|>works_for<|>Acme<|>no longer<|>)<|COMPLETE|>"
+)
+PROMPTS = {"graphrag": GRAPHRAG_PROMPT, "json": PROMPT}
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 _DATE = re.compile(r"^\d{4}/\d{2}/\d{2}$")
 
@@ -34,6 +59,7 @@ _DATE = re.compile(r"^\d{4}/\d{2}/\d{2}$")
 class LLMExtractor:
     model: BaseChatModel
     relations: Sequence[str]
+    prompt: str = "graphrag"  # a key of PROMPTS
     skipped: int = 0
     failed: int = 0  # calls that raised (timeouts, server errors): counted, the chunk yields nothing
     calls: int = 0
@@ -57,7 +83,7 @@ class LLMExtractor:
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents``, one call per chunk (``context``: unused, each chunk is read alone)."""
-        system = SystemMessage(PROMPT.format(relations=", ".join(sorted(self.relations))))
+        system = SystemMessage(PROMPTS[self.prompt].format(relations=", ".join(sorted(self.relations))))
         out: list[Statement] = []
         for doc in documents:
             for chunk_id, sentences in doc.chunks():
@@ -77,6 +103,8 @@ class LLMExtractor:
 
     def parse(self, content: Any, doc: str, chunk: str) -> list[Statement]:
         text = content if isinstance(content, str) else json.dumps(content)
+        if self.prompt == "graphrag":
+            return self.parse_records(text, doc, chunk)
         try:
             data = json.loads(_FENCE.sub("", text.strip()))
             triples = data["triples"]
@@ -95,6 +123,29 @@ class LLMExtractor:
                 continue
             statements.append(Statement(t["head"], t["relation"], t["tail"], doc, chunk,
                                         negated=bool(t.get("negated", False)), dated=date))
+        return statements
+
+
+    def parse_records(self, text: str, doc: str, chunk: str) -> list[Statement]:
+        """The ``graphrag`` prompt's records: relationships become statements, entities are read
+        past, anything else is counted as skipped (a reply of only ``<|COMPLETE|>`` states nothing)."""
+        body = _FENCE.sub("", text.strip()).split("<|COMPLETE|>")[0]
+        statements = []
+        for record in (r.strip().strip("()").strip() for r in re.split(r"##|\n", body) if r.strip()):
+            fields = [f.strip().strip('"').strip() for f in record.split("<|>")]
+            if fields[0].lower() == "entity":
+                continue
+            if fields[0].lower() != "relationship" or len(fields) < 4:
+                self.skipped += 1
+                continue
+            head, relation, tail = fields[1:4]
+            status = fields[4].lower() if len(fields) > 4 else ""
+            date = fields[5] if len(fields) > 5 else ""
+            if not (head and tail and relation in self.relations) or (date and not _DATE.match(date)):
+                self.skipped += 1
+                continue
+            statements.append(Statement(head, relation, tail, doc, chunk, negated=status.startswith("no"),
+                                        dated=date))
         return statements
 
 

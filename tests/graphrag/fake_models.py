@@ -22,7 +22,8 @@ from environments.graphrag.parse import interpret
 
 class LexiconExtractorModel(BaseChatModel):
     """Replies to an extraction prompt with the triples the rule-based extractor reads in the
-    chunk's text (no title, so pronouns stay unresolved: a chunk is all an LLM is sent)."""
+    chunk's text (no title, so pronouns stay unresolved: a chunk is all an LLM is sent), in the
+    format the system prompt asks for (GraphRAG-shaped records, or JSON)."""
 
     relations: list[str]
     garble_every: int = 0
@@ -38,9 +39,17 @@ class LexiconExtractorModel(BaseChatModel):
         if self.garble_every and self.calls % self.garble_every == 0:
             content = "Sorry, here are the facts: [unclosed"
         else:
-            triples = [{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
-                        "date": s.dated} for s in chunk_triples(messages[-1].content, self.relations)]
-            content = "```json\n" + json.dumps({"triples": triples}) + "\n```"
+            found = chunk_triples(messages[-1].content, self.relations)
+            if "<|>" in messages[0].content:  # the GraphRAG-shaped prompt: tuple records
+                names = dict.fromkeys(n for s in found for n in (s.head, s.tail))
+                content = "##".join([*(f'("entity"<|>{n}<|>thing)' for n in names),
+                                     *(f'("relationship"<|>{s.head}<|>{s.relation}<|>{s.tail}<|>'
+                                       f'{"no longer" if s.negated else "current"}<|>{s.dated})' for s in found)])
+                content += "<|COMPLETE|>"
+            else:
+                triples = [{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
+                            "date": s.dated} for s in found]
+                content = "```json\n" + json.dumps({"triples": triples}) + "\n```"
         msg = AIMessage(content=content, usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
         return ChatResult(generations=[ChatGeneration(message=msg)])
 

@@ -80,3 +80,19 @@ def test_llm_extractor_counts_failed_calls_and_keeps_their_messages(world):
     extractor = LLMExtractor(TimingOut(relations=relations), relations)
     assert extractor(world.documents[:5]) == []
     assert extractor.failed == extractor.calls > 3 and extractor.errors == ["TimeoutError: Request timed out."] * 3
+
+
+def test_both_prompts_read_back_what_the_model_says(world):
+    """The GraphRAG-shaped records (the default) and the JSON prompt give the same statements
+    from a model that answers each in its format; a record's status and date are read."""
+    docs, relations = world.documents[:6], sorted(world.table.phrases)
+    records = LLMExtractor(LexiconExtractorModel(relations=relations), relations)
+    json_reply = LLMExtractor(LexiconExtractorModel(relations=relations), relations, prompt="json")
+    assert records(docs) == json_reply(docs) and records.skipped == json_reply.skipped == 0
+    reply = ('("entity"<|>Ann Lee<|>person)##("relationship"<|>Ann Lee<|>works_for<|>Acme<|>no longer<|>2025/06/01)\n'
+             '("relationship"<|>Ann Lee<|>likes<|>Tea<|>current<|>)##I found these.##'
+             '("relationship"<|>Ann Lee<|>born_in<|>Tiszel<|>current<|>)<|COMPLETE|>(ignored)')
+    got = records.parse(reply, "d", "d#c0")
+    assert [(s.head, s.relation, s.tail, s.negated, s.dated) for s in got] == \
+        [("Ann Lee", "works_for", "Acme", True, "2025/06/01"), ("Ann Lee", "born_in", "Tiszel", False, "")]
+    assert records.skipped == 2 and records.parse("<|COMPLETE|>", "d", "d#c0") == [] and records.skipped == 2
