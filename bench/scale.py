@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             # the viewer lists every run under its folder: one size per folder
             t0 = time.perf_counter()
             table[n] = one_size(n, Path(tmp))
-            print(f"{n} episodes measured in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+            print(f"{n} episodes measured in {time.perf_counter() - t0:.0f} s: " + "; ".join(
+                f"{name} {row['wall'] / n * 1000:.3f} ms/episode, {row['rss']:.0f} MiB" for name, row in table[n].items()),
+                file=sys.stderr, flush=True)  # each size at once: a long run stopped early keeps what it measured
     names = list(table[sizes[0]])
     head = " | ".join(f"{n:,} ms/episode | {n:,} peak MiB" for n in sizes)
     print(f"| step | {head} |")
