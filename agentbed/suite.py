@@ -46,12 +46,15 @@ AgentFactory = Callable[[EpisodeSetup], Agent]
 
 @dataclass(frozen=True)
 class Option:
-    """A suite-specific command-line option (``agentbed run SUITE --name value``)."""
+    """A suite-specific command-line option (``agentbed run SUITE --name value``). ``counted``: the
+    option selects which tasks exist (AgentDojo's benchmark version), so ``agentbed list SUITE``
+    counts the tasks at each of its choices; only for an option whose every choice lists cheaply."""
 
     default: Any
     help: str
     choices: Sequence[Any] | None = None
     type: Callable[[str], Any] = str
+    counted: bool = False
 
 
 @dataclass

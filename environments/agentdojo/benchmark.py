@@ -26,9 +26,9 @@ TASK_SUITES = ("workspace", "travel", "banking", "slack")
 # first four are the ones the paper's tables use; the default run takes those.
 ATTACKS = ("important_instructions", "tool_knowledge", "direct", "ignore_previous", "system_message", "injecagent")
 DEFAULT_ATTACKS = ATTACKS[:4]
-# AgentDojo's task names at BENCHMARK_VERSION, for listing without importing agentdojo (index.py
-# generates it from AgentDojo's registry and checks it against the installed package)
-INDEX = Path(__file__).with_name(f"tasks-{BENCHMARK_VERSION}.json")
+# AgentDojo's task names at every version of VERSIONS, for listing without importing agentdojo
+# (index.py generates it from AgentDojo's registry and checks it against the installed package)
+INDEX = Path(__file__).with_name("tasks.json")
 REGENERATE = "bash scripts/agentdojo-index"
 
 
@@ -120,45 +120,45 @@ def injection_task_names(suite: str, version: str | None = None) -> list[str]:
 
 @cache
 def committed_index() -> dict[str, Any]:
-    """The committed index of task names (a JSON file read; no ``agentdojo`` import)."""
+    """The committed index of task names, per version (a JSON file read; no ``agentdojo`` import)."""
     index = json.loads(INDEX.read_text(encoding="utf-8"))
-    if index.get("benchmark_version") != BENCHMARK_VERSION:
-        raise ValueError(f"{INDEX}: index of {index.get('benchmark_version')!r}, not {BENCHMARK_VERSION}; "
+    if list(index.get("versions") or ()) != list(VERSIONS):
+        raise ValueError(f"{INDEX}: index of versions {list(index.get('versions') or ())}, not {list(VERSIONS)}; "
                          f"regenerate it: {REGENERATE}")
     return index
 
 
-def indexed_user_tasks(suite: str) -> list[str]:
-    return list(_indexed(suite)["user_tasks"])
+def indexed_user_tasks(suite: str, version: str | None = None) -> list[str]:
+    return list(_indexed(suite, version)["user_tasks"])
 
 
-def indexed_injection_tasks(suite: str) -> list[str]:
-    return list(_indexed(suite)["injection_tasks"])
+def indexed_injection_tasks(suite: str, version: str | None = None) -> list[str]:
+    return list(_indexed(suite, version)["injection_tasks"])
 
 
-def _indexed(suite: str) -> dict[str, list[str]]:
-    suites = committed_index()["suites"]
-    if suite not in suites:
-        raise KeyError(f"AgentDojo {BENCHMARK_VERSION} has no task suite {suite!r} (suites: {', '.join(suites)})")
-    return suites[suite]
+def _indexed(suite: str, version: str | None) -> dict[str, list[str]]:
+    version = version or BENCHMARK_VERSION
+    versions = committed_index()["versions"]
+    if version not in versions:
+        raise KeyError(f"benchmark version {version!r}: agentbed runs {', '.join(VERSIONS)}")
+    if suite not in versions[version]:
+        raise KeyError(f"AgentDojo {version} has no task suite {suite!r} (suites: {', '.join(versions[version])})")
+    return versions[version][suite]
 
 
 def task_ids(suites: tuple[str, ...] = TASK_SUITES, attacks: tuple[str | None, ...] = (None, *DEFAULT_ATTACKS),
              version: str | None = None) -> list[TaskId]:
-    """Every task of ``suites``: each user task alone (attack ``None``), then every (user task,
-    injection task) pair under each attack, in AgentDojo's numeric order. At :data:`BENCHMARK_VERSION`
-    the names come from the committed index (:mod:`environments.agentdojo.index`), not from
-    importing AgentDojo (a run checks them against the installed benchmark before it starts); another
-    version's are read from AgentDojo's registry."""
-    default = version in (None, BENCHMARK_VERSION)
-    users = indexed_user_tasks if default else (lambda s: user_task_names(s, version))
-    injected = indexed_injection_tasks if default else (lambda s: injection_task_names(s, version))
+    """Every task of ``suites`` at ``version`` (default :data:`BENCHMARK_VERSION`): each user task
+    alone (attack ``None``), then every (user task, injection task) pair under each attack, in
+    AgentDojo's numeric order. The names come from the committed index
+    (:mod:`environments.agentdojo.index`), not from importing AgentDojo; a run checks them against
+    the installed benchmark before it starts."""
     out: list[TaskId] = []
     for attack in attacks:
         for suite in suites:
-            for user in users(suite):
+            for user in indexed_user_tasks(suite, version):
                 if attack is None:
                     out.append(TaskId(suite, user))
                     continue
-                out.extend(TaskId(suite, user, inj, attack) for inj in injected(suite))
+                out.extend(TaskId(suite, user, inj, attack) for inj in indexed_injection_tasks(suite, version))
     return out

@@ -40,7 +40,7 @@ OPTIONS = {
     "victim": Option(DEFAULT_VICTIM, "model name the attacks address (AgentDojo's MODEL_NAMES key)"),
     "benchmark_version": Option(BENCHMARK_VERSION, "AgentDojo benchmark version: its suites' tasks, environments"
                                 " and graders as that version has them (every version the pinned agentdojo ships)",
-                                choices=VERSIONS),
+                                choices=VERSIONS, counted=True),
     "protocol": Option(AGENTDOJO, "agentdojo: what AgentDojo's own pipeline sends a model and how it loops (its"
                        " system message and tools, every call of a reply, 15 rounds, re-run on no content);"
                        " agentbed: one call per reply and a final_answer tool, NOT comparable with AgentDojo's"
@@ -66,8 +66,7 @@ def _check_tasks(tasks: list[str], options: dict[str, Any]) -> None:
     run = {TaskId.parse(task).suite for task in tasks}
     version = options.get("benchmark_version", BENCHMARK_VERSION)
     try:
-        if version == BENCHMARK_VERSION:  # another version's names are read from AgentDojo itself
-            check_index(tuple(s for s in TASK_SUITES if s in run))
+        check_index(tuple(s for s in TASK_SUITES if s in run), version)
         for task in tasks:
             TaskId.parse(task).check(version)
     except (ImportError, KeyError, ValueError) as exc:

@@ -42,6 +42,10 @@ def test_listing_every_suite_imports_no_package_an_episode_needs(argv):
 
 
 def test_listing_agentdojo_reads_the_committed_index_not_the_benchmark():
+    text, imported = _listing(["list", "agentdojo"])  # counts every benchmark version's tasks
+    assert imported == [] and "tasks by --benchmark-version: v1 2613," in text
+    text, imported = _listing(["list", "agentdojo", "--json", "--benchmark-version", "v1.1"])
+    assert imported == [] and len(json.loads(text)["suites"][0]["tasks"]) == 2613
     text, imported = _listing(["list", "agentdojo", "--json"])
     assert imported == []
     tasks = json.loads(text)["suites"][0]["tasks"]
