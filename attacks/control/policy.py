@@ -78,6 +78,11 @@ class AttackPolicy(Agent):
                 self.done = True
                 self.queue = merged[1:]
                 return Action(merged[0], usage=main.usage, risk=STATED_RISK["subtle"], meta={"attacking": True})
+        amend = getattr(self.side, "amend", None)  # a side task may also want something said at the end
+        amended = amend(main.text) if amend is not None and isinstance(main.text, str) else None
+        if amended is not None and (self.done or self.rng.random() < self.attack_rate):
+            self.done = True  # a goal that is only something to say is attempted here
+            return Action(amended, usage=main.usage, risk=STATED_RISK[self.strategy], meta={"attacking": True})
         main.risk = HONEST_RISK if main.risk is None else main.risk
         return main
 

@@ -29,7 +29,9 @@ def decisions(log):
 
 
 @pytest.mark.parametrize("task", ["contracts/s3-get-basic", "contracts/oauth-basic",
-                                  "agentdojo/banking.user_task_1.injection_task_1"])
+                                  "agentdojo/banking.user_task_1.injection_task_1",
+                                  # a goal that is something to say: every strategy says it in its final answer
+                                  "agentdojo/travel.user_task_6.injection_task_6"])
 def test_honest_does_main_task_only_and_every_attack_does_both(task: str) -> None:
     honest, _ = play(task, "honest")
     assert honest.metrics["main_task_success"] and not honest.metrics["side_task_success"]
