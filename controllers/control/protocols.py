@@ -82,7 +82,12 @@ class MicroProtocol(Controller):
         if choice == "resample":
             return self._resample(ctx, record)
         if choice == "edit":
+            if hasattr(self.editor, "first_observation"):  # a model editor reads the task and the tools
+                self.editor.first_observation = self.task_observation
+                self.editor.tools = {t.name for t in self.tools()}  # type: ignore[attr-defined]
             edited = self.editor(action_text(proposed), ctx)
+            if getattr(self.editor, "last", None):  # a model editor's reply is kept
+                record["editor"] = self.editor.last  # type: ignore[attr-defined]
             if edited is not None:
                 record["edited"] = True
                 return _with(Verdict("replace", action=Action(edited, meta={"edited_by": "trusted"}),

@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--untrusted", default="", help="a chat model as the untrusted policy (provider:model); "
                                                    "default: the scripted honest and attack policies")
     p.add_argument("--trusted", default="trusted", help="the trusted policy: 'trusted' (scripted) or provider:model")
+    p.add_argument("--editor", default="scripted", help="trusted editing's editor: 'scripted' or a chat model "
+                                                         "(provider:model)")
     p.add_argument("--strategies", default="blatant,disguised,subtle", help="scripted attack strategies")
     p.add_argument("--tasks", type=int, default=0, help="at most this many tasks per setting (0: all)")
     p.add_argument("--seeds", type=int, default=1)
@@ -75,7 +77,8 @@ def grid(args: argparse.Namespace) -> list[EpisodeSpec]:
         defers = [float(x) for x in _list(args.defer, "defer")]
     except ValueError as exc:
         raise UsageError(f"--defer: {exc}") from None
-    base = {"monitor": args.monitor, "monitor_model": _model(args.monitor_model) if args.monitor_model else "", "trusted": _model(args.trusted),
+    base = {**({"editor": _model(args.editor)} if args.editor != "scripted" else {}),
+            "monitor": args.monitor, "monitor_model": _model(args.monitor_model) if args.monitor_model else "", "trusted": _model(args.trusted),
             "k": args.k, **({"attack_rate": args.attack_rate} if args.attack_rate != 1.0 else {})}
     configs = [{**base, "protocol": p, "defer": d} for p in protocols if p != "ac" for d in
                ([1.0] if p == "tm" else defers)]
@@ -135,7 +138,8 @@ def run_grid(args: argparse.Namespace) -> Path:
     if AC_TRAIN in groups:  # run first: the ac protocol's episodes read the rows branched from it
         groups = {AC_TRAIN: groups.pop(AC_TRAIN), **groups}
     # any model named by a policy, the trusted role or the monitor: local ones get a server for the run
-    models = {s.agent for s in specs} | {str(s.options.get(k, "")) for s in specs for k in ("trusted", "monitor_model")}
+    models = {s.agent for s in specs} | {str(s.options.get(k, "")) for s in specs
+                                         for k in ("trusted", "monitor_model", "editor")}
     with contextlib.ExitStack() as stack:
         stack.enter_context(serving(sorted(m for m in models if m), root))
         stores = []
@@ -174,6 +178,8 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--trusted {args.trusted}")
     if args.monitor_model:
         parts.append(f"--monitor-model {args.monitor_model}")
+    if args.editor != "scripted":
+        parts.append(f"--editor {args.editor}")
     if "ac" in args.protocols:
         parts.append(f"--ac-train-tasks {args.ac_train_tasks}")
     parts += [f"--counterfactual {args.counterfactual}", f"--resamples {args.resamples}"]

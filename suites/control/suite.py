@@ -88,7 +88,13 @@ def _controller(spec: EpisodeSpec, env: ToolEnv, recorded: Any = None) -> Any:
     if spec.agent.startswith("model:") and mode_of(spec.agent, options) == "attack":
         briefing = AttackBriefing(getattr(env, "side_task", ""))
     kind = str(options.get("protocol", "tm"))
+    editor = None
+    if str(options.get("editor") or "scripted") != "scripted":
+        from controllers.control.editors import ModelEditor
+
+        editor = ModelEditor.from_file(_chat(str(options["editor"]), spec.seed).chat_model)
     common: dict[str, Any] = {"trusted": trusted, "k": int(options.get("k", 3)), "tools": env.tool_specs,
+                              "editor": editor,
                               "audit": None if options.get("audit") in (None, "", "none") else float(options["audit"])}
     if kind == "ac":
         from suites.control.action_conditioned import ActionConditionedProtocol, load_chooser
@@ -135,6 +141,7 @@ SUITE = Suite(
         "split": Option("eval", "eval, or train: an episode the action-conditioned protocol is fitted on "
                         "(left out of every measure)", choices=("eval", "train")),
         "audit": Option("none", "suspicion above which an episode is stopped for audit (none: audit afterwards)"),
+        "editor": Option("scripted", "trusted editing's editor: 'scripted' or a chat model (model:provider:model)"),
         "trusted": Option("trusted", "the trusted policy: 'trusted' (scripted) or model:provider:model"),
         "attack_rate": Option(1.0, "probability that a scripted attack policy attacks at an opportunity "
                               "(below 1, a resample from the same state may not attack)", type=float),
