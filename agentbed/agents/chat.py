@@ -34,7 +34,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from agentbed.agents.base import Action, Agent
+from agentbed.agents.base import Action, Agent, Usage
 from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
 from agentbed.agents.chat_support import (
     _SHARED_MODELS,
@@ -153,6 +153,7 @@ class ChatAgent(Conversation, Agent):
         self.messages: list[BaseMessage] = []
         self._awaiting: Awaiting | None = None
         self._pending_note: str | None = None
+        self._aside_usage: Usage | None = None  # calls beside the conversation, added to the next action's
         self._rng = random.Random(seed)
         self._bound: Any = None
         self._bound_key: tuple[str, ...] | None = None
@@ -246,6 +247,7 @@ class ChatAgent(Conversation, Agent):
         self.messages = []
         self._awaiting = None
         self._pending_note = None
+        self._aside_usage = None
         self._rng = random.Random(seed)
         self._seed = seed
         self._menu_pending = True
@@ -273,6 +275,10 @@ class ChatAgent(Conversation, Agent):
             self._install_menu_prompt(self.reply_format.system_prompt(self._base_prompt, tools))
         self._add_observation(observation)
         action = self._call_for(tools)
+        if self._aside_usage is not None:  # paid: in this step's usage (the episode's tokens, budget and cost)
+            action.usage = self._aside_usage if action.usage is None else action.usage + self._aside_usage
+            action.cached = False  # a cache hit's own tokens then count as paid too: over, never under
+            self._aside_usage = None
         sent = self.messages[0].content if self.messages and isinstance(self.messages[0], SystemMessage) else None
         if isinstance(sent, str) and sent != getattr(self, "_prompt_logged", None):
             # the prompt's text goes into the hash chain once per episode (again only if it changes),
@@ -310,7 +316,18 @@ class ChatAgent(Conversation, Agent):
         action.cached = hit
         return action
 
-    def _call(self, bound: Any) -> Any:
+    def ask_aside(self, messages: list[BaseMessage], bound: Any) -> tuple[AIMessage, list[RetryRecord]]:
+        """One call beside the conversation (a defense's own question: AgentDojo's tool filter), made
+        as the agent's calls are (its connections, the run's spend cap, its retries); its usage is
+        added to the next action's, so it counts in the episode's tokens, budget and cost."""
+        reply, retries = call_with_retries(lambda: self._call(bound, messages), max_retries=self.max_retries,
+                                           backoff=self.backoff, rng=self._rng, sleep=self.sleep)
+        usage = usage_of(reply) if isinstance(reply, AIMessage) else None
+        if usage is not None:
+            self._aside_usage = usage if self._aside_usage is None else self._aside_usage + usage
+        return reply, retries
+
+    def _call(self, bound: Any, messages: list[BaseMessage] | None = None) -> Any:
         """One attempt, holding one of the model's connections; refusals and timeouts tell the limiter."""
         if self.capture is not None:
             self.capture.clear()
@@ -318,7 +335,7 @@ class ChatAgent(Conversation, Agent):
             if self.spend is not None:
                 self.spend.before_call()  # BudgetExhausted once the next call could cross --max-cost
             try:
-                reply = bound.invoke(self.messages)
+                reply = bound.invoke(self.messages if messages is None else messages)
             except Exception as exc:
                 problem = self.capture.problem() if self.capture is not None else None
                 if problem is not None:  # the client choked on a body that is no completion: the provider's fault

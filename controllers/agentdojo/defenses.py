@@ -171,27 +171,30 @@ class ModelToolFilter(Defense):
             counted = bool(self.recorded.get("usage_counted"))
         elif counted:  # AgentDojo's filter element, in the agent's own conversation
             reply, usage = ctx.agent.filter_tools(tools)
-        else:
+        else:  # agentbed's chat agent: asked beside its conversation, counted as its own calls are
             reply, usage = ask_for_tools(ctx.agent, self.request, tools)
+            counted = usage is not None
         chosen = chosen_tools(reply, tools)
         record = {"defense": self.name, "selection": "model", "tools": chosen, "reply": reply,
                   "prompt_sha256": _digest(filter_prompt())}
         if usage:
-            # counted: in the first reply's usage (the episode's budget and cost); else recorded only
+            # counted: in the first reply's usage (the episode's tokens, the run's budget and cost)
             record["usage"], record["usage_counted"] = usage, counted
         return Briefing(tools=(*chosen, FINAL_ANSWER.name), record=record)
 
 
 def ask_for_tools(agent: Any, request: str, tools: Sequence[Tool]) -> tuple[str, dict[str, int] | None]:
     """Ask ``agent``'s chat model, outside its conversation, which of ``tools`` the request needs:
-    the request, then AgentDojo's filter prompt, with the tools bound and none to be called."""
+    the request, then AgentDojo's filter prompt, with the tools bound and none to be called. The
+    call goes through the agent (:meth:`~agentbed.agents.chat.ChatAgent.ask_aside`: its connections,
+    the run's spend cap, its retries), which adds its usage to its first action's."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
     from agentbed.agents.confidence import content_text
     from agentbed.agents.toolcalls import usage_of
 
-    chat_model = getattr(agent, "chat_model", None)
-    if chat_model is None:
+    chat_model, ask = getattr(agent, "chat_model", None), getattr(agent, "ask_aside", None)
+    if chat_model is None or ask is None:
         raise UsageError(f"--defense tool_filter asks the agent's own model which tools it needs; {agent.name!r} has"
                          " no model (use --defense tool_filter_oracle, the oracle selection, for a scripted agent)")
     candidates = [t for t in tools if t.name != FINAL_ANSWER.name]
@@ -204,7 +207,7 @@ def ask_for_tools(agent: Any, request: str, tools: Sequence[Tool]) -> tuple[str,
         if getattr(agent, "system_prompt", None):
             messages.append(SystemMessage(agent.system_prompt))
         bound = chat_model.bind_tools([t.to_openai() for t in candidates], tool_choice="none")
-    reply = bound.invoke([*messages, HumanMessage(request), HumanMessage(filter_prompt())])
+    reply, _ = ask([*messages, HumanMessage(request), HumanMessage(filter_prompt())], bound)
     usage = usage_of(reply) if hasattr(reply, "usage_metadata") else None
     return content_text(reply.content), (usage.to_dict() if usage is not None else None)
 

@@ -12,6 +12,8 @@ from openai_stub import OpenAIStub, Reply
 
 from agentbed.agents.chat import ChatAgent
 from agentbed.cli import main
+from agentbed.cost import SpendCap, load_prices
+from agentbed.inflight import MeteredAgent
 from agentbed.log import TrajectoryWriter, read_log
 from agentbed.replay import first_divergence, rerun
 from agentbed.runner import EpisodeSpec, run_episode
@@ -133,6 +135,9 @@ def test_the_model_chooses_the_tools_and_a_rerun_takes_its_recorded_choice(tmp_p
     begin = filtered[1]["control"]["begin"]
     assert begin["selection"] == "model" and begin["tools"] == ["get_most_recent_transactions"]
     assert begin["reply"] == "get_most_recent_transactions" and begin["usage"]["total_tokens"] == 18
+    assert begin["usage_counted"] is True  # the filter's call is in the first step's usage (18 each call)
+    steps = [r for r in filtered if r["type"] == "step"]
+    assert steps[0]["usage"]["total_tokens"] == 18 + 18 and all(r["usage"]["total_tokens"] == 18 for r in steps[1:])
     refused = [r for r in filtered if r["type"] == "step" and "send_money" in json.dumps(r["action"])]
     assert refused and "Invalid tool" in refused[0]["observation"]
     assert filtered[-1]["metrics"]["attack_success"] is False
@@ -142,3 +147,38 @@ def test_the_model_chooses_the_tools_and_a_rerun_takes_its_recorded_choice(tmp_p
     spotlit = stub.requests[-2]["messages"]  # a chat model takes spotlighting's note in its system prompt
     assert spotlit[0]["role"] == "system" and spotlit[0]["content"].endswith(SPOTLIGHT_NOTE)
     assert spotlit[-1]["content"].startswith("<<")
+
+
+def test_the_filters_call_counts_in_the_episodes_tokens_and_the_runs_budget(tmp_path):
+    """Under --protocol agentbed the filter is asked beside the chat agent's conversation; its call is
+    made as the agent's are: through the run's spend cap, and into the usage the run's cost and
+    --max-tokens read (the metered agent's), as AgentDojo's protocol counts it."""
+    stub = OpenAIStub(model)
+    stub.start()
+    try:
+        chat = ChatAgent.from_model_string("openai:gpt-4o-mini", base_url=stub.base_url, api_key="test", seed=0,
+                                           timeout=10.0)
+        chat.spend = SpendCap(load_prices(), max_cost=None, max_tokens=10**6)
+        agent = MeteredAgent(chat)
+        record, log = episode(ATTACKED, agent, "tool_filter", tmp_path, name="model:openai:gpt-4o-mini",
+                              protocol="agentbed")
+    finally:
+        stub.stop()
+    assert record.status == "ok", record.error
+    calls = len(stub.requests)  # the filter's question and every reply
+    steps = [r for r in log if r["type"] == "step"]
+    assert calls == len(steps) + 1 and stub.requests[0]["tool_choice"] == "none"
+    assert record.tokens == log[-1]["tokens"] == 18 * calls  # the episode's budget counts it
+    usage = agent.usage()  # what the run's cost and budget read
+    assert (usage["input_tokens"], usage["output_tokens"]) == (11 * calls, 7 * calls)
+    assert chat.spend.ledger()[1] == 18 * calls  # the spend cap saw it before and after the call
+    cap = SpendCap(load_prices(), max_cost=None, max_tokens=0)  # nothing may be paid: not even the filter's call
+    chat.spend = cap
+    stub = OpenAIStub(model)
+    stub.start()
+    try:
+        record, _ = episode(ATTACKED, MeteredAgent(chat), "tool_filter", tmp_path / "capped",
+                            name="model:openai:gpt-4o-mini", protocol="agentbed")
+    finally:
+        stub.stop()
+    assert record.status == "error" and "--max-tokens reached" in record.error and stub.requests == []
