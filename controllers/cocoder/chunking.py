@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
@@ -129,7 +130,8 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
             n = agents if per_agent else min(agents, math.ceil(graph.nodes[m].get("tokens", 0) / share))
             # a class bigger than one balanced piece is split by its members
             items = definition_items(source, todo, class_limit=graph.nodes[m].get("tokens", 0) / max(n, 1))
-            chunks, hub, late_pieces = [], False, 0
+            chunks: list[list[Item]] = []
+            hub, late_pieces = False, 0
             if items and n > 1:
                 waits = _pending_names(graph, m, lambda u: bodies(u).provided) if late else {}
                 chunks, hub, late_pieces = (ordered_pieces(items, n, share, balanced_pieces, waits,
@@ -229,8 +231,8 @@ def _work_graph(graph: nx.DiGraph, pieces: dict[str, Piece], items_of: dict[str,
         for (src, dst), quals in sorted(used.items()):
             # ordered: the user waits for the definitions, then gets their interfaces as written (the
             # spec's c_uv, as between modules); at once (or in a cycle): the skeleton's stubs
-            api = sum(item[q].interface_tokens for q in quals)
-            _add(out, src, dst, api, sorted({item[q].name for q in quals}), {}, interface=not ordered,
+            api_tokens = sum(item[q].interface_tokens for q in quals)
+            _add(out, src, dst, api_tokens, sorted({item[q].name for q in quals}), {}, interface=not ordered,
                  defs=sorted(quals))
     return out
 
@@ -240,7 +242,7 @@ def _module_named(u: str, used: Collection[str]) -> bool:
     return any(part in used for part in u.split("."))
 
 
-def _first_definers(u: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) -> dict[str, set[str]]:
+def _first_definers(u: str, names: AbstractSet[str], items_of: Mapping[str, list[list[Item]]]) -> dict[str, set[str]]:
     """Piece of ``u`` -> the used names whose interface it carries: each name's first defining piece."""
     first: dict[str, set[str]] = {}
     for name in sorted(names):
@@ -249,12 +251,12 @@ def _first_definers(u: str, names: set[str], items_of: Mapping[str, list[list[It
     return first
 
 
-def _providers(u: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) -> list[str]:
+def _providers(u: str, names: AbstractSet[str], items_of: Mapping[str, list[list[Item]]]) -> list[str]:
     """Pieces of split module ``u`` that define the used names."""
     return [f"{u}#{k}" for k, chunk in enumerate(items_of[u]) if any(i.qualname.split(".")[0] in names for i in chunk)]
 
 
-def _users(v: str, names: set[str], items_of: Mapping[str, list[list[Item]]]) -> list[str]:
+def _users(v: str, names: AbstractSet[str], items_of: Mapping[str, list[list[Item]]]) -> list[str]:
     """``v`` (or its pieces) whose definitions use ``names``; none when nothing is used."""
     if not names:
         return []

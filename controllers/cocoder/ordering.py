@@ -123,7 +123,7 @@ def _used_first(ref: nx.DiGraph, members: Sequence[Item]) -> list[Item]:
     first = {c: min(index[q] for q in dag.nodes[c]["members"]) for c in dag}
     by_name = {item.qualname: item for item in members}
     return [by_name[q] for c in nx.lexicographical_topological_sort(dag, key=first.get)
-            for q in sorted(dag.nodes[c]["members"], key=index.get)]
+            for q in sorted(dag.nodes[c]["members"], key=index.__getitem__)]
 
 
 def condense_piece_cycles(work: nx.DiGraph, pieces: Collection[str]) -> None:

@@ -122,7 +122,7 @@ def communities(und: nx.Graph, method: str = "louvain", seed: int = 0, resolutio
 
 def split_connected(graph: nx.DiGraph, groups: list[set[str]]) -> list[set[str]]:
     """Post-processing step 1: a group that is not weakly connected becomes one group per component."""
-    out = []
+    out: list[set[str]] = []
     for group in groups:
         out.extend(set(c) for c in nx.connected_components(graph.subgraph(group).to_undirected()))
     return out
@@ -232,6 +232,6 @@ def assign_to_agents(graph: nx.DiGraph, groups: list[set[str]], k: int,
     return owner
 
 
-def cut_edges(graph: nx.DiGraph, owner: dict[str, object]) -> list[tuple[str, str]]:
+def cut_edges(graph: nx.DiGraph, owner: Mapping[str, object]) -> list[tuple[str, str]]:
     """Dependency edges whose ends belong to different contexts (each costs a message)."""
     return [(u, v) for u, v in graph.edges if owner[u] != owner[v]]

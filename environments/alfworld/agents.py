@@ -150,12 +150,15 @@ class ScriptedAlfworldAgent(Agent):
                 self.detour_left = self.rng.randint(3, max(3, f.detour_len))
 
     def _forget_goal(self) -> None:
-        seen = sorted({object_class(o) for objs in self.memory.seen.values() for o in objs} - {self.goal.obj})
-        places = sorted({object_class(r) for r in self.memory.receptacles} - {self.goal.recep})
-        if self.goal.recep and places and (not seen or self.rng.random() < 0.5):
-            self.goal = replace(self.goal, recep=self.rng.choice(places))
+        goal = self.goal
+        if goal is None:  # act() calls this only once a goal is known
+            return
+        seen = sorted({object_class(o) for objs in self.memory.seen.values() for o in objs} - {goal.obj})
+        places = sorted({object_class(r) for r in self.memory.receptacles} - {goal.recep})
+        if goal.recep and places and (not seen or self.rng.random() < 0.5):
+            self.goal = replace(goal, recep=self.rng.choice(places))
         elif seen:
-            self.goal = replace(self.goal, obj=self.rng.choice(seen))
+            self.goal = replace(goal, obj=self.rng.choice(seen))
         else:
             return
         self.forgot = True

@@ -72,14 +72,15 @@ class AlfworldEnv(ToolEnv):
         from environments.alfworld.tw import load_game
 
         params = self.task.params
-        path = str(games.ensure_game(params["index"], params.get("games_seed", games.DEFAULT_SEED)))
+        game = games.ensure_game(params["index"], params.get("games_seed", games.DEFAULT_SEED))
+        path = str(game)
         if self._game_file != path:  # loading parses the PDDL (a third of a second): reuse it across resets
             self._game, self._game_file = load_game(path, self.fix_expert_bookkeeping), path
         # The expert's random stream is the one its solvability check used, whatever the episode
         # seed: deferring to the expert at step 0 then always wins; later it can still fail.
         self._game.seed_expert(games.EXPERT_SEED)
         state = self._game.reset()
-        traj = games.read_traj(path)
+        traj = games.read_traj(game)
         self.state = {"won": False, "goal": traj["task_desc"], "commands": list(state["admissible_commands"]),
                       "ineffective": 0}
         return render_observation(state["feedback"], self.state["commands"])

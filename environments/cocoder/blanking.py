@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import shlex
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +109,7 @@ def _body_without_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[
     return body
 
 
-def blank_source(source: str, keep_lines: set[int] = frozenset(), only: set[str] | None = None,
+def blank_source(source: str, keep_lines: AbstractSet[int] = frozenset(), only: set[str] | None = None,
                  filename: str = "<unknown>") -> tuple[str, list[BlankedFunction]]:
     """``source`` with eligible function bodies replaced by the stub, and what was blanked.
 

@@ -81,7 +81,8 @@ def turn_material(task: RepoTask, turn: Mapping[str, Any], written: Mapping[str,
     received: dict[str, dict[str, str]] = {}
     interfaces: dict[str, dict[str, str]] = {}
     reread: dict[str, dict[str, str]] = {}
-    kept, stubs = [], []
+    kept: list[str] = []
+    stubs: list[str] = []
     for dep in turn.get("deps", ()):
         view = dependency_view(task, dep, written)
         if dep["how"] == "message":

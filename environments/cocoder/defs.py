@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from environments.cocoder.depgraph import estimate_tokens, parse
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef  # what _DEF matches
 
 
 @dataclass(frozen=True)
@@ -29,14 +30,14 @@ class Item:
     interface_tokens: int
 
 
-def _start(node: ast.AST) -> int:
+def _start(node: Definition) -> int:
     """First line of a definition, decorators included."""
     return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
 
 
-def index_definitions(tree: ast.Module) -> dict[str, ast.AST]:
+def index_definitions(tree: ast.Module) -> dict[str, Definition]:
     """Qualified name -> node for every function and class reachable through classes."""
-    found: dict[str, ast.AST] = {}
+    found: dict[str, Definition] = {}
 
     def visit(body: Iterable[ast.stmt], prefix: str) -> None:
         for node in body:
@@ -72,7 +73,7 @@ def _uses(node: ast.AST) -> frozenset[str]:
     return frozenset(names)
 
 
-def _has_body(fn: ast.AST) -> bool:
+def _has_body(fn: Definition) -> bool:
     """More than a one-line or ``...`` body (the ones blanking leaves filled)."""
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -135,7 +136,8 @@ def source_view(reference: str, own: Sequence[str], omit: Collection[str] | None
         for start, end in drop:
             out[start - 1:end] = [fill[end]] if end in fill else []
         return "".join(out)
-    out, opened = [], []
+    out = []
+    opened: list[str] = []
     for qual in own:
         parts = qual.split(".")
         parents = [".".join(parts[:i]) for i in range(1, len(parts))]
@@ -144,14 +146,16 @@ def source_view(reference: str, own: Sequence[str], omit: Collection[str] | None
             common += 1
         opened = opened[:common]
         for parent in parents[common:]:
-            out += _class_header(lines, index[parent])
+            header = index[parent]
+            assert isinstance(header, ast.ClassDef)  # index_definitions recurses only into classes
+            out += _class_header(lines, header)
             opened.append(parent)
         node = index[qual]
         out += lines[_start(node) - 1:node.end_lineno] + ["\n"]
     return "".join(out)
 
 
-def _outline(node: ast.AST, lines: Sequence[str]) -> list[str]:
+def _outline(node: Definition, lines: Sequence[str]) -> list[str]:
     """A definition's lines without docstrings and bodies: decorators, signatures, class-level
     statements, ``...`` where a body was (its interface, as a message would show it)."""
     body = node.body
@@ -233,7 +237,7 @@ def merge_definitions(skeleton: str, written: Iterable[tuple[Sequence[str], str]
     """
     index = index_definitions(parse(skeleton))
     lines = skeleton.splitlines(keepends=True)
-    edits: dict[int, tuple[int, list[str]]] = {}
+    edits: dict[int, tuple[int | None, list[str]]] = {}
     for own, text in written:
         try:
             found = index_definitions(parse(text))

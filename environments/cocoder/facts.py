@@ -12,6 +12,7 @@ import ast
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,15 +205,16 @@ def _imports(tree: ast.Module, module: str, is_init: bool) -> list[ImportRef]:
     while stack:
         node, local, type_only = stack.pop()
         cls = type(node)
-        if cls is ast.Import:
+        if type(node) is ast.Import:  # not ``cls is``: mypy narrows ``node`` on this form only
             found.extend(ImportRef(a.name, (), local, type_only, a.asname or a.name) for a in node.names)
             continue
-        if cls is ast.ImportFrom:
+        if type(node) is ast.ImportFrom:
             base = _resolve_base(module, is_init, node.level, node.module)
             if base:
                 found.append(ImportRef(base, tuple(a.name for a in node.names), local, type_only))
             continue
-        if cls is ast.If and _is_type_checking(node.test):
+        children: Sequence[tuple[ast.AST, bool, bool]]
+        if type(node) is ast.If and _is_type_checking(node.test):
             children = [(c, local, True) for c in node.body] + [(c, local, type_only) for c in node.orelse]
         else:
             bodies = _BODIES_OF.get(cls)

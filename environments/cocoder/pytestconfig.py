@@ -29,6 +29,7 @@ import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentbed.errors import UsageError
 
@@ -64,7 +65,7 @@ def _ini_section(path: Path, section: str) -> dict[str, str] | None:
 
 def _toml_table(path: Path, *keys: str) -> dict | None:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))  # narrowed key by key below
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: {exc}") from exc
     for key in keys:

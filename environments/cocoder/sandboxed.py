@@ -231,9 +231,10 @@ class TestCache:
         self.reports: dict[str, TestReport] = {}
         self.runs = 0
 
-    def run(self, tree: Path, tests: str, **kwargs: float) -> TestReport:
+    def run(self, tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
+            memory_mb: int = DEFAULT_MEMORY_MB) -> TestReport:
         key = tree_digest(tree) + "|" + tests
         if key not in self.reports:
             self.runs += 1
-            self.reports[key] = run_tests(tree, tests, **kwargs)
+            self.reports[key] = run_tests(tree, tests, timeout=timeout, memory_mb=memory_mb)
         return self.reports[key]

@@ -341,8 +341,8 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
             raise _with_output(TaskError(
                 f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
                 f"reach; pytest says: {pytest_reason(report.tail)}; its whole output: {output}"), output)
-        keep = sorted(import_time_functions(tree, package, tests))
-        meta = {"digest": digest, "reference_tests": report.passed, "keep": keep, "backend": report.backend,
+        meta = {"digest": digest, "reference_tests": report.passed,
+                "keep": sorted(import_time_functions(tree, package, tests)), "backend": report.backend,
                 "reach": reach.to_json(), "reference_seconds": round(seconds, 3)}
         partial = meta_path.with_suffix(".json.partial")
         partial.write_text(json.dumps(meta), encoding="utf-8")

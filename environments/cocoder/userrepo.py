@@ -285,12 +285,14 @@ def for_sandbox_python(paths: list[Path]) -> list[Path]:
     (``requirements-tests36.txt``, ``...37``, ``...39``), the one for the newest Python up to the
     sandbox's: pinned sets for different Pythons conflict (wcwidth's pin coverage 5.5 and 7.3.2)."""
     best: dict[tuple[Path, str], tuple[tuple[int, int], Path]] = {}
-    plain = []
+    plain: list[Path] = []
     for path in paths:
         found = _FOR_PYTHON.match(path.stem)
-        version = (int(found.group(2)), int(found.group(3))) if found else None
-        if version is None or not (3, 0) <= version <= SANDBOX_PYTHON:
-            plain += [path] if version is None else []
+        if found is None:
+            plain.append(path)
+            continue
+        version = (int(found.group(2)), int(found.group(3)))
+        if not (3, 0) <= version <= SANDBOX_PYTHON:
             continue
         key = (path.parent, found.group(1))
         if key not in best or best[key][0] < version:

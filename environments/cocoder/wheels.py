@@ -144,7 +144,7 @@ def fetch_available(requirements: tuple[str, ...], *, attempts: int = 8) -> tupl
     pip's reason: a declared requirement with no wheel for the sandbox (a linter published as an
     sdist only: wcwidth's restructuredtext-lint) is left out, so that the tests show whether it
     mattered, instead of refusing the repository for it."""
-    wanted, unmet = list(requirements), []
+    wanted, unmet = list(requirements), list[str]()
     for _ in range(attempts):
         try:
             return fetch_wheels(tuple(wanted)), tuple(unmet)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +60,12 @@ def demo(out_dir: Path) -> dict[str, Any]:
     return summary
 
 
-def summarize(records: list[EpisodeRecord | dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
-    """The suite's summary; ``records`` may be EpisodeRecords or index rows (dicts) of a run."""
+def summarize(given: Sequence[EpisodeRecord | dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    """The suite's summary; ``given`` may hold EpisodeRecords or index rows (dicts) of a run."""
     fields = EpisodeRecord.__dataclass_fields__
     records = [r if isinstance(r, EpisodeRecord) else EpisodeRecord(**{k: v for k, v in r.items() if k in fields})
-               for r in records]
-    by_agent: dict[str, dict[str, EpisodeRecord]] = defaultdict(dict)
+               for r in given]
+    by_agent: dict[str, dict[tuple[str, int], EpisodeRecord]] = defaultdict(dict)
     for r in records:
         by_agent[r.agent][(r.task, r.seed)] = r
     agents = sorted(by_agent)

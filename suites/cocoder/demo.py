@@ -14,6 +14,7 @@ coder wrote and read; pass rates are the repositories' real tests on the code it
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -54,7 +55,7 @@ WORKERS = 2
 # unit, no plan riskier than one sequential agent within a point), at the paper's file granularity,
 # with one growing conversation per agent, with the strict risk bound (no margin) and without one
 # (the fastest expected makespan)
-VARIANTS: dict[str, dict[str, str]] = {
+VARIANTS: dict[str, dict[str, Any]] = {  # TeamConfig fields
     "sequential": {"strategy": "sequential"}, "file-parallel": {"strategy": "file-parallel"},
     # one agent per file, all at once: the upper bound on file-parallel's speed, not a team of k
     "file-parallel-uncapped": {"strategy": "file-parallel-uncapped"},
@@ -255,7 +256,7 @@ def _sweep(task: str, seeds: tuple[int, ...], cache: TestCache, logs: Path) -> t
                                     + f". {COMMAND}")
 
 
-def pareto_front(points: list[tuple[float, ...]]) -> list[int]:
+def pareto_front(points: Sequence[tuple[float, ...]]) -> list[int]:
     """Indices of points that no other point dominates (every coordinate lower-is-better)."""
     return [i for i, p in enumerate(points) if not any(_dominates(q, p) for j, q in enumerate(points) if j != i)]
 

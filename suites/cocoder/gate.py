@@ -96,7 +96,7 @@ class TurnGate:
                     placed = True
 
 
-def run_gated(gate: TurnGate, jobs: dict[int, Callable[[], Any]]) -> dict[int, Any]:
+def run_gated(gate: TurnGate, jobs: Mapping[int, Callable[[], Any]]) -> dict[int, Any]:
     """Run each worker's episode in a thread under ``gate``; results by worker (errors re-raised)."""
     results: dict[int, Any] = {}
     errors: list[BaseException] = []

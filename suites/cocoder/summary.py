@@ -141,7 +141,7 @@ def summarize_runs(records: list[dict[str, Any]], options: dict[str, Any], comma
         ok = [r for r in recs if r.get("metrics")]
         if not ok:
             continue
-        labels = {"agent": agent, "strategy": strategy, **({"bound": UPPER_BOUND[strategy]} if strategy in UPPER_BOUND
+        labels: dict[str, Any] = {"agent": agent, "strategy": strategy, **({"bound": UPPER_BOUND[strategy]} if strategy in UPPER_BOUND
                                                             else {})}
         tasks = [r["task"] for r in ok]
         mean, over = _interval([float(r["metrics"]["pass_rate"]) for r in ok], tasks)
