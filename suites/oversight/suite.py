@@ -164,7 +164,7 @@ def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, An
 
     r = record["result"]
     name = record["configuration"]["name"]
-    where = f"{name}; {r['checkpoints']} held-out checkpoints, {r['games']} games of a never-used seed"
+    where = f"{name}; {r['checkpoints']} held-out checkpoints, {r['games']} games of a held-out generator seed (suites/oversight/seeds.py)"
     spread = r["spread"]
     verdict = "verified" if check["verified"] else "DIFFERS"
     return [

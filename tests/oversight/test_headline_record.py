@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from controllers.oversight.dataset import Dataset
 from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES
+from suites.oversight.seeds import SEEDS
 from suites.oversight.suite import HEADLINE, load_headline
 
 
@@ -19,15 +20,10 @@ def test_the_headline_is_the_default_configuration_on_the_datasets_it_names():
     dev, held = (Dataset.load(HEADLINE.parent / record["datasets"][k]["file"]) for k in ("dev", "heldout"))
     for data in (dev, held):  # built without a budget (so any budget can be applied), slipping at the rate
         options = data.provenance["config"]["target_options"]
-        assert options.get("expert_noise") == regime["expert_noise"] and "expert_budget" not in options
+        assert options.get("expert_noise") == regime["expert_noise"] and options.get("expert_budget") is None
     assert dev.provenance["config"]["target_options"].get("games_seed", 0) == 0  # development games
     held_seed = held.provenance["config"]["target_options"]["games_seed"]
-    assert held_seed not in (0, 1, 2, 3)  # a generator seed nothing used before
+    assert SEEDS["alfworld"].role(held_seed) == "held out"  # the registry's, never fitted on
     assert not set(dev.provenance["games"]) & set(held.provenance["games"])
     assert record["result"]["games"] == len(held.provenance["games"])
 
-
-def test_the_previous_headline_stays_reproducible_as_the_costly_configuration():
-    record = load_headline(HEADLINE.parent / "headline-costly-s3.json")  # its datasets by sha256
-    assert record["configuration"]["name"] == "costly" and "expert_noise" not in REGIMES["costly"]
-    assert record["eval_config"]["budgets"] == {"expert": REGIMES["costly"]["expert_budget"]}
