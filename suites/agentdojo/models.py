@@ -31,9 +31,13 @@ def dojo_model_agent(spec: EpisodeSpec, env: ToolEnv | None) -> Any:
     defense = spec.options.get("defense", "none")
     provider, _, name = model.partition(":")
     if defense == "tool_filter" and provider != "openai":
-        raise UsageError(f"--defense tool_filter with --model {model}: AgentDojo builds its tool filter only for"
-                         " OpenAI models (openai:MODEL); give --protocol agentbed for this one (not comparable"
-                         " with AgentDojo's tables)")
+        # AgentPipeline.from_config raises "Tool filter is only supported for OpenAI models" for any
+        # element but its OpenAILLM (its local provider's is LocalLLM): no AgentDojo pipeline to match
+        raise UsageError(f"--defense tool_filter with --model {model}: AgentDojo's own runner refuses this"
+                         " pipeline (its from_config: 'Tool filter is only supported for OpenAI models'; its"
+                         f" --model local is a LocalLLM), so it has no protocol to follow; --protocol agentbed runs"
+                         f" the filter with {model} (agentbed's chat agent; not comparable with AgentDojo's"
+                         " tables), --defense tool_filter_oracle runs the oracle selection")
     if provider == "openai" and name:
         element: Any = OpenAIChat(name, dict(spec.generation or {}))
     elif provider == "local" and name:

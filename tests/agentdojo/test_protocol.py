@@ -85,6 +85,31 @@ def test_the_one_call_protocol_stays_under_its_name_and_other_providers_are_refu
         SUITE.make_agent(EpisodeSpec("agentdojo", TASK, "model:anthropic:claude-3-5-sonnet", 0, default))
 
 
+def test_the_model_chosen_filter_with_a_local_model_is_refused_as_agentdojos_runner_refuses_it():
+    """AgentDojo's from_config builds its tool filter for its OpenAI element only; its --model local
+    pipeline (a LocalLLM) with the filter is a ValueError there, so AgentDojo's protocol has nothing
+    to follow: refused naming the two ways that run (agentbed's protocol, the oracle selection)."""
+    from agentdojo.agent_pipeline.agent_pipeline import AgentPipeline, PipelineConfig
+    from agentdojo.agent_pipeline.llms.local_llm import LocalLLM
+
+    local = LocalLLM(None, "local-model")  # type: ignore[arg-type]  # never called
+    with pytest.raises(ValueError, match="Tool filter is only supported for OpenAI models"):
+        AgentPipeline.from_config(PipelineConfig(llm=local, model_id=None, defense="tool_filter",
+                                                 system_message_name=None, system_message=None))
+    AgentPipeline.from_config(PipelineConfig(llm=local, model_id=None, defense="repeat_user_prompt",
+                                             system_message_name=None, system_message=None))  # the others build
+    local_model = "model:local:gemma-3-270m"
+    filtered = SUITE.resolve_options({"defense": "tool_filter"})
+    with pytest.raises(UsageError, match=r"Tool filter is only supported for OpenAI models.*--protocol agentbed runs"
+                                         r" the filter.*tool_filter_oracle"):
+        SUITE.make_agent(EpisodeSpec("agentdojo", TASK, local_model, 0, filtered))
+    for defense in ("repeat_user_prompt", "spotlighting_with_delimiting", "tool_filter_oracle"):  # built, never called
+        options = SUITE.resolve_options({"defense": defense})
+        assert isinstance(SUITE.make_agent(EpisodeSpec("agentdojo", TASK, local_model, 0, options)), DojoAgent)
+    agentbeds = SUITE.resolve_options({"defense": "tool_filter", "protocol": "agentbed"})
+    assert SUITE.model_agent(EpisodeSpec("agentdojo", TASK, local_model, 0, agentbeds), None) is None  # its chat agent
+
+
 def test_success_is_utility_without_the_attack_in_every_surface():
     """An episode whose injection worked is not a success anywhere (the outcome the log footer, the
     index, branch and the viewer read), though its utility is True; both scores sit side by side."""
