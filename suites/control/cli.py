@@ -8,9 +8,11 @@ import argparse
 import contextlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentbed.binding import binding
 from agentbed.errors import UsageError
 from agentbed.executors import execute
 from agentbed.runner import EpisodeSpec
@@ -149,6 +151,8 @@ def run_grid(args: argparse.Namespace) -> Path:
                           "agents": sorted({s.agent for s in group}), "seeds": sorted({s.seed for s in group}),
                           "options": group[0].options, "degrade": 0.0, "command": _command(args)})
             stack.enter_context(store)
+            bound = binding(store.meta())  # every log's header names its sub-run (agentbed.binding), as run's do
+            group = [replace(s, run=bound) for s in group]
             for record in execute(group, store.root, executor=args.executor, jobs=args.jobs):
                 store.append(record)
             store.flush()

@@ -61,6 +61,8 @@ def test_agentbed_control_fits_ac_on_other_tasks_and_it_chains_on_any_suite(tmp_
     decisions = [d for p in (out / "ac@1_scripted_" / "episodes").glob("*.jsonl") for d in _decisions(p)]
     assert decisions and all(d["protocol"] == "ac" and set(d["ac"]["predicted"]) == set(INTERVENTIONS)
                              and d["action"] in (d["ac"]["choice"], "defer") for d in decisions)  # an empty edit defers
+    for sub in ("ac-train", "ac@1_scripted_", "trusted"):  # every log is bound to its sealed sub-run
+        assert main(["verify", str(out / sub)]) == 0, sub
     summary = json.loads((out / "control" / "summary.json").read_text())
     assert any("ac@1" in json.dumps(t) for t in summary.get("tables", []))
 
