@@ -17,12 +17,13 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_any
+from multiprocessing.context import ForkContext, SpawnContext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agentbed.errors import WorkerDied, failure_text
 from agentbed.executors_inflight import StopCheck, run_in_flight
@@ -69,7 +70,7 @@ def with_provenance(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
     return [s if s.provenance else replace(s, provenance=made[s.suite]) for s in specs]
 
 
-def _stoppable(records: Iterator[EpisodeRecord], stop: StopCheck | None) -> Iterator[EpisodeRecord]:
+def _stoppable(records: Generator[EpisodeRecord, None, None], stop: StopCheck | None) -> Iterator[EpisodeRecord]:
     """Records until ``stop`` names a reason (asked after each); the executor is then shut down."""
     try:
         for record in records:
@@ -77,11 +78,11 @@ def _stoppable(records: Iterator[EpisodeRecord], stop: StopCheck | None) -> Iter
             if stop is not None and stop():
                 return
     finally:
-        records.close()  # a generator (the module turns attr-defined off: pyproject.toml)
+        records.close()  # shuts the executor down (the generator's finally)
 
 
 def _execute(specs: Sequence[EpisodeSpec], run_dir: str, executor: str, jobs: int, ray_address: str | None,
-             ray_resources: Mapping[str, float] | None) -> Iterator[EpisodeRecord]:
+             ray_resources: Mapping[str, float] | None) -> Generator[EpisodeRecord, None, None]:
     if not specs:
         return
     if executor == "serial" or (executor == "process" and (jobs == 1 or len(specs) <= 1)):
@@ -107,7 +108,9 @@ def _process_pool(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int) -> Iter
     (docs/benchmarks.md). Here the parent's one thread sends a chunk, and on each answer yields its
     records and sends the next. When the caller stops early, each worker finishes the chunk it
     runs and exits; its records are not yielded, so a resumed run does them again."""
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    context: ForkContext | SpawnContext = (multiprocessing.get_context("fork")
+                                           if "fork" in multiprocessing.get_all_start_methods()
+                                           else multiprocessing.get_context("spawn"))
     todo = deque(chunks(specs, jobs))
     workers: dict[Connection, Any] = {}
     in_flight: dict[Connection, int] = {}
@@ -124,7 +127,7 @@ def _process_pool(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int) -> Iter
                 _send(conn, todo.popleft(), workers[conn], in_flight[conn])
                 in_flight[conn] += 1
         while any(in_flight.values()):
-            for conn in wait_any([c for c, n in in_flight.items() if n]):
+            for conn in cast("list[Connection]", wait_any([c for c, n in in_flight.items() if n])):  # its input
                 try:
                     records = conn.recv()
                 except (EOFError, OSError):

@@ -40,7 +40,7 @@ def annotate_errors(summary: dict[str, Any], records: Sequence[Mapping[str, Any]
     return summary
 
 
-def paired_rows(records: list[Mapping[str, Any]], reference: str) -> list[dict[str, Any]]:
+def paired_rows(records: Sequence[Mapping[str, Any]], reference: str) -> list[dict[str, Any]]:
     """Each other agent's success minus the reference's, paired on (task, seed) among scored episodes."""
     by_agent: dict[str, dict[tuple[str, int], float]] = {}
     for r in scored(records):

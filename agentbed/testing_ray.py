@@ -26,6 +26,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "docker" / "ray-worker" / "build"
@@ -136,7 +137,7 @@ class LoopbackCluster:
         """The worker node dies at once, as a machine that loses power."""
         subprocess.run(["docker", "kill", self.container], capture_output=True, timeout=60)
 
-    def nodes(self) -> list[dict[str, object]]:
+    def nodes(self) -> list[dict[str, Any]]:
         """The cluster's live nodes (address and resources), as a separate driver sees them."""
         probe = (f"import json, ray; ray.init(address={self.address!r}, log_to_driver=False, configure_logging=False);"
                  "print('NODES', json.dumps([{'id': n['NodeID'], 'address': n['NodeManagerAddress'],"
@@ -161,6 +162,7 @@ class LoopbackCluster:
         deadline = time.monotonic() + timeout
         while True:
             if self.head is not None and self.head.poll() is not None:
+                assert self.head.stderr is not None  # started with stderr=PIPE
                 raise RuntimeError(f"the Ray head exited: {self.head.stderr.read().decode()[-2000:]}")
             try:
                 if len(self.nodes()) >= count:

@@ -99,7 +99,7 @@ def request_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     return out
 
 
-def cache_key(*, provider: str, model: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any],
+def cache_key(*, provider: str, model: str | None, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any],
               params: Mapping[str, Any], seed: int, epoch: int) -> str:
     """The SHA-256 naming one request; every part is canonical JSON, so equal requests give equal
     keys, and the messages are reduced by :func:`request_messages`."""

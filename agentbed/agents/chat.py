@@ -23,7 +23,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -86,6 +86,12 @@ DEFAULT_BACKOFF = Backoff()
 # The per-call timeout in seconds of every model a run builds, when set (`agentbed run --timeout`
 # sets it before its workers start; Ray ships it to its nodes with the provider's variables).
 TIMEOUT_VAR = "AGENTBED_MODEL_TIMEOUT"
+
+
+def _reply_from_dict(data: dict[str, Any]) -> AIMessage:
+    """A model reply back from its serialised form (messages_from_dict is typed for any message;
+    what is serialised here is always an AIMessage)."""
+    return cast(AIMessage, messages_from_dict([data])[0])
 
 
 def timeout_from_environment() -> float | None:
@@ -312,7 +318,7 @@ class ChatAgent(Conversation, Agent):
         """The action of a reply the cache holds, as the live call gave it (the same log bytes);
         ``Action.cached`` (never logged) says whether the provider was spared a call."""
         retries = [RetryRecord(**r) for r in cached.retries]
-        action = self._action_for(messages_from_dict([cached.message])[0], cached.captured, retries)
+        action = self._action_for(_reply_from_dict(cached.message), cached.captured, retries)
         action.cached = hit
         return action
 
@@ -420,11 +426,11 @@ class ChatAgent(Conversation, Agent):
     def _action_for(self, reply: AIMessage, captured: Mapping[str, str], retries: list[RetryRecord]) -> Action:
         if self.reply_format is not None:
             serialised = _utf8_safe(message_to_dict(_without_run_id(reply)))
-            self._record_reply(messages_from_dict([serialised])[0], [])
+            self._record_reply(_reply_from_dict(serialised), [])
             return self.reply_format.action(reply, serialised, retries)
         calls = tool_calls_of(reply, captured)
         serialised = _utf8_safe(message_to_dict(_with_raw_arguments(_without_run_id(reply), calls)))
-        reply = messages_from_dict([serialised])[0]  # what the conversation and the log keep
+        reply = _reply_from_dict(serialised)  # what the conversation and the log keep
         self._record_reply(reply, calls)
         text = content_text(reply.content)
         if calls:

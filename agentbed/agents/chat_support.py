@@ -25,7 +25,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHARED_MODELS: dict[tuple[Any, ...], tuple[BaseChatModel, ResponseCapture | None]] = {}
 
 
-def _memo_key(model: str, timeout: float, kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+def _memo_key(model: str, timeout: float | None, kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if not all(isinstance(v, str | int | float | bool | type(None)) for v in kwargs.values()):
         return None  # a client or callback object passed in: build afresh
     return (os.getpid(), model, timeout, tuple(sorted(kwargs.items())), hash(frozenset(os.environ.items())))

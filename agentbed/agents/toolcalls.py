@@ -10,12 +10,15 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
 
 from agentbed.agents.base import Usage
+
+if TYPE_CHECKING:
+    import httpx2  # what openai's DefaultHttpxClient builds on (requirements/constraints.txt pins it)
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,8 @@ class ResponseCapture:
         store.clear()
         return found
 
-    def http_client(self, **kwargs: Any) -> httpx.Client:
+    def http_client(self, **kwargs: Any) -> httpx.Client | httpx2.Client:
+        client_class: type[httpx.Client] | type[httpx2.Client]
         try:
             from openai import DefaultHttpxClient as client_class  # the defaults the SDK would use
         except ImportError:  # pragma: no cover - openai comes with langchain-openai
@@ -180,7 +184,9 @@ def _mark_non_objects(body: Any) -> bool:
         calls = message.get("tool_calls") if isinstance(message, dict) else None
         for call in calls if isinstance(calls, list) else []:
             function = call.get("function") if isinstance(call, dict) else None
-            text = function.get("arguments") if isinstance(function, dict) else None
+            if not isinstance(function, dict):
+                continue
+            text = function.get("arguments")
             if not isinstance(text, str) or not text.strip():
                 continue
             try:

@@ -58,10 +58,10 @@ def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
             log = read_log(path)
         except LogFormatError as exc:
             raise UsageError(str(exc)) from None
-        record = record_from_log(log, rel)
-        if record is None:
+        loose = record_from_log(log, rel)
+        if loose is None:
             raise UsageError(f"{path}: not an agentbed trajectory log (no header)")
-        episodes.append(EpisodeLog(record, path, log))
+        episodes.append(EpisodeLog(loose, path, log))
     if not episodes:
         raise UsageError(f"{run_dir}: no {INDEX} and no episode logs here or in a workload folder: nothing to export")
     return episodes

@@ -19,7 +19,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from inspect_ai.event import (
     ApprovalEvent,
@@ -45,6 +45,8 @@ from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo, ToolParams
 
 from agentbed.log import decode_action, first_system_prompt
+
+_Message = TypeVar("_Message", bound=ChatMessage)  # add() returns the very message it was given
 
 # how a controller's verdict reads as one of Inspect's approval decisions
 APPROVAL_DECISIONS = {"replace": "modify", "handover": "escalate", "stop": "terminate", "reject": "reject",
@@ -126,8 +128,9 @@ def tool_infos(header: dict[str, Any]) -> list[ToolInfo]:
 
 def generate_config(header: dict[str, Any]) -> GenerateConfig:
     """The generation settings the agent recorded in its header, as far as Inspect has names for them."""
-    agent = header.get("agent") if isinstance(header.get("agent"), dict) else {}
-    settings = next((agent[k] for k in ("generation", "settings") if isinstance(agent.get(k), dict)), {})
+    given = header.get("agent")
+    agent = given if isinstance(given, dict) else {}
+    settings: dict[str, Any] = next((agent[k] for k in ("generation", "settings") if isinstance(agent.get(k), dict)), {})
     known = {k: v for k, v in settings.items() if k in GenerateConfig.model_fields}
     try:
         return GenerateConfig.model_validate(known)
@@ -159,7 +162,7 @@ def transcript(log: list[dict[str, Any]], model: str, episode_id: str, created: 
     tools, config = tool_infos(header), generate_config(header)
     out = Transcript()
 
-    def add(message: ChatMessage) -> ChatMessage:
+    def add(message: _Message) -> _Message:
         message.id = stable_id(episode_id, str(len(out.messages)))
         out.messages.append(message)
         return message
@@ -209,7 +212,8 @@ def transcript(log: list[dict[str, Any]], model: str, episode_id: str, created: 
         if call is None:
             add(ChatMessageUser(content=observation))
             continue
-        info = record.get("info") if isinstance(record.get("info"), dict) else {}
+        given = record.get("info")
+        info = given if isinstance(given, dict) else {}
         error = ToolCallError("parsing", observation) if info.get("action_error") else None
         add(ChatMessageTool(content=observation, tool_call_id=call_id, function=call[0], error=error))
         event(ToolEvent, started, id=call_id, function=call[0], arguments=call[1], result=observation, error=error,

@@ -46,7 +46,8 @@ def _headline(summary: dict[str, Any], base: str, where: str, problems: list[Pro
     rows = []
     for item, command in zip(valid, commands, strict=True):
         group = ", ".join(f"{k}={fmt_cell(v)}" for k, v in item.items() if k not in _HEADLINE_KNOWN)
-        direction = {True: "higher is better", False: "lower is better"}.get(item.get("higher_is_better"), "")
+        directions: dict[object, str] = {True: "higher is better", False: "lower is better"}
+        direction = directions.get(item.get("higher_is_better"), "")
         episodes, seeds = item.get("episodes", summary.get("episodes")), item.get("seeds", summary.get("seeds"))
         rows.append(el("tr",
                        el("td", item.get("metric", "(unnamed)")), el("td", group),

@@ -73,7 +73,8 @@ def connect(timeout: float = 10) -> Any:
     except ImportError as exc:  # pragma: no cover - docker is a core dependency
         raise SandboxUnavailable("the docker Python package is missing (pip install docker)") from exc
     try:
-        client = docker.from_env(timeout=timeout)
+        # mypy resolves ``docker`` to the repository's docker/ folder (a namespace package to it)
+        client = docker.from_env(timeout=timeout)  # type: ignore[attr-defined]
         client.ping()
     except Exception as exc:
         raise SandboxUnavailable(f"no Docker engine answers ({type(exc).__name__}); "

@@ -126,14 +126,15 @@ def _messages(model_output: Any) -> list[dict[str, Any]]:
     """The model's reply (and the prompt it saw, where recorded) as role/content pairs."""
     if not isinstance(model_output, dict):
         return []
-    out = []
+    out: list[dict[str, Any]] = []
     for key in ("prompt", "messages"):
         for m in model_output.get(key) or []:
             if isinstance(m, dict):
                 out.append({"role": str(m.get("role") or m.get("type") or "?"), "content": _text(m.get("content"))})
     message = model_output.get("message")
     if isinstance(message, dict):
-        body = message.get("data") if isinstance(message.get("data"), dict) else message  # LangChain's dumpd form
+        data = message.get("data")
+        body = data if isinstance(data, dict) else message  # LangChain's dumpd form
         calls = [{"name": c.get("name"), "args": c.get("args")} for c in body.get("tool_calls") or []
                  if isinstance(c, dict)]
         out.append({"role": "assistant", "content": _text(body.get("content") or ""), "tool_calls": calls})

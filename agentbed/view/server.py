@@ -93,7 +93,7 @@ class ViewServer(ThreadingHTTPServer):
     def allowed_hosts(self) -> set[str] | None:
         """The Host header values that name this server (None: any IP literal, when bound to every
         interface). A name that is not the bound address is what a DNS-rebinding page sends."""
-        host, port = self.server_address[:2]
+        host, port = self._host_port()
         if ipaddress.ip_address(host).is_unspecified:
             return None
         shown = f"[{host}]" if ":" in str(host) else str(host)
@@ -113,9 +113,13 @@ class ViewServer(ThreadingHTTPServer):
             return False
         return port == str(self.server_address[1])
 
+    def _host_port(self) -> tuple[str, int]:
+        host, port = self.server_address[:2]
+        return str(host), int(port)  # a TCP server's address: (str, int)
+
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self._host_port()
         shown = f"[{host}]" if ":" in str(host) else host
         return f"http://{shown}:{port}/" + (f"?token={self.token}" if self.token else "")
 

@@ -71,7 +71,7 @@ def run_all(out_dir: Path, *, alfworld_games: int = 20, workers: int = 2, resamp
             results[plan.benchmark] = evaluate(developed, EvalConfig(resamples=resamples, grid=False))
             log(f"{plan.benchmark}: {results[plan.benchmark]['checkpoints']} checkpoints evaluated")
             step()
-    summary = {"suite": "oversight", "title": "Prefix-branching oversight: every benchmark",
+    summary: dict[str, Any] = {"suite": "oversight", "title": "Prefix-branching oversight: every benchmark",
                "tables": [regret_table(results, "agentbed oversight all --out " + str(out_dir))],
                "figures": [], "headline": [], "command": f"agentbed oversight all --out {out_dir}"}
     for name, result in results.items():

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from agentbed.control import CONTINUE, Verdict
+from agentbed.control import CONTINUE, Controller, Verdict
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from agentbed.stats import Interval
 from controllers.oversight.calibration import cluster_bootstrap
@@ -42,7 +42,7 @@ class GameDeviations:
     expert_length: int  # the expert's own episode length on the same game
 
 
-class _CompareWithExpert:
+class _CompareWithExpert(Controller):
     """Before each action, compare the agent's command with the expert's in the same state."""
 
     def __init__(self, env: Any) -> None:

@@ -41,7 +41,9 @@ def trajectory_features(benchmark: str, options: dict[str, Any], game: str, flaw
     observation, _ = env.reset(seed=seed)
     agent.reset(seed=seed, task=env.task)
     tools = env.tool_specs()
-    first_observation, history, risks = observation, [], []
+    first_observation = observation
+    history: list[StepView] = []
+    risks: list[float] = []
     out: dict[int, tuple[float, dict[str, float]]] = {}
     try:
         for t in range(max(steps) + 1 if steps else 0):

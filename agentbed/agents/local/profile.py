@@ -57,7 +57,7 @@ class LocalProfile:
     def from_model(cls, model: str) -> LocalProfile:
         """The profile a model string asks for: ``local:NAME?max_tokens=64&window=2``."""
         knobs = split_model(model)[1]
-        types = {f.name: f.type for f in fields(cls) if f.name not in {"grammar", "stop"}}
+        types = {f.name: str(f.type) for f in fields(cls) if f.name not in {"grammar", "stop"}}  # annotations: strings
         values: dict[str, Any] = {}
         for key, text in knobs.items():
             kind = types.get(key)

@@ -16,9 +16,10 @@ draws from it).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentbed.agents.base import Agent
 from agentbed.errors import UsageError
 from controllers.oversight.target import BranchTarget, Intervention
 from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
@@ -47,6 +48,10 @@ REGIMES: dict[str, dict[str, Any]] = {
     "free": {},
 }
 DEFAULT_REGIME = "costly-noisy"
+
+
+def _flawed(make: Callable[[str, int], Agent], flaw: str) -> Callable[[int], Agent]:
+    return lambda seed: make(flaw, seed)
 
 
 def describe_regime(name: str) -> str:
@@ -109,7 +114,7 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         name="alfworld",
         games=list(specs),
         make_env=lambda game: AlfworldEnv(specs[game], fix_expert_bookkeeping=not expert_as_shipped),
-        base_agents={f: (lambda seed, f=f: make_base_agent(f, seed)) for f in flaws},
+        base_agents={f: _flawed(make_base_agent, f) for f in flaws},
         interventions={a: factories[a] for a in INTERVENTIONS if a in menu},
         max_steps=game_store.MAX_EPISODE_STEPS,
         uses_global_random=True,

@@ -82,7 +82,7 @@ class DefendedReader(Agent):
     name = "tdp-reader"
 
     def __init__(self, env: ToolEnv) -> None:
-        self.env = getattr(env, "unwrapped", env)
+        self.env: Any = getattr(env, "unwrapped", env)  # the GraphRAG world: its scenario and query
 
     def act(self, observation: str, tools: Sequence[Tool]) -> Action:
         from controllers.graphrag.candidates import interpret_query
@@ -91,7 +91,9 @@ class DefendedReader(Agent):
 
         rows = _rows(_payload(observation))
         kg, query = self.env.scenario.index.kg, self.env.query
-        verdict = make_defense("tdp")(kg, query, [int(r[0]) for r in rows])
+        defense = make_defense("tdp")
+        assert defense is not None  # only "none" names no defense
+        verdict = defense(kg, query, [int(r[0]) for r in rows])
         kept = [r for r in rows if int(r[0]) not in verdict.removed]
         reading = interpret_query(kg, query)
         answer = answer_chain(kept, reading.topic, reading.plan) if reading else None

@@ -9,7 +9,7 @@ the plan's last navigation step; "reflect" is the same agent with its flaws redu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
@@ -36,7 +36,7 @@ class ScienceWorldFlawed(FlawedAgent):
         super().reset(seed=seed, task=task)
         params = task.params if isinstance(task, TaskSpec) else {}
         self.plan = list(gold_path(params["task"], int(params["variation"]))) if params else []
-        self.pointer, self.rooms, self.things = 0, [], []
+        self.pointer, self.rooms, self.things = 0, list[str](), list[str]()
         self.pending: bool = False  # the last action was the plan step at ``pointer``
 
     def observe(self, observation: str) -> None:
@@ -76,6 +76,10 @@ class PlanExpert(Agent):
         return Action(command(text), risk=0.0)
 
 
+def _flawed(flaws: Flaws) -> Callable[[int], Agent]:
+    return lambda seed: ScienceWorldFlawed(flaws, seed)
+
+
 def _expert(env: Any, agent: Agent) -> Agent:
     if not isinstance(agent, ScienceWorldFlawed):
         raise TypeError("the ScienceWorld expert resumes a ScienceWorldFlawed agent's plan")
@@ -91,7 +95,7 @@ def target(**options: Any) -> BranchTarget:
         name="scienceworld",
         games=sorted(specs, key=lambda g: (specs[g].params["variation"], g)),  # first N games span the tasks
         make_env=lambda game: ScienceWorldToolEnv(specs[game]),
-        base_agents={name: (lambda seed, f=f: ScienceWorldFlawed(f, seed)) for name, f in presets.items()},
+        base_agents={name: _flawed(f) for name, f in presets.items()},
         interventions={"expert": _expert, "reflect": lambda env, agent: reflect(agent)},
         max_steps=MAX_STEPS,
         notes={"games": "ScienceWorld task variations", "expert": "gold path resumed with backtracking"},

@@ -8,7 +8,7 @@ environment's state (like ALFWorld's handcoded expert reads the PDDL state).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
@@ -36,7 +36,7 @@ class VaultFlawed(FlawedAgent):
 
     def reset(self, *, seed: int, task: object = None) -> None:
         super().reset(seed=seed, task=task)
-        self.chores, self.pages = 0, set()
+        self.chores, self.pages = 0, set[int]()
         self.token: str | None = None
 
     def observe(self, observation: str) -> None:
@@ -94,6 +94,10 @@ class VaultExpert(Agent):
         return self  # stateless apart from the environment it reads
 
 
+def _flawed(flaws: Flaws) -> Callable[[int], Agent]:
+    return lambda seed: VaultFlawed(flaws, seed)
+
+
 def target(**options: Any) -> BranchTarget:
     games = {g.id: g for g in vault_games()}
     presets: dict[str, Flaws] = {name: f for name, f in FLAW_PRESETS.items()}
@@ -101,7 +105,7 @@ def target(**options: Any) -> BranchTarget:
         name="vault",
         games=list(games),
         make_env=lambda game: VaultEnv(games[game]),
-        base_agents={name: (lambda seed, f=f: VaultFlawed(f, seed)) for name, f in presets.items()},
+        base_agents={name: _flawed(f) for name, f in presets.items()},
         interventions={"expert": lambda env, agent: VaultExpert(env), "reflect": lambda env, agent: reflect(agent)},
         max_steps=MAX_STEPS,
         notes={"games": "vault variants: token lifetime x chores", "expert": "reads the environment state"},
