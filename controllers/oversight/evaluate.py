@@ -186,6 +186,22 @@ def _ratio(num: np.ndarray, den: np.ndarray, games: np.ndarray, bs: dict[str, in
     return out
 
 
+def target_error(risk: np.ndarray, best: np.ndarray, bins: int = 10) -> float:
+    """The paper's target error ("two prefixes can have the same risk estimate while requiring
+    different actions") as a share: among pairs of checkpoints whose risk falls in the same
+    equal-frequency bin (at most ``bins``), the share whose best realized actions differ. 0 when
+    the binned risk determines the best action; NaN without any such pair."""
+    edges = np.unique(np.quantile(risk, np.linspace(0, 1, bins + 1)[1:-1], method="inverted_cdf")) if len(risk) else []
+    labels = np.searchsorted(edges, risk, side="left")
+    pairs = differ = 0.0
+    for b in np.unique(labels):
+        n = int((labels == b).sum())
+        same = sum(c * (c - 1) / 2 for c in Counter(best[labels == b].tolist()).values())
+        pairs += n * (n - 1) / 2
+        differ += n * (n - 1) / 2 - same
+    return differ / pairs if pairs else float("nan")
+
+
 def advantage_spread(cps: Checkpoints, costs: Costs, chosen_by_oracle: np.ndarray,
                      advantage: dict[str, list[dict[str, Any]]], bs: dict[str, int]) -> dict[str, Any]:
     """How much the best action depends on the prefix: per intervention the quantiles and the
@@ -199,6 +215,7 @@ def advantage_spread(cps: Checkpoints, costs: Costs, chosen_by_oracle: np.ndarra
     ratio = cluster_bootstrap(lambda i: defer_u[i].mean() / oracle_u[i].mean() if oracle_u[i].mean() > ZERO
                               else float("nan"), games, **bs)
     share = cluster_bootstrap(lambda i: float(np.mean(chosen_by_oracle[i] != cps.primary)), games, **bs)
+    error = cluster_bootstrap(lambda i: target_error(cps.risk[i], chosen_by_oracle[i]), games, **bs)
     counts = Counter(chosen_by_oracle.tolist())
     per = {}
     for a, rows in advantage.items():
@@ -206,7 +223,7 @@ def advantage_spread(cps: Checkpoints, costs: Costs, chosen_by_oracle: np.ndarra
         q = np.quantile(tau, [0.1, 0.25, 0.5, 0.75, 0.9]).tolist()
         per[a] = {"p10": q[0], "p25": q[1], "median": q[2], "p75": q[3], "p90": q[4], "std": float(tau.std())}
     return {"tau": per, "oracle_actions": {a: counts.get(a, 0) / len(cps) for a in cps.choices},
-            "share_best_not_primary": interval_dict(share),
+            "share_best_not_primary": interval_dict(share), "target_error": interval_dict(error),
             "defer_to_oracle_utility": interval_dict(ratio),
             "oracle_utility": float(oracle_u.mean()), "defer_utility": float(defer_u.mean())}
 

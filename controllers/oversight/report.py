@@ -137,7 +137,9 @@ def spread_table(result: dict[str, Any], where: str) -> dict[str, Any]:
                  f"Share of checkpoints whose best action is not {result['primary_intervention']} (defer): "
                  f"{_f(sp['share_best_not_primary'], 2)}; always deferring's utility / the oracle's: "
                  f"{_f(sp['defer_to_oracle_utility'], 2)} (oracle {sp['oracle_utility']:.3f}, defer "
-                 f"{sp['defer_utility']:.3f} per checkpoint); the oracle's actions: {oracle}. {where}")
+                 f"{sp['defer_utility']:.3f} per checkpoint); the oracle's actions: {oracle}. Target error (pairs of "
+                 f"checkpoints in one risk decile whose best actions differ): "
+                 f"{_f(sp['target_error'], 2) if 'target_error' in sp else 'not recorded'}. {where}")
 
 
 def split_table(result: dict[str, Any], where: str) -> dict[str, Any]:

@@ -87,3 +87,15 @@ def test_the_cost_rule_is_not_retuned_so_recalibration_can_change_its_decisions(
     # the threshold follows from the costs: with a dearer failure the rule intervenes more often
     dear = DEFAULT_COSTS.__class__(fail_penalty=4.0)
     assert (platt.choose(test, dear) != CONTINUE).sum() >= (b != CONTINUE).sum()
+
+
+def test_target_error_is_the_share_of_same_risk_pairs_whose_best_actions_differ():
+    from controllers.oversight.evaluate import target_error
+
+    rng = np.random.default_rng(7)
+    risk = rng.integers(0, 10, size=400) / 10  # ten score levels, one decile bin each
+    by_risk = np.where(risk >= 0.5, "expert", "continue")  # the score decides: no target error
+    assert target_error(risk, by_risk) == 0.0
+    coin = rng.choice(["expert", "continue"], size=400)  # best action independent of risk: about half
+    assert 0.4 < target_error(risk, coin) < 0.6
+    assert target_error(np.full(4, 0.3), np.asarray(["a", "a", "b", "b"])) == 4 / 6  # one bin, 4 of 6 pairs differ
