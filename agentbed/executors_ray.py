@@ -36,6 +36,7 @@ from agentbed.errors import UsageError
 from agentbed.inflight import EVENTS, ModelRuntime, set_runtime
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.store import RunStore
+from agentbed.suite_files import install_sources, suite_sources
 from agentbed.worker import Shipped, chunks, failure_record, run_chunk_shipped
 
 TASKS_PER_SLOT = 2
@@ -90,8 +91,10 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
         store = RunStore(run_dir)
         nodes: set[str] = set()
         models = _model_runtime(ray, runtime)
+        sources = suite_sources(specs)  # one-file suites: a fresh worker process loads them from these bytes
+        extra = (models, ray.put(sources)) if sources else (models,)
         for node, shipped in _stream(ray, chunks(specs, slots), slots, resources, spread=bool(address),
-                                     extra=(models,)):
+                                     extra=extra):
             # a task's files together: each is fsynced, their directory once (fsyncs are the cost)
             store.write_files({name: data for _, files in shipped for name, data in files.items()})
             if models is not None and models.spend is not None and runtime is not None:  # the stop check's ledger
@@ -145,11 +148,14 @@ def _model_runtime(ray: Any, runtime: ModelRuntime | None) -> ModelRuntime | Non
     return remote_runtime(service, caps, directory, spend=runtime.spend is not None)
 
 
-def run_chunk_on_node(specs: list[EpisodeSpec], runtime: ModelRuntime | None = None) -> NodeResults:
+def run_chunk_on_node(specs: list[EpisodeSpec], runtime: ModelRuntime | None = None,
+                      sources: Mapping[str, bytes] | None = None) -> NodeResults:
     """A Ray task: the chunk's results, with the node that ran them (``runtime``: the run's model
-    cap and cache, through the driver's actor)."""
+    cap and cache, through the driver's actor; ``sources``: the one-file suites' bytes by path)."""
     import ray
 
+    if sources:
+        install_sources(sources)
     node = {"node": ray.get_runtime_context().get_node_id(), "python": platform.python_version()}
     previous = set_runtime(runtime) if runtime is not None else None
     try:

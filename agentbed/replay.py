@@ -17,6 +17,7 @@ from agentbed.factories import build_controllers
 from agentbed.log import LogFormatError, MemoryWriter, decode_action, read_log
 from agentbed.runner import Budget, EpisodeSpec, python_release, run_episode
 from agentbed.suite import Suite, SuiteError, get_suite
+from agentbed.suite_files import origin_reference
 
 # the chain and the key's HMAC, and which code made the log (the re-run names the code running now):
 # not what happened
@@ -106,9 +107,8 @@ def suite_of_header(header: dict[str, Any], at: str) -> Suite:
     its header's provenance records (a one-file suite)."""
     origin = ((header.get("provenance") or {}).get("suite") or {}) if isinstance(header.get("provenance"), dict) else {}
     name = header["suite"]
-    if isinstance(origin, dict) and (origin.get("file") or origin.get("module")) and not origin.get("entry_point"):
-        ref = origin.get("module") or origin.get("file")
-        ref = f"{ref}:{origin.get('attribute') or 'SUITE'}"
+    ref = origin_reference(origin)
+    if ref is not None:  # a replay loads the file as it is now: a changed world shows as a divergence
         suite = get_suite(ref)
         if suite.name != name:
             raise LogFormatError(f"{at}: field 'suite' is {name!r}, but {ref} now declares {suite.name!r}")

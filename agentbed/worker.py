@@ -27,7 +27,8 @@ from agentbed.factories import build_controllers, run_wide_controllers
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
-from agentbed.suite import Suite, SuiteError, get_suite
+from agentbed.suite import Suite, SuiteError
+from agentbed.suite_files import suite_of_spec
 
 
 def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
@@ -37,7 +38,7 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
     if not spec.controllers and run_wide_controllers():  # `agentbed demo --controller`
         spec = replace(spec, controllers=run_wide_controllers())
     try:
-        suite = get_suite(spec.suite)
+        suite = suite_of_spec(spec)  # a one-file suite: from the file the driver ran
         if suite.run_unit is not None:
             record = suite.run_unit(spec, run_dir)
         else:

@@ -239,3 +239,53 @@ def test_tasks_no_live_node_can_take_become_error_episodes(ray, monkeypatch):
     records = [r for _, shipped in streamed for r, _ in shipped]
     assert sorted(r.episode_id for r in records) == sorted(s.episode_id for s in SPECS)
     assert all(r.status == "error" and "no live node" in r.error and "gone_node=1" in r.error for r in records)
+
+
+SUITE_FILE = Path(__file__).resolve().parents[2] / "examples" / "suite" / "refund_desk.py"
+
+
+def test_a_one_file_suite_runs_on_ray_workers_as_in_the_driver(ray, tmp_path):
+    """A Ray worker is a fresh process: it loads the suite file the driver's specs name (from the
+    bytes the executor ships), and its logs are the serial run's, byte for byte."""
+    from agentbed.suite import get_suite
+
+    suite = get_suite(str(SUITE_FILE))
+    specs = [EpisodeSpec(suite.name, t, a, s, suite.resolve_options({})) for t in suite.task_ids({})
+             for a in ("careful", "credulous") for s in range(2)]
+    on_ray = {r.episode_id: r for r in execute(specs, tmp_path / "ray", executor="ray", jobs=2)}
+    serial = {r.episode_id: r for r in execute(specs, tmp_path / "serial", executor="serial")}
+    assert sorted(on_ray) == sorted(serial) and len(on_ray) == 12
+    assert {r.status for r in on_ray.values()} == {"ok"}, [r.error for r in on_ray.values()]
+    for eid, record in on_ray.items():
+        assert episode_bytes(tmp_path / "ray" / record.log) == episode_bytes(tmp_path / "serial" / serial[eid].log)
+
+
+_SHIPPED_SCRIPT = """
+import hashlib, json, sys
+from pathlib import Path
+from agentbed.runner import EpisodeSpec
+from agentbed.suite_files import install_sources
+from agentbed.worker import run_spec
+
+data = Path(sys.argv[1]).read_bytes()
+elsewhere = "/nonexistent/driver/checkout/refund_desk.py"  # the driver's path: not on this node
+install_sources({elsewhere: data})
+for digest in (hashlib.sha256(data).hexdigest(), "0" * 64):
+    origin = {"file": elsewhere, "sha256": digest, "attribute": "SUITE"}
+    spec = EpisodeSpec("refund-desk", "inflated", "careful", 0, provenance={"suite": origin})
+    record = run_spec(spec, sys.argv[2])
+    print(json.dumps([record.status, record.success, record.error]))
+"""
+
+
+def test_a_node_without_the_file_runs_the_shipped_bytes_and_refuses_other_ones(tmp_path):
+    """What a cluster node does: the driver's path is absent there, so the shipped copy runs; a
+    spec whose recorded SHA-256 is not the shipped bytes' is an error episode saying so."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _SHIPPED_SCRIPT, str(SUITE_FILE), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shipped, other = (json.loads(line) for line in done.stdout.splitlines())
+    assert shipped[:2] == ["ok", True], shipped
+    assert other[0] == "error" and "is not the file the run started with" in other[2], other
