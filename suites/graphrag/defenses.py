@@ -6,6 +6,8 @@ adversary (attacks/graphrag) and an overseer (controllers/graphrag) together.
 
 from __future__ import annotations
 
+from typing import Any
+
 from environments.graphrag.pipeline import Defense
 
 DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set",
@@ -20,7 +22,7 @@ MIN_SOURCES = 2
 # variants of tdp with its ranker and one more rule: a losing value co-asserted with the winner is
 # kept (tdp-set); the triangle-regularity check (tdp-plausible) or provenance diversity
 # (tdp-diverse) at uncontested steps
-TDP_CHECKS: dict[str, dict[str, object]] = {
+TDP_CHECKS: dict[str, dict[str, Any]] = {  # tdp_defense keyword arguments
     "tdp-set": {"keep_sets": True},
     "tdp-plausible": {"plausibility": PLAUSIBILITY_RATE},
     "tdp-diverse": {"min_sources": MIN_SOURCES},

@@ -51,7 +51,7 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
     attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
     ``aim``: which questions the attack plan targets (:func:`aim_of`)."""
     data = load_dataset(name, world)
-    knowledge = {}
+    knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
     if attack == "adaptive":  # white-box: the defense's features and weights
         from suites.graphrag.training import trained_ranker
         from suites.graphrag.whitebox import tdp_surrogate
