@@ -191,7 +191,9 @@ def target_error(risk: np.ndarray, best: np.ndarray, bins: int = 10) -> float:
     different actions") as a share: among pairs of checkpoints whose risk falls in the same
     equal-frequency bin (at most ``bins``), the share whose best realized actions differ. 0 when
     the binned risk determines the best action; NaN without any such pair."""
-    edges = np.unique(np.quantile(risk, np.linspace(0, 1, bins + 1)[1:-1], method="inverted_cdf")) if len(risk) else []
+    if not len(risk):
+        return float("nan")
+    edges = np.unique(np.quantile(risk, np.linspace(0, 1, bins + 1)[1:-1], method="inverted_cdf"))
     labels = np.searchsorted(edges, risk, side="left")
     pairs = differ = 0.0
     for b in np.unique(labels):
