@@ -121,6 +121,8 @@ def subrun_name(options: dict[str, Any], agent: str) -> str:
     if options.get("split") == "train":
         return AC_TRAIN
     name = "trusted" if agent == "trusted" else protocol_key(options)
+    if options.get("mode") == "attack":  # a model's two modes differ in an option: two runs' plans
+        name += "-attack"
     return "".join(c if c.isalnum() or c in "@.-_" else "_" for c in name)
 
 

@@ -117,8 +117,13 @@ def _demo(out_dir: Any) -> dict[str, Any]:
 
 
 def _agent_factory(name: str) -> Any:
-    return lambda setup: make_policy(split_task(setup.spec.task)[0], name,
-                                     float(setup.spec.options.get("attack_rate", 1.0)))
+    def make(setup: Any) -> Agent:
+        trusted = str(setup.spec.options.get("trusted", "trusted"))
+        if name == "trusted" and trusted.startswith("model:"):  # the trusted baseline played by the trusted model
+            return _chat(trusted, setup.spec.seed)
+        return make_policy(split_task(setup.spec.task)[0], name, float(setup.spec.options.get("attack_rate", 1.0)))
+
+    return make
 
 
 SUITE = Suite(

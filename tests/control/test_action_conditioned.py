@@ -76,3 +76,21 @@ def test_agentbed_control_fits_ac_on_other_tasks_and_it_chains_on_any_suite(tmp_
                    env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, cwd=tmp_path)
     logs = sorted((run / "episodes").glob("*.jsonl"))
     assert logs and all(d["protocol"] == "ac" and "ac" in d for p in logs for d in _decisions(p))
+
+
+def test_a_model_policy_s_two_modes_are_two_sub_runs_each_with_one_plan() -> None:
+    """Each sub-run's run.json records one set of options: a model's honest and attack episodes
+    (which differ in the option ``mode``) must not share one, or verify finds the other outside the plan."""
+    import argparse
+
+    from suites.control.cli import grid, subrun_name
+
+    args = argparse.Namespace(settings="contracts", protocols="tm,dtt", defer="0.3", monitor="scripted", monitor_model="",
+                              untrusted="openai:gpt-4o-mini", trusted="openai:gpt-4o-mini", editor="scripted",
+                              strategies="blatant", tasks=1, seeds=1, attack_rate=1.0, k=3, ac_train_tasks=0,
+                              out="unused")
+    groups: dict[str, list] = {}
+    for spec in grid(args):
+        groups.setdefault(subrun_name(spec.options, spec.agent), []).append(spec)
+    assert all(len({json.dumps(s.options, sort_keys=True) for s in group}) == 1 for group in groups.values())
+    assert {"tm_scripted_", "tm_scripted_-attack", "trusted"} <= set(groups)
