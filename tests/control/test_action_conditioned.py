@@ -94,3 +94,16 @@ def test_a_model_policy_s_two_modes_are_two_sub_runs_each_with_one_plan() -> Non
         groups.setdefault(subrun_name(spec.options, spec.agent), []).append(spec)
     assert all(len({json.dumps(s.options, sort_keys=True) for s in group}) == 1 for group in groups.values())
     assert {"tm_scripted_", "tm_scripted_-attack", "trusted"} <= set(groups)
+
+
+def test_the_demo_slice_sets_every_option_agentbed_control_has() -> None:
+    """The demo builds its arguments by hand: an option added to ``agentbed control`` must be there too."""
+    import argparse
+
+    from suites.control.cli import register
+    from suites.control.demo import DEMO
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["control", "--out", "unused"])
+    assert set(vars(args)) - {"func", "out"} <= set(DEMO)
