@@ -65,7 +65,7 @@ def test_cli_build_and_evaluate(tmp_path, capsys):
     assert "Calibration decomposition" in text and "Regret per controller" in text
     # the notes the JSON has are in the text too (the spread, the rule's verdict), and the seeds
     assert text.count("\nNote: ") >= 3 and "Share of checkpoints whose best action is not" in text
-    assert "seeds: cross-validated on vault: no game generator" in text
+    assert "seeds: cross-validated on vault fixture(s) 0 (development)" in text
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["suite"] == "oversight" and summary["figures"][0]["svg"].startswith("<svg")
     assert json.loads((tmp_path / "r.json").read_text())["benchmark"] == "vault"
