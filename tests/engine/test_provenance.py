@@ -100,7 +100,7 @@ def test_gate_prints_what_made_each_side_and_the_baselines_record_it(tmp_path, c
     assert main(["gate", str(run), "--baseline", str(ROOT / "baselines" / "vault.json"), "--allow-underpowered"]) == 0
     out, err = capsys.readouterr()
     baseline = json.loads((ROOT / "baselines" / "vault.json").read_text())["provenance"]
-    assert f"baseline made by: agentbed 0.1.0, commit {baseline['commit'][:12]}" in out
+    assert f"baseline made by: agentbed {baseline['agentbed']}, commit {baseline['commit'][:12]}" in out
     assert f"results made by: agentbed {agentbed.__version__}" in out
     assert "warning" not in err  # agentbed's own vault in both: its version is printed, not a different world
 
