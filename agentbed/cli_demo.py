@@ -107,8 +107,8 @@ def _run_side_by_side(suites: dict[str, Suite], wanted: list[str], out: Path, fu
 
 
 def _child(suite: Suite, out: Path, full: bool, quiet: bool) -> None:
-    progress.set_quiet(quiet)
-    _run_one(suite, out, full)
+    with progress.quieted(quiet):
+        _run_one(suite, out, full)
     sys.stdout.flush()
     sys.stderr.flush()
 

@@ -21,11 +21,6 @@ from agentbed.problems import is_errored
 _QUIET: ContextVar[bool] = ContextVar("agentbed_progress_quiet", default=False)
 
 
-def set_quiet(quiet: bool) -> None:
-    """Silence (or restore) every progress display of this process (a demo's child process)."""
-    _QUIET.set(quiet)
-
-
 @contextmanager
 def quieted(quiet: bool) -> Iterator[None]:
     """Silence progress displays for the block only (the CLI's ``--quiet`` in a process that

@@ -36,12 +36,18 @@ def origin_reference(origin: Any) -> str | None:
     return f"{source}:{origin.get('attribute') or 'SUITE'}" if isinstance(source, str) and source else None
 
 
+def _one_file_origin(spec: EpisodeSpec) -> Mapping[str, Any] | None:
+    """The suite origin ``spec``'s provenance records, when it is a one-file suite's."""
+    origin = spec.provenance.get("suite") if isinstance(spec.provenance, Mapping) else None
+    return origin if origin_reference(origin) is not None else None
+
+
 def suite_of_spec(spec: EpisodeSpec) -> Suite:
     """The suite an episode runs: a one-file suite from the file or module its provenance names
     (the very bytes the driver ran), else the installed suite of that name."""
-    origin = spec.provenance.get("suite") if isinstance(spec.provenance, Mapping) else None
+    origin = _one_file_origin(spec)
     ref = origin_reference(origin)
-    if ref is None or origin is None:
+    if origin is None or ref is None:
         return get_suite(spec.suite)
     file, digest = origin.get("file"), origin.get("sha256")
     if not origin.get("module") and isinstance(file, str) and isinstance(digest, str):
@@ -65,8 +71,8 @@ def suite_sources(specs: Sequence[EpisodeSpec]) -> dict[str, bytes]:
     there by its SHA-256)."""
     sources: dict[str, bytes] = {}
     for spec in specs:
-        origin = spec.provenance.get("suite") if isinstance(spec.provenance, Mapping) else None
-        if origin_reference(origin) is None or origin is None or origin.get("module"):
+        origin = _one_file_origin(spec)
+        if origin is None or origin.get("module"):
             continue
         file = origin.get("file")
         if isinstance(file, str) and file not in sources and Path(file).is_file():

@@ -96,9 +96,8 @@ class ViewServer(ThreadingHTTPServer):
         host, port = self._host_port()
         if ipaddress.ip_address(host).is_unspecified:
             return None
-        shown = f"[{host}]" if ":" in str(host) else str(host)
-        names = {f"{shown}:{port}"}
-        if is_loopback(str(host)):
+        names = {f"{self._shown_host()}:{port}"}
+        if is_loopback(host):
             names.add(f"localhost:{port}")
         return names
 
@@ -117,11 +116,14 @@ class ViewServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return str(host), int(port)  # a TCP server's address: (str, int)
 
+    def _shown_host(self) -> str:
+        """The bound address as a URL and a Host header write it (an IPv6 literal in brackets)."""
+        host = self._host_port()[0]
+        return f"[{host}]" if ":" in host else host
+
     @property
     def url(self) -> str:
-        host, port = self._host_port()
-        shown = f"[{host}]" if ":" in str(host) else host
-        return f"http://{shown}:{port}/" + (f"?token={self.token}" if self.token else "")
+        return f"http://{self._shown_host()}:{self._host_port()[1]}/" + (f"?token={self.token}" if self.token else "")
 
     def serve_in_thread(self) -> threading.Thread:
         thread = threading.Thread(target=self.serve_forever, name="agentbed-view", daemon=True)
