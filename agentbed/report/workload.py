@@ -13,6 +13,7 @@ from typing import Any
 from agentbed.report.html import Markup, el, fmt_cell, fmt_number, slug
 from agentbed.report.plots import fraction_table_heatmap
 from agentbed.report.rundir import Problem
+from agentbed.report.scatter import BadScatter, scatter_figure_svg
 from agentbed.report.svg import InvalidSvg, sanitize_svg
 
 _HEADLINE_KNOWN = {"metric", "estimate", "low", "high", "n", "higher_is_better", "confidence", "command",
@@ -98,14 +99,21 @@ def _table(item: Any, i: int, summary: dict[str, Any], base: str, where: str,
 
 def _figure(item: Any, i: int, summary: dict[str, Any], base: str, where: str,
             problems: list[Problem]) -> Markup | None:
-    if not isinstance(item, dict) or not isinstance(item.get("svg"), str):
+    if isinstance(item, dict) and "scatter" in item:  # data, drawn here (agentbed.report.scatter)
+        try:
+            svg = scatter_figure_svg(item)
+        except BadScatter as exc:
+            problems.append(Problem(where, f"figures[{i}]: {exc}; left out"))
+            return None
+    elif not isinstance(item, dict) or not isinstance(item.get("svg"), str):
         problems.append(Problem(where, f"figures[{i}] has no 'svg' text; left out"))
         return None
-    try:
-        svg = sanitize_svg(item["svg"], f"{base}-f{i + 1}")
-    except InvalidSvg as exc:
-        problems.append(Problem(where, f"figures[{i}].svg is not usable SVG ({exc}); left out"))
-        return None
+    else:
+        try:
+            svg = sanitize_svg(item["svg"], f"{base}-f{i + 1}")
+        except InvalidSvg as exc:
+            problems.append(Problem(where, f"figures[{i}].svg is not usable SVG ({exc}); left out"))
+            return None
     note = item.get("note")
     return el("figure", el("figcaption", item.get("title") or f"Figure {i + 1}"), Markup(svg),
               el("p", note, class_="note") if isinstance(note, str) and note else None,

@@ -20,6 +20,7 @@ from agentbed.seal import log_key
 from agentbed.validate import open_regular
 from agentbed.verify_run import SealStatus
 from agentbed.view.catalog import RUNNING, Catalog, RunView, read_episode
+from agentbed.view.summaries import workload_document
 
 PAGE = 200  # episode rows per page: the table stays fast however large the run
 
@@ -79,7 +80,8 @@ def run_document(view: RunView) -> dict[str, Any]:
     return {"run": run_summary(view, state), "meta": state["meta"], "problems": state["problems"],
             "forest": forest, "findings_text": other, "heatmap": success_heatmap(rows, running=RUNNING), "facets": facets,
             "summaries": {s: {"title": v.get("title", s), "headline": v.get("headline", []),
-                              "error": v.get("error")} for s, v in state["summaries"].items()}}
+                              "error": v.get("error")} for s, v in state["summaries"].items()},
+            "workloads": {s: workload_document(v) for s, v in state["summaries"].items()}}
 
 
 def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:

@@ -75,7 +75,7 @@ function problemsBlock(problems) {
     h("ul", {}, problems.map((p) => h("li", {}, h("code", {}, p.file || ""), ": ", p.message || String(p)))));
 }
 
-const SECTIONS = {runs: ["runs"], run: ["run-head", "findings", "heatmap", "filters", "episodes"],
+const SECTIONS = {runs: ["runs"], run: ["run-head", "findings", "workloads", "heatmap", "filters", "episodes"],
   episode: ["episode-head", "transcript", "tree"], approvals: ["approvals"]};
 
 function replaceSection(id, el) {  // each page's sections keep their place (placeholders made by navigate)
@@ -127,6 +127,24 @@ function renderRunHead(doc) {
       h("td", {}, f.note || ""))))) : null) : null;
   replaceSection("findings", findings);
   replaceSection("heatmap", doc.heatmap ? h("section", {}, h("h3", {}, "Agents x tasks"), svg(doc.heatmap)) : null);
+  replaceSection("workloads", workloadsBlock(doc.workloads || {}));
+}
+
+// Each workload summary's plots and tables (agentbed.view.summaries): every cell, title and note
+// as a text node; the only markup is SVG the server drew from numbers (agentbed.report.scatter).
+function workloadsBlock(workloads) {
+  const parts = Object.entries(workloads).filter(([, w]) => w.figures.length || w.tables.length || w.problems.length)
+    .map(([suite, w]) => h("section", {class: "workload", "data-suite": suite},
+      h("h3", {}, w.title || suite, " ", h("code", {}, `(${suite})`)),
+      w.problems.length ? problemsBlock(w.problems.map((m) => ({file: `${suite}/summary.json`, message: m}))) : null,
+      w.figures.map((f) => h("figure", {class: "summary-figure"}, h("figcaption", {}, f.title),
+        f.svg ? svg(f.svg) : null, f.note ? h("p", {class: "note"}, f.note) : null)),
+      w.tables.map((t) => h("details", {class: "summary-table", open: true}, h("summary", {}, t.title +
+        (t.total_rows > t.rows.length ? ` (first ${t.rows.length} of ${t.total_rows} rows)` : "")),
+        h("table", {}, h("thead", {}, h("tr", {}, t.columns.map((c) => h("th", {}, c)))),
+          h("tbody", {}, t.rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c)))))),
+        t.note ? h("p", {class: "note"}, t.note) : null))));
+  return parts.length ? h("section", {}, parts) : null;
 }
 
 function filterBar(facets, onchange) {
