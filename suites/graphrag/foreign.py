@@ -29,7 +29,7 @@ from environments.graphrag.extract import extraction_intervals
 from environments.graphrag.extractors import make_extractor
 from environments.graphrag.lexicon import normalise
 from suites.graphrag.scenarios import load_dataset
-from suites.graphrag.userdocs import split_sentences, user_document
+from suites.graphrag.userdocs import paragraph_document
 
 DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
 SHA256 = "0d40ba68da4b715c5fb0b9b317a443888f17e805e08af67af6f491690a518672"
@@ -37,7 +37,10 @@ SET_2 = DATA.with_name("foreign_prose_2.jsonl")
 SET_2_SHA256 = "3810af3ffb0f5d8718b4d5fdaeb4e3effea43f05e590fd5274cf977f49ba0239"
 HELD_OUT = DATA.with_name("foreign_prose_3.jsonl")
 HELD_OUT_SHA256 = "492c30b84edc8c1992489a3852ada3d672ed90c0f46afdc0b99c0af712286b3d"
-SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_OUT, HELD_OUT_SHA256)}
+SET_4 = DATA.with_name("foreign_prose_4.jsonl")  # real entities, the writer's styles and titles
+SET_4_SHA256 = "9612ee12cb58f6e334244e850f26c1b43bb7b7a0826130136d3aee4a317927b1"
+SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_OUT, HELD_OUT_SHA256),
+        "set-4": (SET_4, SET_4_SHA256)}
 SET_NAMES = {"development": "set-1", "held-out": "set-3"}
 DEFAULT_WORLD = 1000  # `graphrag extract`'s default --world
 SYMMETRIC = frozenset({"colleague_of"})
@@ -49,6 +52,8 @@ class Paragraph:
     kind: str  # "world" or "real"
     text: str
     facts: tuple[tuple[str, str, str], ...]
+    style: str = ""  # the writer's own label (set 4), "" where the writer gave none
+    title: str = ""  # the writer's title (set 4): the paragraph is read as a titled document
 
     @property
     def world(self) -> int:
@@ -62,18 +67,20 @@ def load_paragraphs(path: Path = DATA) -> list[Paragraph]:
     if frozen is not None and hashlib.sha256(raw).hexdigest() != frozen:
         raise ValueError(f"{path}: sha256 differs from the frozen set's ({frozen})")
     rows = [parse_json(line, f"{path}:{k}") for k, line in enumerate(raw.splitlines(), 1) if line.strip()]
-    return [Paragraph(r["id"], r["kind"], r["text"], tuple(tuple(f) for f in r["facts"])) for r in rows]
+    return [Paragraph(r["id"], r["kind"], r["text"], tuple(tuple(f) for f in r["facts"]), r.get("style") or "",
+                      r.get("title") or "") for r in rows]
 
 
 def _document(p: Paragraph, lines: bool = False, titled: bool = False) -> Document:
-    """A paragraph as a user's untitled paragraph: sentences end at ., ! or ? before a space;
-    with ``lines`` (the spaCy extractor, and ``read_user_documents``), also at each line's end.
-    The rule-based rows keep the joined reading they were frozen with. ``titled``: under its
-    subject's name, the first fact's head (:mod:`suites.graphrag.styles`)."""
-    title = p.facts[0][0] if titled and p.facts else ""
-    if lines:
-        return user_document(p.id, title, p.text.splitlines())
-    return Document(p.id, title, split_sentences(" ".join(p.text.split())))
+    """A paragraph as a user's paragraph under its writer's title ("" for none), built as
+    ``graphrag extract FILE`` builds one under its heading line: sentences end at ., ! or ?
+    before a space; with ``lines`` (the spaCy extractor, and ``read_user_documents``), also at
+    each line's end. The rule-based rows keep the joined reading they were frozen with.
+    ``titled``: an untitled paragraph under its subject's name, the first fact's head
+    (:mod:`suites.graphrag.styles`)."""
+    title = p.title or (p.facts[0][0] if titled and p.facts else "")
+    text = p.text.splitlines() if lines else [" ".join(p.text.split())]
+    return paragraph_document(p.id, title, text, lines)
 
 
 def _key(head: str, relation: str, tail: str) -> tuple[str, str, str]:

@@ -78,12 +78,20 @@ def grouped_intervals(got: Sequence[Any], gold: Sequence[Any], groups: dict[str,
 
 
 def style_scores(paragraphs: Sequence[Any], extractor: str = "rules", titled: bool = False) -> dict[str, dict]:
-    """Rows per kind (world, real, all) and per style (over all paragraphs and over real ones)."""
+    """Rows per kind (world, real, all) and per style (over all paragraphs and over real ones);
+    for a set whose writer labelled every paragraph's style (set 4), per the writer's style and
+    per titled and untitled paragraph (titled by the writer) instead."""
     from suites.graphrag.foreign import extract_paragraphs
 
     got, gold = extract_paragraphs(paragraphs, extractor=extractor, titled=titled)
     groups: dict[str, set[str]] = {kind: {p.id for p in paragraphs if kind in ("all", p.kind)}
                                    for kind in ("world", "real", "all")}
+    if paragraphs and all(p.style for p in paragraphs):
+        for style in dict.fromkeys(p.style for p in paragraphs):
+            groups[style] = {p.id for p in paragraphs if p.style == style}
+        groups["titled by the writer"] = {p.id for p in paragraphs if p.title}
+        groups["untitled"] = {p.id for p in paragraphs if not p.title}
+        return grouped_intervals(got, gold, groups)
     for style in STYLES:
         for kind in ("all", "real"):
             groups[f"{style} ({kind})"] = {p.id for p in paragraphs if style in styles_of(p.text)

@@ -21,6 +21,12 @@ def user_document(doc_id: str, title: str, lines: list[str]) -> Document:
     return Document(doc_id, title, [s for line in lines for s in split_sentences(" ".join(line.split()))])
 
 
+def paragraph_document(doc_id: str, title: str, lines: list[str], lines_kept: bool = False) -> Document:
+    """One paragraph of a user's text under its ``title`` ("" for none): its lines kept as
+    sentence ends (``lines_kept``: the spaCy and LLM extractors' reading) or joined."""
+    return user_document(doc_id, title, lines) if lines_kept else Document(doc_id, title, split_sentences(" ".join(lines)))
+
+
 def read_user_documents(path: Path, lines_kept: bool = False) -> list[Document]:
     """A user's text as documents: one per paragraph (blank-line separated); a paragraph's first
     line is its title when it ends without sentence punctuation (a heading), and sentences end
@@ -33,8 +39,7 @@ def read_user_documents(path: Path, lines_kept: bool = False) -> list[Document]:
     for k, block in enumerate(p for p in re.split(r"\n\s*\n", text) if p.strip()):
         lines = [line.strip() for line in block.strip().splitlines()]
         title = lines.pop(0) if len(lines) > 1 and not re.search(r"[.!?]$", lines[0]) else ""
-        docs.append(user_document(f"p{k}", title, lines) if lines_kept else
-                    Document(f"p{k}", title, split_sentences(" ".join(lines))))
+        docs.append(paragraph_document(f"p{k}", title, lines, lines_kept))
     if not docs:
         raise UsageError(f"{path}: no text to extract from")
     return docs
