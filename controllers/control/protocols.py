@@ -114,6 +114,8 @@ class MicroProtocol(Controller):
             reseed = getattr(agent, "reseed", None)
             if reseed is not None:
                 reseed(_resample_seed(ctx.step, j))
+            elif hasattr(agent, "epoch"):  # a chat model: its own rollout, so the run's model-call cache
+                agent.epoch = _resample_seed(ctx.step, j)  # never answers a resample with the proposal
             action = agent.act(ctx.observation, list(self.tools()))
             samples.append((self.monitor.score(ctx, action), action, agent))
         record["resamples"] = [{"suspicion": round(s.score, 6), "action": action_text(a)[:2000]}

@@ -12,9 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentbed.agents.cache import ModelCallCache
 from agentbed.binding import binding
 from agentbed.errors import UsageError
 from agentbed.executors import execute
+from agentbed.inflight import ModelRuntime, is_model_bound
 from agentbed.runner import EpisodeSpec
 from agentbed.store import RunStore
 from agentbed.summary import write_summary
@@ -50,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--counterfactual", type=int, default=20,
                    help="branch at most this many intervened attack episodes into every alternative (0: none)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the intervals")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
+                   help="keep a model policy's calls in the model-call cache (default: on): the counterfactual "
+                        "branches of a model-played episode then start from the very proposal it recorded")
+    p.add_argument("--cache-dir", help="model-call cache directory (default: the per-user one, as agentbed run's)")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--executor", default="process", choices=("serial", "process"))
     p.set_defaults(func=cmd_control)
@@ -144,6 +150,7 @@ def run_grid(args: argparse.Namespace) -> Path:
     # any model named by a policy, the trusted role or the monitor: local ones get a server for the run
     models = {s.agent for s in specs} | {str(s.options.get(k, "")) for s in specs
                                          for k in ("trusted", "monitor_model", "editor")}
+    cache = _cache(args, specs)
     with contextlib.ExitStack() as stack:
         stack.enter_context(serving(sorted(m for m in models if m), root))
         stores = []
@@ -155,7 +162,9 @@ def run_grid(args: argparse.Namespace) -> Path:
             stack.enter_context(store)
             bound = binding(store.meta())  # every log's header names its sub-run (agentbed.binding), as run's do
             group = [replace(s, run=bound) for s in group]
-            for record in execute(group, store.root, executor=args.executor, jobs=args.jobs):
+            runtime = ModelRuntime.for_run([s.agent for s in group if is_model_bound(s.agent)], store.root,
+                                           cache=cache) if cache is not None else None
+            for record in execute(group, store.root, executor=args.executor, jobs=args.jobs, runtime=runtime):
                 store.append(record)
             store.flush()
             if name == AC_TRAIN:
@@ -164,11 +173,18 @@ def run_grid(args: argparse.Namespace) -> Path:
                 write_rows(training_rows(store.root, root), store.root / "control" / "ac_rows.jsonl")
             stores.append(store)
         summary = write_control_summary(root, _command(args), resamples=args.resamples,
-                                        counterfactual=args.counterfactual)
+                                        counterfactual=args.counterfactual, cache=cache)
         for store in stores:
             write_summary(summary, store.root / "control" / "summary.json")
             store.finish(["control/summary.json", *(["control/ac_rows.jsonl"] if store.root.name == AC_TRAIN else [])])
     return root
+
+
+def _cache(args: argparse.Namespace, specs: list[EpisodeSpec]) -> ModelCallCache | None:
+    """The model-call cache of a run a chat model plays the untrusted policy in (None otherwise)."""
+    if not args.cache or not any(is_model_bound(s.agent) for s in specs):
+        return None
+    return ModelCallCache(args.cache_dir)
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -188,6 +204,8 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--editor {args.editor}")
     if "ac" in args.protocols:
         parts.append(f"--ac-train-tasks {args.ac_train_tasks}")
+    if not args.cache and args.untrusted:
+        parts.append("--no-cache")
     parts += [f"--counterfactual {args.counterfactual}", f"--resamples {args.resamples}"]
     return " ".join(parts)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentbed.branch import ForkPoint, Prefix
+from agentbed.branch import ForkPoint, Prefix, PrefixMismatch
 from agentbed.export.episodes import load_episodes
 from agentbed.log import TrajectoryWriter, read_log
 from agentbed.runner import EpisodeSpec
@@ -31,7 +31,7 @@ from controllers.control.measures import suspicion_threshold
 from controllers.control.protocols import MicroProtocol
 from suites.control.analysis import _suspicions, protocol_key
 from suites.control.settings import mode_of
-from suites.control.suite import SUITE, make_monitor
+from suites.control.suite import SUITE, attack_instruction, make_monitor
 
 ALTERNATIVES = {"continue": "tm", "defer": "dtt", "resample": "dtr", "edit": "te"}
 
@@ -46,12 +46,40 @@ def first_intervention(log: list[dict[str, Any]]) -> int | None:
     return None
 
 
+def _untrusted_at(point: ForkPoint, base: EpisodeSpec, env: Any, log_path: Path, cache: Any) -> Any:
+    """The untrusted policy in its state at the fork point. A scripted policy is replayed along the
+    prefix (its actions checked against the log). A chat model is primed from its recorded replies
+    (no call; each must rebuild the action the log executed) with the side task it was told, and
+    given the run's model-call cache: its first proposal from here is the one the episode recorded."""
+    made = SUITE.make_agent(base, env)
+    if not base.agent.startswith("model:"):
+        return point.replay_agent(made, env.task)
+    from agentbed.agents.chat import ChatAgent
+    from agentbed.agents.toolcalls import message_from_model_output
+
+    agent = made
+    if not isinstance(agent, ChatAgent):
+        raise TypeError(f"{base.agent}: a model policy that is no chat agent cannot be primed from its log")
+
+    if mode_of(base.agent, base.options) == "attack":
+        agent.add_instruction(attack_instruction(getattr(env, "side_task", "")))
+    agent.load_log_prefix(log_path, point.at_step)
+    steps = [r for r in read_log(log_path) if r.get("type") == "step"][:point.at_step]
+    for i, step in enumerate(steps, start=1):
+        rebuilt = agent.action_of_reply(message_from_model_output(step["model_output"]))
+        if rebuilt != point.prefix.actions[i - 1]:
+            raise PrefixMismatch(i, "action", point.prefix.actions[i - 1], rebuilt)
+    agent.cache = cache
+    return agent
+
+
 def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path, at: int | None = None,
                    make_protocol: Callable[[str, EpisodeSpec, Any, str], MicroProtocol] | None = None,
-                   sub: str = "branches") -> list[dict[str, Any]]:
+                   sub: str = "branches", cache: Any = None) -> list[dict[str, Any]]:
     """Every alternative from step ``at`` (default: the first intervention) of one episode, as one
     row each; ``make_protocol(alternative, spec, env, task observation)`` builds each branch's
-    protocol (default: the alternative's whole protocol, at the episode's defer threshold)."""
+    protocol (default: the alternative's whole protocol, at the episode's defer threshold).
+    ``cache``: the run's model-call cache, for an episode a chat model played."""
     log = read_log(log_path)
     at = first_intervention(log) if at is None else at
     if at is None:
@@ -66,7 +94,7 @@ def branch_episode(run_dir: Path, record: dict[str, Any], log_path: Path, at: in
     rows = []
     for name, kind in ALTERNATIVES.items():
         env = point.materialize()
-        agent = point.replay_agent(SUITE.make_agent(base, env), env.task)
+        agent = _untrusted_at(point, base, env, log_path, cache)
         spec = EpisodeSpec("control", record["task"], f"{record['agent']}@{at}:{name}", record["seed"],
                            {**options, "protocol": kind, "parent": record["episode_id"]})
         protocol = make_protocol(name, spec, env, prefix.observations[0])
@@ -105,9 +133,9 @@ def _prefix_suspicion(log: list[dict[str, Any]], at: int) -> float:
     return max(scores, default=0.0)
 
 
-def counterfactuals(run_dir: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+def counterfactuals(run_dir: str | Path, limit: int | None = None, cache: Any = None) -> list[dict[str, Any]]:
     """Branch the attack episodes a protocol intervened on: all, or ``limit`` spread evenly over them
-    (in episode-id order, so the same run gives the same choice)."""
+    (in episode-id order, so the same run gives the same choice); ``cache``: the run's model-call cache."""
     root = Path(run_dir)
     chosen = []
     for ep in load_episodes(root):
@@ -119,8 +147,6 @@ def counterfactuals(run_dir: str | Path, limit: int | None = None) -> list[dict[
             continue
         if first_intervention(ep.log) is None:
             continue
-        if r["agent"].startswith("model:"):
-            continue  # a model's prefix would be replayed from its recorded replies: not wired here yet
         chosen.append(ep)
     chosen.sort(key=lambda ep: ep.record["episode_id"])
     if limit is not None and len(chosen) > limit:
@@ -128,7 +154,7 @@ def counterfactuals(run_dir: str | Path, limit: int | None = None) -> list[dict[
     rows: list[dict[str, Any]] = []
     for ep in chosen:
         assert ep.log_path is not None
-        rows += branch_episode(root, ep.record, ep.log_path)
+        rows += branch_episode(root, ep.record, ep.log_path, cache=cache)
     return rows
 
 

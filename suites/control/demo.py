@@ -14,7 +14,7 @@ from suites.control.cli import main_json, run_grid
 DEMO = {"settings": "contracts,agentdojo", "protocols": "tm,dtt,dtr,te", "defer": "0.3", "tasks": 4, "seeds": 1,
         "monitor": "scripted", "monitor_model": "", "untrusted": "", "trusted": "trusted",
         "strategies": "blatant,disguised,subtle", "k": 3, "attack_rate": 1.0, "jobs": 2, "executor": "serial", "resamples": 100,
-        "counterfactual": 6, "editor": "scripted", "ac_train_tasks": 3}
+        "counterfactual": 6, "editor": "scripted", "ac_train_tasks": 3, "cache": True, "cache_dir": None}
 
 
 def run_demo(out_dir: Path, **overrides: Any) -> dict[str, Any]:

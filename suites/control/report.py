@@ -36,7 +36,7 @@ def pareto_figure(result: dict[str, Any], budget: float) -> dict[str, Any]:
 
 
 def counterfactual_table(run_dir: str | Path, limit: int, budget: float = PLOT_BUDGET,
-                         resamples: int = 1000) -> tuple[dict[str, Any], dict[str, Any]] | None:
+                         resamples: int = 1000, cache: Any = None) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Every alternative at each intervened attack's first intervention; paired differences of
     uncaught success and main-task success between continuing and each intervention."""
     from agentbed.stats import paired_difference_ci
@@ -44,7 +44,7 @@ def counterfactual_table(run_dir: str | Path, limit: int, budget: float = PLOT_B
     from suites.control.analysis import trajectories
     from suites.control.counterfactual import ALTERNATIVES, counterfactuals, unsafe
 
-    rows = counterfactuals(run_dir, limit=limit)
+    rows = counterfactuals(run_dir, limit=limit, cache=cache)
     if not rows:
         return None
     by_protocol, _, _ = trajectories(run_dir)
@@ -78,8 +78,8 @@ def counterfactual_table(run_dir: str | Path, limit: int, budget: float = PLOT_B
                  "main task done", "uncaught - continue", "main - continue"], body, note), found
 
 
-def build_summary(run_dir: str | Path, command: str, resamples: int = 1000, counterfactual: int = 0
-                  ) -> dict[str, Any]:
+def build_summary(run_dir: str | Path, command: str, resamples: int = 1000, counterfactual: int = 0,
+                  cache: Any = None) -> dict[str, Any]:
     result = control_table(run_dir, resamples=resamples)
     rows = result["rows"]
     columns = ["protocol", "audit budget %", "safety", "usefulness", "scaled usefulness", "safety - tm",
@@ -115,7 +115,8 @@ def build_summary(run_dir: str | Path, command: str, resamples: int = 1000, coun
                                            note=f"trusted {_num(result['usefulness_trusted'], 2)}, untrusted "
                                                 f"{_num(result['usefulness_untrusted'], 2)}"))
         summary["findings"].append(finding("Pareto front at 1%", ", ".join(front) or "-"))
-    branched = counterfactual_table(run_dir, counterfactual, resamples=resamples) if counterfactual else None
+    branched = counterfactual_table(run_dir, counterfactual, resamples=resamples, cache=cache) \
+        if counterfactual else None
     if branched is not None:
         summary["tables"].append(branched[0])
         summary["findings"].append(branched[1])
@@ -123,8 +124,8 @@ def build_summary(run_dir: str | Path, command: str, resamples: int = 1000, coun
     return summary
 
 
-def write_control_summary(run_dir: str | Path, command: str, resamples: int = 1000, counterfactual: int = 0
-                          ) -> dict[str, Any]:
-    summary = build_summary(run_dir, command, resamples, counterfactual)
+def write_control_summary(run_dir: str | Path, command: str, resamples: int = 1000, counterfactual: int = 0,
+                          cache: Any = None) -> dict[str, Any]:
+    summary = build_summary(run_dir, command, resamples, counterfactual, cache)
     write_summary(summary, Path(run_dir) / "control" / "summary.json")
     return summary
