@@ -54,10 +54,14 @@ def _successes(dataset: str, attack: str, defense: str) -> dict[str, bool]:
     return {r.task: bool(r.metrics.get("attack_success")) for r in cell.records}
 
 
-@pytest.mark.parametrize("dataset", ["geonames"])
-def test_framing_succeeds_no_more_often_with_tdp(dataset):
-    """GeoNames was the held-out cell where TDP helped `frame` (0.75 -> 0.80).
-    Counted over the targeted questions, paired."""
-    undefended = _successes(dataset, "frame", "none")
-    defended = _successes(dataset, "frame", "tdp")
+@pytest.mark.parametrize(("dataset", "attack"), [("geonames", "frame"), ("world", "frame"), ("world", "adaptive"),
+                                                 ("nations", "frame")])
+def test_framing_succeeds_no_more_often_with_tdp(dataset, attack, request):
+    """GeoNames was the held-out cell where TDP helped `frame` (0.75 -> 0.80); the others hold
+    it on a generated world (1000; `adaptive` searches mixes with framing documents against
+    TDP's own ranker) and a real graph. Counted over the targeted questions, paired."""
+    if dataset == "nations":
+        request.getfixturevalue("nations_available")
+    undefended = _successes(dataset, attack, "none")
+    defended = _successes(dataset, attack, "tdp")
     assert sum(defended.values()) <= sum(undefended.values())
