@@ -230,6 +230,25 @@ def advantage_spread(cps: Checkpoints, costs: Costs, chosen_by_oracle: np.ndarra
             "oracle_utility": float(oracle_u.mean()), "defer_utility": float(defer_u.mean())}
 
 
+def regime_descriptors(cps: Checkpoints, regrets: dict[str, np.ndarray], advantage: dict[str, list[dict[str, Any]]],
+                       spread: dict[str, Any], bs: dict[str, int]) -> dict[str, Any]:
+    """The regime a benchmark is in (issue 54 item 5), each with a cluster-bootstrap interval:
+    how widely the primary intervention's advantage tau(h) spreads (its standard deviation), the
+    share of checkpoints where deferring to it is not best, the intervention's strength (mean
+    tau), and how much of the room for control the scalar score explains: the share of the gap
+    between the best fixed action and the oracle that the scalar oracle (the best policy of the
+    binned score, fitted on these very checkpoints) closes; 0 where the score says nothing."""
+    tau = np.asarray([x["tau"] for x in advantage[cps.primary]])
+    fixed, scalar = regrets["best-fixed"], regrets["scalar-oracle"]
+    explained = cluster_bootstrap(lambda i: 1.0 - scalar[i].mean() / fixed[i].mean() if fixed[i].mean() > ZERO
+                                  else float("nan"), cps.games, **bs)
+    return {"intervention": cps.primary,
+            "advantage_spread": interval_dict(cluster_bootstrap(lambda i: float(tau[i].std()), cps.games, **bs)),
+            "share_defer_not_best": spread["share_best_not_primary"],
+            "strength": interval_dict(cluster_bootstrap(lambda i: float(tau[i].mean()), cps.games, **bs)),
+            "scalar_explains": interval_dict(explained)}
+
+
 def per_flaw(cps: Checkpoints, dataset: Dataset, regrets: dict[str, np.ndarray],
              bs: dict[str, int]) -> dict[str, dict[str, Any]]:
     """The same out-of-fold (or held-out) decisions, summarised per base agent: its checkpoints'
@@ -318,6 +337,7 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
         rk = {name: float(regret(uk, cps.choices, slots[k]).mean()) for name, slots in cv["chosen"].items()}
         rk["best scalar-only"] = min(rk[n] for n in SCALAR_ONLY)
         sweep.append({"costs": costs.to_dict(), "regret": rk})
+    spread = advantage_spread(cps, config.costs, cv["chosen"]["oracle"][0], advantage, bs)
     beats_selected = diffs[f"{AC} - {SELECTED}"]["high"] < 0
     worse_than_selected = diffs[f"{AC} - {SELECTED}"]["low"] > 0
     beats_all, beats_fitted = diffs[f"{AC} - {best}"]["high"] < 0, diffs[f"{AC} - {best_fitted}"]["high"] < 0
@@ -341,7 +361,7 @@ def evaluate(dataset: Dataset, config: EvalConfig | None = None, train: Dataset 
         "regime": ("gain" if beats_selected else "loss" if worse_than_selected else "no significant gain"),
         "regime_against_best_on_evaluated": ("gain" if beats_all else "gain over fitted scalar-only policies only"
                                              if beats_fitted else "no significant gain"),
-        "spread": advantage_spread(cps, config.costs, cv["chosen"]["oracle"][0], advantage, bs),
+        "spread": spread, "descriptors": regime_descriptors(cps, regrets, advantage, spread, bs),
         "accounting": accounting, "per_flaw": per_flaw(cps, dataset, regrets, bs),
         "replay": {k: accounting[k] for k in ("branches", "replays", "replay_mismatches", "branch_errors")},
         "split": regret_split(cps, regrets, config.split_by, **bs) if config.split_by else None,

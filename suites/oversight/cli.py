@@ -46,6 +46,9 @@ def register(subparsers: Any) -> None:
                        help="game offset: leave out the first N games (e.g. games never looked at while designing)")
     build.add_argument("--games-seed", type=_nonnegative, default=0,
                        help="alfworld: the game generator's seed (another seed gives games the controllers never saw)")
+    build.add_argument("--split", choices=("development", "held-out"), default=None,
+                       help="scienceworld, graphrag, suite:NAME: only the games of this side of the benchmark's "
+                            "registered split (suites/oversight/seeds.py); alfworld's split is --games-seed")
     build.add_argument("--regime", choices=sorted(REGIMES), default=None,
                        help=f"alfworld: the intervention setting (default {DEFAULT_REGIME}: the benchmark's "
                             "configuration; free: the paper's flawless, unlimited, free expert); the --expert-* "
@@ -90,6 +93,16 @@ def register(subparsers: Any) -> None:
                             "(default expert,planner,reflect)")
     build.add_argument("--logs", default=None, help="directory for one trajectory log per branch")
     build.set_defaults(func=_build)
+
+    held = verbs.add_parser("table", help="one held-out table over benchmarks from records written by "
+                                          "'evaluate HELD --train DEV --record FILE'")
+    held.add_argument("records", nargs="+", help="records (JSON) written by evaluate --record, one per benchmark")
+    held.add_argument("--summary", default=None, help="also write the table in the report's summary format")
+    held.set_defaults(func=_table)
+
+    from suites.oversight import curve_cli
+
+    curve_cli.register(verbs, _positive)
 
     every = verbs.add_parser("all", help="build and evaluate every benchmark; one table of regret per controller "
                                           "per benchmark (summary.json for the report)")
@@ -208,6 +221,9 @@ def _build(args: argparse.Namespace) -> int:
         raise UsageError(f"{flag}: {args.benchmark} has no ALFWorld expert (alfworld has)")
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
+    if args.split and args.benchmark == "alfworld":
+        raise UsageError("--split: alfworld's split is its generator seed (--games-seed; suites/oversight/seeds.py)")
+    options.update({"split": args.split} if args.split else {})
     config = BuildConfig(benchmark=args.benchmark, games=args.games, skip_games=args.skip_games,
                          flaws=[f for f in args.flaws.split(",") if f] + ([f"model:{args.model}"] if args.model else []),
                          seeds=args.seeds, first=args.first,
@@ -223,6 +239,18 @@ def _build(args: argparse.Namespace) -> int:
     print(f"wrote {path}: {len(dataset.rows)} rows, {counts['checkpoints']} checkpoints, "
           f"{counts['replay_mismatches']} replay mismatches and {counts['branch_errors']} branch errors discarded")
     print(f"seeds: {dataset.provenance['generator_seeds']}")
+    return 0
+
+
+def _table(args: argparse.Namespace) -> int:
+    from controllers.oversight.report import render_text
+    from suites.oversight.heldout_table import heldout_table, read_records
+
+    tab = heldout_table(read_records(args.records), "agentbed oversight table " + shlex.join(args.records))
+    print(render_text([tab]))
+    if args.summary:
+        write_summary({"suite": "oversight", "title": "Prefix-branching oversight: every benchmark held out",
+                       "headline": [], "tables": [tab], "figures": [], "command": tab["note"]}, args.summary)
     return 0
 
 
@@ -388,10 +416,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(render_text(tabs))
     seeds = describe_seeds(dataset.provenance, sorted({r["game"] for r in dataset.rows}))
     if train is not None:
-        print(f"\nseeds: fitted on {describe_seeds(train.provenance, sorted({r['game'] for r in train.rows}))}; "
-              f"evaluated on {seeds}")
+        seeds = f"fitted on {describe_seeds(train.provenance, sorted({r['game'] for r in train.rows}))}; evaluated on {seeds}"
     else:
-        print(f"\nseeds: cross-validated on {seeds}")
+        seeds = f"cross-validated on {seeds}"
+    print(f"\nseeds: {seeds}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
@@ -399,7 +427,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         from suites.oversight.record import write_record
 
         write_record(args.record, result, command, {"heldout": args.dataset, **({"dev": args.train} if args.train else {})},
-                     args.configuration, config, budgets)
+                     args.configuration, config, budgets, seeds)
     if args.summary:
         summary = {"suite": "oversight", "title": f"Prefix-branching oversight: {result['benchmark']}",
                    "episodes": result["rows"], "seeds": len(dataset.provenance["config"].get("flaws") or []) or None,

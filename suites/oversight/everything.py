@@ -38,7 +38,7 @@ def plans(alfworld_games: int = 20) -> list[Plan]:
         Plan("scienceworld", {"games": 11, "checkpoints": 2, "first": 3, "every": 5, "rollouts": 2}),
         Plan("suite:contracts", {"checkpoints": 3, "first": 1, "every": 2, "rollouts": 1},
              {"base": "naive", "interventions": "oracle"}),
-        Plan("graphrag", {"checkpoints": 1, "first": 1, "rollouts": 1}),
+        Plan("graphrag", {"checkpoints": 1, "first": 2, "rollouts": 1}),
     ]
 
 

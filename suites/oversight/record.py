@@ -34,12 +34,12 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     ratios = {k: v for k, v in result["ratios"].items()}
     ratios["scalar"] = {"baseline": "scalar", **result["ratio_action_conditioned_to_scalar"]}
     return {
-        "checkpoints": result["checkpoints"], "games": result["games"], "protocol": result["protocol"],
+        "benchmark": result["benchmark"], "checkpoints": result["checkpoints"], "games": result["games"], "protocol": result["protocol"],
         "regret": {n: result["controllers"][n]["regret"] for n in KEY_CONTROLLERS if n in result["controllers"]},
         "actions": {n: result["controllers"][n]["actions"] for n in ("action-conditioned", "scalar-selected", "oracle")},
         "ratios": ratios, "regime": result["regime"],
         "differences": {k: v for k, v in result["differences"].items() if k.startswith("action-conditioned")},
-        "spread": result["spread"],
+        "spread": result["spread"], "descriptors": result["descriptors"],
         "calibration": {"cost-rule+platt - cost-rule": result["calibration"]["differences"]["cost-rule+platt - cost-rule"],
                         "cost-rule+isotonic - cost-rule":
                             result["calibration"]["differences"]["cost-rule+isotonic - cost-rule"],
@@ -51,7 +51,7 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_record(path: str | Path, result: dict[str, Any], command: str, datasets: dict[str, str],
-                 configuration: str, config: Any, budgets: dict[str, int]) -> Path:
+                 configuration: str, config: Any, budgets: dict[str, int], seeds: str = "") -> Path:
     path = Path(path)
     folder = path.parent.resolve()
     files = {}
@@ -66,7 +66,7 @@ def write_record(path: str | Path, result: dict[str, Any], command: str, dataset
                        "command": Dataset.load(file).provenance.get("command", "")}
     name, _, description = configuration.partition(":")
     record = {"configuration": {"name": name.strip() or "unnamed", "description": description.strip()},
-              "command": command, "datasets": files,
+              "command": command, "datasets": files, "seeds": seeds,
               "eval_config": {"costs": config.costs.to_dict(), "forest": asdict(config.forest),
                               "budgets": budgets, "folds": config.folds},
               "result": summarize(result)}

@@ -84,8 +84,9 @@ SEEDS: dict[str, SeedSplit] = {
 
 
 def split_of(benchmark: str | None) -> SeedSplit | None:
-    """The registered split of a benchmark (every ``suite:NAME`` shares the task-quarter rule)."""
-    if benchmark and benchmark.startswith("suite:"):
+    """The registered split of a benchmark (every ``suite:NAME`` shares the task-quarter rule; a
+    dataset records a suite's target name, ``suite-NAME``)."""
+    if benchmark and benchmark.startswith(("suite:", "suite-")):
         return SEEDS["suite:*"]
     return SEEDS.get(benchmark or "")
 

@@ -88,8 +88,9 @@ def _expert(env: Any, agent: Agent) -> Agent:
     return PlanExpert(agent.plan, agent.pointer)
 
 
-def target(**options: Any) -> BranchTarget:
-    specs = {t.id: t for t in task_specs()}
+def target(variations: tuple[int, ...] | None = None, **options: Any) -> BranchTarget:
+    """``variations``: the task variations to branch (default the environment's first five)."""
+    specs = {t.id: t for t in (task_specs(tuple(variations)) if variations is not None else task_specs())}
     presets: dict[str, Flaws] = dict(FLAW_PRESETS)
     return BranchTarget(
         name="scienceworld",

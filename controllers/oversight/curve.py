@@ -1,0 +1,119 @@
+"""A learning curve over the development set's size, repeated over training draws (issue 54 item 4).
+
+For each size n and draw d the controllers are fitted on n development units (games; GraphRAG's
+questions) and scored on the same held-out checkpoints. Below the full size a draw is n units
+chosen without replacement; at the full size a draw is a bootstrap resample of the development
+units (with replacement), so the full-size point's interval carries the variation over which
+games happened to be developed on. Intervals are two-level percentile bootstraps: each resample
+draws training draws with replacement and held-out units with replacement (cluster bootstrap), so
+they include both the held-out sampling and the training-draw variation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from agentbed.errors import UsageError
+from controllers.oversight.checkpoints import Checkpoints
+from controllers.oversight.evaluate import ZERO, cross_validate
+from controllers.oversight.policies import ActionConditioned
+from controllers.oversight.utility import regret
+
+AC, RISK_AC, SELECTED = "action-conditioned", "action-conditioned (risk only)", "scalar-selected"
+CURVE_CONTROLLERS = (AC, RISK_AC, SELECTED, "scalar-bands", "scalar-bands-k3", "scalar-bands-any", "best-fixed",
+                     "scalar")
+
+
+def risk_only(cps: Checkpoints) -> Checkpoints:
+    """The same checkpoints with the scalar score as the only feature."""
+    return dataclasses.replace(cps, X=cps.risk.reshape(-1, 1), feature_names=("risk",))
+
+
+def draw_units(units: Sequence[str], n: int, draw: int, seed: int) -> list[str]:
+    """Draw ``draw`` of ``n`` development units: without replacement below the full size, a
+    bootstrap resample at it."""
+    rng = np.random.default_rng([seed, n, draw])
+    return [units[i] for i in rng.choice(len(units), n, replace=n == len(units))]
+
+
+def _fit_and_score(train: Checkpoints, test: Checkpoints, config: Any) -> dict[str, np.ndarray]:
+    u = test.utilities(config.costs)
+    cv = cross_validate(test, config, [config.costs], train)
+    out = {name: regret(u, test.choices, cv["chosen"][name][0]) for name in CURVE_CONTROLLERS if name != RISK_AC}
+    alone = ActionConditioned(config.forest)
+    alone.fit(risk_only(train))
+    out[RISK_AC] = regret(u, test.choices, alone.choose(risk_only(test), config.costs))
+    return out
+
+
+def two_level(stat: Callable[[np.ndarray, np.ndarray], float], draws: int, groups: np.ndarray, *,
+              resamples: int, seed: int) -> dict[str, float]:
+    """Percentile interval of ``stat(draw indices, checkpoint indices)`` resampling training draws
+    and held-out groups, each with replacement."""
+    keys = list(dict.fromkeys(groups.tolist()))
+    members = [np.flatnonzero(groups == k) for k in keys]
+    rng = np.random.default_rng(seed)
+    estimate = float(stat(np.arange(draws), np.arange(len(groups))))
+    samples = []
+    for _ in range(resamples):
+        d = rng.integers(0, draws, draws)
+        idx = np.concatenate([members[j] for j in rng.integers(0, len(keys), len(keys))])
+        value = stat(d, idx)
+        if np.isfinite(value):
+            samples.append(value)
+    lo, hi = np.quantile(samples, [0.025, 0.975]) if samples else (float("nan"), float("nan"))
+    return {"estimate": estimate, "low": float(lo), "high": float(hi), "draws": draws, "n": len(groups)}
+
+
+def _point(R: dict[str, np.ndarray], groups: np.ndarray, bs: dict[str, int]) -> dict[str, Any]:
+    """One size's regrets (``R[name]``: draws x held-out checkpoints) summarised with two-level intervals."""
+    draws = len(R[AC])
+
+    def mean_of(name: str) -> Callable[[np.ndarray, np.ndarray], float]:
+        return lambda k, i: float(R[name][np.ix_(k, i)].mean())
+
+    def ratio(a: str, b: str) -> Callable[[np.ndarray, np.ndarray], float]:
+        def stat(k: np.ndarray, i: np.ndarray) -> float:
+            den = R[b][np.ix_(k, i)].mean()
+            return float(R[a][np.ix_(k, i)].mean() / den) if den > ZERO else float("nan")
+        return stat
+
+    def diff(a: str, b: str) -> Callable[[np.ndarray, np.ndarray], float]:
+        return lambda k, i: float((R[a][np.ix_(k, i)] - R[b][np.ix_(k, i)]).mean())
+
+    others = [c for c in CURVE_CONTROLLERS if c != AC]
+    per_draw = [float(R[AC][k].mean() / R[SELECTED][k].mean()) if R[SELECTED][k].mean() > ZERO else float("nan")
+                for k in range(draws)]
+    return {"regret": {c: two_level(mean_of(c), draws, groups, **bs) for c in CURVE_CONTROLLERS},
+            "ratio": {b: two_level(ratio(AC, b), draws, groups, **bs) for b in others},
+            "difference": {b: two_level(diff(AC, b), draws, groups, **bs) for b in others},
+            "ratio_to_selected_per_draw": per_draw}
+
+
+def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], draws: int, config: Any,
+                   progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+    """Regret per controller per development size, and the action-conditioned controller's ratio
+    and difference against each scalar-only baseline, with two-level intervals."""
+    units = sorted(set(train.games.tolist()))
+    if not sizes or max(sizes) > len(units) or min(sizes) < 2:
+        raise UsageError(f"--sizes: each between 2 and the development set's {len(units)} units, got {list(sizes)}")
+    bs = {"resamples": config.resamples, "seed": config.seed}
+    points = []
+    for n in sizes:
+        fits: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
+        per_draw = []
+        for d in range(draws):
+            chosen = tuple(sorted(draw_units(units, n, d, config.seed)))
+            if chosen not in fits:
+                idx = np.concatenate([np.flatnonzero(train.games == g) for g in chosen])
+                fits[chosen] = _fit_and_score(train.subset(idx), test, config)
+            per_draw.append(fits[chosen])
+            progress(f"size {n}: draw {d + 1}/{draws}")
+        R = {name: np.stack([r[name] for r in per_draw]) for name in CURVE_CONTROLLERS}
+        points.append({"size": n, "draws": draws, "distinct_training_sets": len(fits), **_point(R, test.games, bs)})
+    return {"units": len(units), "held_out_checkpoints": len(test), "held_out_units": len(set(test.games.tolist())),
+            "sizes": list(sizes), "points": points}

@@ -1,0 +1,124 @@
+"""Issue 54 items 3-5: one held-out table over the committed benchmark records, builds that make a
+development or a held-out dataset from the registry, `oversight all` fitting on development games
+only, and the learning curve's draws."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agentbed.cli import main
+from agentbed.errors import UsageError
+from controllers.oversight.curve import draw_units, two_level
+from controllers.oversight.dataset import Dataset
+from controllers.oversight.evaluate import EvalConfig
+from controllers.oversight.policies import ForestSettings
+from suites.oversight.benchmarks import load_target
+from suites.oversight.heldout_table import ROWS, heldout_table, read_records
+from suites.oversight.seeds import split_of
+from suites.oversight.suite import DATA
+
+RECORDS = sorted(DATA.glob("heldout-*.json"))
+
+
+def test_the_table_has_a_column_per_benchmark_and_every_descriptor(capsys):
+    paths = [DATA / "headline.json", *RECORDS]
+    assert main(["oversight", "table", *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    records = read_records(paths)
+    assert {name for name, _ in records} >= {"alfworld", "graphrag", "suite-contracts"}
+    tab = heldout_table(records, "cmd")
+    assert [r[0] for r in tab["rows"]] == list(ROWS)
+    for name, record in records:  # fitted on development units, scored on held-out ones only
+        assert "(held out)" not in record["seeds"].split("; evaluated on ")[0], name
+        assert "(development)" not in record["seeds"].split("; evaluated on ")[1].replace("0 development", ""), name
+        d = record["result"]["descriptors"]
+        assert 0.0 <= d["share_defer_not_best"]["estimate"] <= 1.0 and d["advantage_spread"]["estimate"] >= 0
+        assert name in out
+
+
+def test_a_cross_validated_record_is_refused(tmp_path):
+    record = json.loads((DATA / "headline.json").read_text(encoding="utf-8"))
+    record["datasets"].pop("dev")
+    path = tmp_path / "cv.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(UsageError, match="not a held-out record"):
+        read_records([path])
+
+
+@pytest.mark.parametrize("benchmark,options", [("graphrag", {}), ("scienceworld", {}),
+                                               ("suite:contracts", {"base": "naive", "interventions": "oracle"})])
+def test_a_split_build_takes_only_that_side_of_the_registry(benchmark, options):
+    split = split_of(benchmark)
+    dev = load_target(benchmark, split="development", **options).games
+    held = load_target(benchmark, split="held-out", **options).games
+    assert dev and held and not set(dev) & set(held)
+    assert {split.unit(g) for g in dev} <= set(split.development)
+    assert {split.unit(g) for g in held} <= set(split.heldout)
+
+
+def test_a_split_alfworld_build_is_refused(tmp_path, capsys):
+    assert main(["oversight", "build", "alfworld", "--split", "held-out", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "--games-seed" in capsys.readouterr().err
+
+
+def test_oversight_all_fits_on_development_tasks_only(tmp_path, monkeypatch):
+    import suites.oversight.everything as everything
+
+    fitted: list[Dataset] = []
+    real = everything.evaluate
+
+    def spy(dataset, config=None, train=None):
+        fitted.append(dataset)
+        return real(dataset, config, train)
+
+    monkeypatch.setattr(everything, "evaluate", spy)
+    small = ForestSettings(n_estimators=5, dispersion_penalty=0.0)  # what is fitted on matters here, not how well
+    monkeypatch.setattr(everything, "EvalConfig", lambda **kw: EvalConfig(forest=small, **kw))
+    out = everything.run_all(tmp_path, workers=1, resamples=20, only=["suite:contracts"], log=lambda m: None)
+    built = Dataset.load(tmp_path / "oversight" / "suite-contracts.jsonl")
+    split = split_of("suite:contracts")
+    held = [g for g in built.provenance["games"] if split.unit(g) in split.heldout]
+    assert held  # the build holds held-out tasks ...
+    games = {r["game"] for r in fitted[0].rows}
+    assert games and not games & set(held)  # ... and the cross-validation never saw them
+    assert out["results"]["suite:contracts"]["games"] == len(games)
+
+
+def test_draws_are_without_replacement_below_the_full_size_and_resamples_at_it():
+    units = [f"g{i}" for i in range(8)]
+    small = [draw_units(units, 4, d, 0) for d in range(5)]
+    assert all(len(set(s)) == 4 for s in small) and len({tuple(s) for s in small}) > 1
+    assert draw_units(units, 4, 1, 0) == draw_units(units, 4, 1, 0)  # seeded
+    full = [draw_units(units, 8, d, 0) for d in range(5)]
+    assert any(len(set(f)) < 8 for f in full)  # bootstrap resamples: some units repeat
+
+
+def test_the_two_level_interval_widens_with_training_draw_variation():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(20), 3).astype(str)
+    base = rng.normal(0.3, 0.1, groups.size)
+    steady = np.stack([base] * 6)
+    varying = np.stack([base + shift for shift in (-0.2, -0.1, 0.0, 0.05, 0.1, 0.2)])
+
+    def width(R):
+        out = two_level(lambda d, i: float(R[np.ix_(d, i)].mean()), len(R), groups, resamples=300, seed=1)
+        return out["high"] - out["low"]
+
+    assert width(varying) > 1.5 * width(steady)
+
+
+def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_path, capsys):
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    out = tmp_path / "curve.json"
+    assert main(["oversight", "curve", held, "--train", dev, "--sizes", "4,65", "--draws", "2", "--trees", "5",
+                 "--resamples", "50", "--json", str(out)]) == 0
+    curve = json.loads(out.read_text(encoding="utf-8"))
+    assert [p["size"] for p in curve["points"]] == [4, 65] and curve["units"] == 65
+    for p in curve["points"]:
+        assert p["regret"]["action-conditioned"]["draws"] == 2 and "scalar-selected" in p["ratio"]
+    assert "Learning curve" in capsys.readouterr().out
+    assert main(["oversight", "curve", dev, "--train", held, "--sizes", "4"]) == 2  # never fitted on held-out tasks
+    assert "refusing to fit" in capsys.readouterr().err
