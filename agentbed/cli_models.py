@@ -64,8 +64,8 @@ def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> t
 def model_timeout(args: argparse.Namespace, meta: dict[str, Any]) -> Iterator[None]:
     """``--timeout`` (or, on --resume, the one run.json recorded, which ``meta`` then holds) for
     every model built here and in workers started from here, for the duration of the block
-    (:data:`agentbed.agents.chat.TIMEOUT_VAR`)."""
-    from agentbed.agents.chat import TIMEOUT_VAR
+    (:data:`agentbed.agents.generation.TIMEOUT_VAR`)."""
+    from agentbed.agents.generation import TIMEOUT_VAR
 
     timeout = args.timeout if args.timeout is not None else meta.get("timeout")
     previous = os.environ.get(TIMEOUT_VAR)

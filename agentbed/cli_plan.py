@@ -6,7 +6,8 @@ summary, one report and one gate for all of them. The reference agent (``--refer
 the first) is the one every other agent's paired difference is measured against
 (:func:`agentbed.summary_pairs.paired_table`). Every model string is checked up front: its form
 (``provider:model``), a provider LangChain knows, its knobs, and, unless a Ray node serves it,
-that its chat model can be built with the run's generation settings.
+that its chat model can be built with the run's generation settings: without importing the
+provider's client where :mod:`agentbed.agents.precheck` can tell, else by building it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shlex
 import sys
 from typing import Any
 
+from agentbed.agents.precheck import checked_without_client
 from agentbed.errors import UsageError
 from agentbed.factories import add_controller_option, controllers_of
 from agentbed.provenance import provenance
@@ -94,9 +96,13 @@ def check_model_string(model: str) -> None:
     if "?" in model:
         raise UsageError(f"--model {model!r}: '?KNOB=VALUE' is for local: models only; give a provider's "
                          "generation settings with --temperature, --max-tokens-per-call or -M KEY=VALUE")
-    from langchain.chat_models import base
+    from agentbed.agents.precheck import builtin_providers
 
-    known = getattr(base, "_BUILTIN_PROVIDERS", None) or getattr(base, "_SUPPORTED_PROVIDERS", None)
+    known = builtin_providers()  # read from LangChain's source: importing it takes seconds
+    if not known:  # a LangChain whose table is laid out otherwise: ask it
+        from langchain.chat_models import base
+
+        known = getattr(base, "_BUILTIN_PROVIDERS", None) or getattr(base, "_SUPPORTED_PROVIDERS", None) or {}
     if known and provider not in known:
         raise UsageError(f"--model {model!r}: unknown provider {provider!r} (LangChain's providers: "
                          f"{', '.join(sorted(known))})")
@@ -144,6 +150,8 @@ def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | No
     for agent in agents:  # a missing provider package, key or bad setting: an error before anything runs
         served_on_nodes = args.executor == "ray" and agent.startswith("model:local:")
         if agent.startswith("model:") and not served_on_nodes:
+            if suite.model_agent is None and checked_without_client(agent.removeprefix("model:"), generation):
+                continue  # its client is imported at the run's first call, after the plan is shown
             suite.make_agent(EpisodeSpec(suite.name, tasks[0], agent, 0, options, generation=generation))
     n = args.seeds if args.seeds is not None else suite.default_seeds
     if not 1 <= n <= MAX_SEEDS:

@@ -85,7 +85,7 @@ class ModelRuntime:
 
         for model in self.limiters:
             try:
-                ChatAgent.from_model_string(model)
+                ChatAgent.from_model_string(model).warm_up(self.cache)
             except Exception:  # noqa: BLE001 - the episodes themselves record why a model cannot be built
                 pass
 

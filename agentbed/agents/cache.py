@@ -153,6 +153,53 @@ class ModelCallCache:
         return CachedReply(entry["message"], {str(k): str(v) for k, v in entry["captured"].items()},
                            tuple(r for r in retries if isinstance(r, dict)) if isinstance(retries, list) else ())
 
+    # -- request profiles: how a lazily built model keys its requests (agentbed.agents.chat) --------
+    def _profile_path(self, model: str, recipe: str, tools: Sequence[str]) -> Path:
+        name = hashlib.sha256(json.dumps([recipe, list(tools)]).encode("utf-8")).hexdigest()
+        return self.directory / "profiles" / hashlib.sha256(model.encode("utf-8")).hexdigest()[:16] / f"{name}.json"
+
+    def has_profiles(self, model: str) -> bool:
+        """Whether a run stored request profiles of ``model`` here (a rerun's calls are likely cached)."""
+        folder = self.directory / "profiles" / hashlib.sha256(model.encode("utf-8")).hexdigest()[:16]
+        try:
+            return any(folder.iterdir())
+        except OSError:
+            return False
+
+    def get_profile(self, model: str, recipe: str, tools: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+        """The stored profile (model type, request parameters) of ``model`` built as ``recipe`` with
+        ``tools``; None when absent, expired or unreadable (the model is then built)."""
+        path = self._profile_path(model, recipe, tools)
+        try:
+            if self._now - path.stat().st_mtime > self.expiry:
+                return None
+            entry = json.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("recipe") == recipe
+                and isinstance(entry.get("type"), str) and isinstance(entry.get("params"), dict)):
+            return None
+        return entry["type"], entry["params"]
+
+    def put_profile(self, model: str, recipe: str, tools: Sequence[str], profile: tuple[str, Mapping[str, Any]]) -> None:
+        """Store a profile as canonical JSON (the form :func:`cache_key` hashes), once."""
+        path = self._profile_path(model, recipe, tools)
+        if path.exists():
+            return
+        params = json.loads(json.dumps(dict(profile[1]), sort_keys=True, default=str))
+        data = json.dumps({"format": FORMAT, "recipe": recipe, "model": model, "type": profile[0], "params": params},
+                          sort_keys=True).encode("utf-8")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(data)
+            os.replace(tmp, path)  # every writer writes the same bytes
+        except OSError as exc:
+            warnings.warn(f"model cache: {path}: could not store the request profile ({exc})", CacheWarning,
+                          stacklevel=2)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
     def put(self, key: str, reply: CachedReply, **about: Any) -> CachedReply:
         """Store a reply unless a fresh entry is already there (``about``: provider, model... kept
         beside it for people reading the cache); return the reply the cache holds for ``key``,

@@ -15,17 +15,15 @@ parsed arguments are re-serialised and the step says so (``arguments_source``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-import math
-import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -35,6 +33,13 @@ from langchain_core.messages import (
 )
 
 from agentbed.agents.base import Action, Agent, Usage
+from agentbed.agents.building import (
+    _LAZY_MODELS,
+    OPENAI_FORMAT_PROVIDERS,
+    LazyModel,
+    _built_model,
+    _checked_quietly,
+)
 from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
 from agentbed.agents.chat_support import (
     _SHARED_MODELS,
@@ -49,7 +54,8 @@ from agentbed.agents.chat_support import (
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
 from agentbed.agents.conversation import Awaiting, Conversation
-from agentbed.agents.generation import build_quietly
+from agentbed.agents.generation import build_quietly, timeout_from_environment
+from agentbed.agents.precheck import recipe_of
 from agentbed.agents.retry import (
     Backoff,
     BadResponse,
@@ -70,6 +76,9 @@ from agentbed.agents.toolcalls import (
 from agentbed.errors import UsageError
 from agentbed.tools import Tool
 
+if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
+    from langchain_core.language_models import BaseChatModel
+
 DEFAULT_SYSTEM_PROMPT = (
     "You act in an environment only through the tools you are given. Each reply must call exactly "
     "one tool; only the first tool call of a reply is executed, and its result comes back as the "
@@ -83,30 +92,12 @@ REFLECT_PROMPT = (
     "steps. Then choose the action that makes progress toward the goal."
 )
 DEFAULT_BACKOFF = Backoff()
-# The per-call timeout in seconds of every model a run builds, when set (`agentbed run --timeout`
-# sets it before its workers start; Ray ships it to its nodes with the provider's variables).
-TIMEOUT_VAR = "AGENTBED_MODEL_TIMEOUT"
 
 
 def _reply_from_dict(data: dict[str, Any]) -> AIMessage:
     """A model reply back from its serialised form (messages_from_dict is typed for any message;
     what is serialised here is always an AIMessage)."""
     return cast(AIMessage, messages_from_dict([data])[0])
-
-
-def timeout_from_environment() -> float | None:
-    text = os.environ.get(TIMEOUT_VAR)
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{TIMEOUT_VAR}={text!r}: expected a number of seconds") from None
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{TIMEOUT_VAR}={text!r}: expected a number of seconds > 0")
-    return value
-# Providers whose HTTP responses carry tool calls in the OpenAI format, read by ResponseCapture.
-OPENAI_FORMAT_PROVIDERS = frozenset({"openai", "azure_openai"})
 
 
 class ReplyFormat(Protocol):
@@ -140,15 +131,16 @@ class ChatAgent(Conversation, Agent):
     the cache key holds beside the seed.
     """
 
-    def __init__(self, model: BaseChatModel, *, name: str = "chat", system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-                 max_retries: int = 4, backoff: Backoff = DEFAULT_BACKOFF, seed: int = 0, model_id: str | None = None,
+    def __init__(self, model: BaseChatModel | LazyModel, *, name: str = "chat",
+                 system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_retries: int = 4, backoff: Backoff = DEFAULT_BACKOFF, seed: int = 0, model_id: str | None = None,
                  capture: ResponseCapture | None = None, sleep: Callable[[float], None] = time.sleep,
                  reply_format: ReplyFormat | None = None) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-        self.chat_model = model
+        self._lazy = model if isinstance(model, LazyModel) else None
+        self._chat_model = None if isinstance(model, LazyModel) else model
         self.name = name
-        self.model = model_id or _model_id(model)
+        self.model = model_id or _model_id(self.chat_model)
         self.system_prompt = system_prompt
         self.max_retries = max_retries
         self.backoff = backoff
@@ -172,6 +164,26 @@ class ChatAgent(Conversation, Agent):
         self.failure_note: str | None = None  # added to the error of a call that failed after its retries
         self.spend: Any = None  # the run's budget kept per call (agentbed.cost.SpendCap): asked before each
 
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The LangChain chat model; a lazily built one is built (its client imported) here."""
+        if self._chat_model is None:
+            assert self._lazy is not None
+            self._chat_model = self._lazy.get()
+        return self._chat_model
+
+    @chat_model.setter
+    def chat_model(self, model: BaseChatModel) -> None:
+        self._chat_model, self._lazy = model, None
+
+    def warm_up(self, cache: ModelCallCache | None) -> None:
+        """Build the model now (before a run's workers fork, so each does not import its client),
+        unless the cache holds request profiles of this model: then the run is likely a rerun whose
+        calls are cached, and a worker builds it only at a call the cache does not answer."""
+        if self._lazy is not None and cache is not None and cache.has_profiles(str(self.model)):
+            return
+        self.chat_model  # noqa: B018 - builds it
+
     @classmethod
     def from_model_string(cls, model: str, *, seed: int = 0, name: str | None = None,
                           system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_retries: int = 4,
@@ -189,8 +201,6 @@ class ChatAgent(Conversation, Agent):
         ``generation`` holds the run's generation settings (:mod:`agentbed.agents.generation`):
         constructor arguments of the provider's chat model; one it does not declare is a
         UsageError. For a ``local:`` model, ``temperature`` and ``max_tokens`` set the profile's."""
-        from langchain.chat_models import init_chat_model
-
         settings = dict(generation or {})
         timeout = timeout or timeout_from_environment()
         if model.startswith("local:"):  # a GGUF served by llama.cpp on loopback, compact profile
@@ -218,6 +228,7 @@ class ChatAgent(Conversation, Agent):
         if "?" in model:
             raise UsageError(f"--model {model!r}: '?KNOB=VALUE' is for local: models only; give a provider's "
                              "generation settings with --temperature, --max-tokens-per-call or -M KEY=VALUE")
+        given_kwargs = bool(model_kwargs)
         model_kwargs = {**model_kwargs, **settings}
         memo = _memo_key(model, timeout, model_kwargs)
         if memo in _SHARED_MODELS:
@@ -226,24 +237,28 @@ class ChatAgent(Conversation, Agent):
                         backoff=backoff, seed=seed, model_id=model, capture=shared_capture)
             agent.generation = dict(sorted(settings.items()))
             return agent
+        if memo in _LAZY_MODELS:
+            lazy = _LAZY_MODELS[memo]
+            agent = cls(lazy, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+                        backoff=backoff, seed=seed, model_id=model, capture=lazy.capture)
+            agent.generation = dict(sorted(settings.items()))
+            return agent
 
         provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
         capture = None
         if provider in OPENAI_FORMAT_PROVIDERS and "http_client" not in model_kwargs:
-            capture = ResponseCapture()
-            model_kwargs["http_client"] = capture.http_client()
-        try:
-            chat_model = build_quietly(lambda: init_chat_model(model, timeout=timeout or 60.0, max_retries=0,
-                                                               **model_kwargs))
-        except Exception as exc:  # noqa: BLE001 - a model that cannot be built is a configuration error
-            raise UsageError(f"--model {model!r}: {_first_error_line(exc)}") from exc
-        _refuse_undeclared(model, chat_model, settings)
-        if provider in OPENAI_FORMAT_PROVIDERS and getattr(chat_model, "client", True) is None:
-            raise UsageError(f"--model {model!r}: no API key; set OPENAI_API_KEY (and OPENAI_BASE_URL for a"
-                             " compatible server)")
-        if memo is not None:
-            _SHARED_MODELS[memo] = (chat_model, capture)
-        agent = cls(chat_model, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+            capture = ResponseCapture()  # its HTTP client (the SDK's) is made with the model
+        build = functools.partial(_built_model, model, provider, timeout, model_kwargs, settings, capture)
+        client: BaseChatModel | LazyModel
+        if memo is not None and not given_kwargs and _checked_quietly(model, settings):
+            # nothing left for a build to refuse: the client is imported at the first uncached call
+            client = _LAZY_MODELS[memo] = LazyModel(build, capture, recipe_of(model, timeout, settings))
+            capture = client.capture
+        else:
+            client = build()
+            if memo is not None:
+                _SHARED_MODELS[memo] = (client, capture)
+        agent = cls(client, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
                     backoff=backoff, seed=seed, model_id=model, capture=capture)
         agent.generation = dict(sorted(settings.items()))
         return agent
@@ -294,11 +309,17 @@ class ChatAgent(Conversation, Agent):
         return action
 
     def _call_for(self, tools: Sequence[Tool]) -> Action:
+        key = None
+        if self.cache is not None:
+            key = self._key_unbuilt(tools)  # a lazy model's request keyed from its stored profile
+            if key is None:
+                bound = self._bind(tools)
+                key = self._cache_key(bound)
+                self._keep_profile(bound)
+            cached = self.cache.get(key)
+            if cached is not None:
+                return self._replayed(cached, hit=True)
         bound = self._bind(tools)
-        key = self._cache_key(bound) if self.cache is not None else None
-        cached = self.cache.get(key) if self.cache is not None and key is not None else None
-        if cached is not None:
-            return self._replayed(cached, hit=True)
         try:
             reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
                                                backoff=self.backoff, rng=self._rng, sleep=self.sleep)
@@ -362,17 +383,39 @@ class ChatAgent(Conversation, Agent):
             raise BadResponse(f"{self.model}: a reply that is no model's answer: {problem}")
         return reply
 
-    def _cache_key(self, bound: Any) -> str:
-        """The request's cache key: the model's sampling parameters, plus whatever is bound to each
-        request (tools, tool choice, a per-rollout seed...)."""
+    def _request_profile(self, bound: Any) -> tuple[str, dict[str, Any]]:
+        """What a request's key holds of the model: its type and sampling parameters, plus
+        whatever is bound to each request (tool choice, a per-rollout seed...; the tools apart)."""
         params = dict(getattr(self.chat_model, "_identifying_params", {}) or {})
         params = {k: v for k, v in params.items() if k not in {"model", "model_name"}}
         per_request = getattr(bound, "kwargs", None)
         if isinstance(per_request, Mapping):
             params["bound"] = {k: v for k, v in per_request.items() if k != "tools"}  # tools: below
-        return cache_key(provider=self.chat_model._llm_type, model=self.model,
-                         messages=[message_to_dict(m) for m in self.messages], tools=list(self._bound_key or ()),
-                         params=params, seed=self._seed, epoch=self.epoch)
+        return self.chat_model._llm_type, params
+
+    def _cache_key(self, bound: Any, profile: tuple[str, dict[str, Any]] | None = None,
+                   tools: Sequence[str] | None = None) -> str:
+        """The request's cache key: the conversation, the tools and the model's request profile."""
+        llm_type, params = profile if profile is not None else self._request_profile(bound)
+        return cache_key(provider=llm_type, model=self.model, messages=[message_to_dict(m) for m in self.messages],
+                         tools=list((self._bound_key or ()) if tools is None else tools), params=params,
+                         seed=self._seed, epoch=self.epoch)
+
+    def _key_unbuilt(self, tools: Sequence[Tool]) -> str | None:
+        """The cache key of the next request without building a lazy model, from the profile the
+        cache stored when a run first built it for these tools; None when it must be built."""
+        if self._lazy is None or self._lazy.built or self.cache is None:
+            return None
+        schemas = tuple(json.dumps(t.to_openai(), sort_keys=True) for t in tools)
+        profile = self.cache.get_profile(str(self.model), self._lazy.recipe, schemas)
+        return self._cache_key(None, profile, schemas) if profile is not None else None
+
+    def _keep_profile(self, bound: Any) -> None:
+        """Store a lazy model's request profile for these tools, canonical JSON (what the key is
+        made of), so a rerun keys its requests without building the model."""
+        if self._lazy is not None and self.cache is not None:
+            llm_type, params = self._request_profile(bound)
+            self.cache.put_profile(str(self.model), self._lazy.recipe, tuple(self._bound_key or ()), (llm_type, params))
 
     def fork(self) -> ChatAgent:
         """An independent continuation: the model client is shared, the conversation copied."""

@@ -8,14 +8,16 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
 from agentbed.agents.generation import unaccepted_request_fields, undeclared
 from agentbed.agents.toolcalls import ModelToolCall, ResponseCapture
 from agentbed.errors import UsageError
+
+if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
+    from langchain_core.language_models import BaseChatModel
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,24 @@ from agentbed.errors import UsageError
 # settings with a flag of their own; the provider-neutral names LangChain's chat models take
 TEMPERATURE = "temperature"
 MAX_TOKENS = "max_tokens"
+
+
+# The per-call timeout in seconds of every model a run builds, when set (`agentbed run --timeout`
+# sets it before its workers start; Ray ships it to its nodes with the provider's variables).
+TIMEOUT_VAR = "AGENTBED_MODEL_TIMEOUT"
+
+
+def timeout_from_environment() -> float | None:
+    text = os.environ.get(TIMEOUT_VAR)
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{TIMEOUT_VAR}={text!r}: expected a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{TIMEOUT_VAR}={text!r}: expected a number of seconds > 0")
+    return value
 
 
 # Names of settings that carry credentials or headers: never generation settings, since settings
