@@ -93,3 +93,37 @@ def test_acting_live_the_first_intervention_takes_over_and_is_logged(split, tmp_
         assert taken["kind"] == ("stop" if first[1] == "quit" else "handover")
         assert (record.status == "stopped") == (first[1] == "quit")
     assert acted >= 1
+
+
+@pytest.mark.parametrize("name", ["action-conditioned", "scalar-bands"])
+def test_live_on_graphrag_held_out_worlds_decides_as_offline(name):
+    """Beyond the vault: fitted on the committed GraphRAG development worlds, deciding live on
+    episodes of the held-out worlds exactly as offline evaluation does on their checkpoints."""
+    from controllers.oversight.dataset import Dataset
+    from suites.oversight.suite import DATA
+
+    dev, held = (Dataset.load(DATA / f"graphrag-{s}.jsonl.gz") for s in ("dev", "heldout"))
+    prov = held.provenance
+
+    def checkpoints(data):
+        return group_checkpoints(data.rows, prov["actions"], prov["primary_intervention"], prov["feature_names"])[0]
+
+    train, test = checkpoints(dev), checkpoints(held)
+    policy = POLICIES[name]()
+    policy.fit(train)
+    offline = {k: str(v) for k, v in zip(test.keys, policy.choose(test, COSTS), strict=True)}
+    target = load_target("graphrag", **prov["config"]["target_options"])
+    rows = {r["trajectory"]: r for r in held.rows}
+    chosen = sorted(rows)[::6]  # every attack of a few questions
+    live = {}
+    for trajectory in chosen:
+        row = rows[trajectory]
+        env = target.make_env(row["game"])
+        controller = live_controller(policy, prov, target, env, COSTS, prov["primary_intervention"], shadow=True)
+        run_episode(env, make_base_agent(target, row["flaw"], row["seed"]),
+                    EpisodeSpec(suite="oversight-graphrag", task=row["game"], agent=row["flaw"], seed=row["seed"]),
+                    budget=Budget(max_steps=target.max_steps), controller=Chain([Bystander(), controller]))
+        live.update({(trajectory, d.step): d.choice for d in controller.decisions})
+    assert live and live == {k: v for k, v in offline.items() if k[0] in chosen}
+    if name == "action-conditioned":
+        assert len(set(live.values())) >= 2
