@@ -19,7 +19,7 @@ not carried over (a refused call is still retried with backoff by the agent).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,16 @@ class ModelService:
     async def put(self, key: str, reply: CachedReply, about: dict[str, Any]) -> CachedReply:
         return self.cache.put(key, reply, **about) if self.cache is not None else reply
 
+    async def get_profile(self, model: str, recipe: str, tools: list[str]) -> tuple[str, dict[str, Any]] | None:
+        return self.cache.get_profile(model, recipe, tools) if self.cache is not None else None
+
+    async def put_profile(self, model: str, recipe: str, tools: list[str], profile: tuple[str, dict[str, Any]]) -> None:
+        if self.cache is not None:
+            self.cache.put_profile(model, recipe, tools, profile)
+
+    async def has_profiles(self, model: str) -> bool:
+        return self.cache.has_profiles(model) if self.cache is not None else False
+
 
 def start_service(ray: Any, caps: dict[str, int], cache_dir: str | Path | None, expiry: float,
                   spend: SpendCap | None = None) -> Any:
@@ -136,6 +146,22 @@ class RemoteCache:
 
         held = ray.get(self.service.put.remote(key, reply, about))
         return reply if held == reply else held
+
+    # a lazily built model's request profiles (agentbed.agents.chat), kept in the driver's cache too
+    def get_profile(self, model: str, recipe: str, tools: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+        import ray
+
+        return ray.get(self.service.get_profile.remote(model, recipe, list(tools)))
+
+    def put_profile(self, model: str, recipe: str, tools: Sequence[str], profile: tuple[str, dict[str, Any]]) -> None:
+        import ray
+
+        ray.get(self.service.put_profile.remote(model, recipe, list(tools), profile))
+
+    def has_profiles(self, model: str) -> bool:
+        import ray
+
+        return bool(ray.get(self.service.has_profiles.remote(model)))
 
 
 class RemoteSpend:

@@ -180,7 +180,8 @@ class ChatAgent(Conversation, Agent):
         """Build the model now (before a run's workers fork, so each does not import its client),
         unless the cache holds request profiles of this model: then the run is likely a rerun whose
         calls are cached, and a worker builds it only at a call the cache does not answer."""
-        if self._lazy is not None and cache is not None and cache.has_profiles(str(self.model)):
+        has_profiles = getattr(cache, "has_profiles", None)  # a cache of another kind keeps none
+        if self._lazy is not None and has_profiles is not None and has_profiles(str(self.model)):
             return
         self.chat_model  # noqa: B018 - builds it
 
@@ -404,18 +405,19 @@ class ChatAgent(Conversation, Agent):
     def _key_unbuilt(self, tools: Sequence[Tool]) -> str | None:
         """The cache key of the next request without building a lazy model, from the profile the
         cache stored when a run first built it for these tools; None when it must be built."""
-        if self._lazy is None or self._lazy.built or self.cache is None:
+        get_profile = getattr(self.cache, "get_profile", None)  # a cache of another kind keeps none
+        if self._lazy is None or self._lazy.built or get_profile is None:
             return None
         schemas = tuple(json.dumps(t.to_openai(), sort_keys=True) for t in tools)
-        profile = self.cache.get_profile(str(self.model), self._lazy.recipe, schemas)
+        profile = get_profile(str(self.model), self._lazy.recipe, schemas)
         return self._cache_key(None, profile, schemas) if profile is not None else None
 
     def _keep_profile(self, bound: Any) -> None:
         """Store a lazy model's request profile for these tools, canonical JSON (what the key is
         made of), so a rerun keys its requests without building the model."""
-        if self._lazy is not None and self.cache is not None:
-            llm_type, params = self._request_profile(bound)
-            self.cache.put_profile(str(self.model), self._lazy.recipe, tuple(self._bound_key or ()), (llm_type, params))
+        put_profile = getattr(self.cache, "put_profile", None)
+        if self._lazy is not None and put_profile is not None:
+            put_profile(str(self.model), self._lazy.recipe, tuple(self._bound_key or ()), self._request_profile(bound))
 
     def fork(self) -> ChatAgent:
         """An independent continuation: the model client is shared, the conversation copied."""

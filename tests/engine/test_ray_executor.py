@@ -289,3 +289,21 @@ def test_a_node_without_the_file_runs_the_shipped_bytes_and_refuses_other_ones(t
     shipped, other = (json.loads(line) for line in done.stdout.splitlines())
     assert shipped[:2] == ["ok", True], shipped
     assert other[0] == "error" and "is not the file the run started with" in other[2], other
+
+
+def test_a_lazy_models_request_profiles_reach_the_drivers_cache_from_a_ray_node(ray, tmp_path):
+    """A chat model built at its first uncached call keys a rerun's requests from profiles kept in
+    the cache (agentbed.agents.chat); on Ray that is the driver's cache, through the run's actor:
+    what a node stores and reads is what the cache itself holds."""
+    from agentbed.agents.cache import ModelCallCache
+    from agentbed.ray_models import RemoteCache, start_service
+
+    service = start_service(ray, {"openai:m": 1}, tmp_path / "cache", 3600.0)
+    remote, local = RemoteCache(service, str(tmp_path / "cache")), ModelCallCache(tmp_path / "cache")
+    tools = ('{"function": {"name": "open"}}',)
+    assert not remote.has_profiles("openai:m") and remote.get_profile("openai:m", "r1", tools) is None
+    remote.put_profile("openai:m", "r1", tools, ("openai-chat", {"stream": False, "temperature": 0.5}))
+    assert remote.has_profiles("openai:m") and local.has_profiles("openai:m")
+    assert remote.get_profile("openai:m", "r1", tools) == local.get_profile("openai:m", "r1", tools) == \
+        ("openai-chat", {"stream": False, "temperature": 0.5})
+    assert remote.get_profile("openai:m", "r2", tools) is None  # another recipe: not reused
