@@ -58,15 +58,21 @@ def measured(cmd: list[str]) -> tuple[float, float, str]:
 def one_size(episodes: int, scratch: Path) -> dict[str, dict[str, float]]:
     run = scratch / f"vault-{episodes}"
     rows: dict[str, dict[str, float]] = {}
+
+    def keep(name: str, wall: float, rss: float) -> None:
+        rows[name] = {"wall": wall, "rss": rss}
+        print(f"{episodes} episodes, {name}: {wall / episodes * 1000:.3f} ms/episode, {rss:.0f} MiB (load average "
+              f"{os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # each step at once: a stopped run keeps it
+
     wall, rss, _ = measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds",
                              str(episodes), "--executor", "serial", "--quiet", "--out", str(run)])
-    rows["run (serial)"] = {"wall": wall, "rss": rss}
+    keep("run (serial)", wall, rss)
     wall, rss, _ = measured([*AGENTBED, "verify", str(run)])
-    rows["verify"] = {"wall": wall, "rss": rss}
+    keep("verify", wall, rss)
     wall, rss, _ = measured([*AGENTBED, "report", str(run), "--out", str(scratch / f"report-{episodes}.html")])
-    rows["report"] = {"wall": wall, "rss": rss}
+    keep("report", wall, rss)
     wall, rss, out = measured([sys.executable, "-c", VIEW_RUNS_LIST, str(scratch)])
-    rows["viewer runs list (cold)"] = {"wall": float(out.strip().splitlines()[-1]), "rss": rss}
+    keep("viewer runs list (cold)", float(out.strip().splitlines()[-1]), rss)
     return rows
 
 
