@@ -122,3 +122,21 @@ def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_pa
     assert "Learning curve" in capsys.readouterr().out
     assert main(["oversight", "curve", dev, "--train", held, "--sizes", "4"]) == 2  # never fitted on held-out tasks
     assert "refusing to fit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("curve-*.json")), ids=lambda p: p.name)
+def test_each_committed_curve_names_committed_datasets_and_counts_their_checkpoints(path):
+    import shlex
+
+    from controllers.oversight.evaluate import load_checkpoints
+
+    curve = json.loads(path.read_text(encoding="utf-8"))
+    argv = shlex.split(curve["command"])
+    assert argv[:3] == ["agentbed", "oversight", "curve"]
+    held = Dataset.load(DATA.parents[2] / argv[3])
+    dev = Dataset.load(DATA.parents[2] / argv[argv.index("--train") + 1])
+    assert curve["held_out_checkpoints"] == len(load_checkpoints(held)[0])
+    assert curve["units"] == len({r.get("group", r["game"]) for r in dev.rows})
+    assert [p["size"] for p in curve["points"]] == curve["sizes"] and max(curve["sizes"]) <= curve["units"]
+    full = [p for p in curve["points"] if p["size"] == curve["units"]]
+    assert all(p["draws"] >= 5 for p in curve["points"]) and full  # the full size's bootstrap draws are there
