@@ -275,6 +275,14 @@ class ChatAgent(Conversation, Agent):
         self._menu_pending = True
         self._prompt_logged: str | None = None
 
+    def reseed(self, seed: int) -> None:
+        """Rollout ``seed`` from this state: a new sample. The model-call cache keys on it (the
+        epoch), and a reply format that sends a seed (llama.cpp's sampler) sends this one, so k
+        resamples of a seeded sampler are k draws, not one draw k times."""
+        self._seed = seed
+        self.epoch = seed
+        self._bound_key = None  # rebind with the new seed
+
     def add_instruction(self, text: str) -> None:
         """Append ``text`` to the system prompt for this episode (a controller's instruction, e.g.
         AgentDojo's spotlighting saying what its delimiters mean); call it after :meth:`reset`."""

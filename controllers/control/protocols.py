@@ -111,11 +111,9 @@ class MicroProtocol(Controller):
         samples: list[tuple[Suspicion, Action, Agent]] = []
         for j in range(self.k):
             agent = base.fork()
-            reseed = getattr(agent, "reseed", None)
-            if reseed is not None:
+            reseed = getattr(agent, "reseed", None)  # a chat model's is its own rollout: a new sample from the
+            if reseed is not None:  # model, and the run's model-call cache never answers it with the proposal
                 reseed(_resample_seed(ctx.step, j))
-            elif hasattr(agent, "epoch"):  # a chat model: its own rollout, so the run's model-call cache
-                agent.epoch = _resample_seed(ctx.step, j)  # never answers a resample with the proposal
             action = agent.act(ctx.observation, list(self.tools()))
             samples.append((self.monitor.score(ctx, action), action, agent))
         record["resamples"] = [{"suspicion": round(s.score, 6), "action": action_text(a)[:2000]}

@@ -68,11 +68,6 @@ class RolloutSeededChat(ChatAgent):
 
     sends_seed = False
 
-    def reseed(self, seed: int) -> None:
-        self._seed = seed
-        self.epoch = seed  # the model-call cache keys on it: a new rollout is a new sample
-        self._bound_key = None  # rebind with the new seed
-
     def reset(self, *, seed: int, task: Any = None) -> None:
         super().reset(seed=seed, task=task)
         self._bound_key = None

@@ -88,3 +88,28 @@ def test_an_edited_local_action_diverges_in_the_action(openai_stub, tmp_path):
     divergence = first_divergence(*rerun(log))
     assert divergence is not None and divergence.step == 1 and divergence.field == "step.action", divergence
     assert stub.served == served  # the rerun never called the model
+
+
+def test_reseeded_forks_send_their_own_seed_so_resamples_are_draws(openai_stub, tmp_path):
+    """Defer-to-resample and branching fork a chat agent and reseed each fork: a reply format that
+    sends the sampler's seed (llama.cpp) must send the fork's, or k resamples are one draw k times
+    (the local model's dtr always deferred); the same reseed sends the same seed again."""
+    from agentbed.agents.cache import ModelCallCache
+
+    stub = openai_stub(content_policy)
+    agent = local_agent(stub)
+    agent.cache = ModelCallCache(tmp_path / "cache")
+    env = VaultEnv(TASK)
+    observation, _ = env.reset(seed=0)
+    agent.reset(seed=0, task=TASK)
+    agent.act(observation, list(env.tools))
+    assert stub.requests[-1]["seed"] == 0
+    sent = []
+    for rollout in (7, 8, 7):
+        fork = agent.fork()
+        fork.reseed(rollout)
+        fork.act(observation, list(env.tools))
+        sent.append(stub.requests[-1]["seed"])
+    assert 0 != sent[0] != sent[1] and len(stub.requests) == 3  # rollout 7 again: the cache's answer, same key
+    agent.act(observation, list(env.tools))  # the original is untouched by its forks' reseeds
+    assert stub.requests[-1]["seed"] == 0
