@@ -65,22 +65,32 @@ def tell_auc(train: Sequence[Sequence[Document]], test: Sequence[Sequence[Docume
 
 # What an attacker's tell test reads (issue #50 item 3): every field the index stores per document
 # (title, text length, chunks, sentences, dates, id, position) and every count the graph holds per
-# document (statements, distinct heads and tails, negated and dated statements), the title's words
-# hashed into a fixed number of columns.
-KG_FEATURES = ("statements", "heads", "tails", "negated", "dated", "statements_per_kilochar")
+# document (statements, distinct heads, tails and relations, negated and dated statements, statements
+# naming the title, chunks that yield one), the title's words hashed into a fixed number of columns,
+# and how many other documents carry the same title.
+KG_FEATURES = ("statements", "heads", "tails", "negated", "dated", "statements_per_kilochar", "relations",
+               "statements_on_title", "chunks_with_statements")
 TITLE_COLUMNS = 32
+_HASHED = 15  # the first hashed title column
 # :func:`index_tells`' columns by what they read, to ask which field gives poison away.
-FEATURE_GROUPS = {"id": (0, 1), "length": (2, 3, 6), "dates": (4, 5), "title": (7, 8, *range(15, 15 + TITLE_COLUMNS)),
-                  "graph": tuple(range(9, 15))}
+FEATURE_GROUPS = {"id": (0, 1), "length": (2, 3, 6), "dates": (4, 5),
+                  "title": (7, 8, *range(_HASHED, _HASHED + TITLE_COLUMNS), _HASHED + TITLE_COLUMNS + 1),
+                  "graph": (*range(9, 15), _HASHED + TITLE_COLUMNS, _HASHED + TITLE_COLUMNS + 2),
+                  "shared title": (_HASHED + TITLE_COLUMNS + 3,)}  # statements naming the title read the title
+# Every column but the one that compares documents with each other (a document's own fields).
+OWN_FIELDS = tuple(c for name, cols in FEATURE_GROUPS.items() if name != "shared title" for c in cols)
 
 
 def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
     """(features, is-not-clean) per published document of ``index``: :data:`TELL_FEATURES`,
-    sentences, title characters and words, :data:`KG_FEATURES`, and the hashed title words."""
+    sentences, title characters and words, :data:`KG_FEATURES`, the hashed title words and
+    the number of other documents with the same title."""
     import zlib
+    from collections import Counter
 
     docs = list(index.documents.values())
     kg = index.kg
+    shared = Counter(d.title for d in docs)
     rows = []
     for position, doc in enumerate(docs):
         ids = kg.by_doc.get(doc.id, [])
@@ -92,7 +102,10 @@ def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
         rows.append([*document_tells(doc, position, len(docs)), float(len(doc.sentences)), float(len(doc.title)),
                      float(len(doc.title.split())), float(len(stated)), float(len({s.head for s in stated})),
                      float(len({s.tail for s in stated})), float(sum(s.negated for s in stated)),
-                     float(sum(bool(s.dated) for s in stated)), 1000.0 * len(stated) / max(1, len(text)), *title])
+                     float(sum(bool(s.dated) for s in stated)), 1000.0 * len(stated) / max(1, len(text)), *title,
+                     float(len({s.relation for s in stated})),
+                     float(sum(doc.title in (s.head, s.tail) for s in stated)),
+                     float(len({s.chunk for s in stated})), float(shared[doc.title] - 1)])
     return np.array(rows), np.array([d.origin != "clean" for d in docs])
 
 
@@ -135,11 +148,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--test", default="1000,1001,1002,1003")
     parser.add_argument("--groups", action="store_true",
                         help=f"also each group of fields alone and every field but it: {', '.join(FEATURE_GROUPS)}")
+    parser.add_argument("--only", default="", help="comma-separated groups to score alone (beside all fields)")
     args = parser.parse_args(argv)
     train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
     width = len(index_tells(poisoned_index(generate_world(test[0]), "copy", targets=1, seed=test[0],
                                            community_method="none").index)[0][0]) if args.groups else 0
     variants: list[tuple[str, Sequence[int] | None]] = [("all", None)]
+    variants += [("own fields", OWN_FIELDS)] if not args.groups else []
+    variants += [(f"{name} only", FEATURE_GROUPS[name]) for name in args.only.split(",") if name and not args.groups]
     for name, cols in FEATURE_GROUPS.items() if args.groups else ():
         variants += [(f"{name} only", cols), (f"all but {name}", [c for c in range(width) if c not in cols])]
     print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants) + " |")
