@@ -57,21 +57,31 @@ def test_pyjwt_expiry_follows_the_virtual_clock(backend):
         jwt.decode(token, "k" * 32, algorithms=["HS256"])
 
 
-def _advance_and_report(args):
-    seconds, barrier = args
+def _advance_and_report(seconds, barrier, results):
     clock = VirtualClock()
     clock.advance(seconds)
     barrier.wait(timeout=30)  # both processes are inside their episode at once
     with clock.frozen():
-        return json.dumps([time.time(), clock.now()])
+        results[seconds] = json.dumps([time.time(), clock.now()])
 
 
 def test_parallel_processes_do_not_share_time():
+    # Plain processes that return, not a Pool: under xdist a Pool's exit hung for 600 s joining an idle
+    # worker it had sent SIGTERM (a handler inherited from the forking host is the likely cause); these
+    # children exit by returning, and one that hangs is killed after 120 s, a failure instead of a hang
     ctx = multiprocessing.get_context("fork")
     with ctx.Manager() as manager:
-        barrier = manager.Barrier(2)
-        with ctx.Pool(2) as pool:
-            results = pool.map(_advance_and_report, [(10, barrier), (5000, barrier)])
+        barrier, shared = manager.Barrier(2), manager.dict()
+        children = [ctx.Process(target=_advance_and_report, args=(s, barrier, shared)) for s in (10, 5000)]
+        for child in children:
+            child.start()
+        for child in children:
+            child.join(timeout=120)
+        for child in children:
+            if child.is_alive():
+                child.kill()
+        assert [child.exitcode for child in children] == [0, 0]
+        results = [shared[10], shared[5000]]
     (t1, c1), (t2, c2) = (json.loads(r) for r in results)
     assert t1 == c1 == DEFAULT_START + 10
     assert t2 == c2 == DEFAULT_START + 5000
