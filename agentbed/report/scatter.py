@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentbed.report.plots import _CHAR_W, _cut
+
 MAX_POINTS = 200  # a grid of protocols is tens; more would not be read as a plot
-_CHAR_W = 6.6  # width of one character at font-size 11
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
@@ -81,10 +82,6 @@ def points_of(spec: Any) -> list[Point]:
         y = _interval(p.get("y"), f"scatter.points[{i}].y")
         out.append(Point(str(p.get("label", "")), *x, *y, front=p.get("front") is True))
     return out
-
-
-def _cut(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[:max(chars - 1, 1)] + "\u2026"
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
