@@ -231,38 +231,33 @@ class ChatAgent(Conversation, Agent):
                              "generation settings with --temperature, --max-tokens-per-call or -M KEY=VALUE")
         given_kwargs = bool(model_kwargs)
         model_kwargs = {**model_kwargs, **settings}
+
+        def agent_on(client: BaseChatModel | LazyModel, capture: ResponseCapture | None) -> ChatAgent:
+            agent = cls(client, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
+                        backoff=backoff, seed=seed, model_id=model, capture=capture)
+            agent.generation = dict(sorted(settings.items()))
+            return agent
+
         memo = _memo_key(model, timeout, model_kwargs)
         if memo in _SHARED_MODELS:
-            shared, shared_capture = _SHARED_MODELS[memo]
-            agent = cls(shared, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
-                        backoff=backoff, seed=seed, model_id=model, capture=shared_capture)
-            agent.generation = dict(sorted(settings.items()))
-            return agent
+            return agent_on(*_SHARED_MODELS[memo])
         if memo in _LAZY_MODELS:
             lazy = _LAZY_MODELS[memo]
-            agent = cls(lazy, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
-                        backoff=backoff, seed=seed, model_id=model, capture=lazy.capture)
-            agent.generation = dict(sorted(settings.items()))
-            return agent
+            return agent_on(lazy, lazy.capture)
 
         provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
         capture = None
         if provider in OPENAI_FORMAT_PROVIDERS and "http_client" not in model_kwargs:
             capture = ResponseCapture()  # its HTTP client (the SDK's) is made with the model
         build = functools.partial(_built_model, model, provider, timeout, model_kwargs, settings, capture)
-        client: BaseChatModel | LazyModel
         if memo is not None and not given_kwargs and _checked_quietly(model, settings):
             # nothing left for a build to refuse: the client is imported at the first uncached call
-            client = _LAZY_MODELS[memo] = LazyModel(build, capture, recipe_of(model, timeout, settings))
-            capture = client.capture
-        else:
-            client = build()
-            if memo is not None:
-                _SHARED_MODELS[memo] = (client, capture)
-        agent = cls(client, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
-                    backoff=backoff, seed=seed, model_id=model, capture=capture)
-        agent.generation = dict(sorted(settings.items()))
-        return agent
+            lazy = _LAZY_MODELS[memo] = LazyModel(build, capture, recipe_of(model, timeout, settings))
+            return agent_on(lazy, capture)
+        built = build()
+        if memo is not None:
+            _SHARED_MODELS[memo] = (built, capture)
+        return agent_on(built, capture)
 
     # -- Agent protocol --------------------------------------------------------------------
     def reset(self, *, seed: int, task: Any = None) -> None:
