@@ -39,8 +39,10 @@ HELD_OUT = DATA.with_name("foreign_prose_3.jsonl")
 HELD_OUT_SHA256 = "492c30b84edc8c1992489a3852ada3d672ed90c0f46afdc0b99c0af712286b3d"
 SET_4 = DATA.with_name("foreign_prose_4.jsonl")  # real entities, the writer's styles and titles
 SET_4_SHA256 = "9612ee12cb58f6e334244e850f26c1b43bb7b7a0826130136d3aee4a317927b1"
+SET_5 = DATA.with_name("foreign_prose_5.jsonl")  # a new writer, set 4's format; held out (see its .md)
+SET_5_SHA256 = "1acec3c3cda93a588731cb8ed6597e9f7b21bf717085182723342981f3e84f54"
 SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_OUT, HELD_OUT_SHA256),
-        "set-4": (SET_4, SET_4_SHA256)}
+        "set-4": (SET_4, SET_4_SHA256), "set-5": (SET_5, SET_5_SHA256)}
 SET_NAMES = {"development": "set-1", "held-out": "set-3"}
 DEFAULT_WORLD = 1000  # `graphrag extract`'s default --world
 SYMMETRIC = frozenset({"colleague_of"})

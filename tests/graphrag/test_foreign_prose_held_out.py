@@ -102,6 +102,22 @@ def test_set_4_is_the_one_frozen_before_it_was_read():
     assert all(sum(bool(p.title) for p in paragraphs if p.style == s) == 6 for s in set(styles))
 
 
+def test_set_5_is_the_one_frozen_before_it_was_read():
+    """A second new writer's set (issue 50.2), held out from every extractor change made after set
+    4 was read: its bytes are those whose sha256 was committed in data/foreign_prose_5.md (d34f5ea)
+    before the file entered the repository, in set 4's format (8 styles x 12, half titled)."""
+    from suites.graphrag.foreign import SET_5, SET_5_SHA256
+
+    assert SETS["set-5"] == (SET_5, SET_5_SHA256)
+    assert hashlib.sha256(SET_5.read_bytes()).hexdigest() == SET_5_SHA256
+    assert SET_5_SHA256 in SET_5.with_suffix(".md").read_text(encoding="utf-8")
+    paragraphs = load_paragraphs(SET_5)
+    styles = [p.style for p in paragraphs]
+    assert len(paragraphs) == 96 and {p.kind for p in paragraphs} == {"real"}
+    assert len(set(styles)) == 8 and all(styles.count(s) == 12 for s in styles)
+    assert all(sum(bool(p.title) for p in paragraphs if p.style == s) == 6 for s in set(styles))
+
+
 def test_a_titled_paragraph_is_read_as_the_user_path_reads_it(tmp_path):
     """Set 4's titled paragraphs go through the reading ``graphrag extract FILE`` gives a
     paragraph under a heading line."""
