@@ -72,11 +72,15 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
         if inside and token.pos_ == "PROPN":
             return [inside[0].name]
     w = token.lower_
+    if w in ("you", "your"):  # an interview's "you": the person addressed, else the topic
+        return [state.addressee or state.topic] if (state.addressee or state.topic) else []
     if w in FIRST_PERSON:
         return [state.speaker or state.topic] if (state.speaker or state.topic) else []
     if w in PERSONAL:
         kind = PERSONAL[w]
         who = state.last.get(kind) or state.last.get("any") if kind != "any" else state.last.get("any")
+        if kind == "thing":  # "it": an organisation named since, before a name of unknown kind
+            who = state.last.get("thing") or state.organisation or who
         if not who and kind == "person":  # no person yet: the nearest one named before it in the line
             who = next((e.name for e in reversed(ents) if e.kind == "person" and e.end <= token.i), "")
         return [who or state.topic] if (who or state.topic) else []

@@ -40,7 +40,22 @@ from typing import Any
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, UNTITLED, UNTITLED_FIELDS
 from environments.graphrag.nlp_coref import cue_heads, mates
+from environments.graphrag.nlp_lines import (
+    ASKERS,
+    LABEL,
+    NOT_ASSERTED,
+    ROLE_LABELS,
+    SHEET_FIELDS,
+    SPACY_CUES,
+    SUBJECT_LABELS,
+    answer_text,
+    completed,
+    is_fragment,
+    reading_units,
+    title_topic,
+)
 from environments.graphrag.nlp_names import (
+    DASH,
     NEGATORS,
     SCHOOL_WORDS,
     Entity,
@@ -97,7 +112,7 @@ class SpacyExtractor:
 
     def __post_init__(self) -> None:
         seen = set()
-        for table in (ENGLISH, MORE, UNTITLED):
+        for table in (ENGLISH, MORE, UNTITLED, SPACY_CUES):
             for r in self.relations:
                 for phrase, kind in table.get(r, ()):
                     words = tuple(phrase.replace("-", "- ").split()) if kind == "pre" else tuple(phrase.split())
@@ -110,7 +125,7 @@ class SpacyExtractor:
                     seen.add(words)
                     self.cues.append(Cue(r, "verb", words))
         self.cues.sort(key=lambda c: -len(c.words))  # longest cue first
-        self.fields = {k: v for k, v in {**FIELDS, **UNTITLED_FIELDS}.items() if v in self.relations}
+        self.fields = {k: v for k, v in {**FIELDS, **UNTITLED_FIELDS, **SHEET_FIELDS}.items() if v in self.relations}
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents`` (``context`` is accepted for the one interface; linking here
@@ -118,12 +133,21 @@ class SpacyExtractor:
         nlp = load_pipeline()
         out: list[Statement] = []
         for doc in documents:
-            state = State(topic=doc.title)
-            kept = [k for k, s in enumerate(doc.sentences) if s.strip()]
-            # str(): a generated corpus's sentences are Line objects, which spaCy's tokenizer refuses
-            for k, parsed in zip(kept, nlp.pipe([str(doc.sentences[k]) for k in kept]), strict=True):
-                chunk = doc.chunk_of(k)
-                for head, rel, tail, neg in self._line(parsed, state):
+            topic = title_topic(doc.title)
+            state = State(topic=topic, names=[topic] if topic else [])
+            units = reading_units(doc.sentences)
+            texts = [text for _, text in units]
+            for n, parsed in enumerate(nlp.pipe(texts)):
+                if n + 1 < len(units) and texts[n].endswith("?"):  # a question and its fragment answer
+                    whole = completed(texts[n], texts[n + 1])
+                    if whole and is_fragment(nlp(answer_text(texts[n + 1]))):
+                        label = LABEL.match(texts[n + 1])  # the answerer's label stays: its "I"
+                        texts[n + 1] = f"{label.group(1)}: {whole}" if label and \
+                            label.group(1).strip().lower() not in ("a", "answer") else whole
+                if texts[n] != parsed.text:
+                    parsed = nlp(texts[n])
+                chunk = doc.chunk_of(units[n][0])
+                for head, rel, tail, neg in self._line(parsed, state, n == 0):
                     if rel in PERSON_HEADS and state.kinds.get(head) in ("ORG", "GPE", "LOC", "FAC"):
                         continue
                     if rel == "lives_in" and state.kinds.get(head) in ("ORG", "FAC"):
@@ -133,8 +157,11 @@ class SpacyExtractor:
         return list(dict.fromkeys(out))
 
     # -- one line ------------------------------------------------------------------------------
-    def _line(self, doc: Any, state: State) -> list[tuple[str, str, str, bool]]:
+    def _line(self, doc: Any, state: State, first_line: bool = False) -> list[tuple[str, str, str, bool]]:
         ents = entities(doc, state)
+        for e in ents:  # "Dr Jane Roe, you were born ...": the question's "you"
+            if e.end + 1 < len(doc) and doc[e.end].text == "," and doc[e.end + 1].lower_ == "you":
+                state.addressee = e.name
         label = _LABEL.match(doc.text)
         out: list[tuple[str, str, str, bool]] = []
         body_start = 0
@@ -142,6 +169,14 @@ class SpacyExtractor:
             key = " ".join(label.group(1).lower().split()).lstrip("*-\u2022 ").strip()
             colon = next((t.i for t in doc if t.text == ":"), None)
             body_start = colon + 1 if colon is not None else 0
+            former = key.split()[0] in NOT_ASSERTED if key else False
+            key = key.split(" ", 1)[1] if former and " " in key else key
+            values = [e for e in ents if colon is not None and e.start > colon]
+            if key in SUBJECT_LABELS and values:  # "Name: Jane Roe" names the sheet's subject
+                state.topic = values[0].name
+                return out
+            if key in ROLE_LABELS and values and state.topic and "works_for" in self.relations:
+                return [(values[0].name, "works_for", state.topic, former)]  # "Chief executive: Jane Roe"
             if key in self.fields and colon is not None:
                 values = [e for e in ents if e.start > colon]
                 if not values:  # a value the pipeline did not tag: its capitalised words
@@ -151,15 +186,26 @@ class SpacyExtractor:
                 head = state.topic
                 rel = self.fields[key]
                 objects = _objects(doc, colon + 1, values, False, field=True)
-                out += [(head, rel, t, n) for t, n in objects]
+                out += [(head, rel, t, n or former) for t, n in objects]
                 if "located_in" in self.relations:
                     out += _qualifiers(doc, colon + 1, values)
                 return out
+            if key in ASKERS:
+                ents = [e for e in ents if colon is None or e.start > colon]
             named = [e for e in ents if colon is not None and e.end <= colon]
+            if named:  # an interviewee: whom the next question's "you" addresses
+                state.addressee = named[0].name
             if named and not state.topic:
                 state.topic = named[0].name
             if named:
                 state.speaker = named[0].name
+        if not label and ents and len(doc) <= 10 and doc[-1].text not in ".!?" and \
+                not any(t.pos_ in ("VERB", "AUX") for t in doc):  # a heading line naming its subject
+            whole = ents[0].start == 0 and (ents[0].end == len(doc) or doc[ents[0].end].text in DASH)
+            person = next((e for e in ents if e.kind == "person"), None) if first_line else None
+            if whole or person is not None:
+                state.topic = ents[0].name if whole else person.name  # type: ignore[union-attr]
+                return out
         if not state.topic:
             first = next((e for e in ents if e.kind != "thing" or is_subject(doc, e)), ents[0] if ents else None)
             if first is not None:
@@ -203,6 +249,10 @@ class SpacyExtractor:
                     state: State) -> list[tuple[str, str, str, bool]]:
         rel = cue.relation
         negated = cue.kind == "negative" or _verb_negated(doc, i)
+        said = {t.lower_ for t in doc[doc[i].sent.start:i]}
+        if said & (NOT_ASSERTED - {"former", "formerly", "ex", "previous", "previously"}):
+            return []  # hearsay: "denied rumours that it was moving to X", "claimed he lives in Y"
+        negated = negated or bool(said & {"former", "formerly"} and doc[i - 1].lower_ in ("former", "formerly"))
         if cue.kind in ("post", "pre"):
             before = [e for e in ents if e.end <= i]
             if cue.kind == "post" and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():

@@ -16,6 +16,7 @@ NEGATORS = {"not", "never", "no", "nor"}
 PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
             "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
 FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
+HONORIFICS = {"dr", "professor", "prof", "mr", "mrs", "ms", "sir", "dame", "lord", "lady"}
 DASH = {"-", "\u2013", "\u2014", "|"}
 _ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
 COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
@@ -40,6 +41,7 @@ class State:
     last: dict[str, str] = field(default_factory=dict)  # kind -> last subject of that kind
     names: list[str] = field(default_factory=list)  # every name so far, for aliases
     speaker: str = ""
+    addressee: str = ""  # the person a question's "you" is (a vocative "Dr Jane Roe, you ...")
     place: str = ""  # the last place an object named ("there")
     organisation: str = ""  # the last organisation named, subject or not ("the company")
     kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
@@ -86,6 +88,8 @@ def entities(doc: Any, state: State) -> list[Entity]:
     spans = _merged(doc, sorted(spans))
     out = []
     for s, e, kind in spans:
+        while e - s > 2 and doc[s].lower_.rstrip(".") in HONORIFICS:  # "Dr Jane Roe" is Jane Roe
+            s += 1
         name = alias(doc[s:e].text, state)
         if organisation_shaped(name):  # spaCy's labels of unfamiliar names are too unsure to drop facts on
             state.kinds.setdefault(name, "ORG")

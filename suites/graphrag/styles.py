@@ -99,6 +99,18 @@ def style_scores(paragraphs: Sequence[Any], extractor: str = "rules", titled: bo
     return grouped_intervals(got, gold, groups)
 
 
+def markdown_rows(name: str, rows: dict[str, dict]) -> list[str]:
+    """docs/graphrag-extraction.md's rows of one set ("| set-4 passive (12, 79) | 0.76 [0.67, 0.87] |
+    0.48 [...] |"): per kind, and per the writer's style and title where the writer labelled them."""
+    def cell(iv: Interval) -> str:
+        return f"{iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}]"
+
+    labelled = any(k not in ("world", "real", "all") and "(" not in k for k in rows)
+    return [f"| {name} {k} ({row['paragraphs']}, {row['gold']}) | {cell(row['precision'])} | {cell(row['recall'])} |"
+            for k, row in rows.items() if (k not in ("world", "real", "all") and "(" not in k)
+            or (k in ("world", "real", "all") and not labelled) or (k == "all" and labelled)]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     import argparse
 
@@ -108,9 +120,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--set", choices=sorted([*SETS, *SET_NAMES]), default="development")
     parser.add_argument("--extractor", choices=("rules", "spacy"), default="rules")
     parser.add_argument("--titled", action="store_true", help="each paragraph titled by its subject's name")
+    parser.add_argument("--markdown", action="store_true", help="the rows as docs/graphrag-extraction.md shows them")
     args = parser.parse_args(argv)
     path, sha = SETS[SET_NAMES.get(args.set, args.set)]
     rows = style_scores(load_paragraphs(path), args.extractor, args.titled)
+    if args.markdown:
+        print("\n".join(markdown_rows(SET_NAMES.get(args.set, args.set), rows)))
+        return
     print(f"foreign prose {args.set} (sha256 {sha[:12]}...), {args.extractor} extractor, "
           f"{'titled by subject' if args.titled else 'untitled'}")
     print(f"{'rows':36} {'paras':>5} {'gold':>5} {'got':>5}  precision [95% CI]    recall [95% CI]")

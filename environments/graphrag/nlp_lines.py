@@ -1,0 +1,179 @@
+"""What the spaCy extractor (:mod:`environments.graphrag.nlp_extract`) reads before it parses: a
+document's sentences as reading units, its title as a topic, a question completed by its
+answer, and the field labels and cues it reads beyond the rules' shared tables.
+
+Each is a plain surface rule of English text layout, not of any one writer's prose:
+
+- a sentence that ends at an initial or an abbreviation ("John D.", "R.J.", "St.") runs on into the
+  next: the user-text splitter cuts at every ". ", which would cut a name in two;
+- a news wire's dateline ("TOULOUSE, France (AFP) - ") places the reporter, not the story's subject;
+- a table row with two cells ("| President | Jane Roe |") is the field line "President: Jane Roe";
+- a headline or a labelled title ("Fact sheet: Acme Corp", "Three days in Gothenburg") is no
+  name: the topic is the name after a label, else the text's own first subject;
+- a wh-question answered by a fragment ("Who founded X?" / "Jane Roe, in 1889.") states the
+  question with the fragment in place of the wh-word ("Jane Roe founded X."), as an
+  interview's reader does.
+"""
+
+from __future__ import annotations
+
+import re
+
+from environments.graphrag.lexicon_forms import NAME_CONNECTORS
+
+# A sentence ending in an initial ("D.", "R.J.") or a name's abbreviation continues the name.
+_RUNS_ON = re.compile(r"(?:\b[A-Z]\.|\b(?:St|Dr|Mr|Mrs|Ms|Prof|Mt|Ft|Jr|Sr|No|Gen|Sen|Rep|Gov)\.)$")
+_DATELINE = re.compile(r"^[A-Z][A-Z.'\u2019 -]+,(?:[^-\u2013\u2014()]{0,40})(?:\([^)]{1,20}\))?\s*[-\u2013\u2014]+\s+")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
+# Field labels the spaCy extractor reads besides the shared ones (lexicon_forms.FIELDS).
+SHEET_FIELDS = {
+    "headquarters": "headquartered_in", "head office": "headquartered_in", "hq": "headquartered_in",
+    "founded": "founded_by", "founders": "founded_by", "founder": "founded_by", "co-founders": "founded_by",
+    "founded by": "founded_by", "established": "founded_by", "offices": "office_in",
+    "regional offices": "office_in", "overseas offices": "office_in", "other offices": "office_in",
+    "branches": "office_in", "branches abroad": "office_in", "partners": "partners_with",
+    "partner": "partners_with", "partnerships": "partners_with", "studied at": "studied_at",
+    "alma mater": "studied_at", "education": "studied_at", "educated at": "studied_at",
+    "current residence": "lives_in", "lives": "lives_in", "based in": "lives_in", "home town": "born_in",
+    "hometown": "born_in", "birthplace": "born_in", "born in": "born_in", "citizen of": "citizen_of",
+    "citizenships": "citizen_of", "employer": "works_for", "employers": "works_for", "works for": "works_for",
+    "affiliations": "affiliated_with", "affiliation": "affiliated_with", "member of": "affiliated_with",
+}
+# A role's label: its value works for the sheet's topic ("Chief executive: Jane Roe").
+ROLE_LABELS = {"chief executive", "ceo", "president", "chairman", "chairwoman", "chair", "chairperson",
+               "director", "director-general", "director general", "managing director", "rector", "chancellor",
+               "head", "leader", "chief executive officer", "executive chairman", "chairman and ceo",
+               "president and ceo", "cfo", "chief financial officer", "coo", "cto", "vice-chancellor"}
+# Labels of an interview's interviewer: no name, no speaker.
+ASKERS = {"q", "question", "interviewer", "host", "podcast host", "moderator", "reporter", "presenter",
+          "journalist", "editor", "q&a"}
+# Labels that name a sheet's subject ("Name: Satya Nadella", "Company: Acme").
+SUBJECT_LABELS = {"name", "company", "organisation", "organization", "institution", "person", "full name",
+                  "school", "university", "subject"}
+# Words marking a fact as no longer or not yet true, or as hearsay, where the schema states the present.
+NOT_ASSERTED = {"former", "formerly", "ex", "previous", "previously", "rumour", "rumours", "rumor", "rumors",
+                "rumoured", "rumored", "reportedly", "allegedly", "denied", "denies", "claimed", "claims"}
+SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
+    "works_for": (("chief executive of", "verb"), ("president of", "verb"), ("chairman of", "verb"),
+                  ("ceo of", "verb"), ("head of", "verb"), ("director-general of", "verb")),
+    "partners_with": (("joint venture with", "verb"), ("alliance with", "verb"), ("cooperates with", "verb"),
+                      ("partnering with", "verb"), ("teamed up with", "verb"), ("partner of", "verb")),
+    "studied_at": (("doctorate at", "verb"), ("doctorate from", "verb"), ("phd at", "verb"), ("phd from", "verb"),
+                   ("studies at", "verb"), ("educated at", "verb")),
+    "founded_by": (("co-founded by", "verb"), ("started by", "verb"), ("created by", "verb")),
+    "office_in": (("office in", "verb"), ("an office in", "verb"), ("regional office in", "verb")),
+}
+WH_PAST = {"go": "went", "grow": "grew", "leave": "left", "come": "came", "make": "made", "get": "got",
+           "teach": "taught", "begin": "began", "take": "took", "find": "found", "meet": "met", "run": "ran"}
+
+
+def reading_units(sentences: list[str]) -> list[tuple[int, str]]:
+    """(first sentence's index, text) per unit to parse: sentences cut at an initial are joined
+    again, a dateline is dropped, a two-cell table row becomes a field line."""
+    units: list[tuple[int, str]] = []
+    for k, raw in enumerate(sentences):
+        s = str(raw).strip()
+        if not s:
+            continue
+        if units and _RUNS_ON.search(units[-1][1]) and s[:1].isupper():
+            units[-1] = (units[-1][0], f"{units[-1][1]} {s}")
+            continue
+        units.append((k, s))
+    out = []
+    for k, s in units:
+        s = _DATELINE.sub("", s, count=1)
+        if s.startswith("|"):
+            if _TABLE_RULE.match(s):
+                continue
+            cells = [c.strip() for c in s.strip().strip("|").split("|") if c.strip()]
+            s = f"{cells[0]}: {cells[1]}" if len(cells) == 2 else " ; ".join(cells)
+        if s:
+            out.append((k, s))
+    return out
+
+
+def name_like(text: str) -> bool:
+    """Every word of ``text`` is capitalised or a name's connector ("Procter & Gamble", "Bank of
+    Japan"): a name, not a headline."""
+    words = [w for w in re.split(r"[\s,]+", text.strip()) if w]
+    return bool(words) and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in NAME_CONNECTORS | {"and", "the"}
+                               for w in words) and words[0].lower() not in ("and", "of")
+
+
+def title_topic(title: str) -> str:
+    """The topic a title gives: the title when it is a name; the name after a label ("Fact
+    sheet: Acme Corp", "Acme Corp - key facts" gives the name before the dash); else none (the
+    text's first subject will be the topic)."""
+    title = " ".join(title.split())
+    if not title or name_like(title):
+        return title
+    if ": " in title:  # "Fact sheet: Acme Corp": what precedes the colon is a label
+        return title_topic(title.rsplit(": ", 1)[1]) if name_like(title.rsplit(": ", 1)[1]) else ""
+    return next((part for part in re.split(r"\s+[-\u2013\u2014|]\s+", title) if name_like(part)), "")
+
+
+_WH_SUBJECT = re.compile(r"^(?:who|what)\s+(.+?)\?$", re.I)
+_WH_WHERE = re.compile(r"^where\s+(is|was|are|were|did|does|do)\s+(.+?)\s+(\w+)\?$", re.I)
+_PREPOSITION = re.compile(r"^(in|at|from|to|on|by|near)\s+", re.I)
+_YES_NO = re.compile(r"^(?:yes|no|yes and no|well|sure|indeed)\s*[,.;:\u2013\u2014-]\s*", re.I)
+LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
+
+
+def answer_text(line: str) -> str:
+    """A reply without its speaker's label or its "Yes," / "No,"."""
+    return _YES_NO.sub("", _unlabelled(line)).strip()
+
+
+def completed(question: str, answer: str) -> str:
+    """The sentence a wh-question and its fragment answer state together, or "" when the answer
+    is no fragment of a question this reads ("Who founded X?" / "Jane Roe, in 1889." gives
+    "Jane Roe founded X."; "Where is it based?" / "In Kyoto." gives "it is based in Kyoto.")."""
+    q = re.sub(r"^(?:and|so|but|then|now|ok|okay),?\s+", "", _unlabelled(question), flags=re.I)
+    a = answer_text(answer)
+    if not q.endswith("?") or not a:
+        return ""
+    return _first_person(_statement(q, a))
+
+
+def _first_person(text: str) -> str:
+    """The answerer states the question's "you" as "I"."""
+    return re.sub(r"\byou\b", "I", re.sub(r"\byour\b", "my", text, flags=re.I), flags=re.I) if text else ""
+
+
+def _statement(q: str, a: str) -> str:
+    who = _WH_SUBJECT.match(q)
+    if who and not _PREPOSITION.match(a):
+        name = re.split(r",|\s[-\u2013\u2014(]\s?|\(", a)[0].strip().rstrip(".")
+        return f"{name} {who.group(1)}." if name and name_like(name) else ""
+    where = _WH_WHERE.match(q)
+    if where:
+        aux, subject, verb = where.groups()
+        place = a if _PREPOSITION.match(a) else f"in {a}"
+        place = place[0].lower() + place[1:]
+        if aux.lower() in ("is", "was", "are", "were"):
+            return f"{subject} {aux.lower()} {verb} {place}"
+        if aux.lower() == "did":
+            verb = WH_PAST.get(verb.lower(), _past(verb.lower()))
+        elif aux.lower() == "does":
+            verb = verb + ("es" if verb.endswith(("s", "sh", "ch")) else "s")
+        return f"{subject} {verb} {place}"
+    return ""
+
+
+def _past(verb: str) -> str:
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+def _unlabelled(line: str) -> str:
+    m = LABEL.match(line)
+    return m.group(2).strip() if m and len(m.group(1).split()) <= 3 else line.strip()
+
+
+def is_fragment(parsed: object) -> bool:
+    """A reply with no finite verb at its root ("Jane Roe, in 1889.", "In Kyoto, Japan.")."""
+    sent = next(iter(parsed.sents))  # type: ignore[attr-defined]
+    return sent.root.pos_ not in ("VERB", "AUX")
