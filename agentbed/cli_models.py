@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="hand out no more episodes once this invocation has paid for N tokens (--resume goes on)")
 
 
-def check_model_options(args: argparse.Namespace, specs: list[EpisodeSpec]) -> tuple[PriceTable, RunBudget]:
+def check_model_options(args: argparse.Namespace, specs: Sequence[EpisodeSpec]) -> tuple[PriceTable, RunBudget]:
     """Every model option checked before anything is recorded; the price table and the run's budget."""
     if args.max_connections is not None and args.max_connections < 1:
         raise UsageError(f"--max-connections must be at least 1, not {args.max_connections}")
@@ -120,7 +120,7 @@ def cost_line(cost: dict[str, Any] | None, stop: dict[str, Any] | None) -> str:
     return line.strip()
 
 
-def model_runtime(args: argparse.Namespace, specs: list[EpisodeSpec], run_dir: Path,
+def model_runtime(args: argparse.Namespace, specs: Sequence[EpisodeSpec], run_dir: Path,
                   budget: RunBudget | None = None) -> ModelRuntime | None:
     """The connection caps and cache for the model-bound episodes in ``specs`` (None if there are none)."""
     agents = {s.agent for s in specs if is_model_bound(s.agent)}

@@ -16,11 +16,13 @@ import argparse
 import fnmatch
 import shlex
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from agentbed.agents.precheck import checked_without_client
 from agentbed.errors import UsageError
 from agentbed.factories import add_controller_option, controllers_of
+from agentbed.planned import Planned
 from agentbed.provenance import provenance
 from agentbed.runner import EpisodeSpec
 from agentbed.suite import Suite, SuiteError, is_suite_reference
@@ -124,7 +126,7 @@ def expand_task_patterns(given: list[str], known: list[str], suite: str) -> list
 
 
 def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | None = None,
-         ) -> tuple[list[EpisodeSpec], dict[str, Any]]:
+         ) -> tuple[Planned, dict[str, Any]]:
     options = suite.resolve_options(parse_suite_options(args.extra))
     known = suite.task_ids(options)
     tasks = expand_task_patterns(args.task, known, suite.name) if args.task else \
@@ -163,9 +165,10 @@ def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | No
     if not 0.0 <= degrade <= 1.0:  # also refuses nan
         raise UsageError(f"--degrade must be between 0 and 1, not {degrade}")
     controllers = controllers_of(args)
-    specs = [EpisodeSpec(suite.name, t, a, s, options, degrade, generation, controllers)
-             for a in agents for t in tasks for s in seeds]
-    refuse_colliding_ids(specs)
+    specs = Planned(EpisodeSpec(suite.name, "", "", 0, options, degrade, generation, controllers),
+                    tuple(agents), tuple(tasks), tuple(seeds))  # made one at a time, as the run reaches them
+    # an id ends ".s<seed>" (characters kept as they are), so two ids can be one only at the same seed
+    refuse_colliding_ids(Planned(specs.template, specs.agents, specs.tasks, specs.seeds[:1]))
     meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,
             "degrade": degrade, "reference": reference,
             "command": "agentbed " + shlex.join(sys.argv[1:] if sys.argv[0].endswith("agentbed") else []),
@@ -179,7 +182,7 @@ def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | No
     return specs, meta
 
 
-def refuse_colliding_ids(specs: list[EpisodeSpec]) -> None:
+def refuse_colliding_ids(specs: Sequence[EpisodeSpec]) -> None:
     """Two planned episodes with one episode id would share one log (the id rewrites characters
     a file name cannot hold: ``reset/a`` and ``reset_a`` both become ``reset_a``): refused,
     naming both, before anything runs."""
@@ -215,7 +218,7 @@ def refuse_duplicates(option: str, names: list[str]) -> None:
         seen.add(name)
 
 
-def limited(specs: list[EpisodeSpec], limit: int | None) -> list[EpisodeSpec]:
+def limited(specs: Sequence[EpisodeSpec], limit: int | None) -> Sequence[EpisodeSpec]:
     """The first ``limit`` planned episodes (all when None)."""
     if limit is None:
         return specs
@@ -225,7 +228,7 @@ def limited(specs: list[EpisodeSpec], limit: int | None) -> list[EpisodeSpec]:
 
 
 def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, where: str,
-                generation: dict[str, Any] | None = None) -> list[EpisodeSpec]:
+                generation: dict[str, Any] | None = None) -> Planned:
     """The recorded plan, after checking it against the suite and against every argument the
     user gave: an argument that contradicts run.json is an error naming both, never ignored."""
     given = None
@@ -267,5 +270,5 @@ def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, wh
 
         load_controller(ref)
     recorded = dict(meta.get("generation") or {})
-    return [EpisodeSpec(suite.name, t, a, s, meta["options"], meta.get("degrade", 0.0), recorded, controllers)
-            for a in meta["agents"] for t in meta["tasks"] for s in meta["seeds"]]
+    return Planned(EpisodeSpec(suite.name, "", "", 0, meta["options"], meta.get("degrade", 0.0), recorded, controllers),
+                   tuple(meta["agents"]), tuple(meta["tasks"]), tuple(meta["seeds"]))

@@ -8,7 +8,6 @@ import math
 import shutil
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,25 +34,23 @@ from agentbed.executors import EXECUTORS, execute
 from agentbed.executors_ray import parse_resources
 from agentbed.inflight import EVENTS
 from agentbed.manifest import MANIFEST
+from agentbed.planned import Planned
 from agentbed.problems import (
     EXIT_ERRORS,
     classify,
     is_errored,
     parse_allowance,
     problem_lines,
-    scored,
     within_allowance,
 )
 from agentbed.progress import RunProgress
 from agentbed.results import (
-    episode_metrics,
     errored_units,
     load_results,
-    suite_summary,
     without_units,
     write_results,
 )
-from agentbed.run_summary import add_paired_differences, annotate_errors
+from agentbed.run_summary import RunTally, add_paired_differences, annotate_errors
 from agentbed.seal import log_key
 from agentbed.store import RunStore
 from agentbed.suite import Suite, get_suite, is_suite_reference
@@ -186,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
         store.create({**meta, "executor": "serial" if approver else args.executor,
                       **({"approver": approver.to_dict()} if approver else {})})
     bound = binding(store.meta())  # every log's header names this run and its settings (agentbed.binding)
-    specs = [replace(s, run=bound) for s in specs]
+    specs = specs.with_fields(run=bound)
     with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
         return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)
 
@@ -207,7 +204,7 @@ def keep_evidence(exc: UsageError, run_dir: Path) -> None:
 
 
 def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta: dict[str, Any],
-                  specs: list[Any], prices: Any, budget: Any, allowance: float | int) -> int:
+                  specs: Planned, prices: Any, budget: Any, allowance: float | int) -> int:
     from agentbed.agents.local.server import ServerWatch, restarts
 
     ray_resources = parse_resources(args.ray_resource)
@@ -215,7 +212,7 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     if approver_config(args, store.root) is not None:
         args.executor = "serial"  # one question at a time; the terminal belongs to this process
     done = store.finished_ids()
-    todo = limited([s for s in specs if s.episode_id not in done], args.limit)
+    todo = limited([s for s in specs if s.episode_id not in done] if done else specs, args.limit)
     runtime = model_runtime(args, todo, store.root, budget)
     t0 = time.perf_counter()
     ran = 0
@@ -233,36 +230,43 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
         store.flush()
         dead = watch.settle()  # after the last episode: a death the watch had no time to see is named too
     wall = time.perf_counter() - t0
-    cut = sum(1 for r in store.records() if is_errored(r) and classify(str(r.get("error") or "")).name == "budget")
+    agents = meta.get("agents") or sorted({r["agent"] for r in store.stream_records()})
+    tally = RunTally(keep_scored=suite.summarize is not None, paired=len(agents) > 1)
+    cut = 0
+    for r in store.stream_records():  # one record at a time: a run's memory does not grow with its index
+        if is_errored(r) and classify(str(r.get("error") or "")).name == "budget":
+            cut += 1
+        if r["suite"] == suite.name:
+            tally.add(r)
     stop = record_stop(store.root, budget, len(todo) - ran, cut)
     if restarts() or dead:
         append_event(store.root / EVENTS, {"event": "local_server", "restarts": restarts(), "stopped": dead})
-    records = [r for r in store.records() if r["suite"] == suite.name]
-    summary, cost = _summarize(suite, meta, records, prices)
+    summary, cost = _summarize(suite, meta, tally, agents, prices)
     write_summary(summary, store.root / suite.name / "summary.json")
     errors = summary["errors"]
-    write_results(store.root / "results.json", episode_metrics(scored(records)) + cost_metrics(records, prices),
-                  episodes=len(records), seeds=sorted({r["seed"] for r in records}),
-                  errored_episodes=errors["episodes"], errored_units=errored_units(records),
+    records = tally.total
+    write_results(store.root / "results.json", tally.metrics.metrics() + cost_metrics(tally.usage, prices),
+                  episodes=records, seeds=sorted(tally.seeds),
+                  errored_episodes=errors["episodes"], errored_units=errored_units(tally.errors),
                   problems=errors["problems"], seal=MANIFEST,
                   **({"provenance": meta["provenance"]} if meta.get("provenance") else {}))
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
-    status = run_status(errors["episodes"] - (cut if stop is not None else 0), len(records), allowance, stop)
+    status = run_status(errors["episodes"] - (cut if stop is not None else 0), records, allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success
         status = EXIT_ERRORS
     if args.json:
-        emit("run", {"run_dir": str(store.root), "episodes": len(records), "ran": ran,
+        emit("run", {"run_dir": str(store.root), "episodes": records, "ran": ran,
                      "wall_seconds": round(wall, 3), "headline": summary.get("headline", []),
                      "errored_episodes": errors["episodes"], "problems": errors["problems"],
                      "cost": cost, "stopped": stop, "exit_status": status})
     elif not args.quiet:
         print_headlines([summary])
-        print(f"{ran} episodes run in {wall:.1f}s ({len(records)} in {store.root})")
+        print(f"{ran} episodes run in {wall:.1f}s ({records} in {store.root})")
         if cost is not None or stop is not None:
             print(cost_line(cost, stop))
     elif stop is not None:
         print(cost_line(None, stop), file=sys.stderr)
-    for line in problem_lines(errors["problems"], len(records)):
+    for line in problem_lines(errors["problems"], records):
         print(line, file=sys.stderr)
     if dead:
         print(f"stopped: {dead}; {len(todo) - ran} episodes not run: --resume --out {store.root} runs them",
@@ -274,21 +278,20 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     return status
 
 
-def _summarize(suite: Suite, meta: dict[str, Any], records: list[dict[str, Any]], prices: Any,
+def _summarize(suite: Suite, meta: dict[str, Any], tally: RunTally, agents: list[str], prices: Any,
                ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The workload's summary of the episodes that did not error, with what run adds: the errored
     episodes it left out, each agent's paired difference from the reference, the cost."""
     command = meta.get("command", f"agentbed run {suite.name}")
-    kept = scored(records)
-    if suite.summarize and kept:
-        summary = suite.summarize(kept, meta["options"])
+    if suite.summarize and tally.scored:
+        summary = suite.summarize(tally.scored, meta["options"])
     else:
-        summary = suite_summary(suite.name, kept, command)
-    agents = meta.get("agents") or sorted({r["agent"] for r in records})
-    if len(agents) > 1:
-        add_paired_differences(summary, records, meta.get("reference") or agents[0])
-    annotate_errors(summary, records)
-    cost = add_cost(summary, records, prices)
+        summary = tally.rates.summary(suite.name, command)
+    if tally.pairs is not None:
+        reference = meta.get("reference") or agents[0]
+        add_paired_differences(summary, tally.pairs.rows(reference), reference, len(tally.errored))
+    annotate_errors(summary, tally.errors, tally.total)
+    cost = add_cost(summary, tally.usage, prices)
     return summary, cost
 
 

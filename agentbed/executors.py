@@ -28,6 +28,7 @@ from typing import Any, cast
 from agentbed.errors import WorkerDied, failure_text
 from agentbed.executors_inflight import StopCheck, run_in_flight
 from agentbed.inflight import ModelRuntime, current_runtime, is_model_bound, set_runtime
+from agentbed.planned import Planned
 from agentbed.provenance import header_provenance
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.worker import chunks, run_chunk, run_spec
@@ -63,9 +64,12 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
         set_runtime(previous)
 
 
-def with_provenance(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
+def with_provenance(specs: Sequence[EpisodeSpec]) -> Sequence[EpisodeSpec]:
     """The specs carrying this process's provenance for their headers, so an episode run on another
     node (a Ray worker's installed copy knows no commit) names the code that planned it."""
+    if isinstance(specs, Planned):  # one suite, one template: still made one at a time
+        return specs if specs.template.provenance else \
+            specs.with_fields(provenance=header_provenance(specs.template.suite))
     made = {suite: header_provenance(suite) for suite in {s.suite for s in specs if not s.provenance}}
     return [s if s.provenance else replace(s, provenance=made[s.suite]) for s in specs]
 

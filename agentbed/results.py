@@ -15,13 +15,14 @@ group that the bootstrap resamples.
 from __future__ import annotations
 
 import json
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
-from agentbed.stats import bootstrap_ci, pass_hat_k_ci
+from agentbed.stats import bootstrap_ci, pass_hat_k_ci_of_counts
 from agentbed.summary import fmt, headline, table
 from agentbed.validate import RESULTS_SCHEMA, check, finite, read_json
 
@@ -34,13 +35,26 @@ def metric_agent(record: Mapping[str, Any]) -> str:
     return str(record["agent"]) + (f"[{opts}]" if opts else "")
 
 
-def episode_metrics(records: list[dict[str, Any]], tolerance: float = 0.05) -> list[dict[str, Any]]:
+def episode_metrics(records: Iterable[Mapping[str, Any]], tolerance: float = 0.05) -> list[dict[str, Any]]:
     """One ``success`` metric per (suite, agent, options) over episodes keyed ``task/seed``."""
-    grouped: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    fold = EpisodeMetrics()
     for r in records:
-        grouped[(r["suite"], metric_agent(r))][f"{r['task']}/{r['seed']}"] = 1.0 if r["success"] else 0.0
-    return [{"suite": s, "agent": a, "metric": "success", "higher_is_better": True, "tolerance": tolerance,
-             "values": dict(sorted(v.items()))} for (s, a), v in sorted(grouped.items())]
+        fold.add(r)
+    return fold.metrics(tolerance)
+
+
+class EpisodeMetrics:
+    """:func:`episode_metrics` folded one record at a time (what results.json lists: a value per unit)."""
+
+    def __init__(self) -> None:
+        self.grouped: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        self.grouped[(r["suite"], metric_agent(r))][f"{r['task']}/{r['seed']}"] = 1.0 if r["success"] else 0.0
+
+    def metrics(self, tolerance: float = 0.05) -> list[dict[str, Any]]:
+        return [{"suite": s, "agent": a, "metric": "success", "higher_is_better": True, "tolerance": tolerance,
+                 "values": dict(sorted(v.items()))} for (s, a), v in sorted(self.grouped.items())]
 
 
 def errored_units(records: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -112,36 +126,71 @@ def load_results(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def suite_summary(suite: str, records: list[dict[str, Any]], command: str) -> dict[str, Any]:
+def suite_summary(suite: str, records: Iterable[Mapping[str, Any]], command: str) -> dict[str, Any]:
     """Pass rate per agent (bootstrap over tasks), pass^k, per-task and per-label tables."""
-    by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    fold = PassRates()
     for r in records:
-        by_agent[r["agent"]].append(r)
-    seeds = sorted({r["seed"] for r in records})
-    heads, agent_rows, task_rows, label_rows = [], [], [], []
-    for agent, recs in sorted(by_agent.items()):
-        values = [1.0 if r["success"] else 0.0 for r in recs]
-        ci = bootstrap_ci(values, groups=[r["task"] for r in recs])
-        heads.append(headline("pass_rate", ci, agent=agent, seeds=len(seeds)))
-        per_task: dict[str, list[bool]] = defaultdict(list)
-        for r in recs:
-            per_task[r["task"]].append(bool(r["success"]))
-        k = min(len(v) for v in per_task.values())
-        pk = pass_hat_k_ci(per_task, k)
-        statuses = Counter(r["status"] for r in recs)
-        agent_rows.append([agent, len(recs), len(seeds), fmt(ci), f"pass^{k} {fmt(pk)}",
-                           ", ".join(f"{s}={n}" for s, n in sorted(statuses.items()))])
-        for task, outcomes in sorted(per_task.items()):
-            task_rows.append([agent, task, f"{sum(outcomes)}/{len(outcomes)}"])
-        for label, n in Counter(lb for r in recs for lb in r.get("labels", [])).most_common():
-            label_rows.append([agent, label, n])
-    return {
-        "suite": suite, "title": f"{suite}: pass rates", "episodes": len(records), "seeds": len(seeds),
-        "headline": heads, "command": command, "figures": [],
-        "tables": [
-            table("Pass rate per agent (95% bootstrap CI over tasks)",
-                  ["agent", "episodes", "seeds", "pass rate", "pass^k", "status"], agent_rows),
-            table("Per task", ["agent", "task", "passed"], task_rows),
-            table("Labels", ["agent", "label", "episodes"], label_rows),
-        ],
-    }
+        fold.add(r)
+    return fold.summary(suite, command)
+
+
+class _AgentRates:
+    """One agent's episodes as :class:`PassRates` keeps them: a float and a task number each."""
+
+    def __init__(self) -> None:
+        self.values = array("d")  # success as 1.0/0.0, in record order
+        self.groups = array("I")  # the task of each value, as its number in ``tasks``
+        self.tasks: dict[str, list[int]] = {}  # task -> [its number, successes, trials], in first-seen order
+        self.statuses: Counter[str] = Counter()
+        self.labels: Counter[str] = Counter()
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        task = self.tasks.setdefault(r["task"], [len(self.tasks), 0, 0])
+        self.values.append(1.0 if r["success"] else 0.0)
+        self.groups.append(task[0])
+        task[1] += bool(r["success"])
+        task[2] += 1
+        self.statuses[r["status"]] += 1
+        self.labels.update(r.get("labels", []))
+
+
+class PassRates:
+    """:func:`suite_summary` folded one record at a time, in flat memory but for a float and a task
+    number per episode (for the bootstrap over tasks): a run of 100,000 episodes summarises without
+    holding its records."""
+
+    def __init__(self) -> None:
+        self.agents: dict[str, _AgentRates] = defaultdict(_AgentRates)
+        self.seeds: set[int] = set()
+        self.episodes = 0
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        self.episodes += 1
+        self.seeds.add(r["seed"])
+        self.agents[r["agent"]].add(r)
+
+    def summary(self, suite: str, command: str) -> dict[str, Any]:
+        seeds = sorted(self.seeds)
+        heads, agent_rows, task_rows, label_rows = [], [], [], []
+        for agent, rates in sorted(self.agents.items()):
+            names = list(rates.tasks)
+            ci = bootstrap_ci(rates.values, groups=[names[g] for g in rates.groups])
+            heads.append(headline("pass_rate", ci, agent=agent, seeds=len(seeds)))
+            k = min(n for _, _, n in rates.tasks.values())
+            pk = pass_hat_k_ci_of_counts([(c, n) for _, c, n in rates.tasks.values()], k)
+            agent_rows.append([agent, len(rates.values), len(seeds), fmt(ci), f"pass^{k} {fmt(pk)}",
+                               ", ".join(f"{s}={n}" for s, n in sorted(rates.statuses.items()))])
+            for task, (_, c, n) in sorted(rates.tasks.items()):
+                task_rows.append([agent, task, f"{c}/{n}"])
+            for label, n in rates.labels.most_common():
+                label_rows.append([agent, label, n])
+        return {
+            "suite": suite, "title": f"{suite}: pass rates", "episodes": self.episodes, "seeds": len(seeds),
+            "headline": heads, "command": command, "figures": [],
+            "tables": [
+                table("Pass rate per agent (95% bootstrap CI over tasks)",
+                      ["agent", "episodes", "seeds", "pass rate", "pass^k", "status"], agent_rows),
+                table("Per task", ["agent", "task", "passed"], task_rows),
+                table("Labels", ["agent", "label", "episodes"], label_rows),
+            ],
+        }

@@ -10,7 +10,7 @@ from n >= k trials with c successes as C(c, k) / C(n, k) (Yao et al., tau-bench,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 from typing import Any
@@ -101,7 +101,15 @@ def pass_hat_k(successes_per_task: Mapping[Any, Sequence[bool]], k: int) -> floa
 def pass_hat_k_ci(successes_per_task: Mapping[Any, Sequence[bool]], k: int, *,
                   n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95, seed: int = 0) -> Interval:
     """pass^k with a bootstrap interval over tasks."""
-    per_task = [comb(sum(map(bool, s)), k) / comb(len(s), k) for s in successes_per_task.values() if len(s) >= k]
+    return pass_hat_k_ci_of_counts([(sum(map(bool, s)), len(s)) for s in successes_per_task.values()], k,
+                                   n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def pass_hat_k_ci_of_counts(counts: Iterable[tuple[int, int]], k: int, *, n_resamples: int = DEFAULT_RESAMPLES,
+                            confidence: float = 0.95, seed: int = 0) -> Interval:
+    """:func:`pass_hat_k_ci` from each task's (successes, trials): all the estimate needs, so a
+    summary folding episodes one at a time keeps two counts per task."""
+    per_task = [comb(c, k) / comb(n, k) for c, n in counts if n >= k]
     return bootstrap_ci(per_task, n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 

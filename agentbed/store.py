@@ -35,7 +35,8 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from array import array
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +268,11 @@ class RunStore:
         self.flush()
         return read_index(self.root / INDEX, own_from=self._own_from)
 
+    def stream_records(self) -> Iterator[dict[str, Any]]:
+        """:meth:`records` one at a time, in the same order (:func:`stream_index`)."""
+        self.flush()
+        return stream_index(self.root / INDEX, own_from=self._own_from)
+
     def finished_ids(self) -> set[str]:
         return {r["episode_id"] for r in self.records()}
 
@@ -287,17 +293,21 @@ def iter_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> 
     its write) is left out. A bad line raises :class:`InputError` naming the line and field.
     Lines from byte ``own_from`` on are the reading store's own (see :class:`RunStore`): parsed
     and checked for non-finite numbers and depth, not against the schema again."""
+    return [(number, record) for number, _, _, record in _scan(path, own_from)]
+
+
+def _scan(path: str | os.PathLike[str], own_from: int | None) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """:func:`iter_index`'s lines one at a time, each with its byte offset and length."""
     path = Path(path)
     if not path.exists():
-        return []
+        return
     fh = open_regular(path, what="run index")  # a FIFO or a device: refused, never waited on
-    out = []
     offset = 0
     with fh:
         for number, line in bounded_lines(fh, path):
             start, offset = offset, offset + len(line)
             if own_from is not None and start >= own_from and line.endswith(b"\n"):
-                out.append((number, parse_own_json(line, f"{path}: line {number}")))  # finite numbers, depth
+                yield number, start, len(line), parse_own_json(line, f"{path}: line {number}")  # finite, depth
                 continue
             if not line.strip():
                 continue
@@ -311,8 +321,7 @@ def iter_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> 
                     raise InputError(f"{at} is not JSON") from None
                 raise
             check(record, INDEX_RECORD_SCHEMA, at)
-            out.append((number, record))
-    return out
+            yield number, start, len(line), record
 
 
 def read_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> list[dict[str, Any]]:
@@ -322,3 +331,23 @@ def read_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> 
     for _, record in iter_index(path, own_from=own_from):
         seen.setdefault(record["episode_id"], record)
     return [seen[k] for k in sorted(seen)]
+
+
+def stream_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> Iterator[dict[str, Any]]:
+    """:func:`read_index`'s records in its order, one at a time: a first pass validates every line
+    and keeps only each id's byte range (offsets in an ``array``), a second reads the lines back in
+    id order. A summary folds a 100,000-episode run so without holding its records (about 2.5 KiB
+    each as dicts); what stays is the ids, about 100 bytes an episode."""
+    first: dict[str, int] = {}
+    spans = array("q")
+    for _, start, length, record in _scan(path, own_from):
+        if record["episode_id"] not in first:
+            first[record["episode_id"]] = len(spans) // 2
+            spans.extend((start, length))
+    if not first:
+        return
+    with open_regular(Path(path), what="run index") as fh:
+        for eid in sorted(first):
+            i = first[eid]
+            fh.seek(spans[2 * i])
+            yield json.loads(fh.read(spans[2 * i + 1]))  # validated by the first pass
