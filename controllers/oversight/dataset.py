@@ -53,7 +53,8 @@ ROW_FIELDS = ("benchmark", "game", "flaw", "seed", "trajectory", "checkpoint", "
 
 @dataclass
 class BuildConfig:
-    """What to branch. Checkpoints are at steps first, first+every, ... (at most ``checkpoints``)."""
+    """What to branch. Checkpoints are at steps first, first+every, ... (at most ``checkpoints``), or
+    where the target says (``BranchTarget.checkpoint_when``: first and every are then unused)."""
 
     benchmark: str
     games: int | None = None  # first N games of the benchmark (after skip_games); None: all
@@ -255,7 +256,9 @@ def branch_trajectory(target: BranchTarget, game: str, flaw: str, seed: int, con
     actions = [CONTINUE, *target.interventions]
     method = config.method if config.method != "auto" else ("snapshot" if env.can_snapshot else "replay")
     for t in range(target.max_steps):
-        before = agent.fork() if t in wanted else None
+        at_checkpoint = (t in wanted if target.checkpoint_when is None
+                         else counts.checkpoints < config.checkpoints and target.checkpoint_when(history))
+        before = agent.fork() if at_checkpoint else None
         try:
             proposed = agent.act(observation, tools)
         except Exception as exc:  # noqa: BLE001 - a crashing base agent ends its trajectory, counted

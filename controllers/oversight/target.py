@@ -31,6 +31,9 @@ class BranchTarget:
     ``progress_features(first_observation, history)`` adds benchmark-specific prefix features
     (named ``progress_feature_names``) to the generic ones; it must read only the prefix.
     ``budgets[action]`` caps the steps that intervention may take from the checkpoint.
+    ``checkpoint_when(history)``, if set, replaces the build's fixed checkpoint steps: a
+    checkpoint is any step whose executed prefix satisfies it (AgentDojo: the injection was just
+    read), at most the build's ``checkpoints`` of them.
     """
 
     name: str
@@ -50,6 +53,7 @@ class BranchTarget:
     # Steps an intervention may take before it gives up: its branch ends there, failed (an expert
     # with a budget finishes only where the remaining plan is short).
     budgets: dict[str, int] = field(default_factory=dict)
+    checkpoint_when: Callable[[Sequence[StepView]], bool] | None = None
 
     def group_of(self, game: str) -> str:
         return self.group(game) if self.group is not None else game

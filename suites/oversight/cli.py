@@ -91,6 +91,8 @@ def register(subparsers: Any) -> None:
     build.add_argument("--interventions", default="",
                        help="comma-separated interventions: suite:NAME's handover agents; alfworld's menu "
                             "(default expert,planner,reflect)")
+    build.add_argument("--target-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="agentdojo: attack, pairs, follow_rate, risk_noise (every one recorded)")
     build.add_argument("--logs", default=None, help="directory for one trajectory log per branch")
     build.set_defaults(func=_build)
 
@@ -221,6 +223,12 @@ def _build(args: argparse.Namespace) -> int:
         raise UsageError(f"{flag}: {args.benchmark} has no ALFWorld expert (alfworld has)")
     if args.benchmark.startswith("suite:"):
         options = {"base": args.base_agents, "interventions": args.interventions}
+    if args.benchmark == "agentdojo":
+        from suites.oversight.benchmarks.agentdojo import options_from
+
+        options = options_from(args.target_option)
+    elif args.target_option:
+        raise UsageError(f"--target-option: {args.benchmark} takes none (agentdojo does)")
     if args.split and args.benchmark == "alfworld":
         raise UsageError("--split: alfworld's split is its generator seed (--games-seed; suites/oversight/seeds.py)")
     options.update({"split": args.split} if args.split else {})

@@ -14,6 +14,11 @@ first costly-configuration headline, seed 4 of the headline (issue 34, rebuilt f
 seed 8 of the game-level cross-validation reported in issue 54. ScienceWorld's variations 0-4 and
 GraphRAG's worlds 1000 and 1001 are the ones every oversight measurement so far used (`oversight
 all`); their held-out units were never branched. The vault is the tests' fixture: development only.
+
+AgentDojo is split by user task (a fixed quarter by a hash of ``suite.user_task``), not by injection
+task: its injection tasks are a short public list per suite that attackers reuse and the scripted
+follower knows, while what a deployed controller meets anew is the user's request in which an
+injection arrives; all pairs of a user task stay on one side, so no held-out request was seen.
 """
 
 from __future__ import annotations
@@ -73,12 +78,19 @@ def _task_quarter(game: str) -> int:
     return hashlib.sha256(game.encode("utf-8")).digest()[0] % 4
 
 
+def _user_task_quarter(game: str) -> int:
+    """An AgentDojo pair's user task's quarter (``suite.user_task.injection_task.attack``): every
+    pair of a user task falls on one side."""
+    return _task_quarter(".".join(game.split(".")[:2]))
+
+
 SEEDS: dict[str, SeedSplit] = {
     "alfworld": SeedSplit(development=(0,), heldout=(1, 2, 3, 4, 8), unit=_alfworld_seed),
     "scienceworld": SeedSplit(development=(0, 1, 2, 3, 4), heldout=(5, 6, 7, 8, 9), unit=_scienceworld_variation,
                               what="variation"),
     "graphrag": SeedSplit(development=(1000, 1001), heldout=(1002, 1003), unit=_graphrag_world, what="world"),
     "suite:*": SeedSplit(development=(1, 2, 3), heldout=(0,), unit=_task_quarter, what="task quarter"),
+    "agentdojo": SeedSplit(development=(1, 2, 3), heldout=(0,), unit=_user_task_quarter, what="user-task quarter"),
     "vault": SeedSplit(development=(0,), heldout=(), unit=lambda game: 0, what="fixture"),
 }
 
@@ -129,10 +141,10 @@ def describe_seeds(provenance: dict[str, Any], games: list[str] | None = None) -
     if split is None:
         return f"{benchmark}: no split registered in suites/oversight/seeds.py"
     units = seeds_of(provenance, games)
-    if split.what == "task quarter":
+    if split.what.endswith("task quarter"):
         names = _games(provenance, games)
         held = sum(split.unit(g) in split.heldout for g in names)
-        return f"{benchmark}: {len(names) - held} development task(s), {held} held-out task(s) (task quarters)"
+        return f"{benchmark}: {len(names) - held} development task(s), {held} held-out task(s) ({split.what}s)"
     return f"{benchmark} {split.what}(s) " + ", ".join(f"{s} ({split.role(s)})" for s in units)
 
 

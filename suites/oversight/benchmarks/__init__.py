@@ -22,6 +22,7 @@ TARGETS: dict[str, str] = {
     "scienceworld": "suites.oversight.benchmarks.scienceworld:target",
     "alfworld": "suites.oversight.benchmarks.alfworld:target",
     "graphrag": "suites.oversight.benchmarks.graphrag:target",
+    "agentdojo": "suites.oversight.benchmarks.agentdojo:target",
 }
 
 
