@@ -1,7 +1,7 @@
 """The oversight controllers on live runs (issue 54 item 7): a policy fitted offline on a branching
 dataset (the action-conditioned controller, a band router, the cost-derived rule, any
 ``fit``/``choose`` controller of :mod:`controllers.oversight.policies`) deciding at the checkpoints
-of an episode through the engine's controller chain (:class:`agentbed.control.Controller`).
+of an episode (the build's fixed steps, or where the target places them, e.g. AgentDojo's injection) through the engine's controller chain (:class:`agentbed.control.Controller`).
 
 At a checkpoint step, before the proposed action is executed, it computes the same prefix features
 the dataset builder records (:func:`controllers.oversight.dataset.checkpoint_features`, from the
@@ -52,9 +52,11 @@ class OversightController(Controller):
     name = "oversight"
 
     def __init__(self, policy: Any, costs: Costs, target: BranchTarget, env: ToolEnv, steps: Collection[int],
-                 feature_names: Sequence[str], actions: Sequence[str], primary: str, shadow: bool = False) -> None:
+                 feature_names: Sequence[str], actions: Sequence[str], primary: str, shadow: bool = False,
+                 most: int = 1) -> None:
         self.policy, self.costs, self.target, self.env = policy, costs, target, env
         self.steps, self.feature_names, self.actions = frozenset(steps), tuple(feature_names), list(actions)
+        self.most = most  # checkpoints at most, where the target places them (checkpoint_when)
         self.primary, self.shadow = primary, shadow
         self.decisions: list[Decision] = []
         self._first_observation: str | None = None
@@ -67,12 +69,20 @@ class OversightController(Controller):
         agent as it was (an intervention takes over from it, as in a branch)."""
         if ctx.step == 0:
             self._first_observation = ctx.observation
-        self._before = ctx.agent.fork() if ctx.step in self.steps and not self._acted else None
+        self._before = ctx.agent.fork() if self._at_checkpoint(ctx) and not self._acted else None
         return None
+
+    def _at_checkpoint(self, ctx: StepContext) -> bool:
+        """A checkpoint as the build placed them: its fixed steps, or where the target says (at
+        most as many as the build took)."""
+        when = self.target.checkpoint_when
+        if when is None:
+            return ctx.step in self.steps
+        return len(self.decisions) < self.most and when(ctx.history)
 
     def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
         self._risks.append(stated_risk(proposed.risk, self._risks))
-        if ctx.step not in self.steps or self._before is None:
+        if self._before is None:
             return CONTINUE
         features = checkpoint_features(self.target, self._first_observation or "", ctx.history, self._risks)
         choice = str(self.policy.choose(self._checkpoint(ctx, features), self.costs)[0])
@@ -111,4 +121,4 @@ def live_controller(policy: Any, provenance: dict[str, Any], target: BranchTarge
                         ).checkpoint_steps(target.max_steps)
     actions = [a for a in provenance["actions"] if a != QUIT]
     return OversightController(policy, costs, target, env, steps, provenance["feature_names"], actions, primary,
-                               shadow)
+                               shadow, most=int(config["checkpoints"]))

@@ -95,14 +95,39 @@ def test_acting_live_the_first_intervention_takes_over_and_is_logged(split, tmp_
     assert acted >= 1
 
 
+# (development, held-out) committed datasets, and how many held-out trajectories to run live
+# (ALFWorld's episodes are the slow ones).
+COMMITTED = {
+    "graphrag": ("graphrag-dev", "graphrag-heldout", 16),
+    "alfworld": ("dev-s0-8games-noisy-indep", "heldout-s4-8games-noisy-indep", 4),
+    "agentdojo": ("agentdojo-dev", "agentdojo-heldout", 12),
+}
+
+
+def _pick(offline: dict[tuple[str, int], str], n: int) -> list[str]:
+    """``n`` trajectories: first one for each choice offline evaluation made (so live runs must
+    reproduce every kind of decision), then evenly spaced others."""
+    names = sorted({t for t, _ in offline})
+    chosen: list[str] = []
+    for choice in sorted(set(offline.values())):
+        chosen.append(next(t for (t, _), c in sorted(offline.items()) if c == choice and t not in chosen))
+    rest = [t for t in names if t not in chosen]
+    chosen += rest[:: max(1, len(rest) // max(1, n - len(chosen)))][: max(0, n - len(chosen))]
+    return sorted(chosen)
+
+
+@pytest.mark.parametrize("benchmark", sorted(COMMITTED))
 @pytest.mark.parametrize("name", ["action-conditioned", "scalar-bands"])
-def test_live_on_graphrag_held_out_worlds_decides_as_offline(name):
-    """Beyond the vault: fitted on the committed GraphRAG development worlds, deciding live on
-    episodes of the held-out worlds exactly as offline evaluation does on their checkpoints."""
+def test_live_on_held_out_games_decides_as_offline(name, benchmark):
+    """Beyond the vault: fitted on a benchmark's committed development dataset, deciding live on
+    episodes of its held-out games exactly as offline evaluation does on their checkpoints."""
+    import random
+
     from controllers.oversight.dataset import Dataset
     from suites.oversight.suite import DATA
 
-    dev, held = (Dataset.load(DATA / f"graphrag-{s}.jsonl.gz") for s in ("dev", "heldout"))
+    dev_file, held_file, n = COMMITTED[benchmark]
+    dev, held = (Dataset.load(DATA / f"{f}.jsonl.gz") for f in (dev_file, held_file))
     prov = held.provenance
 
     def checkpoints(data):
@@ -112,17 +137,20 @@ def test_live_on_graphrag_held_out_worlds_decides_as_offline(name):
     policy = POLICIES[name]()
     policy.fit(train)
     offline = {k: str(v) for k, v in zip(test.keys, policy.choose(test, COSTS), strict=True)}
-    target = load_target("graphrag", **prov["config"]["target_options"])
+    target = load_target(prov["config"]["benchmark"], **prov["config"]["target_options"])
     rows = {r["trajectory"]: r for r in held.rows}
-    chosen = sorted(rows)[::6]  # every attack of a few questions
+    chosen = _pick(offline, n)
     live = {}
     for trajectory in chosen:
         row = rows[trajectory]
+        if target.uses_global_random:  # as the builder seeds it before the base trajectory
+            random.seed(row["seed"])
         env = target.make_env(row["game"])
         controller = live_controller(policy, prov, target, env, COSTS, prov["primary_intervention"], shadow=True)
         run_episode(env, make_base_agent(target, row["flaw"], row["seed"]),
-                    EpisodeSpec(suite="oversight-graphrag", task=row["game"], agent=row["flaw"], seed=row["seed"]),
+                    EpisodeSpec(suite=f"oversight-{benchmark}", task=row["game"], agent=row["flaw"], seed=row["seed"]),
                     budget=Budget(max_steps=target.max_steps), controller=Chain([Bystander(), controller]))
+        env.close()
         live.update({(trajectory, d.step): d.choice for d in controller.decisions})
     assert live and live == {k: v for k, v in offline.items() if k[0] in chosen}
     if name == "action-conditioned":

@@ -99,7 +99,7 @@ def games_of(attack: str, pairs: int, version: str | None = None) -> list[str]:
     (user task i takes injection tasks i, i + n/pairs, ... modulo n), from the committed index."""
     from environments.agentdojo.benchmark import TASK_SUITES, indexed_injection_tasks, indexed_user_tasks
 
-    out = []
+    out: list[str] = []
     for suite in TASK_SUITES:
         injections = indexed_injection_tasks(suite, version)
         stride = max(1, len(injections) // pairs)
