@@ -65,21 +65,52 @@ class LLMExtractor:
     calls: int = 0
     errors: list[str] = field(default_factory=list)  # the first few failures' messages, for the report
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
+    name: str = ""  # the model string, part of each call's cache key
+    cache: Any = None  # an agentbed.agents.cache.ModelCallCache: a repeated call is answered from it
+    cached: int = 0  # calls answered from the cache
 
     @classmethod
     def from_model_string(cls, model: str, relations: Sequence[str], *, timeout: float = 300.0,
-                          max_tokens: int = 160, **kwargs: Any) -> LLMExtractor:
+                          max_tokens: int = 160, cache: Any = True, **kwargs: Any) -> LLMExtractor:
         """``provider:model`` through LangChain's ``init_chat_model`` (temperature 0); ``local:NAME``
         is the llama.cpp server the run started (:mod:`agentbed.agents.local`), whose calls ``timeout``
-        and ``max_tokens`` bound (a loaded machine generates its replies at under one token a second)."""
+        and ``max_tokens`` bound (a loaded machine generates its replies at under one token a second).
+        ``cache``: True for the per-user model-call cache every run uses by default
+        (:class:`agentbed.agents.cache.ModelCallCache`), a cache, or None for none."""
+        if cache is True:
+            from agentbed.agents.cache import ModelCallCache
+
+            cache = ModelCallCache()
         if model.startswith("local:"):
             from agentbed.agents.local.profile import LocalProfile, local_chat_model
 
             return cls(local_chat_model(model, LocalProfile(max_tokens=max_tokens), timeout=timeout, **kwargs),
-                       relations)
+                       relations, name=f"{model}|max_tokens={max_tokens}", cache=cache)
         from langchain.chat_models import init_chat_model
 
-        return cls(init_chat_model(model, temperature=0, **kwargs), relations)  # the provider's own limits
+        return cls(init_chat_model(model, temperature=0, **kwargs), relations, name=model,  # the provider's limits
+                   cache=cache)
+
+    def _invoke(self, messages: list[Any]) -> Any:
+        """The model's reply to ``messages``, from the model-call cache when this request was made
+        before (keyed by the model string, the messages and the prompt's name), else from the model,
+        then stored. A failed call is not stored."""
+        if self.cache is None or not self.name:
+            return self.model.invoke(messages)
+        from langchain_core.messages import message_to_dict, messages_from_dict
+
+        from agentbed.agents.cache import CachedReply, cache_key
+
+        key = cache_key(provider="graphrag-extractor", model=self.name,
+                        messages=[message_to_dict(m) for m in messages], tools=[],
+                        params={"prompt": self.prompt, "temperature": 0}, seed=0, epoch=0)
+        held = self.cache.get(key)
+        if held is not None:
+            self.cached += 1
+            return messages_from_dict([held.message])[0]
+        reply = self.model.invoke(messages)
+        held = self.cache.put(key, CachedReply(message_to_dict(reply), {}), model=self.name)
+        return messages_from_dict([held.message])[0]
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents``, one call per chunk (``context``: unused, each chunk is read alone)."""
@@ -89,7 +120,7 @@ class LLMExtractor:
             for chunk_id, sentences in doc.chunks():
                 self.calls += 1
                 try:
-                    reply = self.model.invoke([system, HumanMessage(" ".join(sentences))])
+                    reply = self._invoke([system, HumanMessage(" ".join(sentences))])
                 except Exception as exc:  # noqa: BLE001 - a failed call is data about the model, not a crash
                     self.failed += 1
                     if len(self.errors) < 3:

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from environments.graphrag.nlp_names import FIRST_PERSON, PERSONAL, Entity, State, conjuncts, ent_at
+from environments.graphrag.nlp_names import (
+    FIRST_PERSON,
+    PERSONAL,
+    Entity,
+    State,
+    conjuncts,
+    ent_at,
+    is_subject,
+)
 
 COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
 RELATIVE = {"who", "which", "that", "whom", "whose"}
@@ -40,11 +48,14 @@ def mates(doc: Any, i: int, j: int, ents: list[Entity], state: State) -> tuple[l
 
 def cue_heads(doc: Any, i: int, ents: list[Entity], state: State) -> list[str]:
     """Climb from the cue to the first name, or to a verb's subject (with its conjuncts)."""
+    anchor = apposed(doc, i, ents)
+    if anchor is not None:
+        return [anchor.name]
     t, came = doc[i], ""
     for _ in range(12):
         e = ent_at(doc, t.i, ents)
         if e is not None and t.i != i and t.i < i and not (came == "conj" and t.dep_ in ("pobj", "dobj", "conj")):
-            return [e.name, *conjuncts(doc, t, ents)]  # "in X and a citizen of Y": X is no head
+            return listed([e.name, *conjuncts(doc, t, ents)], doc, e, ents)  # "in X and a citizen of Y": X is no head
         subject = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
         if subject is not None:
             if subject.lower_ in RELATIVE and subject.i > 1 and doc[subject.i - 1].text == ",":
@@ -63,10 +74,41 @@ def cue_heads(doc: Any, i: int, ents: list[Entity], state: State) -> list[str]:
     return [state.topic] if state.topic else []
 
 
+def apposed(doc: Any, i: int, ents: list[Entity]) -> Entity | None:
+    """"Geely, the group founded by X and headquartered in Y": a participle cue inside an
+    apposition (", the|a NOUN ... founded by", no comma or finite verb between) is about the name
+    before the apposition, whatever the parse of an unfamiliar name."""
+    if doc[i].tag_ != "VBN":
+        return None
+    for k in range(i - 1, doc[i].sent.start, -1):
+        t = doc[k]
+        if t.text in (",", ";", ":") or t.tag_ in ("VBZ", "VBD", "VBP", "MD"):
+            return None
+        if t.lower_ in ("the", "a", "an") and k >= 2 and doc[k - 1].text == ",":
+            e = ent_at(doc, k - 2, ents)
+            return e if e is not None and e.end == k - 1 else None
+    return None
+
+
+def listed(heads: list[str], doc: Any, e: Entity, ents: list[Entity]) -> list[str]:
+    """``heads`` with the names a list joins to the subject ``e`` ("A, B and C were born in X"),
+    which the parser does not always coordinate for names it does not know."""
+    chain, at = [e], ents.index(e) if e in ents else -1
+    while at >= 0 and at + 1 < len(ents):
+        between = [t.lower_ for t in doc[chain[-1].end:ents[at + 1].start]]
+        if not between or not all(w in (",", "and") for w in between):
+            break
+        at += 1
+        chain.append(ents[at])
+    if len(chain) > 1 and any(t.lower_ == "and" for t in doc[e.end:chain[-1].start]):
+        return list(dict.fromkeys([*heads, *(c.name for c in chain)]))
+    return heads
+
+
 def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]:
     e = ent_at(doc, token.i, ents)
     if e is not None:
-        return [e.name, *conjuncts(doc, token, ents)]
+        return listed([e.name, *conjuncts(doc, token, ents)], doc, e, ents)
     for span in (token.subtree,):  # "the capital of X is ...": a name inside the subject phrase
         inside = [x for x in ents if any(x.start <= s.i < x.end for s in span)]
         if inside and token.pos_ == "PROPN":
@@ -76,6 +118,11 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
         return [state.addressee or state.topic] if (state.addressee or state.topic) else []
     if w in FIRST_PERSON:
         return [state.speaker or state.topic] if (state.speaker or state.topic) else []
+    if w in PERSONAL and PERSONAL[w] != "any":  # a subject named before it in the same line comes first
+        near = next((e for e in reversed(ents) if e.end <= token.i and is_subject(doc, e)
+                     and (e.kind == "person") == (PERSONAL[w] == "person")), None)
+        if near is not None:
+            return [near.name]
     if w in PERSONAL:
         kind = PERSONAL[w]
         who = state.last.get(kind) or state.last.get("any") if kind != "any" else state.last.get("any")

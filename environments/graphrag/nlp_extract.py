@@ -38,7 +38,16 @@ from functools import lru_cache
 from typing import Any
 
 from environments.graphrag.corpus import Document, Statement
-from environments.graphrag.lexicon_forms import ENGLISH, FIELDS, MORE, UNTITLED, UNTITLED_FIELDS
+from environments.graphrag.lexicon_forms import (
+    ENGLISH,
+    FIELDS,
+    FUNCTION_WORDS,
+    MORE,
+    OPENERS,
+    TITLES,
+    UNTITLED,
+    UNTITLED_FIELDS,
+)
 from environments.graphrag.nlp_coref import cue_heads, mates
 from environments.graphrag.nlp_lines import (
     ASKERS,
@@ -180,7 +189,8 @@ class SpacyExtractor:
             if key in self.fields and colon is not None:
                 values = [e for e in ents if e.start > colon]
                 if not values:  # a value the pipeline did not tag: its capitalised words
-                    caps = [t.i for t in doc[colon + 1:] if t.text[:1].isupper() and t.is_alpha]
+                    caps = [t.i for t in doc[colon + 1:] if t.text[:1].isupper() and t.is_alpha
+                            and t.lower_ not in TITLES]  # "Founded: 29 November 1899" names no founder
                     if caps:
                         values = [Entity(alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
                 head = state.topic
@@ -199,7 +209,8 @@ class SpacyExtractor:
                 state.topic = named[0].name
             if named:
                 state.speaker = named[0].name
-        if not label and ents and len(doc) <= 10 and doc[-1].text not in ".!?" and \
+        if not label and ents and len(doc) <= 10 and doc[-1].text not in ".!?," and \
+                doc[0].lower_ not in FUNCTION_WORDS | OPENERS and \
                 not any(t.pos_ in ("VERB", "AUX") for t in doc):  # a heading line naming its subject
             whole = ents[0].start == 0 and (ents[0].end == len(doc) or doc[ents[0].end].text in DASH)
             person = next((e for e in ents if e.kind == "person"), None) if first_line else None
@@ -252,7 +263,7 @@ class SpacyExtractor:
         said = {t.lower_ for t in doc[doc[i].sent.start:i]}
         if said & (NOT_ASSERTED - {"former", "formerly", "ex", "previous", "previously"}):
             return []  # hearsay: "denied rumours that it was moving to X", "claimed he lives in Y"
-        negated = negated or bool(said & {"former", "formerly"} and doc[i - 1].lower_ in ("former", "formerly"))
+        negated = negated or (i > 0 and doc[i - 1].lower_ in ("former", "formerly", "previously", "once"))
         if cue.kind in ("post", "pre"):
             before = [e for e in ents if e.end <= i]
             if cue.kind == "post" and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():
@@ -270,7 +281,8 @@ class SpacyExtractor:
         elif cue.kind == "mate":
             objects, heads = mates(doc, i, j, ents, state)
         else:
-            kind = cue.kind
+            kind = "inverse" if cue.kind == "noun" and j < len(doc) and doc[j].lower_ == "of" else cue.kind
+            j += kind != cue.kind  # "the founder of X", "the birthplace of A and B": the names after "of" are heads
             agent = next((c for c in doc[j - 1].children if c.dep_ == "agent"), None) if kind == "inverse" else None
             if agent is not None or (kind == "inverse" and any(c.dep_ == "auxpass" for c in doc[j - 1].children)):
                 kind = "verb"  # "founded in 1976 by A and B": the passive reads as the relation's own verb
@@ -278,6 +290,12 @@ class SpacyExtractor:
             objects = _objects(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
             heads = cue_heads(doc, i, ents, state)
             cue = Cue(cue.relation, kind, cue.words)
+            if rel == "colleague_of" and objects and j < len(doc) and doc[j].lower_ in ("at", "in"):
+                employer, objects = objects[0][0], []  # "colleagues at X": X employs them, X is no colleague
+                past = any(t.lower_ in ("were", "was") for t in doc[max(0, i - 3):i])  # "were colleagues at"
+                if "works_for" in self.relations and doc[j].lower_ == "at" and not past:
+                    return [(h, "works_for", employer, negated) for h in heads] + \
+                        [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
             if not objects and rel == "colleague_of" and len(heads) > 1:  # "A and B are colleagues"
                 return [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
         if cue.kind == "inverse":
@@ -340,7 +358,7 @@ def _qualifiers(doc: Any, j: int, ents: list[Entity]) -> list[tuple[str, str, st
     between = [t.text for t in doc[a.end:b.start]]
     gap_ok = len(doc[j:a.start]) <= 2
     next_word = doc[b.end].lower_ if b.end < len(doc) else "."
-    if gap_ok and between == [","] and next_word not in ("and", ",", "or") and \
+    if gap_ok and between in ([","], [",", "in"]) and next_word not in ("and", ",", "or") and \
             doc[a.start].ent_type_ in ("GPE", "LOC", "") and doc[b.start].ent_type_ in ("GPE", "LOC"):
         return [(a.name, "located_in", b.name, False)]
     return []

@@ -23,7 +23,8 @@ from environments.graphrag.lexicon_forms import NAME_CONNECTORS
 
 # A sentence ending in an initial ("D.", "R.J.") or a name's abbreviation continues the name.
 _RUNS_ON = re.compile(r"(?:\b[A-Z]\.|\b(?:St|Dr|Mr|Mrs|Ms|Prof|Mt|Ft|Jr|Sr|No|Gen|Sen|Rep|Gov)\.)$")
-_DATELINE = re.compile(r"^[A-Z][A-Z.'\u2019 -]+,(?:[^-\u2013\u2014()]{0,40})(?:\([^)]{1,20}\))?\s*[-\u2013\u2014]+\s+")
+_DATELINE = re.compile(r"^[A-Z][A-Z.'\u2019]+(?: [A-Z][A-Z.'\u2019]+)*(?:,[^-\u2013\u2014()]{0,40})?\s*"
+                       r"(?:\([^)]{1,20}\))?\s*[-\u2013\u2014]+\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 # Field labels the spaCy extractor reads besides the shared ones (lexicon_forms.FIELDS).
 SHEET_FIELDS = {
@@ -52,10 +53,13 @@ SUBJECT_LABELS = {"name", "company", "organisation", "organization", "institutio
                   "school", "university", "subject"}
 # Words marking a fact as no longer or not yet true, or as hearsay, where the schema states the present.
 NOT_ASSERTED = {"former", "formerly", "ex", "previous", "previously", "rumour", "rumours", "rumor", "rumors",
-                "rumoured", "rumored", "reportedly", "allegedly", "denied", "denies", "claimed", "claims"}
+                "rumoured", "rumored", "reportedly", "allegedly", "denied", "denies", "claimed", "claims", "if",
+                "unless"}
 SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
     "works_for": (("chief executive of", "verb"), ("president of", "verb"), ("chairman of", "verb"),
-                  ("ceo of", "verb"), ("head of", "verb"), ("director-general of", "verb")),
+                  ("ceo of", "verb"), ("head of", "verb"), ("director-general of", "verb"), ("been with", "verb"),
+                  ("left for", "verb"), ("moved on to", "verb"), ("join", "verb"), ("salary from", "verb"),
+                  ("payslip comes from", "verb")),
     "partners_with": (("joint venture with", "verb"), ("alliance with", "verb"), ("cooperates with", "verb"),
                       ("partnering with", "verb"), ("teamed up with", "verb"), ("partner of", "verb")),
     "studied_at": (("doctorate at", "verb"), ("doctorate from", "verb"), ("phd at", "verb"), ("phd from", "verb"),

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from environments.graphrag.lexicon_forms import ROLES
+from environments.graphrag.lexicon_forms import FUNCTION_WORDS, ROLES
 
 KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
 NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and"}
@@ -17,6 +17,16 @@ PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "
             "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
 FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
 HONORIFICS = {"dr", "professor", "prof", "mr", "mrs", "ms", "sir", "dame", "lord", "lady"}
+# Capitalised closed-class words opening a sentence, no part of the name after them ("Among X's
+# colleagues"); a salutation's "Dear" stays (the letter's addressee is no topic).
+LEADING = FUNCTION_WORDS - {"dear", "hi", "hello"} | {"among", "besides"}
+# A school's word in another language, whose name goes on in lower case ("École polytechnique
+# fédérale de Lausanne") or which follows the town's name ("Uppsala universitet").
+FOREIGN_SCHOOLS = {"école", "ecole", "université", "universität", "universitet", "università", "universidad",
+                   "universidade", "universiteit", "politecnico", "scuola", "escuela", "hochschule", "yliopisto",
+                   "uniwersytet", "institut", "instituto", "istituto", "högskola"}
+ENGLISH_CLOSED = FUNCTION_WORDS | {"is", "was", "are", "were", "has", "had", "the", "a", "an", "which", "who",
+                                   "where", "that", "and", "in", "on", "at", "since", "as"}
 DASH = {"-", "\u2013", "\u2014", "|"}
 _ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
 COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
@@ -90,6 +100,8 @@ def entities(doc: Any, state: State) -> list[Entity]:
     for s, e, kind in spans:
         while e - s > 2 and doc[s].lower_.rstrip(".") in HONORIFICS:  # "Dr Jane Roe" is Jane Roe
             s += 1
+        if e - s > 1 and doc[s].is_sent_start and doc[s].lower_ in LEADING:
+            s += 1  # "Among Ostpel's colleagues": a sentence's capitalised opener is no part of a name
         name = alias(doc[s:e].text, state)
         if organisation_shaped(name):  # spaCy's labels of unfamiliar names are too unsure to drop facts on
             state.kinds.setdefault(name, "ORG")
@@ -115,21 +127,30 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
         out.append((s, e, kind))
     final = []
     for s, e, kind in out:
+        if doc[e - 1].lower_ in FOREIGN_SCHOOLS:  # "École normale supérieure": lower-case words of its name
+            while e < len(doc) and e - s < 8 and doc[e].is_alpha and doc[e].text[:1].islower() \
+                    and doc[e].lower_ not in ENGLISH_CLOSED | NAME_GLUE and doc[e].pos_ in ("ADJ", "NOUN", "PROPN", "X"):
+                e += 1
+            if e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper():
+                e += 2  # "... fédérale de Lausanne"
+        if e < len(doc) and doc[e].lower_ in FOREIGN_SCHOOLS:  # "Uppsala universitet"
+            e += 1
         if e + 1 < len(doc) and doc[e].text == "," and (_ABBREV.match(doc[e + 1].text) or
                                                        doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES):
             e += 2  # "Washington, D.C.", "Tesla, Inc.": one name
         while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
                 and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
             e += 2
-        final.append((s, e, kind))
+        if not final or s >= final[-1][1]:  # a span a name above grew over is part of it
+            final.append((s, e, kind))
     return final
 
 
 def alias(name: str, state: State) -> str:
     """A later mention whose words are all in one earlier name is that name ("Kapelsab")."""
     words = set(name.split())
-    matches = [n for n in state.names if words < set(n.split())
-               and not set(n.lower().split()) & NAME_GLUE]  # "Vienna" is not "University of Vienna"
+    matches = [n for n in state.names if words < set(n.split())  # "Vienna" is not "University of Vienna",
+               and not set(n.lower().split()) & NAME_GLUE and not set(n.split()) & FOREIGN_SCHOOLS]  # "Uppsala universitet"
     if len(set(matches)) == 1:
         return matches[0]
     if name not in state.names:

@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +48,21 @@ def cmd_grid(args: argparse.Namespace) -> int:
     defenses = _names(args.defenses, DEFENSES, "--defenses")
     if args.versus and args.versus not in defenses:
         raise UsageError(f"--versus: {args.versus!r} is not one of --defenses ({args.defenses})")
-    cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
-                     communities=args.communities, questions=args.questions, extractor=args.extractor)
+    if args.extractor == "llm" and not args.model:
+        raise UsageError("--extractor llm needs --model (local:gemma-3-270m or provider:model)")
+    extractor = f"llm:{args.model}" if args.extractor == "llm" else args.extractor
+    with contextlib.ExitStack() as stack:
+        if args.extractor == "llm":  # a local model is served for the grid's index builds (llama.cpp)
+            from agentbed.agents.local.server import serving
+
+            stack.enter_context(serving([f"model:{args.model}"], Path(stack.enter_context(tempfile.TemporaryDirectory()))))
+        cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
+                         communities=args.communities, questions=args.questions, extractor=extractor)
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
                f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
                f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else "")
-               + (f" --extractor {args.extractor}" if args.extractor != "rules" else ""))
+               + (f" --extractor {args.extractor}" if args.extractor != "rules" else "")
+               + (f" --model {args.model}" if args.extractor == "llm" else ""))
     _print(grid_table(cells, args.dataset, command))
     paired = paired_table(cells, args.versus, command) if args.versus else None
     if paired:
@@ -237,8 +248,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--versus", help="also print every other defense against this one, paired by question "
                                     "(accuracy drop, attack success difference; split by multi-valued questions)")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
-    g.add_argument("--extractor", default="rules", choices=("rules", "spacy"),
-                   help="the extractor every index is built with: rules (the baseline) or spacy")
+    g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
+                   help="the extractor every index is built with: rules (the baseline), spacy, or llm (--model)")
+    g.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")
     g.set_defaults(func=cmd_grid)
     c = sub.add_parser("curve", help="attack success against budget (documents per target)")
     c.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))

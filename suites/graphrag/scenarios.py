@@ -40,8 +40,22 @@ def load_dataset(name: str, world: int) -> Dataset:
 
 def _extractor(name: str, data: Dataset) -> Extractor | None:
     """The index's extractor (:func:`environments.graphrag.extractors.make_extractor`); ``rules``
-    is the pipeline's default."""
+    is the pipeline's default; ``llm:MODEL`` is the LLM extractor with that model (its calls go
+    through the model-call cache; a ``local:`` model needs the run to serve it)."""
+    if name.startswith("llm:"):
+        return make_extractor("llm", sorted(data.table.phrases), model=name.removeprefix("llm:"))
     return None if name == "rules" else make_extractor(name, sorted(data.table.phrases))
+
+
+def extractor_of(options: dict[str, Any]) -> str:
+    """The extractor string the index builders take: ``rules``, ``spacy`` or ``llm:MODEL``."""
+    name = str(options.get("extractor", "rules"))
+    if name != "llm":
+        return name
+    model = str(options.get("extractor_model") or "")
+    if not model:
+        raise UsageError("-O extractor=llm needs -O extractor_model=MODEL (local:gemma-3-270m or provider:model)")
+    return f"llm:{model}"
 
 
 @lru_cache(maxsize=64)
@@ -96,10 +110,10 @@ def build_scenario(task: TaskSpec) -> Scenario:
     name, world = p.get("dataset", "world"), int(p.get("world", EVAL_WORLD_BASE))
     attack, budget, method = p.get("attack", NO_ATTACK), int(p.get("budget", 5)), p.get("communities", "louvain")
     if is_global(str(p.get("question", ""))):
-        built = poisoned_global(name, world, attack, budget, method, p.get("extractor", "rules"))
+        built = poisoned_global(name, world, attack, budget, method, extractor_of(p))
     else:
         built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")),
-                         aim_of(p), p.get("extractor", "rules"))
+                         aim_of(p), extractor_of(p))
     return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
@@ -114,6 +128,7 @@ def check_options(options: dict[str, Any]) -> None:
     for name, least in (("worlds", 1), ("budget", 1), ("targets", 0)):
         if name in options and int(options[name]) < least:
             raise UsageError(f"--{name}: must be at least {least}, got {options[name]}")
+    extractor_of(options)  # -O extractor=llm without a model fails before the run
     attack = options.get("attack", NO_ATTACK)
     if options.get("questions") == "global" and attack not in (NO_ATTACK, *GLOBAL_ATTACKS):
         raise UsageError(f"--attack {attack}: global questions take {', '.join((NO_ATTACK, *GLOBAL_ATTACKS))}")
@@ -204,8 +219,11 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
                                 "conflict of the clean data, all local ones, or global (answered from community "
                                 "reports)", choices=("targeted", "conflict", "all", "global")),
             "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
-            "extractor": Option("rules", "the index's triple extractor: rules (the baseline) or spacy (the pinned "
-                                "English pipeline)", choices=("rules", "spacy")),
+            "extractor": Option("rules", "the index's triple extractor: rules (the baseline), spacy (the pinned "
+                                "English pipeline) or llm (GraphRAG's extraction prompt through extractor_model)",
+                                choices=("rules", "spacy", "llm")),
+            "extractor_model": Option("", "with extractor=llm: local:NAME (served by the run, e.g. the agent's "
+                                      "model) or provider:model"),
         },
         default_seeds=1,
         budget=Budget(max_steps=12),

@@ -106,7 +106,7 @@ def test_the_suite_builds_its_index_with_the_chosen_extractor(spacy_extract):
     from environments.graphrag.corpus import gold_statements
     from suites.graphrag.scenarios import graphrag_suite, load_dataset, poisoned
 
-    assert graphrag_suite().options["extractor"].choices == ("rules", "spacy")
+    assert graphrag_suite().options["extractor"].choices == ("rules", "spacy", "llm")
     built = poisoned("world", 1000, "none", 5, 12, "louvain", "tdp", "targeted", "spacy")
     facts = {(s.head, s.relation, s.tail) for s in built.index.kg.statements}
     gold = {(s.head, s.relation, s.tail) for s in gold_statements(load_dataset("world", 1000).documents)}
