@@ -1,29 +1,56 @@
-"""An attacker's documents dressed as the clean corpus's: lengths and dates drawn from it.
+"""An attacker's documents dressed as the clean corpus's: each takes the shape of a clean page.
 
-A document an attacker writes is short and (in GragPoison's recipe) dated "today"; clean pages
-are longer and rarely dated. Metadata alone would then separate them, and any learned defense
-would read that tell instead of the content. Before publishing, every added document is
-matched to a clean document drawn at random among those that can hold one of its
-fact-stating sentences (its template). It is cut to about the template's
-length in characters (chunks follow from it) (its fact-stating sentences kept first) or padded to it with sentences that
-state no fact (the writer's own mentions of the document's subject beside another entity, never
-its hedged sentences: an extractor that does not know a hedge reads a claim into it, and on a real
-graph, whose pages are long, the padding of one document held dozens of them); its first fact-
-stating sentences carry the template's dates, one each, and no others carry a date. So the
-lengths and dates of poison documents follow the clean corpus's distributions, and the
-attack pays for it: a short template leaves room for one claim, and a corpus with few dated
-documents leaves it few temporal markers (none on the real graphs, whose pages carry no
-dates).
+A document an attacker writes is short, titled after its purpose ("Update on X"), often dated
+"today", and states one to four facts; a clean page of its length states more, on more
+subjects. Each of these separates poison from clean, and a learned defense would read that tell
+instead of the content (issue #50 item 3, issue #51 item 1). With ``dress="shape"`` (opt-in:
+the pipeline's default is still ``"length"``, below), before publishing, every added document
+is matched to a clean page drawn from a shuffled deck of the clean corpus (without
+replacement, so the templates are a near-exact sample of the corpus), and takes that page's
+shape, as the attacker measures it by running the pipeline's rule extractor over the page:
+
+- its title: an entity page's template gives the document's subject's name (an entity the
+  corpus has a page for); a series template ("News 7") the next number of that series, never
+  a number the corpus has used;
+- its statements: the attacker's fact-stating sentences, as many as the template's statement
+  count allows (in the attack's order), then true filler written by the corpus's own writer
+  until the page states as many facts, on as many distinct subjects, as the template: for an
+  entity template a page about the subject (its own facts, then facts naming it as object), for
+  a series template true facts on the template's relations, each in full names. Filler never
+  states a fact on an (entity, relation) pair any attacker document claims (it neither restates
+  nor denies a contested claim), and the attacker keeps only filler the extractor reads exactly
+  (the document is extracted and any filler sentence that yields a statement it does not state
+  is dropped);
+- negation: a negated claim of the attack is kept only where the template carries one;
+- its length: fact-free mentions ("Visitors often confuse X with Y", never hedges, which an
+  extractor can misread) up to the template's characters (chunks follow);
+- its dates: the template's, one per fact-stating sentence, the attacker's first; no others.
+
+So titles, lengths, dates and what the graph holds per document (statements, heads, flags)
+follow the clean corpus's distributions, more closely than before though not yet closely
+enough to hide them (docs/graphrag.md, "Tells"). The attack pays for it: a template with few
+statements leaves room for few claims, one without a negation drops the attack's "no longer"
+sentence, and a corpus with few dated documents leaves it few temporal markers. Filler is true
+and is not charged to the attack's budget (it states nothing false). The only cross-document
+tell left is a duplicated title: every entity already has its page (docs/graphrag.md).
+
+``dress="length"`` (the default, the dress before issue #50 item 3): each document is cut to a
+template's length (its fact-stating sentences kept first) or padded to it with fact-free
+mentions, its first fact-stating sentences carry the template's dates, and it keeps its
+attacker's title.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from environments.graphrag.corpus import Claim, Document, Line
+from environments.graphrag.corpus import Claim, Document, Fact, Line, Statement
 from environments.graphrag.dataset import Dataset
+from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.prose import DATE_PREFIXES
 
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
@@ -50,19 +77,6 @@ def redate(line: str, new: str | None, rng: random.Random) -> str:
     return Line(text, tuple(Claim(c.fact, c.negated, new or "") for c in claims))
 
 
-def _fit(sentences: Sequence[str], target: int) -> list[str]:
-    """The sentences kept within about ``target`` characters: those stating facts first (the
-    first always), in their own order."""
-    order = sorted(range(len(sentences)), key=lambda i: (not getattr(sentences[i], "claims", ()), i))
-    kept, size = [], -1
-    for i in order:
-        if kept and size + 1 + len(sentences[i]) > target + len(sentences[i]) // 2:
-            continue
-        kept.append(i)
-        size += 1 + len(sentences[i])
-    return [sentences[i] for i in sorted(kept)]
-
-
 def _deal(deck: list[Document], clean: Sequence[Document], least: int, rng: random.Random) -> Document:
     """The next clean template from a shuffled deck of the clean documents (refilled when
     empty) that can hold a sentence of ``least`` characters; drawing without replacement makes
@@ -77,9 +91,267 @@ def _deal(deck: list[Document], clean: Sequence[Document], least: int, rng: rand
     return rng.choice(list(clean))
 
 
-def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random) -> list[Document]:
-    """``added`` documents, each cut or padded to a clean template's length and dated as it is
-    (module docstring)."""
+_SERIES = re.compile(r"^(.*\D) (\d+)$")  # "News 7", "Letters 12", "Office directory 0"
+
+
+class _Titles:
+    """Series titles numbered on from the clean corpus's own (a used number would duplicate a
+    clean title where nothing else does)."""
+
+    def __init__(self, clean: Sequence[Document]) -> None:
+        self.next: dict[str, int] = {}
+        for d in clean:
+            if m := _SERIES.match(d.title):
+                self.next[m.group(1)] = max(self.next.get(m.group(1), 0), int(m.group(2)) + 1)
+
+    def __call__(self, series: str) -> str:
+        n = self.next[series]
+        self.next[series] = n + 1
+        return f"{series} {n}"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the graph holds for one page: statements naming its title's entity and the others,
+    distinct heads, negated statements."""
+
+    on_title: int
+    off_title: int
+    heads: int
+    negated: int
+
+    @classmethod
+    def of(cls, statements: Sequence[Statement], title: str) -> Shape:
+        on = sum(title in (s.head, s.tail) for s in statements)
+        return cls(on, len(statements) - on, len({s.head for s in statements}), sum(s.negated for s in statements))
+
+
+def _claims(line: str) -> tuple[Claim, ...]:
+    return getattr(line, "claims", ())
+
+
+def _names(line: str, entity: str | None) -> bool:
+    return any(entity in (c.fact.head, c.fact.tail) for c in _claims(line))
+
+
+def _attack_lines(doc: Document, shape: Shape, target: int, entity: str | None) -> list[str]:
+    """The attacker's sentences kept for a template of ``shape`` and ``target`` characters
+    about ``entity``: fact-stating ones first (the first always), no more claims naming
+    ``entity`` and no more naming others than the template's statements, a negated one only where
+    the template carries a negation, then the others within the length."""
+    kept, size, on, off = [], -1, 0, 0
+    order = sorted(range(len(doc.sentences)), key=lambda i: (not _claims(doc.sentences[i]), i))
+    for i in order:
+        line = doc.sentences[i]
+        n, named = len(_claims(line)), _names(line, entity)
+        fits = on + n <= shape.on_title if named else off + n <= shape.off_title
+        if kept and (size + 1 + len(line) > target + len(line) // 2 or (n and not fits)
+                     or (not shape.negated and any(c.negated for c in _claims(line)))):
+            continue
+        kept.append(i)
+        size += 1 + len(line)
+        on, off = (on + n, off) if named else (on, off + n)
+    return [doc.sentences[i] for i in sorted(kept)]
+
+
+def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avoid: set[tuple[str, str]],
+                  heads: set[str], want_heads: int, rng: random.Random) -> tuple[list[Fact], list[Fact]]:
+    """True facts to fill a page, in the order that reaches ``want_heads`` distinct heads first:
+    (facts naming ``subject``, facts about its neighbours naming it not), or for a series
+    template (``subject`` None), ([], random facts on the template's relations, then any)."""
+    ok = [f for f in dataset.facts if (f.head, f.relation) not in avoid]
+    if subject is None:
+        relations = {c.fact.relation for _, c in template.claims}
+        pools = [[], [f for f in ok if f.relation in relations] + [f for f in ok if f.relation not in relations]]
+    else:
+        near = {f.tail for f in ok if f.head == subject} | {f.head for f in ok if f.tail == subject}
+        pools = [[f for f in ok if subject in (f.head, f.tail)],
+                 [f for f in ok if f.head in near and subject not in (f.head, f.tail)]]
+    out: tuple[list[Fact], list[Fact]] = ([], [])
+    for k, pool in enumerate(pools):
+        seen = set(heads)
+        shuffled = rng.sample(pool, len(pool))
+        # new heads first while the template has more, then the rest
+        first = [f for f in shuffled if f.head not in seen and not seen.add(f.head) and len(seen) <= want_heads]
+        out[k].extend(first + [f for f in shuffled if f not in first])
+    return out
+
+
+def _subjects(lines: Sequence[str], pages: set[str]) -> Counter[str]:
+    """The entities with a page that the attacker's ``lines`` name, by how often."""
+    return Counter(e for x in lines for c in _claims(x) for e in (c.fact.head, c.fact.head, c.fact.tail) if e in pages)
+
+
+def _read(read: LexiconExtractor, clean: list[Document], doc: Document) -> list[Statement]:
+    """What the extractor reads in ``doc`` published beside ``clean``. Entity linking knows a
+    page only through the words of its title, so the pages whose titles share no word with
+    ``doc`` are left out of the context (the same reading, without re-indexing the corpus)."""
+    words = set(re.findall(r"\w+", (doc.title + " " + doc.text()).lower()))
+    near = [d for d in clean if words & set(re.findall(r"\w+", d.title.lower()))]
+    return read([doc], context=[*near, doc])
+
+
+def _reading(read: LexiconExtractor, clean: list[Document], title: str, lines: list[str]) -> set[tuple]:
+    return {(s.head, s.relation, s.tail, s.negated) for s in _read(read, clean, Document("attacker", title, lines))}
+
+
+DRESSES = ("shape", "length")
+
+
+def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, dress: str = "length") -> list[Document]:
+    """``added`` documents with ``dress="shape"`` each in the shape of a clean template (module
+    docstring); with ``"length"`` (the pipeline's default, the dress TDP's shipped weights were
+    trained on and every table in docs/graphrag.md measured) only cut or padded to a template's
+    length and dated as it is, titled as the attacker titled it."""
+    if dress == "length":
+        return _by_length(added, dataset, rng)
+    if dress != "shape":
+        raise ValueError(f"dress: {dress!r} is not one of {', '.join(DRESSES)}")
+    clean = [d for d in dataset.documents if d.origin == "clean"]
+    read = LexiconExtractor(sorted(dataset.table.phrases))
+    by_doc: dict[str, list[Statement]] = {}
+    for s in read(clean):
+        by_doc.setdefault(s.doc, []).append(s)
+    page_of = {d.title: d for d in clean if not _SERIES.match(d.title)}
+    entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
+    # Every pair an attacker document contests (a false or negated claim): filler neither restates
+    # nor denies what the attack claims there.
+    true = set(dataset.facts)
+    avoid = {(c.fact.head, c.fact.relation) for d in added for _, c in d.claims if c.negated or c.fact not in true}
+    titles, used = _Titles(clean), Counter[str]()
+    out: list[Document] = []
+    deck: list[Document] = []
+    for doc in added:
+        least = min((len(x) for x in doc.sentences if _claims(x)), default=0)
+        template = _deal(deck, clean, least, rng)
+        series = _SERIES.match(template.title)
+        subject = None
+        if not series:
+            # An entity page's shape and title: the page of an entity the attacker's document
+            # names (the fewest times used so far, then the most named), which it rewrites. Its
+            # lines must read under that title as what they state ("It is no longer the case
+            # that X ..." reads as about a page's entity), else the template's own entity, else
+            # a series template.
+            own = _reading(read, clean, doc.title, list(doc.sentences))
+            gold = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for _, c in doc.claims}
+            named = _subjects(doc.sentences, set(page_of))
+            supply = {e: sum(e in (f.head, f.tail) and (f.head, f.relation) not in avoid for f in dataset.facts)
+                      + named[e] // 2 - Shape.of(by_doc.get(page_of[e].id, []), e).on_title for e in named}
+            # entities with true facts enough to fill their page first, then the least used
+            options = [*sorted(named, key=lambda e: (supply[e] < 0, used[e], -named[e], e)), template.title]
+            subject = next((e for e in options if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
+            if subject is not None:
+                template = page_of[subject]
+                used[subject] += 1
+            elif others := [d for d in deck if _SERIES.match(d.title)]:
+                template = others[0]
+                deck.remove(template)
+                series = _SERIES.match(template.title)
+            else:
+                subject = template.title
+        title = titles(series.group(1)) if series else subject
+        shape, target = Shape.of(by_doc.get(template.id, []), template.title), len(template.text())
+        lines = _attack_lines(doc, shape, target, subject)
+        stated = _reading(read, clean, title, lines)  # the attacker's lines as read under their new title
+        on, off = _filler_facts(dataset, template, subject, avoid, {s[0] for s in stated}, shape.heads, rng)
+        want = [shape.on_title - sum(subject in s[::2] for s in stated), shape.off_title - sum(subject not in s[::2] for s in stated)]
+        take = [max(0, w) for w in want]
+        mentioned = subject or next((c.fact.head for _, c in doc.claims), None) or rng.choice(entities)
+        for _ in range(3):  # more filler until the extractor reads the template's counts (it misses some)
+            got, dressed = _filled(dataset, doc, title, lines, on[:take[0]], off[:take[1]], subject, stated,
+                                   _dates(template), target, mentioned, entities, clean, read, rng)
+            short = [shape.on_title - got[0], shape.off_title - got[1]]
+            grow = [min(len(pool), t + max(0, d)) for pool, t, d in zip((on, off), take, short, strict=True)]
+            if grow == take:
+                break
+            take = grow
+        out.append(dressed)
+    return out
+
+
+def _filled(dataset: Dataset, doc: Document, title: str, lines: list[str], on: list[Fact], off: list[Fact],
+            subject: str | None, stated: set[tuple], dates: list[str], target: int, mentioned: str,
+            entities: list[str], clean: list[Document], read: LexiconExtractor,
+            rng: random.Random) -> tuple[tuple[int, int], Document]:
+    """The attacker's ``lines``, then ``on`` as a page about ``subject`` and ``off`` one full-name
+    sentence each, as the corpus's writer writes them, with only the filler the extractor reads
+    exactly; and how many statements it reads naming ``subject`` and not."""
+    table = dataset.table
+    filler = list(table.page(subject, [f for f in on if f.head == subject],
+                             [f for f in on if f.head != subject], rng).sentences) if on and subject else []
+    filler += [table.sentence(f, variant=rng.randrange(1 << 30)) for f in off]
+    for attempt in range(3):
+        sentences, source = _dressed(dataset, lines, filler, dates, target, mentioned, entities, rng)
+        dressed = Document(doc.id, title, sentences, doc.origin)
+        got = _read(read, clean, dressed)
+        true = {(c.fact.head, c.fact.relation, c.fact.tail, False) for x in filler for c in _claims(x)}
+        wrong = [s for s in got if (s.head, s.relation, s.tail, s.negated) not in stated | true]
+        counts = (sum(subject in (s.head, s.tail) for s in got), sum(subject not in (s.head, s.tail) for s in got))
+        if not wrong:
+            break
+        chunk = [cid for cid, part in dressed.chunks() for _ in part]
+        # per misread, a filler line of its chunk goes: the one naming its object, else the last
+        # (whose reference it followed); later attempts drop every filler line of its chunk.
+        # The attacker's own lines are never dropped.
+        cut = set()
+        for w in wrong:
+            near = sorted((table.show(w.tail) in sentences[k], k) for k in range(len(sentences))
+                          if source[k] is not None and chunk[k] == w.chunk)
+            cut |= {source[k] for _, k in (near if attempt else near[-1:])}
+        filler = [x for k, x in enumerate(filler) if k not in cut]
+    else:  # still misread: no filler at all
+        sentences, _ = _dressed(dataset, lines, [], dates, target, mentioned, entities, rng)
+        dressed = Document(doc.id, title, sentences, doc.origin)
+        got = _read(read, clean, dressed)
+        counts = (sum(subject in (s.head, s.tail) for s in got), sum(subject not in (s.head, s.tail) for s in got))
+    return counts, dressed
+
+
+def _dressed(dataset: Dataset, lines: list[str], filler: list[str], dates: list[str], target: int, mentioned: str,
+             entities: list[str], rng: random.Random) -> tuple[list[str], list[int | None]]:
+    """The attacker's ``lines`` (those stating no fact only where the length leaves room), then
+    ``filler``, dated with the template's ``dates`` (the attacker's fact-stating sentences first),
+    padded with mentions of ``mentioned`` to about ``target`` characters; and for each sentence,
+    its index in ``filler`` (None if not filler)."""
+    room = target - len(" ".join([*(x for x in lines if _claims(x)), *filler]))
+    asides = set()
+    for k, x in enumerate(lines):
+        if not _claims(x) and len(x) + 1 <= room + len(x) // 2:
+            asides.add(k)
+            room -= len(x) + 1
+    lines = [x for k, x in enumerate(lines) if _claims(x) or k in asides]
+    sentences = [*lines, *filler]
+    source: list[int | None] = [None] * len(lines) + list(range(len(filler)))
+    dated = sorted((i for i, x in enumerate(sentences) if _PREFIX.match(x) or _claims(x)), key=lambda i: (i >= len(lines), i))
+    dates = list(dates)
+    for i in dated:
+        sentences[i] = redate(sentences[i], dates.pop(0) if dates else None, rng)
+    others = [e for e in entities if e != mentioned]
+    while True:
+        extra = dataset.table.mention(mentioned, rng, others)
+        if len(" ".join(sentences)) + 1 + len(extra) > target + len(extra) // 2:
+            return sentences, source  # the nearer of the two lengths around the template's
+        at = rng.randrange(len(sentences) + 1)
+        sentences.insert(at, extra)
+        source.insert(at, None)
+
+
+def _fit(sentences: Sequence[str], target: int) -> list[str]:
+    """The sentences kept within about ``target`` characters: those stating facts first (the
+    first always), in their own order."""
+    order = sorted(range(len(sentences)), key=lambda i: (not getattr(sentences[i], "claims", ()), i))
+    kept, size = [], -1
+    for i in order:
+        if kept and size + 1 + len(sentences[i]) > target + len(sentences[i]) // 2:
+            continue
+        kept.append(i)
+        size += 1 + len(sentences[i])
+    return [sentences[i] for i in sorted(kept)]
+
+
+def _by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random) -> list[Document]:
+    """``added`` documents, each cut or padded to a clean template's length and dated as it is,
+    titled as the attacker titled it (the dress before issue #50 item 3)."""
     clean = [d for d in dataset.documents if d.origin == "clean"]
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
     out: list[Document] = []

@@ -66,11 +66,12 @@ class Corpus:
 
 
 def poisoned_corpus(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
-                    aim: str = "targeted", **knowledge: Any) -> Corpus:
+                    aim: str = "targeted", dress: str = "length", **knowledge: Any) -> Corpus:
     """``dataset``'s documents after ``attack`` (``"none"`` for clean) hits its first ``targets``
     questions (with ``aim="conflict"``: its conflict questions), spending at most ``budget``
     documents (and :data:`STATEMENTS_PER_DOCUMENT` statements each) per target, its new
-    documents camouflaged as clean ones. ``knowledge`` reaches the attacks that take it (a
+    documents camouflaged as clean ones (``dress``: :func:`camouflage`'s, ``"length"`` or
+    ``"shape"``). ``knowledge`` reaches the attacks that take it (a
     white-box attacker's model of the defense)."""
     limit = AttackBudget.of(budget)
     plan = attack_plan(dataset, targets, seed, aim)
@@ -80,17 +81,18 @@ def poisoned_corpus(dataset: Dataset, attack: str, *, targets: int = 12, budget:
     accepted = {k: v for k, v in knowledge.items() if k in inspect.signature(attack_fn).parameters}
     poisoning = attack_fn(dataset, plan, random.Random(seed), budget=limit, **accepted)
     poisoning.check(limit)
-    added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"))
+    added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"), dress)
     return Corpus(apply_poisoning(dataset.documents, added, poisoning.replaced), plan,
                   len(poisoning.added) + len(poisoning.replaced), poisoning.spend)
 
 
 def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
                    community_method: str = "louvain", extractor: Extractor | None = None,
-                   aim: str = "targeted", **knowledge: Any) -> Poisoned:
+                   aim: str = "targeted", dress: str = "length", **knowledge: Any) -> Poisoned:
     """The index of :func:`poisoned_corpus`. The plan depends only on the dataset and seed, so
     every attack, and the clean run, concern the same questions and can be compared pairwise."""
-    corpus = poisoned_corpus(dataset, attack, targets=targets, budget=budget, seed=seed, aim=aim, **knowledge)
+    corpus = poisoned_corpus(dataset, attack, targets=targets, budget=budget, seed=seed, aim=aim, dress=dress,
+                             **knowledge)
     index = build_index(corpus.documents, dataset.table, extractor=extractor, community_method=community_method,
                         seed=seed)
     answers = {q: a for t in corpus.plan.targets for q, a in t.answers.items()}

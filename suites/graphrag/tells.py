@@ -149,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--groups", action="store_true",
                         help=f"also each group of fields alone and every field but it: {', '.join(FEATURE_GROUPS)}")
     parser.add_argument("--only", default="", help="comma-separated groups to score alone (beside all fields)")
+    parser.add_argument("--dress", default="length", choices=("length", "shape"),
+                        help="how attack documents are camouflaged (attacks/graphrag/camouflage.py)")
     args = parser.parse_args(argv)
     train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
     width = len(index_tells(poisoned_index(generate_world(test[0]), "copy", targets=1, seed=test[0],
@@ -162,8 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|" + "---|" * len(variants))
     for attack in args.attacks.split(","):
         def built(seeds: list[int], attack: str = attack) -> list[Index]:
-            return [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none").index
-                    for s in seeds]
+            return [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none",
+                                   dress=args.dress).index for s in seeds]
         tr, te = built(train), built(test)
         cells = [attacker_tell_auc(tr, te, columns=cols) for _, cols in variants]
         print(f"| `{attack}` | " + " | ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in cells) + " |", flush=True)

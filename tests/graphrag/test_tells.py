@@ -12,7 +12,7 @@ import pytest
 
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.scenario import poisoned_corpus, poisoned_index
-from environments.graphrag.corpus import Document, publish
+from environments.graphrag.corpus import Document, Fact, publish
 from environments.graphrag.real import load_real
 from environments.graphrag.world import generate_world
 from suites.graphrag.tells import tell_auc
@@ -121,3 +121,80 @@ def test_field_groups_cover_every_column_once_and_find_the_tell_where_it_is():
     assert attacker_tell_auc([train], [test], resamples=100, columns=title)[0] >= 0.95
     rest = [c for c in range(width) if c not in title]
     assert attacker_tell_auc([train], [test], resamples=100, columns=rest)[0] <= 0.7
+
+
+
+@lru_cache(maxsize=16)
+def _shaped(seed, attack):
+    return poisoned_index(generate_world(seed), attack, targets=12, seed=seed, community_method="none",
+                          dress="shape").index
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "adaptive", "kepo"])
+def test_shaped_documents_are_titled_as_clean_pages_are(attack):
+    """Issue #50 item 3, ``dress="shape"``: an attacker document's title is an entity page's
+    title (an entity the corpus has a page for) or a clean series' title with a number the
+    corpus has not used; with the default dress every GragPoison page is "Update on X" (title AUC 1.00)."""
+    index = _shaped(1000, attack)
+    clean = [d for d in index.documents.values() if d.origin == "clean"]
+    series = re.compile(r"^(.*\D) (\d+)$")
+    pages = {d.title for d in clean if not series.match(d.title)}
+    used = {d.title for d in clean if series.match(d.title)}
+    kinds = {series.match(d.title).group(1) for d in clean if series.match(d.title)}
+    added = [d for d in index.documents.values() if d.origin == "poison"]
+    titled = [d.title for d in added if series.match(d.title)]
+    assert added and titled and all(d.title in pages or d.title in titled for d in added)
+    assert all(series.match(t).group(1) in kinds and t not in used for t in titled)
+    assert len(set(titled)) == len(titled)
+    old = [d for d in _index(1000, attack).documents.values() if d.origin == "poison"]
+    assert not any(d.title in pages for d in old)  # the default dress keeps the attacker's titles
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "adaptive", "kepo", "copy"])
+def test_shaped_documents_hold_about_as_many_statements_and_heads_as_clean_pages(attack):
+    """Issue #51 item 1, ``dress="shape"``: what the graph holds per attacker document is near a
+    clean page's, on average (world 1000, 2026-12-05: clean 5.23 statements on 2.87 heads in 269
+    characters; shaped 4.38-5.45 on 2.78-3.62 in 265-302; the default dress 2.24-2.67 on
+    1.53-2.15). Bounds: statements and characters within 20% of the clean mean, heads within 30%
+    (an attack's own sentences name several subjects); the default dress is over 40% short."""
+    from suites.graphrag.tells import KG_FEATURES, TELL_FEATURES, index_tells
+
+    def gaps(index):
+        x, y = index_tells(index)
+        cols = [len(TELL_FEATURES) + 3 + KG_FEATURES.index(n) for n in ("statements", "heads")]
+        cols.append(TELL_FEATURES.index("characters"))
+        return [abs(x[y, c].mean() - x[~y, c].mean()) / x[~y, c].mean() for c in cols]
+
+    statements, heads, characters = gaps(_shaped(1000, attack))
+    assert statements <= 0.2 and heads <= 0.3 and characters <= 0.2, (statements, heads, characters)
+    assert gaps(_index(1000, attack))[0] > 0.4
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_shape_filler_adds_only_true_statements_the_extractor_reads(attack):
+    """``dress="shape"`` fills an attacker's page with true statements: whatever the extractor
+    reads in the dressed document beyond what it reads in the attacker's own must be a true fact,
+    not negated, or a claim the attacker's sentences state (a page's title can let the extractor
+    read a claim it missed under the attacker's title: "On D, it is no longer the case that X
+    ..." has no subject under "Update on X" and is X's under "X"), never a misread (padding that
+    the rules misread once flipped correct answers through TDP, issue #38)."""
+    import random
+
+    from attacks.graphrag.camouflage import camouflage
+    from attacks.graphrag.scenario import attack_plan
+    from attacks.graphrag.targets import AttackBudget
+    from environments.graphrag.lexicon import LexiconExtractor
+
+    def read(data, extract, doc):
+        return {(s.head, s.relation, s.tail, s.negated) for s in extract([doc], context=[*data.documents, doc])}
+
+    for seed in (0, 1):
+        data = generate_world(seed)
+        true, extract = set(data.facts), LexiconExtractor(sorted(data.table.phrases))
+        poisoning = ATTACKS[attack](data, attack_plan(data, 12, seed), random.Random(seed), budget=AttackBudget.of(5))
+        dressed = camouflage(poisoning.added, data, random.Random(f"camouflage-{seed}"), "shape")
+        for before, after in zip(poisoning.added, dressed, strict=True):
+            own = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for _, c in before.claims}
+            added = read(data, extract, after) - read(data, extract, before) - own
+            wrong = {a for a in added if a[3] or Fact(*a[:3]) not in true}
+            assert not wrong, (attack, seed, after.text(), wrong)
