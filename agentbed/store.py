@@ -293,11 +293,12 @@ def iter_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> 
     its write) is left out. A bad line raises :class:`InputError` naming the line and field.
     Lines from byte ``own_from`` on are the reading store's own (see :class:`RunStore`): parsed
     and checked for non-finite numbers and depth, not against the schema again."""
-    return [(number, record) for number, _, _, record in _scan(path, own_from)]
+    return [(number, record) for number, _, _, record in scan_index(path, own_from)]
 
 
-def _scan(path: str | os.PathLike[str], own_from: int | None) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
-    """:func:`iter_index`'s lines one at a time, each with its byte offset and length."""
+def scan_index(path: str | os.PathLike[str], own_from: int | None) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """:func:`iter_index`'s lines one at a time (number, byte offset, length, record): a reader
+    that keeps only what it needs of each holds no list of the run's records."""
     path = Path(path)
     if not path.exists():
         return
@@ -340,7 +341,7 @@ def stream_index(path: str | os.PathLike[str], *, own_from: int | None = None) -
     each as dicts); what stays is the ids, about 100 bytes an episode."""
     first: dict[str, int] = {}
     spans = array("q")
-    for _, start, length, record in _scan(path, own_from):
+    for _, start, length, record in scan_index(path, own_from):
         if record["episode_id"] not in first:
             first[record["episode_id"]] = len(spans) // 2
             spans.extend((start, length))

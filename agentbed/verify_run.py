@@ -24,7 +24,7 @@ from agentbed.errors import UsageError
 from agentbed.log import verify_and_read
 from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
 from agentbed.seal import KEY_VAR, key_id, log_key
-from agentbed.store import RunStore, iter_index
+from agentbed.store import RunStore, scan_index
 from agentbed.validate import MAX_LINE_BYTES, InputError, open_regular, read_json
 
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
@@ -147,7 +147,8 @@ def _index(root: Path, expected: set[str], sealed: dict[str, str], final: bool,
            out: RunCheck) -> dict[str, dict[str, Any]]:
     indexed: dict[str, dict[str, Any]] = {}
     lines: dict[str, int] = {}
-    for number, record in iter_index(root / INDEX):  # malformed: InputError, exit 2
+    for number, _, _, full in scan_index(root / INDEX, None):  # malformed: InputError, exit 2
+        record = _checked_fields(full)
         eid = record["episode_id"]
         at = f"{root / INDEX}: line {number}"
         if eid in indexed:
@@ -161,6 +162,18 @@ def _index(root: Path, expected: set[str], sealed: dict[str, str], final: bool,
         elif eid not in sealed and final:
             out.add(f"{at}: {eid} is not in the manifest, which is final (added after the run?)")
     return indexed
+
+
+# what verify reads of an index line (the log's place, digest and footer fields, results.json's unit
+# and whether it errored): a 100,000-episode run is checked without holding its whole index
+_CHECKED = ("episode_id", "log", "digest", "status", "success", "steps", "suite", "agent", "options", "task", "seed")
+
+
+def _checked_fields(record: dict[str, Any]) -> dict[str, Any]:
+    kept = {k: record[k] for k in _CHECKED if k in record}
+    if record.get("status") == "error" and "error" in record:
+        kept["error"] = record["error"]
+    return kept
 
 
 def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]], key: bytes | None,
@@ -264,12 +277,13 @@ def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck
     """results.json's success values and errored count are what the (footer-checked) index
     records say, with the run's one definition of an errored episode
     (:func:`agentbed.problems.is_errored`): errored episodes are in no metric."""
-    from agentbed.problems import errored, scored
+    from agentbed.problems import errored, is_errored
     from agentbed.results import episode_metrics, load_results
 
     doc = load_results(root / "results.json")  # malformed: exit 2
     records = list(indexed.values())
-    mine = {(m["suite"], m["agent"], m["metric"]): m["values"] for m in episode_metrics(scored(records))}
+    mine = {(m["suite"], m["agent"], m["metric"]): m["values"]
+            for m in episode_metrics(r for r in records if not is_errored(r))}
     for metric in doc["metrics"]:
         key = (metric["suite"], metric["agent"], metric["metric"])
         if key in mine and metric["values"] != mine[key]:
