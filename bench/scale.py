@@ -1,6 +1,6 @@
 """Scale: does a run of 100,000 episodes cost ten times a run of 10,000, in time and not in memory?
 
-    .venv/bin/python bench/scale.py --sizes 10000,100000
+    .venv/bin/python bench/scale.py --sizes 10000,100000 [--steps run,verify,report,view]
 
 For each size, a real run of one-step episodes (``agentbed run vault --task echo --agent oracle
 --seeds N``, serial, so the driver is the only process and its peak memory is the run's), then the
@@ -55,7 +55,10 @@ def measured(cmd: list[str]) -> tuple[float, float, str]:
     return result["wall"], result["rss_kib"] / 1024, result["out"]
 
 
-def one_size(episodes: int, scratch: Path) -> dict[str, dict[str, float]]:
+STEPS = ("run", "verify", "report", "view")
+
+
+def one_size(episodes: int, scratch: Path, steps: tuple[str, ...] = STEPS) -> dict[str, dict[str, float]]:
     run = scratch / f"vault-{episodes}"
     rows: dict[str, dict[str, float]] = {}
 
@@ -67,26 +70,34 @@ def one_size(episodes: int, scratch: Path) -> dict[str, dict[str, float]]:
     wall, rss, _ = measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds",
                              str(episodes), "--executor", "serial", "--quiet", "--out", str(run)])
     keep("run (serial)", wall, rss)
-    wall, rss, _ = measured([*AGENTBED, "verify", str(run)])
-    keep("verify", wall, rss)
-    wall, rss, _ = measured([*AGENTBED, "report", str(run), "--out", str(scratch / f"report-{episodes}.html")])
-    keep("report", wall, rss)
-    wall, rss, out = measured([sys.executable, "-c", VIEW_RUNS_LIST, str(scratch)])
-    keep("viewer runs list (cold)", float(out.strip().splitlines()[-1]), rss)
+    if "verify" in steps:
+        wall, rss, _ = measured([*AGENTBED, "verify", str(run)])
+        keep("verify", wall, rss)
+    if "report" in steps:
+        wall, rss, _ = measured([*AGENTBED, "report", str(run), "--out", str(scratch / f"report-{episodes}.html")])
+        keep("report", wall, rss)
+    if "view" in steps:
+        wall, rss, out = measured([sys.executable, "-c", VIEW_RUNS_LIST, str(scratch)])
+        keep("viewer runs list (cold)", float(out.strip().splitlines()[-1]), rss)
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated episode counts")
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help="comma-separated, of " + ", ".join(STEPS) + " (the run always runs: the rest read it)")
     args = parser.parse_args(argv)
+    steps = tuple(args.steps.split(","))
+    if unknown := set(steps) - set(STEPS):
+        parser.error(f"--steps: unknown {', '.join(sorted(unknown))}")
     sizes = [int(s) for s in args.sizes.split(",")]
     table: dict[int, dict[str, dict[str, float]]] = {}
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"agentbed-scale-{n}-") as tmp:
             # the viewer lists every run under its folder: one size per folder
             t0 = time.perf_counter()
-            table[n] = one_size(n, Path(tmp))
+            table[n] = one_size(n, Path(tmp), steps)
             print(f"{n} episodes measured in {time.perf_counter() - t0:.0f} s: " + "; ".join(
                 f"{name} {row['wall'] / n * 1000:.3f} ms/episode, {row['rss']:.0f} MiB" for name, row in table[n].items()),
                 file=sys.stderr, flush=True)  # each size at once: a long run stopped early keeps what it measured
