@@ -57,12 +57,13 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
             stack.enter_context(serving([f"model:{args.model}"], Path(stack.enter_context(tempfile.TemporaryDirectory()))))
         cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
-                         communities=args.communities, questions=args.questions, extractor=extractor)
+                         communities=args.communities, questions=args.questions, extractor=extractor, dress=args.dress)
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
                f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
                f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else "")
                + (f" --extractor {args.extractor}" if args.extractor != "rules" else "")
-               + (f" --model {args.model}" if args.extractor == "llm" else ""))
+               + (f" --model {args.model}" if args.extractor == "llm" else "")
+               + (f" --dress {args.dress}" if args.dress != "length" else ""))
     _print(grid_table(cells, args.dataset, command))
     paired = paired_table(cells, args.versus, command) if args.versus else None
     if paired:
@@ -248,6 +249,8 @@ def register(subparsers: Any) -> None:
     g.add_argument("--versus", help="also print every other defense against this one, paired by question "
                                     "(accuracy drop, attack success difference; split by multi-valued questions)")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
+    g.add_argument("--dress", default="length", choices=("length", "shape"),
+                   help="attack documents' camouflage (attacks/graphrag/camouflage.py): length (default) or shape")
     g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
                    help="the extractor every index is built with: rules (the baseline), spacy, or llm (--model)")
     g.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")

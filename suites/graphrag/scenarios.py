@@ -60,10 +60,11 @@ def extractor_of(options: dict[str, Any]) -> str:
 
 @lru_cache(maxsize=64)
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
-             against: str = "tdp", aim: str = "targeted", extractor: str = "rules") -> Poisoned:
+             against: str = "tdp", aim: str = "targeted", extractor: str = "rules", dress: str = "length") -> Poisoned:
     """``against``: the TDP variant whose features and weights the white-box ``adaptive``
     attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
-    ``aim``: which questions the attack plan targets (:func:`aim_of`)."""
+    ``aim``: which questions the attack plan targets (:func:`aim_of`); ``dress``: how attack
+    documents are camouflaged (:func:`attacks.graphrag.camouflage.camouflage`)."""
     data = load_dataset(name, world)
     knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
     if attack == "adaptive":  # white-box: the defense's features and weights
@@ -77,7 +78,7 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
 
         knowledge["repairs"] = rule_repairs(data, PLAUSIBILITY_RATE)
     return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
-                          aim=aim, extractor=_extractor(extractor, data), **knowledge)
+                          aim=aim, extractor=_extractor(extractor, data), dress=dress, **knowledge)
 
 
 @lru_cache(maxsize=64)
@@ -113,7 +114,7 @@ def build_scenario(task: TaskSpec) -> Scenario:
         built = poisoned_global(name, world, attack, budget, method, extractor_of(p))
     else:
         built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")),
-                         aim_of(p), extractor_of(p))
+                         aim_of(p), extractor_of(p), str(p.get("dress", "length")))
     return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
@@ -224,6 +225,9 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
                                 choices=("rules", "spacy", "llm")),
             "extractor_model": Option("", "with extractor=llm: local:NAME (served by the run, e.g. the agent's "
                                       "model) or provider:model"),
+            "dress": Option("length", "attack documents' camouflage: length (cut or padded to a clean page's length) "
+                            "or shape (a clean page's title form and statement counts, filled with true facts)",
+                            choices=("length", "shape")),
         },
         default_seeds=1,
         budget=Budget(max_steps=12),

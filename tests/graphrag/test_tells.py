@@ -198,3 +198,16 @@ def test_shape_filler_adds_only_true_statements_the_extractor_reads(attack):
             added = read(data, extract, after) - read(data, extract, before) - own
             wrong = {a for a in added if a[3] or Fact(*a[:3]) not in true}
             assert not wrong, (attack, seed, after.text(), wrong)
+
+
+def test_the_suite_option_dress_reaches_the_index():
+    """``-O dress=shape`` (and ``agentbed graphrag grid --dress shape``) builds the scenario's
+    index with shaped attack documents; the default is the length dress."""
+    from suites.graphrag.scenarios import poisoned
+
+    def titles(dress):
+        built = poisoned("world", 1000, "gragpoison", 5, 12, "louvain", dress=dress)
+        return {d.title.split()[0] for d in built.index.documents.values() if d.origin == "poison"}
+
+    assert titles("length") == {"Update"}
+    assert "Update" not in titles("shape")
