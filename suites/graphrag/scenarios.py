@@ -93,8 +93,14 @@ def is_global(question_id: str) -> bool:
     return question_id[:1] == "g" and question_id[1:].isdigit()  # g0, g1...; not "geonames-q0"
 
 
+# TDP variants with a ranker of their own: ``adaptive`` aims at that ranker (white-box); against
+# every other defense it aims at the deployed ``tdp`` (the variants with a check share its ranker).
+# ``tdp-static`` stays a transfer target: the demo reports adaptive-vs-tdp as static -> trained.
+OWN_RANKERS = ("tdp-mix", "tdp-raw")
+
+
 def adaptive_target(defense: str) -> str:
-    return "tdp-mix" if defense == "tdp-mix" else "tdp"
+    return defense if defense in OWN_RANKERS else "tdp"
 
 
 def aim_of(options: dict[str, Any]) -> str:

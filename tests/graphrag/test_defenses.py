@@ -138,4 +138,5 @@ def test_tdp_mix_is_a_defense_and_the_adaptive_attack_aims_at_it():
 
     assert "tdp-mix" in DEFENSES and callable(make_defense("tdp-mix"))
     assert adaptive_target("tdp-mix") == "tdp-mix" and adaptive_target("tdp") == adaptive_target("none") == "tdp"
+    assert adaptive_target("tdp-raw") == "tdp-raw" and adaptive_target("tdp-plausible") == "tdp"
     assert recipe()["mix_graphs"] == list(MIX_GRAPHS) and "umls" not in MIX_GRAPHS and "kinships" not in MIX_GRAPHS
