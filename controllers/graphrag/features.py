@@ -7,6 +7,11 @@ structure comes from: whether the documents asserting the claim are corroborated
 whether supporting paths are attested by more than one document, whether supporting entities
 exist outside the contested documents, their background degree, and their core number once
 the candidate's own documents are removed (a fabricated neighbourhood collapses).
+
+``anchored_corroborated_docs`` counts a claim document only when it is about the claim's entity
+or its object (:func:`document_subject`), where an encyclopedia keeps the fact, and most of its
+other statements are stated elsewhere. Issue #51: without the anchor, a three-sentence attacker
+document with two copied true facts counted as much as a clean page about either end.
 """
 
 from __future__ import annotations
@@ -18,21 +23,21 @@ from functools import cached_property, lru_cache
 import networkx as nx
 import numpy as np
 
-from controllers.graphrag.candidates import Candidate, Conflict
+from controllers.graphrag.candidates import Candidate, Conflict, document_subject
 from environments.graphrag.corpus import Fact
 from environments.graphrag.kg import KnowledgeGraph, simple_graph
 
 RAW_FEATURES = ("common_neighbours", "triangles_at_answer", "clustering_at_answer", "subgraph_edges")
 PROVENANCE_FEATURES = ("claim_documents", "claim_doc_corroboration", "multi_doc_support_paths",
                        "isolated_support_share", "support_background_degree", "support_core_without_own_docs",
-                       "corroborated_claim_docs", "independent_support_paths")
+                       "anchored_corroborated_docs", "independent_support_paths")
 # Counts that evidence for a candidate can only raise (issue #38): more documents restating a
 # candidate's claim or its neighbourhood never lower any of them, so a ranker with non-negative
 # weights on them (:data:`MONOTONE_FEATURES`) cannot be turned against the truth by restating it.
 COUNT_FEATURES = ("attested_support", "support_background_sum", "support_core_sum")
 FEATURES = RAW_FEATURES + PROVENANCE_FEATURES + COUNT_FEATURES
 MONOTONE_FEATURES = ("common_neighbours", "triangles_at_answer", "subgraph_edges", "claim_documents",
-                     "multi_doc_support_paths", "corroborated_claim_docs", "independent_support_paths",
+                     "multi_doc_support_paths", "anchored_corroborated_docs", "independent_support_paths",
                      *COUNT_FEATURES)
 # Features that need core numbers without a candidate's documents (the costliest structure).
 _NEEDS_CORES = ("support_core_without_own_docs", "support_core_sum")
@@ -144,7 +149,8 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
     support = sorted(cand.support_nodes)
 
     corroboration = []
-    if want("claim_doc_corroboration", "corroborated_claim_docs"):
+    anchored = 0  # claim documents about s or o whose other statements are mostly stated elsewhere
+    if want("claim_doc_corroboration", "anchored_corroborated_docs"):
         docs_of = statement_documents(kg)
         contested = ctx.contested
         for doc in own_docs:
@@ -152,6 +158,7 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
             if others:
                 # the share of 0/1 values: exact, as np.mean gives it
                 corroboration.append(sum(bool(docs_of[i] - own_docs) for i in others) / len(others))
+                anchored += corroboration[-1] >= 0.5 and document_subject(kg, doc) in (s, o)
     strong = independent = isolated = outside_sum = 0
     background = []
     by_s, by_o = _support_by_node(kg, cand, s, o)
@@ -191,7 +198,7 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
         isolated / len(support) if support and do_isolated else 0.0,
         float(np.mean(background)) if background else 0.0,
         float(np.mean(core)) if core else 0.0,
-        math.log1p(sum(c >= 0.5 for c in corroboration)),
+        math.log1p(anchored),
         math.log1p(independent),
         math.log1p(len(support) - isolated) if do_isolated else 0.0,
         math.log1p(outside_sum),
