@@ -211,3 +211,21 @@ def test_the_suite_option_dress_reaches_the_index():
 
     assert titles("length") == {"Update"}
     assert "Update" not in titles("shape")
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "poisonedrag"])
+def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack):
+    """The attacker's classifier over a document's own fields (every field the index stores,
+    every count the graph holds), trained on worlds 0-1 and scored on world 1000: 1.00 under the
+    length dress, 0.69 (`gragpoison`) and 0.73 (`poisonedrag`) under the shape dress
+    (2026-12-05). A guard on what the dress hides, not issue #50's goal (<= 0.6, not met:
+    docs/graphrag.md, "Tells")."""
+    from suites.graphrag.tells import OWN_FIELDS, attacker_tell_auc
+
+    def auc(dress):
+        built = [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none",
+                                dress=dress).index for s in (0, 1, 1000)]
+        return attacker_tell_auc(built[:2], built[2:], resamples=50, columns=OWN_FIELDS)[0]
+
+    assert auc("length") >= 0.95
+    assert auc("shape") <= 0.8
