@@ -17,8 +17,8 @@ shape, as the attacker measures it by running the pipeline's rule extractor over
   until the page states as many facts, on as many distinct subjects, as the template: for an
   entity template a page about the subject (its own facts, then facts naming it as object), for
   a series template true facts on the template's relations, each in full names. Filler never
-  states a fact on an (entity, relation) pair any attacker document claims (it neither restates
-  nor denies a contested claim), and the attacker keeps only filler the extractor reads exactly
+  states a fact on an (entity, relation) pair an attacker document contests with a false or
+  negated claim (it neither restates nor denies what the attack claims there), and the attacker keeps only filler the extractor reads exactly
   (the document is extracted and any filler sentence that yields a statement it does not state
   is dropped);
 - negation: a negated claim of the attack is kept only where the template carries one;
