@@ -172,7 +172,12 @@ def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avo
         seen = set(heads)
         shuffled = rng.sample(pool, len(pool))
         # new heads first while the template has more, then the rest
-        first = [f for f in shuffled if f.head not in seen and not seen.add(f.head) and len(seen) <= want_heads]
+        first: list[Fact] = []
+        for f in shuffled:
+            if f.head not in seen:
+                seen.add(f.head)
+                if len(seen) <= want_heads:
+                    first.append(f)
         out[k].extend(first + [f for f in shuffled if f not in first])
     return out
 
@@ -250,6 +255,7 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
             else:
                 subject = template.title
         title = titles(series.group(1)) if series else subject
+        assert title is not None  # without a series template, an entity page's subject was chosen above
         shape, target = Shape.of(by_doc.get(template.id, []), template.title), len(template.text())
         lines = _attack_lines(doc, shape, target, subject)
         stated = _reading(read, clean, title, lines)  # the attacker's lines as read under their new title

@@ -125,7 +125,7 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
             ps, _, pk = out.pop()
             s, kind = ps, pk if pk != "any" else kind
         out.append((s, e, kind))
-    final = []
+    final: list[tuple[int, int, str]] = []
     for s, e, kind in out:
         if doc[e - 1].lower_ in FOREIGN_SCHOOLS:  # "École normale supérieure": lower-case words of its name
             while e < len(doc) and e - s < 8 and doc[e].is_alpha and doc[e].text[:1].islower() \
