@@ -9,7 +9,7 @@ test:
 	bash scripts/setup test
 	.venv/bin/ruff check .
 	.venv/bin/mypy
-	.venv/bin/python -m pytest -q --durations=20
+	.venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20  # two workers, each test file on one (docs/benchmarks.md)
 
 setup:
 	bash scripts/setup test

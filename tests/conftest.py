@@ -85,9 +85,9 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
 
 
-# Markers of tests that start a real component or take long. Under pytest-xdist (`pytest -n 2
-# --dist loadfile`, which `make test` does not use yet: see docs/benchmarks.md) files holding such tests are
-# handed out first, so that no worker is left with one of them while the other has finished.
+# Markers of tests that start a real component or take long. Under pytest-xdist (`make test` runs
+# `pytest -n 2 --dist loadfile`: see docs/benchmarks.md) files holding such tests are handed out
+# first, so that no worker is left with one of them while the other has finished.
 SLOW_MARKERS = ("local_model", "alfworld", "java", "chromium", "docker", "slow")
 
 
