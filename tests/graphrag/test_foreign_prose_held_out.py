@@ -87,32 +87,16 @@ def test_docs_show_set_3s_held_out_measurement_as_the_code_measures_it():
 SET_4_TABLE = "| rows (paragraphs, gold) | rules: precision / recall | spaCy: precision / recall |"
 
 
-def test_set_4_is_the_one_frozen_before_it_was_read():
-    """A new writer's set (issue 50.2): its bytes are those whose sha256 was committed in
-    data/foreign_prose_4.md (3bd17bf) before the file entered the repository, with the writer's
-    own style labels (8 x 12) and titles (half of each style)."""
-    from suites.graphrag.foreign import SET_4, SET_4_SHA256
-
-    assert SETS["set-4"] == (SET_4, SET_4_SHA256)
-    assert hashlib.sha256(SET_4.read_bytes()).hexdigest() == SET_4_SHA256
-    assert SET_4_SHA256 in SET_4.with_suffix(".md").read_text(encoding="utf-8")
-    paragraphs = load_paragraphs(SET_4)
-    styles = [p.style for p in paragraphs]
-    assert len(paragraphs) == 96 and {p.kind for p in paragraphs} == {"real"}
-    assert len(set(styles)) == 8 and all(styles.count(s) == 12 for s in styles)
-    assert all(sum(bool(p.title) for p in paragraphs if p.style == s) == 6 for s in set(styles))
-
-
-def test_set_5_is_the_one_frozen_before_it_was_read():
-    """A second new writer's set (issue 50.2), held out from every extractor change made after set
-    4 was read: its bytes are those whose sha256 was committed in data/foreign_prose_5.md (d34f5ea)
-    before the file entered the repository, in set 4's format (8 styles x 12, half titled)."""
-    from suites.graphrag.foreign import SET_5, SET_5_SHA256
-
-    assert SETS["set-5"] == (SET_5, SET_5_SHA256)
-    assert hashlib.sha256(SET_5.read_bytes()).hexdigest() == SET_5_SHA256
-    assert SET_5_SHA256 in SET_5.with_suffix(".md").read_text(encoding="utf-8")
-    paragraphs = load_paragraphs(SET_5)
+@pytest.mark.parametrize("name", ["set-4", "set-5"])
+def test_a_new_writers_set_is_the_one_frozen_before_it_was_read(name):
+    """A new writer's set (issue 50.2; set 4's writer, then another one for set 5, held out from
+    every extractor change made after set 4 was read): its bytes are those whose sha256 was
+    committed in its data/*.md (set 4: 3bd17bf, set 5: d34f5ea) before the file entered the
+    repository, with the writer's own style labels (8 x 12) and titles (half of each style)."""
+    path, sha256 = SETS[name]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+    assert sha256 in path.with_suffix(".md").read_text(encoding="utf-8")
+    paragraphs = load_paragraphs(path)
     styles = [p.style for p in paragraphs]
     assert len(paragraphs) == 96 and {p.kind for p in paragraphs} == {"real"}
     assert len(set(styles)) == 8 and all(styles.count(s) == 12 for s in styles)
