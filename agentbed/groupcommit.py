@@ -85,6 +85,7 @@ class GroupCommit:
             except OSError:
                 with self._lock:  # the whole batch goes back in front of lines added meanwhile
                     self._lines, self._callbacks = lines + self._lines, callbacks + self._callbacks
+                    self._opened.notify()  # the committer waits for this batch again, until it is due
                 raise
             self.commits += 1
             for callback in callbacks:
@@ -127,6 +128,8 @@ class GroupCommit:
                     return
                 while self._lines and (left := self._first_at + self.max_seconds - time.monotonic()) > 0:
                     self._opened.wait(left)
+                if not self._lines:  # a caller's flush took the batch meanwhile: it commits it, or puts it
+                    continue  # back and raises, and a failed batch is not retried before it is due
             try:
                 self.flush()
             except OSError as exc:  # nobody to raise to in this thread: the caller's next add or flush does

@@ -62,6 +62,32 @@ def test_a_failed_commit_reports_nothing_done_and_leaves_no_half_batch(tmp_path,
     assert done == [1] and path.read_bytes() == _line(0) + _line(1)
 
 
+def test_the_committer_woken_while_a_failing_flush_holds_the_batch_does_not_retry_it_early(tmp_path, monkeypatch):
+    """A committer woken while a caller's flush has taken the batch (found under pytest-xdist: the
+    wake was the caller's own add) used to flush right after that flush failed, with the disk
+    still full, and its failure then came out of the caller's next, good flush. The batch is not
+    due for 60 s, so the committer must go back to waiting."""
+    index = GroupCommit(tmp_path / "index.jsonl", max_lines=64, max_seconds=60)
+    index.add(_line(0))
+    time.sleep(0.2)  # the committer is waiting for line 0's batch to be due
+    index.flush()
+    index.add(_line(1))
+
+    def full(fd: int) -> None:
+        with index._lock:  # wake the committer while this flush holds the batch
+            index._opened.notify()
+        time.sleep(0.2)  # and let it run: it re-checks, finds no lines, and must not commit
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space"):
+        index.flush()
+    time.sleep(0.2)  # a committer that went on to flush would fail now, with fsync still full
+    monkeypatch.undo()
+    index.flush()
+    assert index.pending == 0 and index.path.read_bytes() == _line(0) + _line(1)
+
+
 def test_a_timers_failure_is_raised_in_the_callers_thread(tmp_path, monkeypatch):
     index = GroupCommit(tmp_path / "index.jsonl", max_lines=64, max_seconds=0.01)
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
