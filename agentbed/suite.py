@@ -165,7 +165,9 @@ class Suite:
                     raise SuiteError(f"--{name}: {value!r} is not a valid {opt.type.__name__}") from exc
             if opt.choices is not None and value not in opt.choices:
                 raise SuiteError(f"--{name}: {value!r} is not one of {', '.join(map(str, opt.choices))}")
-            if name in given:  # finite, in range, not empty, as every other option
+            # finite, in range, not empty, as every other option; an option at its default is not
+            # checked again (a log records every option, and a replay gives them all back)
+            if name in given and value != opt.default:
                 check_value(f"--{name}", value)
             resolved[name] = value
         return resolved
