@@ -244,29 +244,29 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     summary, cost = _summarize(suite, meta, tally, agents, prices)
     write_summary(summary, store.root / suite.name / "summary.json")
     errors = summary["errors"]
-    records = tally.total
+    episodes = tally.total
     write_results(store.root / "results.json", tally.metrics.metrics() + cost_metrics(tally.usage, prices),
-                  episodes=records, seeds=sorted(tally.seeds),
+                  episodes=episodes, seeds=sorted(tally.seeds),
                   errored_episodes=errors["episodes"], errored_units=errored_units(tally.errors),
                   problems=errors["problems"], seal=MANIFEST,
                   **({"provenance": meta["provenance"]} if meta.get("provenance") else {}))
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
-    status = run_status(errors["episodes"] - (cut if stop is not None else 0), records, allowance, stop)
+    status = run_status(errors["episodes"] - (cut if stop is not None else 0), episodes, allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success
         status = EXIT_ERRORS
     if args.json:
-        emit("run", {"run_dir": str(store.root), "episodes": records, "ran": ran,
+        emit("run", {"run_dir": str(store.root), "episodes": episodes, "ran": ran,
                      "wall_seconds": round(wall, 3), "headline": summary.get("headline", []),
                      "errored_episodes": errors["episodes"], "problems": errors["problems"],
                      "cost": cost, "stopped": stop, "exit_status": status})
     elif not args.quiet:
         print_headlines([summary])
-        print(f"{ran} episodes run in {wall:.1f}s ({records} in {store.root})")
+        print(f"{ran} episodes run in {wall:.1f}s ({episodes} in {store.root})")
         if cost is not None or stop is not None:
             print(cost_line(cost, stop))
     elif stop is not None:
         print(cost_line(None, stop), file=sys.stderr)
-    for line in problem_lines(errors["problems"], records):
+    for line in problem_lines(errors["problems"], episodes):
         print(line, file=sys.stderr)
     if dead:
         print(f"stopped: {dead}; {len(todo) - ran} episodes not run: --resume --out {store.root} runs them",
