@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,9 +127,10 @@ def errored(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [r for r in records if is_errored(r)]
 
 
-def scored(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The episodes that count toward rates: every one that did not error (:func:`is_errored`)."""
-    return [dict(r) for r in records if not is_errored(r)]
+def scored(records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """The episodes that count toward rates, lazily and uncopied: every one that did not error
+    (:func:`is_errored`)."""
+    return (r for r in records if not is_errored(r))
 
 
 def problems_of(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -277,13 +277,13 @@ def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck
     """results.json's success values and errored count are what the (footer-checked) index
     records say, with the run's one definition of an errored episode
     (:func:`agentbed.problems.is_errored`): errored episodes are in no metric."""
-    from agentbed.problems import errored, is_errored
+    from agentbed.problems import errored, scored
     from agentbed.results import episode_metrics, load_results
 
     doc = load_results(root / "results.json")  # malformed: exit 2
     records = list(indexed.values())
     mine = {(m["suite"], m["agent"], m["metric"]): m["values"]
-            for m in episode_metrics(r for r in records if not is_errored(r))}
+            for m in episode_metrics(scored(records))}
     for metric in doc["metrics"]:
         key = (metric["suite"], metric["agent"], metric["metric"])
         if key in mine and metric["values"] != mine[key]:
