@@ -48,6 +48,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from environments.graphrag import lexicon_items as parts
 from environments.graphrag import lexicon_types
@@ -91,6 +92,7 @@ _ELIDED = re.compile(r"[a-z]['\u2019][A-ZÀ-ÖØ-Þ]")  # an elided article insi
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function called per token and per page: the shape dress reads pages hundreds of times
 def normalise(text: str) -> str:
     """Lower case in NFC, ``_`` and ``-`` as spaces, commas and semicolons as words of their own
     (so a name with a comma, "Paris, Texas", reads as the text's tokens do)."""
@@ -146,6 +148,7 @@ class LexiconExtractor:
         context = Context("", follow=not page, untitled=not doc.title)
         self._untitled = not doc.title
         out = []
+        chunk = doc.chunk_ids()
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
                 continue
@@ -160,9 +163,9 @@ class LexiconExtractor:
                 context.topic = speaker
             if context.untitled and self._located:
                 for school, city in parts.sited(items):
-                    out.append(Statement(school, "located_in", city, doc.id, doc.chunk_of(i), False, date))
+                    out.append(Statement(school, "located_in", city, doc.id, chunk[i], False, date))
             for head, relation, tail, negated in self._triples(items, context):
-                out.append(Statement(head, relation, tail, doc.id, doc.chunk_of(i), negated, date))
+                out.append(Statement(head, relation, tail, doc.id, chunk[i], negated, date))
                 if (head, tail) not in context.aside:
                     last_subject = head if head != tail else last_subject
         if not doc.title:  # a user's paragraph: drop statements whose ends' kinds clash with the relation

@@ -229,3 +229,18 @@ def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack):
 
     assert auc("length") >= 0.95
     assert auc("shape") <= 0.8
+
+
+def test_chunk_ids_are_chunk_of_every_sentence():
+    """``Document.chunk_ids`` (one pass, which the extractor and the shape dress use) gives what
+    ``chunk_of`` gives sentence by sentence, over documents spanning several chunks."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(st.lists(st.text(min_size=0, max_size=700), max_size=12))
+    def check(sentences):
+        doc = Document("d0", "T", sentences)
+        assert doc.chunk_ids() == [doc.chunk_of(i) for i in range(len(sentences))]
+
+    check()
+    assert len(set(Document("d1", "T", ["x" * 600] * 4).chunk_ids())) > 1
