@@ -6,13 +6,19 @@ chosen without replacement; at the full size a draw is a bootstrap resample of t
 units (with replacement), so the full-size point's interval carries the variation over which
 games happened to be developed on. Intervals are two-level percentile bootstraps: each resample
 draws training draws with replacement and held-out units with replacement (cluster bootstrap), so
-they include both the held-out sampling and the training-draw variation.
+they include both the held-out sampling and the training-draw variation. Between consecutive
+sizes the change of a regret or ratio is bootstrapped the same way, each size's draws resampled on
+their own and the held-out units jointly (the same checkpoints are scored at every size), so a flat
+stretch of the curve is a measured change with an interval, not a look at two overlapping bars.
+Paired rows of the paper's claims are kept per draw too: recalibration (Platt - raw) under the
+cost-derived rule and under the re-tuned threshold, on the same fits.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,7 +31,10 @@ from controllers.oversight.utility import regret
 
 AC, RISK_AC, SELECTED = "action-conditioned", "action-conditioned (risk only)", "scalar-selected"
 CURVE_CONTROLLERS = (AC, RISK_AC, SELECTED, "scalar-bands", "scalar-bands-k3", "scalar-bands-any", "best-fixed",
-                     "scalar")
+                     "scalar", "scalar+platt", "cost-rule", "cost-rule+platt")
+BASELINES = (RISK_AC, SELECTED, "scalar-bands", "scalar-bands-k3", "scalar-bands-any", "best-fixed", "scalar")
+# (a, b): regret(a) - regret(b) on the same fits, the recalibration claim under both rules
+CLAIM_PAIRS = (("cost-rule+platt", "cost-rule"), ("scalar+platt", "scalar"))
 
 
 def risk_only(cps: Checkpoints) -> Checkpoints:
@@ -54,44 +63,67 @@ def two_level(stat: Callable[[np.ndarray, np.ndarray], float], draws: int, group
               resamples: int, seed: int) -> dict[str, float]:
     """Percentile interval of ``stat(draw indices, checkpoint indices)`` resampling training draws
     and held-out groups, each with replacement."""
+    return nested(stat, [draws], groups, resamples=resamples, seed=seed)
+
+
+def nested(stat: Callable[..., float], draws: Sequence[int], groups: np.ndarray, *, resamples: int,
+           seed: int) -> dict[str, Any]:
+    """Percentile interval of ``stat(draw indices per size..., checkpoint indices)``: each size's
+    training draws resampled on their own, the held-out groups once for all (they are shared)."""
     keys = list(dict.fromkeys(groups.tolist()))
     members = [np.flatnonzero(groups == k) for k in keys]
     rng = np.random.default_rng(seed)
-    estimate = float(stat(np.arange(draws), np.arange(len(groups))))
+    estimate = float(stat(*(np.arange(d) for d in draws), np.arange(len(groups))))
     samples = []
     for _ in range(resamples):
-        d = rng.integers(0, draws, draws)
+        ks = [rng.integers(0, d, d) for d in draws]
         idx = np.concatenate([members[j] for j in rng.integers(0, len(keys), len(keys))])
-        value = stat(d, idx)
+        value = stat(*ks, idx)
         if np.isfinite(value):
             samples.append(value)
     lo, hi = np.quantile(samples, [0.025, 0.975]) if samples else (float("nan"), float("nan"))
-    return {"estimate": estimate, "low": float(lo), "high": float(hi), "draws": draws, "n": len(groups)}
+    return {"estimate": estimate, "low": float(lo), "high": float(hi),
+            "draws": draws[0] if len(draws) == 1 else list(draws), "n": len(groups)}
+
+
+def _mean(R: dict[str, np.ndarray], name: str, k: np.ndarray, i: np.ndarray) -> float:
+    return float(R[name][np.ix_(k, i)].mean())
+
+
+def _ratio(R: dict[str, np.ndarray], a: str, b: str, k: np.ndarray, i: np.ndarray) -> float:
+    den = _mean(R, b, k, i)
+    return _mean(R, a, k, i) / den if den > ZERO else float("nan")
 
 
 def _point(R: dict[str, np.ndarray], groups: np.ndarray, bs: dict[str, int]) -> dict[str, Any]:
     """One size's regrets (``R[name]``: draws x held-out checkpoints) summarised with two-level intervals."""
     draws = len(R[AC])
 
-    def mean_of(name: str) -> Callable[[np.ndarray, np.ndarray], float]:
-        return lambda k, i: float(R[name][np.ix_(k, i)].mean())
+    def paired(a: str, b: str) -> dict[str, Any]:
+        return two_level(lambda k, i: _mean(R, a, k, i) - _mean(R, b, k, i), draws, groups, **bs)
 
-    def ratio(a: str, b: str) -> Callable[[np.ndarray, np.ndarray], float]:
-        def stat(k: np.ndarray, i: np.ndarray) -> float:
-            den = R[b][np.ix_(k, i)].mean()
-            return float(R[a][np.ix_(k, i)].mean() / den) if den > ZERO else float("nan")
-        return stat
-
-    def diff(a: str, b: str) -> Callable[[np.ndarray, np.ndarray], float]:
-        return lambda k, i: float((R[a][np.ix_(k, i)] - R[b][np.ix_(k, i)]).mean())
-
-    others = [c for c in CURVE_CONTROLLERS if c != AC]
     per_draw = [float(R[AC][k].mean() / R[SELECTED][k].mean()) if R[SELECTED][k].mean() > ZERO else float("nan")
                 for k in range(draws)]
-    return {"regret": {c: two_level(mean_of(c), draws, groups, **bs) for c in CURVE_CONTROLLERS},
-            "ratio": {b: two_level(ratio(AC, b), draws, groups, **bs) for b in others},
-            "difference": {b: two_level(diff(AC, b), draws, groups, **bs) for b in others},
+    return {"regret": {c: two_level(partial(_mean, R, c), draws, groups, **bs) for c in CURVE_CONTROLLERS},
+            "ratio": {b: two_level(partial(_ratio, R, AC, b), draws, groups, **bs) for b in BASELINES},
+            "difference": {b: paired(AC, b) for b in BASELINES},
+            "claims": {f"{a} - {b}": paired(a, b) for a, b in CLAIM_PAIRS},
             "ratio_to_selected_per_draw": per_draw}
+
+
+def _change(before: dict[str, np.ndarray], after: dict[str, np.ndarray], groups: np.ndarray,
+            bs: dict[str, int]) -> dict[str, Any]:
+    """What growing the development set from one size to the next changed, with nested intervals."""
+    draws = [len(before[AC]), len(after[AC])]
+
+    def of(stat: Callable[[dict[str, np.ndarray], np.ndarray, np.ndarray], float]) -> dict[str, Any]:
+        return nested(lambda k1, k2, i: stat(after, k2, i) - stat(before, k1, i), draws, groups, **bs)
+
+    def mean_of(name: str) -> Callable[[dict[str, np.ndarray], np.ndarray, np.ndarray], float]:
+        return lambda R, k, i: _mean(R, name, k, i)
+
+    return {"regret": {c: of(mean_of(c)) for c in (AC, SELECTED, RISK_AC)},
+            "ratio_to_selected": of(lambda R, k, i: _ratio(R, AC, SELECTED, k, i))}
 
 
 def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], draws: int, config: Any,
@@ -102,7 +134,7 @@ def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], 
     if not sizes or max(sizes) > len(units) or min(sizes) < 2:
         raise UsageError(f"--sizes: each between 2 and the development set's {len(units)} units, got {list(sizes)}")
     bs = {"resamples": config.resamples, "seed": config.seed}
-    points = []
+    points, regrets = [], []
     for n in sizes:
         fits: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
         per_draw = []
@@ -114,6 +146,9 @@ def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], 
             per_draw.append(fits[chosen])
             progress(f"size {n}: draw {d + 1}/{draws}")
         R = {name: np.stack([r[name] for r in per_draw]) for name in CURVE_CONTROLLERS}
+        regrets.append(R)
         points.append({"size": n, "draws": draws, "distinct_training_sets": len(fits), **_point(R, test.games, bs)})
     return {"units": len(units), "held_out_checkpoints": len(test), "held_out_units": len(set(test.games.tolist())),
-            "sizes": list(sizes), "points": points}
+            "sizes": list(sizes), "points": points,
+            "changes": [{"from": a, "to": b, **_change(ra, rb, test.games, bs)}
+                        for a, b, ra, rb in zip(sizes, sizes[1:], regrets, regrets[1:], strict=False)]}

@@ -62,10 +62,19 @@ def merge_datasets(parts: Sequence[tuple[str, Dataset]]) -> Dataset:
                   "rows": len(rows), "git_commit": first.provenance.get("git_commit", ""),
                   "parts": [{"file": name, "games": len(p.provenance["games"]),
                              "skip_games": p.provenance["config"].get("skip_games", 0),
-                             "git_commit": p.provenance.get("git_commit", "")} for name, p in parts]}
+                             "git_commit": p.provenance.get("git_commit", ""),
+                             "command": p.provenance.get("command", "")} for name, p in parts]}
     provenance["config"] = {**first.provenance["config"], "games": len(provenance["games"]),
                             "skip_games": min(p.provenance["config"].get("skip_games", 0) for _, p in parts)}
     return Dataset(provenance, rows)
+
+
+def load_parts(paths: Sequence[str]) -> Dataset:
+    """One dataset from one file, or the in-memory merge of several parts (each its own build, so
+    each stays rebuildable from its own recorded command)."""
+    if len(paths) == 1:
+        return Dataset.load(paths[0])
+    return merge_datasets([(p, Dataset.load(p)) for p in paths])
 
 
 def _trajectory_key(row: dict[str, Any]) -> tuple:

@@ -160,9 +160,10 @@ def register(subparsers: Any) -> None:
                     help="trees per action-conditioned success forest (default: the paper's 200)")
     ev.add_argument("--no-grid", action="store_true", help="skip the 5x5 cost sweep")
     ev.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples")
-    ev.add_argument("--train", default=None,
+    ev.add_argument("--train", default=None, nargs="+", metavar="DEV",
                     help="held-out protocol: fit every controller on this development dataset (games disjoint "
-                         "from DATASET's, e.g. another generator seed) and evaluate on all of DATASET")
+                         "from DATASET's, e.g. another generator seed), or on its parts (builds of one "
+                         "configuration on disjoint games, joined as 'merge' would), and evaluate on all of DATASET")
     ev.add_argument("--flaws", default="", help="evaluate only these base agents' checkpoints (comma-separated)")
     ev.add_argument("--split-by", default="", metavar="FEATURE",
                     help="also show where each controller's regret sits: checkpoints with FEATURE > 0 "
@@ -411,11 +412,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.action_step_cost is not None:  # bad costs fail before any file is read
         parse_assignments(args.action_step_cost, "--action-step-cost")
     dataset = with_budgets(Dataset.load(args.dataset), budgets)
-    train = with_budgets(Dataset.load(args.train), budgets) if args.train else None
+    from controllers.oversight.merge import load_parts
+
+    train = with_budgets(load_parts(args.train), budgets) if args.train else None
     if args.flaws:
         dataset = only_flaws(dataset, [f for f in args.flaws.split(",") if f])
     fitted_on = train if train is not None else dataset  # cross-validation fits on the dataset itself
-    check_fit(fitted_on.provenance, f"evaluate: {args.train or args.dataset}",
+    check_fit(fitted_on.provenance, f"evaluate: {' '.join(args.train or [args.dataset])}",
               sorted({r["game"] for r in fitted_on.rows}))
     config = evaluation_config(args, dataset)
     result = evaluate(dataset, config, train)
@@ -432,9 +435,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
     if args.record:
-        from suites.oversight.record import write_record
+        from suites.oversight.record import training_roles, write_record
 
-        write_record(args.record, result, command, {"heldout": args.dataset, **({"dev": args.train} if args.train else {})},
+        write_record(args.record, result, command, {"heldout": args.dataset, **training_roles(args.train or [])},
                      args.configuration, config, budgets, seeds)
     if args.summary:
         summary = {"suite": "oversight", "title": f"Prefix-branching oversight: {result['benchmark']}",

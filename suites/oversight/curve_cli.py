@@ -13,12 +13,14 @@ from typing import Any
 from agentbed.errors import UsageError
 from agentbed.summary import table, write_summary
 from controllers.oversight.budget import parse_assignments, with_budgets
-from controllers.oversight.curve import AC, CURVE_CONTROLLERS, RISK_AC, SELECTED, learning_curve
+from controllers.oversight.curve import AC, BASELINES, CLAIM_PAIRS, RISK_AC, SELECTED, learning_curve
 from controllers.oversight.dataset import Dataset
 from controllers.oversight.evaluate import EvalConfig, _development_set, load_checkpoints
+from controllers.oversight.merge import load_parts
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.report import fmt_interval
 from controllers.oversight.utility import Costs
+from suites.oversight.record import name_datasets, training_roles
 from suites.oversight.seeds import check_fit, describe_seeds
 
 
@@ -26,7 +28,9 @@ def register(verbs: Any, positive: Any) -> None:
     curve = verbs.add_parser("curve", help="learning curve: fit on growing draws of the development set, score on "
                                            "the same held-out dataset, several draws per size")
     curve.add_argument("dataset", help="the held-out dataset")
-    curve.add_argument("--train", required=True, help="the development dataset the draws come from")
+    curve.add_argument("--train", required=True, nargs="+", metavar="DEV",
+                       help="the development dataset the draws come from, or its parts (builds of one "
+                            "configuration on disjoint games, joined as 'oversight merge' would)")
     curve.add_argument("--sizes", required=True, help="comma-separated development sizes in units (games; "
                                                       "GraphRAG: questions), the largest at most all of them")
     curve.add_argument("--draws", type=positive, default=5, help="training draws per size (the full size: "
@@ -47,26 +51,32 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"--sizes: comma-separated integers, got {args.sizes!r}") from None
     budgets = parse_assignments(args.budget, "--budget", int)
-    held, dev = (with_budgets(Dataset.load(p), budgets) for p in (args.dataset, args.train))
-    check_fit(dev.provenance, f"curve: {args.train}", sorted({r["game"] for r in dev.rows}))
+    if sizes != sorted(set(sizes)):
+        raise UsageError(f"--sizes: increasing and distinct, got {args.sizes!r}")
+    held = with_budgets(Dataset.load(args.dataset), budgets)
+    dev = with_budgets(load_parts(args.train), budgets)
+    check_fit(dev.provenance, f"curve: {' '.join(args.train)}", sorted({r["game"] for r in dev.rows}))
     recorded = dict((held.provenance.get("target_notes") or {}).get("action_step_costs") or {})
     config = EvalConfig(costs=Costs().with_action_steps(recorded), grid=False, resamples=args.resamples,
                         forest=ForestSettings(n_estimators=args.trees))
+    files = name_datasets(Path(args.json or "."), {"heldout": args.dataset, **training_roles(args.train)}, "--json",
+                          anywhere=True)  # as read, before the long fit
     test, _ = load_checkpoints(held)
     train = _development_set(dev, test)
     curve = learning_curve(train, test, sizes, args.draws, config,
                            progress=lambda m: print(m, file=sys.stderr, flush=True))
     command = "agentbed oversight curve " + shlex.join(sys.argv[3:])
     seeds = (f"fitted on draws of {describe_seeds(dev.provenance)}; evaluated on {describe_seeds(held.provenance)}")
-    tab = curve_table(curve, command, seeds)
-    print(render_text([tab]))
+    tabs = [curve_table(curve, command, seeds), claims_table(curve), changes_table(curve)]
+    print(render_text(tabs))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"command": command, "seeds": seeds, **curve}, indent=1) + "\n",
-                                   encoding="utf-8")
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"command": command, "seeds": seeds, "datasets": files, **curve}, indent=1) + "\n",
+                        encoding="utf-8")
     if args.summary:
         write_summary({"suite": "oversight", "title": "Prefix-branching oversight: learning curve", "headline": [],
-                       "tables": [tab], "figures": [], "command": command}, args.summary)
+                       "tables": tabs, "figures": [], "command": command}, args.summary)
     return 0
 
 
@@ -75,10 +85,10 @@ def curve_table(curve: dict[str, Any], command: str, seeds: str) -> dict[str, An
     for p in curve["points"]:
         spread = [r for r in p["ratio_to_selected_per_draw"] if r == r]
         rows.append([p["size"], f"{p['draws']} ({p['distinct_training_sets']})",
-                     *(fmt_interval(p["regret"][c]) for c in CURVE_CONTROLLERS),
+                     *(fmt_interval(p["regret"][c]) for c in (AC, *BASELINES)),
                      fmt_interval(p["ratio"][SELECTED]), fmt_interval(p["difference"][SELECTED]),
                      f"{min(spread):.2f}-{max(spread):.2f}" if spread else "-"])
-    columns = ["development units", "draws (distinct)", *(f"{c} regret" for c in CURVE_CONTROLLERS),
+    columns = ["development units", "draws (distinct)", *(f"{c} regret" for c in (AC, *BASELINES)),
                f"ratio {AC} / {SELECTED}", f"difference {AC} - {SELECTED}", "ratio per draw (range)"]
     return table("Learning curve: held-out regret by development size", columns, rows,
                  f"{curve['held_out_checkpoints']} held-out checkpoints of {curve['held_out_units']} units, the same "
@@ -86,3 +96,32 @@ def curve_table(curve: dict[str, Any], command: str, seeds: str) -> dict[str, An
                  "replacement; at the full size bootstrap resamples). 95% two-level bootstrap intervals: training "
                  f"draws and held-out units both resampled. {RISK_AC}: the same forests on the score alone. "
                  f"{seeds}. Regenerate: {command}")
+
+
+CLAIM_BASELINES = ("scalar", SELECTED, "scalar-bands", "scalar-bands-any", RISK_AC)
+
+
+def claims_table(curve: dict[str, Any]) -> dict[str, Any]:
+    """The paper's claims per development size, each over the same training draws: the AC against
+    two-action routing and against the full-menu scalar-only routers, and recalibration (Platt -
+    raw) under the cost-derived rule and under the re-tuned threshold."""
+    rows = [[p["size"], *(fmt_interval(p["ratio"][b]) for b in CLAIM_BASELINES),
+             *(fmt_interval(p["claims"][f"{a} - {b}"]) for a, b in CLAIM_PAIRS)] for p in curve["points"]]
+    columns = ["development units", *(f"ratio {AC} / {b}" for b in CLAIM_BASELINES),
+               *(f"regret {a} - {b}" for a, b in CLAIM_PAIRS)]
+    return table("The paper's claims over the training draws", columns, rows,
+                 "The same fits as the learning curve; 95% two-level bootstrap intervals (training draws and "
+                 "held-out units). scalar: two-action score routing (the paper's baseline); cost-rule: the "
+                 "threshold fixed by the costs; scalar+platt: the threshold re-tuned after recalibration.")
+
+
+def changes_table(curve: dict[str, Any]) -> dict[str, Any]:
+    """Whether the curve has flattened: the change from each size to the next, with intervals."""
+    rows = [[f"{c['from']} -> {c['to']}", *(fmt_interval(c["regret"][k]) for k in (AC, SELECTED, RISK_AC)),
+             fmt_interval(c["ratio_to_selected"])] for c in curve["changes"]]
+    columns = ["development units", *(f"change of {k} regret" for k in (AC, SELECTED, RISK_AC)),
+               f"change of ratio {AC} / {SELECTED}"]
+    return table("Learning curve: change between consecutive sizes", columns, rows,
+                 "Later minus earlier size, on the same held-out checkpoints; each size's training draws resampled "
+                 "on their own and the held-out units jointly (95% percentile intervals). An interval "
+                 "containing 0 says the step is not measurable at this held-out size, not that it is 0.")

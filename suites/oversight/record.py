@@ -50,20 +50,42 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def write_record(path: str | Path, result: dict[str, Any], command: str, datasets: dict[str, str],
-                 configuration: str, config: Any, budgets: dict[str, int], seeds: str = "") -> Path:
-    path = Path(path)
-    folder = path.parent.resolve()
+def training_roles(paths: list[str]) -> dict[str, str]:
+    """The record's roles of the development files: ``dev``, then ``dev-2``, ... for further parts."""
+    return {("dev" if n == 1 else f"dev-{n}"): p for n, p in enumerate(paths, 1)}
+
+
+def training_files(record: dict[str, Any]) -> list[str]:
+    """A record's development files (relative to it), in the order they were given."""
+    roles = [r for r in record["datasets"] if r == "dev" or r.startswith("dev-")]
+    return [record["datasets"][r]["file"] for r in sorted(roles, key=lambda r: int(r[4:] or 1))]
+
+
+def name_datasets(record: Path, datasets: dict[str, str], flag: str, *,
+                  anywhere: bool = False) -> dict[str, dict[str, str]]:
+    """Each dataset's file relative to the record's folder, its sha256 and its build command;
+    ``anywhere``: a file outside that folder is named as given instead of refused."""
+    folder = record.parent.resolve()
     files = {}
     for role, name in datasets.items():
         file = Path(name).resolve()
         try:
             relative = file.relative_to(folder)
         except ValueError:
-            raise UsageError(f"--record: {name} is not in {folder} or below (the record names its datasets "
-                             "relative to itself)") from None
+            if anywhere:
+                relative = Path(name)
+            else:
+                raise UsageError(f"{flag}: {name} is not in {folder} or below (the record names its datasets "
+                                 "relative to itself)") from None
         files[role] = {"file": str(relative), "sha256": hashlib.sha256(file.read_bytes()).hexdigest(),
                        "command": Dataset.load(file).provenance.get("command", "")}
+    return files
+
+
+def write_record(path: str | Path, result: dict[str, Any], command: str, datasets: dict[str, str],
+                 configuration: str, config: Any, budgets: dict[str, int], seeds: str = "") -> Path:
+    path = Path(path)
+    files = name_datasets(path, datasets, "--record")
     name, _, description = configuration.partition(":")
     record = {"configuration": {"name": name.strip() or "unnamed", "description": description.strip()},
               "command": command, "datasets": files, "seeds": seeds,

@@ -99,8 +99,10 @@ def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str =
     from controllers.oversight.budget import with_budgets
     from controllers.oversight.dataset import Dataset
     from controllers.oversight.evaluate import EvalConfig, evaluate
+    from controllers.oversight.merge import load_parts
     from controllers.oversight.policies import ForestSettings
     from controllers.oversight.report import tables
+    from suites.oversight.record import training_files
 
     if benchmark != "alfworld":
         raise UsageError(f"the oversight demo shows the ALFWorld headline; got benchmark {benchmark!r}")
@@ -113,8 +115,8 @@ def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str =
     if full:
         with progress.steps("oversight: re-evaluating the committed held-out measurement", 1) as done:
             budgets = record["eval_config"]["budgets"]
-            held, dev = (with_budgets(Dataset.load(HEADLINE.parent / record["datasets"][k]["file"]), budgets)
-                         for k in ("heldout", "dev"))
+            held = with_budgets(Dataset.load(HEADLINE.parent / record["datasets"]["heldout"]["file"]), budgets)
+            dev = with_budgets(load_parts([str(HEADLINE.parent / f) for f in training_files(record)]), budgets)
             config = EvalConfig(costs=_costs(record), forest=ForestSettings(**record["eval_config"]["forest"]),
                                 grid=False, resamples=FULL["resamples"])
             again = evaluate(held, config, dev)

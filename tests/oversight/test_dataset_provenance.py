@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(DATA.glob("*.jsonl.gz"))
 # slip-*.json: the development-only slip-rate builds of claim 3 (cross-validated, no held-out side)
 RECORDS = sorted([DATA / "headline.json", *DATA.glob("heldout-*.json"), *DATA.glob("slip-*.json")])
+# learning curves that name their datasets (development parts built with --skip-games among them)
+CURVES = sorted(p for p in DATA.glob("curve-*.json") if "datasets" in json.loads(p.read_text(encoding="utf-8")))
 SAMPLED = ("--games", "--flaws", "--checkpoints", "--workers", "--out")  # what the sample changes
 
 
@@ -41,7 +43,7 @@ def test_the_recorded_command_is_one_build_from_a_clean_clone_with_every_setting
 
 def test_the_records_name_the_committed_datasets_by_sha256():
     named = set()
-    for path in RECORDS:
+    for path in [*RECORDS, *CURVES]:
         record = load_headline(path)  # raises unless each file matches its recorded sha256
         for d in record["datasets"].values():
             assert d["command"] == Dataset.load(DATA / d["file"]).provenance["command"]

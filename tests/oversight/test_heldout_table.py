@@ -11,7 +11,7 @@ import pytest
 
 from agentbed.cli import main
 from agentbed.errors import UsageError
-from controllers.oversight.curve import draw_units, two_level
+from controllers.oversight.curve import draw_units, nested, two_level
 from controllers.oversight.dataset import Dataset
 from controllers.oversight.evaluate import EvalConfig
 from controllers.oversight.policies import ForestSettings
@@ -119,9 +119,60 @@ def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_pa
     assert [p["size"] for p in curve["points"]] == [4, 65] and curve["units"] == 65
     for p in curve["points"]:
         assert p["regret"]["action-conditioned"]["draws"] == 2 and "scalar-selected" in p["ratio"]
-    assert "Learning curve" in capsys.readouterr().out
+    out_text = capsys.readouterr().out
+    assert "Learning curve" in out_text and "claims over the training draws" in out_text
+    for p in curve["points"]:  # the paper's claims ride on the same fits
+        assert {"cost-rule+platt - cost-rule", "scalar+platt - scalar"} == set(p["claims"])
+    change = curve["changes"][0]
+    assert (change["from"], change["to"]) == (4, 65) and change["regret"]["action-conditioned"]["draws"] == [2, 2]
+    assert set(curve["datasets"]) == {"heldout", "dev"}
     assert main(["oversight", "curve", dev, "--train", held, "--sizes", "4"]) == 2  # never fitted on held-out tasks
     assert "refusing to fit" in capsys.readouterr().err
+    assert main(["oversight", "curve", held, "--train", dev, "--sizes", "8,4"]) == 2
+    assert "--sizes" in capsys.readouterr().err
+
+
+def _parts(dev: str, folder) -> list[str]:
+    """The development file split into two parts as ``build --skip-games`` would have written them."""
+    whole = Dataset.load(dev)
+    games = whole.provenance["games"]
+    parts = []
+    for n, chosen in enumerate((games[:30], games[30:])):
+        keep = set(chosen)
+        prov = {**whole.provenance, "games": chosen, "config": {**whole.provenance["config"], "games": len(chosen),
+                                                                "skip_games": 30 * n}}
+        parts.append(str(Dataset(prov, [r for r in whole.rows if r["game"] in keep]).save(folder / f"p{n}.jsonl")))
+    return parts
+
+
+def test_a_development_set_given_in_parts_is_the_whole_of_it(tmp_path):
+    """Development games built in parts (``build --skip-games``) are drawn from as one set: a curve on
+    the parts is the curve on the one file they split, number for number."""
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    parts = _parts(dev, tmp_path)
+    flags = ["--sizes", "10,65", "--draws", "2", "--trees", "5", "--resamples", "30"]
+    curves = []
+    for train, name in (([dev], "one"), (parts, "parts")):
+        assert main(["oversight", "curve", held, "--train", *train, *flags, "--json", str(tmp_path / name)]) == 0
+        curves.append(json.loads((tmp_path / name).read_text(encoding="utf-8")))
+    one, split = curves
+    assert split["units"] == one["units"] == 65 and set(split["datasets"]) == {"heldout", "dev", "dev-2"}
+    assert split["points"] == one["points"] and split["changes"] == one["changes"]
+
+
+def test_the_change_between_sizes_is_zero_for_the_same_fits_and_sees_a_drop():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(15), 4).astype(str)
+    base = np.stack([rng.normal(0.3, 0.1, groups.size) for _ in range(4)])
+
+    def change(before, after):
+        return nested(lambda k1, k2, i: float(after[np.ix_(k2, i)].mean() - before[np.ix_(k1, i)].mean()),
+                      [len(before), len(after)], groups, resamples=200, seed=2)
+
+    same = change(base, base)
+    assert same["estimate"] == 0 and same["low"] < 0 < same["high"]  # draws resampled per size: not degenerate
+    drop = change(base, base - 0.1)
+    assert drop["high"] < 0 and abs(drop["estimate"] + 0.1) < 1e-9
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("curve-*.json")), ids=lambda p: p.name)
@@ -131,12 +182,36 @@ def test_each_committed_curve_names_committed_datasets_and_counts_their_checkpoi
     from controllers.oversight.evaluate import load_checkpoints
 
     curve = json.loads(path.read_text(encoding="utf-8"))
+    from controllers.oversight.merge import load_parts
+
     argv = shlex.split(curve["command"])
     assert argv[:3] == ["agentbed", "oversight", "curve"]
     held = Dataset.load(DATA.parents[2] / argv[3])
-    dev = Dataset.load(DATA.parents[2] / argv[argv.index("--train") + 1])
+    after = argv[argv.index("--train") + 1:]
+    parts = after[:next((n for n, a in enumerate(after) if a.startswith("--")), len(after))]
+    dev = load_parts([str(DATA.parents[2] / p) for p in parts])
     assert curve["held_out_checkpoints"] == len(load_checkpoints(held)[0])
     assert curve["units"] == len({r.get("group", r["game"]) for r in dev.rows})
     assert [p["size"] for p in curve["points"]] == curve["sizes"] and max(curve["sizes"]) <= curve["units"]
     full = [p for p in curve["points"] if p["size"] == curve["units"]]
     assert all(p["draws"] >= 5 for p in curve["points"]) and full  # the full size's bootstrap draws are there
+
+
+def test_evaluate_fits_on_parts_and_its_record_names_each(tmp_path):
+    import shutil
+
+    from suites.oversight.record import training_files
+    from suites.oversight.suite import load_headline
+
+    held = str(shutil.copy(DATA / "contracts-heldout.jsonl.gz", tmp_path / "held.jsonl.gz"))
+    parts = _parts(str(DATA / "contracts-dev.jsonl.gz"), tmp_path)
+    flags = ["--no-grid", "--trees", "5", "--resamples", "30"]
+    results = []
+    for train, name in (([str(DATA / "contracts-dev.jsonl.gz")], "one.json"), (parts, "parts.json")):
+        assert main(["oversight", "evaluate", held, "--train", *train, *flags, "--json", str(tmp_path / name)]) == 0
+        out = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        results.append((out["controllers"], out["ratios"], out["regret_per_checkpoint"]))
+    assert results[0] == results[1]
+    record = tmp_path / "record.json"
+    assert main(["oversight", "evaluate", held, "--train", *parts, *flags, "--record", str(record)]) == 0
+    assert training_files(load_headline(record)) == ["p0.jsonl", "p1.jsonl"]  # sha256 of each checked on load
