@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -19,4 +20,18 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
         os.close(fd)
+    os.replace(tmp, path)
+
+
+def write_atomic_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """:func:`write_atomic` of ``b"".join(chunks)``, without holding the whole file in memory."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "wb", buffering=1 << 20) as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.replace(tmp, path)

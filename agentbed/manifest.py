@@ -27,13 +27,18 @@ the manifest against the plan in run.json, the index, every log and the files.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from json.encoder import encode_basestring as _text
+from json.encoder import encode_basestring_ascii as _ascii
 from pathlib import Path
 from typing import Any
 
-from agentbed.files import write_atomic
+from agentbed.diskmap import DiskMap
+from agentbed.files import write_atomic_chunks
 from agentbed.seal import key_id, mac, mac_ok
 from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
 
@@ -67,9 +72,36 @@ SCHEMA: dict[str, Any] = {
 
 def merkle_root(pairs: list[tuple[str, str]]) -> str:
     """RFC 6962 Merkle tree hash over (episode id, log digest) leaves, in the given order."""
-    leaves = [hashlib.sha256(b"\x00" + eid.encode("utf-8") + b"\x00" + digest.encode("ascii")).digest()
-              for eid, digest in pairs]
+    leaves = [_leaf(eid, digest) for eid, digest in pairs]
     return _tree(leaves).hex()
+
+
+def _leaf(eid: str, digest: str) -> bytes:
+    return hashlib.sha256(b"\x00" + eid.encode("utf-8") + b"\x00" + digest.encode("ascii")).digest()
+
+
+class MerkleFold:
+    """:func:`merkle_root` one leaf at a time, holding one hash per level (log2 of the leaves).
+    RFC 6962 splits n leaves at the largest power of two below n, so its tree is the perfect
+    subtrees of n's binary digits, largest first, joined from the right: a stack that merges two
+    subtrees of equal size as leaves arrive, then folds what is left right to left."""
+
+    def __init__(self) -> None:
+        self._stack: list[tuple[int, bytes]] = []  # (leaves under it, hash), sizes strictly falling
+
+    def add(self, eid: str, digest: str) -> None:
+        size, node = 1, _leaf(eid, digest)
+        while self._stack and self._stack[-1][0] == size:
+            size, node = 2 * size, hashlib.sha256(b"\x01" + self._stack.pop()[1] + node).digest()
+        self._stack.append((size, node))
+
+    def root(self) -> str:
+        if not self._stack:
+            return hashlib.sha256(b"").digest().hex()
+        node = self._stack[-1][1]
+        for _, left in reversed(self._stack[:-1]):
+            node = hashlib.sha256(b"\x01" + left + node).digest()
+        return node.hex()
 
 
 def _tree(nodes: list[bytes]) -> bytes:
@@ -89,10 +121,15 @@ def plan_of(meta: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def expected_ids(plan: dict[str, Any]) -> list[str]:
+    return sorted(planned_ids(plan))
+
+
+def planned_ids(plan: dict[str, Any]) -> Iterator[str]:
+    """The plan's episode ids one at a time, in plan order."""
     from agentbed.runner import EpisodeSpec
 
-    return sorted(EpisodeSpec(plan["suite"], t, a, s, plan["options"]).episode_id
-                  for a in plan["agents"] for t in plan["tasks"] for s in plan["seeds"])
+    return (EpisodeSpec(plan["suite"], t, a, s, plan["options"]).episode_id
+            for a in plan["agents"] for t in plan["tasks"] for s in plan["seeds"])
 
 
 def canonical(doc: dict[str, Any]) -> bytes:
@@ -112,6 +149,46 @@ def build(plan: dict[str, Any], episodes: dict[str, str], *, run_id: str, comple
     return doc
 
 
+def manifest_bytes(plan: dict[str, Any], pairs: Iterable[tuple[str, str]], *, run_id: str, complete: bool,
+                   final: bool, files: dict[str, str], key: bytes | None, expected: int) -> Iterator[bytes]:
+    """``json.dumps(build(...), sort_keys=True)`` encoded, byte for byte, in pieces, from ``pairs``
+    (sorted by id, each id once) read once: the Merkle root and the HMAC are folded as they pass,
+    so no list of the run's episodes is made. ``build`` is the definition; tests hold them equal."""
+    def piece(compact: bool, doc: dict[str, Any]) -> str:  # a dict's members, without its braces
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":") if compact else None, ensure_ascii=not compact)
+        return text[1:-1]
+
+    fold = MerkleFold()
+    signer = hmac.new(key, digestmod=hashlib.sha256) if key is not None else None
+    if signer is not None:
+        signer.update(("{" + piece(True, {"complete": complete}) + ',"episodes":[').encode("utf-8"))
+    yield ("{" + piece(False, {"complete": complete}) + ', "episodes": [').encode("utf-8")
+    batch: list[str] = []
+    signed: list[str] = []
+    first = True
+    for eid, digest in pairs:
+        fold.add(eid, digest)
+        sep = "" if first else ", "
+        first = False
+        batch.append(f"{sep}[{_ascii(eid)}, {_ascii(digest)}]")
+        if signer is not None:
+            signed.append(f"{sep[:1]}[{_text(eid)},{_text(digest)}]")
+        if len(batch) >= 1024:
+            yield "".join(batch).encode("utf-8")
+            batch.clear()
+            if signer is not None:
+                signer.update("".join(signed).encode("utf-8"))
+                signed.clear()
+    if signer is not None:
+        signer.update("".join(signed).encode("utf-8"))
+    rest = {"expected": expected, "files": dict(sorted(files.items())), "final": final, "format": FORMAT,
+            "key_id": key_id(key) if key is not None else None, "plan": plan, "root": fold.root(), "run_id": run_id}
+    if signer is not None:
+        signer.update(("]," + piece(True, rest) + "}").encode("utf-8"))
+        rest["mac"] = signer.hexdigest()
+    yield ("".join(batch) + "], " + piece(False, rest) + "}").encode("utf-8")
+
+
 def file_digest(path: Path) -> str:
     from agentbed.validate import open_regular
 
@@ -123,42 +200,73 @@ def file_digest(path: Path) -> str:
 
 
 class ManifestWriter:
-    """Keeps a run's manifest current: ``add`` per finished episode, ``finish`` at the end."""
+    """Keeps a run's manifest current: ``add`` per finished episode, ``finish`` at the end.
 
-    def __init__(self, root: Path, plan: dict[str, Any], run_id: str, episodes: dict[str, str],
-                 key: bytes | None) -> None:
+    The sealed ids and digests, and the plan's ids, are kept in :class:`DiskMap` s, not dicts,
+    and each manifest is written from them in id order (:func:`manifest_bytes`): a run's memory
+    does not grow with its episodes. A rewrite reads every sealed episode, so rewrites are spaced
+    at least ten times their own cost apart (and at least ``WRITE_INTERVAL``): a long run does
+    not spend a growing share of its time rewriting its seal."""
+
+    def __init__(self, root: Path, plan: dict[str, Any], run_id: str,
+                 episodes: Mapping[str, str] | Iterable[tuple[str, str]], key: bytes | None) -> None:
         self.root, self.plan, self.run_id, self.key = root, plan, run_id, key
-        self.episodes = dict(episodes)
+        self.episodes = DiskMap()
+        self.episodes.update(episodes.items() if isinstance(episodes, Mapping) else episodes)
         self._written = 0.0
-        self._expected: frozenset[str] | None = None
+        self._cost = 0.0  # seconds the last rewrite took
+        self._expected: DiskMap | None = None
+        self._lock = threading.RLock()  # episodes are added from the run store's committer thread
 
     @property
-    def expected(self) -> frozenset[str]:
+    def expected(self) -> DiskMap:
         """The plan's episode ids, worked out once (every rewrite and the seal need them)."""
         if self._expected is None:
-            self._expected = frozenset(expected_ids(self.plan))
+            self._expected = DiskMap(0)
+            self._expected.update((eid,) for eid in planned_ids(self.plan))
         return self._expected
 
     def add(self, episode_id: str, digest: str) -> None:
-        self.episodes.setdefault(episode_id, digest)
-        if time.monotonic() - self._written >= WRITE_INTERVAL:
-            self.write(complete=False)
+        with self._lock:
+            self.episodes.add(episode_id, digest)
+            if time.monotonic() - self._written >= max(WRITE_INTERVAL, 10 * self._cost):
+                self.write(complete=False)
+
+    def drop(self, episode_ids: Iterable[str]) -> None:
+        """Take episodes out of the seal (``--retry-errors`` runs them again)."""
+        with self._lock:
+            self.episodes.discard(episode_ids)
 
     def write(self, *, complete: bool, final: bool = False, files: Sequence[str] = ()) -> None:
         """While the run goes on only run.json is sealed beside the episodes; at the end
         (``final``) also the index and ``files``."""
-        names = ["run.json", *(["index.jsonl", "events.jsonl"] if final else []), *files]
-        digests = {f: file_digest(self.root / f) for f in names if (self.root / f).is_file()}
-        doc = build(self.plan, self.episodes, run_id=self.run_id, complete=complete, final=final, files=digests,
-                    key=self.key, expected=len(self.expected))
-        write_atomic(self.root / MANIFEST, json.dumps(doc, sort_keys=True).encode("utf-8"))
-        self._written = time.monotonic()
+        with self._lock:
+            started = time.monotonic()
+            names = ["run.json", *(["index.jsonl", "events.jsonl"] if final else []), *files]
+            digests = {f: file_digest(self.root / f) for f in names if (self.root / f).is_file()}
+            write_atomic_chunks(self.root / MANIFEST, manifest_bytes(
+                self.plan, self.episodes.items(), run_id=self.run_id, complete=complete, final=final, files=digests,
+                key=self.key, expected=len(self.expected)))
+            self._written = time.monotonic()
+            self._cost = self._written - started
 
     def finish(self, files: list[str]) -> bool:
         """Seal the run's final state: complete when every expected episode has finished."""
-        complete = self.episodes.keys() >= self.expected
-        self.write(complete=complete, final=True, files=files)
-        return complete
+        with self._lock:
+            complete = _covers(self.episodes.keys(), self.expected.keys())
+            self.write(complete=complete, final=True, files=files)
+            return complete
+
+
+def _covers(have: Iterator[str], want: Iterator[str]) -> bool:
+    """Whether sorted ``have`` holds every key of sorted ``want`` (a merge of the two streams)."""
+    current = next(have, None)
+    for key in want:
+        while current is not None and current < key:
+            current = next(have, None)
+        if current != key:
+            return False
+    return True
 
 
 def load(root: Path) -> dict[str, Any]:

@@ -35,11 +35,11 @@ import fcntl
 import json
 import os
 import uuid
-from array import array
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
 from agentbed.files import write_atomic
 from agentbed.groupcommit import GroupCommit
@@ -185,7 +185,7 @@ class RunStore:
                         for r in kept)
         write_atomic(self.root / INDEX, data)
         if self._seal is not None:
-            self._seal.episodes = {eid: d for eid, d in self._seal.episodes.items() if eid not in set(chosen)}
+            self._seal.drop(chosen)
             self._seal.write(complete=False)
         return chosen
 
@@ -210,7 +210,8 @@ class RunStore:
         line of their own, and delete ``.part``/``.tmp`` files a kill left; return how many
         were deleted. Logs of unlisted episodes are overwritten when they are re-run."""
         index = self.root / INDEX
-        self.records()  # a malformed index is refused before anything is cut from it
+        for _ in scan_index(index, None):  # a malformed index is refused before anything is cut from it
+            pass
         if index.exists():
             data = index.read_bytes()
             if data and not data.endswith(b"\n") and _torn(data[data.rfind(b"\n") + 1:]):
@@ -274,7 +275,8 @@ class RunStore:
         return stream_index(self.root / INDEX, own_from=self._own_from)
 
     def finished_ids(self) -> set[str]:
-        return {r["episode_id"] for r in self.records()}
+        self.flush()
+        return {r["episode_id"] for _, _, _, r in scan_index(self.root / INDEX, self._own_from)}
 
 
 _LINE_START = b'{"agent": '  # every index line starts so (sorted keys; see append)
@@ -336,19 +338,15 @@ def read_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> 
 
 def stream_index(path: str | os.PathLike[str], *, own_from: int | None = None) -> Iterator[dict[str, Any]]:
     """:func:`read_index`'s records in its order, one at a time: a first pass validates every line
-    and keeps only each id's byte range (offsets in an ``array``), a second reads the lines back in
-    id order. A summary folds a 100,000-episode run so without holding its records (about 2.5 KiB
-    each as dicts); what stays is the ids, about 100 bytes an episode."""
-    first: dict[str, int] = {}
-    spans = array("q")
-    for _, start, length, record in scan_index(path, own_from):
-        if record["episode_id"] not in first:
-            first[record["episode_id"]] = len(spans) // 2
-            spans.extend((start, length))
-    if not first:
-        return
-    with open_regular(Path(path), what="run index") as fh:
-        for eid in sorted(first):
-            i = first[eid]
-            fh.seek(spans[2 * i])
-            yield json.loads(fh.read(spans[2 * i + 1]))  # validated by the first pass
+    and keeps each id's first byte range in a :class:`DiskMap` (on disk, sorted by id), a second
+    reads the lines back in id order. A summary folds a 100,000-episode run so without holding its
+    records (about 2.5 KiB each as dicts) or its ids."""
+    with DiskMap(2) as first:
+        for _, start, length, record in scan_index(path, own_from):
+            first.add(record["episode_id"], start, length)
+        if not len(first):
+            return
+        with open_regular(Path(path), what="run index") as fh:
+            for _, start, length in first.items():
+                fh.seek(start)
+                yield json.loads(fh.read(length))  # validated by the first pass

@@ -1,6 +1,6 @@
 """Scale: does a run of 100,000 episodes cost ten times a run of 10,000, in time and not in memory?
 
-    .venv/bin/python bench/scale.py --sizes 10000,100000 [--steps run,verify,report,view]
+    .venv/bin/python bench/scale.py --sizes 10000,100000 [--steps run,verify,report,view] [--out DIR]
 
 For each size, a real run of one-step episodes (``agentbed run vault --task echo --agent oracle
 --seeds N``, serial, so the driver is the only process and its peak memory is the run's), then the
@@ -59,6 +59,8 @@ STEPS = ("run", "verify", "report", "view")
 
 
 def one_size(episodes: int, scratch: Path, steps: tuple[str, ...] = STEPS) -> dict[str, dict[str, float]]:
+    """Each step's wall seconds and peak MiB; a run already in ``scratch`` (``--out``) is read
+    again, not re-run, so a reader can be measured after a change without the run's hour."""
     run = scratch / f"vault-{episodes}"
     rows: dict[str, dict[str, float]] = {}
 
@@ -67,9 +69,10 @@ def one_size(episodes: int, scratch: Path, steps: tuple[str, ...] = STEPS) -> di
         print(f"{episodes} episodes, {name}: {wall / episodes * 1000:.3f} ms/episode, {rss:.0f} MiB (load average "
               f"{os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # each step at once: a stopped run keeps it
 
-    wall, rss, _ = measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds",
-                             str(episodes), "--executor", "serial", "--quiet", "--out", str(run)])
-    keep("run (serial)", wall, rss)
+    if "run" in steps or not (run / "manifest.json").is_file():
+        wall, rss, _ = measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds",
+                                 str(episodes), "--executor", "serial", "--quiet", "--out", str(run)])
+        keep("run (serial)", wall, rss)
     if "verify" in steps:
         wall, rss, _ = measured([*AGENTBED, "verify", str(run)])
         keep("verify", wall, rss)
@@ -86,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated episode counts")
     parser.add_argument("--steps", default=",".join(STEPS),
-                        help="comma-separated, of " + ", ".join(STEPS) + " (the run always runs: the rest read it)")
+                        help="comma-separated, of " + ", ".join(STEPS) + " (without run, the run kept in --out "
+                             "is read; there is none, it runs)")
+    parser.add_argument("--out", type=Path, help="keep each size's run in DIR/N (default: a temporary folder)")
     args = parser.parse_args(argv)
     steps = tuple(args.steps.split(","))
     if unknown := set(steps) - set(STEPS):
@@ -96,12 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"agentbed-scale-{n}-") as tmp:
             # the viewer lists every run under its folder: one size per folder
+            folder = Path(tmp) if args.out is None else args.out / str(n)
+            folder.mkdir(parents=True, exist_ok=True)
             t0 = time.perf_counter()
-            table[n] = one_size(n, Path(tmp), steps)
+            table[n] = one_size(n, folder, steps)
             print(f"{n} episodes measured in {time.perf_counter() - t0:.0f} s: " + "; ".join(
                 f"{name} {row['wall'] / n * 1000:.3f} ms/episode, {row['rss']:.0f} MiB" for name, row in table[n].items()),
                 file=sys.stderr, flush=True)  # each size at once: a long run stopped early keeps what it measured
-    names = list(table[sizes[0]])
+    names = [name for name in table[sizes[0]] if all(name in table[n] for n in sizes)]
     head = " | ".join(f"{n:,} ms/episode | {n:,} peak MiB" for n in sizes)
     print(f"| step | {head} |")
     print("|---|" + "---|" * (2 * len(sizes)))

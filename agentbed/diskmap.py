@@ -1,0 +1,108 @@
+"""A map from text keys to small values kept on disk, not in memory, read back in key order.
+
+A 100,000-episode run holds a value per episode in several places (the seal's id and digest, the
+byte range of each id's index line): as Python dicts that is some hundreds of bytes an episode.
+:class:`DiskMap` keeps them in a private temporary SQLite database (deleted when closed; its page
+cache is bounded, so memory stays flat), keeps the first value given for a key, as
+``dict.setdefault`` does, and gives the items back sorted as Python sorts ``str`` keys: keys are
+stored as UTF-8 (with ``surrogatepass``), whose byte order is code point order, and SQLite
+compares blobs bytewise. It is an external sort with duplicate removal, by the B-tree SQLite
+keeps the keys in.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+CACHE_KIB = 2048  # SQLite's page cache: what the map may hold in memory, whatever its size
+BATCH = 4096  # rows fetched per step of an ordered read
+
+
+def _key(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+class DiskMap:
+    """``key -> tuple of ``arity`` SQLite scalars (int, float, str, bytes, None)``, first value kept."""
+
+    def __init__(self, arity: int = 1) -> None:
+        self.arity = arity
+        # "": a temporary database of this connection only, on disk once it outgrows the cache
+        self._db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}", "temp_store=FILE"):
+            self._db.execute(f"PRAGMA {pragma}")
+        columns = "".join(f", v{i}" for i in range(arity))
+        self._db.execute(f"CREATE TABLE m (k BLOB PRIMARY KEY{columns}) WITHOUT ROWID")
+        self._db.execute("BEGIN")  # one transaction for the map's life: nothing here needs to be durable
+        marks = ", ".join("?" * (arity + 1))
+        self._insert = f"INSERT OR IGNORE INTO m VALUES ({marks})"
+        self._values = ", ".join(f"v{i}" for i in range(arity)) or "NULL"
+        self._lock = threading.Lock()  # a run store's callbacks come from its committer thread
+        self._count = 0
+
+    def add(self, key: str, *value: Any) -> bool:
+        """Keep ``value`` for ``key`` unless it has one; True when it was new."""
+        with self._lock:
+            added = self._db.execute(self._insert, (_key(key), *value)).rowcount == 1
+            self._count += added
+            return added
+
+    def update(self, items: Iterable[tuple[Any, ...]]) -> None:
+        """:meth:`add` for each ``(key, *value)``."""
+        with self._lock:
+            before = self._db.total_changes
+            self._db.executemany(self._insert, ((_key(k), *v) for k, *v in items))
+            self._count += self._db.total_changes - before
+
+    def discard(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            before = self._db.total_changes
+            self._db.executemany("DELETE FROM m WHERE k = ?", ((_key(k),) for k in keys))
+            self._count -= self._db.total_changes - before
+
+    def get(self, key: str) -> tuple[Any, ...] | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT {self._values} FROM m WHERE k = ?", (_key(key),)).fetchone()
+        return None if row is None else tuple(row[:self.arity])
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def items(self) -> Iterator[tuple[Any, ...]]:
+        """``(key, *value)`` in key order, a batch of rows at a time (the map must not change meanwhile)."""
+        last: bytes | None = None
+        while True:  # keyset pagination: no cursor stays open between batches, so a batch is one lock
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT k, {self._values} FROM m {'' if last is None else 'WHERE k > ?'} ORDER BY k LIMIT ?",
+                    (BATCH,) if last is None else (last, BATCH)).fetchall()
+            for row in rows:
+                yield (row[0].decode("utf-8", "surrogatepass"), *row[1:self.arity + 1])
+            if len(rows) < BATCH:
+                return
+            last = rows[-1][0]
+
+    def keys(self) -> Iterator[str]:
+        return (item[0] for item in self.items())
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> DiskMap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._db.close()
+        except Exception:  # noqa: BLE001 - a half-built map, or the interpreter shutting down
+            pass
