@@ -4,7 +4,9 @@ For each size n and draw d the controllers are fitted on n development units (ga
 questions) and scored on the same held-out checkpoints. Below the full size a draw is n units
 chosen without replacement; at the full size a draw is a bootstrap resample of the development
 units (with replacement), so the full-size point's interval carries the variation over which
-games happened to be developed on. Intervals are two-level percentile bootstraps: each resample
+games happened to be developed on; a resample repeats games, which lets the forests (two samples a
+leaf) fit them closely, so the full size is also fitted once on every unit (``all_once``, its
+interval over held-out units only) and the last step of the curve is measured to both. Intervals are two-level percentile bootstraps: each resample
 draws training draws with replacement and held-out units with replacement (cluster bootstrap), so
 they include both the held-out sampling and the training-draw variation. Between consecutive
 sizes the change of a regret or ratio is bootstrapped the same way, each size's draws resampled on
@@ -148,7 +150,15 @@ def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], 
         R = {name: np.stack([r[name] for r in per_draw]) for name in CURVE_CONTROLLERS}
         regrets.append(R)
         points.append({"size": n, "draws": draws, "distinct_training_sets": len(fits), **_point(R, test.games, bs)})
+    changes = [{"from": a, "to": b, **_change(ra, rb, test.games, bs)}
+               for a, b, ra, rb in zip(sizes, sizes[1:], regrets, regrets[1:], strict=False)]
+    if sizes[-1] == len(units):  # the whole development set once, beside its bootstrap draws
+        once = _fit_and_score(train, test, config)
+        R1 = {name: once[name][None, :] for name in CURVE_CONTROLLERS}
+        points[-1]["all_once"] = _point(R1, test.games, bs)
+        if len(sizes) > 1:
+            changes.append({"from": sizes[-2], "to": f"{sizes[-1]} (all, once)",
+                            **_change(regrets[-2], R1, test.games, bs)})
+        progress(f"size {sizes[-1]}: all units once")
     return {"units": len(units), "held_out_checkpoints": len(test), "held_out_units": len(set(test.games.tolist())),
-            "sizes": list(sizes), "points": points,
-            "changes": [{"from": a, "to": b, **_change(ra, rb, test.games, bs)}
-                        for a, b, ra, rb in zip(sizes, sizes[1:], regrets, regrets[1:], strict=False)]}
+            "sizes": list(sizes), "points": points, "changes": changes}

@@ -80,11 +80,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_once(points: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(size label, draws label, point) per row: every size, and the full size fitted once."""
+    rows = []
+    for p in points:
+        rows.append((str(p["size"]), f"{p['draws']} ({p['distinct_training_sets']})", p))
+        if "all_once" in p:
+            rows.append((f"{p['size']} (all, once)", "1 (1)", {**p["all_once"], "size": p["size"]}))
+    return rows
+
+
 def curve_table(curve: dict[str, Any], command: str, seeds: str) -> dict[str, Any]:
     rows = []
-    for p in curve["points"]:
+    for size, draws, p in _with_once(curve["points"]):
         spread = [r for r in p["ratio_to_selected_per_draw"] if r == r]
-        rows.append([p["size"], f"{p['draws']} ({p['distinct_training_sets']})",
+        rows.append([size, draws,
                      *(fmt_interval(p["regret"][c]) for c in (AC, *BASELINES)),
                      fmt_interval(p["ratio"][SELECTED]), fmt_interval(p["difference"][SELECTED]),
                      f"{min(spread):.2f}-{max(spread):.2f}" if spread else "-"])
@@ -93,7 +103,8 @@ def curve_table(curve: dict[str, Any], command: str, seeds: str) -> dict[str, An
     return table("Learning curve: held-out regret by development size", columns, rows,
                  f"{curve['held_out_checkpoints']} held-out checkpoints of {curve['held_out_units']} units, the same "
                  f"at every size; development draws from {curve['units']} units (below the full size without "
-                 "replacement; at the full size bootstrap resamples). 95% two-level bootstrap intervals: training "
+                 "replacement; at the full size bootstrap resamples, and 'all, once': every unit, one fit, "
+                 "its interval over held-out units only). 95% two-level bootstrap intervals: training "
                  f"draws and held-out units both resampled. {RISK_AC}: the same forests on the score alone. "
                  f"{seeds}. Regenerate: {command}")
 
@@ -105,8 +116,9 @@ def claims_table(curve: dict[str, Any]) -> dict[str, Any]:
     """The paper's claims per development size, each over the same training draws: the AC against
     two-action routing and against the full-menu scalar-only routers, and recalibration (Platt -
     raw) under the cost-derived rule and under the re-tuned threshold."""
-    rows = [[p["size"], *(fmt_interval(p["ratio"][b]) for b in CLAIM_BASELINES),
-             *(fmt_interval(p["claims"][f"{a} - {b}"]) for a, b in CLAIM_PAIRS)] for p in curve["points"]]
+    rows = [[size, *(fmt_interval(p["ratio"][b]) for b in CLAIM_BASELINES),
+             *(fmt_interval(p["claims"][f"{a} - {b}"]) for a, b in CLAIM_PAIRS)]
+            for size, _, p in _with_once(curve["points"])]
     columns = ["development units", *(f"ratio {AC} / {b}" for b in CLAIM_BASELINES),
                *(f"regret {a} - {b}" for a, b in CLAIM_PAIRS)]
     return table("The paper's claims over the training draws", columns, rows,

@@ -123,8 +123,15 @@ def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_pa
     assert "Learning curve" in out_text and "claims over the training draws" in out_text
     for p in curve["points"]:  # the paper's claims ride on the same fits
         assert {"cost-rule+platt - cost-rule", "scalar+platt - scalar"} == set(p["claims"])
-    change = curve["changes"][0]
+    change, last = curve["changes"]
     assert (change["from"], change["to"]) == (4, 65) and change["regret"]["action-conditioned"]["draws"] == [2, 2]
+    assert (last["from"], last["to"]) == (4, "65 (all, once)") and last["regret"]["action-conditioned"]["draws"] == [2, 1]
+    once = curve["points"][-1]["all_once"]  # the whole development set fitted once is evaluate's held-out fit
+    assert main(["oversight", "evaluate", held, "--train", dev, "--no-grid", "--trees", "5", "--resamples", "20",
+                 "--json", str(tmp_path / "ev.json")]) == 0
+    evaluated = json.loads((tmp_path / "ev.json").read_text(encoding="utf-8"))["controllers"]
+    for name in ("action-conditioned", "scalar-selected", "scalar-bands-any", "cost-rule+platt"):
+        assert once["regret"][name]["estimate"] == pytest.approx(evaluated[name]["regret"]["estimate"]), name
     assert set(curve["datasets"]) == {"heldout", "dev"}
     assert main(["oversight", "curve", dev, "--train", held, "--sizes", "4"]) == 2  # never fitted on held-out tasks
     assert "refusing to fit" in capsys.readouterr().err
