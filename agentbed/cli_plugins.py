@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
@@ -55,19 +56,34 @@ def verb_help(name: str, module: str) -> str:
     """The verb's one-line help, read from its module's source; "" when the source cannot be read."""
     try:
         path = module_file(module)
-        tree = parse_python(path.read_text(encoding="utf-8"), str(path)) if path else None
-    except (ImportError, OSError, SyntaxError, ValueError):
+        stat = path.stat() if path else None
+    except (ImportError, OSError, ValueError):
         return ""
-    if tree is None:
+    if path is None or stat is None:
         return ""
+    helps, docstring = _helps_in_source(str(path), stat.st_mtime_ns, stat.st_size)
+    return helps.get(name, docstring)
+
+
+@lru_cache(maxsize=64)
+def _helps_in_source(path: str, mtime_ns: int, size: int) -> tuple[dict[str, str], str]:
+    """Each ``add_parser("verb", help=...)``'s help in a module's source, and its docstring's first
+    line; ``mtime_ns`` and ``size`` only key the cache. One parse per file version: a module holds
+    several verbs, and each ``main()`` builds the whole parser, so a process that calls it often
+    (the tests: thousands of in-process calls) would otherwise parse every verb's module each time."""
+    try:
+        tree = parse_python(Path(path).read_text(encoding="utf-8"), path)
+    except (OSError, SyntaxError, ValueError):
+        return {}, ""
+    helps: dict[str, str] = {}
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_parser"
-                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == name):
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             for keyword in node.keywords:
                 if keyword.arg == "help" and isinstance(keyword.value, ast.Constant):
-                    return str(keyword.value.value)
-    doc = ast.get_docstring(tree) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+                    helps.setdefault(str(node.args[0].value), str(keyword.value.value))
+    doc = (ast.get_docstring(tree) or "").strip()
+    return helps, doc.splitlines()[0] if doc else ""
 
 
 def module_file(module: str) -> Path | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import signal
 import sys
 import tempfile
@@ -85,15 +86,63 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
 
 
-# Markers of tests that start a real component or take long. Under pytest-xdist (`make test` runs
-# `pytest -n 2 --dist loadfile`: see docs/benchmarks.md) files holding such tests are handed out
-# first, so that no worker is left with one of them while the other has finished.
+# `make test` runs `pytest -n 2 --dist loadfile` (docs/benchmarks.md): each test file goes whole to one
+# of two workers, so the run lasts as long as the busier worker. Files are handed out longest first
+# (the LPT rule: R. L. Graham, "Bounds on Multiprocessing Timing Anomalies", SIAM J. Appl. Math.
+# 1969), by each file's seconds in FILE_COSTS, a past run's own measurement; a file it does not
+# know costs UNKNOWN_COST, or SLOW_COST if it holds a test that starts a real component or takes
+# long. `pytest --record-file-costs tests/file_costs.json` rewrites the table from the run it ends.
+FILE_COSTS = Path(__file__).with_name("file_costs.json")
 SLOW_MARKERS = ("local_model", "alfworld", "java", "chromium", "docker", "slow")
+SLOW_COST, UNKNOWN_COST = 60.0, 1.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-file-costs", metavar="PATH", default=None,
+                     help="write each test file's seconds (setup, call and teardown summed) to PATH as JSON")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist sorts a loadfile run's files by their number of tests unless told not to, which would
+    # undo the order pytest_collection_modifyitems gives (it did: 90038a1-c31f433 ran the local
+    # model's files last).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+    if config.getoption("--record-file-costs") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_CostRecorder(Path(config.getoption("--record-file-costs"))))
+
+
+def file_costs() -> dict[str, float]:
+    """FILE_COSTS: seconds by path relative to the repository root."""
+    return json.loads(FILE_COSTS.read_text()) if FILE_COSTS.is_file() else {}
+
+
+def _relative(path: Path) -> str:
+    return path.resolve().relative_to(ROOT).as_posix()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    slow_files = {item.path for item in items if any(item.get_closest_marker(m) for m in SLOW_MARKERS)}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: file and test order kept within each class
+    known = file_costs()
+    slow = {item.path for item in items if any(item.get_closest_marker(m) for m in SLOW_MARKERS)}
+    cost = {path: known.get(_relative(path), SLOW_COST if path in slow else UNKNOWN_COST)
+            for path in {item.path for item in items}}
+    items.sort(key=lambda item: -cost[item.path])  # stable: a file's tests keep their order
+
+
+class _CostRecorder:
+    """Sums each file's test seconds as the reports arrive (under xdist, in the controller)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        path = report.nodeid.split("::", 1)[0]
+        self.seconds[path] = self.seconds.get(path, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        merged = {**file_costs(), **{path: round(s, 1) for path, s in self.seconds.items()}}
+        self.out.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n")
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -72,3 +72,25 @@ def test_a_built_in_verb_loads_its_module_and_only_its_module():
     for argv in (["gate", "runs/x", "--baseline", "b.json"], ["export", "runs/x", "--format", "inspect"],
                  ["report", "runs/x"]):  # verbs sharing cli_run's module register together, no conflict
         assert build_parser(argv[0]).parse_args(argv).command == argv[0]
+
+
+def test_a_verbs_help_is_parsed_once_per_version_of_its_module(tmp_path, monkeypatch):
+    """Each ``main()`` builds the whole parser: the placeholders' help comes from a cache keyed by
+    the module file's version, so a changed file is read again and an unchanged one is not."""
+    from agentbed import cli_plugins
+
+    parses: list[str] = []
+    real = cli_plugins.parse_python
+    monkeypatch.setattr(cli_plugins, "parse_python", lambda source, name: parses.append(name) or real(source, name))
+    package = tmp_path / "helpprobe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    module = package / "cli.py"
+    module.write_text('"""A probe."""\n\ndef register(sub):\n    sub.add_parser("probe", help="first help")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [cli_plugins.verb_help(v, "helpprobe.cli") for v in ("probe", "other", "probe")] == [
+        "first help", "A probe.", "first help"]
+    assert parses == [str(module)]
+    module.write_text('"""A probe."""\n\ndef register(sub):\n    sub.add_parser("probe", help="the second help")\n')
+    assert cli_plugins.verb_help("probe", "helpprobe.cli") == "the second help"
+    assert parses == [str(module)] * 2

@@ -1,0 +1,70 @@
+"""`make test`'s schedule (tests/conftest.py): under pytest-xdist's loadfile the test files are
+handed out longest first by tests/file_costs.json, and xdist keeps that order."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _conftest():
+    spec = importlib.util.spec_from_file_location("agentbed_tests_conftest", ROOT / "tests" / "conftest.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class _Item:
+    path: Path
+    name: str
+    markers: tuple[str, ...] = field(default=())
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self.markers else None
+
+
+def test_xdist_is_told_to_keep_the_order_the_conftest_gives(request):
+    pytest.importorskip("xdist")  # a dev dependency: present wherever make test runs
+    assert request.config.getoption("loadscopereorder") is False
+
+
+def test_files_go_longest_first_and_an_unknown_slow_file_before_an_unknown_quick_one(monkeypatch):
+    conftest = _conftest()
+    tests = ROOT / "tests"
+    known = {"tests/x/test_cheap.py": 3.0, "tests/x/test_dear.py": 500.0}
+    monkeypatch.setattr(conftest, "file_costs", lambda: known)
+    items = [_Item(tests / "x" / "test_cheap.py", "a"), _Item(tests / "x" / "test_quick.py", "b"),
+             _Item(tests / "x" / "test_new_slow.py", "c"), _Item(tests / "x" / "test_new_slow.py", "d", ("docker",)),
+             _Item(tests / "x" / "test_dear.py", "e"), _Item(tests / "x" / "test_dear.py", "f"),
+             _Item(tests / "x" / "test_cheap.py", "g")]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.name for i in items] == ["e", "f", "c", "d", "a", "g", "b"]  # a file's tests keep their order
+
+
+def test_the_cost_table_names_test_files_by_their_path_from_the_root():
+    costs = json.loads((ROOT / "tests" / "file_costs.json").read_text())
+    assert costs and all(k.startswith("tests/") and k.endswith(".py") and v >= 0 for k, v in costs.items())
+    assert sum(Path(ROOT / k).is_file() for k in costs) >= 0.9 * len(costs)  # a removed file's row is harmless
+
+
+def test_recorded_costs_sum_each_files_phases_and_keep_the_rows_not_run(tmp_path, monkeypatch):
+    conftest = _conftest()
+    monkeypatch.setattr(conftest, "file_costs", lambda: {"tests/old/test_gone.py": 9.0, "tests/a/test_a.py": 1.0})
+    recorder = conftest._CostRecorder(tmp_path / "costs.json")
+    for nodeid, seconds in (("tests/a/test_a.py::t1", 2.0), ("tests/a/test_a.py::t2", 0.25),
+                            ("tests/b/test_b.py::C::t", 1.0)):
+        recorder.pytest_runtest_logreport(pytest.TestReport(nodeid, ("", 0, ""), {}, "passed", None, "call",
+                                                            duration=seconds))
+    recorder.pytest_sessionfinish()
+    assert json.loads((tmp_path / "costs.json").read_text()) == {
+        "tests/a/test_a.py": 2.2, "tests/b/test_b.py": 1.0, "tests/old/test_gone.py": 9.0}
