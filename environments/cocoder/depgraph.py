@@ -17,7 +17,10 @@ followed to the module that defines them so that ``__init__`` does not become a 
 What each file defines, imports and uses is read with ``ast`` (``environments.cocoder.facts``):
 the re-exports followed through ``name.attr`` uses and the interface sizes need every module's
 definitions and call sites, which grimp (``environments.cocoder.importgraph``, the module import
-graph) does not give.
+graph) does not give. Each file is parsed as its skeleton, without the function bodies that
+import nothing from the package, and ``name.attr`` uses are scanned only in the modules that
+import a package module whole (``environments.cocoder.skeleton``): the same graph, for a fraction
+of a whole-file parse; ``whole_files=True`` parses every line, as a task's check does.
 """
 
 from __future__ import annotations
@@ -94,8 +97,7 @@ def _raw_targets(facts: ModuleFacts, modules: dict[str, ModuleFacts]) -> Iterato
 
 def _attributes_after(facts: ModuleFacts, bound: str) -> tuple[str, ...]:
     """Names used as ``bound.NAME`` in the module: what it takes from a module it imported whole."""
-    prefix = bound + "."
-    return tuple(sorted({u[len(prefix):].split(".")[0] for u in facts.attribute_uses if u.startswith(prefix)}))
+    return facts.names_used_from(bound)
 
 
 def _follow_reexport(target: str, name: str, modules: dict[str, ModuleFacts], depth: int = 0) -> str:
@@ -115,14 +117,15 @@ def _follow_reexport(target: str, name: str, modules: dict[str, ModuleFacts], de
 
 
 def build_dependency_graph(package_dir: str | Path, *, collapse_reexports: bool = True,
-                           include_local: bool = True) -> nx.DiGraph:
+                           include_local: bool = True, whole_files: bool = False) -> nx.DiGraph:
     """The module dependency graph of the package in ``package_dir`` (see the module docstring).
 
     ``include_local=False`` drops function-local imports: the graph an agent sees from a
-    skeleton whose bodies are blanked.
+    skeleton whose bodies are blanked. ``whole_files=True`` parses every function body too, so
+    that a syntax error anywhere is refused (the graph is the same).
     """
     paths = discover_modules(Path(package_dir))
-    modules = {name: parse_module(name, path) for name, path in paths.items()}
+    modules = {name: parse_module(name, path, whole=whole_files) for name, path in paths.items()}
     graph = nx.DiGraph(package=Path(package_dir).name)
     for name, facts in modules.items():
         graph.add_node(name, path=str(facts.path), is_init=facts.is_init, work=facts.work,
@@ -157,7 +160,7 @@ def modules_used_by(paths: Iterable[str | Path], package_dir: str | Path) -> set
     re-exported through ``__init__`` followed to the modules that define them: where a test that
     fails on an assertion in its own file points."""
     modules = {name: parse_module(name, p) for name, p in discover_modules(Path(package_dir)).items()}
-    return {dep for path in paths for dep, _, _ in _targets(parse_module("__outside__", Path(path)), modules)}
+    return {dep for path in paths for dep, _, _ in _targets(parse_module("__outside__", Path(path), whole=True), modules)}
 
 
 def _statement_at(body: list[ast.stmt], line: int) -> ast.stmt | None:

@@ -3,7 +3,11 @@ interfaces, the work estimate), its import statements (with whether each is func
 ``TYPE_CHECKING``-only) and its call sites (every ``name.attr`` chain). grimp gives the module
 import graph (``environments.cocoder.importgraph``), not these; ``depgraph`` combines them.
 
-Each file's facts are computed once per content within the process (``parse_module``).
+Each file's facts are computed once per content within the process (``parse_module``). A
+package's module is read as its skeleton (``environments.cocoder.skeleton``: function bodies
+blanked unless they import from the package) and its ``name.attr`` uses are scanned only when a
+module imported whole asks for them; ``whole=True`` parses every line (a syntax error anywhere is
+a one-line refusal), and so does anything the skeleton cannot vouch for.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from agentbed.pyparse import parse_python
+from environments.cocoder.skeleton import Unsure, attribute_names, check_defs, skeleton, triple_strings
 
 MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message
 
@@ -66,7 +71,21 @@ class ModuleFacts:
     interfaces: dict[str, str] = field(default_factory=dict)  # top-level symbol -> its signature text
     work: int = 0
     imports: list[ImportRef] = field(default_factory=list)
-    attribute_uses: set[str] = field(default_factory=set)  # dotted names like ``pkg.mod.func``
+    # dotted names like ``pkg.mod.func``; None until asked for, for a module read as its skeleton
+    attribute_uses: set[str] | None = field(default_factory=set)
+    whole: bool = True  # parsed line by line, bodies included
+    strings: list[tuple[int, int]] | None = None  # the triple-quoted strings, for a skeleton's scans
+
+    def names_used_from(self, bound: str) -> tuple[str, ...]:
+        """The names ``X`` of every ``bound.X`` in the module (sorted): what it takes from a
+        module it imported whole as ``bound``."""
+        if self.attribute_uses is None:
+            try:
+                return tuple(sorted(attribute_names(self.source, bound, self.strings)))
+            except Unsure:  # a use in an f-string: the parser's reading, once per module
+                self.attribute_uses = _dotted_uses(_parse_or_refuse(self.source, self.path))
+        prefix = bound + "."
+        return tuple(sorted({u[len(prefix):].split(".")[0] for u in self.attribute_uses if u.startswith(prefix)}))
 
 
 # -- discovery ---------------------------------------------------------------------------------
@@ -76,13 +95,16 @@ FACTS_CACHE_BYTES = 64_000_000  # of source text kept parsed: a run's repositori
 _facts_bytes = 0
 
 
-def parse_module(name: str, path: Path) -> ModuleFacts:
+def parse_module(name: str, path: Path, *, whole: bool = False) -> ModuleFacts:
     """Parse one file; syntax errors and giant files become a one-line UsageError.
 
-    Parsed once per content within the process: a run builds its graph and the skeleton's view of
-    it, and every repair asks which modules a test uses, all from the same files. The key is the
-    file's bytes (a digest), not its time stamp, so a file rewritten within one clock tick is
-    parsed again. The facts returned are shared: callers read them, never change them."""
+    ``name`` is the module's dotted name: its first part is the package whose imports count (a
+    body that imports from it is read; ``whole`` reads every body and refuses a syntax error in
+    any of them). Parsed once per content within the process: a run builds its graph and the
+    skeleton's view of it, and every repair asks which modules a test uses, all from the same
+    files. The key is the file's bytes (a digest), not its time stamp, so a file rewritten within
+    one clock tick is parsed again; facts parsed whole serve both kinds of request. The facts
+    returned are shared: callers read them, never change them."""
     global _facts_bytes
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
@@ -90,18 +112,19 @@ def parse_module(name: str, path: Path) -> ModuleFacts:
     raw = path.read_bytes()
     key = (name, str(path), hashlib.blake2b(raw, digest_size=16).digest())
     with _FACTS_LOCK:
-        if key in _FACTS:
+        if key in _FACTS and (_FACTS[key].whole or not whole):
             _FACTS.move_to_end(key)
             return _FACTS[key]
-    facts = _parse_facts(name, path, raw)
+    facts = _parse_facts(name, path, raw, whole)
     with _FACTS_LOCK:
-        if key not in _FACTS:
+        old = _FACTS.get(key)
+        if old is None or (facts.whole and not old.whole):
             _FACTS[key] = facts
-            _facts_bytes += len(raw)
+            _facts_bytes += 0 if old is not None else len(raw)
         while _facts_bytes > FACTS_CACHE_BYTES and len(_FACTS) > 1:
-            _, old = _FACTS.popitem(last=False)
-            _facts_bytes -= len(old.source.encode("utf-8"))
-    return facts
+            _, dropped = _FACTS.popitem(last=False)
+            _facts_bytes -= len(dropped.source.encode("utf-8"))
+    return _FACTS[key] if key in _FACTS else facts
 
 
 def forget_parsed() -> None:
@@ -112,21 +135,37 @@ def forget_parsed() -> None:
         _facts_bytes = 0
 
 
-def _parse_facts(name: str, path: Path, raw: bytes) -> ModuleFacts:
+def _parse_or_refuse(source: str, path: Path) -> ast.Module:
+    try:
+        return parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
+
+
+def _parse_facts(name: str, path: Path, raw: bytes, whole: bool) -> ModuleFacts:
     try:
         source = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
-    try:
-        tree = parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
+    tree, strings = None, None
+    if not whole:
+        try:
+            strings = triple_strings(source)
+            text, def_lines = skeleton(source, name.split(".")[0], strings)
+            tree = parse(text, filename=str(path))
+            check_defs(tree, def_lines)
+        except (Unsure, SyntaxError, ValueError):  # not vouched for, or cut wrong: read every line
+            tree = None
+    whole = tree is None
+    if tree is None:
+        tree = _parse_or_refuse(source, path)
     # the tree is not kept: facts are all that is needed, and 10,000 modules' trees are a lot of memory
     try:
-        facts = ModuleFacts(name, path, path.name == "__init__.py", source, _defined_here(tree))
+        facts = ModuleFacts(name, path, path.name == "__init__.py", source, _defined_here(tree), whole=whole,
+                            strings=None if whole else strings)
         facts.interfaces, facts.work = _interfaces_and_work(tree, source)
         facts.imports = list(_imports(tree, name, facts.is_init))
-        facts.attribute_uses = _dotted_uses(tree)
+        facts.attribute_uses = _dotted_uses(tree) if whole else None
     except RecursionError as exc:  # parsed, but too deep for a recursive walk (ast.unparse, nested ifs)
         raise UsageError(f"{path}:1: syntax error: code nested too deeply to analyse") from exc
     return facts

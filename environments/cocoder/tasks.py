@@ -410,7 +410,7 @@ def _check_package(name: str, tree: Path, package: str) -> None:
         raise TaskError(f"task {name!r}: {folder} has no __init__.py (a namespace package is not supported: "
                         "add an __init__.py)")
     modules = discover_modules(folder)  # an empty package is a UsageError here
-    build_dependency_graph(folder)  # a syntax error is file:line here
+    build_dependency_graph(folder, whole_files=True)  # a syntax error, even in a function body, is file:line here
     if not any(path.read_text(encoding="utf-8").strip() for path in modules.values()):
         raise TaskError(f"task {name!r}: {folder}'s modules are all empty: nothing for the agents to write")
 
