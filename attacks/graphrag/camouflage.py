@@ -10,8 +10,8 @@ replacement, so the templates are a near-exact sample of the corpus), and takes 
 shape, as the attacker measures it by running the pipeline's rule extractor over the page:
 
 - its title: an entity page's template gives the document's subject's name (an entity the
-  corpus has a page for); a series template ("News 7") the next number of that series, never
-  a number the corpus has used;
+  corpus has a page for and no other attacker document took); a series template ("News 7")
+  the next number of that series, never a number the corpus has used;
 - its statements: the attacker's fact-stating sentences, as many as the template's statement
   count allows (in the attack's order), then true filler written by the corpus's own writer
   until the page states as many facts, on as many distinct subjects, as the template: for an
@@ -21,7 +21,8 @@ shape, as the attacker measures it by running the pipeline's rule extractor over
   negated claim (it neither restates nor denies what the attack claims there), and the attacker keeps only filler the extractor reads exactly
   (the document is extracted and any filler sentence that yields a statement it does not state
   is dropped);
-- negation: a negated claim of the attack is kept only where the template carries one;
+- negation: a negated claim of the attack is kept only where the template carries one (nor
+  is it the sentence always kept first);
 - its length: fact-free mentions ("Visitors often confuse X with Y", never hedges, which an
   extractor can misread) up to the template's characters (chunks follow);
 - its dates: the template's, one per fact-stating sentence, the attacker's first; no others.
@@ -32,7 +33,10 @@ enough to hide them (docs/graphrag.md, "Tells"). The attack pays for it: a templ
 statements leaves room for few claims, one without a negation drops the attack's "no longer"
 sentence, and a corpus with few dated documents leaves it few temporal markers. Filler is true
 and is not charged to the attack's budget (it states nothing false). The only cross-document
-tell left is a duplicated title: every entity already has its page (docs/graphrag.md).
+tell left is a duplicated title: every entity already has its page, so an attacker page titled
+after one is the title's second copy. Each entity's title is taken by one attacker document at
+most (a document whose entities' titles are all taken takes a series title instead), which
+leaves a second copy on about as many clean pages as attacker ones (docs/graphrag.md).
 
 ``dress="length"`` (the default, the dress before issue #50 item 3): each document is cut to a
 template's length (its fact-stating sentences kept first) or padded to it with fact-free
@@ -140,7 +144,10 @@ def _attack_lines(doc: Document, shape: Shape, target: int, entity: str | None) 
     ``entity`` and no more naming others than the template's statements, a negated one only where
     the template carries a negation, then the others within the length."""
     kept, size, on, off = [], -1, 0, 0
-    order = sorted(range(len(doc.sentences)), key=lambda i: (not _claims(doc.sentences[i]), i))
+    # fact-stating sentences first; without a negation in the template, negated ones last (the
+    # first sentence is always kept, and a clean page without one has no negation to match)
+    order = sorted(range(len(doc.sentences)), key=lambda i: (
+        not _claims(doc.sentences[i]), not shape.negated and any(c.negated for c in _claims(doc.sentences[i])), i))
     for i in order:
         line = doc.sentences[i]
         n, named = len(_claims(line)), _names(line, entity)
@@ -171,14 +178,15 @@ def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avo
     for k, pool in enumerate(pools):
         seen = set(heads)
         shuffled = rng.sample(pool, len(pool))
-        # new heads first while the template has more, then the rest
+        # new heads first while the template has more, then facts on heads already stated, then
+        # the rest (an attacker's lines already name several subjects)
         first: list[Fact] = []
         for f in shuffled:
-            if f.head not in seen:
+            if f.head not in seen and len(seen) < want_heads:
                 seen.add(f.head)
-                if len(seen) <= want_heads:
-                    first.append(f)
-        out[k].extend(first + [f for f in shuffled if f not in first])
+                first.append(f)
+        rest = [f for f in shuffled if f not in first]
+        out[k].extend(first + sorted(rest, key=lambda f: f.head not in seen))
     return out
 
 
@@ -242,15 +250,18 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
             named = _subjects(doc.sentences, set(page_of))
             supply = {e: sum(e in (f.head, f.tail) and (f.head, f.relation) not in avoid for f in dataset.facts)
                       + named[e] // 2 - Shape.of(by_doc.get(page_of[e].id, []), e).on_title for e in named}
-            # entities with true facts enough to fill their page first, then the least used
-            options = [*sorted(named, key=lambda e: (supply[e] < 0, used[e], -named[e], e)), template.title]
+            # entities with true facts enough to fill their page first; none whose title an
+            # attacker document already took (a second copy of a title is what no clean page has)
+            options = [e for e in [*sorted(named, key=lambda e: (supply[e] < 0, -named[e], e)), template.title]
+                       if not used[e]]
             subject = next((e for e in options if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
             if subject is not None:
                 template = page_of[subject]
                 used[subject] += 1
-            elif others := [d for d in deck if _SERIES.match(d.title)]:
-                template = others[0]
-                deck.remove(template)
+            elif others := [d for d in deck if _SERIES.match(d.title)] or [d for d in clean if _SERIES.match(d.title)]:
+                template = others[0] if others[0] in deck else rng.choice(others)
+                if template in deck:
+                    deck.remove(template)
                 series = _SERIES.match(template.title)
             else:
                 subject = template.title

@@ -217,7 +217,7 @@ def test_the_suite_option_dress_reaches_the_index():
 def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack):
     """The attacker's classifier over a document's own fields (every field the index stores,
     every count the graph holds), trained on worlds 0-1 and scored on world 1000: 1.00 under the
-    length dress, 0.69 (`gragpoison`) and 0.73 (`poisonedrag`) under the shape dress
+    length dress, 0.69 (`gragpoison`) and 0.71 (`poisonedrag`) under the shape dress
     (2026-12-05). A guard on what the dress hides, not issue #50's goal (<= 0.6, not met:
     docs/graphrag.md, "Tells")."""
     from suites.graphrag.tells import OWN_FIELDS, attacker_tell_auc
@@ -244,3 +244,24 @@ def test_chunk_ids_are_chunk_of_every_sentence():
 
     check()
     assert len(set(Document("d1", "T", ["x" * 600] * 4).chunk_ids())) > 1
+
+
+@pytest.mark.parametrize("attack", ["gragpoison", "support", "restate"])
+def test_shaped_documents_never_share_a_title_with_each_other(attack):
+    """Every entity has one clean page, so an attacker page titled after it is a second copy
+    (alone, how many documents share a title told poison from clean at AUC 0.70-0.83 when
+    several attacker pages took one title); each title is now taken by one attacker document at
+    most, and the negated claim a template without a negation cannot carry is never the first
+    sentence kept (a series page never carries one)."""
+    from collections import Counter
+
+    index = _shaped(1000, attack)
+    added = [d for d in index.documents.values() if d.origin == "poison"]
+    titles = Counter(d.title for d in index.documents.values())
+    assert added and all(titles[d.title] <= 2 for d in added)
+    assert len({d.title for d in added}) == len(added)
+    series = re.compile(r"^(.*\D) (\d+)$")
+    negated = {s.doc for s in index.kg.statements if s.negated}
+    clean_series = [d for d in index.documents.values() if d.origin == "clean" and series.match(d.title)]
+    if not any(d.id in negated for d in clean_series):
+        assert not any(d.id in negated for d in added if series.match(d.title))
