@@ -26,9 +26,10 @@ def _key(text: str) -> bytes:
 
 
 class DiskMap:
-    """``key -> tuple of ``arity`` SQLite scalars (int, float, str, bytes, None)``, first value kept."""
+    """``key -> tuple of ``arity`` SQLite scalars (int, float, str, bytes, None)``, first value kept
+    (``keep="last"``: the last, as ``dict(pairs)`` keeps)."""
 
-    def __init__(self, arity: int = 1) -> None:
+    def __init__(self, arity: int = 1, keep: str = "first") -> None:
         self.arity = arity
         # "": a temporary database of this connection only, on disk once it outgrows the cache
         self._db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
@@ -38,30 +39,23 @@ class DiskMap:
         self._db.execute(f"CREATE TABLE m (k BLOB PRIMARY KEY{columns}) WITHOUT ROWID")
         self._db.execute("BEGIN")  # one transaction for the map's life: nothing here needs to be durable
         marks = ", ".join("?" * (arity + 1))
-        self._insert = f"INSERT OR IGNORE INTO m VALUES ({marks})"
+        self._insert = f"INSERT OR {'IGNORE' if keep == 'first' else 'REPLACE'} INTO m VALUES ({marks})"
         self._values = ", ".join(f"v{i}" for i in range(arity)) or "NULL"
         self._lock = threading.Lock()  # a run store's callbacks come from its committer thread
-        self._count = 0
 
-    def add(self, key: str, *value: Any) -> bool:
-        """Keep ``value`` for ``key`` unless it has one; True when it was new."""
+    def add(self, key: str, *value: Any) -> None:
+        """Keep ``value`` for ``key`` (unless it has one and the first is kept)."""
         with self._lock:
-            added = self._db.execute(self._insert, (_key(key), *value)).rowcount == 1
-            self._count += added
-            return added
+            self._db.execute(self._insert, (_key(key), *value))
 
     def update(self, items: Iterable[tuple[Any, ...]]) -> None:
         """:meth:`add` for each ``(key, *value)``."""
         with self._lock:
-            before = self._db.total_changes
             self._db.executemany(self._insert, ((_key(k), *v) for k, *v in items))
-            self._count += self._db.total_changes - before
 
     def discard(self, keys: Iterable[str]) -> None:
         with self._lock:
-            before = self._db.total_changes
             self._db.executemany("DELETE FROM m WHERE k = ?", ((_key(k),) for k in keys))
-            self._count -= self._db.total_changes - before
 
     def get(self, key: str) -> tuple[Any, ...] | None:
         with self._lock:
@@ -72,7 +66,8 @@ class DiskMap:
         return isinstance(key, str) and self.get(key) is not None
 
     def __len__(self) -> int:
-        return self._count
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM m").fetchone()[0])
 
     def items(self) -> Iterator[tuple[Any, ...]]:
         """``(key, *value)`` in key order, a batch of rows at a time (the map must not change meanwhile)."""

@@ -13,6 +13,7 @@ the seal verdict says it is unsealed. No link is followed when listing folders.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def team_members(path: Path) -> list[dict[str, Any]]:
     return members
 
 
-def member_logs(root: Path, records: list[dict[str, Any]]) -> set[Path]:
+def member_logs(root: Path, records: Iterable[Mapping[str, Any]]) -> set[Path]:
     """The member logs of the team units these index lines name (a malformed team manifest is
     reported where its unit is checked, and ties no log here)."""
     out: set[Path] = set()
@@ -138,10 +139,12 @@ class RunDirectory:
         return {f.name: f / SUMMARY for f in self.folders
                 if (f / SUMMARY).is_file() and (self.sealed is None or self.rel(f / SUMMARY) in self.sealed)}
 
-    def episode_logs(self) -> list[Path]:
-        """The files named like logs in the run's ``episodes/`` folder, sorted."""
+    def episode_logs(self, *, ordered: bool = True) -> list[Path] | Iterator[Path]:
+        """The files named like logs in the run's ``episodes/`` folder, sorted (or, ``ordered=False``,
+        one at a time as the folder lists them: a caller that keeps few of 100,000 sorts those)."""
         folder = self.root / EPISODES
-        return sorted(folder.glob("*.jsonl")) if folder.is_dir() and not folder.is_symlink() else []
+        found = folder.glob("*.jsonl") if folder.is_dir() and not folder.is_symlink() else iter(())
+        return sorted(found) if ordered else found
 
     def loose_logs(self, known: set[Path]) -> list[Path]:
         """Logs under ``episodes/`` and ``<folder>/episodes/`` that no index line names
@@ -155,9 +158,10 @@ class RunDirectory:
         (logs are matched with the index there) and the folders later verbs write."""
         if self.sealed is None:
             return []
-        return [p for p in sorted(self.root.rglob("*.json*")) if p.suffix in (".json", ".jsonl") and p.is_file()
-                and self.rel(p) not in self.sealed | {mf.MANIFEST} and p.parent != self.root / EPISODES
-                and not OUTPUT_DIRS & set(p.relative_to(self.root).parts[:-1])]
+        # filtered, then sorted: the logs under episodes/ pass by one at a time, never as a list
+        return sorted(p for p in self.root.rglob("*.json*") if p.suffix in (".json", ".jsonl") and p.is_file()
+                      and self.rel(p) not in self.sealed | {mf.MANIFEST} and p.parent != self.root / EPISODES
+                      and not OUTPUT_DIRS & set(p.relative_to(self.root).parts[:-1]))
 
     def unsealed(self, known: set[Path]) -> list[tuple[str, str]]:
         """(relative path, why) of everything in the directory a reader must show apart from the
@@ -172,8 +176,9 @@ class RunDirectory:
         return sorted(out.items())
 
 
-def read_run(root: str | os.PathLike[str]) -> RunDirectory:
-    """The layout of the run directory ``root`` (cheap: reads its manifest and lists folders)."""
+def read_run(root: str | os.PathLike[str], manifest: Mapping[str, Any] | None = None) -> RunDirectory:
+    """The layout of the run directory ``root`` (cheap: reads its manifest and lists folders;
+    ``manifest``: that manifest, already read and validated, so it is not read again)."""
     path = Path(root)
-    sealed = sealed_parts(path)
+    sealed = set(manifest["files"]) if manifest is not None else sealed_parts(path)
     return RunDirectory(path, None if sealed is None else frozenset(sealed), tuple(subdirs(path)))

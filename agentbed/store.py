@@ -35,7 +35,7 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ class RunStore:
             raise UsageError(f"{path}: no run recorded here (missing {RUN_META})")
         return read_json(path, what="run.json", schema=RUN_META_SCHEMA)
 
-    def open_existing(self, sealed: dict[str, str] | None = None) -> dict[str, Any]:
+    def open_existing(self, sealed: Mapping[str, str] | Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
         """Take the writer lock of a recorded run and return its plan; with ``sealed`` (the
         finished episodes and their digests, as :func:`agentbed.verify_run.open_for_resume`
         verified them: the only way the CLI resumes), go on extending the run's seal."""

@@ -12,14 +12,18 @@ against the episodes; and completeness ("incomplete: N of M"). Each failure is o
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentbed import manifest as mf
 from agentbed.binding import mismatch
+from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
 from agentbed.log import verify_and_read
 from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
@@ -38,12 +42,16 @@ class RunCheck:
     logs_ok: int = 0
     summary: str = ""
     run_id: str = ""
-    sealable: dict[str, str] = field(default_factory=dict)  # indexed episodes and their digests
+    indexed: DiskMap | None = None  # the index's episodes (see _index), kept for sealable()
 
     def add(self, problem: str, *, damage: bool = True) -> None:
         self.problems.append(problem)
         if damage:
             self.damage.append(problem)
+
+    def sealable(self) -> Iterator[tuple[str, str]]:
+        """The indexed episodes and their digests, by id: what a resume goes on sealing."""
+        return ((eid, str(record.get("digest", ""))) for eid, record in _records(self.indexed))
 
 
 def is_run_dir(root: Path) -> bool:
@@ -69,31 +77,58 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     if plan is None:
         out.summary = "not verified: neither run.json nor a manifest says what the run owes"
         return out
-    expected = set(mf.expected_ids(plan))
+    # Per-episode state lives in DiskMaps (on disk, read back by id), so a run of 100,000
+    # episodes is checked without holding its ids, digests or index fields in memory.
+    expected = DiskMap(0)
+    expected.update((eid,) for eid in mf.planned_ids(plan))
+    planned = len(expected)
+    sealed = DiskMap(keep="last")  # as dict(pairs) reads a manifest that lists an id twice
     if doc:
-        _manifest_plan(root, doc, plan, expected, out)
+        _manifest_plan(root, doc, plan, expected, planned, out)
+        sealed.update(tuple(pair) for pair in doc["episodes"])
+        doc = {**doc, "episodes": None}  # the list is in ``sealed`` now
     final = bool(doc and doc["final"])
-    sealed = {eid: digest for eid, digest in doc["episodes"]} if doc else {}
-    indexed = _index(root, expected, sealed, final, out)
-    for eid in sorted(set(sealed) - set(indexed)):
+    indexed, finished = _index(root, expected, sealed, final, out)
+    for eid in _missing(sealed.keys(), indexed.keys()):
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
-    out.sealable = {eid: str(r.get("digest", "")) for eid, r in indexed.items()}
-    layout = read_run(root)
+    out.indexed = indexed
+    layout = read_run(root, manifest=doc)
     _logs(root, sealed, indexed, key, out, meta)
     _strays(layout, expected, sealed, indexed, final, out, str(meta.get("run_id", "")) if meta else "")
     if doc:
         _files(root, doc, indexed, out)
-    finished = len(set(indexed) & expected)
-    complete = bool(doc and doc["complete"] and final) and finished == len(expected) and set(sealed) == expected
-    if doc and doc["complete"] and set(sealed) != expected:
-        out.add(f"{root / mf.MANIFEST}: says complete but seals {len(sealed)} of {len(expected)} planned episodes")
+    n_sealed = len(sealed)
+    same = n_sealed == planned and not any(True for _ in _missing(sealed.keys(), expected.keys()))
+    complete = bool(doc and doc["complete"] and final) and finished == planned and same
+    if doc and doc["complete"] and not same:
+        out.add(f"{root / mf.MANIFEST}: says complete but seals {n_sealed} of {planned} planned episodes")
     if doc and not final:
         out.add(f"{root / mf.MANIFEST}: not final: the run was interrupted or is still running", damage=False)
     if not complete:
-        out.add(f"incomplete: {finished} of {len(expected)} episodes finished, {len(sealed)} sealed", damage=False)
+        out.add(f"incomplete: {finished} of {planned} episodes finished, {n_sealed} sealed", damage=False)
     out.summary = f"run {'complete' if complete else 'incomplete'} (id {out.run_id or '?'}), " \
-                  f"{len(expected)} episodes planned, {_seal_words(doc, key)}"
+                  f"{planned} episodes planned, {_seal_words(doc, key)}"
     return out
+
+
+def _missing(have: Iterator[str], other: Iterator[str]) -> Iterator[str]:
+    """The keys of sorted ``have`` that sorted ``other`` lacks (``sorted(set(have) - set(other))``)."""
+    current = next(other, None)
+    for key in have:
+        while current is not None and current < key:
+            current = next(other, None)
+        if current != key:
+            yield key
+
+
+def _union(a: Iterator[str], b: Iterator[str]) -> Iterator[str]:
+    """``sorted(set(a) | set(b))`` of two sorted streams of distinct keys."""
+    return (key for key, _ in itertools.groupby(heapq.merge(a, b)))
+
+
+def _records(indexed: DiskMap | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    for eid, _, fields in indexed.items() if indexed is not None else ():
+        yield eid, json.loads(fields)
 
 
 def _seal_words(doc: dict[str, Any] | None, key: bytes | None) -> str:
@@ -129,39 +164,58 @@ def _manifest(root: Path, meta: dict[str, Any] | None, key: bytes | None, out: R
     return doc
 
 
-def _manifest_plan(root: Path, doc: dict[str, Any], plan: dict[str, Any], expected: set[str], out: RunCheck) -> None:
+def _manifest_plan(root: Path, doc: dict[str, Any], plan: dict[str, Any], expected: DiskMap, planned: int,
+                   out: RunCheck) -> None:
     where = root / mf.MANIFEST
     for name in mf.PLAN_FIELDS:
         if doc["plan"].get(name) != plan.get(name):
             out.add(f"{root / 'run.json'}: field {name!r} differs from the plan the manifest sealed")
-    pairs = [(eid, digest) for eid, digest in doc["episodes"]]
-    if mf.merkle_root(sorted(pairs)) != doc["root"] or pairs != sorted(pairs) or len(dict(pairs)) != len(pairs):
+    if not _root_holds(doc["episodes"], doc["root"]):
         out.add(f"{where}: the Merkle root does not match its episodes")
-    if doc["expected"] != len(expected):
-        out.add(f"{where}: field 'expected' is {doc['expected']}, the plan has {len(expected)} episodes")
-    for eid in [e for e, _ in pairs if e not in expected][:MAX_LISTED]:
+    if doc["expected"] != planned:
+        out.add(f"{where}: field 'expected' is {doc['expected']}, the plan has {planned} episodes")
+    foreign = (eid for eid, _ in doc["episodes"] if eid not in expected)
+    for eid in itertools.islice(foreign, MAX_LISTED):
         out.add(f"{where}: seals {eid}, which is not in the run's plan")
 
 
-def _index(root: Path, expected: set[str], sealed: dict[str, str], final: bool,
-           out: RunCheck) -> dict[str, dict[str, Any]]:
-    indexed: dict[str, dict[str, Any]] = {}
-    lines: dict[str, int] = {}
+def _root_holds(pairs: list[list[str]], root: str) -> bool:
+    """The manifest's pairs are sorted, each id once, and their Merkle root is ``root``; one pass,
+    no copy (sorted pairs of distinct ids: each pair's id above the one before)."""
+    fold = mf.MerkleFold()
+    last: str | None = None
+    for eid, digest in pairs:
+        if last is not None and eid <= last:
+            return False
+        fold.add(eid, digest)
+        last = eid
+    return fold.root() == root
+
+
+def _index(root: Path, expected: DiskMap, sealed: DiskMap, final: bool, out: RunCheck) -> tuple[DiskMap, int]:
+    """The index's episodes, first line per id (``id -> (line number, checked fields as JSON)``),
+    and how many of them the plan owes."""
+    indexed = DiskMap(2)
+    finished = 0
     for number, _, _, full in scan_index(root / INDEX, None):  # malformed: InputError, exit 2
         record = _checked_fields(full)
         eid = record["episode_id"]
         at = f"{root / INDEX}: line {number}"
-        if eid in indexed:
-            out.add(f"{at}: lists {eid} again (first on line {lines[eid]}): two writers, or an edit")
+        first = indexed.get(eid)
+        if first is not None:
+            out.add(f"{at}: lists {eid} again (first on line {first[0]}): two writers, or an edit")
             continue
-        indexed[eid], lines[eid] = record, number
+        indexed.add(eid, number, json.dumps(record))
+        seal = sealed.get(eid)
         if eid not in expected:
             out.add(f"{at}: {eid} is not in the run's plan (a log from another run?)")
-        elif eid in sealed and record.get("digest") != sealed[eid]:
+            continue
+        finished += 1
+        if seal is not None and record.get("digest") != seal[0]:
             out.add(f"{at}: the digest of {eid} differs from the one the manifest sealed")
-        elif eid not in sealed and final:
+        elif seal is None and final:
             out.add(f"{at}: {eid} is not in the manifest, which is final (added after the run?)")
-    return indexed
+    return indexed, finished
 
 
 # what verify reads of an index line (the log's place, digest and footer fields, results.json's unit
@@ -176,30 +230,36 @@ def _checked_fields(record: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _logs(root: Path, sealed: dict[str, str], indexed: dict[str, dict[str, Any]], key: bytes | None,
-          out: RunCheck, meta: dict[str, Any] | None) -> None:
-    for eid in sorted(set(sealed) | set(indexed)):
-        record = indexed.get(eid, {})
+def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out: RunCheck,
+          meta: dict[str, Any] | None) -> None:
+    records = _records(indexed)
+    at = next(records, None)
+    for eid in _union(sealed.keys(), indexed.keys()):
+        while at is not None and at[0] < eid:
+            at = next(records, None)
+        record = at[1] if at is not None and at[0] == eid else {}
+        seal = sealed.get(eid)
+        sealed_digest = seal[0] if seal is not None else None
         path = log_path(root, root, record) if record else RunStore(root).log_path(eid)
         out.logs += 1
         if not path.is_file():
             out.add(f"{path}: missing (the log of {eid})")
             continue
         if path.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: its manifest ties its members' logs
-            problems = check_team(path, sealed.get(eid) or record.get("digest") or "", key, meta)
+            problems = check_team(path, sealed_digest or record.get("digest") or "", key, meta)
             for problem in problems:
                 out.add(problem)
             out.logs_ok += not problems
             continue
-        result, records = verify_and_read(path, sealed.get(eid) or record.get("digest") or None, key)
+        result, log = verify_and_read(path, sealed_digest or record.get("digest") or None, key)
         if not result.ok:
             out.add(result.message(str(path)))
             continue
-        foreign = mismatch(records[0], meta) if meta is not None and "run_id" in meta else ""
+        foreign = mismatch(log[0], meta) if meta is not None and "run_id" in meta else ""
         if foreign:  # a log of another run, or of this plan under other settings (agentbed.binding)
             out.add(f"{path}: {foreign}")
             continue
-        footer = records[-1]
+        footer = log[-1]
         differs = [k for k in ("status", "success", "steps") if k in record and record[k] != footer.get(k)]
         if differs:
             out.add(f"{root / INDEX}: {eid}: {differs[0]} is {record[differs[0]]!r}, its log's footer says "
@@ -241,15 +301,15 @@ def _unit_in_progress(path: Path, run_id: str) -> bool:
     return isinstance(bound, dict) and bound.get("id") == run_id
 
 
-def _strays(layout: RunDirectory, expected: set[str], sealed: dict[str, str], indexed: dict[str, Any],
+def _strays(layout: RunDirectory, expected: DiskMap, sealed: DiskMap, indexed: DiskMap,
             final: bool, out: RunCheck, run_id: str = "") -> None:
     """Logs of no planned episode; once the manifest is final, also logs it does not seal (a
     resume would not re-run them) and any other JSON or JSONL file it does not seal (outside the
     folders export and branch write later), since a reader might take it for the run's."""
-    members = {p.stem for p in member_logs(layout.root, list(indexed.values()))}
-    known = set(sealed) | set(indexed) | members
-    strays = [p for p in layout.episode_logs() if p.stem not in known and (p.stem not in expected or final)
-              and (final or not _unit_in_progress(p, run_id))]
+    members = {p.stem for p in member_logs(layout.root, (r for _, r in _records(indexed)))}
+    strays = sorted(p for p in layout.episode_logs(ordered=False)
+                    if p.stem not in members and p.stem not in sealed and p.stem not in indexed
+                    and (p.stem not in expected or final) and (final or not _unit_in_progress(p, run_id)))
     for path in strays[:MAX_LISTED]:
         out.add(f"{path}: stray log: " + ("no episode of the run's plan" if path.stem not in expected
                                           else "not sealed by the final manifest (added after the run?)"))
@@ -260,7 +320,7 @@ def _strays(layout: RunDirectory, expected: set[str], sealed: dict[str, str], in
             out.add(f"{path}: not sealed by the manifest, which is final (added after the run?)")
 
 
-def _files(root: Path, doc: dict[str, Any], indexed: dict[str, dict[str, Any]], out: RunCheck) -> None:
+def _files(root: Path, doc: dict[str, Any], indexed: DiskMap, out: RunCheck) -> None:
     for rel, digest in doc["files"].items():
         path = root / rel
         if Path(rel).is_absolute() or ".." in Path(rel).parts:
@@ -273,7 +333,7 @@ def _files(root: Path, doc: dict[str, Any], indexed: dict[str, dict[str, Any]], 
         _results_agree(root, indexed, out)
 
 
-def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck) -> None:
+def _results_agree(root: Path, indexed: DiskMap, out: RunCheck) -> None:
     """results.json's success values and errored count are what the (footer-checked) index
     records say, with the run's one definition of an errored episode
     (:func:`agentbed.problems.is_errored`): errored episodes are in no metric."""
@@ -281,17 +341,17 @@ def _results_agree(root: Path, indexed: dict[str, dict[str, Any]], out: RunCheck
     from agentbed.results import episode_metrics, load_results
 
     doc = load_results(root / "results.json")  # malformed: exit 2
-    records = list(indexed.values())
     mine = {(m["suite"], m["agent"], m["metric"]): m["values"]
-            for m in episode_metrics(scored(records))}
+            for m in episode_metrics(scored(r for _, r in _records(indexed)))}
     for metric in doc["metrics"]:
         key = (metric["suite"], metric["agent"], metric["metric"])
         if key in mine and metric["values"] != mine[key]:
             out.add(f"{root / 'results.json'}: {'/'.join(key)} differs from the episodes' footers")
     claimed = doc.get("errored_episodes")
-    if isinstance(claimed, int) and claimed != len(errored(records)):
+    shown = len(errored(r for _, r in _records(indexed))) if isinstance(claimed, int) else 0
+    if isinstance(claimed, int) and claimed != shown:
         out.add(f"{root / 'results.json'}: field 'errored_episodes' is {claimed}, the episodes' footers show "
-                f"{len(errored(records))} errored")
+                f"{shown} errored")
 
 
 @dataclass
@@ -381,4 +441,4 @@ def open_for_resume(store: RunStore) -> dict[str, Any]:
     if check.damage:
         more = f" (and {len(check.damage) - 1} more)" if len(check.damage) > 1 else ""
         raise UsageError(f"{check.damage[0]}{more}; not resuming (see agentbed verify {store.root})")
-    return store.open_existing(check.sealable)
+    return store.open_existing(check.sealable())

@@ -19,7 +19,7 @@ def test_a_diskmap_is_a_setdefault_dict_read_in_sorted_order(items, dropped):
     kept: dict[str, int] = {}
     with DiskMap() as disk:
         for k, v in items:
-            assert disk.add(k, v) == (k not in kept)
+            disk.add(k, v)
             kept.setdefault(k, v)
         for k in dropped:
             kept.pop(k, None)
@@ -27,6 +27,13 @@ def test_a_diskmap_is_a_setdefault_dict_read_in_sorted_order(items, dropped):
         assert list(disk.items()) == sorted(kept.items()) and len(disk) == len(kept)
         assert all(k in disk and disk.get(k) == (v,) for k, v in kept.items())
         assert [k for k, _ in items if k not in kept and k in disk] == []
+
+
+def test_a_diskmap_can_keep_the_last_value_as_dict_does():
+    pairs = [("b", 1), ("a", 2), ("b", 3)]
+    with DiskMap(keep="last") as disk:
+        disk.update(pairs)
+        assert list(disk.items()) == sorted(dict(pairs).items()) and len(disk) == 2
 
 
 def test_an_ordered_read_spans_batches(monkeypatch):
