@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import re
 import signal
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +124,52 @@ def _relative(path: Path) -> str:
     return path.resolve().relative_to(ROOT).as_posix()
 
 
+@cache
+def exclusive_group(path: Path) -> str | None:
+    """The NAME of a ``pytest.mark.exclusive(NAME)`` anywhere in a test file, read from its source
+    (xdist's controller, which schedules the files, collects none)."""
+    try:
+        found = _EXCLUSIVE.search(path.read_text(encoding="utf-8")) if path.suffix == ".py" else None
+    except OSError:  # not a file (a node id xdist made up): no group
+        return None
+    return found.group(1) if found else None
+
+
+_EXCLUSIVE = re.compile(r"""pytest\.mark\.exclusive\(["']([^"']+)["']\)""")
+
+
+def work_unit(path: Path) -> str:
+    """What xdist hands to one worker: the file, or every file of its exclusive group together,
+    so that they run one after another on one worker instead of one worker waiting on the lock."""
+    group = exclusive_group(path)
+    return f"exclusive:{group}" if group else _relative(path)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = file_costs()
     slow = {item.path for item in items if any(item.get_closest_marker(m) for m in SLOW_MARKERS)}
-    cost = {path: known.get(_relative(path), SLOW_COST if path in slow else UNKNOWN_COST)
-            for path in {item.path for item in items}}
-    items.sort(key=lambda item: -cost[item.path])  # stable: a file's tests keep their order
+    unit = {path: work_unit(path) for path in {item.path for item in items}}
+    cost: dict[str, float] = {}
+    for path, name in unit.items():
+        cost[name] = cost.get(name, 0.0) + known.get(_relative(path), SLOW_COST if path in slow else UNKNOWN_COST)
+    # longest unit first; stable, so a file's tests keep their order (a group's files: collection order)
+    items.sort(key=lambda item: (-cost[unit[item.path]], unit[item.path]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with an exclusive group's files as one unit (:func:`work_unit`)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class GroupedFileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            group = exclusive_group(ROOT / path)
+            return f"exclusive:{group}" if group else path
+
+    return GroupedFileScheduling(config, log)
 
 
 class _CostRecorder:
@@ -150,7 +193,23 @@ def _exclusive_across_workers(request: pytest.FixtureRequest) -> Iterator[None]:
     """A module marked ``pytest.mark.exclusive(NAME)`` runs alone among the modules that share
     NAME, whichever worker holds it: Ray's tests each start a Ray instance, and a second one on
     the machine would be found by the first's ``ray.init``. A lock file, held for the module."""
-    marker = request.node.get_closest_marker("exclusive")
+    with _exclusive(request.node.get_closest_marker("exclusive")):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _exclusive_test_across_workers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The same for a single test marked ``exclusive(NAME)`` in an unmarked module (the module
+    fixture above sees only the module's own marks), held for the test."""
+    own = next((m for m in request.node.own_markers if m.name == "exclusive"), None)
+    module = request.node.getparent(pytest.Module)
+    held = module is not None and module.get_closest_marker("exclusive") is not None
+    with _exclusive(None if held else own):
+        yield
+
+
+@contextmanager
+def _exclusive(marker: pytest.Mark | None) -> Iterator[None]:
     if marker is None:
         yield
         return

@@ -51,6 +51,48 @@ def test_files_go_longest_first_and_an_unknown_slow_file_before_an_unknown_quick
     assert [i.name for i in items] == ["e", "f", "c", "d", "a", "g", "b"]  # a file's tests keep their order
 
 
+def test_an_exclusive_groups_files_are_one_unit_costed_together(tmp_path, monkeypatch):
+    """Files sharing ``exclusive(NAME)`` (Ray's) go to one worker in a row: on two workers they
+    would each hold it while the other waits on the lock."""
+    conftest = _conftest()
+    tests = ROOT / "tests"
+    made = {}
+    for name, text in (("test_ray_a.py", 'pytestmark = pytest.mark.exclusive("ray")\n'),
+                       ("test_ray_b.py", '@pytest.mark.exclusive("ray")\ndef test_x(): pass\n'),
+                       ("test_mid.py", "def test_y(): pass\n")):
+        made[name] = tests / "x" / name
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(conftest, "exclusive_group", lambda path: conftest._EXCLUSIVE.search(
+        (tmp_path / path.name).read_text()).group(1) if conftest._EXCLUSIVE.search((tmp_path / path.name).read_text())
+        else None)
+    monkeypatch.setattr(conftest, "file_costs", lambda: {"tests/x/test_ray_a.py": 40.0, "tests/x/test_ray_b.py": 30.0,
+                                                         "tests/x/test_mid.py": 50.0})
+    items = [_Item(made["test_mid.py"], "m"), _Item(made["test_ray_b.py"], "b"), _Item(made["test_ray_a.py"], "a")]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.name for i in items] == ["b", "a", "m"]  # 70 s of Ray before the 50 s file
+    assert {conftest.work_unit(made[n]) for n in ("test_ray_a.py", "test_ray_b.py")} == {"exclusive:ray"}
+
+
+def test_the_ray_files_are_grouped_in_this_repository():
+    conftest = _conftest()
+    tests = ROOT / "tests"
+    for path in ("engine/test_ray_cluster.py", "engine/test_ray_executor.py", "agents/test_sigterm.py"):
+        assert conftest.exclusive_group(tests / path) == "ray", path
+    assert conftest.exclusive_group(tests / "engine" / "test_seal.py") is None
+
+
+def test_xdists_scheduler_hands_out_a_group_as_one_unit(request, monkeypatch):
+    pytest.importorskip("xdist")
+    conftest = _conftest()
+    real = request.config.getvalue
+    given = {"dist": "loadfile", "tx": ["2*popen"]}  # as `-n 2 --dist loadfile` sets them
+    monkeypatch.setattr(request.config, "getvalue", lambda name: given[name] if name in given else real(name))
+    scheduler = conftest.pytest_xdist_make_scheduler(request.config, None)
+    assert {scheduler._split_scope(f"tests/{path}::test_x[a::b]") for path in (
+        "engine/test_ray_cluster.py", "engine/test_ray_executor.py", "agents/test_sigterm.py")} == {"exclusive:ray"}
+    assert scheduler._split_scope("tests/engine/test_seal.py::test_x") == "tests/engine/test_seal.py"
+
+
 def test_the_cost_table_names_test_files_by_their_path_from_the_root():
     costs = json.loads((ROOT / "tests" / "file_costs.json").read_text())
     assert costs and all(k.startswith("tests/") and k.endswith(".py") and v >= 0 for k, v in costs.items())
