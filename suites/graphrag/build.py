@@ -56,9 +56,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     from environments.graphrag.extractors import make_extractor
     from environments.graphrag.pipeline import build_index
     from suites.graphrag.scenarios import load_dataset
-    from suites.graphrag.userdocs import read_user_documents
+    from suites.graphrag.userdocs import own_text_extractor, read_user_documents
 
     out = _output(Path(args.out), args.force)
+    args.extractor, note = own_text_extractor(args.extractor)
     docs, where = [], []
     for name in args.files:
         path = Path(name)
@@ -88,6 +89,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         write_atomic(out, (json.dumps(graph, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot write ({exc.strerror})") from None
+    if note:
+        print(note, file=sys.stderr)
     files = f"{len(args.files)} file" + ("s" if len(args.files) > 1 else "")
     print(f"{len(graph['statements'])} statements on {len(index.kg.entities())} entities in "
           f"{len(graph['summaries'])} communities from {len(docs)} paragraphs of {files} -> {out}", file=sys.stderr)
@@ -100,8 +103,8 @@ def add_build(sub: Any) -> None:
     b.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (paragraphs separated by blank lines)")
     b.add_argument("--out", required=True, help="the graph's JSON file (an existing one is kept unless --force)")
     b.add_argument("--force", action="store_true", help="replace an existing --out")
-    b.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
-                   help="rules (the baseline), spacy (the pinned English pipeline) or llm (with --model)")
+    b.add_argument("--extractor", choices=("rules", "spacy", "llm"),
+                   help="spacy (the pinned English pipeline; the default), rules (the baseline) or llm (with --model)")
     b.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")
     b.add_argument("--communities", default="louvain", choices=("louvain", "leiden", "none"))
     b.add_argument("--seed", type=int, default=0, help="the seed of published document ids and communities")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
+from suites.graphrag.userdocs import DEFAULT_WORLD
 
 
 def _names(value: str, allowed: tuple[str, ...], flag: str) -> list[str]:
@@ -107,8 +108,10 @@ def cmd_extract_file(args: argparse.Namespace) -> int:
     entities of world ``--world`` and the headings of the file."""
     from environments.graphrag.extractors import make_extractor
     from suites.graphrag.scenarios import load_dataset
-    from suites.graphrag.userdocs import read_user_documents
+    from suites.graphrag.userdocs import own_text_extractor, read_user_documents
 
+    args.extractor, note = own_text_extractor(args.extractor, about_world=args.world is not None)
+    args.world = DEFAULT_WORLD if args.world is None else args.world
     docs = read_user_documents(Path(args.file), lines_kept=args.extractor != "rules")
     data = load_dataset("world", args.world)
     try:
@@ -129,11 +132,13 @@ def cmd_extract_file(args: argparse.Namespace) -> int:
         print(json.dumps([{"head": s.head, "relation": s.relation, "tail": s.tail, "negated": s.negated,
                            "dated": s.dated, "paragraph": int(s.doc[1:])} for s in statements],
                          ensure_ascii=False, indent=1))
+        if note:
+            print(note, file=sys.stderr)
         return 0
     for s in statements:
         marks = "".join([" (negated)" if s.negated else "", f" (as of {s.dated})" if s.dated else ""])
         print(f"{int(s.doc[1:]) + 1}\t{s.head}\t{s.relation}\t{s.tail}{marks}")
-    print(f"{len(statements)} triples from {len(docs)} paragraphs", file=sys.stderr)
+    print("\n".join(x for x in (note, f"{len(statements)} triples from {len(docs)} paragraphs") if x), file=sys.stderr)
     return 0
 
 
@@ -145,6 +150,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
     if args.file:
         return cmd_extract_file(args)
+    args.extractor = args.extractor or "rules"
+    args.world = DEFAULT_WORLD if args.world is None else args.world
     from environments.graphrag.corpus import gold_statements
     from environments.graphrag.extract import LLMExtractor, extraction_intervals, extraction_quality
     from environments.graphrag.extractors import make_extractor
@@ -267,13 +274,14 @@ def register(subparsers: Any) -> None:
     e.add_argument("file", nargs="?", help="a UTF-8 text file of your own (paragraphs separated by blank lines)")
     e.add_argument("--json", action="store_true", help="with FILE: print the triples as JSON")
     e.add_argument("--model", help="also the LLM extractor: local:gemma-3-270m or any provider:model")
-    e.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
+    e.add_argument("--extractor", choices=("rules", "spacy", "llm"),
                    help="rules (the baseline), spacy (the pinned English pipeline) or llm (with --model); "
-                        "without FILE, llm is scored beside the rules")
+                        "default: spacy for FILE, rules for FILE with --world and without FILE (without "
+                        "FILE, llm is scored beside the rules)")
     e.add_argument("--docs", type=int, default=8, help="documents of the dataset to extract from")
     e.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))
-    e.add_argument("--world", type=int, default=1000, help="generated world seed (or a real graph's question seed); "
-                                                           "with FILE, the world whose entities are linked")
+    e.add_argument("--world", type=int, help="generated world seed (or a real graph's question seed), default "
+                                             f"{DEFAULT_WORLD}; with FILE, the world whose entities are linked")
     e.add_argument("--timeout", type=float, default=300.0, help="seconds per local-model call")
     e.add_argument("--max-tokens", type=int, default=160, help="reply tokens per local-model call")
     e.set_defaults(func=cmd_extract)

@@ -29,7 +29,7 @@ from environments.graphrag.extract import extraction_intervals
 from environments.graphrag.extractors import make_extractor
 from environments.graphrag.lexicon import normalise
 from suites.graphrag.scenarios import load_dataset
-from suites.graphrag.userdocs import paragraph_document
+from suites.graphrag.userdocs import DEFAULT_WORLD, paragraph_document
 
 DATA = Path(__file__).with_name("data") / "foreign_prose.jsonl"
 SHA256 = "0d40ba68da4b715c5fb0b9b317a443888f17e805e08af67af6f491690a518672"
@@ -44,7 +44,6 @@ SET_5_SHA256 = "1acec3c3cda93a588731cb8ed6597e9f7b21bf717085182723342981f3e84f54
 SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_OUT, HELD_OUT_SHA256),
         "set-4": (SET_4, SET_4_SHA256), "set-5": (SET_5, SET_5_SHA256)}
 SET_NAMES = {"development": "set-1", "held-out": "set-3"}
-DEFAULT_WORLD = 1000  # `graphrag extract`'s default --world
 SYMMETRIC = frozenset({"colleague_of"})
 
 

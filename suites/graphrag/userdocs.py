@@ -9,6 +9,8 @@ from pathlib import Path
 from agentbed.errors import UsageError
 from environments.graphrag.corpus import Document
 
+DEFAULT_WORLD = 1000  # the generated world whose entities `graphrag extract FILE` links unless --world
+
 
 def split_sentences(text: str) -> list[str]:
     """A user's paragraph as sentences: they end at ., ! or ? before a space."""
@@ -43,3 +45,18 @@ def read_user_documents(path: Path, lines_kept: bool = False) -> list[Document]:
     if not docs:
         raise UsageError(f"{path}: no text to extract from")
     return docs
+
+
+def own_text_extractor(chosen: str | None, about_world: bool = False) -> tuple[str, str]:
+    """The extractor for a user's own files and the note saying why, when ``--extractor`` is not
+    given: ``spacy`` for prose about real people and organisations (it beats the rules on every
+    foreign-prose set's real entities: docs/graphrag-extraction.md), ``rules`` for text about a
+    generated world (``graphrag extract FILE --world N``), whose invented names the rules link
+    through the world's own pages and spaCy's pipeline does not know. The caller prints the note
+    (stderr, after the input was read), so the choice is never hidden."""
+    if chosen:
+        return chosen, ""
+    extractor = "rules" if about_world else "spacy"
+    why = "text about a generated world (--world)" if about_world else "your own text"
+    other = "spacy" if about_world else "rules"
+    return extractor, f"extractor: {extractor} (the default for {why}; --extractor {other} for the other)"

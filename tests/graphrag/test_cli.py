@@ -65,11 +65,13 @@ def test_extract_prints_the_triples_of_a_users_file(tmp_path, capsys):
     text.write_text(f"{person.head} was born in {person.tail}.\n\nZürich\nZürich is located in Schweiz.\n",
                     encoding="utf-8")
     assert main(["graphrag", "extract", str(text), "--world", "1000", "--json"]) == 0
-    got = json.loads(capsys.readouterr().out)
+    printed = capsys.readouterr()
+    got = json.loads(printed.out)
+    assert "extractor: rules (the default for text about a generated world" in printed.err
     assert {"head": person.head, "relation": "born_in", "tail": person.tail, "negated": False, "dated": "",
             "paragraph": 0} in got
     assert any(t["head"] == "Zürich" and t["tail"] == "Schweiz" for t in got)
-    assert main(["graphrag", "extract", str(text)]) == 0
+    assert main(["graphrag", "extract", str(text), "--extractor", "rules"]) == 0
     assert f"1\t{person.head}\tborn_in\t{person.tail}" in capsys.readouterr().out.splitlines()
     assert main(["graphrag", "extract", str(tmp_path / "missing.txt")]) == 2
     assert "missing.txt" in capsys.readouterr().err

@@ -43,6 +43,7 @@ def test_a_dateline_and_a_table_row():
 @pytest.mark.parametrize(("title", "topic"), [
     ("Brask Labs", "Brask Labs"), ("Bank of Kelro", "Bank of Kelro"), ("Fact sheet: Procter & Gamble", "Procter & Gamble"),
     ("Brask Labs - key facts", "Brask Labs"), ("Three days in Kelro", ""), ("Interview: a chemist abroad", ""),
+    ("Profile: Brask Labs", "Brask Labs"), ("Brask Labs: key facts", "Brask Labs"), ("Kelro Bank at a glance", "Kelro Bank"),
     ("", "")])
 def test_a_title_names_its_topic_only_when_it_is_a_name(title, topic):
     assert title_topic(title) == topic
