@@ -5,8 +5,12 @@ Per package (the copy installed in this virtualenv; tests, docs and examples lef
 - import graph: ``environments.cocoder.importgraph.import_graph`` (grimp's scanner, by folder);
 - ast alone: Python's parser over the same modules, nothing else (the floor of any ``ast`` build);
 - dependency graph, cold: ``build_dependency_graph`` with nothing parsed yet (definitions and
-  call sites, re-exports followed: what CoCoder plans on);
+  call sites, re-exports followed: what CoCoder plans on), each module read as its skeleton;
+- whole files, cold: the same graph with every line parsed (``whole_files=True``: how it was built
+  up to issue 55, and how a task's check still reads a package);
 - dependency graph, warm: the same again in the same process (each file parsed once per run).
+Every round also checks that the two cold builds gave the same graph (nodes, edges, attributes and
+their order); the row says "same" or stops.
 Each time is the best of ``--repeat`` rounds (each round runs every measurement once, so a load
 spike falls on all of them); the ratio is to grimp. Timings taken while other work
 runs on the machine are not results: the load average is printed before and after.
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grimp
+import networkx as nx
 
 from environments.cocoder.depgraph import build_dependency_graph, discover_modules, forget_parsed
 from environments.cocoder.importgraph import import_graph
@@ -49,17 +54,30 @@ def row(name: str, repeat: int) -> str:
     folder = Path(next(iter(spec.submodule_search_locations)))
     paths = list(discover_modules(folder).values())
     graph = import_graph(folder)
-    times: dict[str, list[float]] = {k: [] for k in ("grimp", "imports", "ast", "cold", "warm")}
+    times: dict[str, list[float]] = {k: [] for k in ("grimp", "imports", "ast", "cold", "whole", "warm")}
+    built: dict[str, nx.DiGraph] = {}
     for _ in range(repeat):  # one round of every measurement at a time: a load spike hits all of them
         times["grimp"].append(timed(lambda: grimp.build_graph(name, cache_dir=None)))
         times["imports"].append(timed(lambda: import_graph(folder)))
         times["ast"].append(timed(lambda: parse_all(paths)))
         forget_parsed()
-        times["cold"].append(timed(lambda: build_dependency_graph(folder)))
+        times["cold"].append(timed(lambda: built.__setitem__("cold", build_dependency_graph(folder))))
+        forget_parsed()
+        times["whole"].append(timed(lambda: built.__setitem__("whole", build_dependency_graph(folder, whole_files=True))))
+        forget_parsed()
+        build_dependency_graph(folder)
         times["warm"].append(timed(lambda: build_dependency_graph(folder)))
-    t_grimp, t_imports, t_ast, t_cold, t_warm = (min(times[k]) for k in times)
-    cells = [f"{t:.3f} ({t / t_grimp:.2f}x)" for t in (t_imports, t_ast, t_cold, t_warm)]
-    return " | ".join([name, str(len(paths)), str(graph.number_of_edges()), f"{t_grimp:.3f}", *cells])
+        if _dump(built["cold"]) != _dump(built["whole"]):
+            raise SystemExit(f"bench: {name}: the skeleton build's graph differs from the whole-file build's")
+    t_grimp, t_imports, t_ast, t_cold, t_whole, t_warm = (min(times[k]) for k in times)
+    cells = [f"{t:.3f} ({t / t_grimp:.2f}x)" for t in (t_imports, t_ast, t_cold, t_whole, t_warm)]
+    return " | ".join([name, str(len(paths)), str(graph.number_of_edges()), f"{t_grimp:.3f}", *cells, "same"])
+
+
+def _dump(graph: nx.DiGraph) -> tuple:
+    """What a plan can see of a graph, orders included."""
+    return (list(graph.nodes(data=True)), list(graph.edges(data=True)),
+            {n: list(graph.pred[n]) for n in graph}, {n: list(graph.succ[n]) for n in graph})
 
 
 def main() -> None:
@@ -69,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     print("package | modules | edges (import graph) | grimp s | import graph s (x grimp) | ast alone s (x grimp) | "
-          "dependency graph cold s (x grimp) | warm s (x grimp)", flush=True)
+          "dependency graph cold s (x grimp) | whole files cold s (x grimp) | warm s (x grimp) | graphs", flush=True)
     for name in args.packages.split(","):
         print(row(name, args.repeat), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)

@@ -41,6 +41,7 @@ from environments.cocoder.facts import (
     _imports,
     estimate_tokens,
     forget_parsed,
+    gc_paused,
     module_interfaces,
     parse,
     parse_module,
@@ -125,7 +126,8 @@ def build_dependency_graph(package_dir: str | Path, *, collapse_reexports: bool 
     that a syntax error anywhere is refused (the graph is the same).
     """
     paths = discover_modules(Path(package_dir))
-    modules = {name: parse_module(name, path, whole=whole_files) for name, path in paths.items()}
+    with gc_paused():
+        modules = {name: parse_module(name, path, whole=whole_files) for name, path in paths.items()}
     graph = nx.DiGraph(package=Path(package_dir).name)
     for name, facts in modules.items():
         graph.add_node(name, path=str(facts.path), is_init=facts.is_init, work=facts.work,

@@ -288,8 +288,9 @@ def _docstring_end(text: str, first: int, end: int, regions: list[tuple[int, int
 
 def attribute_names(text: str, bound: str, regions: list[tuple[int, int]] | None = None) -> set[str]:
     """The names ``X`` of every ``bound.X`` in code (``bound`` a name or a dotted module path, the
-    chain starting at a name: ``y.bound.X`` does not count), outside comments and strings.
-    Raises :class:`Unsure` for one inside an f-string (the parser reads those as code)."""
+    chain starting at a name: ``y.bound.X`` does not count), outside comments and strings but
+    inside an f-string's replacement fields, which the parser reads as code. Raises
+    :class:`Unsure` where a field's reach is unclear (a format spec, a nested string)."""
     regions = triple_strings(text) if regions is None else regions
     starts = [s for s, _ in regions]
     dot = r"[ \t]*\.[ \t]*"
@@ -302,8 +303,8 @@ def attribute_names(text: str, bound: str, regions: list[tuple[int, int]] | None
             continue
         i = _inside(regions, starts, at)
         if i >= 0:
-            if "f" in text[max(0, regions[i][0] - 2):regions[i][0]].lower():
-                raise Unsure("a use inside an f-string")
+            if _f_prefix(text, regions[i][0]) and _in_field(text, regions[i][0] + 3, at):
+                names.add(m.group(1))
             continue
         line = text.rfind("\n", 0, at) + 1
         j = bisect.bisect_right(starts, at) - 1
@@ -312,23 +313,57 @@ def attribute_names(text: str, bound: str, regions: list[tuple[int, int]] | None
         if _CODE_PREFIX.fullmatch(text, line, at) is not None:
             if not _IMPORT_LINE.match(text, line):  # ``from pkg.mod import x`` is no attribute
                 names.add(m.group(1))
-        elif _in_f_string(text, line, at):
-            raise Unsure("a use inside an f-string")
+            continue
+        opened = _string_start(text, line, at)
+        if opened >= 0 and _f_prefix(text, opened) and _in_field(text, opened + 1, at):
+            names.add(m.group(1))
     return names
 
 
-def _in_f_string(text: str, start: int, at: int) -> bool:
-    """Whether ``at`` (not in code) is inside an f-string that opens on its line after ``start``."""
+def _string_start(text: str, start: int, at: int) -> int:
+    """The opening quote of the one-line string around ``at`` (not in code) on the line that
+    starts at ``start``, or -1 when ``at`` is in a comment."""
     pos = start
     while pos < at:
         c = text[pos]
         if c == "#":
-            return False
+            return -1
         if c in "'\"":
             string = _ONE_STRING.match(text, pos)
             if string is None or string.end() > at:
-                return "f" in text[max(start, pos - 2):pos].lower()
+                return pos
             pos = string.end()
             continue
         pos += 1
-    return False
+    return -1
+
+
+def _f_prefix(text: str, quote: int) -> bool:
+    """Whether the string whose quote is at ``quote`` is an f-string (``f``, ``rf``, ``fr``)."""
+    letters = quote
+    while letters > 0 and quote - letters < 2 and text[letters - 1].isalpha():
+        letters -= 1
+    if letters > 0 and (text[letters - 1].isalnum() or text[letters - 1] == "_"):
+        return False  # a name before the quote (``if"x"``): no prefix at all
+    return text[letters:quote].lower() in ("f", "rf", "fr")
+
+
+_FIELD_TOKEN = re.compile(r"\{\{|\}\}|[{}:!'\"]")
+
+
+def _in_field(text: str, content: int, at: int) -> bool:
+    """Whether ``at`` in an f-string whose text starts at ``content`` is inside a replacement
+    field's expression. Raises :class:`Unsure` for what this count does not follow (a quote, a
+    ``:`` or ``!`` in a field, doubled braces inside one)."""
+    depth = 0
+    for token in _FIELD_TOKEN.finditer(text, content, at):
+        t = token.group()
+        if depth == 0:
+            depth += t == "{"
+        elif t == "{":
+            depth += 1
+        elif t == "}":
+            depth -= 1
+        else:
+            raise Unsure("an f-string field this count does not follow")
+    return depth > 0

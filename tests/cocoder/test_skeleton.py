@@ -84,7 +84,10 @@ STATEMENTS = ["return bb.x", "y = hpkg.b.y(1)", "s = 'bb.not_a_use'", "# bb.nor_
               "from hpkg.b import g", "import json", "from hpkg import TYPE_CHECKING_NOT", "z = bb . spaced",
               "if TYPE_CHECKING:\n    from hpkg.a import h", "def inner():\n    import hpkg.a\n    return hpkg.a.deep",
               "w = [\n1, 2]", "v = 'continued \\\nstring'", "u = '''\ncolumn zero\nbb.in_string\n'''",
-              "return x.bb.not_a_chain", "q = {'import': 1}", "pass", "import_me = 1", "print(bb.z, hpkg.b.z2)"]
+              "return x.bb.not_a_chain", "q = {'import': 1}", "pass", "import_me = 1", "print(bb.z, hpkg.b.z2)",
+              "e = f'{{bb.literal}} {bb.field}'", "e = f'{x!r} {bb.after}'", "e = f'{bb.a:>{bb.w}}'",
+              "e = rf'''\n{bb.triple}\n'''", "e = F'{ {bb.in_set} }'", "e = f\"{d['bb.key']}\"",
+              "if'bb.not_f' in s: pass"]
 TOP = ["import hpkg.b as bb", "import hpkg.b", "from hpkg import b", "from . import b", "from .b import g, h",
        "import os.path", "from typing import TYPE_CHECKING", "if TYPE_CHECKING:\n    from hpkg.b import T",
        "X = 1", "A, B = 1, 2", "d = {}\nd['k'] = 3", "n: int", "LIST = [\n'a',\n'b',\n]", 'DOC = """text\ndef x():\n"""',
@@ -141,3 +144,18 @@ def test_a_syntax_error_in_a_body_is_refused_only_when_every_line_is_read(tmp_pa
     assert set(build_dependency_graph(pkg2)) == {"ok", "ok.x"}  # the planner's graph reads no body
     with pytest.raises(UsageError, match="x.py:2: syntax error"):
         build_dependency_graph(pkg2, whole_files=True)
+
+
+def test_the_garbage_collector_is_back_as_it_was_after_a_build(tmp_path):
+    import gc
+
+    pkg = write_package(tmp_path, {"gcp/__init__.py": "", "gcp/x.py": "import gcp\n"})
+    assert gc.isenabled()
+    build_dependency_graph(pkg)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build_dependency_graph(pkg, whole_files=True)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
