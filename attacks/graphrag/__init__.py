@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attacks.graphrag.adaptive import adaptive_attack, copy_attack, frame_attack, support_attack
+from attacks.graphrag.adaptive import (
+    adaptive_attack,
+    anchored_attack,
+    copy_attack,
+    frame_attack,
+    support_attack,
+)
 from attacks.graphrag.coassert import coassert_attack
 from attacks.graphrag.community import community_injection
 from attacks.graphrag.gragpoison import gragpoison
@@ -24,11 +30,12 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "support": support_attack,
     "frame": frame_attack,
     "adaptive": adaptive_attack,
+    "anchored": anchored_attack,
     "coassert": coassert_attack,
     "tkpa-rules": tkpa_rules,
     "tkpa-sourced": tkpa_sourced,
     "restate": restate_attack,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "anchored", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

@@ -11,9 +11,14 @@ the dated fake claim) and one dated claim per further document, then spends the 
   background degree, no isolated supporters);
 - ``frame``: one document in three restates the *true* claim beside uncorroborated invented
   statements, so the true answer's evidence looks like poison;
+- ``anchored``: every document is a page about an end of the fake claim (the contested entity
+  or the fake object): the fake claim among true facts of that end copied from clean pages, so
+  each counts as a corroborated page about the claim's entity or object
+  (``anchored_corroborated_ends``, issue #51); only true facts are restated;
 - ``adaptive``: the optimiser. Given a surrogate of the deployed defense (the suite builds it
   from TDP's own feature code and trained weights), it tries every mix of framing documents
-  and copy/support statements and keeps, per target, the one the defense scores highest.
+  and copy/support statements, and every split of anchored pages between the entity and the
+  fake object, and keeps, per target, the one the defense scores highest.
 """
 
 from __future__ import annotations
@@ -91,6 +96,29 @@ def craft(dataset: Dataset, target: Target, t: int, rng: random.Random, budget: 
     return docs
 
 
+def craft_anchored(dataset: Dataset, target: Target, t: int, rng: random.Random, budget: AttackBudget, *,
+                   on_object: int) -> list[Document]:
+    """One anchored variant: ``on_object`` pages about the fake object, the rest about the
+    contested entity; each states the fake claim (the first also the dated negation of the true
+    one) and fills its share of the statements with true facts of its subject, none touching
+    the true object (they would also support it)."""
+    table = dataset.table
+    s, r, true, fake = target.fact.head, target.fact.relation, target.fact.tail, target.fake
+    per_doc = max(1, budget.statements // budget.documents)
+    docs = []
+    for j in range(budget.documents):
+        end = fake if j >= budget.documents - on_object else s
+        own = [f for f in dataset.facts if end in (f.head, f.tail) and true not in (f.head, f.tail)
+               and (f.head, f.relation) != (s, r)]
+        own.sort(key=lambda f: (f.head, f.relation, f.tail))
+        rng.shuffle(own)
+        body = [table.sentence(Fact(s, r, true), dated=ATTACK_DATE, negated=True)] if j == 0 else []
+        body.append(table.sentence(Fact(s, r, fake), dated=ATTACK_DATE, variant=j))
+        body += [table.sentence(f, variant=j) for f in own[:per_doc - len(body)]]
+        docs.append(Document(f"adpa{t:03d}-{j}", table.show(end), body, origin="poison"))
+    return docs
+
+
 def _strategy(frames_of: Callable[[AttackBudget], int], copy_share: float):
     def attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget) -> Poisoning:
         out = Poisoning()
@@ -106,20 +134,36 @@ copy_attack = _strategy(lambda b: 0, 1.0)
 support_attack = _strategy(lambda b: 0, 0.0)
 frame_attack = _strategy(lambda b: b.documents // 3, 0.5)
 
+
+def anchored_attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget) -> Poisoning:
+    """Every page about the contested entity (:func:`craft_anchored`)."""
+    out = Poisoning()
+    for t, target in enumerate(plan.targets):
+        for doc in craft_anchored(dataset, target, t, rng, budget, on_object=0):
+            out.add(t, doc, dataset.table)
+    return out
+
+
+# (framing documents, share of copied statements): the mixes TDP's adversarial training searched
 MIXES = [(frames, share) for frames in (0, 1, 2) for share in (0.0, 0.5, 1.0)]
+# pages about the fake object among the anchored pages (the rest are about the entity); issue #51
+ANCHORED_SPLITS = (0, 1, 2, 5)
 
 
 def adaptive_attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget,
-                    surrogate: Surrogate | None = None) -> Poisoning:
+                    surrogate: Surrogate | None = None, anchored: bool = True) -> Poisoning:
     """Per target, the variant the defense's surrogate scores highest (the first mix without a
-    surrogate: then it is the copy attack)."""
+    surrogate: then it is the copy attack). ``anchored=False`` searches only :data:`MIXES`, as
+    the adversarial training that produced the shipped weights did."""
     out = Poisoning()
     for t, target in enumerate(plan.targets):
         best: tuple[float, list[Document]] | None = None
-        for frames, share in MIXES:
-            if frames >= budget.documents:
-                continue
-            docs = craft(dataset, target, t, random.Random(rng.random()), budget, frames=frames, copy_share=share)
+        variants: list[tuple[str, int, float]] = [("mix", f, c) for f, c in MIXES if f < budget.documents]
+        variants += [("anchored", k, 0.0) for k in ANCHORED_SPLITS if anchored and k <= budget.documents]
+        for kind, n, share in variants:
+            g = random.Random(rng.random())
+            docs = (craft(dataset, target, t, g, budget, frames=n, copy_share=share) if kind == "mix"
+                    else craft_anchored(dataset, target, t, g, budget, on_object=n))
             score = surrogate(docs, target) if surrogate is not None else 0.0
             if best is None or score > best[0]:
                 best = (score, docs)

@@ -8,10 +8,14 @@ whether supporting paths are attested by more than one document, whether support
 exist outside the contested documents, their background degree, and their core number once
 the candidate's own documents are removed (a fabricated neighbourhood collapses).
 
-``anchored_corroborated_docs`` counts a claim document only when it is about the claim's entity
-or its object (:func:`document_subject`), where an encyclopedia keeps the fact, and most of its
-other statements are stated elsewhere. Issue #51: without the anchor, a three-sentence attacker
-document with two copied true facts counted as much as a clean page about either end.
+``anchored_corroborated_ends`` counts the claim's ends (its entity, its object) about which a
+claim document is written (:func:`document_subject`), where an encyclopedia keeps the fact,
+whose other statements are mostly stated elsewhere: 0, 1 or 2. Issue #51: without the anchor, a
+three-sentence attacker document with two copied true facts counted as much as a clean page
+about either end; counting documents rather than ends, five attacker pages written about the
+entity (true facts of it copied around the fake claim) outweighed its one real page. A page that
+also retracts the claim ("no longer works for X", :func:`retracting_docs`) anchors nothing: an
+employer's change left the old one stated on two pages and the new one on one.
 """
 
 from __future__ import annotations
@@ -30,14 +34,14 @@ from environments.graphrag.kg import KnowledgeGraph, simple_graph
 RAW_FEATURES = ("common_neighbours", "triangles_at_answer", "clustering_at_answer", "subgraph_edges")
 PROVENANCE_FEATURES = ("claim_documents", "claim_doc_corroboration", "multi_doc_support_paths",
                        "isolated_support_share", "support_background_degree", "support_core_without_own_docs",
-                       "anchored_corroborated_docs", "independent_support_paths")
+                       "anchored_corroborated_ends", "independent_support_paths")
 # Counts that evidence for a candidate can only raise (issue #38): more documents restating a
 # candidate's claim or its neighbourhood never lower any of them, so a ranker with non-negative
 # weights on them (:data:`MONOTONE_FEATURES`) cannot be turned against the truth by restating it.
 COUNT_FEATURES = ("attested_support", "support_background_sum", "support_core_sum")
 FEATURES = RAW_FEATURES + PROVENANCE_FEATURES + COUNT_FEATURES
 MONOTONE_FEATURES = ("common_neighbours", "triangles_at_answer", "subgraph_edges", "claim_documents",
-                     "multi_doc_support_paths", "anchored_corroborated_docs", "independent_support_paths",
+                     "multi_doc_support_paths", "anchored_corroborated_ends", "independent_support_paths",
                      *COUNT_FEATURES)
 # Features that need core numbers without a candidate's documents (the costliest structure).
 _NEEDS_CORES = ("support_core_without_own_docs", "support_core_sum")
@@ -133,6 +137,11 @@ def _support_by_node(kg: KnowledgeGraph, cand: Candidate, s: str, o: str) -> tup
     return to_s, to_o
 
 
+def retracting_docs(kg: KnowledgeGraph, cand: Candidate) -> set[str]:
+    """The candidate's claim documents that also negate its claim (a dated retraction)."""
+    return {kg.statements[i].doc for i in cand.negations if kg.statements[i].tail == cand.answer}
+
+
 def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[str] | None = None) -> np.ndarray:
     """The candidate's feature vector (in :data:`FEATURES` order). With ``needed``, only those
     features are computed and the others are left at 0: a ranker that weighs the others 0 scores
@@ -149,16 +158,18 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
     support = sorted(cand.support_nodes)
 
     corroboration = []
-    anchored = 0  # claim documents about s or o whose other statements are mostly stated elsewhere
-    if want("claim_doc_corroboration", "anchored_corroborated_docs"):
+    anchored: set[str | None] = set()  # ends (s, o) a claim document about them, mostly corroborated, is written on
+    if want("claim_doc_corroboration", "anchored_corroborated_ends"):
         docs_of = statement_documents(kg)
         contested = ctx.contested
+        retracted = retracting_docs(kg, cand)
         for doc in own_docs:
             others = [i for i in kg.by_doc.get(doc, []) if i not in contested]
             if others:
                 # the share of 0/1 values: exact, as np.mean gives it
                 corroboration.append(sum(bool(docs_of[i] - own_docs) for i in others) / len(others))
-                anchored += corroboration[-1] >= 0.5 and document_subject(kg, doc) in (s, o)
+                if corroboration[-1] >= 0.5 and doc not in retracted:
+                    anchored.add(document_subject(kg, doc))
     strong = independent = isolated = outside_sum = 0
     background = []
     by_s, by_o = _support_by_node(kg, cand, s, o)
@@ -198,7 +209,7 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
         isolated / len(support) if support and do_isolated else 0.0,
         float(np.mean(background)) if background else 0.0,
         float(np.mean(core)) if core else 0.0,
-        math.log1p(anchored),
+        math.log1p(len(anchored & {s, o})),
         math.log1p(independent),
         math.log1p(len(support) - isolated) if do_isolated else 0.0,
         math.log1p(outside_sum),

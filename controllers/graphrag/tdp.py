@@ -12,7 +12,7 @@ applied to other graphs without retraining.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +27,7 @@ from controllers.graphrag.candidates import (
     walk_plan,
 )
 from controllers.graphrag.diversity import undersourced_claims
-from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
+from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, retracting_docs
 from controllers.graphrag.plausibility import implausible_claims
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.pipeline import Defense, Query, Verdict
@@ -92,12 +92,12 @@ def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
 
 
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
-                min_sources: int | None = None) -> Defense:
+                min_sources: int | None = None, abstain: bool = False) -> Defense:
     needed = ranker.needed()
 
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
         return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
-                                 min_sources=min_sources, needed=needed)
+                                 min_sources=min_sources, needed=needed, abstain=abstain)
 
     return defend
 
@@ -126,27 +126,36 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     return {i for i in unique if i in loser.claims or i in loser.negations or doc_of[i] in own}
 
 
-def anchored_claim_docs(kg: KnowledgeGraph, entity: str, cand: Candidate) -> int:
-    """Documents stating the candidate's claim whose subject (:func:`document_subject`) is the
-    claim's own entity or its object: the pages an encyclopedia keeps about either end. A count
-    more evidence can only raise."""
-    return sum(document_subject(kg, d) in (entity, cand.answer) for d in cand.claim_docs(kg))
+def anchored_ends(kg: KnowledgeGraph, entity: str, cand: Candidate) -> int:
+    """The claim's ends (its entity, its object) that a document stating the claim is about
+    (:func:`document_subject`): where an encyclopedia keeps the fact. 0, 1 or 2, a count more
+    evidence can only raise; ends, not documents, so writing five pages about the entity counts
+    as one (issue #51). A page that retracts the claim (:func:`retracting_docs`) is no anchor."""
+    pages = cand.claim_docs(kg) - retracting_docs(kg, cand)
+    return len({document_subject(kg, d) for d in pages} & {entity, cand.answer})
 
 
 def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float],
                  tol: float = 1e-9) -> list[Candidate]:
     """The candidates the ranker keeps: those scoring the best score (within ``tol``) and,
-    among tied ones, those most often stated on a page about the claim's entity or its object
-    (:func:`anchored_claim_docs`). A tie that remains is no evidence: none of the tied
+    among tied ones, those stated on pages about more of the claim's ends
+    (:func:`anchored_ends`). A tie that remains is no evidence: none of the tied
     candidates loses evidence and the reader weighs them as it would undefended. Issue #51:
     breaking ties by name let a framing attack win where the undefended reader kept the truth;
     leaving every tie to the reader hands it to whoever wrote most documents."""
     best = max(scores)
     top = [c for c, sc in zip(conflict.candidates, scores, strict=True) if sc >= best - tol]
     if len(top) > 1:
-        anchors = [anchored_claim_docs(kg, conflict.entity, c) for c in top]
+        anchors = [anchored_ends(kg, conflict.entity, c) for c in top]
         top = [c for c, a in zip(top, anchors, strict=True) if a == max(anchors)]
     return top
+
+
+def tampered_step(kg: KnowledgeGraph, entity: str, claims: Iterable[set[int]]) -> bool:
+    """Some claim of a step (``entity``, relation) sits in a page about a third entity
+    (:func:`off_subject_statement`): clean pages state a neighbour's fact only beside their own
+    link to it, an edit of the old object's page (TKPA) leaves the claim without one."""
+    return any(off_subject_statement(kg, entity, i) for ids in claims for i in ids)
 
 
 def merged(candidates: Sequence[Candidate]) -> Candidate:
@@ -165,7 +174,8 @@ def merged(candidates: Sequence[Candidate]) -> Candidate:
 def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int], ranker: PairwiseRanker,
                       subject_check: bool = True, keep_sets: bool = False,
                       plausibility: float | None = None, min_sources: int | None = None,
-                      every_feature: bool = False, needed: frozenset[str] | None = None) -> Verdict:
+                      every_feature: bool = False, needed: frozenset[str] | None = None,
+                      abstain: bool = False) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_statement`, against TKPA's edits; only
@@ -176,6 +186,10 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     the graph's claims of its relation close at least this often (:func:`implausible_claims`).
     ``min_sources``: also remove an uncontested claim that fewer documents of distinct
     provenance state (:func:`undersourced_claims`).
+    ``abstain``: at a step where a page about a third entity states one of the claims
+    (:func:`off_subject_statement`: the trace an edit of the old object's page leaves), remove
+    every claim of the step, contested or not, so the reader answers nothing rather than what
+    the edited evidence says (:func:`tampered_step`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim). Only the features the ranker weighs (``needed``, by default
     :meth:`PairwiseRanker.needed`) are computed, unless ``every_feature`` (the reference the
@@ -185,6 +199,10 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     needed = None if every_feature else (ranker.needed() if needed is None else needed)
 
     def settle(conflict: Conflict) -> list[str]:
+        if abstain and tampered_step(kg, conflict.entity, [c.claims for c in conflict.candidates]):
+            remove({i for c in conflict.candidates for i in c.claims})
+            alive.difference_update(verdict.removed)
+            return []
         ctx = QueryContext(kg, alive, conflict)
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
         top = tied_winners(kg, conflict, scores)
@@ -205,6 +223,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         verdict.suspicion.update(dict.fromkeys(claims, 1.0))
 
     def check(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
+        if abstain and tampered_step(kg, entity, objects.values()):
+            remove({i for claims in objects.values() for i in claims})
         for claims in objects.values():
             # only the off-subject statements themselves (issue #51): whether one is off-subject
             # depends on its own document alone, so a page restating a true claim about a third

@@ -95,8 +95,8 @@ def is_global(question_id: str) -> bool:
 
 # TDP variants with a ranker of their own: ``adaptive`` aims at that ranker (white-box); against
 # every other defense it aims at the deployed ``tdp`` (the variants with a check share its ranker).
-# ``tdp-static`` stays a transfer target: the demo reports adaptive-vs-tdp as static -> trained.
-OWN_RANKERS = ("tdp-mix", "tdp-raw")
+# Issue #51: ``tdp-static`` too (it was a transfer target, attacked with ``tdp``'s weights).
+OWN_RANKERS = ("tdp-static", "tdp-mix", "tdp-raw")
 
 
 def adaptive_target(defense: str) -> str:

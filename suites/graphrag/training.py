@@ -53,7 +53,9 @@ def training_pairs(worlds: Sequence[int] = TRAIN_WORLDS, attacks: Sequence[str] 
     sources += [(0, load_real(name)) for name in graphs]
     for seed, data in sources:
         for attack in attacks:
-            knowledge: dict[str, Any] = {"surrogate": tdp_surrogate(against, data)} if attack == "adaptive" and against else {}
+            knowledge: dict[str, Any] = {}
+            if attack == "adaptive" and against:  # the 9 mixes the shipped weights were trained on
+                knowledge = {"surrogate": tdp_surrogate(against, data), "anchored": False}
             built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none", **knowledge)
             kg, clean_facts = built.index.kg, set(data.facts)
             for q in data.questions[:targets]:

@@ -14,7 +14,7 @@ from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import PairwiseRanker, anchored_claim_docs
+from controllers.graphrag.tdp import PairwiseRanker, anchored_ends
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -41,10 +41,12 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
         gap = scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
         if abs(gap) > TIE:
             return gap
-        # a tie goes to the candidate more pages about its ends state (TDP's tie-break), else to the reader
-        anchors = {c.answer: anchored_claim_docs(kg, s, c) for c in conflict.candidates}
+        # a tie goes to the candidate pages about more of its ends state (TDP's tie-break); one
+        # left even removes nothing and leaves the fake to the reader, which beats losing it
+        anchors = {c.answer: anchored_ends(kg, s, c) for c in conflict.candidates}
         rival = max((v for a, v in anchors.items() if a != target.fake), default=0)
-        return TIE * (anchors.get(target.fake, 0) - rival) / 2
+        lead = anchors.get(target.fake, 0) - rival
+        return TIE * lead / 2 if lead else TIE / 4
 
     return margin
 

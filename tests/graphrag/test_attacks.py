@@ -107,8 +107,43 @@ def test_adaptive_attack_keeps_the_variant_the_surrogate_scores_highest(world):
 
     poisoning = adaptive_attack(world, plan, random.Random(0), budget, surrogate=likes_framing)
     poisoning.check(budget)
-    assert set(seen) == {0, 1, 2} and len(seen) == 9 * len(plan.targets)
+    # 9 mixes, then 4 splits of anchored pages (no framing document in them)
+    assert set(seen) == {0, 1, 2} and len(seen) == 13 * len(plan.targets)
     assert sum(d.id.startswith("adpf") for d in poisoning.added) == 2 * len(plan.targets)
+    seen.clear()
+    adaptive_attack(world, plan, random.Random(0), budget, surrogate=likes_framing, anchored=False)
+    assert len(seen) == 9 * len(plan.targets)  # what TDP's adversarial training searches
+
+
+def test_anchored_pages_are_about_an_end_of_the_fake_claim_and_restate_only_truths(world):
+    """Issue #51: every page of the anchored attacker is about the contested entity or the fake
+    object (as TDP reads a page's subject) and states, besides the fake claim and the true
+    claim's negation, only true facts of its subject."""
+    from attacks.graphrag.adaptive import craft_anchored
+    from controllers.graphrag.candidates import document_subject
+    from environments.graphrag.corpus import Fact
+    from environments.graphrag.kg import KnowledgeGraph
+    from environments.graphrag.lexicon import LexiconExtractor
+
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    extract = LexiconExtractor(sorted(world.table.phrases))
+    facts = set(world.facts)
+    anchored = pages = 0
+    for t, target in enumerate(plan.targets):
+        docs = craft_anchored(world, target, t, random.Random(t), AttackBudget.of(5), on_object=2)
+        kg = KnowledgeGraph(extract(docs, context=[*world.documents, *docs]))
+        subjects = [document_subject(kg, d.id) for d in docs]
+        # the rule extractor misses some sentences, and a page of fewer than 3 statements is
+        # about nobody: the attacker then loses that anchor (it does not pick readable phrasings)
+        assert all(x in (target.fact.head, None) for x in subjects[:3]), subjects
+        assert all(x in (target.fake, None) for x in subjects[3:]), subjects
+        anchored += sum(x is not None for x in subjects)
+        pages += len(docs)
+        for d in docs:
+            for _, c in d.claims:
+                assert c.fact in facts or c.fact == Fact(target.fact.head, target.fact.relation, target.fake) \
+                    or (c.negated and c.fact == target.fact), c
+    assert anchored >= 0.5 * pages, (anchored, pages)
 
 
 def test_white_box_surrogate_agrees_with_the_deployed_defense(world):

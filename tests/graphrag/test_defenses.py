@@ -140,4 +140,26 @@ def test_tdp_mix_is_a_defense_and_the_adaptive_attack_aims_at_it():
     assert "tdp-mix" in DEFENSES and callable(make_defense("tdp-mix"))
     assert adaptive_target("tdp-mix") == "tdp-mix" and adaptive_target("tdp") == adaptive_target("none") == "tdp"
     assert adaptive_target("tdp-raw") == "tdp-raw" and adaptive_target("tdp-plausible") == "tdp"
+    assert adaptive_target("tdp-static") == "tdp-static"  # its own weights, not a transfer from tdp's
     assert recipe()["mix_graphs"] == list(MIX_GRAPHS) and "umls" not in MIX_GRAPHS and "kinships" not in MIX_GRAPHS
+
+
+def test_anchored_ends_count_ends_not_pages_and_no_retracting_page():
+    """Issue #51: five attacker pages about the entity anchor the fake at one end, as the
+    entity's one real page anchors the truth; a page that states a claim and retracts it (an
+    employer's change: "worked for Old ... no longer works for Old") anchors nothing."""
+    from controllers.graphrag.candidates import build_conflict
+    from controllers.graphrag.tdp import anchored_ends
+    from environments.graphrag.corpus import Statement
+    from environments.graphrag.kg import KnowledgeGraph
+
+    own = [("Ann Lee", "born_in", "Oldtown"), ("Ann Lee", "lives_in", "Oldtown"), ("Ann Lee", "studied_at", "Uni")]
+    person = _page("ann", [("Ann Lee", "works_for", "New Co"), ("Ann Lee", "works_for", "Old Co"), *own])
+    person.append(Statement("Ann Lee", "works_for", "Old Co", "ann", "ann#c0", negated=True, dated="2020/01/01"))
+    old_page = _page("old", [("Old Co", "based_in", "Oldtown"), ("Ann Lee", "works_for", "Old Co"),
+                             ("Old Co", "founded_by", "Bob Ray")])
+    fakes = [s for k in range(5) for s in _page(f"fake{k}", [("Ann Lee", "works_for", "Fake Co"), *own])]
+    kg = KnowledgeGraph(person + old_page + fakes)
+    conflict = build_conflict(kg, set(range(len(kg.statements))), "Ann Lee", "works_for")
+    ends = {c.answer: anchored_ends(kg, "Ann Lee", c) for c in conflict.candidates}
+    assert ends == {"Fake Co": 1, "New Co": 1, "Old Co": 1}

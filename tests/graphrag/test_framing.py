@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from controllers.graphrag.candidates import build_conflict, interpret_query
-from controllers.graphrag.tdp import PairwiseRanker, anchored_claim_docs, resolve_conflicts
+from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, resolve_conflicts
 from environments.graphrag.kg import local_search
 from environments.graphrag.pipeline import Query
 from suites.graphrag.report import run_cell
@@ -38,7 +38,7 @@ def test_ties_go_to_anchored_claims_and_otherwise_remove_nothing(world, attack):
         if conflict is None:
             continue
         removed = resolve_conflicts(kg, Query(q.text), retrieved, blind, subject_check=False).removed
-        anchors = [anchored_claim_docs(kg, conflict.entity, c) for c in conflict.candidates]
+        anchors = [anchored_ends(kg, conflict.entity, c) for c in conflict.candidates]
         even = len(set(anchors)) == 1
         seen[even] += 1
         for c, a in zip(conflict.candidates, anchors, strict=True):

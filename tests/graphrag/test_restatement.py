@@ -3,7 +3,11 @@ facts (their own subject's, and one true fact of a question's gold path) never t
 the TDP-defended reader answers correctly into a wrong one, on generated worlds and real graphs,
 clean and under attack. Before issue #51, TDP's off-subject check (against TKPA's edits) deleted
 every statement of a claim that a page about a third entity stated, unless the object's own page
-stated it too, so five such pages cut accuracy from 0.96 to 0.70."""
+stated it too, so five such pages cut accuracy from 0.96 to 0.70.
+
+The same holds for pages written *as* pages about the question's own entities (``anchored``):
+each about an entity of the gold path, stating true facts of it and one true fact of the path
+(the anchored-restatement attacker's pages, minus the fake claim)."""
 
 import random
 
@@ -40,6 +44,24 @@ def third_entity_pages(data, question, rng, pages):
     return docs
 
 
+def anchored_pages(data, question, rng, pages):
+    """``pages`` documents, each titled with and about an entity of the question's gold path: up
+    to three true facts of that entity, and, at a random place, a true fact of the path naming it."""
+    docs = []
+    for k in range(pages):
+        fact = rng.choice(question.path)
+        end = rng.choice([fact.head, fact.tail])
+        own = sorted((f for f in data.facts if end in (f.head, f.tail) and f != fact),
+                     key=lambda f: (f.head, f.relation, f.tail))
+        body = [data.table.sentence(f, variant=k) for f in rng.sample(own, min(3, len(own)))]
+        body.insert(rng.randrange(len(body) + 1), data.table.sentence(fact, variant=k + 1))
+        docs.append(Document(f"anchored-{question.id}-{k}", data.table.show(end), body))
+    return docs
+
+
+PAGES = {"third": third_entity_pages, "anchored": anchored_pages}
+
+
 def defended_answer(kg, question, defense):
     query = Query(question.text)
     reading = interpret_query(kg, query)
@@ -52,8 +74,8 @@ def defended_answer(kg, question, defense):
     return answer_chain(rows, reading.topic, reading.plan)
 
 
-def flips_under_restatement(data, kg, questions, defense, seed, pages=5):
-    """(questions answered correctly before, of them wrong after adding the pages)."""
+def flips_under_restatement(data, kg, questions, defense, seed, pages=5, kind="third"):
+    """(questions answered correctly before, of them wrong after adding the pages of ``kind``)."""
     extract = LexiconExtractor(sorted(data.table.phrases))
     rng = random.Random(seed)
     correct = flipped = 0
@@ -61,7 +83,7 @@ def flips_under_restatement(data, kg, questions, defense, seed, pages=5):
         before = defended_answer(kg, q, defense)
         if not (before and is_correct(before, q)):
             continue
-        docs = third_entity_pages(data, q, rng, pages)
+        docs = PAGES[kind](data, q, rng, pages)
         assert all(c.fact in set(data.facts) and not c.negated for d in docs for _, c in d.claims)
         grown = KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])], glosses=kg.glosses)
         after = defended_answer(grown, q, defense)
@@ -73,19 +95,22 @@ def flips_under_restatement(data, kg, questions, defense, seed, pages=5):
 DATASETS = [("world", 1000), ("world", 1001), ("nations", 0), ("umls", 0), ("geonames", 0)]
 
 
+@pytest.mark.parametrize("kind", sorted(PAGES))
 @pytest.mark.parametrize(("name", "seed"), DATASETS)
-def test_true_pages_about_third_entities_never_flip_a_correct_tdp_answer(name, seed, request):
+def test_true_pages_never_flip_a_correct_tdp_answer(name, seed, kind, request):
     if name in ("nations", "umls"):
         request.getfixturevalue("nations_available")
     data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
     kg = build_index(data.documents, data.table, community_method="none").kg
-    correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp"), seed)
+    correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp"), seed, kind=kind)
     assert correct >= 10 and flipped == 0, (correct, flipped)
 
 
-@pytest.mark.parametrize("attack", ["gragpoison", "frame"])
-def test_true_pages_never_flip_a_correct_tdp_answer_under_attack(attack):
+@pytest.mark.parametrize("kind", sorted(PAGES))
+@pytest.mark.parametrize("attack", ["gragpoison", "frame", "anchored"])
+def test_true_pages_never_flip_a_correct_tdp_answer_under_attack(attack, kind):
     data = generate_world(1000)
     built = poisoned_index(data, attack, targets=12, seed=1000, community_method="none")
-    correct, flipped = flips_under_restatement(data, built.index.kg, data.questions, make_defense("tdp"), 7)
+    correct, flipped = flips_under_restatement(data, built.index.kg, data.questions, make_defense("tdp"), 7,
+                                               kind=kind)
     assert correct >= 10 and flipped == 0, (correct, flipped)
