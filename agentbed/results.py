@@ -92,7 +92,10 @@ def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any)
     suites = sorted({str(m["suite"]) for m in metrics if isinstance(m, dict) and m.get("suite")})
     doc = {"format": FORMAT, "provenance": provenance(suites), **extra, "metrics": metrics}
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        # json.dump writes the encoder's pieces as they come: the bytes of json.dumps without its
+        # whole text (and the list of pieces it joins: tens of MiB for 100,000 units) in memory
+        json.dump(doc, fh, indent=1, sort_keys=True)
     tmp.replace(path)
     return path
 
