@@ -130,6 +130,8 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
             who = state.last.get("thing") or state.organisation or who
         if not who and kind == "person":  # no person yet: the nearest one named before it in the line
             who = next((e.name for e in reversed(ents) if e.kind == "person" and e.end <= token.i), "")
+            if not who and state.topic not in state.people:  # a topic that is no person: the last person named
+                who = state.person
         return [who or state.topic] if (who or state.topic) else []
     if token.pos_ == "NOUN" and any(c.lower_ in ("the", "this") for c in token.children):
         if token.lemma_.lower() in ORG_NOUNS or not state.last.get("person"):  # "the company", "the striker"

@@ -248,6 +248,8 @@ class SpacyExtractor:
         orgs = [e.name for e in ents if organisation_shaped(e.name)] or \
             [e.name for e in ents if doc[e.start].ent_type_ == "ORG"]  # a name's shape before spaCy's label
         state.organisation = orgs[-1] if orgs else state.organisation
+        state.person = next((e.name for e in reversed(ents) if e.kind == "person"), state.person)
+        state.people.update(e.name for e in ents if e.kind == "person")
         for e in ents:  # the subject of this line is the next pronoun's antecedent
             if is_subject(doc, e):
                 state.last[e.kind] = e.name

@@ -54,6 +54,8 @@ class State:
     addressee: str = ""  # the person a question's "you" is (a vocative "Dr Jane Roe, you ...")
     place: str = ""  # the last place an object named ("there")
     organisation: str = ""  # the last organisation named, subject or not ("the company")
+    person: str = ""  # the last person named, subject or not ("she" when no person was a subject)
+    people: set[str] = field(default_factory=set)  # every name read as a person's
     kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
 
 

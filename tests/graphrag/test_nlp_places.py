@@ -1,7 +1,8 @@
 """Places within places, an organisation's sites, a fact sheet's listed values and a person's
 role, read by the spaCy extractor (environments/graphrag/nlp_places.py, nlp_roles.py, the office
 cues of nlp_lines.SPACY_CUES), on invented sentences: one per error class of set 5's development
-reading, and what each class must not read (lists, people, "a leader in", a former role)."""
+reading, and what each class must not read (lists, people, "a leader in", a former role); and
+"she" when no person was a subject: the last person named, not the document's topic."""
 
 from __future__ import annotations
 
@@ -82,6 +83,13 @@ def test_a_role_without_of_works_for_the_organisation(spacy_extract):
     assert {("Ann Orvel", "works_for", "Brask Labs", False), ("Tom Vasquez", "works_for", "Brask Labs", False)} <= got
     got = triples(spacy_extract, "Brask Labs makes bread in Lima.\nAnn Orvel was its president until 2001.")
     assert not any(r == "works_for" for _, r, _, _ in got)
+
+
+def test_she_is_the_last_person_named_when_no_person_was_a_subject(spacy_extract):
+    got = triples(spacy_extract, "Q: Who started the Kelro Reading Club?\nA: The teacher Ann Orvel, in 1977. "
+                                 "The club is still based in Nairobi.\nQ: Where was she born?\nA: In Mombasa.")
+    assert ("Ann Orvel", "born_in", "Mombasa", False) in got
+    assert not any(h == "Kelro Reading Club" and r == "born_in" for h, r, _, _ in got)
 
 
 @settings(max_examples=200, deadline=None)
