@@ -16,6 +16,7 @@ spike falls on all of them); the ratio is to grimp. Timings taken while other wo
 runs on the machine are not results: the load average is printed before and after.
 
 Run: .venv/bin/python bench/cocoder_graph.py [--packages networkx,ray] [--repeat 3]
+     .venv/bin/python bench/cocoder_graph.py --same-on flask,scipy,openai  (graphs compared, no timing)
 """
 
 from __future__ import annotations
@@ -46,12 +47,16 @@ def parse_all(paths: list[Path]) -> None:
         ast.parse(path.read_bytes())
 
 
-def row(name: str, repeat: int) -> str:
-    """One package's line of the table."""
+def _installed(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"bench: {name} is not installed in this environment")
-    folder = Path(next(iter(spec.submodule_search_locations)))
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def row(name: str, repeat: int) -> str:
+    """One package's line of the table."""
+    folder = _installed(name)
     paths = list(discover_modules(folder).values())
     graph = import_graph(folder)
     times: dict[str, list[float]] = {k: [] for k in ("grimp", "imports", "ast", "cold", "whole", "warm")}
@@ -84,7 +89,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--packages", default="networkx,ray")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--same-on", default="", metavar="PKGS",
+                        help="only check, for these installed packages (comma-separated), that the skeleton build's "
+                             "graph is the whole-file build's; no timing")
     args = parser.parse_args()
+    if args.same_on:
+        for name in args.same_on.split(","):
+            folder = _installed(name)
+            forget_parsed()
+            whole = _dump(build_dependency_graph(folder, whole_files=True))
+            forget_parsed()
+            same = _dump(build_dependency_graph(folder)) == whole
+            print(f"{name} | {len(whole[0])} modules | {'same' if same else 'DIFFERENT'}", flush=True)
+        return
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     print("package | modules | edges (import graph) | grimp s | import graph s (x grimp) | ast alone s (x grimp) | "
           "dependency graph cold s (x grimp) | whole files cold s (x grimp) | warm s (x grimp) | graphs", flush=True)
