@@ -76,3 +76,22 @@ def test_rerunning_the_recorded_command_on_a_sample_gives_the_committed_bytes(pa
         {k: v for k, v in theirs.items() if k not in changed | {"target_options"}}
     assert {k: v for k, v in mine["target_options"].items() if k != "games"} == \
         {k: v for k, v in theirs["target_options"].items() if k != "games"}
+
+
+@pytest.mark.parametrize("path", [*RECORDS, *CURVES], ids=lambda p: p.name)
+def test_a_development_set_in_parts_is_one_configuration_split_by_skip_games(path):
+    """The parts a curve (or the headline) draws from are the same build command but for which games
+    (``--skip-games``) and the file: together they are what one build over all their games writes."""
+    from suites.oversight.record import training_files
+
+    files = training_files(json.loads(path.read_text(encoding="utf-8")))
+    commands, games = [], []
+    for name in files:
+        data = Dataset.load(DATA / name)
+        argv = _argv(data)
+        skip = int(argv[argv.index("--skip-games") + 1]) if "--skip-games" in argv else 0
+        assert skip == data.provenance["config"]["skip_games"] == len(games)  # contiguous, in order
+        games += data.provenance["games"]
+        commands.append([a for n, a in enumerate(argv) if a not in ("--skip-games", "--out")
+                         and argv[n - 1] not in ("--skip-games", "--out")])
+    assert all(c == commands[0] for c in commands) and len(set(games)) == len(games)
