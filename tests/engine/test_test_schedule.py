@@ -46,9 +46,10 @@ def test_files_go_longest_first_and_an_unknown_slow_file_before_an_unknown_quick
     items = [_Item(tests / "x" / "test_cheap.py", "a"), _Item(tests / "x" / "test_quick.py", "b"),
              _Item(tests / "x" / "test_new_slow.py", "c"), _Item(tests / "x" / "test_new_slow.py", "d", ("docker",)),
              _Item(tests / "x" / "test_dear.py", "e"), _Item(tests / "x" / "test_dear.py", "f"),
-             _Item(tests / "x" / "test_cheap.py", "g")]
+             _Item(tests / "x" / "test_cheap.py", "g"), _Item(Path("/elsewhere/test_out.py"), "z")]
     conftest.pytest_collection_modifyitems(None, items)
-    assert [i.name for i in items] == ["e", "f", "c", "d", "a", "g", "b"]  # a file's tests keep their order
+    # a file's tests keep their order; one outside the repository is unknown, named by its path
+    assert [i.name for i in items] == ["e", "f", "c", "d", "a", "g", "z", "b"]
 
 
 def test_an_exclusive_groups_files_are_one_unit_costed_together(tmp_path, monkeypatch):
