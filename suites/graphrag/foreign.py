@@ -41,8 +41,10 @@ SET_4 = DATA.with_name("foreign_prose_4.jsonl")  # real entities, the writer's s
 SET_4_SHA256 = "9612ee12cb58f6e334244e850f26c1b43bb7b7a0826130136d3aee4a317927b1"
 SET_5 = DATA.with_name("foreign_prose_5.jsonl")  # a new writer, set 4's format; held out (see its .md)
 SET_5_SHA256 = "1acec3c3cda93a588731cb8ed6597e9f7b21bf717085182723342981f3e84f54"
+SET_6 = DATA.with_name("foreign_prose_6.jsonl")  # a third new writer, set 4's format; held out (see its .md)
+SET_6_SHA256 = "38757c3050d1bb350fae2d37eedd5ccf8e58d8e7f9b2ed60aba3d60b77d99040"
 SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_OUT, HELD_OUT_SHA256),
-        "set-4": (SET_4, SET_4_SHA256), "set-5": (SET_5, SET_5_SHA256)}
+        "set-4": (SET_4, SET_4_SHA256), "set-5": (SET_5, SET_5_SHA256), "set-6": (SET_6, SET_6_SHA256)}
 SET_NAMES = {"development": "set-1", "held-out": "set-3"}
 SYMMETRIC = frozenset({"colleague_of"})
 
@@ -198,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.versus:
         for kind in ("world", "real", "all"):
             chosen = [p for p in load_paragraphs(path) if kind in ("all", p.kind)]
+            if not chosen:  # a set of real entities only has no world row (it would print NaN)
+                continue
             d = paired_difference(chosen, args.extractor, args.versus)
             print(f"{kind}: {args.extractor} - {args.versus}: " + ", ".join(
                 f"{k} {v.estimate:+.3f} [{v.low:+.3f}, {v.high:+.3f}]" for k, v in d.items()))
@@ -222,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _print(title: str, scores: dict[str, dict[str, Any]], sha: str) -> None:
+    scores = {kind: row for kind, row in scores.items() if row["paragraphs"]}  # no empty kind: its rates are NaN
     print(f"foreign prose (frozen set, sha256 {sha[:12]}...): {title}")
     print(f"{'kind':6} {'paras':>5} {'gold':>5} {'got':>5}  precision [95% CI]    recall [95% CI]")
     for kind, row in scores.items():
