@@ -154,6 +154,20 @@ def _record_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
                   f"{record['configuration']['description']}. {files}. Evaluated by: {record['command']}")]
 
 
+def _over_draws(record: dict[str, Any]) -> str:
+    """The same ratio over training draws, from the committed curve scored on the same held-out data."""
+    path = DATA / "curve-alfworld.json"
+    if not path.is_file():
+        return ""
+    curve = json.loads(path.read_text(encoding="utf-8"))
+    if curve.get("datasets", {}).get("heldout", {}).get("sha256") != record["datasets"]["heldout"]["sha256"]:
+        return ""
+    full = curve["points"][-1]
+    iv = full["ratio"]["scalar-selected"]
+    return (f"; over {full['draws']} bootstrap draws of the {full['size']} development games "
+            f"{iv['estimate']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}] ({path.name})")
+
+
 def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
     """The one-screen lines: the held-out headline (the comparison the paper makes beside the
     paper's number, and ours against the scalar policy chosen on training folds), whether there was
@@ -173,7 +187,8 @@ def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, An
         finding("held out: ratio AC / two-action routing", iv(r["ratios"]["scalar"]), paper=PAPER_RATIO,
                 note=f"the paper's comparison; {where}; scripted base agents"),
         finding("held out: ratio AC / scalar-only chosen on training folds", iv(r["ratios"]["selected_scalar_only"]),
-                paper="none (the paper compares with threshold routing)", note=f"regime: {r['regime']}"),
+                paper="none (the paper compares with threshold routing)",
+                note=f"regime: {r['regime']}{_over_draws(record)}"),
         finding("room for control: always-defer utility / oracle's", iv(spread["defer_to_oracle_utility"]),
                 note=f"best action is not defer at {spread['share_best_not_primary']['estimate']:.2f} of checkpoints"),
         finding("cost-derived rule: regret Platt - raw", iv(r["calibration"]["cost-rule+platt - cost-rule"]),

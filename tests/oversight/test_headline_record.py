@@ -27,3 +27,10 @@ def test_the_headline_is_the_default_configuration_on_the_datasets_it_names():
     assert not set(dev.provenance["games"]) & set(held.provenance["games"])
     assert record["result"]["games"] == len(held.provenance["games"])
 
+
+
+def test_the_demo_gives_the_headline_ratio_over_training_draws_too():
+    from suites.oversight.suite import findings
+
+    lines = findings(load_headline(), {"verified": True, "identical": 1, "expected": 1, "games": ["g"], "rows": 1})
+    assert "bootstrap draws of the" in lines[1]["note"] and "curve-alfworld.json" in lines[1]["note"]
