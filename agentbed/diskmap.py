@@ -101,3 +101,14 @@ class DiskMap:
             self._db.close()
         except Exception:  # noqa: BLE001 - a half-built map, or the interpreter shutting down
             pass
+
+
+def sorted_difference(have: Iterator[str], other: Iterator[str]) -> Iterator[str]:
+    """The keys of sorted ``have`` that sorted ``other`` lacks, as ``sorted(set(have) - set(other))``
+    would give them, in one merge of the two streams (a DiskMap's keys come sorted)."""
+    current = next(other, None)
+    for key in have:
+        while current is not None and current < key:
+            current = next(other, None)
+        if current != key:
+            yield key

@@ -37,7 +37,7 @@ from json.encoder import encode_basestring_ascii as _ascii
 from pathlib import Path
 from typing import Any
 
-from agentbed.diskmap import DiskMap
+from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.files import write_atomic_chunks
 from agentbed.seal import key_id, mac, mac_ok
 from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
@@ -253,20 +253,9 @@ class ManifestWriter:
     def finish(self, files: list[str]) -> bool:
         """Seal the run's final state: complete when every expected episode has finished."""
         with self._lock:
-            complete = _covers(self.episodes.keys(), self.expected.keys())
+            complete = not any(True for _ in sorted_difference(self.expected.keys(), self.episodes.keys()))
             self.write(complete=complete, final=True, files=files)
             return complete
-
-
-def _covers(have: Iterator[str], want: Iterator[str]) -> bool:
-    """Whether sorted ``have`` holds every key of sorted ``want`` (a merge of the two streams)."""
-    current = next(have, None)
-    for key in want:
-        while current is not None and current < key:
-            current = next(have, None)
-        if current != key:
-            return False
-    return True
 
 
 def load(root: Path) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from agentbed import manifest as mf
 from agentbed.binding import mismatch
-from agentbed.diskmap import DiskMap
+from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.errors import UsageError
 from agentbed.log import verify_and_read
 from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
@@ -89,7 +89,7 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
         doc = {**doc, "episodes": None}  # the list is in ``sealed`` now
     final = bool(doc and doc["final"])
     indexed, finished = _index(root, expected, sealed, final, out)
-    for eid in _missing(sealed.keys(), indexed.keys()):
+    for eid in sorted_difference(sealed.keys(), indexed.keys()):
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
     out.indexed = indexed
     layout = read_run(root, manifest=doc)
@@ -98,7 +98,7 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     if doc:
         _files(root, doc, indexed, out)
     n_sealed = len(sealed)
-    same = n_sealed == planned and not any(True for _ in _missing(sealed.keys(), expected.keys()))
+    same = n_sealed == planned and not any(True for _ in sorted_difference(sealed.keys(), expected.keys()))
     complete = bool(doc and doc["complete"] and final) and finished == planned and same
     if doc and doc["complete"] and not same:
         out.add(f"{root / mf.MANIFEST}: says complete but seals {n_sealed} of {planned} planned episodes")
@@ -109,16 +109,6 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     out.summary = f"run {'complete' if complete else 'incomplete'} (id {out.run_id or '?'}), " \
                   f"{planned} episodes planned, {_seal_words(doc, key)}"
     return out
-
-
-def _missing(have: Iterator[str], other: Iterator[str]) -> Iterator[str]:
-    """The keys of sorted ``have`` that sorted ``other`` lacks (``sorted(set(have) - set(other))``)."""
-    current = next(other, None)
-    for key in have:
-        while current is not None and current < key:
-            current = next(other, None)
-        if current != key:
-            yield key
 
 
 def _union(a: Iterator[str], b: Iterator[str]) -> Iterator[str]:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentbed import manifest
-from agentbed.diskmap import DiskMap
+from agentbed.diskmap import DiskMap, sorted_difference
 
 # any text, lone surrogates included: the order must be Python's str order whatever the ids are
 keys = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)
@@ -74,3 +74,12 @@ def test_a_manifest_of_thousands_is_the_built_one():
         kw = dict(run_id="cd" * 16, complete=True, final=True, files={}, key=key, expected=2051)
         built = json.dumps(manifest.build(plan, episodes, **kw), sort_keys=True).encode("utf-8")
         assert b"".join(manifest.manifest_bytes(plan, sorted(episodes.items()), **kw)) == built
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sets(keys, max_size=30), st.sets(keys, max_size=30))
+def test_sorted_difference_is_the_set_difference_in_order(have, other):
+    """What verify (sealed but not indexed) and the seal (planned but not sealed) ask of two
+    sorted key streams."""
+    assert list(sorted_difference(iter(sorted(have)), iter(sorted(other)))) == sorted(have - other)
+
