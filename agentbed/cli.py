@@ -32,8 +32,8 @@ class _Parser(argparse.ArgumentParser):
 # module of the verb about to run is imported (``cli_run`` alone pulls in gymnasium and numpy);
 # the others are placeholders whose help is read from their source.
 BUILTIN_VERBS: dict[str, str] = {
-    "list": "agentbed.cli_list", "run": "agentbed.cli_run", "gate": "agentbed.cli_run",
-    "report": "agentbed.cli_run", "export": "agentbed.cli_run", "demo": "agentbed.cli_demo",
+    "list": "agentbed.cli_list", "run": "agentbed.cli_run", "gate": "agentbed.cli_verdicts",
+    "report": "agentbed.cli_verdicts", "export": "agentbed.cli_verdicts", "demo": "agentbed.cli_demo",
     "verify": "agentbed.cli_logs", "replay": "agentbed.cli_logs", "branch": "agentbed.cli_logs",
     "view": "agentbed.view.cli",
 }

@@ -58,19 +58,21 @@ def test_a_workload_verb_is_loaded_when_it_runs(capsys):
     assert "--games" in capsys.readouterr().out
 
 
-def test_a_built_in_verb_loads_its_module_and_only_its_module():
+@pytest.mark.parametrize(("argv", "module"), [(["verify", "x"], "agentbed.cli_logs"),
+                                             (["gate", "x", "--baseline", "b.json"], "agentbed.cli_verdicts")])
+def test_a_built_in_verb_loads_its_module_and_only_its_module(argv, module):
+    modules = ("agentbed.cli_logs", "agentbed.cli_run", "agentbed.cli_demo", "agentbed.cli_verdicts")
     probe = ("import json, sys; from agentbed.cli import build_parser\n"
-             "p = build_parser('verify'); p.parse_args(['verify', 'x'])\n"
-             "print(json.dumps(sorted(m for m in ('agentbed.cli_logs', 'agentbed.cli_run', 'agentbed.cli_demo') "
-             "if m in sys.modules)))")
+             f"p = build_parser({argv[0]!r}); p.parse_args({argv!r})\n"
+             f"print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == ["agentbed.cli_logs"]
+    assert json.loads(result.stdout) == [module]
     from agentbed.cli import build_parser
 
     for argv in (["gate", "runs/x", "--baseline", "b.json"], ["export", "runs/x", "--format", "inspect"],
-                 ["report", "runs/x"]):  # verbs sharing cli_run's module register together, no conflict
+                 ["report", "runs/x"]):  # verbs sharing cli_verdicts' module register together, no conflict
         assert build_parser(argv[0]).parse_args(argv).command == argv[0]
 
 
