@@ -1,7 +1,8 @@
 """TKPA-style edits of existing text (arXiv 2508.04276): change a few words of clean sources.
 
 No new documents: in existing sentences that state the contested fact, the object's name is
-replaced by the fake answer, up to the budget's documents and sentences. The attacker knows
+replaced by the fake answer, up to the budget's documents and fact claims (every claim an
+edited sentence rewrites counts, :func:`changed_claims`). The attacker knows
 which sentences state the fact (it knows the clean corpus, GragPoison's strongest setting);
 whatever else such a sentence says about the old object now names the fake too. The edited
 documents keep every other sentence.
@@ -37,6 +38,12 @@ def edited(doc: Document, lines: Sequence[int], target: Target, show) -> Documen
     return Document(doc.id, doc.title, sentences, origin="edited")
 
 
+def changed_claims(before: Document, after: Document) -> int:
+    """The fact claims an edit rewrote: every claim of an edited sentence that names the old
+    object, not only the contested one (a sentence stating two facts about it costs two)."""
+    return sum(a.fact != b.fact for (_, a), (_, b) in zip(before.claims, after.claims, strict=True))
+
+
 def tkpa(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget) -> Poisoning:
     show = dataset.table.show
     out = Poisoning()
@@ -47,12 +54,15 @@ def tkpa(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackB
             hits = [i for i, c in base.claims if c.fact == target.fact and not c.negated]
             if not hits or spent.documents >= budget.documents:
                 continue
-            hits = sorted(set(hits))[:budget.statements - spent.statements]
-            if not hits:
+            for keep in range(len(set(hits)), 0, -1):  # as many sentences as the statements left pay for
+                new = edited(base, sorted(set(hits))[:keep], target, show)
+                if spent.statements + changed_claims(base, new) <= budget.statements:
+                    break
+            else:
                 break
-            out.replaced[doc.id] = edited(base, hits, target, show)
+            out.replaced[doc.id] = new
             spent.documents += 1
-            spent.statements += len(hits)
+            spent.statements += changed_claims(base, new)
     return out
 
 
@@ -81,14 +91,17 @@ def tkpa_rules(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: A
                     base = out.replaced.get(doc.id, doc)
                     hits = sorted({i for i, c in base.claims if c.fact == fact and not c.negated})
                     fresh = doc.id not in touched
-                    if not hits or spent.statements + len(hits) > budget.statements or \
-                            (fresh and spent.documents >= budget.documents):
+                    if not hits or (fresh and spent.documents >= budget.documents):
                         continue
                     swap = Target(Fact(fact.head, fact.relation, old), new)  # edit_line reads old and new
-                    out.replaced[doc.id] = edited(base, hits, swap, show)
+                    rewritten = edited(base, hits, swap, show)
+                    cost = changed_claims(base, rewritten)
+                    if spent.statements + cost > budget.statements:
+                        continue
+                    out.replaced[doc.id] = rewritten
                     touched.add(doc.id)
                     spent.documents += fresh
-                    spent.statements += len(hits)
+                    spent.statements += cost
             if not todo:
                 break
     return out

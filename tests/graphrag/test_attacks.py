@@ -174,3 +174,17 @@ def test_white_box_surrogate_agrees_with_the_deployed_defense(world):
                             for i in verdict.removed)
         agree.append(says_fake == fake_kept)
     assert sum(agree) >= 3
+
+
+@pytest.mark.parametrize("budget", [AttackBudget.of(5), AttackBudget(5, 1)])
+def test_tkpa_pays_for_every_claim_its_edits_rewrite(world, budget):
+    """An edited sentence that also states another fact about the old object rewrites that
+    claim too: it counts against the statements budget (it was counted as one sentence)."""
+    from attacks.graphrag.tkpa import changed_claims
+
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    poisoning = ATTACKS["tkpa"](world, plan, random.Random(0), budget=budget)
+    poisoning.check(budget)
+    clean = {d.id: d for d in world.documents}
+    rewritten = sum(changed_claims(clean[i], d) for i, d in poisoning.replaced.items())
+    assert rewritten and sum(s.statements for s in poisoning.spend.values()) == rewritten
