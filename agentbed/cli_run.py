@@ -42,10 +42,7 @@ from agentbed.problems import (
     within_allowance,
 )
 from agentbed.progress import RunProgress
-from agentbed.results import (
-    errored_units,
-    write_results,
-)
+from agentbed.results import Streamed, errored_units, write_results
 from agentbed.run_summary import RunTally, add_paired_differences, annotate_errors
 from agentbed.seal import log_key
 from agentbed.store import RunStore
@@ -208,8 +205,9 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     write_summary(summary, store.root / suite.name / "summary.json")
     errors = summary["errors"]
     episodes = tally.total
-    write_results(store.root / "results.json", tally.metrics.metrics() + cost_metrics(tally.usage, prices),
-                  episodes=episodes, seeds=sorted(tally.seeds),
+    write_results(store.root / "results.json",  # the values per unit and the seeds written as they are read
+                  tally.metrics.metrics(streamed=True) + cost_metrics(tally.usage, prices),
+                  episodes=episodes, seeds=Streamed(tally.seeds, pairs=False),
                   errored_episodes=errors["episodes"], errored_units=errored_units(tally.errors),
                   problems=errors["problems"], seal=MANIFEST,
                   **({"provenance": meta["provenance"]} if meta.get("provenance") else {}))

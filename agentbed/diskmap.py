@@ -69,14 +69,21 @@ class DiskMap:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM m").fetchone()[0])
 
-    def items(self) -> Iterator[tuple[Any, ...]]:
-        """``(key, *value)`` in key order, a batch of rows at a time (the map must not change meanwhile)."""
+    def items(self, start: str | None = None, stop: str | None = None) -> Iterator[tuple[Any, ...]]:
+        """``(key, *value)`` in key order, a batch of rows at a time (the map must not change meanwhile);
+        only keys from ``start`` (included) to ``stop`` (excluded), when given."""
         last: bytes | None = None
         while True:  # keyset pagination: no cursor stays open between batches, so a batch is one lock
+            where, args = [], []
+            for clause, bound in (("k > ?", last), ("k >= ?", None if last is not None or start is None
+                                                    else _key(start)), ("k < ?", None if stop is None else _key(stop))):
+                if bound is not None:
+                    where.append(clause)
+                    args.append(bound)
             with self._lock:
                 rows = self._db.execute(
-                    f"SELECT k, {self._values} FROM m {'' if last is None else 'WHERE k > ?'} ORDER BY k LIMIT ?",
-                    (BATCH,) if last is None else (last, BATCH)).fetchall()
+                    f"SELECT k, {self._values} FROM m {'WHERE ' + ' AND '.join(where) if where else ''} "
+                    "ORDER BY k LIMIT ?", (*args, BATCH)).fetchall()
             for row in rows:
                 yield (row[0].decode("utf-8", "surrogatepass"), *row[1:self.arity + 1])
             if len(rows) < BATCH:

@@ -15,12 +15,16 @@ group that the bootstrap resamples.
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from array import array
+from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
 from agentbed.stats import bootstrap_ci, pass_hat_k_ci_of_counts
 from agentbed.summary import fmt, headline, table
@@ -44,17 +48,63 @@ def episode_metrics(records: Iterable[Mapping[str, Any]], tolerance: float = 0.0
 
 
 class EpisodeMetrics:
-    """:func:`episode_metrics` folded one record at a time (what results.json lists: a value per unit)."""
+    """:func:`episode_metrics` folded one record at a time (what results.json lists: a value per unit),
+    the values kept on disk (:class:`~agentbed.diskmap.DiskMap`), so 100,000 units cost no memory."""
 
     def __init__(self) -> None:
-        self.grouped: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+        self.groups: dict[tuple[str, str], str] = {}  # (suite, agent) -> the prefix of its units' keys
+        self.values = DiskMap(keep="last")  # as a dict's item assignment keeps
 
     def add(self, r: Mapping[str, Any]) -> None:
-        self.grouped[(r["suite"], metric_agent(r))][f"{r['task']}/{r['seed']}"] = 1.0 if r["success"] else 0.0
+        group = (r["suite"], metric_agent(r))
+        prefix = self.groups.get(group)
+        if prefix is None:  # fixed width: a group's keys are one range of the map, in unit order
+            prefix = self.groups[group] = f"{len(self.groups):08x}"
+        self.values.add(f"{prefix}{r['task']}/{r['seed']}", 1.0 if r["success"] else 0.0)
 
-    def metrics(self, tolerance: float = 0.05) -> list[dict[str, Any]]:
+    def _units(self, prefix: str) -> Iterator[tuple[str, float]]:
+        stop = f"{int(prefix, 16) + 1:08x}"
+        return ((key[len(prefix):], value) for key, value in self.values.items(prefix, stop))
+
+    def metrics(self, tolerance: float = 0.05, *, streamed: bool = False) -> list[dict[str, Any]]:
+        """The metrics; ``streamed``: each one's values a :class:`Streamed` for :func:`write_results`
+        (read once), not a dict."""
         return [{"suite": s, "agent": a, "metric": "success", "higher_is_better": True, "tolerance": tolerance,
-                 "values": dict(sorted(v.items()))} for (s, a), v in sorted(self.grouped.items())]
+                 "values": Streamed(self._units(prefix)) if streamed else dict(self._units(prefix))}
+                for (s, a), prefix in sorted(self.groups.items())]
+
+
+class Seeds:
+    """The distinct seeds seen, as sorted disjoint ranges: a plan's seeds are one range
+    (``--seeds N``), so this stays a few integers however many episodes; each gap costs a range."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.stops: list[int] = []  # range i is starts[i] <= seed < stops[i]
+
+    def add(self, seed: int) -> None:
+        i = bisect_right(self.starts, seed)  # ranges starting at or before seed
+        if i and seed < self.stops[i - 1]:
+            return
+        left = bool(i) and self.stops[i - 1] == seed
+        right = i < len(self.starts) and self.starts[i] == seed + 1
+        if left and right:
+            self.stops[i - 1] = self.stops.pop(i)
+            del self.starts[i]
+        elif left:
+            self.stops[i - 1] = seed + 1
+        elif right:
+            self.starts[i] = seed
+        else:
+            self.starts.insert(i, seed)
+            self.stops.insert(i, seed + 1)
+
+    def __len__(self) -> int:
+        return sum(b - a for a, b in zip(self.starts, self.stops, strict=True))
+
+    def __iter__(self) -> Iterator[int]:
+        for a, b in zip(self.starts, self.stops, strict=True):
+            yield from range(a, b)
 
 
 def errored_units(records: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -82,10 +132,18 @@ def without_units(baseline: dict[str, Any], units: Mapping[str, list[str]]) -> t
     return {**baseline, "metrics": metrics}, len(left_out)
 
 
+class Streamed:
+    """A JSON object (``pairs``: its ``(key, value)`` items, keys sorted) or array that
+    :func:`write_results` writes as the items come, never holding them; values are scalars."""
+
+    def __init__(self, items: Iterable[Any], *, pairs: bool = True) -> None:
+        self.items, self.pairs = items, pairs
+
+
 def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any) -> Path:
     """Write results.json; it records the provenance of the code that made it (agentbed.provenance:
     version, commit, the metrics' suites' origins) unless ``extra`` gives one, so a baseline copied
-    from it says what made it and ``gate`` prints that."""
+    from it says what made it and ``gate`` prints that. A value may be a :class:`Streamed`."""
     from agentbed.provenance import provenance
 
     path = Path(path)
@@ -93,11 +151,52 @@ def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any)
     doc = {"format": FORMAT, "provenance": provenance(suites), **extra, "metrics": metrics}
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        # json.dump writes the encoder's pieces as they come: the bytes of json.dumps without its
-        # whole text (and the list of pieces it joins: tens of MiB for 100,000 units) in memory
-        json.dump(doc, fh, indent=1, sort_keys=True)
+        dump_streamed(doc, fh)
     tmp.replace(path)
     return path
+
+
+def dump_streamed(doc: Any, fh: TextIO) -> None:
+    """``json.dump(doc, fh, indent=1, sort_keys=True)``, byte for byte, where each :class:`Streamed`
+    in ``doc`` is written as the object or array of its items: the rest of the document is encoded
+    with a marker in its place, and the items are written where the marker stands, indented as
+    the encoder would have."""
+    token = secrets.token_hex(8)
+    streams: list[Streamed] = []
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, Streamed):
+            streams.append(value)
+            return f"\0{token}-{len(streams) - 1}\0"
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [mark(v) for v in value]
+        return value
+
+    text = json.dumps(mark(doc), indent=1, sort_keys=True)
+    at = 0
+    for found in re.finditer(rf'"\\u0000{token}-(\d+)\\u0000"', text):
+        fh.write(text[at:found.start()])
+        at = found.end()
+        line = text[text.rfind("\n", 0, found.start()) + 1:found.start()]
+        outer = "\n" + " " * (len(line) - len(line.lstrip(" ")))  # the line of the member holding it
+        stream = streams[int(found[1])]
+        inner = outer + " "
+        opening, closing = "{}" if stream.pairs else "[]"
+        first, batch = True, []
+        for item in stream.items:
+            batch.append(opening + inner if first else "," + inner)
+            batch.append(f"{_ENCODE(item[0])}: {_ENCODE(item[1])}" if stream.pairs else _ENCODE(item))
+            first = False
+            if len(batch) >= 2048:
+                fh.write("".join(batch))
+                batch.clear()
+        fh.write("".join(batch) + (opening + closing if first else outer + closing))
+    fh.write(text[at:])
+
+
+_ENCODE = json.JSONEncoder().encode  # json.dumps's defaults: a scalar as json.dump writes it
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
@@ -164,7 +263,7 @@ class PassRates:
 
     def __init__(self) -> None:
         self.agents: dict[str, _AgentRates] = defaultdict(_AgentRates)
-        self.seeds: set[int] = set()
+        self.seeds = Seeds()
         self.episodes = 0
 
     def add(self, r: Mapping[str, Any]) -> None:
@@ -173,22 +272,22 @@ class PassRates:
         self.agents[r["agent"]].add(r)
 
     def summary(self, suite: str, command: str) -> dict[str, Any]:
-        seeds = sorted(self.seeds)
+        seeds = len(self.seeds)
         heads, agent_rows, task_rows, label_rows = [], [], [], []
         for agent, rates in sorted(self.agents.items()):
             names = list(rates.tasks)
             ci = bootstrap_ci(rates.values, groups=[names[g] for g in rates.groups])
-            heads.append(headline("pass_rate", ci, agent=agent, seeds=len(seeds)))
+            heads.append(headline("pass_rate", ci, agent=agent, seeds=seeds))
             k = min(n for _, _, n in rates.tasks.values())
             pk = pass_hat_k_ci_of_counts([(c, n) for _, c, n in rates.tasks.values()], k)
-            agent_rows.append([agent, len(rates.values), len(seeds), fmt(ci), f"pass^{k} {fmt(pk)}",
+            agent_rows.append([agent, len(rates.values), seeds, fmt(ci), f"pass^{k} {fmt(pk)}",
                                ", ".join(f"{s}={n}" for s, n in sorted(rates.statuses.items()))])
             for task, (_, c, n) in sorted(rates.tasks.items()):
                 task_rows.append([agent, task, f"{c}/{n}"])
             for label, n in rates.labels.most_common():
                 label_rows.append([agent, label, n])
         return {
-            "suite": suite, "title": f"{suite}: pass rates", "episodes": self.episodes, "seeds": len(seeds),
+            "suite": suite, "title": f"{suite}: pass rates", "episodes": self.episodes, "seeds": seeds,
             "headline": heads, "command": command, "figures": [],
             "tables": [
                 table("Pass rate per agent (95% bootstrap CI over tasks)",

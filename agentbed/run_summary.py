@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentbed.problems import errored, errors_by_agent, excluded_note, is_errored, problems_of
-from agentbed.results import EpisodeMetrics, PassRates
+from agentbed.results import EpisodeMetrics, PassRates, Seeds
 from agentbed.stats import mcnemar_exact, paired_difference_ci
 from agentbed.summary import fmt, headline, table
 
@@ -110,14 +110,14 @@ class RunTally:
     """A run's index records folded one at a time, in the order :meth:`agentbed.store.RunStore.stream_records`
     gives them (that of ``records()``, so every figure is the same to the byte), into what its
     summary and results.json need. Per episode it keeps a float and a task number (the pass-rate
-    bootstrap), a ``task/seed`` value (results.json lists one per unit) and, with several agents,
+    bootstrap; a ``task/seed`` value, which results.json lists one per unit, is kept on disk) and, with several agents,
     the paired outcome; whole records only of episodes with status ``error``, and the usage of
     model episodes (their cost). A workload with a summary of its own (``suite.summarize``) is
     handed its scored records as a list: ``keep_scored``."""
 
     def __init__(self, *, keep_scored: bool, paired: bool) -> None:
         self.total = 0
-        self.seeds: set[int] = set()
+        self.seeds = Seeds()
         self.errors: list[Mapping[str, Any]] = []  # status error: errored (left out) or raised in the agent
         self.scored: list[dict[str, Any]] | None = [] if keep_scored else None
         self.rates = PassRates()

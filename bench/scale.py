@@ -1,6 +1,7 @@
 """Scale: does a run of 100,000 episodes cost ten times a run of 10,000, in time and not in memory?
 
     .venv/bin/python bench/scale.py --sizes 10000,100000 [--steps run,verify,report,view] [--out DIR]
+                                    [--baseline SRC]
 
 For each size, a real run of one-step episodes (``agentbed run vault --task echo --agent oracle
 --seeds N``, serial, so the driver is the only process and its peak memory is the run's), then the
@@ -9,6 +10,9 @@ readers a user meets on it: ``agentbed verify``, ``agentbed report``, and the vi
 own; its peak resident set is that process's ``ru_maxrss``, read by a small parent that does
 nothing else. Per-episode time is wall time over episodes. Linear means the per-episode time of
 the larger size is about that of the smaller; flat memory means the run's peak RSS barely grows.
+``--baseline SRC`` (a source tree of another commit, e.g. from ``git archive``) measures each step
+with that code too, just before this code's, so both rows are taken at the same load; its run is
+deleted once measured and the readers of both read this code's run.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,14 +46,16 @@ finally:
 """
 
 
-def measured(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB and stdout of ``cmd``, run by a fresh parent that measures
-    only it (``RUSAGE_CHILDREN`` of a process whose one child is the command)."""
+def measured(cmd: list[str], code: Path = ROOT) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MiB and stdout of ``cmd`` with the agentbed of source tree ``code``,
+    run by a fresh parent that measures only it (``RUSAGE_CHILDREN`` of a process whose one child
+    is the command)."""
     probe = ("import json, resource, subprocess, sys, time; t0 = time.perf_counter(); "
              "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
              "print(json.dumps({'wall': time.perf_counter() - t0, 'rc': p.returncode, 'out': p.stdout, "
              "'err': p.stderr[-2000:], 'rss_kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))")
-    done = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True, cwd=code,
+                          env={**os.environ, "PYTHONPATH": str(code)})  # -m and -c put the cwd first
     result = json.loads(done.stdout)
     if result["rc"] != 0:
         raise SystemExit(f"scale: {' '.join(cmd[2:5])} exited {result['rc']}: {result['err']}")
@@ -58,30 +65,39 @@ def measured(cmd: list[str]) -> tuple[float, float, str]:
 STEPS = ("run", "verify", "report", "view")
 
 
-def one_size(episodes: int, scratch: Path, steps: tuple[str, ...] = STEPS) -> dict[str, dict[str, float]]:
+def one_size(episodes: int, scratch: Path, steps: tuple[str, ...] = STEPS,
+             baseline: Path | None = None) -> dict[str, dict[str, float]]:
     """Each step's wall seconds and peak MiB; a run already in ``scratch`` (``--out``) is read
     again, not re-run, so a reader can be measured after a change without the run's hour."""
     run = scratch / f"vault-{episodes}"
     rows: dict[str, dict[str, float]] = {}
+    codes: list[tuple[str, Path]] = ([(", baseline", baseline)] if baseline is not None else []) + [("", ROOT)]
 
     def keep(name: str, wall: float, rss: float) -> None:
         rows[name] = {"wall": wall, "rss": rss}
         print(f"{episodes} episodes, {name}: {wall / episodes * 1000:.3f} ms/episode, {rss:.0f} MiB (load average "
               f"{os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # each step at once: a stopped run keeps it
 
+    def run_with(code: Path, out: Path) -> tuple[float, float, str]:
+        return measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds", str(episodes),
+                         "--executor", "serial", "--quiet", "--out", str(out)], code)
+
     if "run" in steps or not (run / "manifest.json").is_file():
-        wall, rss, _ = measured([*AGENTBED, "run", "vault", "--task", "echo", "--agent", "oracle", "--seeds",
-                                 str(episodes), "--executor", "serial", "--quiet", "--out", str(run)])
-        keep("run (serial)", wall, rss)
-    if "verify" in steps:
-        wall, rss, _ = measured([*AGENTBED, "verify", str(run)])
-        keep("verify", wall, rss)
-    if "report" in steps:
-        wall, rss, _ = measured([*AGENTBED, "report", str(run), "--out", str(scratch / f"report-{episodes}.html")])
-        keep("report", wall, rss)
-    if "view" in steps:
-        wall, rss, out = measured([sys.executable, "-c", VIEW_RUNS_LIST, str(scratch)])
-        keep("viewer runs list (cold)", float(out.strip().splitlines()[-1]), rss)
+        for label, code in codes:
+            out = run if code == ROOT else scratch / f"vault-{episodes}-baseline"
+            wall, rss, _ = run_with(code, out)
+            keep(f"run (serial){label}", wall, rss)
+            if out != run:
+                shutil.rmtree(out)  # the readers read one run, which the viewer must list alone
+    for label, code in codes if "verify" in steps else ():
+        wall, rss, _ = measured([*AGENTBED, "verify", str(run)], code)
+        keep(f"verify{label}", wall, rss)
+    for label, code in codes if "report" in steps else ():
+        wall, rss, _ = measured([*AGENTBED, "report", str(run), "--out", str(scratch / f"report-{episodes}.html")], code)
+        keep(f"report{label}", wall, rss)
+    for label, code in codes if "view" in steps else ():
+        _, rss, printed = measured([sys.executable, "-c", VIEW_RUNS_LIST, str(scratch)], code)
+        keep(f"viewer runs list (cold){label}", float(printed.strip().splitlines()[-1]), rss)
     return rows
 
 
@@ -92,7 +108,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated, of " + ", ".join(STEPS) + " (without run, the run kept in --out "
                              "is read; there is none, it runs)")
     parser.add_argument("--out", type=Path, help="keep each size's run in DIR/N (default: a temporary folder)")
+    parser.add_argument("--baseline", type=Path, help="a source tree whose agentbed is measured too, step by step "
+                                                      "before this one's, at the same load")
     args = parser.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "agentbed" / "__init__.py").is_file():
+        parser.error(f"--baseline: {args.baseline} has no agentbed package")
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
     steps = tuple(args.steps.split(","))
     if unknown := set(steps) - set(STEPS):
         parser.error(f"--steps: unknown {', '.join(sorted(unknown))}")
@@ -104,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = Path(tmp) if args.out is None else args.out / str(n)
             folder.mkdir(parents=True, exist_ok=True)
             t0 = time.perf_counter()
-            table[n] = one_size(n, folder, steps)
+            table[n] = one_size(n, folder, steps, args.baseline)
             print(f"{n} episodes measured in {time.perf_counter() - t0:.0f} s: " + "; ".join(
                 f"{name} {row['wall'] / n * 1000:.3f} ms/episode, {row['rss']:.0f} MiB" for name, row in table[n].items()),
                 file=sys.stderr, flush=True)  # each size at once: a long run stopped early keeps what it measured

@@ -1,0 +1,77 @@
+"""results.json written in flat memory: its values per unit kept on disk, its seeds as ranges, and
+the file written as they are read is, byte for byte, what ``json.dump`` writes of the whole document."""
+
+import io
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentbed.diskmap import DiskMap
+from agentbed.results import EpisodeMetrics, Seeds, Streamed, dump_streamed
+
+texts = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=8)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=False), texts)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-30, 30), max_size=80))
+def test_seeds_are_the_set_of_seeds_in_order(seeds):
+    kept = Seeds()
+    for s in seeds:
+        kept.add(s)
+    assert list(kept) == sorted(set(seeds)) and len(kept) == len(set(seeds))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(texts, st.integers(-3, 3)), max_size=40), texts, texts)
+def test_a_diskmap_reads_a_range_of_keys(items, start, stop):
+    with DiskMap() as disk:
+        disk.update(items)
+        kept = dict(reversed(items))  # first value kept
+        assert list(disk.items(start, stop)) == sorted((k, v) for k, v in kept.items() if start <= k < stop)
+        assert list(disk.items(start)) == sorted((k, v) for k, v in kept.items() if start <= k)
+
+
+def _doc(draw_values, draw_list, extra, wrap):
+    return {"metrics": [{"agent": "a", "values": wrap(draw_values, True)}, {"agent": "é", "values": wrap({}, True)}],
+            "seeds": wrap(draw_list, False), "empty": wrap([], False), **extra}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.dictionaries(texts, scalars, max_size=12), st.lists(scalars, max_size=12),
+       st.dictionaries(texts.filter(lambda k: k not in {"metrics", "seeds", "empty"}),
+                       st.recursive(scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(texts, c, max_size=3),
+                                    max_leaves=8), max_size=4))
+def test_a_streamed_document_is_json_dump_of_the_whole(values, items, extra):
+    whole = _doc(dict(sorted(values.items())), items, extra, lambda v, _: v)
+    streamed = _doc(dict(sorted(values.items())), items, extra,
+                    lambda v, pairs: Streamed(iter(v.items()) if pairs else iter(v), pairs=pairs))
+    out = io.StringIO()
+    dump_streamed(streamed, out)
+    assert out.getvalue() == json.dumps(whole, indent=1, sort_keys=True)
+
+
+def test_a_stream_longer_than_a_batch_and_a_marker_in_the_text():
+    values = {f"t/{i}": float(i % 2) for i in range(5000)}
+    doc = {"note": "\0not-a-marker-0\0", "values": dict(sorted(values.items()))}
+    out = io.StringIO()
+    dump_streamed({**doc, "values": Streamed(iter(doc["values"].items()))}, out)
+    assert out.getvalue() == json.dumps(doc, indent=1, sort_keys=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["vault", "ö"]), st.sampled_from(["b", "a", "a[x=1]"]), texts,
+                          st.integers(0, 4), st.booleans()), max_size=40))
+def test_episode_metrics_are_the_dicts_they_replace(rows):
+    grouped: dict[tuple[str, str], dict[str, float]] = {}
+    fold = EpisodeMetrics()
+    for suite, agent, task, seed, success in rows:
+        fold.add({"suite": suite, "agent": agent, "task": task, "seed": seed, "success": success})
+        grouped.setdefault((suite, agent), {})[f"{task}/{seed}"] = 1.0 if success else 0.0
+    expected = [{"suite": s, "agent": a, "metric": "success", "higher_is_better": True, "tolerance": 0.05,
+                 "values": dict(sorted(v.items()))} for (s, a), v in sorted(grouped.items())]
+    assert fold.metrics() == expected
+    out, whole = io.StringIO(), json.dumps({"metrics": expected}, indent=1, sort_keys=True)
+    dump_streamed({"metrics": fold.metrics(streamed=True)}, out)
+    assert out.getvalue() == whole
