@@ -169,7 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 raise Refused(405, "method not allowed")
         except Refused as exc:
-            self.close_connection = method == "POST"  # the rest of a refused body is never read
+            # the rest of a refused body is never read; a refused GET keeps what the client asked
+            # for (Connection: close, or keep-alive), never holding a closing client open
+            self.close_connection = self.close_connection or method == "POST"
             self._json(exc.status, {"error": str(exc)})
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
