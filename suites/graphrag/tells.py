@@ -79,6 +79,9 @@ FEATURE_GROUPS = {"id": (0, 1), "length": (2, 3, 6), "dates": (4, 5),
                   "shared title": (_HASHED + TITLE_COLUMNS + 3,)}  # statements naming the title read the title
 # Every column but the one that compares documents with each other (a document's own fields).
 OWN_FIELDS = tuple(c for name, cols in FEATURE_GROUPS.items() if name != "shared title" for c in cols)
+# :func:`index_tells`' columns one by one, for the per-field ablation (``--fields``).
+COLUMNS = (*TELL_FEATURES, "sentences", "title_characters", "title_words", *KG_FEATURES[:6],
+           *(f"title_word_{k}" for k in range(TITLE_COLUMNS)), *KG_FEATURES[6:], "shared_title")
 
 
 def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
@@ -115,14 +118,64 @@ def attacker_tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int =
     gradient-boosted classifier on :func:`index_tells` (indexes as built by the pipeline), or on
     its ``columns`` only."""
     from sklearn.ensemble import GradientBoostingClassifier
-    from sklearn.metrics import roc_auc_score
 
     xs, ys = zip(*(index_tells(i) for i in train), strict=True)
     xt, yt = zip(*(index_tells(i) for i in test), strict=True)
     keep = list(columns) if columns is not None else slice(None)
     model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
     model.fit(np.vstack(xs)[:, keep], np.concatenate(ys))
-    y, p = np.concatenate(yt), model.predict_proba(np.vstack(xt)[:, keep])[:, 1]
+    return _auc_interval(np.concatenate(yt), model.predict_proba(np.vstack(xt)[:, keep])[:, 1], seed, resamples)
+
+
+def cross_validated_tell_auc(indexes: Sequence[Index], seed: int = 0, resamples: int = 500,
+                             columns: Sequence[int] | None = None, within: bool = False) -> tuple[float, float, float]:
+    """Cross-validated ROC AUC of :func:`attacker_tell_auc`'s classifier, with a 95% bootstrap
+    interval over documents of the pooled out-of-fold scores. Leave-one-index-out (each world
+    scored by a model trained on the others), or with ``within`` five stratified folds over each
+    index's own documents (a real graph's seeds share their clean pages, which a model trained
+    on one seed would have seen when scoring another)."""
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.model_selection import StratifiedKFold
+
+    tables = [index_tells(i) for i in indexes]
+    keep = list(columns) if columns is not None else slice(None)
+    if within:
+        splits = StratifiedKFold(5, shuffle=True, random_state=seed)
+        folds = [(x[train], y[train], x[test], y[test]) for x, y in tables for train, test in splits.split(x, y)]
+    else:
+        folds = [(np.vstack([x for j, (x, _) in enumerate(tables) if j != k]),
+                  np.concatenate([y for j, (_, y) in enumerate(tables) if j != k]), xt, yt)
+                 for k, (xt, yt) in enumerate(tables)]
+    ys, ps = [], []
+    for x, y, xt, yt in folds:
+        model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
+        model.fit(x[:, keep], y)
+        ys.append(yt)
+        ps.append(model.predict_proba(xt[:, keep])[:, 1])
+    return _auc_interval(np.concatenate(ys), np.concatenate(ps), seed, resamples)
+
+
+def title_floor(entity_pages: int, series_pages: int, added: int) -> tuple[float, int]:
+    """The least AUC of the best classifier on a title's kind (an entity's name or a series'
+    "News 7") and whether another document shares it, over every way an attacker can title
+    ``added`` pages, and the number titled after entities there. A corpus with one page per
+    entity and no title used twice leaves an attacker two kinds of title: an entity's (its
+    second copy) or a new number of a series; each cell's share of attacker pages is what
+    the classifier learns."""
+    from sklearn.metrics import roc_auc_score
+
+    best = (1.0, 0)
+    for k in range(min(added, entity_pages) + 1):
+        cells = [(added - k, series_pages), (k, k), (0, entity_pages - k)]  # (attacker, clean) pages
+        y = np.concatenate([np.r_[np.ones(a), np.zeros(c)] for a, c in cells])
+        p = np.concatenate([np.full(a + c, a / max(1, a + c)) for a, c in cells])
+        best = min(best, (float(roc_auc_score(y, p)), k))
+    return best
+
+
+def _auc_interval(y: np.ndarray, p: np.ndarray, seed: int, resamples: int) -> tuple[float, float, float]:
+    from sklearn.metrics import roc_auc_score
+
     rng = np.random.default_rng(seed)
     boot = []
     for _ in range(resamples):
@@ -135,40 +188,68 @@ def attacker_tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int =
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m suites.graphrag.tells``: the attacker's tell AUC per attack, trained on
-    development worlds 0-3 and scored on evaluation worlds 1000-1003."""
+    development worlds 0-3 and scored on evaluation worlds 1000-1003; with ``--cv WORLDS``,
+    leave-one-world-out over those worlds instead."""
     import argparse
 
     from attacks.graphrag import ATTACKS
     from attacks.graphrag.scenario import poisoned_index
+    from environments.graphrag.real import load_real
     from environments.graphrag.world import generate_world
 
     parser = argparse.ArgumentParser(prog="python -m suites.graphrag.tells")
     parser.add_argument("--attacks", default=",".join(sorted(ATTACKS)))
+    parser.add_argument("--dataset", default="world", help="world, or a real graph (nations, geonames, ...): its "
+                                                           "seeds are question seeds, scored with --cv only")
     parser.add_argument("--train", default="0,1,2,3")
     parser.add_argument("--test", default="1000,1001,1002,1003")
+    parser.add_argument("--cv", default="", help="comma-separated worlds: leave-one-world-out AUC over them "
+                                                 "(instead of --train/--test)")
     parser.add_argument("--groups", action="store_true",
                         help=f"also each group of fields alone and every field but it: {', '.join(FEATURE_GROUPS)}")
+    parser.add_argument("--fields", action="store_true",
+                        help="also each field alone (the title's hashed words as one), one row per attack and field")
     parser.add_argument("--only", default="", help="comma-separated groups to score alone (beside all fields)")
     parser.add_argument("--dress", default="length", choices=("length", "shape"),
                         help="how attack documents are camouflaged (attacks/graphrag/camouflage.py)")
     args = parser.parse_args(argv)
     train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
-    width = len(index_tells(poisoned_index(generate_world(test[0]), "copy", targets=1, seed=test[0],
-                                           community_method="none").index)[0][0]) if args.groups else 0
+    folds = [int(s) for s in args.cv.split(",")] if args.cv else []
+    if args.dataset != "world" and not folds:
+        parser.error("--dataset: a real graph's seeds share its clean pages; give --cv SEEDS")
+    width = len(COLUMNS)
     variants: list[tuple[str, Sequence[int] | None]] = [("all", None)]
     variants += [("own fields", OWN_FIELDS)] if not args.groups else []
     variants += [(f"{name} only", FEATURE_GROUPS[name]) for name in args.only.split(",") if name and not args.groups]
     for name, cols in FEATURE_GROUPS.items() if args.groups else ():
         variants += [(f"{name} only", cols), (f"all but {name}", [c for c in range(width) if c not in cols])]
+    hashed = [c for c, n in enumerate(COLUMNS) if n.startswith("title_word_")]
+    fields = [(n, [c]) for c, n in enumerate(COLUMNS) if c not in hashed] + [("title's hashed words", hashed)]
     print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants) + " |")
     print("|---|" + "---|" * len(variants))
+    ablation = []
     for attack in args.attacks.split(","):
         def built(seeds: list[int], attack: str = attack) -> list[Index]:
-            return [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none",
-                                   dress=args.dress).index for s in seeds]
-        tr, te = built(train), built(test)
-        cells = [attacker_tell_auc(tr, te, columns=cols) for _, cols in variants]
+            return [poisoned_index(generate_world(s) if args.dataset == "world" else load_real(args.dataset, seed=s),
+                                   attack, targets=12 if args.dataset == "world" else 20, seed=s,
+                                   community_method="none", dress=args.dress).index for s in seeds]
+
+        cv = built(folds) if folds else []
+        tr, te = (built(train), built(test)) if not folds else ([], [])
+
+        def score(cols: Sequence[int] | None, resamples: int = 500, cv: list[Index] = cv, tr: list[Index] = tr,
+                  te: list[Index] = te) -> tuple[float, float, float]:
+            if cv:
+                return cross_validated_tell_auc(cv, columns=cols, resamples=resamples, within=args.dataset != "world")
+            return attacker_tell_auc(tr, te, columns=cols, resamples=resamples)
+
+        cells = [score(cols) for _, cols in variants]
         print(f"| `{attack}` | " + " | ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in cells) + " |", flush=True)
+        ablation += [(attack, name, score(cols, 200)) for name, cols in fields] if args.fields else []
+    if ablation:
+        print("\n| attack | field | AUC, this field alone |\n|---|---|---|")
+        for attack, name, (a, lo, hi) in ablation:
+            print(f"| `{attack}` | {name} | {a:.2f} [{lo:.2f}, {hi:.2f}] |")
     return 0
 
 

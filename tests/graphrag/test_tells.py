@@ -215,20 +215,60 @@ def test_the_suite_option_dress_reaches_the_index():
 
 @pytest.mark.parametrize("attack", ["gragpoison", "poisonedrag"])
 def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack):
-    """The attacker's classifier over a document's own fields (every field the index stores,
-    every count the graph holds), trained on worlds 0-1 and scored on world 1000: 1.00 under the
-    length dress, 0.69 (`gragpoison`) and 0.71 (`poisonedrag`) under the shape dress
-    (2026-12-05). A guard on what the dress hides, not issue #50's goal (<= 0.6, not met:
-    docs/graphrag.md, "Tells")."""
+    """The attacker's classifier over every field the index stores and every count the graph
+    holds (titles and shared titles included), and over a document's own fields (all but the
+    shared title), trained on worlds 0-1 and scored on world 1000: 1.00 under the length dress;
+    under the shape dress all fields 0.80 (`gragpoison`) and 0.79 (`poisonedrag`), own fields
+    0.69 and 0.71 (2026-12-05; the bounds were 0.8 on own fields alone before). A guard on what
+    the dress hides, not issue #50's goal (<= 0.6, not met: docs/graphrag.md, "Tells")."""
     from suites.graphrag.tells import OWN_FIELDS, attacker_tell_auc
 
-    def auc(dress):
+    def auc(dress, columns=None):
         built = [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none",
                                 dress=dress).index for s in (0, 1, 1000)]
-        return attacker_tell_auc(built[:2], built[2:], resamples=50, columns=OWN_FIELDS)[0]
+        return attacker_tell_auc(built[:2], built[2:], resamples=50, columns=columns)[0]
 
-    assert auc("length") >= 0.95
-    assert auc("shape") <= 0.8
+    assert auc("length", OWN_FIELDS) >= 0.95
+    assert auc("shape") <= 0.82
+    assert auc("shape", OWN_FIELDS) <= 0.72
+
+
+def test_cross_validated_auc_finds_a_title_tell_and_nothing_in_random_labels():
+    """Leave-one-world-out and within-index folds (a real graph's seeds share their clean pages)
+    find the "Update on X" title tell, and nothing where every fifth document is relabelled at random."""
+    from suites.graphrag.tells import COLUMNS, cross_validated_tell_auc, index_tells
+
+    told = [_relabelled(s, True) for s in (0, 1, 2)]
+    assert index_tells(told[0])[0].shape[1] == len(COLUMNS)
+    auc, low, high = cross_validated_tell_auc(told, resamples=100)
+    assert auc >= 0.95 and low <= auc <= high
+    assert cross_validated_tell_auc(told[:1], resamples=100, within=True)[0] >= 0.95
+    assert cross_validated_tell_auc([_relabelled(s, False) for s in (0, 1, 2)], resamples=100)[0] <= 0.7
+    assert cross_validated_tell_auc([_relabelled(0, False)], resamples=100, within=True)[0] <= 0.7
+
+
+def test_title_floor_is_what_a_classifier_learns_from_title_kind_and_sharing():
+    """:func:`title_floor` against scikit-learn's own classifier: for every way to title the
+    attacker's pages (k after entities, the rest as new series numbers), a gradient-boosted model
+    on (title kind, shared) reaches at least the floor, and exactly it at the floor's k."""
+    import numpy as np
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.metrics import roc_auc_score
+
+    from suites.graphrag.tells import title_floor
+
+    entity, series, added = 77, 24, 60  # a world's clean pages and a 12-target attack's
+    floor, at = title_floor(entity, series, added)
+    assert 0.68 <= floor <= 0.70 and 0 < at < added
+    for k in range(0, added + 1, 6):
+        rows = ([(1, 0, 1)] * (added - k) + [(1, 0, 0)] * series + [(0, 1, 1)] * k + [(0, 1, 0)] * k
+                + [(0, 0, 0)] * (entity - k))  # (series title, shared title, attacker)
+        x, y = np.array(rows)[:, :2], np.array(rows)[:, 2]
+        auc = roc_auc_score(y, GradientBoostingClassifier(random_state=0).fit(x, y).predict_proba(x)[:, 1])
+        assert auc >= floor - 1e-9
+    # without series pages every attacker page is a second copy: a tell while fewer than the
+    # entities (GeoNames: 191 pages, 100 attacker pages), none when every title is copied once
+    assert title_floor(191, 0, 100)[0] > 0.7 and title_floor(100, 0, 100)[0] == 0.5
 
 
 def test_chunk_ids_are_chunk_of_every_sentence():
