@@ -25,6 +25,7 @@ from pathlib import Path
 from agentbed.errors import UsageError
 from agentbed.pyparse import parse_python
 from environments.cocoder.skeleton import Unsure, attribute_names, check_defs, skeleton, triple_strings
+from environments.cocoder.unparse import unparse, unparse_arguments
 
 MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message
 
@@ -190,10 +191,10 @@ def _parse_facts(name: str, path: Path, raw: bytes, whole: bool) -> ModuleFacts:
 
 def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    returns = f" -> {unparse(node.returns)}" if node.returns else ""
     doc = ast.get_docstring(node)
     first = f'\n    """{doc.splitlines()[0]}"""' if doc else ""
-    return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}: ...{first}"
+    return f"{prefix} {node.name}({unparse_arguments(node.args)}){returns}: ...{first}"
 
 
 def module_interfaces(source: str) -> dict[str, str]:
@@ -214,7 +215,7 @@ def _interfaces_and_work(tree: ast.Module, source: str) -> tuple[dict[str, str],
             interfaces[node.name] = _signature(node)
             work += 1
         elif isinstance(node, ast.ClassDef):
-            bases = ", ".join(ast.unparse(b) for b in node.bases)
+            bases = ", ".join(unparse(b) for b in node.bases)
             methods = [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
             body = "\n".join("    " + _signature(m).replace("\n", "\n    ") for m in methods)
             interfaces[node.name] = f"class {node.name}({bases}):\n{body or '    ...'}"
