@@ -10,8 +10,9 @@ networkx and ray), yet they hold none of the definitions, only some imports and 
 So a file is parsed as its *skeleton*: the same text with each function body that has no
 ``import`` in it blanked (its docstring kept, or ``pass``), lines kept where they were so line
 numbers and the source lines of top-level assignments are unchanged. A body with the word
-``import`` anywhere outside a triple-quoted string is kept whole, so every import statement, with
-the statements around it that decide ``local`` and ``type_only``, is in the tree. The ``m.NAME``
+``import`` of the package outside a triple-quoted string is kept up to the statement holding
+its last such import, so every import statement, with the statements around it that decide
+``local`` and ``type_only``, is in the tree in its order. The ``m.NAME``
 uses are read on demand (:func:`attribute_names`), only for the modules that import a module
 whole, by a scan that skips comments and strings.
 
@@ -122,13 +123,13 @@ def _body_end_pattern(indent: int) -> re.Pattern[str]:
 
 
 def _imports_package(text: str, start: int, end: int, regions: list[tuple[int, int]], starts: list[int],
-                     package: re.Pattern[str]) -> bool:
-    """Whether text[start:end] may import from ``package``: the word ``import`` outside a
-    triple-quoted string on a line that names the package or starts a relative import, or on a
-    line that goes on to the next (comments and one-line strings count: keeping a body is safe).
-    An import of another package alone (``import numpy as np``) does not keep a body: the graph
-    drops it."""
-    pos = start
+                     package: re.Pattern[str]) -> int:
+    """Where the last line of text[start:end] that may import from ``package`` ends, or -1: the
+    word ``import`` outside a triple-quoted string on a line that names the package or starts a
+    relative import, or on a line that goes on to the next (comments and one-line strings count:
+    keeping a body is safe). An import of another package alone (``import numpy as np``) does not
+    keep a body: the graph drops it."""
+    pos, last = start, -1
     while (hit := text.find("import", pos, end)) >= 0:
         pos = hit + 6
         before, after = text[hit - 1], text[hit + 6: hit + 7]
@@ -142,8 +143,27 @@ def _imports_package(text: str, start: int, end: int, regions: list[tuple[int, i
         line_end = text.find("\n", hit)
         line = text[line_start:line_end if line_end >= 0 else len(text)]
         if package.search(line) or _GOES_ON.search(line):
-            return True
-    return False
+            last = pos = line_end if line_end >= 0 else len(text)
+    return last
+
+
+@lru_cache(maxsize=64)
+def _next_statement_pattern(indent: str) -> re.Pattern[str]:
+    """The start of the next line indented exactly ``indent`` that starts a statement of that
+    block (not a clause of one: ``except``, ``else``, ``elif``, ``finally``; not a closing bracket)."""
+    return re.compile(r"\n" + re.escape(indent) + r"(?![ \t\f#\r\n)\]}]|(?:except|else|elif|finally)\b)")
+
+
+def _after_statement(text: str, at: int, end: int, indent: str, regions: list[tuple[int, int]],
+                     starts: list[int]) -> int:
+    """The start of the first statement of a body indented ``indent`` that begins after ``at``
+    and before ``end``, or ``end``. A line inside brackets or after a backslash that happens to
+    match leaves unbalanced code before it, which the parser rejects (then the file is parsed whole)."""
+    pattern = _next_statement_pattern(indent)
+    found = pattern.search(text, at - 1, end)
+    while found is not None and (i := _inside(regions, starts, found.start() + 1)) >= 0:
+        found = pattern.search(text, regions[i][1], end)
+    return end if found is None else found.start() + 1
 
 
 def skeleton(text: str, package: str, regions: list[tuple[int, int]] | None = None) -> tuple[str, set[int]]:
@@ -186,8 +206,14 @@ def skeleton(text: str, package: str, regions: list[tuple[int, int]] | None = No
         if first >= end:
             continue
         keep = _docstring_end(text, first, end, regions, starts)
-        if keep is None or _imports_package(text, body, end, regions, starts, named):
-            continue  # a first statement this reading does not vouch for, or an import to keep
+        if keep is None:
+            continue  # a first statement this reading does not vouch for
+        last_import = _imports_package(text, body, end, regions, starts, named)
+        if last_import >= 0:  # kept up to the statement with its last import from the package
+            cut = _after_statement(text, last_import, end, text[first:_past(_INDENT, text, first)], regions, starts)
+            if cut < end:
+                edits.append((cut, end, "\n" * text.count("\n", cut, end)))
+            continue
         if keep == first:  # no docstring: the first statement becomes ``pass``
             code = _past(_INDENT, text, first)
             line_end = text.find("\n", first)

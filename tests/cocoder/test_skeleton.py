@@ -87,7 +87,12 @@ STATEMENTS = ["return bb.x", "y = hpkg.b.y(1)", "s = 'bb.not_a_use'", "# bb.nor_
               "return x.bb.not_a_chain", "q = {'import': 1}", "pass", "import_me = 1", "print(bb.z, hpkg.b.z2)",
               "e = f'{{bb.literal}} {bb.field}'", "e = f'{x!r} {bb.after}'", "e = f'{bb.a:>{bb.w}}'",
               "e = rf'''\n{bb.triple}\n'''", "e = F'{ {bb.in_set} }'", "e = f\"{d['bb.key']}\"",
-              "if'bb.not_f' in s: pass"]
+              "if'bb.not_f' in s: pass",
+              # a kept body is cut after the statement with its last package import: clauses and
+              # closing brackets at the body's indentation belong to that statement
+              "try:\n    from hpkg.b import t1\nexcept ImportError:\n    t1 = None\nelse:\n    pass\nfinally:\n    pass",
+              "from hpkg.b import (\n    p1,\n    p2,\n)", "from hpkg.b import \\\n    q1",
+              "if x:\n    import hpkg.a\nelif y:\n    pass\nelse:\n    import hpkg.b as bb2\nbb2.after_cut"]
 TOP = ["import hpkg.b as bb", "import hpkg.b", "from hpkg import b", "from . import b", "from .b import g, h",
        "import os.path", "from typing import TYPE_CHECKING", "if TYPE_CHECKING:\n    from hpkg.b import T",
        "X = 1", "A, B = 1, 2", "d = {}\nd['k'] = 3", "n: int", "LIST = [\n'a',\n'b',\n]", 'DOC = """text\ndef x():\n"""',
