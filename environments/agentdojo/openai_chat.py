@@ -16,6 +16,8 @@ sent so the world can answer it with an error.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,10 +74,17 @@ def request_message(message: Any) -> dict[str, Any]:
     raise ValueError(f"no request format for a {role!r} message")
 
 
+@functools.cache
+def _schema(parameters: Any) -> dict[str, Any]:
+    # pydantic builds a function's JSON schema afresh on every call (about 5 ms), and every turn sends
+    # every tool: one build per parameters class, a copy per request (the body is the caller's)
+    return parameters.model_json_schema()
+
+
 def tool_param(function: Any) -> dict[str, Any]:
     """An AgentDojo function as a chat-completions tool."""
     return {"type": "function", "function": {"name": function.name, "description": function.description,
-                                             "parameters": function.parameters.model_json_schema()}}
+                                             "parameters": copy.deepcopy(_schema(function.parameters))}}
 
 
 def request(model: str, messages: list[Any], functions: list[Any], settings: dict[str, Any] | None = None
