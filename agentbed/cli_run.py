@@ -31,6 +31,7 @@ from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
 from agentbed.executors_ray import parse_resources
 from agentbed.inflight import EVENTS
+from agentbed.jsonstream import Streamed
 from agentbed.manifest import MANIFEST
 from agentbed.planned import Planned
 from agentbed.problems import (
@@ -42,7 +43,7 @@ from agentbed.problems import (
     within_allowance,
 )
 from agentbed.progress import RunProgress
-from agentbed.results import Streamed, errored_units, write_results
+from agentbed.results import errored_units, write_results
 from agentbed.run_summary import RunTally, add_paired_differences, annotate_errors
 from agentbed.seal import log_key
 from agentbed.store import RunStore

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,6 +40,7 @@ from typing import Any
 
 from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.files import write_atomic_chunks
+from agentbed.jsonstream import Streamed, StreamedItems, dump_streamed, read_streamed
 from agentbed.seal import key_id, mac, mac_ok
 from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
 
@@ -258,8 +260,24 @@ class ManifestWriter:
             return complete
 
 
-def load(root: Path) -> dict[str, Any]:
+def load(root: Path, *, streamed: bool = False) -> dict[str, Any]:
+    """The run's manifest, validated; ``streamed``: its sealed pairs a
+    :class:`~agentbed.jsonstream.StreamedItems` read from the file as they are iterated (close it)."""
+    if streamed:
+        return read_streamed(root / MANIFEST, "episodes", what="run manifest", schema=SCHEMA, item_ok=_pair_ok)
     return read_json(root / MANIFEST, what="run manifest", schema=SCHEMA)
+
+
+def _pair_ok(item: Any) -> bool:
+    """What SCHEMA asks of one sealed pair (jsonschema's "pattern" is ``re.search``)."""
+    return (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], str)
+            and re.search(HEX64, item[1]) is not None)
+
+
+def close(doc: dict[str, Any] | None) -> None:
+    """Let go of a streamed manifest's file."""
+    if doc is not None and isinstance(doc.get("episodes"), StreamedItems):
+        doc["episodes"].close()
 
 
 def authentic(doc: dict[str, Any], key: bytes | None) -> str:
@@ -270,4 +288,19 @@ def authentic(doc: dict[str, Any], key: bytes | None) -> str:
         return "carries no HMAC, and a key is set (sealed without a key, or its HMAC was stripped)"
     if doc.get("key_id") not in (None, key_id(key)):
         return f"was signed under another key (key id {doc['key_id']}; the key set has id {key_id(key)})"
-    return "" if mac_ok(key, canonical(doc), doc["mac"]) else "its HMAC does not match the key (forged, or another key)"
+    return "" if _signed_ok(key, doc) else "its HMAC does not match the key (forged, or another key)"
+
+
+def _signed_ok(key: bytes, doc: dict[str, Any]) -> bool:
+    """``mac_ok(key, canonical(doc), doc["mac"])``, with streamed pairs fed to the HMAC as they are read."""
+    if not isinstance(doc.get("episodes"), StreamedItems):
+        return mac_ok(key, canonical(doc), doc["mac"])
+    signer = hmac.new(key, digestmod=hashlib.sha256)
+
+    class Feed:
+        def write(self, text: str) -> None:
+            signer.update(text.encode("utf-8"))
+
+    dump_streamed({k: Streamed(doc[k], pairs=False) if k == "episodes" else v for k, v in doc.items() if k != "mac"},
+                  Feed(), indent=None, separators=(",", ":"), ensure_ascii=False)  # type: ignore[arg-type]
+    return hmac.compare_digest(signer.hexdigest(), doc["mac"])

@@ -14,18 +14,16 @@ group that the bootstrap resamples.
 
 from __future__ import annotations
 
-import json
-import re
-import secrets
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
+from agentbed.jsonstream import Streamed, dump_streamed
 from agentbed.stats import bootstrap_ci, pass_hat_k_ci_of_counts
 from agentbed.summary import fmt, headline, table
 from agentbed.validate import RESULTS_SCHEMA, check, finite, read_json
@@ -132,14 +130,6 @@ def without_units(baseline: dict[str, Any], units: Mapping[str, list[str]]) -> t
     return {**baseline, "metrics": metrics}, len(left_out)
 
 
-class Streamed:
-    """A JSON object (``pairs``: its ``(key, value)`` items, keys sorted) or array that
-    :func:`write_results` writes as the items come, never holding them; values are scalars."""
-
-    def __init__(self, items: Iterable[Any], *, pairs: bool = True) -> None:
-        self.items, self.pairs = items, pairs
-
-
 def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any) -> Path:
     """Write results.json; it records the provenance of the code that made it (agentbed.provenance:
     version, commit, the metrics' suites' origins) unless ``extra`` gives one, so a baseline copied
@@ -154,49 +144,6 @@ def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any)
         dump_streamed(doc, fh)
     tmp.replace(path)
     return path
-
-
-def dump_streamed(doc: Any, fh: TextIO) -> None:
-    """``json.dump(doc, fh, indent=1, sort_keys=True)``, byte for byte, where each :class:`Streamed`
-    in ``doc`` is written as the object or array of its items: the rest of the document is encoded
-    with a marker in its place, and the items are written where the marker stands, indented as
-    the encoder would have."""
-    token = secrets.token_hex(8)
-    streams: list[Streamed] = []
-
-    def mark(value: Any) -> Any:
-        if isinstance(value, Streamed):
-            streams.append(value)
-            return f"\0{token}-{len(streams) - 1}\0"
-        if isinstance(value, dict):
-            return {k: mark(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [mark(v) for v in value]
-        return value
-
-    text = json.dumps(mark(doc), indent=1, sort_keys=True)
-    at = 0
-    for found in re.finditer(rf'"\\u0000{token}-(\d+)\\u0000"', text):
-        fh.write(text[at:found.start()])
-        at = found.end()
-        line = text[text.rfind("\n", 0, found.start()) + 1:found.start()]
-        outer = "\n" + " " * (len(line) - len(line.lstrip(" ")))  # the line of the member holding it
-        stream = streams[int(found[1])]
-        inner = outer + " "
-        opening, closing = "{}" if stream.pairs else "[]"
-        first, batch = True, []
-        for item in stream.items:
-            batch.append(opening + inner if first else "," + inner)
-            batch.append(f"{_ENCODE(item[0])}: {_ENCODE(item[1])}" if stream.pairs else _ENCODE(item))
-            first = False
-            if len(batch) >= 2048:
-                fh.write("".join(batch))
-                batch.clear()
-        fh.write("".join(batch) + (opening + closing if first else outer + closing))
-    fh.write(text[at:])
-
-
-_ENCODE = json.JSONEncoder().encode  # json.dumps's defaults: a scalar as json.dump writes it
 
 
 def load_results(path: str | Path) -> dict[str, Any]:

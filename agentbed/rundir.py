@@ -61,7 +61,9 @@ def sealed_parts(root: Path) -> set[str] | None:
     if not (root / mf.MANIFEST).is_file():
         return None
     try:
-        return set(mf.load(root)["files"])
+        doc = mf.load(root, streamed=True)  # not its sealed pairs
+        mf.close(doc)
+        return set(doc["files"])
     except InputError:
         return set()
 

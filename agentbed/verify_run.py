@@ -16,7 +16,7 @@ import heapq
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,8 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     if doc:
         _manifest_plan(root, doc, plan, expected, planned, out)
         sealed.update(tuple(pair) for pair in doc["episodes"])
-        doc = {**doc, "episodes": None}  # the list is in ``sealed`` now
+        mf.close(doc)
+        doc = {**doc, "episodes": None}  # the pairs are in ``sealed`` now
     final = bool(doc and doc["final"])
     indexed, finished = _index(root, expected, sealed, final, out)
     for eid in sorted_difference(sealed.keys(), indexed.keys()):
@@ -137,7 +138,7 @@ def _manifest(root: Path, meta: dict[str, Any] | None, key: bytes | None, out: R
         out.add(f"{where}: missing: the run is not sealed (written before manifests, or deleted)")
         out.run_id = str(meta.get("run_id", "")) if meta else ""
         return None
-    doc = mf.load(root)  # malformed: InputError, exit 2
+    doc = mf.load(root, streamed=True)  # malformed: InputError, exit 2; its pairs read as they are used
     why = mf.authentic(doc, key)
     if why:
         out.add(f"{where}: {why}")
@@ -169,7 +170,7 @@ def _manifest_plan(root: Path, doc: dict[str, Any], plan: dict[str, Any], expect
         out.add(f"{where}: seals {eid}, which is not in the run's plan")
 
 
-def _root_holds(pairs: list[list[str]], root: str) -> bool:
+def _root_holds(pairs: Iterable[list[str]], root: str) -> bool:
     """The manifest's pairs are sorted, each id once, and their Merkle root is ``root``; one pass,
     no copy (sorted pairs of distinct ids: each pair's id above the one before)."""
     fold = mf.MerkleFold()
@@ -420,7 +421,8 @@ def open_for_resume(store: RunStore) -> dict[str, Any]:
     key = log_key()
     where = store.root / mf.MANIFEST
     if where.is_file():
-        doc = mf.load(store.root)
+        doc = mf.load(store.root, streamed=True)
+        mf.close(doc)  # only its key fields are read here
         if doc.get("mac") and key is None:
             raise UsageError(f"{where}: the run is signed (key id {doc['key_id']}); set {KEY_VAR} to the key that "
                              "signed it to resume (without it the seal would be lost)")

@@ -4,11 +4,12 @@ the file written as they are read is, byte for byte, what ``json.dump`` writes o
 import io
 import json
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentbed.diskmap import DiskMap
-from agentbed.results import EpisodeMetrics, Seeds, Streamed, dump_streamed
+from agentbed.jsonstream import Streamed, dump_streamed
+from agentbed.results import EpisodeMetrics, Seeds
 
 texts = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=8)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=False), texts)
@@ -75,3 +76,42 @@ def test_episode_metrics_are_the_dicts_they_replace(rows):
     out, whole = io.StringIO(), json.dumps({"metrics": expected}, indent=1, sort_keys=True)
     dump_streamed({"metrics": fold.metrics(streamed=True)}, out)
     assert out.getvalue() == whole
+
+
+def _read_both(path, monkeypatch, chunk):
+    from agentbed import jsonstream, manifest
+    from agentbed.validate import InputError
+
+    def outcome(streamed):
+        try:
+            doc = manifest.load(path.parent, streamed=streamed)
+        except InputError as exc:
+            return "InputError", str(exc)
+        pairs = list(doc["episodes"])
+        manifest.close(doc)
+        return {**doc, "episodes": pairs}
+
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    return outcome(True), outcome(False)
+
+
+pair_items = st.one_of(st.tuples(texts, st.sampled_from(["a" * 64, "0" * 64 + "\n", "A" * 64, "x"])).map(list),
+                       st.lists(texts, max_size=3), scalars)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(pair_items, max_size=6), st.sampled_from(["", " ", "\n", "x", "}", "{"]), st.booleans(),
+       st.sampled_from([1, 3, 7, 1 << 20]), st.sampled_from(["complete", "episodes", "root", "zz"]))
+def test_a_streamed_manifest_reads_as_the_whole_file_does(tmp_path_factory, monkeypatch, pairs, tail, spaced, chunk,
+                                                           twice):
+    """Valid or not (bad pairs, a key twice, more after the document, a number cut by a chunk's end):
+    the streamed read gives read_json's document, or its very message."""
+    doc = {"format": "agentbed.manifest/2", "run_id": "ab" * 16, "key_id": None, "complete": True, "final": False,
+           "plan": {"suite": "vault", "tasks": ["é"], "agents": ["a"], "seeds": list(range(40)), "options": {},
+                    "degrade": 0.25}, "expected": 123456789, "root": "c" * 64, "files": {}, "episodes": pairs}
+    text = json.dumps(doc, indent=1 if spaced else None, ensure_ascii=False)
+    text = text[:-1] + f', "{twice}": 1}}' if twice != "zz" else text
+    path = tmp_path_factory.mktemp("m") / "manifest.json"
+    path.write_text(text + tail, encoding="utf-8")
+    streamed, whole = _read_both(path, monkeypatch, chunk)
+    assert streamed == whole

@@ -1,0 +1,224 @@
+"""A JSON document one of whose members lists every episode, read and written without holding it.
+
+:func:`dump_streamed` writes ``json.dumps(doc, ...)``'s bytes where a :class:`Streamed` member is
+written as its items come (results.json's values per unit and seeds; the manifest's HMAC input).
+:func:`read_streamed` reads a file as :func:`agentbed.validate.read_json` does, except that one
+top-level array (the manifest's sealed pairs) is read item by item, each time it is iterated,
+from the same open file: a file rewritten meanwhile (by rename) is not mixed in. It takes every
+item through the same strict parser and checks as ``read_json``; whatever it is not sure of (a
+malformed file, an item the caller's check refuses) is left to ``read_json`` on the whole file,
+so the messages on bad input are ``read_json``'s exactly.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from agentbed.validate import (
+    MAX_JSON_BYTES,
+    InputError,
+    _bounded_int,
+    _check_tree,
+    _lone_surrogate,
+    _unique_keys,
+    check,
+    open_regular,
+    read_json,
+)
+
+CHUNK = 1 << 20  # characters read at a time
+
+
+class Streamed:
+    """A JSON object (``pairs``: its ``(key, value)`` items, keys sorted) or array whose items
+    :func:`dump_streamed` writes as they come, never holding them."""
+
+    def __init__(self, items: Iterable[Any], *, pairs: bool = True) -> None:
+        self.items, self.pairs = items, pairs
+
+
+def dump_streamed(doc: Any, fh: TextIO, *, indent: int | None = 1, separators: tuple[str, str] | None = None,
+                  ensure_ascii: bool = True) -> None:
+    """``json.dump(doc, fh, sort_keys=True, ...)``, byte for byte, where each :class:`Streamed` in
+    ``doc`` is written as the object or array of its items: the rest of the document is encoded
+    with a marker in its place, and the items are written where the marker stands, indented as
+    the encoder would have (with ``indent``, items must be scalars)."""
+    token = secrets.token_hex(8)
+    streams: list[Streamed] = []
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, Streamed):
+            streams.append(value)
+            return f"\0{token}-{len(streams) - 1}\0"
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [mark(v) for v in value]
+        return value
+
+    options: dict[str, Any] = {"indent": indent, "separators": separators, "ensure_ascii": ensure_ascii}
+    item_sep, key_sep = separators or ((",", ": ") if indent is not None else (", ", ": "))
+    encode = json.JSONEncoder(ensure_ascii=ensure_ascii, separators=(item_sep, key_sep)).encode
+    text = json.dumps(mark(doc), sort_keys=True, **options)
+    at = 0
+    for found in re.finditer(rf'"(?:\\u0000|\0){token}-(\d+)(?:\\u0000|\0)"', text):
+        fh.write(text[at:found.start()])
+        at = found.end()
+        stream = streams[int(found[1])]
+        if indent is not None:
+            line = text[text.rfind("\n", 0, found.start()) + 1:found.start()]
+            outer = "\n" + line[:len(line) - len(line.lstrip(" "))]  # the line of the member holding it
+            inner = outer + " " * indent
+            sep = item_sep + inner
+        else:
+            outer, inner, sep = "", "", item_sep
+        opening, closing = "{}" if stream.pairs else "[]"
+        first, batch = True, []
+        for item in stream.items:
+            batch.append(opening + inner if first else sep)
+            batch.append(f"{encode(item[0])}{key_sep}{encode(item[1])}" if stream.pairs else encode(item))
+            first = False
+            if len(batch) >= 2048:
+                fh.write("".join(batch))
+                batch.clear()
+        fh.write("".join(batch) + (opening + closing if first else outer + closing))
+    fh.write(text[at:])
+
+
+class _NotSure(Exception):
+    """The streamed read leaves this file to ``read_json``."""
+
+
+_DECODER = json.JSONDecoder(parse_int=_bounded_int, object_pairs_hook=_unique_keys)  # parse_json's parser
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class _Text:
+    """The text of an open UTF-8 file, decoded a chunk at a time, parsed a value at a time."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh, self.decode = fh, codecs.getincrementaldecoder("utf-8")("strict").decode
+        self.text, self.at, self.eof = "", 0, False
+
+    def more(self) -> bool:
+        if self.eof:
+            return False
+        data = self.fh.read(CHUNK)
+        self.eof = not data
+        self.text = self.text[self.at:] + self.decode(data, final=self.eof)
+        self.at = 0
+        return True
+
+    def char(self) -> str:
+        """The next character that is not white space (not taken), "" at the end."""
+        while True:
+            self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+            if self.at < len(self.text) or not self.more():
+                return self.text[self.at:self.at + 1]
+
+    def take(self, *expected: str) -> str:
+        c = self.char()
+        if c not in expected or not c:
+            raise _NotSure
+        self.at += 1
+        return c
+
+    def value(self) -> Any:
+        self.char()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.at)
+            except ValueError:  # cut by the chunk's end, or malformed (hooks refuse with ValueError too)
+                if self.more():
+                    continue
+                raise _NotSure from None
+            if end == len(self.text) and self.more():
+                continue  # a number may go on in the next chunk
+            self.at = end
+            return value
+
+
+def _walk(fh: BinaryIO, member: str, rest: dict[str, Any]) -> Iterator[Any]:
+    """The items of the top-level array ``member`` of the JSON object in ``fh``, as ``parse_json``
+    parses them; the other members go into ``rest``."""
+    fh.seek(0)
+    src = _Text(fh)
+    src.take("{")
+    if src.char() == "}":
+        src.at += 1
+    else:
+        while True:
+            key = src.value()
+            if not isinstance(key, str) or key in rest or _lone_surrogate(key) is not None:
+                raise _NotSure
+            src.take(":")
+            if key == member:
+                rest[key] = None
+                src.take("[")
+                if src.char() == "]":
+                    src.at += 1
+                else:
+                    while True:
+                        yield src.value()
+                        if src.take(",", "]") == "]":
+                            break
+            else:
+                rest[key] = src.value()
+            if src.take(",", "}") == "}":
+                break
+    if src.char() != "":
+        raise _NotSure  # more after the document
+
+
+class StreamedItems:
+    """A top-level array of a file, read again from the file (kept open) each time it is iterated."""
+
+    def __init__(self, fh: BinaryIO, member: str, count: int) -> None:
+        self.fh, self.member, self.count = fh, member, count
+
+    def __iter__(self) -> Iterator[Any]:
+        return _walk(self.fh, self.member, {})
+
+    def __len__(self) -> int:
+        return self.count
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def read_streamed(path: Path, member: str, *, what: str, schema: dict[str, Any],
+                  item_ok: Callable[[Any], bool]) -> dict[str, Any]:
+    """``read_json(path, what=what, schema=schema)`` with the top-level array ``member`` a
+    :class:`StreamedItems` (close it when done), when every item passes ``item_ok`` (which must
+    hold exactly when ``schema`` holds for the item); otherwise, or on any doubt, ``read_json``'s
+    own reading, list and messages."""
+    fh = None
+    try:
+        fh = open_regular(path, what=what)
+        if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:
+            raise _NotSure
+        rest: dict[str, Any] = {}
+        count = 0
+        for item in _walk(fh, member, rest):
+            if not item_ok(item) or _lone_surrogate(item) is not None:
+                raise _NotSure
+            _check_tree({member: [item]}, str(path))  # at its depth in the document
+            count += 1
+        doc = {**rest, member: []}
+        if member not in rest or _lone_surrogate(doc) is not None:
+            raise _NotSure
+        _check_tree(doc, str(path))
+        check(doc, schema, str(path))
+    except (_NotSure, InputError, ValueError, RecursionError, OSError):
+        if fh is not None:
+            fh.close()
+        return read_json(path, what=what, schema=schema)
+    doc[member] = StreamedItems(fh, member, count)
+    return doc
