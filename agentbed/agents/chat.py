@@ -14,8 +14,6 @@ parsed arguments are re-serialised and the step says so (``arguments_source``).
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import hashlib
 import json
 import random
@@ -34,19 +32,15 @@ from langchain_core.messages import (
 
 from agentbed.agents.base import Action, Agent, Usage
 from agentbed.agents.building import (
-    _LAZY_MODELS,
-    OPENAI_FORMAT_PROVIDERS,
+    DEFAULT_BACKOFF,
+    DEFAULT_SYSTEM_PROMPT,
     LazyModel,
-    _built_model,
-    _checked_quietly,
+    agent_from_model_string,
 )
 from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
 from agentbed.agents.chat_support import (
-    _SHARED_MODELS,
     _first_error_line,
-    _memo_key,
     _model_id,
-    _refuse_undeclared,
     _utf8_safe,
     _with_raw_arguments,
     _without_run_id,
@@ -54,8 +48,6 @@ from agentbed.agents.chat_support import (
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
 from agentbed.agents.conversation import Awaiting, Conversation
-from agentbed.agents.generation import build_quietly, timeout_from_environment
-from agentbed.agents.precheck import recipe_of
 from agentbed.agents.retry import (
     Backoff,
     BadResponse,
@@ -73,25 +65,16 @@ from agentbed.agents.toolcalls import (
     tool_calls_of,
     usage_of,
 )
-from agentbed.errors import UsageError
 from agentbed.tools import Tool
 
 if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
     from langchain_core.language_models import BaseChatModel
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You act in an environment only through the tools you are given. Each reply must call exactly "
-    "one tool; only the first tool call of a reply is executed, and its result comes back as the "
-    "tool's answer. Before the tool call, state in your text how likely it is that this action is "
-    "correct and safe, as `confidence: <a number between 0 and 1>`. Never put the confidence inside "
-    "the tool arguments."
-)
 REFLECT_PROMPT = (
     "Before your next action, reflect. Restate the goal in one sentence, list what you have "
     "already achieved, and name any loop, repeated failure or forgotten sub-goal in your recent "
     "steps. Then choose the action that makes progress toward the goal."
 )
-DEFAULT_BACKOFF = Backoff()
 
 
 def _reply_from_dict(data: dict[str, Any]) -> AIMessage:
@@ -190,74 +173,11 @@ class ChatAgent(Conversation, Agent):
                           system_prompt: str | None = DEFAULT_SYSTEM_PROMPT, max_retries: int = 4,
                           backoff: Backoff = DEFAULT_BACKOFF, timeout: float | None = None,
                           generation: Mapping[str, Any] | None = None, **model_kwargs: Any) -> ChatAgent:
-        """``"provider:model"`` resolved by LangChain's ``init_chat_model``; other keyword
-        arguments go to the model (``base_url``, ``api_key``, ``temperature``...). The client's
-        own retries are off (ours are observable) and each call times out after ``timeout`` s
-        (default: $AGENTBED_MODEL_TIMEOUT if set, else 60; 300 for ``local:`` models, which share a
-        small CPU). Agents built in one process from the same arguments and environment share one client.
-
-        ``local:NAME`` and ``local:/path/file.gguf`` are the models of the llama.cpp server the run
-        started (:mod:`agentbed.agents.local`), played with the compact profile (``profile=``).
-
-        ``generation`` holds the run's generation settings (:mod:`agentbed.agents.generation`):
-        constructor arguments of the provider's chat model; one it does not declare is a
-        UsageError. For a ``local:`` model, ``temperature`` and ``max_tokens`` set the profile's."""
-        settings = dict(generation or {})
-        timeout = timeout or timeout_from_environment()
-        if model.startswith("local:"):  # a GGUF served by llama.cpp on loopback, compact profile
-            from agentbed.agents.local.profile import LocalProfile, local_chat_model
-
-            profile = model_kwargs.pop("profile", None) or LocalProfile.from_model(model)
-            overrides = {k: settings.pop(k) for k in ("temperature", "max_tokens") if k in settings}
-            profile = dataclasses.replace(profile, **overrides) if overrides else profile
-            capture = None  # the server speaks OpenAI's format: a body that is no completion is its failure
-            if "http_client" not in model_kwargs:
-                capture = ResponseCapture()
-                model_kwargs["http_client"] = capture.http_client()
-            chat_model = build_quietly(lambda: local_chat_model(model, profile, timeout=timeout or 300.0,
-                                                                **model_kwargs, **settings))
-            _refuse_undeclared(model, chat_model, settings)
-            agent = cls(chat_model, name=name or f"model:{model}", max_retries=max_retries,
-                        system_prompt=None if system_prompt == DEFAULT_SYSTEM_PROMPT else system_prompt,
-                        backoff=backoff, seed=seed, model_id=model, reply_format=profile, capture=capture)
-            agent.generation = dict(sorted({**(generation or {})}.items()))
-            if "base_url" not in model_kwargs:  # the run's own server: its failures name it and its log
-                from agentbed.agents.local.server import failure_note
-
-                agent.failure_note = failure_note(model)
-            return agent
-        if "?" in model:
-            raise UsageError(f"--model {model!r}: '?KNOB=VALUE' is for local: models only; give a provider's "
-                             "generation settings with --temperature, --max-tokens-per-call or -M KEY=VALUE")
-        given_kwargs = bool(model_kwargs)
-        model_kwargs = {**model_kwargs, **settings}
-
-        def agent_on(client: BaseChatModel | LazyModel, capture: ResponseCapture | None) -> ChatAgent:
-            agent = cls(client, name=name or f"model:{model}", system_prompt=system_prompt, max_retries=max_retries,
-                        backoff=backoff, seed=seed, model_id=model, capture=capture)
-            agent.generation = dict(sorted(settings.items()))
-            return agent
-
-        memo = _memo_key(model, timeout, model_kwargs)
-        if memo in _SHARED_MODELS:
-            return agent_on(*_SHARED_MODELS[memo])
-        if memo in _LAZY_MODELS:
-            lazy = _LAZY_MODELS[memo]
-            return agent_on(lazy, lazy.capture)
-
-        provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
-        capture = None
-        if provider in OPENAI_FORMAT_PROVIDERS and "http_client" not in model_kwargs:
-            capture = ResponseCapture()  # its HTTP client (the SDK's) is made with the model
-        build = functools.partial(_built_model, model, provider, timeout, model_kwargs, settings, capture)
-        if memo is not None and not given_kwargs and _checked_quietly(model, settings):
-            # nothing left for a build to refuse: the client is imported at the first uncached call
-            lazy = _LAZY_MODELS[memo] = LazyModel(build, capture, recipe_of(model, timeout, settings))
-            return agent_on(lazy, capture)
-        built = build()
-        if memo is not None:
-            _SHARED_MODELS[memo] = (built, capture)
-        return agent_on(built, capture)
+        """An agent on the model ``"provider:model"`` or ``local:NAME`` names
+        (:func:`agentbed.agents.building.agent_from_model_string`, which says what each argument does)."""
+        return agent_from_model_string(cls, model, seed=seed, name=name, system_prompt=system_prompt,
+                                       max_retries=max_retries, backoff=backoff, timeout=timeout,
+                                       generation=generation, **model_kwargs)
 
     # -- Agent protocol --------------------------------------------------------------------
     def reset(self, *, seed: int, task: Any = None) -> None:

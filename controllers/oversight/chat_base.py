@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentbed.agents.base import Action
+from agentbed.agents.building import OPENAI_FORMAT_PROVIDERS
 from agentbed.agents.cache import ModelCallCache
-from agentbed.agents.chat import OPENAI_FORMAT_PROVIDERS, ChatAgent
+from agentbed.agents.chat import ChatAgent
 from agentbed.agents.confidence import parse_confidence, risk_from_confidence
 from agentbed.agents.local.profile import LocalProfile, action_schema, shown
 from agentbed.agents.local.server import split_model
