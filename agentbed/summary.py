@@ -139,7 +139,7 @@ def findings_lines(summaries: list[dict[str, Any]]) -> list[str]:
         for f in shown:
             paper = f" | paper {f['paper']}" if f.get("paper") else ""
             note = f" ({f['note']})" if f.get("note") else ""
-            lines.append(f"  {str(f['label'])[:44]:<44} {f['value']}{paper}{note}")
+            lines.append(f"  {str(f['label']):<44} {f['value']}{paper}{note}")  # a long label is never cut
         if len(shown) < len(found):
             lines.append(f"  (+{len(found) - len(shown)} more in the report)")
         if not found:

@@ -58,6 +58,12 @@ def test_the_summary_fits_one_screen_whatever_the_workloads_report():
     assert "0.500 [0.400, 0.600]" in lines[2]
 
 
+def test_a_long_finding_label_is_shown_whole():
+    label = "safest protocol at 1%: te@0.3[scripted] (safety)"  # 48 characters, longer than the column
+    lines = findings_lines([{"suite": "c", "findings": [finding(label, Interval(0.7, 0.3, 0.9, 10))]}])
+    assert f"  {label} 0.700 [0.300, 0.900]" in lines
+
+
 def test_a_summary_without_findings_offers_its_headline_metrics():
     summary = {"suite": "x", "headline": [{"metric": "pass_rate", "agent": "oracle", "estimate": 1.0, "low": 0.9,
                                            "high": 1.0, "n": 4}, {"metric": "broken"}]}
