@@ -40,7 +40,9 @@ def cmd_grid(args: argparse.Namespace) -> int:
         raise UsageError(f"--dataset {args.dataset}: its files are missing; run {GRAPHS[args.dataset].missing}")
     if args.worlds < 1:
         raise UsageError(f"--worlds: must be at least 1, got {args.worlds}")
-    if args.extractor == "spacy":
+    if args.versus_extractor == args.extractor:
+        raise UsageError(f"--versus-extractor: {args.versus_extractor!r} is the grid's own --extractor")
+    if "spacy" in (args.extractor, args.versus_extractor):
         from environments.graphrag.nlp_extract import INSTALL, pipeline_available
 
         if not pipeline_available():
@@ -57,22 +59,50 @@ def cmd_grid(args: argparse.Namespace) -> int:
             from agentbed.agents.local.server import serving
 
             stack.enter_context(serving([f"model:{args.model}"], Path(stack.enter_context(tempfile.TemporaryDirectory()))))
-        cells = run_grid(args.dataset, attacks, defenses, worlds=args.worlds, budget=args.budget,
-                         communities=args.communities, questions=args.questions, extractor=extractor, dress=args.dress)
+        grid = dict(worlds=args.worlds, budget=args.budget, communities=args.communities, questions=args.questions,
+                    dress=args.dress)
+        cells = run_grid(args.dataset, attacks, defenses, extractor=extractor, **grid)
+        other = run_grid(args.dataset, attacks, defenses, extractor=args.versus_extractor, **grid) \
+            if args.versus_extractor else None
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
                f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
                f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else "")
                + (f" --extractor {args.extractor}" if args.extractor != "rules" else "")
                + (f" --model {args.model}" if args.extractor == "llm" else "")
-               + (f" --dress {args.dress}" if args.dress != "length" else ""))
+               + (f" --dress {args.dress}" if args.dress != "length" else "")
+               + (f" --versus-extractor {args.versus_extractor}" if args.versus_extractor else ""))
     _print(grid_table(cells, args.dataset, command))
     paired = paired_table(cells, args.versus, command) if args.versus else None
     if paired:
         _print(paired)
+    doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells], "paired": paired}
+    if other is not None:
+        doc.update(_versus_extractor(cells, other, args, command))
     if args.out:
-        doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells], "paired": paired}
         Path(args.out).write_text(json.dumps(doc, indent=1), encoding="utf-8")
     return 0
+
+
+def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The grid again on graphs built by ``--versus-extractor``, paired with the first by question;
+    with ``--versus``, per extractor whether a defense ever raises attack success over it."""
+    from suites.graphrag.extractorgrid import extractor_table, helps_table, reading_table
+    from suites.graphrag.report import grid_table
+    from suites.graphrag.scenarios import world_seeds
+
+    _print(grid_table(other, f"{args.dataset} ({args.versus_extractor}-built)", command))
+    options = {"dataset": args.dataset, "worlds": args.worlds, "budget": args.budget, "communities": args.communities,
+               "dress": args.dress}
+    reading = reading_table(args.dataset, world_seeds(options), (args.extractor, args.versus_extractor), options)
+    _print(reading)
+    across = extractor_table(cells, other, (args.extractor, args.versus_extractor), command)
+    _print(across)
+    helps = [helps_table(c, args.versus, e, command) for c, e in ((cells, args.extractor), (other, args.versus_extractor))
+             ] if args.versus else []
+    for tab in helps:
+        _print(tab)
+    return {"versus_extractor": {"extractor": args.versus_extractor, "cells": [c.to_dict() for c in other],
+                                 "reading": reading, "paired": across, "helps": helps}}
 
 
 def cmd_curve(args: argparse.Namespace) -> int:
@@ -261,6 +291,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
                    help="the extractor every index is built with: rules (the baseline), spacy, or llm (--model)")
     g.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")
+    g.add_argument("--versus-extractor", choices=("rules", "spacy"),
+                   help="also run the grid on graphs built by this extractor and pair every cell with it by "
+                        "question; with --versus, say per extractor whether a defense raises attack success")
     g.set_defaults(func=cmd_grid)
     c = sub.add_parser("curve", help="attack success against budget (documents per target)")
     c.add_argument("--dataset", default="world", choices=("world", "nations", "kinships", "umls"))

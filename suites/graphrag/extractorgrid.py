@@ -1,0 +1,111 @@
+"""One attack x defense grid on indexes built by two extractors, paired by question (issue #50 item 4).
+
+The attack plan, and so every targeted question, depends only on the dataset and its seed, never
+on the index (:func:`attacks.graphrag.scenario.attack_plan`): a task id names the same question
+whichever extractor built the graph, so a cell of one grid pairs with the same cell of the other.
+The attacks write the same documents for both (the white-box attacks model the pipeline with the
+rule extractor, as :mod:`suites.graphrag.whitebox` says); only what the index reads in them differs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentbed.stats import Interval, paired_difference_ci
+from agentbed.summary import fmt, table
+from suites.graphrag.report import Cell, paired_difference
+
+_KEY = {"accuracy": "correct", "attack_success": "attack_success"}
+
+
+def paired_across(a: Cell, b: Cell, metric: str) -> Interval:
+    """``metric`` in cell ``a`` minus in cell ``b`` (the same attack and defense on two grids),
+    paired by task; cluster bootstrap over worlds (over questions on a real graph)."""
+    x, y = ({r.task: float(r.metrics.get(_KEY[metric], False)) for r in c.records} for c in (a, b))
+    tasks = sorted(set(x) & set(y))
+    if len(tasks) != len(x) or len(tasks) != len(y):
+        raise ValueError(f"{a.attack}/{a.defense}: the two grids ran different questions")
+    groups = [t.rsplit("-", 1)[0] for t in tasks]
+    return paired_difference_ci([x[t] for t in tasks], [y[t] for t in tasks],
+                                groups=groups if len(set(groups)) > 1 else None, seed=0)
+
+
+def extractor_table(cells: list[Cell], other: list[Cell], names: tuple[str, str], command: str) -> dict[str, Any]:
+    """Per attack and defense: attack success and accuracy on graphs built by ``names[0]`` and by
+    ``names[1]``, and the paired difference (first minus second)."""
+    mine, theirs = names
+    by = {(c.attack, c.defense): c for c in other}
+    rows = []
+    for c in cells:
+        o = by.get((c.attack, c.defense))
+        if o is None:
+            continue
+        row: list[Any] = [c.attack, c.defense, len(c.records)]
+        for metric in ("attack_success", "accuracy"):
+            if metric == "attack_success" and c.attack == "none":
+                row += ["-", "-", "-"]
+                continue
+            row += [fmt(c.interval(metric), 2), fmt(o.interval(metric), 2), fmt(paired_across(c, o, metric), 2)]
+        rows.append(row)
+    return table(f"{cells[0].dataset}: graphs built by {mine} against graphs built by {theirs}, paired by question",
+                 ["attack", "defense", "n", f"success, {mine}", f"success, {theirs}", f"success, {mine} - {theirs}",
+                  f"accuracy, {mine}", f"accuracy, {theirs}", f"accuracy, {mine} - {theirs}"], rows,
+                 note=f"paired 95% cluster-bootstrap intervals over worlds (over questions on a real graph); "
+                      f"regenerate: {command}")
+
+
+def helps_attacker(cells: list[Cell], versus: str = "none") -> list[list[Any]]:
+    """Per attack and defense (other than ``versus``): does the defense raise attack success over
+    ``versus``, paired by question? ``yes`` when the whole interval of the difference is above 0,
+    ``not excluded`` when only its estimate or upper end is, ``no`` when it lies at or below 0."""
+    rows = []
+    for c in cells:
+        if c.attack == "none" or c.defense == versus:
+            continue
+        diff = paired_difference(cells, "attack_success", c.attack, c.defense, versus)
+        if diff is None:
+            continue
+        verdict = "yes" if diff.low > 0 else "not excluded" if diff.high > 0 else "no"
+        base = next(x for x in cells if (x.attack, x.defense) == (c.attack, versus))
+        rows.append([c.attack, c.defense, fmt(base.interval("attack_success"), 2),
+                     fmt(c.interval("attack_success"), 2), fmt(diff, 2), verdict])
+    return rows
+
+
+def helps_table(cells: list[Cell], versus: str, extractor: str, command: str) -> dict[str, Any]:
+    return table(f"{cells[0].dataset} ({extractor}-built graphs): does a defense raise attack success over {versus}?",
+                 ["attack", "defense", f"success, {versus}", "success, defense", f"defense - {versus} (paired)",
+                  "helps the attacker"], helps_attacker(cells, versus),
+                 note="yes: the paired 95% interval lies above 0; not excluded: its upper end does; "
+                      f"regenerate: {command}")
+
+
+def clean_reading(dataset: str, world: int, extractor: str, options: dict[str, Any]) -> dict[str, float]:
+    """What the clean index built by ``extractor`` holds (measurement only, against the writer's
+    facts): its asserted statements, the share of them that are true or natural conflicts
+    (precision), the share of the dataset's facts read (recall), and the share of the contested
+    facts (the attack plan's targets) read. The index is the grid's own clean one (cached)."""
+    from attacks.graphrag.scenario import attack_plan
+    from suites.graphrag.scenarios import load_dataset, poisoned, targets_for
+
+    data = load_dataset(dataset, world)
+    index = poisoned(dataset, world, "none", int(options["budget"]), targets_for(options), options["communities"],
+                     "tdp", "targeted", extractor, str(options.get("dress", "length"))).index  # build_scenario's call
+    read = {s.fact() for s in index.kg.statements if not s.negated}
+    clean, true = set(data.facts) | data.natural, set(data.facts)
+    contested = {t.fact for t in attack_plan(data, targets_for(options), world).targets}
+    return {"statements": float(len(read)), "precision": len(read & clean) / max(len(read), 1),
+            "recall": len(read & true) / max(len(true), 1), "contested": len(read & contested) / max(len(contested), 1)}
+
+
+def reading_table(dataset: str, worlds: list[int], extractors: tuple[str, ...], options: dict[str, Any]) -> dict[str, Any]:
+    rows = []
+    for extractor in extractors:
+        per = [clean_reading(dataset, w, extractor, options) for w in worlds]
+        rows.append([extractor, *(f"{sum(p[k] for p in per) / len(per):.2f}" if k != "statements"
+                                  else f"{sum(p[k] for p in per) / len(per):.0f}"
+                                  for k in ("statements", "precision", "recall", "contested"))])
+    return table(f"{dataset}: what the clean graph holds, per extractor (mean over {len(worlds)} corpora)",
+                 ["extractor", "distinct asserted triples", "precision", "recall of the facts",
+                  "contested facts read"], rows,
+                 note="against the writer's facts (measurement only; no defense or reader sees them)")
