@@ -84,7 +84,7 @@ def test_committed_datasets_rebuild_with_the_scheme_they_were_built_with():
     import argparse
 
     from suites.oversight.build import recorded_config
-    from suites.oversight.cli import alfworld_options
+    from suites.oversight.build_cli import alfworld_options
 
     old = {"config": {"benchmark": "alfworld", "games": 2, "target_options": {"games_seed": 4}}}
     config = recorded_config(old, games=1)
