@@ -15,7 +15,13 @@ Each time is the best of ``--repeat`` rounds (each round runs every measurement 
 spike falls on all of them); the ratio is to grimp. Timings taken while other work
 runs on the machine are not results: the load average is printed before and after.
 
-Run: .venv/bin/python bench/cocoder_graph.py [--packages networkx,ray] [--repeat 3]
+``--fresh`` measures instead in a fresh process per build (nothing imported or parsed before it:
+the cold start a user's ``cocoder-plan`` has), grimp and ours alternating, and reports process CPU
+seconds (all threads; grimp scans on several) beside wall seconds, for the build alone and for the
+whole process (interpreter and imports included). The OS page cache is warm: every round reads
+the same files, and dropping the cache would slow everyone else on a shared machine.
+
+Run: .venv/bin/python bench/cocoder_graph.py [--packages networkx,ray] [--repeat 3] [--fresh]
      .venv/bin/python bench/cocoder_graph.py --same-on flask,scipy,openai  (graphs compared, no timing)
 """
 
@@ -24,7 +30,10 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,6 +88,39 @@ def row(name: str, repeat: int) -> str:
     return " | ".join([name, str(len(paths)), str(graph.number_of_edges()), f"{t_grimp:.3f}", *cells, "same"])
 
 
+# one build in a fresh process that imports only its builder; prints the build's CPU and wall
+# seconds and the whole process's CPU at the end (interpreter start-up and imports included)
+_CHILD = """
+import importlib.util, json, time
+from pathlib import Path
+{imports}
+folder = Path(next(iter(importlib.util.find_spec({name!r}).submodule_search_locations)))
+cpu, wall = time.process_time(), time.perf_counter()
+{build}
+cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+print(json.dumps({{"cpu": cpu, "wall": wall, "process_cpu": time.process_time()}}))
+"""
+_BUILDERS = {"grimp": ("import grimp", "grimp.build_graph({name!r}, cache_dir=None)"),
+             "ours": ("from environments.cocoder.depgraph import build_dependency_graph",
+                      "build_dependency_graph(folder)")}
+
+
+def fresh_row(name: str, repeat: int) -> str:
+    """One package's line of the fresh-process table: best of ``repeat`` for each figure."""
+    runs: dict[str, list[dict[str, float]]] = {"grimp": [], "ours": []}
+    for _ in range(repeat):
+        for builder in runs:  # alternating: a load spike falls on both
+            imports, build = _BUILDERS[builder]
+            code = _CHILD.format(imports=imports, build=build.format(name=name), name=name)
+            out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+            runs[builder].append(json.loads(out.stdout.splitlines()[-1]))
+    best = {b: {k: min(r[k] for r in rs) for k in ("cpu", "wall", "process_cpu")} for b, rs in runs.items()}
+    g, o = best["grimp"], best["ours"]
+    return " | ".join([name, f"{g['cpu']:.3f}", f"{o['cpu']:.3f}", f"{o['cpu'] / g['cpu']:.2f}x",
+                       f"{g['wall']:.3f}", f"{o['wall']:.3f}", f"{o['wall'] / g['wall']:.2f}x",
+                       f"{g['process_cpu']:.3f}", f"{o['process_cpu']:.3f}", f"{o['process_cpu'] / g['process_cpu']:.2f}x"])
+
+
 def _dump(graph: nx.DiGraph) -> tuple:
     """What a plan can see of a graph, orders included."""
     return (list(graph.nodes(data=True)), list(graph.edges(data=True)),
@@ -92,7 +134,12 @@ def main() -> None:
     parser.add_argument("--same-on", default="", metavar="PKGS",
                         help="only check, for these installed packages (comma-separated), that the skeleton build's "
                              "graph is the whole-file build's; no timing")
+    parser.add_argument("--fresh", action="store_true", help="each build in a fresh process; CPU and wall seconds")
     args = parser.parse_args()
+    if args.fresh:
+        _table("package | grimp CPU s | ours CPU s | CPU ratio | grimp wall s | ours wall s | wall ratio | "
+               "grimp process CPU s | ours process CPU s | process CPU ratio", fresh_row, args)
+        return
     if args.same_on:
         for name in args.same_on.split(","):
             folder = _installed(name)
@@ -102,11 +149,16 @@ def main() -> None:
             same = _dump(build_dependency_graph(folder)) == whole
             print(f"{name} | {len(whole[0])} modules | {'same' if same else 'DIFFERENT'}", flush=True)
         return
+    _table("package | modules | edges (import graph) | grimp s | import graph s (x grimp) | ast alone s (x grimp) | "
+           "dependency graph cold s (x grimp) | whole files cold s (x grimp) | warm s (x grimp) | graphs", row, args)
+
+
+def _table(header: str, make_row: Callable[[str, int], str], args: argparse.Namespace) -> None:
+    """The table, a row per package, between the load averages (a loaded machine's timings are no results)."""
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    print("package | modules | edges (import graph) | grimp s | import graph s (x grimp) | ast alone s (x grimp) | "
-          "dependency graph cold s (x grimp) | whole files cold s (x grimp) | warm s (x grimp) | graphs", flush=True)
+    print(header, flush=True)
     for name in args.packages.split(","):
-        print(row(name, args.repeat), flush=True)
+        print(make_row(name, args.repeat), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 
