@@ -269,6 +269,8 @@ def _emptied_strings(text: str, regions: list[tuple[int, int]], docstrings: set[
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     pieces, done = [], 0
     for start, end, replacement in sorted(edits):
+        if start < done:  # edits that overlap would duplicate text: a bug here, never a guess
+            raise Unsure("overlapping edits")
         pieces += [text[done:start], replacement]
         done = end
     pieces.append(text[done:])
