@@ -15,7 +15,10 @@ from environments.graphrag.nlp_names import (
     conjuncts,
     ent_at,
     is_subject,
+    organisation_shaped,
 )
+
+MAIN_SITE = {"main", "principal", "central", "head"}  # "its main campus": the seat
 
 COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
 RELATIVE = {"who", "which", "that", "whom", "whose"}
@@ -141,3 +144,44 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
             who = state.last["person"]
         return [who] if who else []
     return []
+
+
+def possessor(doc: Any, i: int, ents: list[Entity], state: State) -> str:
+    """Whose seat a "headquarters"/"main campus" cue names: "its" (the organisation last named),
+    "X's", "the committee's" (the organisation last named); "" for none."""
+    k = i - 1
+    while k >= 0 and doc[k].lower_ in MAIN_SITE | {"oldest", "registered", "global", "new"}:
+        k -= 1
+    if k < 0:
+        return ""
+    if doc[k].lower_ in ("its", "their"):
+        return state.organisation or state.last.get("thing") or state.topic
+    if doc[k].lower_ in ("'s", "\u2019s") and k > 0:
+        named = ent_at(doc, k - 1, ents)
+        if named is not None and named.end == k:
+            return named.name if named.kind != "person" else ""
+        if doc[k - 1].pos_ == "NOUN" and doc[k - 1].lemma_.lower() in ORG_NOUNS | {"alliance", "committee", "federation"}:
+            return last_organisation(doc, k, ents, state)
+    return ""
+
+
+def described(doc: Any, j: int, ents: list[Entity], state: State) -> list[str]:
+    """"the Veldhoven-based company": the organisation last named (the noun after the cue with
+    "the" or "its"), not the clause's subject ("Fouquet, who joined the Veldhoven-based company")."""
+    noun = next((t for t in doc[j:j + 3] if t.pos_ == "NOUN"), None)
+    det = next((c for c in noun.children if c.lower_ in ("the", "this", "its")), None) if noun is not None else None
+    if det is None:
+        return []
+    if det.i >= 2 and doc[det.i - 1].text == ",":  # "Nokia, the Espoo-based group": the name it apposes
+        named = ent_at(doc, det.i - 2, ents)
+        if named is not None and named.end == det.i - 1:
+            return [named.name]
+    org = last_organisation(doc, j, ents, state)
+    return [org] if org else []
+
+
+def last_organisation(doc: Any, j: int, ents: list[Entity], state: State | None) -> str:
+    """The organisation named last before token ``j``: in the line, else in the document."""
+    line = [e.name for e in ents if e.end <= j and (organisation_shaped(e.name) or doc[e.start].ent_type_ == "ORG")
+            and e.kind != "person"]
+    return line[-1] if line else (state.organisation if state is not None else "")

@@ -48,19 +48,28 @@ from environments.graphrag.lexicon_forms import (
     UNTITLED,
     UNTITLED_FIELDS,
 )
-from environments.graphrag.nlp_coref import cue_heads, mates
+from environments.graphrag.nlp_coref import (
+    MAIN_SITE,
+    cue_heads,
+    described,
+    last_organisation,
+    mates,
+    possessor,
+)
 from environments.graphrag.nlp_lines import (
     ASKERS,
     LABEL,
-    MAIN_SITE,
     NOT_ASSERTED,
     ROLE_LABELS,
     SHEET_FIELDS,
     SPACY_CUES,
     SUBJECT_LABELS,
+    affirmed,
+    answer_names,
     answer_text,
     completed,
     is_fragment,
+    polar,
     reading_units,
     title_topic,
 )
@@ -85,6 +94,8 @@ LIST_WORDS = {"as", "well", "also", "both", "either", "then", "later", "the", "f
 PLACE_RELATIONS = {"born_in", "lives_in", "located_in", "headquartered_in", "office_in"}
 # Relations whose head is a person: an organisation or a place as their head is a misread.
 PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
+SEAT_RELATIONS = {"headquartered_in", "office_in"}  # an organisation's
+COMPOUND_SEATS = {"based", "headquartered"}
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
 
 
@@ -149,16 +160,25 @@ class SpacyExtractor:
             units = reading_units(doc.sentences)
             texts = [text for _, text in units]
             for n, parsed in enumerate(nlp.pipe(texts)):
-                if n + 1 < len(units) and texts[n].endswith("?"):  # a question and its fragment answer
-                    whole = completed(texts[n], texts[n + 1])
-                    if whole and is_fragment(nlp(answer_text(texts[n + 1]))):
+                asserted = True
+                if n + 1 < len(units) and texts[n].endswith("?"):  # a question and its answer
+                    asserted = not polar(texts[n]) or affirmed(texts[n + 1])  # "Does she live in X?" / "No."
+                    reply = nlp(answer_text(texts[n + 1]) or ".")
+                    fragment = is_fragment(reply)
+                    whole = completed(texts[n], texts[n + 1], "" if fragment else answer_names(reply))
+                    if whole and state.topic:  # a question's "it" is the page's subject
+                        whole = re.sub(r"^it\b", state.topic, whole)
+                    if whole:
                         label = LABEL.match(texts[n + 1])  # the answerer's label stays: its "I"
-                        texts[n + 1] = f"{label.group(1)}: {whole}" if label and \
-                            label.group(1).strip().lower() not in ("a", "answer") else whole
+                        rest = f" {answer_text(texts[n + 1])}" if not fragment or "," in texts[n + 1] else ""
+                        texts[n + 1] = f"{label.group(1)}: {whole}{rest}" if label and \
+                            label.group(1).strip().lower() not in ("a", "answer") else f"{whole}{rest}"
                 if texts[n] != parsed.text:
                     parsed = nlp(texts[n])
                 chunk = doc.chunk_of(units[n][0])
                 for head, rel, tail, neg in self._line(parsed, state, n == 0):
+                    if not asserted:
+                        continue
                     if rel in PERSON_HEADS and state.kinds.get(head) in ("ORG", "GPE", "LOC", "FAC"):
                         continue
                     if rel == "lives_in" and state.kinds.get(head) in ("ORG", "FAC"):
@@ -290,7 +310,9 @@ class SpacyExtractor:
                 return []  # "Paris-born", not "Pamuk - born in"
             if cue.kind == "pre":
                 after = [e for e in ents if e.start >= j]
-                heads = [after[0].name] if after and after[0].start - j <= 2 else cue_heads(doc, i, ents, state)
+                heads = [after[0].name] if after and after[0].start - j <= 2 else \
+                    described(doc, j, ents, state) or [h for h in cue_heads(doc, i, ents, state) if not any(
+                        e.name == h and e.kind == "person" for e in ents)]  # "Ann Lee said the Oslo-based group": no seat of hers
             else:
                 heads = cue_heads(doc, i, ents, state)
         elif cue.kind == "mate":
@@ -313,12 +335,39 @@ class SpacyExtractor:
                         [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
             if not objects and rel == "colleague_of" and len(heads) > 1:  # "A and B are colleagues"
                 return [(a, rel, b, negated) for k, a in enumerate(heads) for b in heads[k + 1:]]
+        if rel in SEAT_RELATIONS and cue.kind in ("verb", "noun"):
+            owner = possessor(doc, i, ents, state)  # "its headquarters are in X", "the alliance's headquarters in X"
+            if owner:
+                heads = [owner]
+                if not objects:
+                    at = next((t.i for t in doc[j:doc[i].sent.end] if t.lower_ == "in" or t.text in ";:"), None)
+                    objects = _objects(doc, at + 1, ents, False, state=state) if at is not None and \
+                        doc[at].lower_ == "in" and at - j <= 12 else []
         if cue.kind == "inverse":
             return [(t, rel, h, negated or n) for h in heads for t, n in objects]
+        if cue.kind not in ("pre", "mate"):  # a verb's or noun's head is named before it, never only after
+            heads = [h for h in heads if not _only_after(doc, h, j, ents)]
         out = [(h, rel, t, negated or n) for h in heads for t, n in objects]
         if "located_in" in self.relations:
             out += _qualifiers(doc, j, ents)
         return out
+
+
+
+
+
+
+
+
+
+def _only_after(doc: Any, name: str, j: int, ents: list[Entity]) -> bool:
+    """``name`` is named in the line only after the cue and is no subject there (an object or a
+    later place), which a fallback (the topic a line's first name set) must not make the head:
+    "The mill, which is in Leeds, in the county of Yorkshire" gives no "Yorkshire located_in
+    Leeds"; "Born in Oslo, Ann Lee ..." keeps its subject."""
+    at = [e for e in ents if e.name == name]
+    return bool(at) and all(e.start >= j and not is_subject(doc, e) for e in at)
+
 
 def _verb_negated(doc: Any, i: int) -> bool:
     """"not", "never", "no longer" on the cue's verb or just before the cue."""
@@ -341,8 +390,10 @@ def _objects(doc: Any, j: int, ents: list[Entity], school_only: bool, field: boo
     """The names after a cue in its clause: the first within a few words, then those a list joins
     on (repeating the cue's preposition: "at A, at B and at C"). A comma with no "and"/"or" in the
     list is a qualifier, not a second object. "there" is the last place named."""
-    if state is not None and state.place and j < len(doc) and doc[j].lower_ == "there":
-        return [(state.place, negated_before(doc, j))]
+    if state is not None and j < len(doc) and doc[j].lower_ == "there":  # the last place named before it
+        near = [e.name for e in ents if e.end <= j and doc[e.start].ent_type_ in ("GPE", "LOC")]
+        place = near[-1] if near else state.place
+        return [(place, negated_before(doc, j))] if place else []
     if state is not None and j < len(doc) and doc[j].lower_ in ("his", "hers", "him", "her") and (
             j + 1 == len(doc) or doc[j + 1].is_punct):  # "a colleague of hers"
         who = state.last.get("person") or state.topic
@@ -351,6 +402,12 @@ def _objects(doc: Any, j: int, ents: list[Entity], school_only: bool, field: boo
     if not after:
         return []
     first = after[0]
+    if len(after) > 1 and first.end < len(doc) and doc[first.end].lower_ in ("'s", "\u2019s") \
+            and after[1].start == first.end + 1:
+        first = after[1]  # "with Italy's Leonardo": the possessed name
+    if first.end + 1 < len(doc) and doc[first.end].text == "-" and doc[first.end + 1].lower_ in COMPOUND_SEATS:
+        org = last_organisation(doc, j, ents, state)  # "joined the Veldhoven-based company": that company
+        return [(org, False)] if org and org != first.name else []
     gap = doc[j:first.start]
     if len(gap) > 4 or any(t.text in ".;:!?" or t.lower_ in ("and", "but", "while", "where", "who", "which")
                            for t in gap):

@@ -18,6 +18,7 @@ Each is a plain surface rule of English text layout, not of any one writer's pro
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from environments.graphrag.lexicon_forms import NAME_CONNECTORS
 
@@ -63,12 +64,13 @@ SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
     "works_for": (("chief executive of", "verb"), ("president of", "verb"), ("chairman of", "verb"),
                   ("ceo of", "verb"), ("head of", "verb"), ("director-general of", "verb"), ("been with", "verb"),
                   ("left for", "verb"), ("moved on to", "verb"), ("join", "verb"), ("salary from", "verb"),
-                  ("payslip comes from", "verb")),
+                  ("payslip comes from", "verb"), ("led by", "inverse"), ("headed by", "inverse"), ("run by", "inverse")),
     "partners_with": (("joint venture with", "verb"), ("alliance with", "verb"), ("cooperates with", "verb"),
                       ("partnering with", "verb"), ("teamed up with", "verb"), ("partner of", "verb")),
     "studied_at": (("doctorate at", "verb"), ("doctorate from", "verb"), ("phd at", "verb"), ("phd from", "verb"),
                    ("studies at", "verb"), ("educated at", "verb")),
     "founded_by": (("co-founded by", "verb"), ("started by", "verb"), ("created by", "verb")),
+    "headquartered_in": (("main campus", "noun"), ("main site", "noun"), ("head office", "noun")),
     "office_in": (("office in", "verb"), ("an office in", "verb"), ("regional office in", "verb"),
                   ("campus in", "verb"), ("plant in", "verb"), ("plants in", "verb"), ("factory in", "verb"),
                   ("factories in", "verb"), ("assembly line in", "verb"), ("research centre in", "verb"),
@@ -76,8 +78,6 @@ SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
                   ("lab in", "verb"), ("laboratory in", "verb"), ("subsidiary in", "verb"), ("hub in", "verb"),
                   ("country offices in", "verb")),
 }
-# "campus in" right after one of these words names the headquarters ("its main campus in X").
-MAIN_SITE = {"main", "principal", "central", "head"}
 WH_PAST = {"go": "went", "grow": "grew", "leave": "left", "come": "came", "make": "made", "get": "got",
            "teach": "taught", "begin": "began", "take": "took", "find": "found", "meet": "met", "run": "ran"}
 
@@ -90,7 +90,7 @@ def reading_units(sentences: list[str]) -> list[tuple[int, str]]:
         s = str(raw).strip()
         if not s:
             continue
-        if units and _RUNS_ON.search(units[-1][1]) and s[:1].isupper():
+        if units and _RUNS_ON.search(units[-1][1]) and s[:1].isupper() and not LABEL.match(s):  # a field line starts anew
             units[-1] = (units[-1][0], f"{units[-1][1]} {s}")
             continue
         units.append((k, s))
@@ -138,6 +138,13 @@ def title_topic(title: str) -> str:
 
 _WH_SUBJECT = re.compile(r"^(?:who|what)\s+(.+?)\?$", re.I)
 _WH_WHERE = re.compile(r"^where\s+(is|was|are|were|did|does|do)\s+(.+?)\s+(\w+)\?$", re.I)
+_WH_WHERE_BARE = re.compile(r"^where\s+(is|was|are|were)\s+(\S+)\?$", re.I)  # "Where is it?"
+POLAR = {"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "can", "will", "would", "could"}
+# A "who" question's verb and its participle: "Who runs X?" / "Jane Roe." states "X is run by
+# Jane Roe.", which the passive cues read whatever X is (a name, "it").
+PARTICIPLES = {"founded": "founded", "started": "started", "created": "created", "established": "established",
+               "set": "set", "runs": "run", "ran": "run", "leads": "led", "led": "led", "heads": "headed",
+               "headed": "headed", "co-founded": "co-founded", "cofounded": "co-founded"}
 _PREPOSITION = re.compile(r"^(in|at|from|to|on|by|near)\s+", re.I)
 _YES_NO = re.compile(r"^(?:yes|no|yes and no|well|sure|indeed)\s*[,.;:\u2013\u2014-]\s*", re.I)
 LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
@@ -148,15 +155,27 @@ def answer_text(line: str) -> str:
     return _YES_NO.sub("", _unlabelled(line)).strip()
 
 
-def completed(question: str, answer: str) -> str:
-    """The sentence a wh-question and its fragment answer state together, or "" when the answer
-    is no fragment of a question this reads ("Who founded X?" / "Jane Roe, in 1889." gives
-    "Jane Roe founded X."; "Where is it based?" / "In Kyoto." gives "it is based in Kyoto.")."""
+def completed(question: str, answer: str, names: str = "") -> str:
+    """The sentence a wh-question and its answer state together, or "" when the answer is no
+    answer to a question this reads ("Who founded X?" / "Jane Roe, in 1889." gives "X was
+    founded by Jane Roe."; "Where is it based?" / "In Kyoto." gives "it is based in Kyoto.").
+    ``names``: the people the answer names (a list "A, B and C"), from its parse; a "who"
+    question whose answer is a whole sentence is answered by them."""
     q = re.sub(r"^(?:and|so|but|then|now|ok|okay),?\s+", "", _unlabelled(question), flags=re.I)
     a = answer_text(answer)
     if not q.endswith("?") or not a:
         return ""
-    return _first_person(_statement(q, a))
+    return _first_person(_statement(q, a, names))
+
+
+def polar(question: str) -> bool:
+    """A yes/no question ("Does she still live in Spain?"): it asserts nothing itself."""
+    q = _unlabelled(question).split()
+    return bool(q) and q[0].lower() in POLAR and question.rstrip().endswith("?")
+
+
+def affirmed(answer: str) -> bool:
+    return bool(re.match(r"^(?:yes|yes,|indeed|correct)\b", _unlabelled(answer), re.I))
 
 
 def _first_person(text: str) -> str:
@@ -164,24 +183,40 @@ def _first_person(text: str) -> str:
     return re.sub(r"\byou\b", "I", re.sub(r"\byour\b", "my", text, flags=re.I), flags=re.I) if text else ""
 
 
-def _statement(q: str, a: str) -> str:
+def _statement(q: str, a: str, names: str = "") -> str:
     who = _WH_SUBJECT.match(q)
     if who and not _PREPOSITION.match(a):
         name = re.split(r",|\s[-\u2013\u2014(]\s?|\(", a)[0].strip().rstrip(".")
-        return f"{name} {who.group(1)}." if name and name_like(name) else ""
-    where = _WH_WHERE.match(q)
+        name = names or (name if name and name_like(name) else "")
+        if not name:
+            return ""
+        verb, _, rest = who.group(1).partition(" ")
+        if q.lower().startswith("who ") and rest and verb.lower() in PARTICIPLES:
+            if rest.lower().startswith("up "):  # "Who set up X?"
+                verb, rest = verb + " up", rest[3:]
+            tense = "was" if verb.lower().endswith(("ed", "up")) else "is"
+            return f"{rest} {tense} {PARTICIPLES[verb.split()[0].lower()]}{verb[len(verb.split()[0]):]} by {name}."
+        return f"{name} {who.group(1)}."
+    where = _WH_WHERE.match(q) or _WH_WHERE_BARE.match(q)
     if where:
-        aux, subject, verb = where.groups()
+        aux, subject, verb = where.groups() if len(where.groups()) == 3 else (*where.groups(), "")
+        if verb and not _participle(verb):  # "Where is the museum?": no verb, its last word is the subject's
+            subject, verb = f"{subject} {verb}", ""
         place = a if _PREPOSITION.match(a) else f"in {a}"
         place = place[0].lower() + place[1:]
         if aux.lower() in ("is", "was", "are", "were"):
-            return f"{subject} {aux.lower()} {verb} {place}"
+            return " ".join(w for w in (subject, aux.lower(), verb, place) if w)
         if aux.lower() == "did":
             verb = WH_PAST.get(verb.lower(), _past(verb.lower()))
         elif aux.lower() == "does":
             verb = verb + ("es" if verb.endswith(("s", "sh", "ch")) else "s")
         return f"{subject} {verb} {place}"
     return ""
+
+
+def _participle(word: str) -> bool:
+    return word.lower().endswith(("ed", "wn", "rn")) or word.lower() in ("study", "live", "work", "go", "grow",
+                                                                        "teach", "come", "begin", "set", "found")
 
 
 def _past(verb: str) -> str:
@@ -201,3 +236,20 @@ def is_fragment(parsed: object) -> bool:
     """A reply with no finite verb at its root ("Jane Roe, in 1889.", "In Kyoto, Japan.")."""
     sent = next(iter(parsed.sents))  # type: ignore[attr-defined]
     return sent.root.pos_ not in ("VERB", "AUX")
+
+
+def answer_names(reply: Any) -> str:
+    """The people a whole-sentence answer to "Who ...?" names: its first person and the persons a
+    list joins to it ("Four people built it: A, B, C and D"), as "A, B, C and D"."""
+    people = [e for e in reply.ents if e.label_ in ("PERSON", "ORG", "GPE", "NORP")]
+    first = next((k for k, e in enumerate(people) if e.label_ == "PERSON"), None)
+    if first is None:
+        return ""
+    chain = [people[first]]
+    for e in people[first + 1:]:
+        if {t.lower_ for t in reply[chain[-1].end:e.start]} <= {",", "and"} and e.start > chain[-1].end:
+            chain.append(e)
+        else:
+            break
+    names = [e.text for e in chain]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -17,6 +17,7 @@ PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "
             "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
 FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
 HONORIFICS = {"dr", "professor", "prof", "mr", "mrs", "ms", "sir", "dame", "lord", "lady"}
+CLERICAL = {"cardinal", "archbishop", "bishop", "pope", "rabbi", "imam", "reverend", "rev"}  # a rank, not a name
 # Capitalised closed-class words opening a sentence, no part of the name after them ("Among X's
 # colleagues"); a salutation's "Dear" stays (the letter's addressee is no topic).
 LEADING = FUNCTION_WORDS - {"dear", "hi", "hello"} | {"among", "besides"}
@@ -28,7 +29,11 @@ FOREIGN_SCHOOLS = {"école", "ecole", "université", "universität", "universite
 ENGLISH_CLOSED = FUNCTION_WORDS | {"is", "was", "are", "were", "has", "had", "the", "a", "an", "which", "who",
                                    "where", "that", "and", "in", "on", "at", "since", "as"}
 DASH = {"-", "\u2013", "\u2014", "|"}
+# A date's words the tagger leaves as proper nouns ("Born: 13 July 1934, Abeokuta"): no name.
+MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
 _ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
+ENGLISH_LEGAL = {"co", "ltd", "limited", "inc"}  # "Acme Co., Ltd." under the title "Acme" is Acme
 COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
 SCHOOL_WORDS = ("university", "college", "school", "institute", "academy", "polytechnic", "école")
 ORG_NAME_WORDS = {"group", "labs", "systems", "company", "corporation", "foundation", "works", "holdings",
@@ -100,17 +105,26 @@ def entities(doc: Any, state: State) -> list[Entity]:
     spans = _merged(doc, sorted(spans))
     out = []
     for s, e, kind in spans:
-        while e - s > 2 and doc[s].lower_.rstrip(".") in HONORIFICS:  # "Dr Jane Roe" is Jane Roe
+        while e - s > 2 and doc[s].lower_.rstrip(".") in HONORIFICS | CLERICAL:  # "Dr Jane Roe" is Jane Roe
+            s += 1
+        if e - s > 2 and kind != "thing" and doc[s].lower_ in ROLES:  # "Chancellor Ann Lee", a run spaCy missed
             s += 1
         if e - s > 1 and doc[s].is_sent_start and doc[s].lower_ in LEADING:
             s += 1  # "Among Ostpel's colleagues": a sentence's capitalised opener is no part of a name
         name = alias(doc[s:e].text, state)
-        if organisation_shaped(name):  # spaCy's labels of unfamiliar names are too unsure to drop facts on
+        if organisation_shaped(name) or organisation_shaped(doc[s:e].text):  # spaCy's labels of unfamiliar names
+            # are too unsure to drop facts on
             state.kinds.setdefault(name, "ORG")
-        if name.lower() in FIRST_PERSON or name.lower() in PERSONAL:
+        if name.lower() in FIRST_PERSON or name.lower() in PERSONAL or _a_date(name):
             continue
         out.append(Entity(name, kind, s, e))
     return out
+
+
+def _a_date(name: str) -> bool:
+    """"July", "June 2024", "3 April": a month and numbers only."""
+    words = name.lower().replace(",", " ").replace(".", " ").split()
+    return bool(words) and any(w in MONTHS for w in words) and all(w in MONTHS or w.isdigit() for w in words)
 
 
 def organisation_shaped(name: str) -> bool:
@@ -149,7 +163,12 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
 
 
 def alias(name: str, state: State) -> str:
-    """A later mention whose words are all in one earlier name is that name ("Kapelsab")."""
+    """A later mention whose words are all in one earlier name is that name ("Kapelsab"); the
+    page's subject with a legal suffix ("Acme Co., Ltd." under the title "Acme") is the subject."""
+    if state.topic and (name.startswith(state.topic + " ") or name.startswith(state.topic + ",")):
+        rest = name[len(state.topic):].replace(",", " ").replace(".", " ").lower().split()
+        if rest and all(w in ENGLISH_LEGAL for w in rest):
+            return state.topic
     words = set(name.split())
     matches = [n for n in state.names if words < set(n.split())  # "Vienna" is not "University of Vienna",
                and not set(n.lower().split()) & NAME_GLUE and not set(n.split()) & FOREIGN_SCHOOLS]  # "Uppsala universitet"

@@ -29,6 +29,12 @@ PLACE_NOUNS = {"state", "province", "region", "district", "county", "city", "tow
                "prefecture", "canton", "department", "suburb", "neighbourhood", "neighborhood", "borough", "ward",
                "island", "capital", "commune", "parish", "quarter", "area", "emirate", "governorate", "oblast"}
 PLACES = ("GPE", "LOC")
+LANDMARKS = {"museum", "park", "gallery", "memorial", "stadium", "arena", "cathedral", "temple", "church", "palace",
+             "bridge", "tower", "market", "square", "garden", "gardens", "mosque", "castle", "street", "avenue",
+             "lane", "beach", "waterfront", "pagoda", "monastery", "shrine", "theatre", "theater", "library", "zoo",
+             "fort", "museo", "musée", "museu", "templo", "casa", "parque", "plaza", "basilica", "abbey", "harbour"}
+DIRECTIONS = {"western", "eastern", "northern", "southern", "central", "downtown", "old", "greater", "inner",
+              "north", "south", "east", "west", "upper", "lower", "nearby", "historic"}
 _LIST = {",", "and", "or", "&", ";"}
 _ARTICLES = {"the", "a", "an"}
 _NOT_MODIFIERS = {"and", "or", "but", "not", "near", "outside", "than"}  # "A and district of B" places nothing
@@ -39,20 +45,31 @@ def place_pairs(doc: Any, ents: list[Entity]) -> list[tuple[str, str, str, bool]
     one of the module's patterns joins."""
     out = []
     for k, (a, b) in enumerate(zip(ents, ents[1:], strict=False)):
-        if a.kind == "person" or b.kind == "person" or doc[b.start].ent_type_ not in PLACES:
+        if (a.kind == "person" and not landmark(a.name)) or b.kind == "person" or doc[b.start].ent_type_ not in PLACES:
             continue
         gap = [t.lower_ for t in doc[a.end:b.start]]
         left = doc[a.start].ent_type_
         school = any(w in a.name.lower() for w in SCHOOL_WORDS)
-        if organisation_shaped(a.name) and not (school and gap in (["in"], ["in", "the"])):
+        if organisation_shaped(a.name) and not (school and _in_gap(gap)):
             continue  # "Kyoto" read as an alias of "Kyoto University": the school is not what a qualifier places
         if gap == [","] and left in (*PLACES, "FAC", "") and not _in_list(doc, ents, k):
             out.append((a.name, "located_in", b.name, False))
-        elif gap in (["in"], ["in", "the"]) and (left in (*PLACES, "FAC") or school):
+        elif _in_gap(gap) and (left in (*PLACES, "FAC") or school or landmark(a.name)):
             out.append((a.name, "located_in", b.name, False))
         elif left in (*PLACES, "FAC", "") and not school and _place_noun_gap(gap):
             out.append((a.name, "located_in", b.name, False))
     return out
+
+
+def landmark(name: str) -> bool:
+    """A building, park or street by its name's last word ("Serralves Museum", "Albert Park")."""
+    words = name.lower().split()
+    return bool(words) and (words[-1] in LANDMARKS or words[0] in LANDMARKS)
+
+
+def _in_gap(gap: list[str]) -> bool:
+    """"in", "in the", "in western": one place inside the other."""
+    return gap[:1] == ["in"] and (len(gap) == 1 or (len(gap) == 2 and gap[1] in ("the", *DIRECTIONS)))
 
 
 def _in_list(doc: Any, ents: list[Entity], k: int) -> bool:

@@ -46,7 +46,10 @@ def test_a_title_names_its_topic_only_when_it_is_a_name(title, topic):
 
 
 @pytest.mark.parametrize(("question", "answer", "whole"), [
-    ("Q: Who founded Brask Labs?", "A: Ann Orvel, in 1902, as a bakery.", "Ann Orvel founded Brask Labs."),
+    ("Q: Who founded Brask Labs?", "A: Ann Orvel, in 1902, as a bakery.", "Brask Labs was founded by Ann Orvel."),
+    ("Who runs it?", "Ann Orvel, since 2001.", "it is run by Ann Orvel."),
+    ("Who is behind it?", "Ann Orvel, mostly.", "Ann Orvel is behind it."),
+    ("Where is the museum?", "On Kelro Island.", "the museum is on Kelro Island."),
     ("Q: And where is it based?", "A: In Kelro, Aldovia - not Riga.", "it is based in Kelro, Aldovia - not Riga."),
     ("Where did you study?", "At the University of Kelro.", "I studied at the University of Kelro."),
     ("Where does she live?", "Yes, Riga.", "she lives in Riga."),

@@ -19,6 +19,8 @@ from tests.graphrag.spacy_reading import triples
     ("She was born in Kumasi in Ghana and moved away at ten.", ("Kumasi", "Ghana")),  # "X in Y"
     ("The mill stands in Leeds, in the county of Yorkshire.", ("Leeds", "Yorkshire")),
     ("We stayed in Tamale, a city in Ghana.", ("Tamale", "Ghana")),
+    ("We spent a morning at the Ashmolean Museum in central Oxford.", ("Ashmolean Museum", "Oxford")),  # a landmark
+    ("Walk through Phoenix Park in western Dublin.", ("Phoenix Park", "Dublin")),  # spaCy: a PERSON-tagged park
 ])
 def test_a_place_within_a_place_anywhere_in_a_line(spacy_extract, text, want):
     assert (want[0], "located_in", want[1], False) in triples(spacy_extract, text)
