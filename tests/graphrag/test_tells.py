@@ -305,3 +305,14 @@ def test_shaped_documents_never_share_a_title_with_each_other(attack):
     clean_series = [d for d in index.documents.values() if d.origin == "clean" and series.match(d.title)]
     if not any(d.id in negated for d in clean_series):
         assert not any(d.id in negated for d in added if series.match(d.title))
+
+
+def test_the_tells_cli_refuses_a_real_graph_without_cross_validation(capsys):
+    """A real graph's seeds share their clean pages, so training on some seeds and scoring
+    others would score pages the model saw: ``--dataset`` needs ``--cv`` (exit 2, one line)."""
+    from suites.graphrag.tells import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--dataset", "geonames", "--attacks", "copy"])
+    assert exit_.value.code == 2
+    assert "--cv" in capsys.readouterr().err.strip().splitlines()[-1]
