@@ -64,6 +64,19 @@ class EpisodeMetrics:
         stop = f"{int(prefix, 16) + 1:08x}"
         return ((key[len(prefix):], value) for key, value in self.values.items(prefix, stop))
 
+    def differs(self, suite: str, agent: str, values: Mapping[str, Any]) -> bool:
+        """Whether this suite and agent's metric has other ``values`` (``!=`` of the dicts, without
+        making this one); False when there is no such metric."""
+        prefix = self.groups.get((suite, agent))
+        if prefix is None:
+            return False
+        n = 0
+        for unit, value in self._units(prefix):
+            n += 1
+            if unit not in values or values[unit] != value:
+                return True
+        return n != len(values)
+
     def metrics(self, tolerance: float = 0.05, *, streamed: bool = False) -> list[dict[str, Any]]:
         """The metrics; ``streamed``: each one's values a :class:`Streamed` for :func:`write_results`
         (read once), not a dict."""

@@ -329,14 +329,15 @@ def _results_agree(root: Path, indexed: DiskMap, out: RunCheck) -> None:
     records say, with the run's one definition of an errored episode
     (:func:`agentbed.problems.is_errored`): errored episodes are in no metric."""
     from agentbed.problems import errored, scored
-    from agentbed.results import episode_metrics, load_results
+    from agentbed.results import EpisodeMetrics, load_results
 
     doc = load_results(root / "results.json")  # malformed: exit 2
-    mine = {(m["suite"], m["agent"], m["metric"]): m["values"]
-            for m in episode_metrics(scored(r for _, r in _records(indexed)))}
+    mine = EpisodeMetrics()  # on disk, compared unit by unit as it is read back
+    for r in scored(r for _, r in _records(indexed)):
+        mine.add(r)
     for metric in doc["metrics"]:
         key = (metric["suite"], metric["agent"], metric["metric"])
-        if key in mine and metric["values"] != mine[key]:
+        if key[2] == "success" and mine.differs(key[0], key[1], metric["values"]):
             out.add(f"{root / 'results.json'}: {'/'.join(key)} differs from the episodes' footers")
     claimed = doc.get("errored_episodes")
     shown = len(errored(r for _, r in _records(indexed))) if isinstance(claimed, int) else 0
