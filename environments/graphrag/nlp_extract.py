@@ -94,6 +94,7 @@ LIST_WORDS = {"as", "well", "also", "both", "either", "then", "later", "the", "f
 PLACE_RELATIONS = {"born_in", "lives_in", "located_in", "headquartered_in", "office_in"}
 # Relations whose head is a person: an organisation or a place as their head is a misread.
 PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
+PERSON_TAILS = {"founded_by"}
 SEAT_RELATIONS = {"headquartered_in", "office_in"}  # an organisation's
 COMPOUND_SEATS = {"based", "headquartered"}
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
@@ -224,7 +225,11 @@ class SpacyExtractor:
                         values = [Entity(alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
                 head = owner or state.topic
                 rel = self.fields[key]
-                objects = _objects(doc, colon + 1, values, False, field=True, listing=plural(key))
+                named = values
+                if rel in PERSON_TAILS:  # "Founded: 2012 in Kuala Lumpur, Malaysia": places, no founders
+                    cut = next((k for k, e in enumerate(values) if doc[e.start - 1].lower_ == "in"), len(values))
+                    named = values[:cut]
+                objects = _objects(doc, colon + 1, named, False, field=True, listing=plural(key))
                 out += [(head, rel, t, n or former) for t, n in objects]
                 if "located_in" in self.relations:
                     out += _qualifiers(doc, colon + 1, values)

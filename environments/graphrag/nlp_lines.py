@@ -32,7 +32,10 @@ SHEET_FIELDS = {
     "headquarters": "headquartered_in", "head office": "headquartered_in", "hq": "headquartered_in",
     "founded": "founded_by", "founders": "founded_by", "founder": "founded_by", "co-founders": "founded_by",
     "founded by": "founded_by", "established": "founded_by", "offices": "office_in", "office": "office_in",
-    "founding partners": "founded_by",
+    "founding partners": "founded_by", "co-founder": "founded_by", "founder and ceo": "founded_by",
+    "founder and chief executive": "founded_by", "founder and first chief executive": "founded_by",
+    "other sites": "office_in", "other campuses": "office_in", "campuses": "office_in", "other hospitals": "office_in",
+    "regional offices include": "office_in", "key partner": "partners_with", "long-term partner": "partners_with",
     "regional offices": "office_in", "overseas offices": "office_in", "other offices": "office_in",
     "branches": "office_in", "branches abroad": "office_in", "partners": "partners_with",
     "partner": "partners_with", "partnerships": "partners_with", "studied at": "studied_at",
@@ -49,7 +52,8 @@ SHEET_TITLES = {"profile", "company profile", "fact sheet", "factsheet", "fact f
 ROLE_LABELS = {"chief executive", "ceo", "president", "chairman", "chairwoman", "chair", "chairperson",
                "director", "director-general", "director general", "managing director", "rector", "chancellor",
                "head", "leader", "chief executive officer", "executive chairman", "chairman and ceo",
-               "president and ceo", "cfo", "chief financial officer", "coo", "cto", "vice-chancellor"}
+               "president and ceo", "cfo", "chief financial officer", "coo", "cto", "vice-chancellor", "group ceo",
+               "executive director"}
 # Labels of an interview's interviewer: no name, no speaker.
 ASKERS = {"q", "question", "interviewer", "host", "podcast host", "moderator", "reporter", "presenter",
           "journalist", "editor", "q&a"}

@@ -81,3 +81,13 @@ def test_a_field_line_after_an_initial_starts_anew(spacy_extract):
                   title="Company profile: Brask S.A.")
     assert ("Brask S.A.", "headquartered_in", "Kelro", False) in got
     assert not any("Sector" in h for h, _, _, _ in got)
+
+
+def test_a_sheet_s_site_partner_and_role_labels(spacy_extract):
+    got = triples(spacy_extract, "Founded: 2012 in Kuala Lumpur\nCo-founder: Maria Lindqvist\nGroup CEO: Erik Dahl\n"
+                                 "Other sites: Jakarta; Bengaluru\nKey partner: Kelro Bank",
+                  title="Brask Holdings at a glance")
+    assert {("Brask Holdings", "founded_by", "Maria Lindqvist", False), ("Erik Dahl", "works_for", "Brask Holdings", False),
+            ("Brask Holdings", "office_in", "Jakarta", False), ("Brask Holdings", "office_in", "Bengaluru", False),
+            ("Brask Holdings", "partners_with", "Kelro Bank", False)} <= got
+    assert ("Brask Holdings", "founded_by", "Kuala Lumpur", False) not in got  # a place, no founder
