@@ -155,17 +155,24 @@ def _record_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _over_draws(record: dict[str, Any]) -> str:
-    """The same ratio over training draws, from the committed curve scored on the same held-out data."""
+    """The same ratio over training draws, from the committed curve drawn from the same development
+    datasets and scored on the same held-out one (by sha256)."""
     path = DATA / "curve-alfworld.json"
     if not path.is_file():
         return ""
     curve = json.loads(path.read_text(encoding="utf-8"))
-    if curve.get("datasets", {}).get("heldout", {}).get("sha256") != record["datasets"]["heldout"]["sha256"]:
+    if _sha256s(curve.get("datasets", {})) != _sha256s(record["datasets"]):  # same held-out and training data
         return ""
     full = curve["points"][-1]
     iv = full["ratio"]["scalar-selected"]
     return (f"; over {full['draws']} bootstrap draws of the {full['size']} development games "
             f"{iv['estimate']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}] ({path.name})")
+
+
+def _sha256s(datasets: dict[str, Any]) -> tuple[str, frozenset[str]]:
+    """A record's held-out dataset and the set of its training datasets, by sha256."""
+    return (datasets.get("heldout", {}).get("sha256", ""),
+            frozenset(d["sha256"] for role, d in datasets.items() if role != "heldout"))
 
 
 def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:
