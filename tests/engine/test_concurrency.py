@@ -200,23 +200,11 @@ def test_a_local_model_defaults_to_its_servers_slots_and_a_provider_to_32(tmp_pa
 def test_one_cap_holds_across_all_worker_processes(model_server, tmp_path):
     """Two workers of 4 threads each, a cap of 4: the server never sees more than 4 calls at once."""
     stub = model_server(lambda body: Reply(**{**vars(vault_three_calls(body)), "delay": 0.05}))
-    lock, now, peak = threading.Lock(), [0], [0]
-    answer = stub._answer
-
-    def counted(handler, body):
-        with lock:
-            now[0] += 1
-            peak[0] = max(peak[0], now[0])
-        try:
-            answer(handler, body)
-        finally:
-            with lock:
-                now[0] -= 1
-
-    stub._answer = counted
+    # The stub's own count (stub.peak) stops before a reply is written: a count that still held the
+    # request while its reply was written saw 5 under load, the client having already handed its slot on.
     out = tmp_path / "run"
     out.mkdir()
     runtime = ModelRuntime.for_run({AGENT}, out, max_connections=4)
     records = list(execute(specs(24), out, jobs=2, runtime=runtime))
     assert all(r.status == "ok" for r in records) and stub.served == 72
-    assert 1 <= peak[0] <= 4
+    assert 1 <= stub.peak <= 4
