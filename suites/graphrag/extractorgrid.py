@@ -11,23 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbed.stats import Interval, paired_difference_ci
+from agentbed.stats import Interval
 from agentbed.summary import fmt, table
-from suites.graphrag.report import Cell, paired_difference
-
-_KEY = {"accuracy": "correct", "attack_success": "attack_success"}
+from suites.graphrag.report import Cell, paired_cells, paired_difference
 
 
 def paired_across(a: Cell, b: Cell, metric: str) -> Interval:
     """``metric`` in cell ``a`` minus in cell ``b`` (the same attack and defense on two grids),
-    paired by task; cluster bootstrap over worlds (over questions on a real graph)."""
-    x, y = ({r.task: float(r.metrics.get(_KEY[metric], False)) for r in c.records} for c in (a, b))
-    tasks = sorted(set(x) & set(y))
-    if len(tasks) != len(x) or len(tasks) != len(y):
+    paired by task (:func:`suites.graphrag.report.paired_cells`); two grids that ran different
+    questions are refused."""
+    if {r.task for r in a.records} != {r.task for r in b.records}:
         raise ValueError(f"{a.attack}/{a.defense}: the two grids ran different questions")
-    groups = [t.rsplit("-", 1)[0] for t in tasks]
-    return paired_difference_ci([x[t] for t in tasks], [y[t] for t in tasks],
-                                groups=groups if len(set(groups)) > 1 else None, seed=0)
+    return paired_cells(a, b, metric)
 
 
 def extractor_table(cells: list[Cell], other: list[Cell], names: tuple[str, str], command: str) -> dict[str, Any]:

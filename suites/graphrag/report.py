@@ -154,8 +154,15 @@ def paired_difference(cells: list[Cell], metric: str, attack: str, a: str, b: st
     by = {(c.attack, c.defense): c for c in cells}
     if (attack, a) not in by or (attack, b) not in by:
         return None
+    return paired_cells(by[(attack, a)], by[(attack, b)], metric, keep)
+
+
+def paired_cells(a: Cell, b: Cell, metric: str,
+                 keep: Callable[[EpisodeRecord], bool] = lambda r: True) -> Interval:
+    """``metric`` in cell ``a`` minus in cell ``b``, paired by the questions both ran (those ``keep``
+    selects); cluster bootstrap over worlds (over questions on a real graph, one group)."""
     key = {"accuracy": "correct", "attack_success": "attack_success"}[metric]
-    x, y = ({r.task: float(r.metrics.get(key, False)) for r in by[(attack, d)].records if keep(r)} for d in (a, b))
+    x, y = ({r.task: float(r.metrics.get(key, False)) for r in c.records if keep(r)} for c in (a, b))
     tasks = sorted(set(x) & set(y))
     groups = [t.rsplit("-", 1)[0] for t in tasks]
     return paired_difference_ci([x[t] for t in tasks], [y[t] for t in tasks],
