@@ -25,6 +25,7 @@ import networkx as nx
 from agentbed.errors import UsageError
 from environments.cocoder.blanking import blank_source, import_time_functions
 from environments.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
+from environments.cocoder.golden import write_golden_tests
 from environments.cocoder.reach import Reach, traced_run
 from environments.cocoder.repos import (
     FETCH_COMMAND,
@@ -39,48 +40,12 @@ from environments.cocoder.repos import (
 from environments.cocoder.sandboxed import (
     DEFAULT_TIMEOUT,
     current_backend,
-    sandbox_exec,
     tree_digest,
 )
 from environments.cocoder.synth import SynthSpec, generate_repo
 from environments.cocoder.userrepo import UNMET_FILE, USER_PREFIX, UserRepo, locate, prepare_tree
 
 SYNTH_PREFIX = "synth-"
-GOLDEN_PASSWORDS = (
-    "password", "correcthorsebatterystaple", "Tr0ub4dour&3", "qwerty", "123456", "abc123", "letmein",
-    "iloveyou", "monkey", "dragon", "zxcvbnm", "asdfghjkl", "1q2w3e4r", "p@ssw0rd", "P4$$w0rd!",
-    "aaaaaaaa", "abcdefgh", "87654321", "2024-01-01", "19850412", "JohnSmith1985", "coRrecTHorse",
-    "rWibMFACxAUGZmxhVncy", "Ba9ZyWABu99[BK#6MBgbH88Tofv)vs$w", "verlongpasswordwithoutdigits",
-    "sgn4t8!kq", "hello world", "mississippi", "ZXCVBN", "qazwsxedc", "thx1138",
-)
-_GOLDEN_PROBE = '''
-import json, sys
-from zxcvbn import zxcvbn
-def digest(result):
-    return {"score": result["score"], "guesses": str(result["guesses"]),
-            "sequence": [m["pattern"] for m in result["sequence"]], "feedback": result["feedback"]}
-print(json.dumps({p: digest(zxcvbn(p)) for p in json.loads(sys.argv[1])}))
-'''
-_GOLDEN_TEST = '''"""Golden tests written by agentbed: the reference zxcvbn's outputs on fixed passwords."""
-import json
-import pathlib
-
-import pytest
-
-from zxcvbn import zxcvbn
-
-CASES = json.loads(pathlib.Path(__file__).with_name("golden.json").read_text())
-
-
-def digest(result):
-    return {"score": result["score"], "guesses": str(result["guesses"]),
-            "sequence": [m["pattern"] for m in result["sequence"]], "feedback": result["feedback"]}
-
-
-@pytest.mark.parametrize("password", sorted(CASES))
-def test_golden(password):
-    assert digest(zxcvbn(password)) == CASES[password]
-'''
 
 
 @dataclass
@@ -287,24 +252,12 @@ def _reference_tree(repo: PinnedRepo) -> Path:
         prepare_tree(UserRepo(repo_dir(repo), repo.package, package_base(repo), repo.tests, ()), tree,
                      wheels=pinned_wheels(repo))
         if repo.test_license == "golden":
-            _write_golden_tests(tree, repo)
+            try:
+                write_golden_tests(tree, tree / repo.tests)
+            except RuntimeError as exc:
+                raise TaskError(f"task {repo.name!r}: {exc}") from exc
         done.write_text("", encoding="utf-8")
     return tree
-
-
-def _write_golden_tests(tree: Path, repo: PinnedRepo) -> None:
-    probe = tree / "_golden_probe"
-    probe.mkdir()
-    (probe / "__init__.py").write_text("", encoding="utf-8")
-    (probe / "__main__.py").write_text(_GOLDEN_PROBE, encoding="utf-8")
-    outcome = sandbox_exec(tree, ["_golden_probe", json.dumps(list(GOLDEN_PASSWORDS))], timeout=120)
-    shutil.rmtree(probe)
-    if outcome.status != "ok":
-        raise TaskError(f"task {repo.name!r}: recording golden outputs failed: {outcome.stderr.strip()[-200:]}")
-    tests = tree / repo.tests
-    tests.mkdir(exist_ok=True)
-    (tests / "golden.json").write_text(outcome.stdout.strip().splitlines()[-1], encoding="utf-8")
-    (tests / "test_golden.py").write_text(_GOLDEN_TEST, encoding="utf-8")
 
 
 REFERENCE_TIMEOUT = 900.0  # seconds the reference's tests may take in the sandbox, once, at preparation
