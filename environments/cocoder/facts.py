@@ -79,9 +79,18 @@ class ModuleFacts:
     whole: bool = True  # parsed line by line, bodies included
     strings: list[tuple[int, int]] | None = None  # the triple-quoted strings, for a skeleton's scans
 
+    # bound -> names_used_from(bound): a module that imports one module in many functions asks often
+    _used: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+
     def names_used_from(self, bound: str) -> tuple[str, ...]:
         """The names ``X`` of every ``bound.X`` in the module (sorted): what it takes from a
         module it imported whole as ``bound``."""
+        found = self._used.get(bound)
+        if found is None:
+            found = self._used[bound] = self._names_used_from(bound)
+        return found
+
+    def _names_used_from(self, bound: str) -> tuple[str, ...]:
         if self.attribute_uses is None:
             try:
                 return tuple(sorted(attribute_names(self.source, bound, self.strings)))

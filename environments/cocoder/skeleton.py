@@ -10,11 +10,11 @@ networkx and ray), yet they hold none of the definitions, only some imports and 
 So a file is parsed as its *skeleton*: the same text with each function body that has no
 ``import`` in it blanked (its docstring kept, or ``pass``), lines kept where they were so line
 numbers and the source lines of top-level assignments are unchanged. A body with the word
-``import`` of the package outside a triple-quoted string is kept up to the statement holding
-its last such import, so every import statement, with the statements around it that decide
-``local`` and ``type_only``, is in the tree in its order. The ``m.NAME``
-uses are read on demand (:func:`attribute_names`), only for the modules that import a module
-whole, by a scan that skips comments and strings.
+``import`` of the package outside a triple-quoted string is reduced to those import statements
+(``environments.cocoder.localimports``), or, where that reading cannot vouch for it, kept up to
+the statement holding its last such import: every import statement is in the tree in its order.
+The ``m.NAME`` uses are read on demand (:func:`attribute_names`), only for the modules that import
+a module whole, by a scan that skips comments and strings.
 
 Anything this text-level cut cannot vouch for raises :class:`Unsure` (an unusual header, an
 unclosed triple quote, ``nx.NAME`` inside an f-string), and the caller parses the whole file
@@ -34,6 +34,8 @@ import ast
 import bisect
 import re
 from functools import lru_cache
+
+from environments.cocoder.localimports import import_statements
 
 _TRIPLE = re.compile(r'"""|\'\'\'')
 _DEF = re.compile(r"def[ \t]")
@@ -123,13 +125,12 @@ def _body_end_pattern(indent: int) -> re.Pattern[str]:
 
 
 def _imports_package(text: str, start: int, end: int, regions: list[tuple[int, int]], starts: list[int],
-                     package: re.Pattern[str]) -> int:
-    """Where the last line of text[start:end] that may import from ``package`` ends, or -1: the
-    word ``import`` outside a triple-quoted string on a line that names the package or starts a
-    relative import, or on a line that goes on to the next (comments and one-line strings count:
-    keeping a body is safe). An import of another package alone (``import numpy as np``) does not
-    keep a body: the graph drops it."""
-    pos, last = start, -1
+                     package: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The (start, end) of each line of text[start:end] that may import from ``package``: the word
+    ``import`` outside a triple-quoted string on a line that names the package, starts a relative
+    import or goes on to the next (comments and one-line strings count). An import of another
+    package alone (``import numpy as np``) is not one: the graph drops it."""
+    pos, found = start, []
     while (hit := text.find("import", pos, end)) >= 0:
         pos = hit + 6
         before, after = text[hit - 1], text[hit + 6: hit + 7]
@@ -141,10 +142,11 @@ def _imports_package(text: str, start: int, end: int, regions: list[tuple[int, i
             continue
         line_start = text.rfind("\n", 0, hit) + 1
         line_end = text.find("\n", hit)
-        line = text[line_start:line_end if line_end >= 0 else len(text)]
-        if package.search(line) or _GOES_ON.search(line):
-            last = pos = line_end if line_end >= 0 else len(text)
-    return last
+        line_end = line_end if line_end >= 0 else len(text)
+        if package.search(text, line_start, line_end) or _GOES_ON.search(text[line_start:line_end]):
+            found.append((line_start, line_end))
+            pos = line_end
+    return found
 
 
 @lru_cache(maxsize=64)
@@ -208,11 +210,13 @@ def skeleton(text: str, package: str, regions: list[tuple[int, int]] | None = No
         keep = _docstring_end(text, first, end, regions, starts)
         if keep is None:
             continue  # a first statement this reading does not vouch for
-        last_import = _imports_package(text, body, end, regions, starts, named)
-        if last_import >= 0:  # kept up to the statement with its last import from the package
-            cut = _after_statement(text, last_import, end, text[first:_past(_INDENT, text, first)], regions, starts)
+        imports = _imports_package(text, body, end, regions, starts, named)
+        if imports:  # reduced to its package imports, or kept up to the statement with the last one
+            inner = text[first:_past(_INDENT, text, first)]
+            only = import_statements(text, keep, end, inner, [s for s, _ in imports], regions, starts)
+            cut = keep if only is not None else _after_statement(text, imports[-1][1], end, inner, regions, starts)
             if cut < end:
-                edits.append((cut, end, "\n" * text.count("\n", cut, end)))
+                edits.append((cut, end, only or "\n" * text.count("\n", cut, end)))
             continue
         if keep == first:  # no docstring: the first statement becomes ``pass``
             code = _past(_INDENT, text, first)

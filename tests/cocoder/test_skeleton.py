@@ -92,7 +92,12 @@ STATEMENTS = ["return bb.x", "y = hpkg.b.y(1)", "s = 'bb.not_a_use'", "# bb.nor_
               # closing brackets at the body's indentation belong to that statement
               "try:\n    from hpkg.b import t1\nexcept ImportError:\n    t1 = None\nelse:\n    pass\nfinally:\n    pass",
               "from hpkg.b import (\n    p1,\n    p2,\n)", "from hpkg.b import \\\n    q1",
-              "if x:\n    import hpkg.a\nelif y:\n    pass\nelse:\n    import hpkg.b as bb2\nbb2.after_cut"]
+              "if x:\n    import hpkg.a\nelif y:\n    pass\nelse:\n    import hpkg.b as bb2\nbb2.after_cut",
+              # a body reduced to its package imports: what must keep it whole instead
+              "# from hpkg.b import commented", "v2 = 'continued \\\nfrom hpkg.b import not_an_import'",
+              "from hpkg.b import (r1,  # a comment (\n    r2)", "import hpkg.a; import hpkg.b",
+              "try: from hpkg.b import t2\nexcept ImportError: pass", "class Inner:\n    from hpkg.b import inner_cls",
+              "from hpkg.b import s1 as s2, \\\n    s3", "x = [i for i in range(3)]; from hpkg import b"]
 TOP = ["import hpkg.b as bb", "import hpkg.b", "from hpkg import b", "from . import b", "from .b import g, h",
        "import os.path", "from typing import TYPE_CHECKING", "if TYPE_CHECKING:\n    from hpkg.b import T",
        "X = 1", "A, B = 1, 2", "d = {}\nd['k'] = 3", "n: int", "LIST = [\n'a',\n'b',\n]", 'DOC = """text\ndef x():\n"""',
@@ -110,7 +115,7 @@ def module_source(draw) -> str:
         if draw(st.booleans()):
             body.append(draw(st.sampled_from(DOCSTRINGS)))
         body += draw(st.lists(st.sampled_from(STATEMENTS), min_size=0 if body else 1, max_size=5))
-        text = header + "\n" + "\n".join("    " + line.replace("\n", "\n    ") if not line.startswith(("w = [", "v = '", "u = '"))
+        text = header + "\n" + "\n".join("    " + line.replace("\n", "\n    ") if not line.startswith(("w = [", "v = '", "u = '", "v2 = '"))
                                          else "    " + line for line in body)
         if draw(st.booleans()):  # as a method
             text = f"class C{n}:\n    " + text.replace("\n", "\n    ")
