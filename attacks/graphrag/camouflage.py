@@ -9,9 +9,10 @@ is matched to a clean page drawn from a shuffled deck of the clean corpus (witho
 replacement, so the templates are a near-exact sample of the corpus), and takes that page's
 shape, as the attacker measures it by running the pipeline's rule extractor over the page:
 
-- its title: an entity page's template gives the document's subject's name (an entity the
-  corpus has a page for and no other attacker document took); a series template ("News 7")
-  the next number of that series, never a number the corpus has used;
+- its title and template: the name of an entity the document names (or of the template's),
+  taking the shape of one of that entity's pages, or the next number of a series ("News 7",
+  never a number the corpus has used) taking a series page's shape: whichever a classifier on
+  the title's kind and the documents sharing it tells least (:mod:`attacks.graphrag.titles`);
 - its statements: the attacker's fact-stating sentences, as many as the template's statement
   count allows (in the attack's order), then true filler written by the corpus's own writer
   until the page states as many facts, on as many distinct subjects, as the template: for an
@@ -32,11 +33,10 @@ follow the clean corpus's distributions, more closely than before though not yet
 enough to hide them (docs/graphrag.md, "Tells"). The attack pays for it: a template with few
 statements leaves room for few claims, one without a negation drops the attack's "no longer"
 sentence, and a corpus with few dated documents leaves it few temporal markers. Filler is true
-and is not charged to the attack's budget (it states nothing false). The only cross-document
-tell left is a duplicated title: every entity already has its page, so an attacker page titled
-after one is the title's second copy. Each entity's title is taken by one attacker document at
-most (a document whose entities' titles are all taken takes a series title instead), which
-leaves a second copy on about as many clean pages as attacker ones (docs/graphrag.md).
+and is not charged to the attack's budget (it states nothing false). The cross-document tell is
+a duplicated title: on a corpus with one page per entity an attacker page titled after an
+entity is the title's second copy, which no clean page is; on a corpus whose entities have
+several pages (``pages="several"``) it is not the attacker's alone (docs/graphrag.md).
 
 ``dress="length"`` (the default, the dress before issue #50 item 3): each document is cut to a
 template's length (its fact-stating sentences kept first) or padded to it with fact-free
@@ -52,6 +52,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from attacks.graphrag.titles import SERIES, Titles
 from environments.graphrag.corpus import Claim, Document, Fact, Line, Statement
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.lexicon import LexiconExtractor
@@ -93,25 +94,6 @@ def _deal(deck: list[Document], clean: Sequence[Document], least: int, rng: rand
         if attempt == 0:
             deck.extend(rng.sample(list(clean), len(clean)))
     return rng.choice(list(clean))
-
-
-_SERIES = re.compile(r"^(.*\D) (\d+)$")  # "News 7", "Letters 12", "Office directory 0"
-
-
-class _Titles:
-    """Series titles numbered on from the clean corpus's own (a used number would duplicate a
-    clean title where nothing else does)."""
-
-    def __init__(self, clean: Sequence[Document]) -> None:
-        self.next: dict[str, int] = {}
-        for d in clean:
-            if m := _SERIES.match(d.title):
-                self.next[m.group(1)] = max(self.next.get(m.group(1), 0), int(m.group(2)) + 1)
-
-    def __call__(self, series: str) -> str:
-        n = self.next[series]
-        self.next[series] = n + 1
-        return f"{series} {n}"
 
 
 @dataclass(frozen=True)
@@ -225,48 +207,51 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     by_doc: dict[str, list[Statement]] = {}
     for s in read(clean):
         by_doc.setdefault(s.doc, []).append(s)
-    page_of = {d.title: d for d in clean if not _SERIES.match(d.title)}
+    pages_of: dict[str, list[Document]] = {}
+    for d in clean:
+        if not SERIES.match(d.title):
+            pages_of.setdefault(d.title, []).append(d)
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
     # Every pair an attacker document contests (a false or negated claim): filler neither restates
     # nor denies what the attack claims there.
     true = set(dataset.facts)
     avoid = {(c.fact.head, c.fact.relation) for d in added for _, c in d.claims if c.negated or c.fact not in true}
-    titles, used = _Titles(clean), Counter[str]()
+    titles, serial = Titles(clean), [d for d in clean if SERIES.match(d.title)]
     out: list[Document] = []
     deck: list[Document] = []
     for doc in added:
         least = min((len(x) for x in doc.sentences if _claims(x)), default=0)
         template = _deal(deck, clean, least, rng)
-        series = _SERIES.match(template.title)
-        subject = None
-        if not series:
-            # An entity page's shape and title: the page of an entity the attacker's document
-            # names (the fewest times used so far, then the most named), which it rewrites. Its
-            # lines must read under that title as what they state ("It is no longer the case
-            # that X ..." reads as about a page's entity), else the template's own entity, else
-            # a series template.
-            own = _reading(read, clean, doc.title, list(doc.sentences))
-            gold = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for _, c in doc.claims}
-            named = _subjects(doc.sentences, set(page_of))
-            supply = {e: sum(e in (f.head, f.tail) and (f.head, f.relation) not in avoid for f in dataset.facts)
-                      + named[e] // 2 - Shape.of(by_doc.get(page_of[e].id, []), e).on_title for e in named}
-            # entities with true facts enough to fill their page first; none whose title an
-            # attacker document already took (a second copy of a title is what no clean page has)
-            options = [e for e in [*sorted(named, key=lambda e: (supply[e] < 0, -named[e], e)), template.title]
-                       if not used[e]]
-            subject = next((e for e in options if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
-            if subject is not None:
-                template = page_of[subject]
-                used[subject] += 1
-            elif others := [d for d in deck if _SERIES.match(d.title)] or [d for d in clean if _SERIES.match(d.title)]:
-                template = others[0] if others[0] in deck else rng.choice(others)
-                if template in deck:
-                    deck.remove(template)
-                series = _SERIES.match(template.title)
-            else:
-                subject = template.title
-        title = titles(series.group(1)) if series else subject
-        assert title is not None  # without a series template, an entity page's subject was chosen above
+        # The title (attacks/graphrag/titles.py): of the entities the document names (those with
+        # true facts enough to fill their page first, then the most named) and the template's own,
+        # the one a classifier on title kind and sharing tells least, if no new series number tells
+        # less. Its lines must read under that title as what they state ("It is no longer the
+        # case that X ..." reads as about a page's entity). An entity title takes the shape of
+        # one of that entity's pages, a series title a series page's.
+        own = _reading(read, clean, doc.title, list(doc.sentences))
+        gold = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for _, c in doc.claims}
+        named = _subjects(doc.sentences, set(pages_of))
+        supply = {e: sum(e in (f.head, f.tail) and (f.head, f.relation) not in avoid for f in dataset.facts)
+                  + named[e] // 2 - Shape.of(by_doc.get(pages_of[e][0].id, []), e).on_title for e in named}
+        options = sorted(named, key=lambda e: (supply[e] < 0, -named[e], e))
+        options += [template.title] if template.title in pages_of and template.title not in named else []
+        spare = template if SERIES.match(template.title) else next((d for d in deck if SERIES.match(d.title)), None)
+        spare = spare or (rng.choice(serial) if serial else None)  # the series page a series title would copy
+        numbered = SERIES.match(spare.title) if spare else None
+        series_auc = titles.auc(None, numbered.group(1)) if numbered else 2.0
+        ranked = sorted((e for e in options if titles.auc(e) <= series_auc), key=titles.auc)
+        subject = next((e for e in ranked if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
+        if subject is None and numbered is None:  # no series to title it with: the template's own entity
+            subject = template.title
+        if subject is not None:
+            template = rng.choice(pages_of[subject])
+            titles.take(subject)
+            title = subject
+        else:
+            assert spare is not None and numbered is not None  # a series page, dealt or chosen above
+            if spare in deck:
+                deck.remove(spare)
+            template, title = spare, titles.series(numbered.group(1))
         shape, target = Shape.of(by_doc.get(template.id, []), template.title), len(template.text())
         lines = _attack_lines(doc, shape, target, subject)
         stated = _reading(read, clean, title, lines)  # the attacker's lines as read under their new title

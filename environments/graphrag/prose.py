@@ -260,6 +260,36 @@ class Writer:
                      [Claim(old_fact, True, now), Claim(new_fact, False, now)])]
 
 
+# Pages per entity: "one" (every corpus measured before issue #50 item 3's second round) or
+# "several": a share of the entities with facts of their own get one more page under their name,
+# as wikis and news have (a profile, an update, a list page), so a title used twice is no longer
+# an attacker's alone (docs/graphrag.md, "Tells").
+PAGES = ("one", "several")
+MORE_PAGES_SHARE = 0.5
+
+
+def more_pages(facts: Sequence[Fact], writer: Writer, rng: random.Random, share: float = MORE_PAGES_SHARE
+               ) -> list[Document]:
+    """One more page for ``share`` of the entities that head a fact, titled with the entity's name
+    like its first: a random part of its own facts (at least one) and of the facts naming it as
+    object, written as :meth:`Writer.page` writes a page. The world's facts are unchanged."""
+    own: dict[str, list[Fact]] = {}
+    about: dict[str, list[Fact]] = {}
+    for f in facts:
+        own.setdefault(f.head, []).append(f)
+        about.setdefault(f.tail, []).append(f)
+    entities = sorted(set(own) | set(about))
+    docs: list[Document] = []
+    for entity in sorted(own):
+        if rng.random() >= share:
+            continue
+        mine = rng.sample(own[entity], rng.randint(1, len(own[entity])))
+        theirs = [f for f in about.get(entity, []) if f.head != entity and rng.random() < 0.3]
+        page = writer.page(entity, mine, theirs, rng, others=entities)
+        docs.append(Document(f"more{len(docs):05d}", page.title, page.sentences))
+    return docs
+
+
 def write_pages(facts: Sequence[Fact], writer: Writer, rng: random.Random, *, tail_share: float = 0.6,
                 follow_up: Callable[[str], Fact | None] = lambda e: None) -> list[Document]:
     """One page per entity. Every fact is on its head's page; ``tail_share`` of them also on

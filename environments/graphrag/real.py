@@ -26,7 +26,7 @@ from environments.graphrag.corpus import Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
 from environments.graphrag.geonames import read_geonames
 from environments.graphrag.glosses import GLOSSES
-from environments.graphrag.prose import Writer, real_forms, write_pages
+from environments.graphrag.prose import Writer, more_pages, real_forms, write_pages
 from environments.graphrag.realquestions import FRAMES, TEMPLATES, question_text
 
 FETCH_COMMAND = "scripts/fetch-pykeen"
@@ -94,7 +94,9 @@ def read_pykeen(name: str) -> list[Fact]:
     return sorted(set(facts), key=lambda f: (f.head, f.relation, f.tail))
 
 
-def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 2) -> Dataset:
+def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 2, pages: str = "one") -> Dataset:
+    """The graph ``name`` as a corpus with questions; ``pages="several"``: some entities have a second
+    page (:func:`environments.graphrag.prose.more_pages`)."""
     graph = _graph(name)
     facts = graph.read()
     relations = sorted({f.relation for f in facts})
@@ -116,6 +118,8 @@ def load_real(name: str, *, questions: int = 40, seed: int = 0, max_hops: int = 
                           lambda topic, plan: question_text(graph.templates, graph.frames, topic, plan, phrasing),
                           prefix=f"{name}-q")
     docs = write_pages(facts, writer, random.Random(f"{name}-prose-{seed}"), tail_share=0.5)
+    if pages == "several":
+        docs += more_pages(facts, writer, random.Random(f"{name}-more-{seed}"))
     return Dataset(name, facts, writer, docs, qs, index)
 
 

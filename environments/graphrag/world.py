@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions, sample_set_questions
-from environments.graphrag.prose import HELD_OUT_FORMS, WORLD_FORMS, Writer, write_pages
+from environments.graphrag.prose import HELD_OUT_FORMS, WORLD_FORMS, Writer, more_pages, write_pages
 
 RELATIONS = tuple(WORLD_FORMS)
 
@@ -142,8 +142,10 @@ def _offices(rng: random.Random, firm_city: dict[str, str], cities: list[str], d
 
 def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3, persons: int = 40,
                    companies: int = 12, universities: int = 5, news: int = 15, questions: int = 40,
-                   changes: float = 0.2, disputes: int = 6, set_questions: int = 9) -> Dataset:
-    """A fictional world and its questions, fully determined by ``seed``."""
+                   changes: float = 0.2, disputes: int = 6, set_questions: int = 9, pages: str = "one") -> Dataset:
+    """A fictional world and its questions, fully determined by ``seed``; with ``pages="several"``
+    some entities have a second page (:func:`environments.graphrag.prose.more_pages`), the facts,
+    questions and every other page the same."""
     rng = random.Random(seed)
     names = _Names(rng)
     facts: list[Fact] = []
@@ -195,6 +197,8 @@ def generate_world(seed: int, *, countries: int = 5, cities_per_country: int = 3
     index = objects_index(facts)
     qs += sample_set_questions(index, SET_PLANS, set_questions, offices,
                                lambda topic, plan: question_text(topic, plan, phrasing.randrange(3)), len(qs))
+    if pages == "several":  # its own stream, after every other page is written
+        docs += more_pages(facts, writer, random.Random(seed + 15485863))
     return Dataset(f"world{seed}", facts, writer, docs, qs, index, natural)
 
 

@@ -60,7 +60,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
             stack.enter_context(serving([f"model:{args.model}"], Path(stack.enter_context(tempfile.TemporaryDirectory()))))
         grid = dict(worlds=args.worlds, budget=args.budget, communities=args.communities, questions=args.questions,
-                    dress=args.dress)
+                    dress=args.dress, pages=args.pages)
         cells = run_grid(args.dataset, attacks, defenses, extractor=extractor, **grid)
         other = run_grid(args.dataset, attacks, defenses, extractor=args.versus_extractor, **grid) \
             if args.versus_extractor else None
@@ -70,6 +70,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
                + (f" --extractor {args.extractor}" if args.extractor != "rules" else "")
                + (f" --model {args.model}" if args.extractor == "llm" else "")
                + (f" --dress {args.dress}" if args.dress != "length" else "")
+               + (f" --pages {args.pages}" if args.pages != "one" else "")
                + (f" --versus-extractor {args.versus_extractor}" if args.versus_extractor else ""))
     _print(grid_table(cells, args.dataset, command))
     paired = paired_table(cells, args.versus, command) if args.versus else None
@@ -92,7 +93,7 @@ def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespa
 
     _print(grid_table(other, f"{args.dataset} ({args.versus_extractor}-built)", command))
     options = {"dataset": args.dataset, "worlds": args.worlds, "budget": args.budget, "communities": args.communities,
-               "dress": args.dress}
+               "dress": args.dress, "pages": args.pages}
     reading = reading_table(args.dataset, world_seeds(options), (args.extractor, args.versus_extractor), options)
     _print(reading)
     across = extractor_table(cells, other, (args.extractor, args.versus_extractor), command)
@@ -288,6 +289,8 @@ def register(subparsers: Any) -> None:
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
     g.add_argument("--dress", default="length", choices=("length", "shape"),
                    help="attack documents' camouflage (attacks/graphrag/camouflage.py): length (default) or shape")
+    g.add_argument("--pages", default="one", choices=("one", "several"),
+                   help="clean pages per entity: one (default) or several (half the entities get a second page)")
     g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
                    help="the extractor every index is built with: rules (the baseline), spacy, or llm (--model)")
     g.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")

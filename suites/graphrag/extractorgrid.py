@@ -83,9 +83,10 @@ def clean_reading(dataset: str, world: int, extractor: str, options: dict[str, A
     from attacks.graphrag.scenario import attack_plan
     from suites.graphrag.scenarios import load_dataset, poisoned, targets_for
 
-    data = load_dataset(dataset, world)
+    pages = str(options.get("pages", "one"))
+    data = load_dataset(dataset, world, pages)
     index = poisoned(dataset, world, "none", int(options["budget"]), targets_for(options), options["communities"],
-                     "tdp", "targeted", extractor, str(options.get("dress", "length"))).index  # build_scenario's call
+                     "tdp", "targeted", extractor, str(options.get("dress", "length")), pages).index  # build_scenario's
     read = {s.fact() for s in index.kg.statements if not s.negated}
     clean, true = set(data.facts) | data.natural, set(data.facts)
     contested = {t.fact for t in attack_plan(data, targets_for(options), world).targets}

@@ -115,7 +115,8 @@ def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
             return poisoned_global(opts["dataset"], w, opts["attack"], int(opts["budget"]), opts["communities"],
                                    opts["extractor"])
         return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"],
-                        adaptive_target(opts["defense"]), aim_of(opts), opts["extractor"], str(opts.get("dress", "length")))
+                        adaptive_target(opts["defense"]), aim_of(opts), opts["extractor"], str(opts.get("dress", "length")),
+                        str(opts.get("pages", "one")))
 
     spends = [built(w).spent() for w in world_seeds(opts)]
     return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))

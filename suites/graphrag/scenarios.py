@@ -24,6 +24,7 @@ from environments.graphrag.dataset import Dataset
 from environments.graphrag.env import GraphRAGEnv, Scenario, parse_task_id
 from environments.graphrag.extractors import Extractor, make_extractor
 from environments.graphrag.globalsearch import global_questions
+from environments.graphrag.prose import PAGES
 from environments.graphrag.real import load_real, real_datasets
 from environments.graphrag.world import generate_world
 from suites.graphrag.defenses import DEFENSES, make_defense
@@ -34,8 +35,9 @@ DEFAULT_TARGETS = {"world": 12}  # a real graph: 20
 
 
 @lru_cache(maxsize=16)
-def load_dataset(name: str, world: int) -> Dataset:
-    return generate_world(world) if name == "world" else load_real(name, seed=world)
+def load_dataset(name: str, world: int, pages: str = "one") -> Dataset:
+    """``pages``: clean pages per entity (:data:`environments.graphrag.prose.PAGES`)."""
+    return generate_world(world, pages=pages) if name == "world" else load_real(name, seed=world, pages=pages)
 
 
 def _extractor(name: str, data: Dataset) -> Extractor | None:
@@ -60,12 +62,14 @@ def extractor_of(options: dict[str, Any]) -> str:
 
 @lru_cache(maxsize=64)
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
-             against: str = "tdp", aim: str = "targeted", extractor: str = "rules", dress: str = "length") -> Poisoned:
+             against: str = "tdp", aim: str = "targeted", extractor: str = "rules", dress: str = "length",
+             pages: str = "one") -> Poisoned:
     """``against``: the TDP variant whose features and weights the white-box ``adaptive``
     attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
     ``aim``: which questions the attack plan targets (:func:`aim_of`); ``dress``: how attack
-    documents are camouflaged (:func:`attacks.graphrag.camouflage.camouflage`)."""
-    data = load_dataset(name, world)
+    documents are camouflaged (:func:`attacks.graphrag.camouflage.camouflage`); ``pages``: the clean
+    corpus's pages per entity (:func:`load_dataset`)."""
+    data = load_dataset(name, world, pages)
     knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
     if attack == "adaptive":  # white-box: the defense's features and weights
         from suites.graphrag.training import trained_ranker
@@ -120,8 +124,8 @@ def build_scenario(task: TaskSpec) -> Scenario:
         built = poisoned_global(name, world, attack, budget, method, extractor_of(p))
     else:
         built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")),
-                         aim_of(p), extractor_of(p), str(p.get("dress", "length")))
-    return Scenario(load_dataset(name, world), built.index, built.poison, built.attacker_answers,
+                         aim_of(p), extractor_of(p), str(p.get("dress", "length")), str(p.get("pages", "one")))
+    return Scenario(load_dataset(name, world, str(p.get("pages", "one"))), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
 
@@ -147,17 +151,17 @@ def task_ids(options: dict[str, Any]) -> list[str]:
     clean data (superseded facts, disagreeing sources, multi-valued relations; an attack then
     aims at them); ``all``: every question."""
     check_options(options)
-    name = options.get("dataset", "world")
+    name, pages = options.get("dataset", "world"), str(options.get("pages", "one"))
     which = options.get("questions", "targeted")
     ids = []
     for world in world_seeds(options):
         if which == "global":
             chosen = [q.id for q in global_questions(load_dataset(name, world))]
         elif which == "targeted":  # the attack plan alone: listing builds no index
-            plan = attack_plan(load_dataset(name, world), targets_for(options), world)
+            plan = attack_plan(load_dataset(name, world, pages), targets_for(options), world)
             chosen = [q for t in plan.targets for q in t.questions]
         else:
-            data = load_dataset(name, world)
+            data = load_dataset(name, world, pages)
             chosen = [q.id for q in data.questions if which == "all" or data.crosses_conflict(q)]
         ids += [f"{name}-{world}-{q}" for q in chosen]
     return sorted(ids, key=lambda s: (s.rsplit("-", 1)[0], s.rsplit("-", 1)[1][0], int(s.rsplit("-", 1)[1][1:])))
@@ -234,6 +238,9 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "dress": Option("length", "attack documents' camouflage: length (cut or padded to a clean page's length) "
                             "or shape (a clean page's title form and statement counts, filled with true facts)",
                             choices=("length", "shape")),
+            "pages": Option("one", "clean pages per entity: one (every table before issue 50 item 3's second round) "
+                            "or several (half the entities get a second page under their name, as wikis and news "
+                            "have)", choices=PAGES),
         },
         default_seeds=1,
         budget=Budget(max_steps=12),

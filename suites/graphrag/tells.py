@@ -194,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from attacks.graphrag import ATTACKS
     from attacks.graphrag.scenario import poisoned_index
+    from environments.graphrag.prose import PAGES
     from environments.graphrag.real import load_real
     from environments.graphrag.world import generate_world
 
@@ -212,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated groups to score alone (beside all fields)")
     parser.add_argument("--dress", default="length", choices=("length", "shape"),
                         help="how attack documents are camouflaged (attacks/graphrag/camouflage.py)")
+    parser.add_argument("--pages", default="one", choices=PAGES,
+                        help="clean pages per entity: one, or several (half the entities get a second page)")
     args = parser.parse_args(argv)
     train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
     folds = [int(s) for s in args.cv.split(",")] if args.cv else []
@@ -230,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ablation = []
     for attack in args.attacks.split(","):
         def built(seeds: list[int], attack: str = attack) -> list[Index]:
-            return [poisoned_index(generate_world(s) if args.dataset == "world" else load_real(args.dataset, seed=s),
+            return [poisoned_index(generate_world(s, pages=args.pages) if args.dataset == "world"
+                                   else load_real(args.dataset, seed=s, pages=args.pages),
                                    attack, targets=12 if args.dataset == "world" else 20, seed=s,
                                    community_method="none", dress=args.dress).index for s in seeds]
 

@@ -213,24 +213,33 @@ def test_the_suite_option_dress_reaches_the_index():
     assert "Update" not in titles("shape")
 
 
-@pytest.mark.parametrize("attack", ["gragpoison", "poisonedrag"])
-def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack):
+# (all fields, own fields, shared title alone) measured 2026-12-06 with the titles of
+# attacks/graphrag/titles.py (trained on worlds 0-1, scored on 1000), per corpus: one page per
+# entity, or half the entities with a second page (pages="several")
+SHAPE_MEASURED = {("gragpoison", "one"): (0.82, 0.71, 0.65), ("poisonedrag", "one"): (0.80, 0.69, 0.65),
+                  ("gragpoison", "several"): (0.75, 0.69, 0.56), ("poisonedrag", "several"): (0.79, 0.78, 0.56)}
+
+
+@pytest.mark.parametrize(("attack", "pages"), sorted(SHAPE_MEASURED))
+def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack, pages):
     """The attacker's classifier over every field the index stores and every count the graph
-    holds (titles and shared titles included), and over a document's own fields (all but the
-    shared title), trained on worlds 0-1 and scored on world 1000: 1.00 under the length dress;
-    under the shape dress all fields 0.80 (`gragpoison`) and 0.79 (`poisonedrag`), own fields
-    0.69 and 0.71 (2026-12-05; the bounds were 0.8 on own fields alone before). A guard on what
-    the dress hides, not issue #50's goal (<= 0.6, not met: docs/graphrag.md, "Tells")."""
-    from suites.graphrag.tells import OWN_FIELDS, attacker_tell_auc
+    holds (titles and shared titles included), over a document's own fields (all but the shared
+    title), and over the shared title alone: 1.00 on own fields under the length dress; under the
+    shape dress as measured (:data:`SHAPE_MEASURED`, +0.03). A corpus whose entities have several
+    pages takes the shared title to <= 0.6; all fields stay near 0.8. A guard on what the dress
+    hides, not issue #50's goal (<= 0.6 on all fields, not met: docs/graphrag.md, "Tells")."""
+    from suites.graphrag.tells import FEATURE_GROUPS, OWN_FIELDS, attacker_tell_auc
 
     def auc(dress, columns=None):
-        built = [poisoned_index(generate_world(s), attack, targets=12, seed=s, community_method="none",
+        built = [poisoned_index(generate_world(s, pages=pages), attack, targets=12, seed=s, community_method="none",
                                 dress=dress).index for s in (0, 1, 1000)]
         return attacker_tell_auc(built[:2], built[2:], resamples=50, columns=columns)[0]
 
+    everything, own, shared = SHAPE_MEASURED[(attack, pages)]
     assert auc("length", OWN_FIELDS) >= 0.95
-    assert auc("shape") <= 0.82
-    assert auc("shape", OWN_FIELDS) <= 0.72
+    assert auc("shape") <= everything + 0.03
+    assert auc("shape", OWN_FIELDS) <= own + 0.03
+    assert auc("shape", FEATURE_GROUPS["shared title"]) <= (shared + 0.03 if pages == "one" else 0.6)
 
 
 def test_cross_validated_auc_finds_a_title_tell_and_nothing_in_random_labels():

@@ -1,0 +1,95 @@
+"""Titles for an attacker's dressed pages, chosen against the classifier a tell test runs on titles.
+
+What a title tells without reading its words is its kind (an entity's name, or a number of a
+series such as "News 7"), how many words it has (a person's two, a city's one) and how many other
+documents carry it. Each attacker page takes, among the titles its
+sentences allow, the one after which a classifier on (kind, documents sharing the title) separates
+the attacker's pages so far from the clean ones least: the ROC AUC of the best such classifier,
+which scores every (kind, words, sharing) group by its share of attacker pages (as
+:func:`suites.graphrag.tells.title_floor` computes it over every split; here greedily, one page
+at a time). On a corpus with one page per entity every entity title an attacker takes is a
+title's second copy, which no clean page has; on one where entities have several pages
+(:data:`environments.graphrag.prose.PAGES`) a second or third copy is also a clean page's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from environments.graphrag.corpus import Document
+
+SERIES = re.compile(r"^(.*\D) (\d+)$")  # "News 7", "Letters 12", "Office directory 0"
+
+
+Group = tuple[bool, int, int]  # (a series title, its words, other documents carrying it)
+
+
+def group_auc(attack: Counter[Group], total: Counter[Group]) -> float:
+    """ROC AUC of the classifier that scores each group by its share of attacker documents
+    (``attack[g]`` of ``total[g]``), attacker documents against the rest; 0.5 without both."""
+    shares = {g: attack[g] / n for g, n in total.items() if n}
+    att = sum(attack.values())
+    clean = sum(total.values()) - att
+    if not att or not clean:
+        return 0.5
+    wins = sum(attack[g] * (total[h] - attack[h]) * (1.0 if shares[g] > shares[h] else 0.5 if shares[g] == shares[h]
+                                                     else 0.0) for g in shares for h in shares)
+    return wins / (att * clean)
+
+
+class Titles:
+    """The titles of a clean corpus and of the attacker's pages so far, by (kind, words, sharing) group."""
+
+    def __init__(self, clean: Sequence[Document]) -> None:
+        self.pages = Counter(d.title for d in clean)  # documents per title, the attacker's included
+        self.mine = Counter[str]()  # attacker documents per title
+        self.next: dict[str, int] = {}  # a series' next unused number
+        for d in clean:
+            if m := SERIES.match(d.title):
+                self.next[m.group(1)] = max(self.next.get(m.group(1), 0), int(m.group(2)) + 1)
+        self.total = Counter[Group]()
+        self.attack = Counter[Group]()
+        for title, n in self.pages.items():
+            self.total[self._group(title, n)] += n
+
+    @staticmethod
+    def _group(title: str, pages: int) -> Group:
+        return bool(SERIES.match(title)), len(title.split()), pages - 1
+
+    def _moved(self, title: str | None, series: str = "") -> tuple[Counter[Group], Counter[Group]]:
+        """The groups after one more attacker page titled ``title`` (None: a new number of ``series``)."""
+        total, attack = Counter(self.total), Counter(self.attack)
+        if title is None:
+            total[self._group(f"{series} 0", 1)] += 1
+            attack[self._group(f"{series} 0", 1)] += 1
+            return total, attack
+        n, mine = self.pages[title], self.mine[title]
+        if n:
+            total[self._group(title, n)] -= n
+            attack[self._group(title, n)] -= mine
+        total[self._group(title, n + 1)] += n + 1
+        attack[self._group(title, n + 1)] += mine + 1
+        return total, attack
+
+    def auc(self, title: str | None, series: str = "") -> float:
+        """:func:`group_auc` after one more attacker page titled ``title`` (None: a new number of ``series``)."""
+        total, attack = self._moved(title, series)
+        return group_auc(attack, total)
+
+    def take(self, title: str) -> None:
+        self.total, self.attack = self._moved(title)
+        self.pages[title] += 1
+        self.mine[title] += 1
+
+    def series(self, name: str) -> str:
+        """The next unused number of the series ``name``, taken (a used one would duplicate a clean
+        title where none is duplicated)."""
+        self.total, self.attack = self._moved(None, name)
+        n = self.next[name]
+        self.next[name] = n + 1
+        title = f"{name} {n}"
+        self.pages[title] += 1
+        self.mine[title] += 1
+        return title
