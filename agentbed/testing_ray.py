@@ -40,6 +40,20 @@ HEAD_RESOURCE = "host_node"  # only the head offers it: pins a task to the host 
 LOCAL_SANDBOX_OPTIONS = ("--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
                          "--security-opt", "systempaths=unconfined")
 _CLUSTERS = itertools.count()
+# A driver that joins the cluster at ADDRESS and prints its live nodes once COUNT are alive or
+# SECONDS have passed (asking the head every half second; COUNT 1 and SECONDS 0: at once).
+_NODES = """
+import json, sys, time, ray
+address, count, deadline = sys.argv[1], int(sys.argv[2]), time.monotonic() + float(sys.argv[3])
+ray.init(address=address, log_to_driver=False, configure_logging=False)
+while True:
+    alive = [{"id": n["NodeID"], "address": n["NodeManagerAddress"], "resources": n["Resources"]}
+             for n in ray.nodes() if n["Alive"]]
+    if len(alive) >= count or time.monotonic() > deadline:
+        break
+    time.sleep(0.5)
+print("NODES", json.dumps(alive))
+"""
 
 
 def _session_members(session: int) -> list[int]:
@@ -103,6 +117,7 @@ class LoopbackCluster:
         self.temp_dir = tempfile.mkdtemp(prefix="abray-", dir="/tmp")  # short: Ray's sockets live here
         self.container = f"agentbed-ray-worker-{uuid.uuid4().hex[:8]}"
         self.head: subprocess.Popen[bytes] | None = None
+        self._joined: list[dict[str, Any]] | None = None  # the nodes when the last wait_for_nodes ended
 
     @property
     def env(self) -> dict[str, str]:
@@ -151,45 +166,83 @@ class LoopbackCluster:
     def kill_worker(self) -> None:
         """The worker node dies at once, as a machine that loses power."""
         subprocess.run(["docker", "kill", self.container], capture_output=True, timeout=60)
+        self._joined = None
 
     def nodes(self) -> list[dict[str, Any]]:
         """The cluster's live nodes (address and resources), as a separate driver sees them."""
-        probe = (f"import json, ray; ray.init(address={self.address!r}, log_to_driver=False, configure_logging=False);"
-                 "print('NODES', json.dumps([{'id': n['NodeID'], 'address': n['NodeManagerAddress'],"
-                 " 'resources': n['Resources']}"
-                 " for n in ray.nodes() if n['Alive']]))")
         try:
-            done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=self.env,
-                                  timeout=60)
+            done = subprocess.run([sys.executable, "-c", _NODES, self.address, "1", "0"], capture_output=True,
+                                  text=True, env=self.env, timeout=60)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"the Ray head at {self.address} did not answer within 60s") from None
-        if done.returncode != 0:
-            raise RuntimeError(f"cannot reach the Ray head at {self.address}:\n{done.stderr[-2000:]}")
-        (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODES ")]
-        return json.loads(line.removeprefix("NODES "))
+        return self._read_nodes(done.returncode, done.stdout, done.stderr)
+
+    def _read_nodes(self, returncode: int, stdout: str, stderr: str) -> list[dict[str, Any]]:
+        if returncode != 0:
+            raise RuntimeError(f"cannot reach the Ray head at {self.address}:\n{stderr[-2000:]}")
+        (line,) = [ln for ln in stdout.splitlines() if ln.startswith("NODES ")]
+        return list(json.loads(line.removeprefix("NODES ")))
 
     def worker_node_id(self) -> str:
         """The Ray node id of the container node (the one offering :data:`WORKER_RESOURCE`)."""
-        (node,) = [n for n in self.nodes() if WORKER_RESOURCE in n["resources"]]
+        (node,) = [n for n in (self._joined or self.nodes()) if WORKER_RESOURCE in n["resources"]]
         return str(node["id"])
 
     def wait_for_nodes(self, count: int, timeout: float = 120) -> None:
+        """Until ``count`` nodes are alive: first until the head's port answers (a socket, no
+        process), then one driver that asks the head every half second (a driver process each
+        second cost about as much CPU as the nodes' own start: Ray's import and connection)."""
         deadline = time.monotonic() + timeout
+        while not self._head_answers():
+            self._head_alive()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Ray head at {self.address} did not answer within {timeout:.0f}s")
+            time.sleep(0.2)
         while True:
-            if self.head is not None and self.head.poll() is not None:
-                assert self.head.stderr is not None  # started with stderr=PIPE
-                raise RuntimeError(f"the Ray head exited: {self.head.stderr.read().decode()[-2000:]}")
+            left = max(deadline - time.monotonic(), 1.0)
+            probe = subprocess.Popen([sys.executable, "-c", _NODES, self.address, str(count), str(left)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+            out, err = self._wait_probe(probe, left + 60)
             try:
-                if len(self.nodes()) >= count:
-                    return
+                nodes = self._read_nodes(probe.returncode, out, err)
             except RuntimeError:
                 if time.monotonic() > deadline:
                     raise
+            else:
+                if len(nodes) >= count:
+                    self._joined = nodes
+                    return
             if time.monotonic() > deadline:
                 logs = subprocess.run(["docker", "logs", self.container], capture_output=True, text=True)
                 raise RuntimeError(f"the cluster did not reach {count} nodes in {timeout:.0f}s; the worker "
                                    f"container said:\n{(logs.stdout + logs.stderr)[-3000:]}")
             time.sleep(1)
+
+    def _head_answers(self) -> bool:
+        try:
+            with socket.create_connection((LOOPBACK, self.port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    def _head_alive(self) -> None:
+        if self.head is not None and self.head.poll() is not None:
+            assert self.head.stderr is not None  # started with stderr=PIPE
+            raise RuntimeError(f"the Ray head exited: {self.head.stderr.read().decode()[-2000:]}")
+
+    def _wait_probe(self, probe: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+        """The probe's output, checking each second that the head lives (a dead head fails at once)."""
+        limit = time.monotonic() + timeout
+        while True:
+            try:
+                return probe.communicate(timeout=1)
+            except subprocess.TimeoutExpired:
+                exited = self.head is not None and self.head.poll() is not None
+                if exited or time.monotonic() > limit:
+                    probe.kill()
+                    probe.communicate()
+                    self._head_alive()
+                    raise RuntimeError(f"the Ray head at {self.address} did not answer within {timeout:.0f}s") from None
 
     def stop(self) -> None:
         subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
