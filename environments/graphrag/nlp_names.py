@@ -5,6 +5,7 @@ document's reading remembers (:class:`State`) so a later mention or pronoun find
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +65,9 @@ class State:
     kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
 
 
-def entities(doc: Any, state: State) -> list[Entity]:
-    """Names in a line: spaCy's entities of name types and runs of proper nouns it missed."""
+def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()) -> list[Entity]:
+    """Names in a line: spans that are a known page's title (``titled``: start, end, title), then
+    spaCy's entities of name types and runs of proper nouns it missed."""
     spans: list[tuple[int, int, str]] = []
     for ent in doc.ents:
         if ent.label_ not in KEEP:
@@ -103,7 +105,16 @@ def entities(doc: Any, state: State) -> list[Entity]:
         else:
             k += 1
     spans = _merged(doc, sorted(spans))
-    out = []
+    titled = [(s, e, t) for s, e, t in titled  # a longer name around a title is that name ("Siemens AG")
+              if not any(a <= s and e <= b and b - a > e - s for a, b, _ in spans)]
+    taken = {k for s, e, _ in titled for k in range(s, e)}
+    spans = [(s, e, kind) for s, e, kind in spans if not taken & set(range(s, e))]
+    out = [Entity(title, "person" if doc[s].ent_type_ == "PERSON" else "thing" if doc[s].ent_type_ in KEEP else "any",
+                  s, e) for s, e, title in titled]
+    for title in dict.fromkeys(title for _, _, title in titled):
+        state.names += [] if title in state.names else [title]
+        if organisation_shaped(title):
+            state.kinds.setdefault(title, "ORG")
     for s, e, kind in spans:
         while e - s > 2 and doc[s].lower_.rstrip(".") in HONORIFICS | CLERICAL:  # "Dr Jane Roe" is Jane Roe
             s += 1
@@ -118,7 +129,7 @@ def entities(doc: Any, state: State) -> list[Entity]:
         if name.lower() in FIRST_PERSON or name.lower() in PERSONAL or _a_date(name):
             continue
         out.append(Entity(name, kind, s, e))
-    return out
+    return sorted(out, key=lambda x: x.start)
 
 
 def _a_date(name: str) -> bool:

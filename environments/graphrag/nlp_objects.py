@@ -1,0 +1,78 @@
+"""A cue's objects, for the spaCy extractor (:mod:`environments.graphrag.nlp_extract`): the names
+after a cue in its clause, split over "and", "or" and list commas; a comma without a list is a
+qualifier ("Austin, Texas": ``located_in``); "not" before a name negates it; "there" is the last
+place named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from environments.graphrag.nlp_coref import last_organisation
+from environments.graphrag.nlp_names import NEGATORS, Entity, State, negated_before
+
+LIST_JOIN = {",", "and", "or", "&", ";"}
+LIST_WORDS = {"as", "well", "also", "both", "either", "then", "later", "the", "finally"}
+COMPOUND_SEATS = {"based", "headquartered"}
+
+
+def plural(label: str) -> bool:
+    """A field label naming several values ("Founders", "Major offices"): commas in its value list."""
+    last = label.split()[-1] if label.split() else ""
+    return last.endswith("s") and not last.endswith("ss") and last not in ("headquarters", "its", "his")
+
+
+def objects_after(doc: Any, j: int, ents: list[Entity], school_only: bool, field: bool = False,
+             state: State | None = None, cue: str = "", listing: bool = False) -> list[tuple[str, bool]]:
+    """The names after a cue in its clause: the first within a few words, then those a list joins
+    on (repeating the cue's preposition: "at A, at B and at C"). A comma with no "and"/"or" in the
+    list is a qualifier, not a second object. "there" is the last place named."""
+    if state is not None and j < len(doc) and doc[j].lower_ == "there":  # the last place named before it
+        near = [e.name for e in ents if e.end <= j and doc[e.start].ent_type_ in ("GPE", "LOC")]
+        place = near[-1] if near else state.place
+        return [(place, negated_before(doc, j))] if place else []
+    if state is not None and j < len(doc) and doc[j].lower_ in ("his", "hers", "him", "her") and (
+            j + 1 == len(doc) or doc[j + 1].is_punct):  # "a colleague of hers"
+        who = state.last.get("person") or state.topic
+        return [(who, False)] if who else []
+    after = [e for e in ents if e.start >= j]
+    if not after:
+        return []
+    first = after[0]
+    if len(after) > 1 and first.end < len(doc) and doc[first.end].lower_ in ("'s", "\u2019s") \
+            and after[1].start == first.end + 1:
+        first = after[1]  # "with Italy's Leonardo": the possessed name
+    if first.end + 1 < len(doc) and doc[first.end].text == "-" and doc[first.end + 1].lower_ in COMPOUND_SEATS:
+        org = last_organisation(doc, j, ents, state)  # "joined the Veldhoven-based company": that company
+        return [(org, False)] if org and org != first.name else []
+    gap = doc[j:first.start]
+    if len(gap) > 4 or any(t.text in ".;:!?" or t.lower_ in ("and", "but", "while", "where", "who", "which")
+                           for t in gap):
+        return []
+    if school_only and not any(w in first.name.lower() for w in ("university", "college", "school", "institute")):
+        return []
+    chain = [first]
+    for e in after[1:]:
+        between = [t.lower_ for t in doc[chain[-1].end:e.start]]
+        if not between or not all(w in LIST_JOIN | NEGATORS | LIST_WORDS | {cue} for w in between):
+            break
+        chain.append(e)
+    listed = any(w in ("and", "or", "&") for a, b in zip(chain, chain[1:], strict=False)
+                 for w in (t.lower_ for t in doc[a.end:b.start]))
+    if not listed and not listing and not (field and any(t.text == ";" for t in doc[j:])):
+        chain = chain[:1]
+    return [(e.name, negated_before(doc, e.start)) for e in chain]
+
+
+def qualifiers(doc: Any, j: int, ents: list[Entity]) -> list[tuple[str, str, str, bool]]:
+    """"in Austin, Texas": the place after the comma contains the one before it."""
+    after = [e for e in ents if e.start >= j]
+    if len(after) < 2:
+        return []
+    a, b = after[0], after[1]
+    between = [t.text for t in doc[a.end:b.start]]
+    gap_ok = len(doc[j:a.start]) <= 2
+    next_word = doc[b.end].lower_ if b.end < len(doc) else "."
+    if gap_ok and between in ([","], [",", "in"]) and next_word not in ("and", ",", "or") and \
+            doc[a.start].ent_type_ in ("GPE", "LOC", "") and doc[b.start].ent_type_ in ("GPE", "LOC"):
+        return [(a.name, "located_in", b.name, False)]
+    return []
