@@ -46,10 +46,10 @@ from agentbed.progress import RunProgress
 from agentbed.results import errored_units, write_results
 from agentbed.run_summary import RunTally, add_paired_differences, annotate_errors
 from agentbed.seal import log_key
+from agentbed.seal_verdict import open_for_resume
 from agentbed.store import RunStore
 from agentbed.suite import Suite, get_suite, is_suite_reference
 from agentbed.summary import write_summary
-from agentbed.verify_run import open_for_resume
 
 MAX_JOBS = 256  # worker processes; -j is also capped at the number of episodes to run
 

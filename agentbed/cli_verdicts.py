@@ -59,7 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_gate(args: argparse.Namespace) -> int:
     from agentbed.gate import Unjudgeable, check_judgeable, compare, judge
     from agentbed.provenance import differing_worlds
-    from agentbed.verify_run import is_run_dir, results_seal
+    from agentbed.seal_verdict import results_seal
+    from agentbed.verify_run import is_run_dir
 
     if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
         raise UsageError(f"--tolerance must be a finite number >= 0, not {args.tolerance}")
@@ -154,7 +155,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     changed or is missing (the report shows which, the seal's verdict at its top); 2: a file is
     unreadable or malformed (named on stderr; the report, written anyway, lists every such file)."""
     from agentbed.report.render import render_run
-    from agentbed.verify_run import seal_status
+    from agentbed.seal_verdict import seal_status
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -168,13 +169,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot write the report ({exc.strerror or exc})") from None
     malformed = [p for p in run.problems if p.malformed]
-    logs_bad = any(e.log_check != "verified" for e in run.episodes)
+    logs_bad = run.episodes.logs_bad
     sealed_bad = seal.state in ("failed", "incomplete") or (seal.state == "unsealed" and key is not None)
     status = 2 if malformed or seal.state == "malformed" else (1 if logs_bad or sealed_bad else 0)
     if args.json:
         cli_json.emit("report", {"ok": status == 0, "report": str(path), "seal": {
             "state": seal.state, "headline": seal.headline, "problems": seal.problems},
-            "logs": len(run.episodes), "logs_verified": sum(e.log_check == "verified" for e in run.episodes),
+            "logs": len(run.episodes), "logs_verified": run.episodes.verified,
             "malformed": [{"file": p.file, "message": p.message} for p in malformed]})
     else:
         print(path)  # stdout is the report's path alone (scripts open it); the seal's verdict opens the page

@@ -92,8 +92,8 @@ def dump_streamed(doc: Any, fh: TextIO, *, indent: int | None = 1, separators: t
     fh.write(text[at:])
 
 
-class _NotSure(Exception):
-    """The streamed read leaves this file to ``read_json``."""
+class NotSure(Exception):
+    """The streamed read leaves this file to ``read_json`` (or the reader's own whole reading)."""
 
 
 _DECODER = json.JSONDecoder(parse_int=_bounded_int, object_pairs_hook=_unique_keys)  # parse_json's parser
@@ -126,7 +126,7 @@ class _Text:
     def take(self, *expected: str) -> str:
         c = self.char()
         if c not in expected or not c:
-            raise _NotSure
+            raise NotSure
         self.at += 1
         return c
 
@@ -138,43 +138,67 @@ class _Text:
             except ValueError:  # cut by the chunk's end, or malformed (hooks refuse with ValueError too)
                 if self.more():
                     continue
-                raise _NotSure from None
+                raise NotSure from None
             if end == len(self.text) and self.more():
                 continue  # a number may go on in the next chunk
             self.at = end
             return value
 
+    def members(self) -> Iterator[str]:
+        """Each key of the object that starts here, the text then at its value, which the caller
+        reads (:meth:`value`, or :meth:`members`/:meth:`items` of it) before the next key. The
+        caller refuses a key given twice; one that is no text is refused here."""
+        self.take("{")
+        if self.char() == "}":
+            self.at += 1
+            return
+        while True:
+            key = self.value()
+            if not isinstance(key, str) or _lone_surrogate(key) is not None:
+                raise NotSure
+            self.take(":")
+            yield key
+            if self.take(",", "}") == "}":
+                return
+
+    def items(self) -> Iterator[None]:
+        """Once per item of the array that starts here, the text then at the item, which the
+        caller reads before the next."""
+        self.take("[")
+        if self.char() == "]":
+            self.at += 1
+            return
+        while True:
+            yield None
+            if self.take(",", "]") == "]":
+                return
+
+    def end(self) -> None:
+        """Nothing but white space follows the document."""
+        if self.char() != "":
+            raise NotSure
+
+
+def text_of(fh: BinaryIO) -> _Text:
+    """The JSON text of an open file from its start, read a value at a time."""
+    fh.seek(0)
+    return _Text(fh)
+
 
 def _walk(fh: BinaryIO, member: str, rest: dict[str, Any]) -> Iterator[Any]:
     """The items of the top-level array ``member`` of the JSON object in ``fh``, as ``parse_json``
     parses them; the other members go into ``rest``."""
-    fh.seek(0)
-    src = _Text(fh)
-    src.take("{")
-    if src.char() == "}":
-        src.at += 1
-    else:
-        while True:
-            key = src.value()
-            if not isinstance(key, str) or key in rest or _lone_surrogate(key) is not None:
-                raise _NotSure
-            src.take(":")
-            if key == member:
-                rest[key] = None
-                src.take("[")
-                if src.char() == "]":
-                    src.at += 1
-                else:
-                    while True:
-                        yield src.value()
-                        if src.take(",", "]") == "]":
-                            break
-            else:
-                rest[key] = src.value()
-            if src.take(",", "}") == "}":
-                break
-    if src.char() != "":
-        raise _NotSure  # more after the document
+    src = text_of(fh)
+    for key in src.members():
+        if key in rest:
+            raise NotSure
+        if key == member:
+            rest[key] = None
+            for _ in src.items():
+                yield src.value()
+        else:
+            rest[key] = src.value()
+    src.end()
 
 
 class StreamedItems:
@@ -203,20 +227,20 @@ def read_streamed(path: Path, member: str, *, what: str, schema: dict[str, Any],
     try:
         fh = open_regular(path, what=what)
         if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:
-            raise _NotSure
+            raise NotSure
         rest: dict[str, Any] = {}
         count = 0
         for item in _walk(fh, member, rest):
             if not item_ok(item) or _lone_surrogate(item) is not None:
-                raise _NotSure
+                raise NotSure
             _check_tree({member: [item]}, str(path))  # at its depth in the document
             count += 1
         doc = {**rest, member: []}
         if member not in rest or _lone_surrogate(doc) is not None:
-            raise _NotSure
+            raise NotSure
         _check_tree(doc, str(path))
         check(doc, schema, str(path))
-    except (_NotSure, InputError, ValueError, RecursionError, OSError):
+    except (NotSure, InputError, ValueError, RecursionError, OSError):
         if fh is not None:
             fh.close()
         return read_json(path, what=what, schema=schema)

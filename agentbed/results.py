@@ -14,19 +14,32 @@ group that the bootstrap resamples.
 
 from __future__ import annotations
 
+import os
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import zip_longest
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
-from agentbed.jsonstream import Streamed, dump_streamed
+from agentbed.jsonstream import NotSure, Streamed, StreamedItems, dump_streamed, text_of
 from agentbed.stats import bootstrap_ci, pass_hat_k_ci_of_counts
 from agentbed.summary import fmt, headline, table
-from agentbed.validate import RESULTS_SCHEMA, check, finite, read_json
+from agentbed.validate import (
+    MAX_JSON_BYTES,
+    RESULTS_SCHEMA,
+    InputError,
+    _check_tree,
+    _lone_surrogate,
+    check,
+    finite,
+    is_valid,
+    open_regular,
+    read_json,
+)
 
 FORMAT = "agentbed.results/1"
 
@@ -64,18 +77,14 @@ class EpisodeMetrics:
         stop = f"{int(prefix, 16) + 1:08x}"
         return ((key[len(prefix):], value) for key, value in self.values.items(prefix, stop))
 
-    def differs(self, suite: str, agent: str, values: Mapping[str, Any]) -> bool:
-        """Whether this suite and agent's metric has other ``values`` (``!=`` of the dicts, without
-        making this one); False when there is no such metric."""
+    def differs(self, suite: str, agent: str, values: Iterable[tuple[str, Any]]) -> bool:
+        """Whether this suite and agent's metric has other ``values`` (its ``(unit, value)`` pairs,
+        units sorted and each once, as results.json lists them: ``!=`` of the dicts, without making
+        either); False when there is no such metric."""
         prefix = self.groups.get((suite, agent))
         if prefix is None:
             return False
-        n = 0
-        for unit, value in self._units(prefix):
-            n += 1
-            if unit not in values or values[unit] != value:
-                return True
-        return n != len(values)
+        return any(mine != theirs for mine, theirs in zip_longest(self._units(prefix), values))
 
     def metrics(self, tolerance: float = 0.05, *, streamed: bool = False) -> list[dict[str, Any]]:
         """The metrics; ``streamed``: each one's values a :class:`Streamed` for :func:`write_results`
@@ -159,13 +168,16 @@ def write_results(path: str | Path, metrics: list[dict[str, Any]], **extra: Any)
     return path
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
+def load_results(path: str | Path, *, streamed: bool = False) -> dict[str, Any]:
     """Read results.json (validated: every value a finite number), or build it from a run
-    directory's index."""
+    directory's index. ``streamed`` (a file): its ``metrics`` a :class:`StreamedMetrics` and its
+    ``seeds`` a :class:`~agentbed.jsonstream.StreamedItems`, read from the file as they are
+    iterated (close the metrics), when the file is as :func:`write_results` writes it (each
+    metric's values last, their units sorted); otherwise, or on any doubt, the whole reading."""
     path = Path(path)
     if path.is_dir():
         if (path / "results.json").exists():
-            return load_results(path / "results.json")
+            return load_results(path / "results.json", streamed=streamed)
         from agentbed.problems import errored, problems_of, scored
         from agentbed.store import read_index
 
@@ -175,6 +187,8 @@ def load_results(path: str | Path) -> dict[str, Any]:
         return {"format": FORMAT, "metrics": episode_metrics(scored(records)), "episodes": len(records),
                 "errored_episodes": len(errored(records)), "errored_units": errored_units(records),
                 "problems": problems_of(records)}
+    if streamed and (doc := _read_streamed(path)) is not None:
+        return doc
     doc = read_json(path, what="results file")
     if isinstance(doc, dict) and doc.get("format") != FORMAT:  # another kind of file: say so first
         raise UsageError(f"{path}: field 'format' must be {FORMAT!r}")
@@ -186,6 +200,116 @@ def load_results(path: str | Path) -> dict[str, Any]:
             if not finite(value):
                 raise UsageError(f"{path}: field 'metrics[{i}].values.{unit}' is {value}, expected a finite number")
     return doc
+
+
+def _walk(fh: BinaryIO, rest: dict[str, Any], seeds: list[int] | None = None) -> Iterator[dict[str, Any]]:
+    """results.json's metrics as the file holds them, each with ``values`` an iterator of its
+    ``(unit, value)`` pairs (the next metric is read once they are); the other top-level members
+    go into ``rest``, ``seeds`` as an empty list: its items are checked and counted in ``seeds[0]``,
+    not kept."""
+    src = text_of(fh)
+    for key in src.members():
+        if key in rest:
+            raise NotSure
+        if key not in ("metrics", "seeds"):
+            rest[key] = src.value()
+            continue
+        rest[key] = []
+        for _ in src.items():
+            if key == "seeds":
+                _piece({"seeds": [src.value()]})
+                if seeds is not None:
+                    seeds[0] += 1
+                continue
+            fields: dict[str, Any] = {}
+            for name in src.members():
+                if name in fields:
+                    raise NotSure
+                if name != "values":
+                    fields[name] = src.value()
+                    continue
+                fields[name] = None
+                pairs = _pairs(src)
+                yield {**fields, "values": pairs}
+                for _ in pairs:  # what the caller left unread
+                    pass
+            if "values" not in fields:
+                raise NotSure  # the schema refuses it: the whole reading says so
+    src.end()
+
+
+def _pairs(src: Any) -> Iterator[tuple[str, Any]]:
+    """A metric's values, the last member of its object: each unit above the one before (so
+    none twice), each value a finite number."""
+    last: str | None = None
+    for unit in src.members():
+        value = src.value()
+        if (last is not None and unit <= last) or not finite(value):
+            raise NotSure
+        last = unit
+        yield unit, value
+    if src.char() != "}":
+        raise NotSure  # values was not its metric's last member
+
+
+def _piece(doc: dict[str, Any]) -> None:
+    """``parse_json``'s checks of one piece of the file, given at its depth."""
+    _check_tree(doc, "")
+    if _lone_surrogate(doc) is not None:
+        raise NotSure
+
+
+_METRIC = RESULTS_SCHEMA["properties"]["metrics"]["items"]
+
+
+def _read_streamed(path: Path) -> dict[str, Any] | None:
+    """The file as :func:`load_results` reads it, its metrics streamed; None on any doubt."""
+    fh = None
+    try:
+        fh = open_regular(path, what="results file")
+        if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:
+            raise NotSure
+        rest: dict[str, Any] = {}
+        count, seeds = 0, [0]
+        for metric in _walk(fh, rest, seeds):
+            for _ in metric["values"]:
+                pass
+            fields = {**metric, "values": {}}  # the values were checked one by one
+            _piece({"metrics": [fields]})
+            if not is_valid(fields, _METRIC) or ("tolerance" in fields and not finite(fields["tolerance"])):
+                raise NotSure
+            count += 1
+        if "metrics" not in rest:
+            raise NotSure  # the schema refuses it: the whole reading says so
+        doc = {**rest, "metrics": []}
+        _piece(doc)
+        if doc.get("format") != FORMAT or not is_valid(doc, RESULTS_SCHEMA):
+            raise NotSure
+    except (NotSure, InputError, ValueError, RecursionError, OSError):
+        if fh is not None:
+            fh.close()
+        return None
+    doc["metrics"] = StreamedMetrics(fh, count)
+    if "seeds" in doc:
+        doc["seeds"] = StreamedItems(fh, "seeds", seeds[0])
+    return doc
+
+
+class StreamedMetrics:
+    """results.json's metrics, read again from the file (kept open) each time they are iterated;
+    each metric's ``values`` an iterator of ``(unit, value)``, units sorted, read before the next."""
+
+    def __init__(self, fh: BinaryIO, count: int) -> None:
+        self.fh, self.count = fh, count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return _walk(self.fh, {})
+
+    def __len__(self) -> int:
+        return self.count
+
+    def close(self) -> None:
+        self.fh.close()
 
 
 def suite_summary(suite: str, records: Iterable[Mapping[str, Any]], command: str) -> dict[str, Any]:

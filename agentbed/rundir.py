@@ -13,7 +13,7 @@ the seal verdict says it is unsealed. No link is followed when listing folders.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,36 @@ def _links(folder: Path) -> list[Path]:
         return sorted(Path(e.path) for e in os.scandir(folder) if e.is_symlink())
     except OSError:
         return []
+
+
+def _named_logs(folder: Path) -> Iterator[Path]:
+    """``folder.glob("*.jsonl")``, one entry at a time (pathlib lists a folder whole first), none
+    when ``folder`` is no folder or a link."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(".jsonl"):
+                    yield Path(entry.path)
+    except OSError:
+        return
+
+
+def _json_files(root: Path, skip: Path) -> Iterator[Path]:
+    """``root.rglob("*.json*")``'s files named ``*.json`` or ``*.jsonl``, without the
+    files directly in ``skip`` (its folders are still searched), one entry at a time; folders
+    reached by a link are not searched, as rglob does not."""
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                if entry.is_dir() and not entry.is_symlink():
+                    yield from _json_files(path, skip)
+                if root != skip and path.suffix in (".json", ".jsonl"):
+                    yield path
+    except OSError:
+        return
 
 
 def sealed_parts(root: Path) -> set[str] | None:
@@ -144,28 +174,28 @@ class RunDirectory:
     def episode_logs(self, *, ordered: bool = True) -> list[Path] | Iterator[Path]:
         """The files named like logs in the run's ``episodes/`` folder, sorted (or, ``ordered=False``,
         one at a time as the folder lists them: a caller that keeps few of 100,000 sorts those)."""
-        folder = self.root / EPISODES
-        found = folder.glob("*.jsonl") if folder.is_dir() and not folder.is_symlink() else iter(())
+        found = _named_logs(self.root / EPISODES)
         return sorted(found) if ordered else found
 
-    def loose_logs(self, known: set[Path]) -> list[Path]:
+    def loose_logs(self, known: Container[Path]) -> list[Path]:
         """Logs under ``episodes/`` and ``<folder>/episodes/`` that no index line names
-        (``known``: resolved paths of those that one does), links left out."""
+        (``known``: resolved paths of those that one does), links left out; sorted, and only
+        those kept (a run of 100,000 logs is listed one entry at a time)."""
         folders = [self.root / EPISODES, *(f / EPISODES for f in self.folders)]
-        return [log for folder in folders if folder.is_dir() and not folder.is_symlink()
-                for log in sorted(folder.glob("*.jsonl")) if not log.is_symlink() and log.resolve() not in known]
+        return [log for folder in folders
+                for log in sorted(p for p in _named_logs(folder) if not p.is_symlink() and p.resolve() not in known)]
 
     def unsealed_files(self) -> list[Path]:
         """JSON and JSONL files of a sealed run its manifest does not seal, outside ``episodes/``
         (logs are matched with the index there) and the folders later verbs write."""
         if self.sealed is None:
             return []
-        # filtered, then sorted: the logs under episodes/ pass by one at a time, never as a list
-        return sorted(p for p in self.root.rglob("*.json*") if p.suffix in (".json", ".jsonl") and p.is_file()
-                      and self.rel(p) not in self.sealed | {mf.MANIFEST} and p.parent != self.root / EPISODES
+        # filtered, then sorted: the logs under episodes/ are never listed (see _json_files)
+        return sorted(p for p in _json_files(self.root, self.root / EPISODES) if p.is_file()
+                      and self.rel(p) not in self.sealed | {mf.MANIFEST}
                       and not OUTPUT_DIRS & set(p.relative_to(self.root).parts[:-1]))
 
-    def unsealed(self, known: set[Path]) -> list[tuple[str, str]]:
+    def unsealed(self, known: Container[Path]) -> list[tuple[str, str]]:
         """(relative path, why) of everything in the directory a reader must show apart from the
         run: links (never followed), and of a sealed run any index, summary or log it does not
         seal (``known``: the resolved logs the run's index names). Sorted, each once."""

@@ -150,7 +150,7 @@ class RunStore:
 
     def open_existing(self, sealed: Mapping[str, str] | Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
         """Take the writer lock of a recorded run and return its plan; with ``sealed`` (the
-        finished episodes and their digests, as :func:`agentbed.verify_run.open_for_resume`
+        finished episodes and their digests, as :func:`agentbed.seal_verdict.open_for_resume`
         verified them: the only way the CLI resumes), go on extending the run's seal."""
         self.lock()
         meta = self.meta()

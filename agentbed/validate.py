@@ -273,6 +273,11 @@ def check(instance: Any, schema: dict[str, Any], at: str) -> None:
     raise InputError(f"{at}: field {field_name(path)!r} is {value}, expected {_expected(expected, error)}")
 
 
+def is_valid(instance: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``instance`` holds to ``schema`` (what :func:`check` accepts), without a message."""
+    return bool(_validator(schema).is_valid(instance))
+
+
 def _expected(expected: Any, error: jsonschema.ValidationError) -> str:
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "pattern", "minItems", "minLength",
                            "uniqueItems", "maxLength"):

@@ -68,12 +68,7 @@ def _status_counts(run: RunContents) -> Markup:
     """Per workload, the logs read by status beside the count its summary states, in one table
     with every workload (one that keeps no per-episode logs shows its summary's count and none
     read), so the report's counts cannot silently disagree."""
-    by_suite: dict[str, Counter[str]] = {}
-    for ep in run.episodes:
-        counts = by_suite.setdefault(str(ep.record.get("suite", "?")), Counter())
-        counts[str(ep.record.get("status", "?"))] += 1
-        counts["success"] += bool(ep.record.get("success"))
-        counts["total"] += 1
+    by_suite: dict[str, Counter[str]] = {suite: Counter(c) for suite, c in run.episodes.suites.items()}
     stated = summary_episodes(run)
     for suite in stated:
         by_suite.setdefault(suite, Counter())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -162,33 +163,49 @@ def heatmap(rows: list[str], columns: list[str], cells: dict[tuple[str, str], tu
     return "".join(parts)
 
 
-def success_heatmap(records: list[dict[str, Any]], *, running: str = "running") -> str:
+def success_heatmap(records: Iterable[Mapping[str, Any]], *, running: str = "running") -> str:
     """Success rate per agent x task over the scored episodes (index records or viewer rows); the
     errored ones (:func:`agentbed.problems.is_errored`) are not scored: counted in the tooltip, and
     a cell with no scored episode is drawn as "not scored", never as a failure. The report's and the
     viewer's per-task picture."""
-    from agentbed.problems import is_errored
-
-    by_cell: dict[tuple[str, str], list[bool]] = {}
-    errors: dict[tuple[str, str], int] = {}
+    cells = SuccessCells(running=running)
     for r in records:
-        if r.get("status") == running:
-            continue
+        cells.add(r)
+    return cells.svg()
+
+
+class SuccessCells:
+    """:func:`success_heatmap` folded one record at a time: per (agent, task) the scored episodes,
+    those that succeeded and the errored ones, so a run of 100,000 episodes is drawn from counts."""
+
+    def __init__(self, *, running: str = "running") -> None:
+        self.running = running
+        self.scored: dict[tuple[str, str], list[int]] = {}  # cell -> [succeeded, scored]
+        self.errors: dict[tuple[str, str], int] = {}
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        from agentbed.problems import is_errored
+
+        if r.get("status") == self.running:
+            return
         key = (str(r.get("agent", "")), str(r.get("task", "")))
-        by_cell.setdefault(key, [])
+        cell = self.scored.setdefault(key, [0, 0])
         if r["errored"] if "errored" in r else is_errored(r):  # a viewer row says so; an index record is read
-            errors[key] = errors.get(key, 0) + 1
+            self.errors[key] = self.errors.get(key, 0) + 1
         else:
-            by_cell[key].append(bool(r.get("success")))
-    agents = sorted({a for a, _ in by_cell})
-    tasks = sorted({t for _, t in by_cell})
-    cells: dict[tuple[str, str], tuple[float | None, str]] = {}
-    for key, v in by_cell.items():
-        errored = f"{errors[key]} errored (not scored)" if errors.get(key) else ""
-        cells[key] = (sum(v) / len(v), f"{sum(v)}/{len(v)} scored succeeded" + (f", {errored}" if errored else "")) \
-            if v else (None, errored)
-    return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1; grey: not run; pink: "
-                                               "not scored, every episode errored)")
+            cell[0] += bool(r.get("success"))
+            cell[1] += 1
+
+    def svg(self) -> str:
+        agents = sorted({a for a, _ in self.scored})
+        tasks = sorted({t for _, t in self.scored})
+        cells: dict[tuple[str, str], tuple[float | None, str]] = {}
+        for key, (won, n) in self.scored.items():
+            errored = f"{self.errors[key]} errored (not scored)" if self.errors.get(key) else ""
+            cells[key] = (won / n, f"{won}/{n} scored succeeded" + (f", {errored}" if errored else "")) \
+                if n else (None, errored)
+        return heatmap(agents, tasks, cells, title="success rate, agent x task (white 0, blue 1; grey: not run; "
+                                                   "pink: not scored, every episode errored)")
 
 
 _FRACTION = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")

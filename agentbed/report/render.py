@@ -16,7 +16,7 @@ from agentbed.report.overview import overview_section
 from agentbed.report.rundir import SUMMARY_NAME, RunContents, load_run
 from agentbed.report.seal_block import seal_section
 from agentbed.report.workload import workload_section
-from agentbed.verify_run import SealStatus
+from agentbed.seal_verdict import SealStatus
 
 REPORT_NAME = "report.html"
 # inline styles and data: images only: no script (inline or not), no fetch, no frame, no form target

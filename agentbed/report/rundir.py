@@ -7,13 +7,14 @@ report shows it where the missing part would have been.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentbed.decisions import Decision, decisions
 from agentbed.log import LogFormatError, read_log, verify_and_read
-from agentbed.rundir import INDEX as INDEX_NAME
+from agentbed.report.tally import Episode, EpisodeTally
 from agentbed.rundir import SUMMARY as SUMMARY_NAME
 from agentbed.rundir import TEAM_SUFFIX, RunDirectory, log_path, read_run, record_from_log
 from agentbed.validate import (
@@ -21,8 +22,8 @@ from agentbed.validate import (
     MAX_JSON_BYTES,
     InputError,
     check,
+    open_regular,
     parse_json,
-    read_bytes,
     read_json,
 )
 from agentbed.verify_run import check_team
@@ -39,19 +40,10 @@ UNINDEXED = "(no index)"
 
 
 @dataclass
-class Episode:
-    record: dict[str, Any]
-    index: str  # the index file it came from, relative to the run directory, or "<dir>/episodes (no index)"
-    log: str  # its trajectory log, relative to the run directory ("" when unknown)
-    log_check: str  # "verified", "missing", or why verification failed
-    decisions: list[Decision] = field(default_factory=list)  # its overseers' decisions (a verified log's)
-
-
-@dataclass
 class RunContents:
     root: Path
     run_info: dict[str, Any] | None
-    episodes: list[Episode]
+    episodes: EpisodeTally  # every episode read, folded (agentbed.report.tally)
     summaries: dict[str, Any]  # suite -> parsed summary.json (any JSON value; validated when rendered)
     expected_suites: list[str]  # named by run.json or by an indexed episode
     named_suites: list[str] = field(default_factory=list)  # named by run.json, in its order
@@ -86,13 +78,25 @@ def _suites_named(run_info: dict[str, Any] | None) -> list[str]:
 def _read_index(run: RunContents, path: Path, key: bytes | None) -> None:
     """The episodes of one of the run's indexes, each with its log checked."""
     rel = run.rel(path)
+    limit = MAX_JSON_BYTES * 16
     try:
-        data = read_bytes(path, limit=MAX_JSON_BYTES * 16, what="run index")
+        fh = open_regular(path, what="run index")
     except InputError as exc:
         run.problems.append(Problem(rel, str(exc).removeprefix(f"{path}: "), malformed=True))
         return
-    lines = data.split(b"\n")
-    for number, line in enumerate(lines, start=1):
+    with fh:  # a line at a time: the index of 100,000 episodes is never held
+        if os.fstat(fh.fileno()).st_size > limit:  # as read_bytes refuses it
+            run.problems.append(Problem(rel, f"larger than {limit} bytes; not a run index", malformed=True))
+            return
+        try:
+            _read_lines(run, path, rel, fh, key)
+        except OSError as exc:
+            run.problems.append(Problem(rel, f"cannot read ({exc.strerror or exc})", malformed=True))
+
+
+def _read_lines(run: RunContents, path: Path, rel: str, fh: BinaryIO, key: bytes | None) -> None:
+    for number, raw in enumerate(fh, start=1):
+        line = raw[:-1] if raw.endswith(b"\n") else raw
         if not line.strip():
             continue
         try:
@@ -106,7 +110,7 @@ def _read_index(run: RunContents, path: Path, key: bytes | None) -> None:
         log, check_text, decided = _check_log(run.root, path.parent, record, key)
         if check_text.startswith(NOT_A_LOG) or check_text.startswith(MALFORMED):
             run.problems.append(Problem(run.rel(log) if log else rel, check_text, malformed=True))
-        run.episodes.append(Episode(record, rel, run.rel(log) if log else "", check_text, decided))
+        run.episodes.add(Episode(record, rel, run.rel(log) if log else "", check_text, decided))
 
 
 def _check_log(root: Path, index_dir: Path, record: dict[str, Any], key: bytes | None,
@@ -147,12 +151,8 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
     return "verified"
 
 
-def _known(run: RunContents) -> set[Path]:
-    return {(run.root / e.log).resolve() for e in run.episodes if e.log}
-
-
 def _read_unindexed(run: RunContents, layout: RunDirectory, key: bytes | None) -> None:
-    for path in layout.loose_logs(_known(run)):
+    for path in layout.loose_logs(run.episodes.known):
         rel = run.rel(path)
         try:
             record = record_from_log(read_log(path), rel)
@@ -163,14 +163,14 @@ def _read_unindexed(run: RunContents, layout: RunDirectory, key: bytes | None) -
             run.problems.append(Problem(rel, "log has no header; episode left out", malformed=True))
             continue
         decided: list[Decision] = []
-        run.episodes.append(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel,
+        run.episodes.add(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel,
                                     check_log(path, None, key=key, decided=decided), decided))
 
 
 def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
     """What the report shows of a run directory; with ``key``, each log's HMAC is checked too."""
     root = Path(run_dir)
-    run = RunContents(root, None, [], {}, [])
+    run = RunContents(root, None, EpisodeTally(root), {}, [])
     info_path = root / "run.json"
     if info_path.exists():
         before = len(run.problems)
@@ -185,10 +185,10 @@ def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
     for index in layout.indexes():
         _read_index(run, index, key)
     # Only `agentbed run` episodes (the top-level index) name a workload that owes a summary.
-    indexed_suites = [e.record.get("suite") for e in run.episodes if e.index == INDEX_NAME]
+    indexed_suites = list(run.episodes.indexed_suites)
     if layout.sealed is None:
         _read_unindexed(run, layout, key)
-    run.problems += [Problem(rel, why) for rel, why in layout.unsealed(_known(run))]
+    run.problems += [Problem(rel, why) for rel, why in layout.unsealed(run.episodes.known)]
     for suite, path in layout.summaries().items():
         run.summaries[suite] = _read_json(path, run.rel(path), run.problems)
     for suite, summary in sorted(run.summaries.items()):

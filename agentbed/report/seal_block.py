@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentbed.report.html import Markup, el
-from agentbed.verify_run import SealStatus
+from agentbed.seal_verdict import SealStatus
 
 MAX_SHOWN = 20  # problems listed in the block; `agentbed verify` prints all
 

@@ -7,7 +7,7 @@ routes and encodes. The plots are the report's own (:mod:`agentbed.report.plots`
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,12 @@ from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
 from agentbed.scores import outcome_scores
 from agentbed.seal import log_key
+from agentbed.seal_verdict import SealStatus
 from agentbed.validate import open_regular
-from agentbed.verify_run import SealStatus
-from agentbed.view.catalog import RUNNING, Catalog, RunView, read_episode
+from agentbed.view.catalog import RUNNING, Catalog, RunView
+from agentbed.view.episode_log import read_episode
 from agentbed.view.summaries import workload_document
+from agentbed.view.tally import RowTally
 
 PAGE = 200  # episode rows per page: the table stays fast however large the run
 
@@ -45,18 +47,18 @@ def _planned(meta: dict[str, Any] | None) -> int | None:
 
 
 def run_summary(view: RunView, state: dict[str, Any]) -> dict[str, Any]:
-    """One line of the runs list."""
-    meta, rows = state["meta"], state["rows"]
+    """One line of the runs list, from :meth:`RunView.listing` (or :meth:`RunView.refresh`: its rows tallied)."""
+    meta = state["meta"]
+    tally: RowTally = state["tally"] if "tally" in state else RowTally.of(state["rows"])
     seal = view.seal()  # the same verification as `agentbed verify`, never a second reading of the seal
-    counts = Counter(r["status"] for r in rows)
-    costs = [r["cost"] for r in rows if r["cost"] is not None]
-    suites = [meta["suite"]] if meta else sorted({r["suite"] for r in rows} | set(state["summaries"]))
-    agents = list(meta["agents"]) if meta else sorted({r["agent"] for r in rows})
+    counts = tally.counts
+    suites = [meta["suite"]] if meta else sorted(tally.suites | set(state["summaries"]))
+    agents = list(meta["agents"]) if meta else sorted(tally.agents)
     finished = sum(n for status, n in counts.items() if status != RUNNING)
     return {"id": view.rel, "path": str(view.root), "suite": ", ".join(suites), "agents": agents,
-            "episodes": len(rows), "finished": finished, "planned": _planned(meta), "counts": dict(counts),
-            "errors": sum(1 for r in rows if r.get("errored")), "successes": sum(r["success"] for r in rows),
-            "cost": sum(costs) if costs else None, "seal": seal_text(seal), "seal_state": seal.state,
+            "episodes": tally.rows, "finished": finished, "planned": _planned(meta), "counts": dict(counts),
+            "errors": tally.errors, "successes": tally.successes,
+            "cost": tally.cost if tally.costed else None, "seal": seal_text(seal), "seal_state": seal.state,
             "seal_problems": seal.problems[:20],
             "live": counts.get(RUNNING, 0) > 0 or (state["manifest"] is not None
                                                    and not state["manifest"].get("final")),
@@ -66,7 +68,7 @@ def run_summary(view: RunView, state: dict[str, Any]) -> dict[str, Any]:
 def runs_document(catalog: Catalog) -> dict[str, Any]:
     runs = []
     for view in catalog.runs().values():
-        runs.append(run_summary(view, view.refresh()))
+        runs.append(run_summary(view, view.listing()))
     runs.sort(key=lambda r: r["id"])
     return {"root": str(catalog.root), "runs": runs}
 

@@ -18,18 +18,21 @@ out of the run is not followed, and folders are listed without following links.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentbed.cost import PriceTable, episode_cost, load_prices
-from agentbed.log import verify_lines
+from agentbed.jsonstream import StreamedItems, read_streamed
 from agentbed.problems import is_errored, last_line
 from agentbed.rundir import read_run, subdirs
 from agentbed.scores import outcome_scores
 from agentbed.seal import log_key
+from agentbed.seal_verdict import SealStatus, seal_status
 from agentbed.validate import (
     INDEX_RECORD_SCHEMA,
     MAX_LINE_BYTES,
@@ -41,10 +44,11 @@ from agentbed.validate import (
     read_json,
     record_schema,
 )
-from agentbed.verify_run import SealStatus, seal_status
 from agentbed.view.fastcheck import compile_simple
+from agentbed.view.tally import IndexedRows, Known
 
 INDEX = "index.jsonl"
+MANIFEST = "manifest.json"
 RUNNING = "running"
 _INDEX_VALID = compile_simple(INDEX_RECORD_SCHEMA) or (lambda record: False)
 
@@ -70,6 +74,8 @@ class IndexTail:
     problems: list[str] = field(default_factory=list)
     inode: int | None = None
     lines: int = 0  # lines read so far, to name a bad line by its number
+    fold: Callable[[dict[str, Any]], None] | None = None  # given: each record is passed to it, not kept
+    starts: int = 0  # times the index was read from its start (a fold starts over with it)
 
     def follow(self, path: Path, inside: Path | None = None) -> None:
         try:
@@ -78,6 +84,7 @@ class IndexTail:
             return
         if st.st_ino != self.inode or st.st_size < self.offset:  # replaced or cut (``--resume``): start over
             self.offset, self.records, self.problems, self.inode, self.lines = 0, [], [], st.st_ino, 0
+            self.starts += 1
         if st.st_size == self.offset:
             return
         try:
@@ -106,7 +113,10 @@ class IndexTail:
             except InputError as exc:
                 self.problems.append(f"{exc}; episode left out")
                 continue
-            self.records.append(record)
+            if self.fold is not None:
+                self.fold(record)
+            else:
+                self.records.append(record)
         self.offset += end
         self.lines = line_no
 
@@ -139,6 +149,8 @@ class RunView:
         self._listing: tuple[Any, list[str]] = (None, [])  # (episodes/ stat, its .jsonl names)
         self._lock = threading.Lock()
         self._seal: tuple[Any, SealStatus] | None = None  # (what it was computed from, verify's verdict)
+        self.counted = IndexTail(fold=self._fold)  # the index as the runs list reads it: rows folded, not kept
+        self._indexed: tuple[int, IndexedRows] | None = None  # (counted.starts it began at, the fold)
 
     def seal(self) -> SealStatus:
         """``agentbed verify``'s verdict on this run (with the key when set), the very same check:
@@ -148,20 +160,26 @@ class RunView:
             self._seal = (signature, seal_status(self.root, signature[0]))
         return self._seal[1]
 
-    def _signature(self) -> tuple[Any, ...]:
-        parts: list[Any] = [(name, _stat(self.root / name)) for name in
-                            ("run.json", "manifest.json", INDEX, "results.json", "events.jsonl")]
+    def _signature(self) -> str:
+        """A digest of the (size, mtime) of every file the seal reads, taken one entry at a time
+        (the logs of 100,000 episodes are not kept to compare)."""
+        digest = hashlib.sha256()
+        for name in ("run.json", "manifest.json", INDEX, "results.json", "events.jsonl"):
+            digest.update(repr((name, _stat(self.root / name))).encode("utf-8", "surrogatepass"))
         try:
             for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
                 if entry.is_dir(follow_symlinks=False):
-                    parts.append((entry.name, _stat(Path(entry.path) / "summary.json"), _stat(Path(entry.path))))
+                    part: Any = (entry.name, _stat(Path(entry.path) / "summary.json"), _stat(Path(entry.path)))
+                    digest.update(repr(part).encode("utf-8", "surrogatepass"))
                     if entry.name == "episodes":
-                        parts += [(e.name, _stat(Path(e.path))) for e in os.scandir(entry.path)]
+                        with os.scandir(entry.path) as logs:
+                            for e in logs:
+                                digest.update(repr((e.name, _stat(Path(e.path)))).encode("utf-8", "surrogatepass"))
                 else:
-                    parts.append((entry.name, _stat(Path(entry.path))))
+                    digest.update(repr((entry.name, _stat(Path(entry.path)))).encode("utf-8", "surrogatepass"))
         except OSError:
             pass
-        return tuple(parts)
+        return digest.hexdigest()
 
     def _read(self, rel: str, schema: dict[str, Any] | None = None) -> tuple[Any, str]:
         path = self.root / rel
@@ -174,7 +192,7 @@ class RunView:
             try:
                 with open_regular(path, inside=self.root):  # a link out of the run, a FIFO: refused
                     pass
-                value = read_json(path, schema=schema)
+                value = read_json(path, schema=schema) if rel != MANIFEST else _manifest(path)
             except InputError as exc:
                 problem = str(exc).removeprefix(f"{path}: ")
         self._json[rel] = (stat, value, problem)
@@ -187,9 +205,7 @@ class RunView:
 
     def _refresh(self) -> dict[str, Any]:
         problems: list[dict[str, str]] = []
-        meta, problem = self._read("run.json", RUN_META_SCHEMA)
-        if problem:
-            problems.append({"file": "run.json", "message": problem})
+        meta = self._meta(problems)
         self.index.follow(self.root / INDEX, self.root)
         problems += [{"file": INDEX, "message": p} for p in self.index.problems]
         if len(self._rows) > len(self.index.records) or (self._rows and self._rows[0]["id"] !=
@@ -197,15 +213,53 @@ class RunView:
             self._rows = []  # the index was read again from the start
         self._rows += [episode_row(r, self.prices) for r in self.index.records[len(self._rows):]]
         rows = list(self._rows)
-        done = {r["id"] for r in rows}
+        manifest, running = self._live({r["id"] for r in rows}, problems, listed=True)
+        known = {(self.root / r["log"]).resolve() for r in rows + running}
+        summaries = self._around(known, problems)
+        return {"meta": meta, "rows": rows + running, "summaries": summaries, "manifest": manifest,
+                "problems": problems}
+
+    def listing(self) -> dict[str, Any]:
+        """What the runs list needs: :meth:`refresh`'s state with, instead of the rows, their
+        :class:`~agentbed.view.tally.RowTally` (the index is read as it grows, its rows folded)."""
+        with self._lock:
+            problems: list[dict[str, str]] = []
+            meta = self._meta(problems)
+            self.counted.follow(self.root / INDEX, self.root)
+            problems += [{"file": INDEX, "message": p} for p in self.counted.problems]
+            if self._indexed is None or self._indexed[0] != self.counted.starts:
+                self._indexed = (self.counted.starts, IndexedRows(self.root))  # nothing indexed yet
+            indexed = self._indexed[1]
+            manifest, running = self._live(indexed.ids, problems, listed=False)
+            summaries = self._around(Known(indexed, running), problems)
+            return {"meta": meta, "tally": indexed.tally.plus(running), "summaries": summaries,
+                    "manifest": manifest, "problems": problems}
+
+    def _fold(self, record: dict[str, Any]) -> None:
+        if self._indexed is None or self._indexed[0] != self.counted.starts:  # read again from its start
+            self._indexed = (self.counted.starts, IndexedRows(self.root))
+        self._indexed[1].add(episode_row(record, self.prices))
+
+    def _meta(self, problems: list[dict[str, str]]) -> dict[str, Any] | None:
+        meta, problem = self._read("run.json", RUN_META_SCHEMA)
+        if problem:
+            problems.append({"file": "run.json", "message": problem})
+        return meta if isinstance(meta, dict) else None
+
+    def _live(self, done: Container[str], problems: list[dict[str, str]], *, listed: bool,
+              ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The manifest and the rows of episodes still running (none once it is final)."""
         manifest, problem = self._read("manifest.json")
         if problem:
             problems.append({"file": "manifest.json", "message": problem})
-        running = self._running_rows(done, problems)
+        running = self._running_rows(done, problems, listed=listed)
         if isinstance(manifest, dict) and manifest.get("final"):
             running = []  # the run ended: nothing is running, unindexed logs are strays (shown apart)
+        return (manifest if isinstance(manifest, dict) else None), running
+
+    def _around(self, known: Container[Path], problems: list[dict[str, str]]) -> dict[str, Any]:
+        """The run's summaries; what it holds that it does not seal goes to ``problems``."""
         layout = read_run(self.root)  # of a sealed run, only what its manifest seals is the run's
-        known = {(self.root / r["log"]).resolve() for r in rows + running}
         problems += [{"file": rel, "message": why} for rel, why in layout.unsealed(known)]
         summaries: dict[str, Any] = {}
         for sub, path in layout.summaries().items():
@@ -214,34 +268,37 @@ class RunView:
                 problems.append({"file": layout.rel(path), "message": problem})
             elif isinstance(value, dict):
                 summaries[sub] = value
-        return {"meta": meta if isinstance(meta, dict) else None, "rows": rows + running,
-                "summaries": summaries, "manifest": manifest if isinstance(manifest, dict) else None,
-                "problems": problems}
+        return summaries
 
-    def _running_rows(self, done: set[str], problems: list[dict[str, str]]) -> list[dict[str, Any]]:
+    def _running_rows(self, done: Container[str], problems: list[dict[str, str]], *, listed: bool = True,
+                      ) -> list[dict[str, Any]]:
         """Logs in ``episodes/`` that the index does not list: episodes being written (or left by a
-        crash, which ``--resume`` re-runs). Each is named by its header line."""
+        crash, which ``--resume`` re-runs). Each is named by its header line. ``listed``: keep the
+        folder's names between looks (else it is read one entry at a time, each look)."""
         folder = self.root / "episodes"
         out: list[dict[str, Any]] = []
-        listed = _stat(folder)
-        if listed is None or folder.is_symlink():
+        stat = _stat(folder)
+        if stat is None or folder.is_symlink():
             return out
-        if self._listing[0] != listed:  # a log was added or removed: list the folder again
+        if listed and self._listing[0] != stat:  # a log was added or removed: list the folder again
             try:
-                self._listing = (listed, [e.name for e in os.scandir(folder) if e.name.endswith(".jsonl")])
+                self._listing = (stat, [e.name for e in os.scandir(folder) if e.name.endswith(".jsonl")])
             except OSError:
                 return out
-        for name in self._listing[1]:
+        names = self._listing[1] if listed else _log_names(folder)
+        if names is None:
+            return out
+        for name in names:
             if name[:-6] in done:
                 continue
             try:
                 st = os.stat(folder / name)
             except OSError:
                 continue
-            stat = (st.st_size, st.st_mtime_ns)
+            now = (st.st_size, st.st_mtime_ns)
             cached = self._running.get(name)
-            if cached is None or cached[0] != stat:
-                cached = self._running[name] = (stat, self._running_row(folder / name, problems))
+            if cached is None or cached[0] != now:
+                cached = self._running[name] = (now, self._running_row(folder / name, problems))
             if cached[1] is not None:
                 out.append(cached[1])
         return out
@@ -271,53 +328,27 @@ class RunView:
         return row
 
 
-@dataclass
-class EpisodeLog:
-    """An episode's log as far as it is written and valid."""
+def _manifest(path: Path) -> Any:
+    """The manifest as ``read_json`` reads it, but for its sealed pairs: read one at a time and not
+    kept (the viewer asks only whether it is final)."""
+    doc = read_streamed(path, "episodes", what="JSON file", schema={}, item_ok=lambda item: True)
+    if isinstance(doc, dict) and isinstance(doc.get("episodes"), StreamedItems):
+        doc["episodes"].close()
+        doc["episodes"] = None
+    return doc
 
-    records: list[dict[str, Any]]
-    check: str  # "verified", "running (no footer yet)", or what is wrong
-    problems: list[str]
 
-
-def read_episode(path: Path, digest: str | None = None, inside: Path | None = None) -> EpisodeLog:
-    """Every complete, schema-valid record of a log, and the state of its hash chain. A torn last
-    line (being written) is left for the next look; the first malformed record ends the list.
-    ``inside``: the run directory the log must stay in (links out of it are not followed)."""
+def _log_names(folder: Path) -> Iterator[str] | None:
+    """The names of the logs in ``folder``, one entry at a time; None if it cannot be listed."""
     try:
-        with open_regular(path, what="trajectory log", inside=inside) as fh:
-            data = fh.read(MAX_LINE_BYTES * 4 + 1)
-    except InputError as exc:
-        why = str(exc).removeprefix(f"{path}: ")
-        return EpisodeLog([], why, [why])
-    except OSError as exc:
-        return EpisodeLog([], f"cannot read ({exc.strerror or exc})", [f"cannot read ({exc.strerror or exc})"])
-    end = data.rfind(b"\n") + 1
-    lines = data[:end].splitlines(keepends=True)
-    records: list[dict[str, Any]] = []
-    problems: list[str] = []
-    if len(data) > end:
-        problems.append("the last line is still being written (or was cut): it is left out")
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = parse_json(line, f"line {number}")
-            if not isinstance(record, dict) or record.get("type") not in ("header", "step", "control", "footer"):
-                raise InputError(f"line {number}: not a trajectory record (field 'type')")
-            check(record, record_schema(record["type"]), f"line {number} ({record['type']})")
-        except InputError as exc:
-            problems.append(f"{exc}; the records from here on are left out")
-            break
-        records.append(record)
-    if not lines:
-        return EpisodeLog([], "empty (being written?)", problems)
-    result = verify_lines(lines, digest)
-    if result.ok:
-        state = "verified"
-    elif result.first_bad == len(lines) + 1 and not digest:
-        state = "running (no footer yet)"
-    else:
-        state = f"record {result.first_bad}: {result.reason}"
-    return EpisodeLog(records, state, problems)
+        entries = os.scandir(folder)
+    except OSError:
+        return None
+
+    def names() -> Iterator[str]:
+        with entries:
+            yield from (e.name for e in entries if e.name.endswith(".jsonl"))
+    return names()
 
 
 class Catalog:

@@ -115,3 +115,86 @@ def test_a_streamed_manifest_reads_as_the_whole_file_does(tmp_path_factory, monk
     path.write_text(text + tail, encoding="utf-8")
     streamed, whole = _read_both(path, monkeypatch, chunk)
     assert streamed == whole
+
+
+def _results_both(path, monkeypatch, chunk):
+    from agentbed import jsonstream
+    from agentbed.errors import UsageError
+    from agentbed.results import StreamedMetrics, load_results
+    from agentbed.validate import InputError
+
+    def outcome(streamed):
+        try:
+            doc = load_results(path, streamed=streamed)
+        except (InputError, UsageError) as exc:
+            return type(exc).__name__, str(exc)
+        if isinstance(doc["metrics"], StreamedMetrics):
+            metrics = [{**m, "values": dict(m["values"])} for m in doc["metrics"]]
+            again = [{**m, "values": list(m["values"])} for m in doc["metrics"]]  # read again from the file
+            assert [dict(m["values"]) for m in again] == [m["values"] for m in metrics]
+            seeds = list(doc["seeds"]) if "seeds" in doc else None
+            doc["metrics"].close()
+            return {**doc, "metrics": metrics, **({"seeds": seeds} if seeds is not None else {})}
+        return doc
+
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    return outcome(True), outcome(False)
+
+
+values_of = st.dictionaries(texts, st.one_of(st.sampled_from([1.0, 0.0, 1, -2.5, True]), scalars), max_size=5)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(values_of, st.booleans(), st.sampled_from(["success", "cost"])), max_size=3),
+       st.sampled_from(["", " ", "\n", "x", "}"]), st.booleans(), st.sampled_from([1, 3, 7, 1 << 20]),
+       st.sampled_from(["none", "shuffled", "values first", "twice", "format", "no values", "seeds", "nan",
+                        "no metrics"]))
+def test_streamed_results_read_as_the_whole_file_does(tmp_path_factory, monkeypatch, metrics, tail, spaced, chunk,
+                                                      damage):
+    """As written (units sorted, values last) or not, valid or not: the streamed read gives
+    load_results' document, or its very message; its metrics can be read again."""
+    listed = [{"suite": "vault", "agent": f"a{i}", "metric": metric, "higher_is_better": True, "tolerance": 0.05,
+               "values": dict(sorted(values.items()))} for i, (values, _, metric) in enumerate(metrics)]
+    doc = {"format": "agentbed.results/1", "episodes": 3, "seeds": [0, 1, 2], "errored_episodes": 0,
+           "metrics": listed}
+    text = json.dumps(doc, indent=1 if spaced else None, sort_keys=True)
+    if damage == "shuffled" and listed and len(listed[0]["values"]) > 1:
+        items = list(listed[0]["values"].items())
+        listed[0]["values"] = dict(items[1:] + items[:1])
+        text = json.dumps(doc, indent=1 if spaced else None)
+    elif damage == "values first" and listed:
+        doc["metrics"] = [{"values": m["values"], **{k: v for k, v in m.items() if k != "values"}} for m in listed]
+        text = json.dumps(doc, indent=1 if spaced else None)
+    elif damage == "twice":
+        text = text[:-1] + ', "episodes": 4}'
+    elif damage == "format":
+        text = text.replace("agentbed.results/1", "other/1")
+    elif damage == "no values" and listed:
+        del listed[0]["values"]
+        text = json.dumps(doc, sort_keys=True)
+    elif damage == "seeds":
+        text = text.replace('"seeds": [', '"seeds": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['
+                            + "]" * 66 + ", ", 1)
+    elif damage == "no metrics":
+        text = json.dumps({k: v for k, v in doc.items() if k != "metrics"})
+    elif damage == "nan":
+        text = text.replace('"tolerance": 0.05', '"tolerance": NaN', 1)
+    path = tmp_path_factory.mktemp("r") / "results.json"
+    path.write_text(text + tail, encoding="utf-8")
+    streamed, whole = _results_both(path, monkeypatch, chunk)
+    assert streamed == whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.tuples(texts, st.integers(0, 3)), st.booleans(), max_size=12),
+       st.dictionaries(texts, st.sampled_from([1.0, 0.0, 1, 0, 0.5]), max_size=12))
+def test_differs_is_the_dicts_inequality(mine, theirs):
+    fold = EpisodeMetrics()
+    for (task, seed), success in mine.items():
+        fold.add({"suite": "s", "agent": "a", "task": task, "seed": seed, "success": success})
+    ours = {f"{t}/{s}": 1.0 if ok else 0.0 for (t, s), ok in mine.items()}
+    if not ours:
+        assert not fold.differs("s", "a", sorted(theirs.items()))
+        return
+    assert fold.differs("s", "a", sorted(theirs.items())) == (ours != theirs)
+    assert not fold.differs("s", "a", sorted(ours.items()))

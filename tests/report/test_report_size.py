@@ -11,7 +11,7 @@ import pytest
 
 from agentbed.cli import main as agentbed
 from agentbed.report import render_report
-from agentbed.report.episodes import FULL_LIST, TOP_EPISODES
+from agentbed.report.tally import FULL_LIST, TOP_EPISODES
 
 BYTES_PER_EPISODE = 16  # growth allowed per added episode (one listed row is about 300 bytes)
 

@@ -238,3 +238,33 @@ def test_the_view_command_prints_its_url_serves_and_stops_on_ctrl_c(runs_root, a
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
+
+
+def test_the_runs_list_folds_what_the_run_page_lists(runs_root, vault_run):
+    """The runs list's line (rows folded as the index is read, RunView.listing) is the line the
+    run page's rows give (RunView.refresh), for a finished run with strays and a run still
+    going, and after its index grows and is cut."""
+    from agentbed.view import api
+    from agentbed.view.catalog import Catalog
+
+    going = runs_root / "going"
+    shutil.copytree(vault_run, going)
+    (going / "manifest.json").unlink()  # not final: an unindexed log is an episode still running
+    lines = (going / "index.jsonl").read_bytes().splitlines(keepends=True)
+    (going / "index.jsonl").write_bytes(b"".join(lines[:3]))
+    logs = sorted((going / "episodes").glob("*.jsonl"))
+    logs[-1].write_bytes(b"".join(logs[-1].read_bytes().splitlines(keepends=True)[:2]))
+    shutil.copy(logs[0], runs_root / "vault-a" / "episodes" / "zz-stray.jsonl")
+    (runs_root / "vault-a" / "extra.json").write_text("{}")
+    catalog = Catalog(runs_root)
+
+    def both():
+        for view in catalog.runs().values():
+            assert api.run_summary(view, view.listing()) == api.run_summary(view, view.refresh())
+
+    both()
+    (going / "index.jsonl").write_bytes(b"".join(lines[:5]))  # grown
+    both()
+    (going / "index.jsonl").write_bytes(b"".join(lines[:2]))  # cut: read again from the start
+    both()
+    assert api.runs_document(catalog)["runs"][0]["episodes"] == len(logs)
