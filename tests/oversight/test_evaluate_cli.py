@@ -1,5 +1,6 @@
 """Evaluation and the ``agentbed oversight`` verb on a vault dataset."""
 
+import copy
 import json
 
 import numpy as np
@@ -17,6 +18,13 @@ def vault_dataset(tmp_path_factory):
     path = tmp_path_factory.mktemp("ov") / "vault.jsonl"
     build_dataset(BuildConfig("vault", games=15, seeds=2, rollouts=2, checkpoints=3, first=1, every=3)).save(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def quick_evaluation(vault_dataset):
+    """The module's dataset evaluated with 50 resamples and no grid, once for the tests that read
+    such a result (each takes a deep copy): evaluate is deterministic, so theirs were equal."""
+    return evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False))
 
 
 def test_evaluation_reports_every_controller_with_intervals(vault_dataset):
@@ -116,11 +124,10 @@ def test_held_out_evaluation_fits_on_the_development_games_only(tmp_path, capsys
     assert "shares 8 game(s)" in capsys.readouterr().err
 
 
-def test_the_table_of_every_benchmark_names_the_best_scalar_only_policy(vault_dataset):
-    from controllers.oversight.dataset import Dataset
+def test_the_table_of_every_benchmark_names_the_best_scalar_only_policy(quick_evaluation):
     from suites.oversight.everything import regret_table
 
-    result = evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False))
+    result = copy.deepcopy(quick_evaluation)
     t = regret_table({"vault": result, "again": result}, "cmd")
     rows = {r[0]: r[1:] for r in t["rows"]}
     assert rows["best scalar-only policy"] == [result["best_scalar_only"]] * 2
@@ -157,7 +164,7 @@ def test_max_steps_caps_every_episode_and_branch():
     assert all(r["steps"] <= 4 for r in ds.rows)
 
 
-def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dataset, tmp_path):
+def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dataset, quick_evaluation, tmp_path):
     import hashlib
     import shutil
 
@@ -169,8 +176,8 @@ def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dat
     data.mkdir()
     held = data / "held.jsonl"
     shutil.copy(vault_dataset, held)
-    config = EvalConfig(resamples=50, grid=False)
-    result = evaluate(Dataset.load(held), config)
+    config = EvalConfig(resamples=50, grid=False)  # quick_evaluation's, on the same bytes
+    result = copy.deepcopy(quick_evaluation)
     path = write_record(data / "headline.json", result, "agentbed oversight evaluate held.jsonl", {"heldout": str(held)},
                         "vault-test: a test configuration", config, {})
     record = load_headline(path)
