@@ -11,6 +11,7 @@ from attacks.graphrag.adaptive import (
     frame_attack,
     support_attack,
 )
+from attacks.graphrag.bridged import bridged_attack
 from attacks.graphrag.coassert import coassert_attack
 from attacks.graphrag.community import community_injection
 from attacks.graphrag.gragpoison import gragpoison
@@ -31,11 +32,12 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "frame": frame_attack,
     "adaptive": adaptive_attack,
     "anchored": anchored_attack,
+    "bridged": bridged_attack,
     "coassert": coassert_attack,
     "tkpa-rules": tkpa_rules,
     "tkpa-sourced": tkpa_sourced,
     "restate": restate_attack,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive", "anchored", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "anchored", "bridged", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

@@ -71,11 +71,11 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
     corpus's pages per entity (:func:`load_dataset`)."""
     data = load_dataset(name, world, pages)
     knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
-    if attack == "adaptive":  # white-box: the defense's features and weights
+    if attack in ("adaptive", "bridged"):  # white-box: the defense's features and weights
         from suites.graphrag.training import trained_ranker
         from suites.graphrag.whitebox import tdp_surrogate
 
-        knowledge["surrogate"] = tdp_surrogate(trained_ranker(against), data)
+        knowledge["surrogate"] = tdp_surrogate(trained_ranker(against), data, strict=attack == "bridged")
     if attack == "tkpa-rules":  # white-box: tdp-plausible's rule miner and threshold
         from suites.graphrag.defenses import PLAUSIBILITY_RATE
         from suites.graphrag.whitebox import rule_repairs

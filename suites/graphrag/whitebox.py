@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from attacks.graphrag.adaptive import Surrogate
 from attacks.graphrag.targets import Target
 from attacks.graphrag.tkpa import Repairs
-from controllers.graphrag.candidates import build_conflict
+from controllers.graphrag.candidates import build_conflict, objects_at
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
 from controllers.graphrag.tdp import PairwiseRanker, anchored_ends
@@ -23,8 +23,11 @@ from environments.graphrag.lexicon import LexiconExtractor
 TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_winners)
 
 
-def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
-    """Score margin of the fake answer over the best other candidate at the contested step."""
+def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False) -> Surrogate:
+    """Score margin of the fake answer over the best other candidate at the contested step.
+    With no conflict there, ``inf``; ``strict`` (``bridged``'s model): ``inf`` only when the
+    fake is the one object read there, ``-inf`` when it is not read at all (``adaptive`` keeps
+    the looser reading its shipped corpora were written with)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
     clean = extract(dataset.documents)
 
@@ -34,7 +37,7 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset) -> Surrogate:
         retrieved = set(local_search(kg, s, (r,)))
         conflict = build_conflict(kg, retrieved, s, r)
         if conflict is None:
-            return math.inf
+            return math.inf if not strict or objects_at(kg, retrieved, s, r).keys() == {target.fake} else -math.inf
         ctx = QueryContext(kg, retrieved, conflict)
         scores = {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}
         others = [v for a, v in scores.items() if a != target.fake]

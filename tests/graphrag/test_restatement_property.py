@@ -1,0 +1,90 @@
+"""Restatement, as a property (issue #51 item 1): adding pages that state only true facts, about
+any third entity, never turns a question the TDP-defended reader answers correctly into a wrong
+one. Hypothesis draws the pages: how many (1-5), the entity each is about (any entity off the
+question's gold path), which of its true facts it states (0-4, any subset), which true facts of
+the question's neighbourhood it restates beside them (0-3: facts of the gold path, or any true
+fact with an end on the path), where they sit on the page and which surface forms they take.
+``test_restatement.py`` checks fixed draws of two kinds on five datasets; this one searches.
+Generated worlds (a development world and a held-out one, clean and under ``frame``) and real
+graphs (GeoNames, UMLS). Derandomized: the same examples on every run."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attacks.graphrag.scenario import poisoned_index
+from environments.graphrag.corpus import Document
+from environments.graphrag.env import is_correct
+from environments.graphrag.kg import KnowledgeGraph
+from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.pipeline import build_index
+from environments.graphrag.real import load_real
+from environments.graphrag.world import generate_world
+from suites.graphrag.defenses import make_defense
+from tests.graphrag.test_restatement import defended_answer
+
+CASES = [("world", 5, "none"), ("world", 1002, "frame"), ("geonames", 0, "none"), ("umls", 0, "none")]
+
+
+@lru_cache(maxsize=4)
+def prepared(name: str, seed: int, attack: str):
+    """(dataset, graph, the questions TDP answers correctly on it, the extractor)."""
+    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
+    if attack == "none":
+        kg = build_index(data.documents, data.table, community_method="none").kg
+    else:
+        kg = poisoned_index(data, attack, targets=12, seed=seed, community_method="none").index.kg
+    defense = make_defense("tdp")
+    correct = [q for q in data.questions if (a := defended_answer(kg, q, defense)) and is_correct(a, q)]
+    return data, kg, correct, LexiconExtractor(sorted(data.table.phrases))
+
+
+@st.composite
+def third_entity_pages(draw, data, question):
+    on_path = {question.topic} | {e for f in question.path for e in (f.head, f.tail)}
+    by_entity: dict[str, list] = {}
+    for f in data.facts:
+        for e in (f.head, f.tail):
+            by_entity.setdefault(e, []).append(f)
+    subjects = sorted(e for e in by_entity if e not in on_path)
+    near = sorted({f for f in data.facts if on_path & {f.head, f.tail}}, key=lambda f: (f.head, f.relation, f.tail))
+    path = list(question.path)
+    docs = []
+    for k in range(draw(st.integers(1, 5))):
+        z = draw(st.sampled_from(subjects))
+        own = sorted(by_entity[z], key=lambda f: (f.head, f.relation, f.tail))
+        facts = draw(st.lists(st.sampled_from(own), max_size=4, unique=True))
+        restated = draw(st.lists(st.sampled_from(path) | st.sampled_from(near), max_size=3, unique=True))
+        for f in restated:
+            facts.insert(draw(st.integers(0, len(facts))), f)
+        if not facts:
+            continue
+        body = [data.table.sentence(f, variant=draw(st.integers(0, 5))) for f in facts]
+        docs.append(Document(f"prop-{question.id}-{k}", data.table.show(z), body))
+    return docs
+
+
+@pytest.mark.parametrize(("name", "seed", "attack"), CASES)
+def test_true_third_entity_pages_never_flip_a_correct_tdp_answer(name, seed, attack, request):
+    if name == "umls":
+        request.getfixturevalue("nations_available")
+    data, kg, correct, extract = prepared(name, seed, attack)
+    assert len(correct) >= 10, len(correct)
+    defense = make_defense("tdp")
+
+    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(st.data())
+    def prop(draw_from):
+        q = draw_from.draw(st.sampled_from(correct), label="question")
+        docs = draw_from.draw(third_entity_pages(data, q), label="pages")
+        assert all(c.fact in set(data.facts) and not c.negated for d in docs for _, c in d.claims)
+        grown = KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])], glosses=kg.glosses)
+        after = defended_answer(grown, q, defense)
+        assert after and is_correct(after, q), (q.id, after, [d.claims for d in docs])
+
+    prop()
