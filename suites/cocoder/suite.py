@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import environments.cocoder  # noqa: F401 - registers agentbed/cocoder-v0
+import gymnasium
+
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec
 from agentbed.suite import Option, Suite
 from controllers.cocoder.chunking import GRANULARITIES
@@ -18,6 +19,8 @@ from environments.cocoder.tasks import load_task, subset_task_id, task_ids
 from environments.cocoder.userrepo import USER_PREFIX, repo_task_id
 from suites.cocoder.summary import summarize_runs
 from suites.cocoder.team import TeamConfig, run_team
+
+gymnasium.register(id="agentbed/cocoder-v0", entry_point="environments.cocoder.env:CoCoderEnv")
 
 
 def _check_tasks(tasks: list[str], options: dict[str, Any]) -> None:
