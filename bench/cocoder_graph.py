@@ -112,7 +112,9 @@ def fresh_row(name: str, repeat: int) -> str:
         for builder in runs:  # alternating: a load spike falls on both
             imports, build = _BUILDERS[builder]
             code = _CHILD.format(imports=imports, build=build.format(name=name), name=name)
-            out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+            # run in this checkout: ``-c`` puts the working directory first on sys.path
+            out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                                 cwd=Path(__file__).resolve().parent.parent)
             runs[builder].append(json.loads(out.stdout.splitlines()[-1]))
     best = {b: {k: min(r[k] for r in rs) for k in ("cpu", "wall", "process_cpu")} for b, rs in runs.items()}
     g, o = best["grimp"], best["ours"]
