@@ -54,12 +54,13 @@ def _successes(dataset: str, attack: str, defense: str) -> dict[str, bool]:
     return {r.task: bool(r.metrics.get("attack_success")) for r in cell.records}
 
 
-@pytest.mark.parametrize(("dataset", "attack"), [("geonames", "frame"), ("world", "frame"), ("world", "adaptive"),
+@pytest.mark.parametrize(("dataset", "attack"), [("geonames", "frame"), ("world", "frame"), ("world", "adaptive"), ("world", "bridged"),
                                                  ("nations", "frame")])
 def test_framing_succeeds_no_more_often_with_tdp(dataset, attack, request):
     """GeoNames was the held-out cell where TDP helped `frame` (0.75 -> 0.80); the others hold
     it on a generated world (1000; `adaptive` searches mixes with framing documents against
-    TDP's own ranker) and a real graph. Counted over the targeted questions, paired."""
+    TDP's own ranker, `bridged` pages about both ends and bridges) and a real graph. Counted over
+    the targeted questions, paired."""
     if dataset == "nations":
         request.getfixturevalue("nations_available")
     undefended = _successes(dataset, attack, "none")
