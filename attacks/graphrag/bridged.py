@@ -30,15 +30,26 @@ BRIDGED_SPLITS = tuple((e, o, n) for e in (0, 1, 2) for o in (0, 1, 2) if e + o 
 DRESS_DRAWS = 3  # camouflage draws each variant is scored under
 
 
-def bridge_relation(dataset: Dataset, fake: str, x: str, rng: random.Random) -> Fact | None:
-    """A fabricated fact linking ``fake`` and ``x`` by a relation the graph already uses with
-    each of them at that end (``fake`` a head of it and ``x`` an object of it, or the reverse),
-    so it reads as a fact of the right kinds; ``None`` when no relation fits."""
+RelationEnds = tuple[dict[str, set[str]], dict[str, set[str]]]
+
+
+def relation_ends(facts: list[Fact]) -> RelationEnds:
+    """Per relation, the entities it has as heads and as objects."""
     heads: dict[str, set[str]] = {}
     tails: dict[str, set[str]] = {}
-    for f in dataset.facts:
+    for f in facts:
         heads.setdefault(f.relation, set()).add(f.head)
         tails.setdefault(f.relation, set()).add(f.tail)
+    return heads, tails
+
+
+def bridge_relation(dataset: Dataset, fake: str, x: str, rng: random.Random,
+                    ends: RelationEnds | None = None) -> Fact | None:
+    """A fabricated fact linking ``fake`` and ``x`` by a relation the graph already uses with
+    each of them at that end (``fake`` a head of it and ``x`` an object of it, or the reverse),
+    so it reads as a fact of the right kinds; ``None`` when no relation fits. ``ends``:
+    :func:`relation_ends` of the dataset's facts, when the caller has it already."""
+    heads, tails = ends or relation_ends(dataset.facts)
     forward = sorted(r for r in heads if fake in heads[r] and x in tails[r])
     backward = sorted(r for r in heads if x in heads[r] and fake in tails[r])
     if forward:
@@ -76,9 +87,10 @@ def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, 
                     and (f.head, f.relation) != (s, r)}, key=lambda f: (f.head, f.relation, f.tail))
     rng.shuffle(links)
     bridges: list[list[str]] = []
+    by_relation, known = relation_ends(dataset.facts), set(dataset.facts)  # once, not per link
     for link in links:
-        made = bridge_relation(dataset, fake, link.tail if link.head == s else link.head, rng)
-        if made is not None and made not in set(dataset.facts):
+        made = bridge_relation(dataset, fake, link.tail if link.head == s else link.head, rng, by_relation)
+        if made is not None and made not in known:
             bridges.append([table.sentence(link, variant=len(bridges)), table.sentence(made)])
     room = min(budget.documents - len(ends), (budget.statements - used) // 2)
     bodies = [sum(bridges[k:k + 2], []) for k in range(0, min(len(bridges), 2 * room), 2)]
