@@ -244,8 +244,8 @@ class SpacyExtractor:
                     named = values[:cut]
                 objects = objects_after(doc, colon + 1, named, False, field=True, listing=plural(key))
                 out += [(head, rel, t, n or former) for t, n in objects]
-                if "located_in" in self.relations:
-                    out += qualifiers(doc, colon + 1, values)
+                if "located_in" in self.relations and not plural(key):  # "Offices: A, B, C" lists
+                    out += qualifiers(doc, colon + 1, values, rel in PLACE_RELATIONS)
                 return out
             if key in ASKERS:
                 ents = [e for e in ents if colon is None or e.start > colon]
@@ -372,7 +372,7 @@ class SpacyExtractor:
             heads = [h for h in heads if not _only_after(doc, h, j, ents)]
         out = [(h, rel, t, negated or n) for h in heads for t, n in objects]
         if "located_in" in self.relations:
-            out += qualifiers(doc, j, ents)
+            out += qualifiers(doc, j, ents, rel in PLACE_RELATIONS)
         return out
 
 

@@ -63,16 +63,22 @@ def objects_after(doc: Any, j: int, ents: list[Entity], school_only: bool, field
     return [(e.name, negated_before(doc, e.start)) for e in chain]
 
 
-def qualifiers(doc: Any, j: int, ents: list[Entity]) -> list[tuple[str, str, str, bool]]:
-    """"in Austin, Texas": the place after the comma contains the one before it."""
+def qualifiers(doc: Any, j: int, ents: list[Entity], place: bool = False) -> list[tuple[str, str, str, bool]]:
+    """"in Austin, Texas", "Born: Kapsisiywa, Nandi County, Kenya": each place of a comma chain is
+    in the next, unless "and" or "or" goes on after the chain (then it is a list). ``place``: the
+    cue's object is a place whatever the tagger's label of its name (a place relation's)."""
     after = [e for e in ents if e.start >= j]
-    if len(after) < 2:
+    if len(after) < 2 or len(doc[j:after[0].start]) > 2 or \
+            not (place or doc[after[0].start].ent_type_ in ("GPE", "LOC", "")):
         return []
-    a, b = after[0], after[1]
-    between = [t.text for t in doc[a.end:b.start]]
-    gap_ok = len(doc[j:a.start]) <= 2
-    next_word = doc[b.end].lower_ if b.end < len(doc) else "."
-    if gap_ok and between in ([","], [",", "in"]) and next_word not in ("and", ",", "or") and \
-            doc[a.start].ent_type_ in ("GPE", "LOC", "") and doc[b.start].ent_type_ in ("GPE", "LOC"):
-        return [(a.name, "located_in", b.name, False)]
-    return []
+    chain = [after[0]]
+    for e in after[1:]:
+        if [t.text for t in doc[chain[-1].end:e.start]] not in ([","], [",", "in"]) or \
+                doc[e.start].ent_type_ not in ("GPE", "LOC"):
+            break
+        chain.append(e)
+    next_word = doc[chain[-1].end].lower_ if chain[-1].end < len(doc) else "."
+    next_word = doc[chain[-1].end + 1].lower_ if next_word == "," and chain[-1].end + 1 < len(doc) else next_word
+    if len(chain) < 2 or next_word in ("and", "or"):
+        return []
+    return [(a.name, "located_in", b.name, False) for a, b in zip(chain, chain[1:], strict=False)]

@@ -126,7 +126,7 @@ SET_7_TABLE = "| set 7 rows (paragraphs, gold) | rules: precision / recall | spa
 
 @pytest.mark.parametrize(("name", "header", "extractor"), [
     ("set-4", SET_4_TABLE, "rules"), ("set-5", SET_5_TABLE, "rules"), ("set-6", SET_6_TABLE, "rules"),
-    ("set-7", SET_7_TABLE, "rules"), ("set-7", SET_7_TABLE, "spacy")])
+    ("set-7", SET_7_TABLE, "rules")])
 def test_docs_show_a_sets_one_measurement_as_the_code_measures_it(name, header, extractor):
     """docs/graphrag-extraction.md's set 4 table (measured once at db0d628) and set 5 table
     (measured once at 15ba13d, held out) are what ``python -m suites.graphrag.styles --set
@@ -135,8 +135,9 @@ def test_docs_show_a_sets_one_measurement_as_the_code_measures_it(name, header, 
     figures: test_nlp_extract); the rules are unchanged since set 4. Set 6's spaCy column (measured
     once at 6485b5d, held out) is a record like set 5's since the spaCy extractor changed after it
     (set 6's error classes); its rules column is checked. Set 7's table (measured once at 7d01850,
-    held out; the set-5 table now in graphrag-extraction-history-2.md) is checked for both extractors
-    until an extractor changes: then its spaCy column becomes a record like set 6's."""
+    held out; the set-5 table now in graphrag-extraction-history-2.md) has its rules column checked;
+    its spaCy column is a record of 2f1f292's extractor since the chains of places changed set 7's
+    figures (the current ones: test_nlp_extract)."""
     import re
 
     from suites.graphrag.foreign import SETS
