@@ -74,9 +74,10 @@ def defended_answer(kg, question, defense):
     return answer_chain(rows, reading.topic, reading.plan)
 
 
-def flips_under_restatement(data, kg, questions, defense, seed, pages=5, kind="third"):
-    """(questions answered correctly before, of them wrong after adding the pages of ``kind``)."""
-    extract = LexiconExtractor(sorted(data.table.phrases))
+def flips_under_restatement(data, kg, questions, defense, seed, pages=5, kind="third", extract=None):
+    """(questions answered correctly before, of them wrong after adding the pages of ``kind``),
+    the pages read by ``extract`` (the extractor that built ``kg``; the rules by default)."""
+    extract = extract or LexiconExtractor(sorted(data.table.phrases))
     rng = random.Random(seed)
     correct = flipped = 0
     for q in questions:
@@ -113,4 +114,23 @@ def test_true_pages_never_flip_a_correct_tdp_answer_under_attack(attack, kind):
     built = poisoned_index(data, attack, targets=12, seed=1000, community_method="none")
     correct, flipped = flips_under_restatement(data, built.index.kg, data.questions, make_defense("tdp"), 7,
                                                kind=kind)
+    assert correct >= 10 and flipped == 0, (correct, flipped)
+
+
+@pytest.mark.parametrize("kind", sorted(PAGES))
+@pytest.mark.parametrize(("name", "seed"), [("world", 1000), ("nations", 0), ("geonames", 0)])
+def test_true_pages_never_flip_a_correct_tdp_answer_on_spacy_built_graphs(name, seed, kind, spacy_extract, request):
+    """Issue #50 item 4: the same property on graphs the spaCy extractor built, the pages read by
+    it too (since fe4a7aa it reads a real graph's relations by their identifiers; world 1001 passed
+    too and is left out for time, UMLS and Kinships for the cost of their spaCy index,
+    docs/graphrag-spacy.md)."""
+    from environments.graphrag.extractors import make_extractor
+
+    if name == "nations":
+        request.getfixturevalue("nations_available")
+    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
+    extract = make_extractor("spacy", sorted(data.table.phrases))
+    kg = build_index(data.documents, data.table, extractor=extract, community_method="none").kg
+    correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp"), seed, kind=kind,
+                                               extract=extract)
     assert correct >= 10 and flipped == 0, (correct, flipped)
