@@ -7,7 +7,8 @@ top-level array (the manifest's sealed pairs) is read item by item, each time it
 from the same open file: a file rewritten meanwhile (by rename) is not mixed in. It takes every
 item through the same strict parser and checks as ``read_json``; whatever it is not sure of (a
 malformed file, an item the caller's check refuses) is left to ``read_json`` on the whole file,
-so the messages on bad input are ``read_json``'s exactly.
+so the messages on bad input are ``read_json``'s exactly. :func:`text_of` gives the same parser
+to a reader that streams deeper (results.json's values per unit: :func:`agentbed.results.load_results`).
 """
 
 from __future__ import annotations

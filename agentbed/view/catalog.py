@@ -49,6 +49,7 @@ from agentbed.view.tally import IndexedRows, Known
 
 INDEX = "index.jsonl"
 MANIFEST = "manifest.json"
+READ_CHUNK = 1 << 20  # bytes of the index read at a time
 RUNNING = "running"
 _INDEX_VALID = compile_simple(INDEX_RECORD_SCHEMA) or (lambda record: False)
 
@@ -90,16 +91,22 @@ class IndexTail:
         try:
             with open_regular(path, what="run index", inside=inside) as fh:
                 fh.seek(self.offset)
-                data = fh.read(st.st_size - self.offset)
+                left, torn = st.st_size - self.offset, b""
+                while left > 0 and (chunk := fh.read(min(READ_CHUNK, left))):  # 100,000 lines are never held
+                    left -= len(chunk)
+                    data = torn + chunk
+                    end = data.rfind(b"\n") + 1  # the last complete line; a torn one waits for its newline
+                    self._lines(data[:end])
+                    torn = data[end:]
         except InputError as exc:
             self.problems = [str(exc).removeprefix(f"{path}: ")]
-            return
         except OSError as exc:
             self.problems.append(f"cannot read ({exc.strerror or exc})")
-            return
-        end = data.rfind(b"\n") + 1  # the last complete line; a torn one waits for its newline
+
+    def _lines(self, data: bytes) -> None:
+        """Complete lines read after ``offset``: each record kept (or folded), each bad line a problem."""
         line_no = self.lines
-        for raw in data[:end].split(b"\n")[:-1]:
+        for raw in data.split(b"\n")[:-1]:
             line_no += 1
             if not raw.strip():
                 continue
@@ -117,7 +124,7 @@ class IndexTail:
                 self.fold(record)
             else:
                 self.records.append(record)
-        self.offset += end
+        self.offset += len(data)
         self.lines = line_no
 
 

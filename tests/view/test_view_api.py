@@ -268,3 +268,25 @@ def test_the_runs_list_folds_what_the_run_page_lists(runs_root, vault_run):
     (going / "index.jsonl").write_bytes(b"".join(lines[:2]))  # cut: read again from the start
     both()
     assert api.runs_document(catalog)["runs"][0]["episodes"] == len(logs)
+
+
+def test_the_index_read_a_chunk_at_a_time_is_the_index_read_at_once(tmp_path, vault_run, monkeypatch):
+    """Lines cut by a chunk's end, a bad line, a torn last line: the same records and problems."""
+    from agentbed.view import catalog
+
+    index = tmp_path / "index.jsonl"
+    lines = (vault_run / "index.jsonl").read_bytes().splitlines(keepends=True)
+    index.write_bytes(b"".join(lines[:3]) + b"{not json\n\n" + b"".join(lines[3:5]) + lines[5][:40])
+
+    def read(chunk):
+        monkeypatch.setattr(catalog, "READ_CHUNK", chunk)
+        tail = catalog.IndexTail()
+        tail.follow(index)
+        first = (list(tail.records), list(tail.problems), tail.offset, tail.lines)
+        with index.open("ab") as fh:
+            fh.write(lines[5][40:])  # the torn line completed
+        tail.follow(index)
+        index.write_bytes(index.read_bytes()[:-len(lines[5]) + 40])
+        return first, (tail.records, tail.problems, tail.offset, tail.lines)
+
+    assert read(3) == read(7) == read(1 << 20)
