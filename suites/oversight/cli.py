@@ -85,7 +85,8 @@ def register(subparsers: Any) -> None:
     reg.set_defaults(func=_regimes)
 
     ev = verbs.add_parser("evaluate", help="cross-validate the controllers on a dataset and print the tables")
-    ev.add_argument("dataset", help="a file written by 'agentbed oversight build'")
+    ev.add_argument("dataset", nargs="+", help="a file written by 'agentbed oversight build', or its parts (builds of "
+                                              "one configuration on disjoint games, joined as 'merge' would)")
     ev.add_argument("--folds", type=positive, default=5)
     ev.add_argument("--fail-penalty", type=float, default=Costs.fail_penalty, help="w: a failure is worth -w")
     ev.add_argument("--intervene-cost", type=float, default=Costs.intervene)
@@ -245,18 +246,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     budgets = parse_assignments(args.budget, "--budget", int)
     if args.action_step_cost is not None:  # bad costs fail before any file is read
         parse_assignments(args.action_step_cost, "--action-step-cost")
-    dataset = with_budgets(Dataset.load(args.dataset), budgets)
     from controllers.oversight.merge import load_parts
 
+    dataset = with_budgets(load_parts(args.dataset), budgets)
     train = with_budgets(load_parts(args.train), budgets) if args.train else None
     if args.flaws:
         dataset = only_flaws(dataset, [f for f in args.flaws.split(",") if f])
     fitted_on = train if train is not None else dataset  # cross-validation fits on the dataset itself
-    check_fit(fitted_on.provenance, f"evaluate: {' '.join(args.train or [args.dataset])}",
+    check_fit(fitted_on.provenance, f"evaluate: {' '.join(args.train or args.dataset)}",
               sorted({r["game"] for r in fitted_on.rows}))
     config = evaluation_config(args, dataset)
     result = evaluate(dataset, config, train)
-    command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else [args.dataset])
+    command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else args.dataset)
     tabs = tables(result, command)
     print(render_text(tabs))
     seeds = describe_seeds(dataset.provenance, sorted({r["game"] for r in dataset.rows}))
@@ -269,9 +270,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
     if args.record:
-        from suites.oversight.record import training_roles, write_record
+        from suites.oversight.record import heldout_roles, training_roles, write_record
 
-        write_record(args.record, result, command, {"heldout": args.dataset, **training_roles(args.train or [])},
+        write_record(args.record, result, command, {**heldout_roles(args.dataset), **training_roles(args.train or [])},
                      args.configuration, config, budgets, seeds)
     if args.summary:
         summary = {"suite": "oversight", "title": f"Prefix-branching oversight: {result['benchmark']}",

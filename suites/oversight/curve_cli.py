@@ -14,20 +14,19 @@ from agentbed.errors import UsageError
 from agentbed.summary import table, write_summary
 from controllers.oversight.budget import parse_assignments, with_budgets
 from controllers.oversight.curve import AC, BASELINES, CLAIM_PAIRS, RISK_AC, SELECTED, learning_curve
-from controllers.oversight.dataset import Dataset
 from controllers.oversight.evaluate import EvalConfig, _development_set, load_checkpoints
 from controllers.oversight.merge import load_parts
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.report import fmt_interval
 from controllers.oversight.utility import Costs
-from suites.oversight.record import name_datasets, training_roles
+from suites.oversight.record import heldout_roles, name_datasets, training_roles
 from suites.oversight.seeds import check_fit, describe_seeds
 
 
 def register(verbs: Any, positive: Any) -> None:
     curve = verbs.add_parser("curve", help="learning curve: fit on growing draws of the development set, score on "
                                            "the same held-out dataset, several draws per size")
-    curve.add_argument("dataset", help="the held-out dataset")
+    curve.add_argument("dataset", nargs="+", help="the held-out dataset, or its parts (as --train's)")
     curve.add_argument("--train", required=True, nargs="+", metavar="DEV",
                        help="the development dataset the draws come from, or its parts (builds of one "
                             "configuration on disjoint games, joined as 'oversight merge' would)")
@@ -53,13 +52,13 @@ def run(args: argparse.Namespace) -> int:
     budgets = parse_assignments(args.budget, "--budget", int)
     if sizes != sorted(set(sizes)):
         raise UsageError(f"--sizes: increasing and distinct, got {args.sizes!r}")
-    held = with_budgets(Dataset.load(args.dataset), budgets)
+    held = with_budgets(load_parts(args.dataset), budgets)
     dev = with_budgets(load_parts(args.train), budgets)
     check_fit(dev.provenance, f"curve: {' '.join(args.train)}", sorted({r["game"] for r in dev.rows}))
     recorded = dict((held.provenance.get("target_notes") or {}).get("action_step_costs") or {})
     config = EvalConfig(costs=Costs().with_action_steps(recorded), grid=False, resamples=args.resamples,
                         forest=ForestSettings(n_estimators=args.trees))
-    files = name_datasets(Path(args.json or "."), {"heldout": args.dataset, **training_roles(args.train)}, "--json",
+    files = name_datasets(Path(args.json or "."), {**heldout_roles(args.dataset), **training_roles(args.train)}, "--json",
                           anywhere=True)  # as read, before the long fit
     test, _ = load_checkpoints(held)
     train = _development_set(dev, test)

@@ -50,15 +50,33 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _roles(side: str, paths: list[str]) -> dict[str, str]:
+    return {(side if n == 1 else f"{side}-{n}"): p for n, p in enumerate(paths, 1)}
+
+
+def _files(side: str, record: dict[str, Any]) -> list[str]:
+    roles = [r for r in record["datasets"] if r == side or r.startswith(f"{side}-")]
+    return [record["datasets"][r]["file"] for r in sorted(roles, key=lambda r: int(r[len(side) + 1:] or 1))]
+
+
 def training_roles(paths: list[str]) -> dict[str, str]:
     """The record's roles of the development files: ``dev``, then ``dev-2``, ... for further parts."""
-    return {("dev" if n == 1 else f"dev-{n}"): p for n, p in enumerate(paths, 1)}
+    return _roles("dev", paths)
+
+
+def heldout_roles(paths: list[str]) -> dict[str, str]:
+    """The record's roles of the held-out files: ``heldout``, then ``heldout-2``, ... for further parts."""
+    return _roles("heldout", paths)
 
 
 def training_files(record: dict[str, Any]) -> list[str]:
     """A record's development files (relative to it), in the order they were given."""
-    roles = [r for r in record["datasets"] if r == "dev" or r.startswith("dev-")]
-    return [record["datasets"][r]["file"] for r in sorted(roles, key=lambda r: int(r[4:] or 1))]
+    return _files("dev", record)
+
+
+def heldout_files(record: dict[str, Any]) -> list[str]:
+    """A record's held-out files (relative to it), in the order they were given."""
+    return _files("heldout", record)
 
 
 def name_datasets(record: Path, datasets: dict[str, str], flag: str, *,

@@ -97,12 +97,11 @@ def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str =
     from agentbed.results import write_results
     from agentbed.summary import write_summary
     from controllers.oversight.budget import with_budgets
-    from controllers.oversight.dataset import Dataset
     from controllers.oversight.evaluate import EvalConfig, evaluate
     from controllers.oversight.merge import load_parts
     from controllers.oversight.policies import ForestSettings
     from controllers.oversight.report import tables
-    from suites.oversight.record import training_files
+    from suites.oversight.record import heldout_files, training_files
 
     if benchmark != "alfworld":
         raise UsageError(f"the oversight demo shows the ALFWorld headline; got benchmark {benchmark!r}")
@@ -115,7 +114,7 @@ def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str =
     if full:
         with progress.steps("oversight: re-evaluating the committed held-out measurement", 1) as done:
             budgets = record["eval_config"]["budgets"]
-            held = with_budgets(Dataset.load(HEADLINE.parent / record["datasets"]["heldout"]["file"]), budgets)
+            held = with_budgets(load_parts([str(HEADLINE.parent / f) for f in heldout_files(record)]), budgets)
             dev = with_budgets(load_parts([str(HEADLINE.parent / f) for f in training_files(record)]), budgets)
             config = EvalConfig(costs=_costs(record), forest=ForestSettings(**record["eval_config"]["forest"]),
                                 grid=False, resamples=FULL["resamples"])
@@ -169,10 +168,11 @@ def _over_draws(record: dict[str, Any]) -> str:
             f"{iv['estimate']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}] ({path.name})")
 
 
-def _sha256s(datasets: dict[str, Any]) -> tuple[str, frozenset[str]]:
-    """A record's held-out dataset and the set of its training datasets, by sha256."""
-    return (datasets.get("heldout", {}).get("sha256", ""),
-            frozenset(d["sha256"] for role, d in datasets.items() if role != "heldout"))
+def _sha256s(datasets: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """The sets of a record's held-out datasets (or parts) and of its training datasets, by sha256."""
+    held = {role for role in datasets if role == "heldout" or role.startswith("heldout-")}
+    return (frozenset(datasets[role]["sha256"] for role in held),
+            frozenset(d["sha256"] for role, d in datasets.items() if role not in held))
 
 
 def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, Any]]:

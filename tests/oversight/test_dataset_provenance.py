@@ -57,8 +57,11 @@ def test_the_records_name_the_committed_datasets_by_sha256():
 @pytest.mark.parametrize("path", [p for p in RECORDS if p.name not in ("heldout-scienceworld.json", "slip-noise0.0.json")],
                          ids=lambda p: p.name)
 def test_rerunning_the_recorded_command_on_a_sample_gives_the_committed_bytes(path, tmp_path, monkeypatch):
+    """A held-out set in parts: its last part (the demo rebuilds the first one's first game live)."""
+    from suites.oversight.record import heldout_files
+
     record = load_headline(path)
-    _rebuild_a_sample(Dataset.load(DATA / record["datasets"]["heldout"]["file"]), tmp_path, monkeypatch)
+    _rebuild_a_sample(Dataset.load(DATA / heldout_files(record)[-1]), tmp_path, monkeypatch)
 
 
 def test_a_development_part_rebuilds_from_its_recorded_command(tmp_path, monkeypatch):
@@ -95,13 +98,15 @@ def _rebuild_a_sample(committed: Dataset, tmp_path: Path, monkeypatch: pytest.Mo
         {k: v for k, v in theirs["target_options"].items() if k != "games"}
 
 
+@pytest.mark.parametrize("side", ["dev", "heldout"])
 @pytest.mark.parametrize("path", [*RECORDS, *CURVES], ids=lambda p: p.name)
-def test_a_development_set_in_parts_is_one_configuration_split_by_skip_games(path):
-    """The parts a curve (or the headline) draws from are the same build command but for which games
-    (``--skip-games``) and the file: together they are what one build over all their games writes."""
-    from suites.oversight.record import training_files
+def test_a_dataset_in_parts_is_one_configuration_split_by_skip_games(path, side):
+    """The parts a curve (or the headline) draws from, and the parts it is scored on, are each the
+    same build command but for which games (``--skip-games``) and the file: together they are what
+    one build over all their games writes."""
+    from suites.oversight.record import heldout_files, training_files
 
-    files = training_files(json.loads(path.read_text(encoding="utf-8")))
+    files = {"dev": training_files, "heldout": heldout_files}[side](json.loads(path.read_text(encoding="utf-8")))
     commands, games = [], []
     for name in files:
         data = Dataset.load(DATA / name)

@@ -4,8 +4,9 @@ the report and the docs (issue 34)."""
 
 from __future__ import annotations
 
-from controllers.oversight.dataset import Dataset
+from controllers.oversight.merge import load_parts
 from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES
+from suites.oversight.record import heldout_files, training_files
 from suites.oversight.seeds import SEEDS
 from suites.oversight.suite import HEADLINE, load_headline
 
@@ -17,7 +18,7 @@ def test_the_headline_is_the_default_configuration_on_the_datasets_it_names():
     assert regime["expert_noise"] > 0  # issue 34: the default expert is imperfect
     budget = regime["expert_budget"]
     assert record["eval_config"]["budgets"] == {"expert": budget}  # applied at evaluation time
-    dev, held = (Dataset.load(HEADLINE.parent / record["datasets"][k]["file"]) for k in ("dev", "heldout"))
+    dev, held = (load_parts([str(HEADLINE.parent / f) for f in files(record)]) for files in (training_files, heldout_files))
     for data in (dev, held):  # built without a budget (so any budget can be applied), slipping at the rate
         options = data.provenance["config"]["target_options"]
         assert options.get("expert_noise") == regime["expert_noise"] and options.get("expert_budget") is None

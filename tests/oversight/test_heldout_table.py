@@ -5,6 +5,7 @@ only, and the learning curve's draws."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -139,16 +140,16 @@ def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_pa
     assert "--sizes" in capsys.readouterr().err
 
 
-def _parts(dev: str, folder) -> list[str]:
-    """The development file split into two parts as ``build --skip-games`` would have written them."""
+def _parts(dev: str, folder, at: int = 30, name: str = "p") -> list[str]:
+    """The file split into two parts as ``build --skip-games`` would have written them."""
     whole = Dataset.load(dev)
     games = whole.provenance["games"]
     parts = []
-    for n, chosen in enumerate((games[:30], games[30:])):
+    for n, chosen in enumerate((games[:at], games[at:])):
         keep = set(chosen)
         prov = {**whole.provenance, "games": chosen, "config": {**whole.provenance["config"], "games": len(chosen),
-                                                                "skip_games": 30 * n}}
-        parts.append(str(Dataset(prov, [r for r in whole.rows if r["game"] in keep]).save(folder / f"p{n}.jsonl")))
+                                                                "skip_games": at * n}}
+        parts.append(str(Dataset(prov, [r for r in whole.rows if r["game"] in keep]).save(folder / f"{name}{n}.jsonl")))
     return parts
 
 
@@ -193,7 +194,7 @@ def test_each_committed_curve_names_committed_datasets_and_counts_their_checkpoi
 
     argv = shlex.split(curve["command"])
     assert argv[:3] == ["agentbed", "oversight", "curve"]
-    held = Dataset.load(DATA.parents[2] / argv[3])
+    held = load_parts([str(DATA.parents[2] / p) for p in argv[3:argv.index("--train")]])
     after = argv[argv.index("--train") + 1:]
     parts = after[:next((n for n, a in enumerate(after) if a.startswith("--")), len(after))]
     dev = load_parts([str(DATA.parents[2] / p) for p in parts])
@@ -222,3 +223,31 @@ def test_evaluate_fits_on_parts_and_its_record_names_each(tmp_path):
     record = tmp_path / "record.json"
     assert main(["oversight", "evaluate", held, "--train", *parts, *flags, "--record", str(record)]) == 0
     assert training_files(load_headline(record)) == ["p0.jsonl", "p1.jsonl"]  # sha256 of each checked on load
+
+
+def test_a_held_out_set_given_in_parts_is_the_whole_of_it(tmp_path):
+    """Held-out games built in parts (``build --skip-games`` on the held-out seed) are scored as one
+    set by evaluate and curve, number for number, and the record names each part by sha256."""
+    from suites.oversight.record import heldout_files
+    from suites.oversight.suite import load_headline
+
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    parts = _parts(held, tmp_path, at=10, name="h")
+    flags = ["--no-grid", "--trees", "5", "--resamples", "30"]
+    results = []
+    for test, name in (([held], "one.json"), (parts, "parts.json")):
+        assert main(["oversight", "evaluate", *test, "--train", dev, *flags, "--json", str(tmp_path / name)]) == 0
+        out = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        results.append((out["controllers"], out["ratios"], out["regret_per_checkpoint"], out["checkpoints"]))
+    assert results[0] == results[1]
+    curves = []
+    for test, name in (([held], "c1.json"), (parts, "c2.json")):
+        assert main(["oversight", "curve", *test, "--train", dev, "--sizes", "10", "--draws", "2", "--trees", "5",
+                     "--resamples", "30", "--json", str(tmp_path / name)]) == 0
+        curves.append(json.loads((tmp_path / name).read_text(encoding="utf-8")))
+    assert curves[0]["points"] == curves[1]["points"] and set(curves[1]["datasets"]) == {"heldout", "heldout-2", "dev"}
+    record = tmp_path / "record.json"
+    dev_copy = tmp_path / "dev.jsonl.gz"
+    dev_copy.write_bytes(Path(dev).read_bytes())
+    assert main(["oversight", "evaluate", *parts, "--train", str(dev_copy), *flags, "--record", str(record)]) == 0
+    assert heldout_files(load_headline(record)) == ["h0.jsonl", "h1.jsonl"]

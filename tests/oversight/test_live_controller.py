@@ -117,17 +117,20 @@ def _pick(offline: dict[tuple[str, int], str], n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("benchmark", sorted(COMMITTED))
-@pytest.mark.parametrize("name", ["action-conditioned", "scalar-bands"])
+@pytest.mark.parametrize("name", sorted(POLICIES))
 def test_live_on_held_out_games_decides_as_offline(name, benchmark):
-    """Beyond the vault: fitted on a benchmark's committed development dataset, deciding live on
-    episodes of its held-out games exactly as offline evaluation does on their checkpoints."""
+    """Beyond the vault: fitted on a benchmark's committed development dataset (ALFWorld: with the
+    headline's step budget applied, as evaluated), deciding live on episodes of its held-out games
+    exactly as offline evaluation does on their checkpoints."""
     import random
 
+    from controllers.oversight.budget import with_budgets
     from controllers.oversight.dataset import Dataset
-    from suites.oversight.suite import DATA
+    from suites.oversight.suite import DATA, load_headline
 
     dev_file, held_file, n = COMMITTED[benchmark]
-    dev, held = (Dataset.load(DATA / f"{f}.jsonl.gz") for f in (dev_file, held_file))
+    budgets = load_headline()["eval_config"]["budgets"] if benchmark == "alfworld" else {}
+    dev, held = (with_budgets(Dataset.load(DATA / f"{f}.jsonl.gz"), budgets) for f in (dev_file, held_file))
     prov = held.provenance
 
     def checkpoints(data):
