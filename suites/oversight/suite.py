@@ -163,9 +163,11 @@ def _over_draws(record: dict[str, Any]) -> str:
     if _sha256s(curve.get("datasets", {})) != _sha256s(record["datasets"]):  # same held-out and training data
         return ""
     full = curve["points"][-1]
-    iv = full["ratio"]["scalar-selected"]
+    iv, diff = full["ratio"]["scalar-selected"], full["difference"]["scalar-selected"]
+    verdict = "gain" if diff["high"] < 0 else "loss" if diff["low"] > 0 else "no significant gain"
     return (f"; over {full['draws']} bootstrap draws of the {full['size']} development games "
-            f"{iv['estimate']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}] ({path.name})")
+            f"{iv['estimate']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}], difference {diff['estimate']:+.3f} "
+            f"[{diff['low']:+.3f}, {diff['high']:+.3f}]: {verdict} ({path.name})")
 
 
 def _sha256s(datasets: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
