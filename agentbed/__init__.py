@@ -2,6 +2,10 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from agentbed.blaskernel import pin_openblas_kernel
+
+pin_openblas_kernel()  # before anything imports numpy: the same floating-point bytes on every x86-64 CPU
+
 try:  # the one place the version is written is pyproject.toml; its installed metadata carries it here
     __version__ = version("agentbed")
 except PackageNotFoundError:  # a source tree never installed: say so rather than guess

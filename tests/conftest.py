@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+import agentbed  # noqa: F401  # first: it pins OpenBLAS's kernel before numpy loads (agentbed/blaskernel.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # A shell starts a background job (`cmd &` without job control) with SIGINT ignored, and an
