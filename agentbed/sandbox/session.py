@@ -31,17 +31,30 @@ def encode_request(argv: list[str], timeout: float, stdin: bytes | None, output_
     return json.dumps(header).encode() + b"\n" + (stdin or b"")
 
 
+READY = {"ready": True}  # the exec server's first line (session_server.py)
+
+
 def read_reply(replies: ReplyReader, deadline: float) -> Reply | None:
     """The next reply, or None if it did not come by ``deadline``. EOFError if the server died."""
-    line = replies.line(deadline)
-    if line is None:
-        return None
+    while True:
+        line = replies.line(deadline)
+        if line is None:
+            return None
+        try:
+            header = json.loads(line)
+        except ValueError as exc:
+            raise EOFError(f"the exec server sent garbage: {line[:80]!r}") from exc
+        # Docker's attach with logs replays the container's output so far, and under load that can
+        # come after the live stream already gave it: the ready line twice (seen 2026-12-06 on
+        # Docker 20.10 in a Ray container node). The server sends nothing else before a request.
+        if header != READY:
+            break
     try:
-        header = json.loads(line)
-    except ValueError as exc:
-        raise EOFError(f"the exec server sent garbage: {line[:80]!r}") from exc
-    out = replies.exactly(int(header["out"]), deadline)
-    err = replies.exactly(int(header["err"]), deadline)
+        sizes = int(header["out"]), int(header["err"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EOFError(f"the exec server sent an unexpected header: {line[:80]!r}") from exc
+    out = replies.exactly(sizes[0], deadline)
+    err = replies.exactly(sizes[1], deadline)
     if out is None or err is None:
         return None
     return Reply(int(header["code"]), str(header["reason"]), out, err,

@@ -89,7 +89,8 @@ def test_local_backend_as_an_ordinary_user():
         package = shared / "pkg" / "agentbed"
         shutil.copytree(Path(agentbed.__file__).parent / "sandbox", package / "sandbox",
                         ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(Path(agentbed.__file__).parent / "__init__.py", package / "__init__.py")
+        for module in ("__init__.py", "blaskernel.py"):  # the package's __init__ and what it imports
+            shutil.copy(Path(agentbed.__file__).parent / module, package / module)
         secret = shared / "secret.txt"
         secret.write_text("host secret")
         secret.chmod(0o644)  # readable by anyone on the host: the sandbox still must not see it
