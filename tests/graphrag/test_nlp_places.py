@@ -85,3 +85,14 @@ def test_a_place_noun_gap_ends_in_a_place_noun_and_of_or_in(gap):
         words = [w for w in gap if w not in (",", "the", "a")]
         assert words[-1] in ("of", "in") and gap.count(",") <= 1 and "and" not in gap and len(gap) <= 7
         assert any(w in ("district", "suburb", "city") for w in words)
+
+
+def test_a_comma_chain_of_places_nests_and_a_list_does_not(spacy_extract):
+    """A place field's value "A, B, C" is A in B in C, whatever the tagger calls A; a plural label
+    or an "and" after the chain makes it a list."""
+    got = triples(spacy_extract, "Born: Kapsisiywa, Nandi County, Kenya", title="Jane Roe")
+    assert {("Kapsisiywa", "located_in", "Nandi County", False), ("Nandi County", "located_in", "Kenya", False)} <= got
+    got = triples(spacy_extract, "* Major offices: Melbourne, London, Denver", title="Acme Corp")
+    assert not any(r == "located_in" for _, r, _, _ in got)
+    got = triples(spacy_extract, "Acme has offices in Oslo, Riga, and Tallinn.")
+    assert not any(r == "located_in" for _, r, _, _ in got)
