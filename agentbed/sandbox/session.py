@@ -49,16 +49,17 @@ def read_reply(replies: ReplyReader, deadline: float) -> Reply | None:
         # Docker 20.10 in a Ray container node). The server sends nothing else before a request.
         if header != READY:
             break
-    try:
+    try:  # every field read before any byte is, so a malformed header is one lost server, never a KeyError
         sizes = int(header["out"]), int(header["err"])
+        code, reason = int(header["code"]), str(header["reason"])
+        truncated = bool(header["out_truncated"]), bool(header["err_truncated"])
     except (KeyError, TypeError, ValueError) as exc:
         raise EOFError(f"the exec server sent an unexpected header: {line[:80]!r}") from exc
     out = replies.exactly(sizes[0], deadline)
     err = replies.exactly(sizes[1], deadline)
     if out is None or err is None:
         return None
-    return Reply(int(header["code"]), str(header["reason"]), out, err,
-                 bool(header["out_truncated"]), bool(header["err_truncated"]))
+    return Reply(code, reason, out, err, *truncated)
 
 
 def wait_ready(replies: ReplyReader, deadline: float) -> bool:

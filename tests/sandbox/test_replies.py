@@ -31,7 +31,8 @@ def test_a_ready_line_replayed_by_dockers_attach_is_skipped():
     assert reply is not None and (reply.code, reply.stdout, reply.stderr) == (0, b"abc", b"E")
 
 
-@pytest.mark.parametrize("line", [b'{"ready": false}', b'{"code": 0}', b'[1, 2]', b'{"out": "x", "err": 0}'])
+@pytest.mark.parametrize("line", [b'{"ready": false}', b'{"code": 0}', b'[1, 2]', b'{"out": "x", "err": 0}',
+                                  b'{"out": 0, "err": 0, "reason": ""}'])
 def test_a_header_that_is_not_a_reply_is_a_lost_server_not_a_crash(line):
     with pytest.raises(EOFError, match="unexpected header"):
         read_reply(_reader(line + b"\n"), time.monotonic() + 5)
