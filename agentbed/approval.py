@@ -29,7 +29,9 @@ import re
 import select
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -322,12 +324,19 @@ class ApproverConfig:
                 "flagged": self.flagged}
 
 
-_CONFIG: list[ApproverConfig] = []
+# Per context, not per process: two runs started in threads of one process (a notebook, a test, a
+# service) each ask their own folder, and one run ending does not stop the other's questions.
+_CONFIG: ContextVar[ApproverConfig | None] = ContextVar("agentbed_approver", default=None)
 
 
-def set_approver(config: ApproverConfig | None) -> None:
-    """Make every episode this process runs ask a human (None: stop asking)."""
-    _CONFIG[:] = [config] if config is not None else []
+@contextmanager
+def approver_set(config: ApproverConfig | None) -> Iterator[None]:
+    """Episodes this context runs (the serial executor runs them in it) ask ``config``'s human."""
+    token = _CONFIG.set(config)
+    try:
+        yield
+    finally:
+        _CONFIG.reset(token)
 
 
 class RiskFlagger(Controller):
@@ -366,9 +375,9 @@ def flagger_of(spec: str) -> Controller | None:
 
 def episode_controller(spec: Any, suite: Any, env: Any) -> HumanApprover | None:
     """The approver for one episode of a run with ``--approver human``; None otherwise."""
-    if not _CONFIG:
+    config = _CONFIG.get()
+    if config is None:
         return None
-    config = _CONFIG[0]
     agents = [name for name in suite.agent_names() if name != spec.agent]
 
     def make_agent(name: str) -> Agent:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentbed.approval import TIMEOUT_POLICIES, ApproverConfig, flagger_of, set_approver
+from agentbed.approval import TIMEOUT_POLICIES, ApproverConfig, approver_set, flagger_of
 from agentbed.errors import UsageError
 from agentbed.rendezvous import private_folder
 
@@ -48,8 +48,5 @@ def asking(config: ApproverConfig | None) -> Iterator[None]:
         yield
         return
     private_folder(config.folder)  # the run's own: made 0700 here, refused if a link or open to others
-    set_approver(config)
-    try:
+    with approver_set(config):
         yield
-    finally:
-        set_approver(None)

@@ -15,6 +15,7 @@ import pytest
 from agentbed.cli import main
 from agentbed.log import read_log, verify_log
 from agentbed.replay import first_divergence, rerun
+from agentbed.suite import get_suite
 
 from .conftest import serve
 
@@ -115,6 +116,48 @@ def test_a_folder_of_runs_answers_every_runs_own_approvals(tmp_path, capsys):
         steps = [r for r in read_log(log) if r["type"] == "step"]
         assert len(steps) == answered[f"{name}.approvals"] and all(s["control"]["decision"]["decision"] == "approve"
                                                                     for s in steps)
+
+
+def test_two_runs_in_threads_of_one_process_each_ask_their_own_folder(tmp_path):
+    """The approver is the run's, not the process's: run A asks in A's folder after run B has
+    started, and still asks after B has ended (a process-wide setting sent A's questions to B's
+    folder, then stopped asking; the folder-of-runs test above failed that way under load)."""
+    from agentbed.approval import ApproverConfig, episode_controller
+    from agentbed.cli_approval import asking
+    from agentbed.runner import EpisodeSpec
+
+    suite = get_suite("vault")
+    spec = EpisodeSpec(suite="vault", agent="oracle", task="open-after-chores", seed=0)
+    env = suite.make_env(spec.task, spec.options)
+    a_set, b_set, b_done = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, list] = {"a": [], "b": []}
+
+    def folder_now(name: str) -> None:
+        approver = episode_controller(spec, suite, env)
+        seen[name].append(approver.folder.name if approver else None)
+
+    def run_a() -> None:
+        with asking(ApproverConfig(tmp_path / "a.approvals")):
+            a_set.set()
+            b_set.wait(10)
+            folder_now("a")
+            b_done.wait(10)
+            folder_now("a")
+
+    def run_b() -> None:
+        a_set.wait(10)
+        with asking(ApproverConfig(tmp_path / "b.approvals")):
+            b_set.set()
+            folder_now("b")
+        b_done.set()
+
+    threads = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen == {"a": ["a.approvals", "a.approvals"], "b": ["b.approvals"]}
+    assert episode_controller(spec, suite, env) is None  # this thread never asked
 
 
 def test_unanswered_question_times_out_to_reject(tmp_path):
