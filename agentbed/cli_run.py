@@ -166,7 +166,7 @@ def keep_evidence(exc: UsageError, run_dir: Path) -> None:
 
 def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta: dict[str, Any],
                   specs: Planned, prices: Any, budget: Any, allowance: float | int) -> int:
-    from agentbed.agents.local.server import ServerWatch, restarts
+    from agentbed.agents.local.watch import ServerWatch, restarts
 
     ray_resources = parse_resources(args.ray_resource)
     store.discard_partial()

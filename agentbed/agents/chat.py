@@ -20,14 +20,13 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     SystemMessage,
     message_to_dict,
-    messages_from_dict,
 )
 
 from agentbed.agents.base import Action, Agent, Usage
@@ -39,8 +38,10 @@ from agentbed.agents.building import (
 )
 from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
 from agentbed.agents.chat_support import (
+    ReplyFormat,
     _first_error_line,
     _model_id,
+    _reply_from_dict,
     _utf8_safe,
     _with_raw_arguments,
     _without_run_id,
@@ -75,28 +76,6 @@ REFLECT_PROMPT = (
     "already achieved, and name any loop, repeated failure or forgotten sub-goal in your recent "
     "steps. Then choose the action that makes progress toward the goal."
 )
-
-
-def _reply_from_dict(data: dict[str, Any]) -> AIMessage:
-    """A model reply back from its serialised form (messages_from_dict is typed for any message;
-    what is serialised here is always an AIMessage)."""
-    return cast(AIMessage, messages_from_dict([data])[0])
-
-
-class ReplyFormat(Protocol):
-    """How a reply carries the action, when not as a tool call (the local profile's JSON
-    content, :class:`agentbed.agents.local.profile.LocalProfile`): the prompt, the request
-    and the reading of the reply. The conversation stays the agent's."""
-
-    def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str: ...
-
-    def bind(self, chat_model: BaseChatModel, tools: Sequence[Tool], seed: int) -> Any: ...
-
-    def action(self, reply: AIMessage, serialised: dict[str, Any], retries: list[RetryRecord]) -> Action: ...
-
-    def action_text(self, reply: BaseMessage) -> str: ...
-
-    def describe(self) -> dict[str, Any]: ...
 
 
 class ChatAgent(Conversation, Agent):

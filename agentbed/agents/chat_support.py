@@ -1,20 +1,24 @@
 """What :class:`agentbed.agents.chat.ChatAgent` does to messages and clients beside its conversation:
 shared clients, errors of a model that cannot be built, and the serialised form of a reply that
-the log and the cache keep (no LangChain run ids, the raw argument text, sorted keys, UTF-8)."""
+the log and the cache keep (no LangChain run ids, the raw argument text, sorted keys, UTF-8),
+and the protocol of a reply format that carries the action other than as a tool call."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
 
+from agentbed.agents.base import Action
 from agentbed.agents.generation import unaccepted_request_fields, undeclared
+from agentbed.agents.retry import RetryRecord
 from agentbed.agents.toolcalls import ModelToolCall, ResponseCapture
 from agentbed.errors import UsageError
+from agentbed.tools import Tool
 
 if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
     from langchain_core.language_models import BaseChatModel
@@ -88,3 +92,25 @@ def _utf8_safe(value: dict[str, Any]) -> dict[str, Any]:
     again and logged. Only the action keeps lone surrogates (the log stores it as base64)."""
     text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)  # sorted: a live reply and the
     return json.loads(scrub_surrogates(text))  # same reply read back from the cache log the same bytes
+
+
+def _reply_from_dict(data: dict[str, Any]) -> AIMessage:
+    """A model reply back from its serialised form (messages_from_dict is typed for any message;
+    what is serialised here is always an AIMessage)."""
+    return cast(AIMessage, messages_from_dict([data])[0])
+
+
+class ReplyFormat(Protocol):
+    """How a reply carries the action, when not as a tool call (the local profile's JSON
+    content, :class:`agentbed.agents.local.profile.LocalProfile`): the prompt, the request
+    and the reading of the reply. The conversation stays the agent's."""
+
+    def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str: ...
+
+    def bind(self, chat_model: BaseChatModel, tools: Sequence[Tool], seed: int) -> Any: ...
+
+    def action(self, reply: AIMessage, serialised: dict[str, Any], retries: list[RetryRecord]) -> Action: ...
+
+    def action_text(self, reply: BaseMessage) -> str: ...
+
+    def describe(self) -> dict[str, Any]: ...

@@ -3,6 +3,7 @@ on loopback, reached through LangChain's ``ChatOpenAI`` like any OpenAI-compatib
 
 - :mod:`.weights`: which file ``local:NAME`` names, and installing the known ones;
 - :mod:`.server`: one server per run (:func:`serving`), its process and log;
+- :mod:`.watch`: a run's servers kept alive (one restart), or the run's reason to stop;
 - :mod:`.profile`: the compact profile (:class:`LocalProfile`), a chat agent's reply format.
 
 Importing this package loads neither the runtime nor the weights.

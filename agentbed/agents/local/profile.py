@@ -70,7 +70,7 @@ class LocalProfile:
                 raise UsageError(f"--model {model!r}: {key}={text!r} is not a valid {kind}") from None
         return cls(**values)
 
-    # -- the reply format (agentbed.agents.chat.ReplyFormat) -------------------------------------
+    # -- the reply format (agentbed.agents.chat_support.ReplyFormat) -------------------------------------
     def system_prompt(self, base: str | None, tools: Sequence[Tool]) -> str:
         """The compact prompt and the tool menu, after the caller's own prompt if it has one
         (``ChatAgent.from_model_string`` drops its long default for a local model)."""
