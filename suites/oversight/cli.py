@@ -26,7 +26,7 @@ from controllers.oversight.utility import Costs
 from suites.oversight import build_cli
 from suites.oversight.benchmarks import TARGETS
 from suites.oversight.build_cli import command_line, positive
-from suites.oversight.seeds import check_fit, describe_seeds
+from suites.oversight.seeds import check_fit, check_heldout, describe_seeds
 
 
 def register(subparsers: Any) -> None:
@@ -255,6 +255,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     fitted_on = train if train is not None else dataset  # cross-validation fits on the dataset itself
     check_fit(fitted_on.provenance, f"evaluate: {' '.join(args.train or args.dataset)}",
               sorted({r["game"] for r in fitted_on.rows}))
+    if train is not None:  # a held-out evaluation scores held-out games only
+        check_heldout(dataset.provenance, f"evaluate: {' '.join(args.dataset)}", sorted({r["game"] for r in dataset.rows}))
     config = evaluation_config(args, dataset)
     result = evaluate(dataset, config, train)
     command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else args.dataset)

@@ -6,7 +6,8 @@ fixed quarter of its hand-written tasks chosen by a hash of the task id. A contr
 a regime or a slip rate may be fitted only on games of a development unit; a held-out unit's games
 are for evaluation only. Every build and evaluate command says which units a dataset used, and
 fitting on anything but a development unit (a held-out one, or one not registered yet: register
-it here before using it) is refused with one line.
+it here before using it) is refused with one line, and so is scoring as held out (``--train DEV``)
+any game of a unit that is not held out (a development one, or one not registered).
 
 ALFWorld's record (docs/oversight.md, docs/oversight-history.md): seed 0 is where everything was
 designed and tuned; seeds 1 and 2 were held-out sets of earlier measurements, seed 3 of the
@@ -159,3 +160,17 @@ def check_fit(provenance: dict[str, Any], what: str, games: list[str] | None = N
         raise UsageError(f"{what}: refusing to fit on {benchmark} {split.what} {bad[0]} ({split.role(bad[0])}; "
                          f"{split.describe()} in suites/oversight/seeds.py); fit on a development dataset "
                          "(evaluate --train DEV)")
+
+
+def check_heldout(provenance: dict[str, Any], what: str, games: list[str] | None = None) -> None:
+    """Refuse to score as held out games of a unit that is not registered as held out (a development
+    unit, whose games something was fitted or tuned on, or an unregistered one), one line, exit 2.
+    A fixture that registers no held-out unit (the vault) is exempt: its held-out runs test the code."""
+    benchmark = provenance.get("benchmark")
+    split = split_of(benchmark)
+    if split is None or not split.heldout:
+        return
+    bad = [s for s in seeds_of(provenance, games) if s not in split.heldout]
+    if bad:
+        raise UsageError(f"{what}: refusing to score {benchmark} {split.what} {bad[0]} ({split.role(bad[0])}) as "
+                         f"held out ({split.describe()} in suites/oversight/seeds.py); evaluate a held-out dataset")

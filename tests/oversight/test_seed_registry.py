@@ -42,6 +42,18 @@ def test_evaluate_refuses_to_fit_on_a_held_out_seed(argv, capsys):
     assert len(err.splitlines()) == 1 and "refusing to fit on alfworld generator seed 4 (held out" in err
 
 
+@pytest.mark.parametrize("verb", [["evaluate", "--no-grid", "--resamples", "10"], ["curve", "--sizes", "4"]])
+def test_a_held_out_evaluation_refuses_games_of_a_development_seed(verb, capsys):
+    """Issue 54's loose end: scoring as held out games of a seed used for development is refused,
+    even when they are other games than the ones fitted on."""
+    from suites.oversight.record import training_files
+
+    first, last = (str(DATA / f) for f in training_files(load_headline())[::7])  # seed-0 games 0-7 and 56-63
+    assert main(["oversight", verb[0], last, "--train", first, *verb[1:]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "refusing to score alfworld generator seed 0 (development) as held out" in err
+
+
 def test_regimes_and_the_slip_rate_refuse_held_out_seeds(capsys):
     from suites.oversight.expert_error import measure
 
