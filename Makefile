@@ -8,13 +8,15 @@ demo:
 # mypy (about 75 s of one core with no cache, as on a fresh clone) runs beside the tests at a lower
 # priority, taking the time the two workers leave a core idle; its report follows the tests', and
 # either failing fails `make test` (docs/benchmarks.md). `make lint` runs it alone, first.
+# PYTEST_ARGS (empty unless given, e.g. from the environment) goes to pytest: with
+# PYTEST_ARGS="--record-file-costs tests/file_costs.json" the run rewrites the schedule's table.
 test:
 	bash scripts/setup test
 	.venv/bin/ruff check .
 	@typed="$$(mktemp)"; nice -n 10 .venv/bin/mypy >"$$typed" 2>&1 & mypy=$$!; \
 	echo ".venv/bin/mypy (beside the tests; its report follows them)"; \
-	echo ".venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20"; \
-	.venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20; tests=$$?; \
+	echo ".venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20 $(PYTEST_ARGS)"; \
+	.venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20 $(PYTEST_ARGS); tests=$$?; \
 	wait $$mypy; checked=$$?; echo "mypy:"; cat "$$typed"; rm -f "$$typed"; \
 	[ $$tests -eq 0 ] && [ $$checked -eq 0 ]
 

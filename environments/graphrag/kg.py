@@ -1,11 +1,13 @@
 """The knowledge graph built from statements, its communities, summaries and local search.
 
-The graph is a networkx ``MultiDiGraph``: one edge per statement, keyed by the statement's
-index, carrying its relation and provenance (document, chunk), so defenses can reason about
-where each edge came from. Communities follow Microsoft GraphRAG (Edge et al., "From Local to
-Global: A Graph RAG Approach to Query-Focused Summarization", 2024): Louvain by default
-(Blondel et al., 2008, via networkx) or hierarchical Leiden (Traag et al., 2019) through
-graspologic-native, as GraphRAG itself calls it, with ``max_cluster_size=10``.
+The graph's statements are indexed by document, (head, relation) pair and entity; its networkx
+forms are built when first asked for: ``graph``, a ``MultiDiGraph`` with one edge per statement,
+keyed by the statement's index, carrying its relation and provenance (document, chunk), and
+``simple``, the undirected weighted projection that communities and degrees use. Communities
+follow Microsoft GraphRAG (Edge et al., "From Local to Global: A Graph RAG Approach to
+Query-Focused Summarization", 2024): Louvain by default (Blondel et al., 2008, via networkx) or
+hierarchical Leiden (Traag et al., 2019) through graspologic-native, as GraphRAG itself calls
+it, with ``max_cluster_size=10``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ class KnowledgeGraph:
     def __init__(self, statements: Sequence[Statement], glosses: Mapping[str, str] | None = None) -> None:
         self.statements = list(statements)
         self.glosses = dict(glosses) if glosses is not None else None
-        self.graph = nx.MultiDiGraph()
         self.by_doc: dict[str, list[int]] = {}
         self.by_pair: dict[tuple[str, str], list[int]] = {}
         self.incident: dict[str, list[int]] = {}
@@ -36,19 +37,29 @@ class KnowledgeGraph:
         self.doc_of: list[str] = [s.doc for s in self.statements]
         self.docs_of_entity: dict[str, set[str]] = {}
         for i, s in enumerate(self.statements):
-            self.graph.add_edge(s.head, s.tail, key=i, relation=s.relation, doc=s.doc, chunk=s.chunk)
             self.by_doc.setdefault(s.doc, []).append(i)
             self.by_pair.setdefault((s.head, s.relation), []).append(i)
             for entity, other in ((s.head, s.tail), (s.tail, s.head)):
                 self.incident.setdefault(entity, []).append(i)
                 self.neighbours.setdefault(entity, []).append((i, other))
                 self.docs_of_entity.setdefault(entity, set()).add(s.doc)
+        self._graph: nx.MultiDiGraph | None = None
         self._simple: nx.Graph | None = None
         self._degree: dict[str, int] | None = None
         self._relations: list[str] | None = None
         self._entities: list[str] | None = None
         self.search_cache: dict[tuple[str, tuple[str, ...], int, int], list[int]] = {}
         self.memo: dict[tuple[object, ...], object] = {}  # per-graph results of pure functions of its statements
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """One edge per statement, ``key`` its index, with its relation, document and chunk
+        (built when first asked for: training builds thousands of graphs that never use it)."""
+        if self._graph is None:
+            self._graph = nx.MultiDiGraph()
+            for i, s in enumerate(self.statements):
+                self._graph.add_edge(s.head, s.tail, key=i, relation=s.relation, doc=s.doc, chunk=s.chunk)
+        return self._graph
 
     @property
     def simple(self) -> nx.Graph:
