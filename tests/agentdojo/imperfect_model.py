@@ -19,7 +19,7 @@ from typing import Any
 from openai_stub import Reply
 
 from environments.agentdojo.benchmark import task_suite
-from environments.agentdojo.env import mentions, pre_environment_of
+from environments.agentdojo.env import compact, pre_environment_of
 from suites.agentdojo.model_crosscheck import STAMP, user_text
 
 
@@ -74,8 +74,10 @@ class ImperfectModel:
         return Reply(content="The tools needed: " + ", ".join(wanted))
 
     def _follow(self, results: str, made: list[tuple[str, str]], rng: random.Random) -> Reply | None:
+        read = compact(results)  # once, not once per injection task (env.mentions compacts both sides)
         for goal, calls, _ in self.injections:
-            if calls and mentions(results, goal) and (calls[0][0], json.dumps(calls[0][1])) not in made:
+            if calls and (needle := compact(goal)) and needle in read \
+                    and (calls[0][0], json.dumps(calls[0][1])) not in made:
                 if rng.random() < 0.6:
                     return Reply(tool_calls=[(f, json.dumps(a)) for f, a in calls])
         return None

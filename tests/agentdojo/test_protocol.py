@@ -158,3 +158,17 @@ def test_utility_and_attack_success_sit_beside_success_in_replay_branch_and_the_
     assert doc["transcript"]["footer"]["metrics"]["attack_success"] is True
     assert main(["report", str(out), "--out", str(tmp_path / "report.html")]) == 0
     assert "<td>no utility True  attack_success True</td>" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_episodes_share_one_client_per_endpoint_and_another_endpoint_gets_its_own():
+    """A run's episodes reuse one OpenAI client (building one loads the CA bundle: 34 ms of CPU
+    each); a different ``OPENAI_*`` environment or timeout is another client."""
+    from environments.agentdojo.openai_chat import OpenAIChat
+
+    with openai_endpoint("http://127.0.0.1:9/v1"):
+        first, second = OpenAIChat("m").client, OpenAIChat("m").client
+        slower = OpenAIChat("m", timeout=5.0).client
+    with openai_endpoint("http://127.0.0.1:10/v1"):
+        other = OpenAIChat("m").client
+    assert first is second and slower is not first and other is not first
+    assert str(first.base_url) == "http://127.0.0.1:9/v1/" and str(other.base_url) == "http://127.0.0.1:10/v1/"
