@@ -27,6 +27,11 @@ from environments.graphrag.dataset import Dataset
 
 # (pages about the entity, pages about the fake object, statements per page); the rest bridges
 BRIDGED_SPLITS = tuple((e, o, n) for e in (0, 1, 2) for o in (0, 1, 2) if e + o >= 1 for n in (3, 4))
+# against ``tdp-disputed`` (it refuses a step whose entity's pages disagree, and reads a link only
+# on a page about one of its ends): at most one page about the entity, which co-signs the true
+# claim (a page listing more objects than the real one is no dispute), and the bridges written
+# as pages about the fake object (its fabricated links alone, the true links left to clean pages)
+PAGED_SPLITS = tuple((e, o, n) for e in (0, 1) for o in (1, 2) for n in (3, 4))
 DRESS_DRAWS = 3  # camouflage draws each variant is scored under
 
 
@@ -58,14 +63,17 @@ def bridge_relation(dataset: Dataset, fake: str, x: str, rng: random.Random,
 
 
 def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, budget: AttackBudget, *,
-                  on_entity: int, on_object: int, per_page: int) -> list[Document]:
+                  on_entity: int, on_object: int, per_page: int, paged: bool = False) -> list[Document]:
     """``on_entity`` pages about the contested entity and ``on_object`` about the fake object
     (``per_page`` statements each: the fake claim first, true facts of the page's end not
     touching the true object, and on the first page the dated negation of the true claim
     last), then bridge documents of at most two bridges each with the statements left: a true
     link s - x (x a neighbour of s) and a fabricated link of the right kinds between x and the
     fake object (:func:`bridge_relation`). The camouflage cuts a document to a clean template's
-    length keeping its first sentences, so each document puts what counts first."""
+    length keeping its first sentences, so each document puts what counts first. ``paged``: a
+    page about the entity states the true claim second (no negation), and the bridges are pages
+    about the fake object stating the fabricated links alone (one statement per bridge), against
+    ``tdp-disputed``."""
     table = dataset.table
     s, r, true, fake = target.fact.head, target.fact.relation, target.fact.tail, target.fake
     docs: list[Document] = []
@@ -77,8 +85,10 @@ def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, 
                       and (f.head, f.relation) != (s, r)), key=lambda f: (f.head, f.relation, f.tail))
         rng.shuffle(own)
         body: list[str] = [table.sentence(Fact(s, r, fake), dated=ATTACK_DATE, variant=j)]
-        negate = j == 0 and per_page >= 2
-        body += [table.sentence(f, variant=j) for f in own[:max(0, per_page - 1 - negate)]]
+        if paged and end == s:  # co-signs the true claim instead of negating it
+            body.append(table.sentence(Fact(s, r, true), variant=j))
+        negate = j == 0 and per_page >= 2 and not paged
+        body += [table.sentence(f, variant=j) for f in own[:max(0, per_page - len(body) - negate)]]
         if negate:
             body.append(table.sentence(Fact(s, r, true), dated=ATTACK_DATE, negated=True))
         used += len(body)
@@ -91,10 +101,18 @@ def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, 
     for link in links:
         made = bridge_relation(dataset, fake, link.tail if link.head == s else link.head, rng, by_relation)
         if made is not None and made not in known:
-            bridges.append([table.sentence(link, variant=len(bridges)), table.sentence(made)])
-    room = min(budget.documents - len(ends), (budget.statements - used) // 2)
+            bridges.append([table.sentence(made)] if paged else [table.sentence(link, variant=len(bridges)),
+                                                                   table.sentence(made)])
+    pages = budget.documents - len(ends)
+    if paged:  # the links spread over the pages left, at least 3 a page (a page about the fake object)
+        fabricated = [b[0] for b in bridges[:budget.statements - used]]
+        per = max(3, -(-len(fabricated) // max(1, pages)))
+        bodies = [fabricated[k:k + per] for k in range(0, len(fabricated), per)][:pages]
+        return docs + [Document(f"adpc{t:03d}-{k}", table.show(fake), body, origin="poison")
+                       for k, body in enumerate(bodies)]
+    room = min(pages, (budget.statements - used) // 2)
     bodies = [sum(bridges[k:k + 2], []) for k in range(0, min(len(bridges), 2 * room), 2)]
-    bodies = bodies[:budget.documents - len(ends)]
+    bodies = bodies[:pages]
     docs += [Document(f"adpc{t:03d}-{k}", f"Notes on {table.show(s)}", body, origin="poison")
              for k, body in enumerate(bodies)]
     return docs
@@ -111,10 +129,11 @@ def dressed_margin(surrogate: Surrogate, dataset: Dataset, docs: list[Document],
 
 
 def bridged_attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget,
-                   surrogate: Surrogate | None = None) -> Poisoning:
+                   surrogate: Surrogate | None = None, paged: bool = False) -> Poisoning:
     """Per target, the variant the surrogate scores highest once dressed (:func:`dressed_margin`)
     among :data:`BRIDGED_SPLITS` and ``adaptive``'s mixes and anchored splits (without a
-    surrogate: one page about each end, then bridges)."""
+    surrogate: one page about each end, then bridges); ``paged`` (against ``tdp-disputed``):
+    :data:`PAGED_SPLITS` too, tried last (the other variants draw as they did without it)."""
     out = Poisoning()
     for t, target in enumerate(plan.targets):
         variants: list[tuple[str, tuple[int, ...]]] = [("bridged", (1, 1, 3))]
@@ -122,11 +141,13 @@ def bridged_attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budge
             variants = [("bridged", v) for v in BRIDGED_SPLITS if v[0] + v[1] <= budget.documents]
             variants += [("mix", (f, int(c * 2))) for f, c in MIXES if f < budget.documents]
             variants += [("anchored", (k,)) for k in ANCHORED_SPLITS if k <= budget.documents]
+            variants += [("paged", v) for v in PAGED_SPLITS if v[1] <= budget.documents and paged]
         best: tuple[float, list[Document]] | None = None
         for kind, v in variants:
             g = random.Random(rng.random())
-            if kind == "bridged":
-                docs = craft_bridged(dataset, target, t, g, budget, on_entity=v[0], on_object=v[1], per_page=v[2])
+            if kind in ("bridged", "paged"):
+                docs = craft_bridged(dataset, target, t, g, budget, on_entity=v[0], on_object=v[1], per_page=v[2],
+                                     paged=kind == "paged")
             elif kind == "mix":
                 docs = craft(dataset, target, t, g, budget, frames=v[0], copy_share=v[1] / 2)
             else:

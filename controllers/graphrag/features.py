@@ -65,8 +65,10 @@ def max_log_degree(kg: KnowledgeGraph) -> float:
 class QueryContext:
     """Per-query structures shared by the features of every candidate."""
 
-    def __init__(self, kg: KnowledgeGraph, retrieved: Iterable[int], conflict: Conflict) -> None:
+    def __init__(self, kg: KnowledgeGraph, retrieved: Iterable[int], conflict: Conflict,
+                 paged_support: bool = False) -> None:
         self.kg = kg
+        self.paged_support = paged_support  # support is attested only by a page about an end of its link
         self._retrieved_set = set(retrieved)
         self.conflict = conflict
         self.contested = frozenset(kg.by_pair.get((conflict.entity, conflict.relation), []))  # every (s, r, *) statement
@@ -113,11 +115,17 @@ def _multi_doc(kg: KnowledgeGraph, ids: Iterable[int], min_docs: int = 2) -> boo
     return any(len(docs[i]) >= min_docs for i in ids)
 
 
-def _attested_outside(kg: KnowledgeGraph, ids: Iterable[int], contest_docs: set[str]) -> bool:
+def _attested_outside(kg: KnowledgeGraph, ids: Iterable[int], contest_docs: set[str], paged: bool = False) -> bool:
     """Some edge among ``ids`` is stated by a document that says nothing about the contested
-    (entity, relation): support a claim's own documents cannot supply (cross-document support)."""
+    (entity, relation): support a claim's own documents cannot supply (cross-document support).
+    ``paged``: by such a document that is a page about an end of the edge
+    (:func:`document_subject`), where an encyclopedia keeps a link; a note about a third entity
+    or about none attests nothing (issue #51: ``bridged``'s bridge notes)."""
     docs = statement_documents(kg)
-    return any(docs[i] - contest_docs for i in ids)
+    if not paged:
+        return any(docs[i] - contest_docs for i in ids)
+    ends = [{kg.statements[i].head, kg.statements[i].tail} for i in ids]
+    return any(document_subject(kg, d) in e for i, e in zip(ids, ends, strict=True) for d in docs[i] - contest_docs)
 
 
 def _support_by_node(kg: KnowledgeGraph, cand: Candidate, s: str, o: str) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
@@ -181,8 +189,8 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
         if do_strong:
             strong += _multi_doc(kg, to_s) and _multi_doc(kg, to_o)
         if do_independent:
-            independent += (_attested_outside(kg, to_s, ctx.contest_docs)
-                            and _attested_outside(kg, to_o, ctx.contest_docs))
+            independent += (_attested_outside(kg, to_s, ctx.contest_docs, ctx.paged_support)
+                            and _attested_outside(kg, to_o, ctx.contest_docs, ctx.paged_support))
         if do_isolated:
             isolated += kg.docs_of_entity.get(x, set()) <= ctx.contest_docs
         if do_outside:

@@ -92,12 +92,14 @@ def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
 
 
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
-                min_sources: int | None = None, abstain: bool = False) -> Defense:
+                min_sources: int | None = None, abstain: bool = False, disputes: bool = False,
+                paged_support: bool = False) -> Defense:
     needed = ranker.needed()
 
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
         return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
-                                 min_sources=min_sources, needed=needed, abstain=abstain)
+                                 min_sources=min_sources, needed=needed, abstain=abstain, disputes=disputes,
+                                 paged_support=paged_support)
 
     return defend
 
@@ -151,6 +153,21 @@ def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float]
     return top
 
 
+def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
+    """Two pages about the contested entity (:func:`document_subject`) each state an object of
+    the step that the other does not (a page's retracted claims not counted): the entity's own
+    pages disagree, where a clean encyclopedia keeps one account of it. A page listing fewer of
+    several objects (a company's offices) is no dispute. An attacker who anchors the fake claim
+    on a page about the entity (issue #51's ``bridged``) writes it beside the entity's real page."""
+    stated: dict[str, set[str]] = {}
+    for c in conflict.candidates:
+        for doc in c.claim_docs(kg) - retracting_docs(kg, c):
+            if document_subject(kg, doc) == conflict.entity:
+                stated.setdefault(doc, set()).add(c.answer)
+    accounts = sorted({frozenset(v) for v in stated.values()}, key=sorted)
+    return any(a - b and b - a for k, a in enumerate(accounts) for b in accounts[k + 1:])
+
+
 def tampered_step(kg: KnowledgeGraph, entity: str, claims: Iterable[set[int]]) -> bool:
     """Some claim of a step (``entity``, relation) sits in a page about a third entity
     (:func:`off_subject_statement`): clean pages state a neighbour's fact only beside their own
@@ -175,7 +192,7 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
                       subject_check: bool = True, keep_sets: bool = False,
                       plausibility: float | None = None, min_sources: int | None = None,
                       every_feature: bool = False, needed: frozenset[str] | None = None,
-                      abstain: bool = False) -> Verdict:
+                      abstain: bool = False, disputes: bool = False, paged_support: bool = False) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_statement`, against TKPA's edits; only
@@ -190,6 +207,9 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     (:func:`off_subject_statement`: the trace an edit of the old object's page leaves), remove
     every claim of the step, contested or not, so the reader answers nothing rather than what
     the edited evidence says (:func:`tampered_step`).
+    ``disputes``: at a conflict whose entity's own pages disagree (:func:`disputed_entity`),
+    remove every claim of the step likewise. ``paged_support``: a support link counts as
+    independent only where a page about one of its ends states it (:class:`QueryContext`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim). Only the features the ranker weighs (``needed``, by default
     :meth:`PairwiseRanker.needed`) are computed, unless ``every_feature`` (the reference the
@@ -199,11 +219,12 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     needed = None if every_feature else (ranker.needed() if needed is None else needed)
 
     def settle(conflict: Conflict) -> list[str]:
-        if abstain and tampered_step(kg, conflict.entity, [c.claims for c in conflict.candidates]):
+        if (abstain and tampered_step(kg, conflict.entity, [c.claims for c in conflict.candidates])
+                or disputes and disputed_entity(kg, conflict)):
             remove({i for c in conflict.candidates for i in c.claims})
             alive.difference_update(verdict.removed)
             return []
-        ctx = QueryContext(kg, alive, conflict)
+        ctx = QueryContext(kg, alive, conflict, paged_support)
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
         top = tied_winners(kg, conflict, scores)
         winner = merged(top)

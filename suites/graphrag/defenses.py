@@ -11,7 +11,7 @@ from typing import Any
 from environments.graphrag.pipeline import Defense
 
 DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set",
-            "tdp-plausible", "tdp-diverse", "tdp-abstain")
+            "tdp-plausible", "tdp-diverse", "tdp-abstain", "tdp-disputed")
 
 # tdp-plausible checks only relations whose claims close a triangle at least this often in the
 # graph at hand; chosen on development worlds 4-7 (docs/graphrag.md).
@@ -21,12 +21,14 @@ PLAUSIBILITY_RATE = 0.6
 MIN_SOURCES = 2
 # variants of tdp with its ranker and one more rule: a losing value co-asserted with the winner is
 # kept (tdp-set); the triangle-regularity check (tdp-plausible) or provenance diversity
-# (tdp-diverse) at uncontested steps; abstention at a step an edit left a trace on (tdp-abstain)
+# (tdp-diverse) at uncontested steps; abstention at a step an edit left a trace on (tdp-abstain) or
+# whose entity's own pages disagree (tdp-disputed, issue #51)
 TDP_CHECKS: dict[str, dict[str, Any]] = {  # tdp_defense keyword arguments
     "tdp-set": {"keep_sets": True},
     "tdp-plausible": {"plausibility": PLAUSIBILITY_RATE},
     "tdp-diverse": {"min_sources": MIN_SOURCES},
     "tdp-abstain": {"abstain": True},
+    "tdp-disputed": {"disputes": True, "paged_support": True},
 }
 
 

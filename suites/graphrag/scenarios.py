@@ -27,7 +27,7 @@ from environments.graphrag.globalsearch import global_questions
 from environments.graphrag.prose import PAGES
 from environments.graphrag.real import load_real, real_datasets
 from environments.graphrag.world import generate_world
-from suites.graphrag.defenses import DEFENSES, make_defense
+from suites.graphrag.defenses import DEFENSES, TDP_CHECKS, make_defense
 
 EVAL_WORLD_BASE = 1000
 DATASETS = ("world", *real_datasets())
@@ -75,7 +75,11 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
         from suites.graphrag.training import trained_ranker
         from suites.graphrag.whitebox import tdp_surrogate
 
-        knowledge["surrogate"] = tdp_surrogate(trained_ranker(against), data, strict=attack == "bridged")
+        checks = TDP_CHECKS[against] if against in MODELLED_CHECKS else {}
+        knowledge["surrogate"] = tdp_surrogate(trained_ranker(against if against in OWN_RANKERS else "tdp"), data,
+                                               strict=attack == "bridged", **checks)
+        if attack == "bridged" and checks:
+            knowledge["paged"] = True
     if attack == "tkpa-rules":  # white-box: tdp-plausible's rule miner and threshold
         from suites.graphrag.defenses import PLAUSIBILITY_RATE
         from suites.graphrag.whitebox import rule_repairs
@@ -101,10 +105,13 @@ def is_global(question_id: str) -> bool:
 # every other defense it aims at the deployed ``tdp`` (the variants with a check share its ranker).
 # Issue #51: ``tdp-static`` too (it was a transfer target, attacked with ``tdp``'s weights).
 OWN_RANKERS = ("tdp-static", "tdp-mix", "tdp-raw")
+# TDP variants whose check the white-box surrogate models (``tdp-disputed``'s abstention where the
+# entity's pages disagree): the attack against them is re-optimised for that check.
+MODELLED_CHECKS = ("tdp-disputed",)
 
 
 def adaptive_target(defense: str) -> str:
-    return defense if defense in OWN_RANKERS else "tdp"
+    return defense if defense in OWN_RANKERS or defense in MODELLED_CHECKS else "tdp"
 
 
 def aim_of(options: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict, objects_at
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import PairwiseRanker, anchored_ends
+from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, disputed_entity
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -23,11 +23,14 @@ from environments.graphrag.lexicon import LexiconExtractor
 TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_winners)
 
 
-def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False) -> Surrogate:
+def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False, disputes: bool = False,
+                  paged_support: bool = False) -> Surrogate:
     """Score margin of the fake answer over the best other candidate at the contested step.
     With no conflict there, ``inf``; ``strict`` (``bridged``'s model): ``inf`` only when the
     fake is the one object read there, ``-inf`` when it is not read at all (``adaptive`` keeps
-    the looser reading its shipped corpora were written with)."""
+    the looser reading its shipped corpora were written with). ``disputes``: the defense
+    abstains where the entity's own pages disagree (``tdp-disputed``), a lost step, ``-inf``;
+    ``paged_support``: its stricter count of independent support (``tdp-disputed`` too)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
     clean = extract(dataset.documents)
 
@@ -38,7 +41,9 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
         conflict = build_conflict(kg, retrieved, s, r)
         if conflict is None:
             return math.inf if not strict or objects_at(kg, retrieved, s, r).keys() == {target.fake} else -math.inf
-        ctx = QueryContext(kg, retrieved, conflict)
+        if disputes and disputed_entity(kg, conflict):
+            return -math.inf
+        ctx = QueryContext(kg, retrieved, conflict, paged_support)
         scores = {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}
         others = [v for a, v in scores.items() if a != target.fake]
         gap = scores.get(target.fake, -math.inf) - max(others, default=-math.inf)

@@ -61,3 +61,30 @@ def test_the_strict_surrogate_scores_an_unread_fake_as_lost(world):
     # counts a step left without a conflict as won
     unread = [t for t in plan.targets if loose([], t) == math.inf]
     assert unread and all(strict([], t) == -math.inf for t in unread)
+
+
+def test_against_disputes_the_entity_page_co_signs_and_bridges_are_pages_about_the_fake(world):
+    """The attack re-optimised for ``tdp-disputed``: its page about the entity states the true claim
+    beside the fake one (a page listing more objects is no dispute) and negates nothing; its bridges
+    are pages about the fake object stating only fabricated links to it (``paged`` support)."""
+    from attacks.graphrag.bridged import PAGED_SPLITS
+
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    budget = AttackBudget.of(5)
+    paged = 0
+    for t, target in enumerate(plan.targets):
+        s, r, true, fake = target.fact.head, target.fact.relation, target.fact.tail, target.fake
+        docs = craft_bridged(world, target, t, random.Random(t), budget, on_entity=1, on_object=1, per_page=4,
+                             paged=True)
+        assert len(docs) <= budget.documents and sum(len(d.claims) for d in docs) <= budget.statements
+        facts = [c.fact for _, c in docs[0].claims]
+        assert facts[:2] == [Fact(s, r, fake), Fact(s, r, true)] and not any(c.negated for d in docs for _, c in d.claims)
+        for d in docs[2:]:
+            assert d.title == world.table.show(fake)
+            assert all(fake in (c.fact.head, c.fact.tail) and c.fact not in set(world.facts) for _, c in d.claims)
+        paged += len(docs) > 2
+    assert paged >= len(plan.targets) // 2
+    calls = []
+    bridged_attack(world, plan_attack(world, world.questions[:1], seed=1), random.Random(0), budget,
+                   surrogate=lambda docs, target: calls.append(1) or 0.0, paged=True)
+    assert len(calls) == DRESS_DRAWS * (len(BRIDGED_SPLITS) + len(MIXES) + len(ANCHORED_SPLITS) + len(PAGED_SPLITS))
