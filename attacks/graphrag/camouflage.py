@@ -10,7 +10,7 @@ replacement, so the templates are a near-exact sample of the corpus), and takes 
 shape, as the attacker measures it by running the pipeline's rule extractor over the page:
 
 - its title and template: the name of an entity the document names (or of the template's),
-  taking the shape of one of that entity's pages, or the next number of a series ("News 7",
+  taking the shape of that entity's page the attacker's lines fit best (below), or the next number of a series ("News 7",
   never a number the corpus has used) taking a series page's shape: whichever a classifier on
   the title's kind and the documents sharing it tells least (:mod:`attacks.graphrag.titles`);
 - its statements: the attacker's fact-stating sentences, as many as the template's statement
@@ -26,11 +26,17 @@ shape, as the attacker measures it by running the pipeline's rule extractor over
   is it the sentence always kept first);
 - its length: fact-free mentions ("Visitors often confuse X with Y", never hedges, which an
   extractor can misread) up to the template's characters (chunks follow);
-- its dates: the template's, one per fact-stating sentence, the attacker's first; no others.
+- its dates: the template's, one per fact-stating sentence, the attacker's first; no others;
+- its whole profile at once (:mod:`attacks.graphrag.profile`): statements, heads, tails,
+  relations, statements on the title, negated and dated ones, chunks, sentences and characters,
+  read together as a tell classifier reads them. Filler may restate a subject's fact in other
+  words (clean pages do), mentions are drawn to fill the template's sentence count at its
+  length, and of :data:`CANDIDATES` pages written per template (and per page of the title's
+  entity) the one whose profile is nearest its template's is published.
 
 So titles, lengths, dates and what the graph holds per document (statements, heads, flags)
-follow the clean corpus's distributions, more closely than before though not yet closely
-enough to hide them (docs/graphrag.md, "Tells"). The attack pays for it: a template with few
+follow the clean corpus's distributions, jointly, more closely than before though not yet
+closely enough to hide them (docs/graphrag.md, "Tells"). The attack pays for it: a template with few
 statements leaves room for few claims, one without a negation drops the attack's "no longer"
 sentence, and a corpus with few dated documents leaves it few temporal markers. Filler is true
 and is not charged to the attack's budget (it states nothing false). The cross-document tell is
@@ -52,64 +58,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from attacks.graphrag.lengthdress import DATED, by_length, deal, redate, template_dates
+from attacks.graphrag.profile import Profile, Shape, spread
 from attacks.graphrag.titles import SERIES, Titles
-from environments.graphrag.corpus import Claim, Document, Fact, Line, Statement
+from environments.graphrag.corpus import Claim, Document, Fact, Statement
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.lexicon import LexiconExtractor
-from environments.graphrag.prose import DATE_PREFIXES
-
-_DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
-_PREFIX = re.compile("^(?:" + "|".join(re.escape(p.split("{d}")[0]) for p in DATE_PREFIXES) + r")(\d{4}/\d{2}/\d{2}), ")
-
-
-def _dates(doc: Document) -> list[str]:
-    return [m.group(0) for s in doc.sentences for m in [_DATE.search(s)] if m]
-
-
-def redate(line: str, new: str | None, rng: random.Random) -> str:
-    """``line`` carrying the date ``new`` (replacing its own, or as a new prefix when it states
-    a fact), or without any date prefix (``None``)."""
-    m = _PREFIX.match(line)
-    claims = getattr(line, "claims", ())
-    if m:
-        rest = line[m.end():]
-        text = line.replace(m.group(1), new, 1) if new else rest[:1].upper() + rest[1:]
-    elif new and claims:
-        body = line[:1].lower() + line[1:] if line.startswith("It ") else line
-        text = rng.choice(DATE_PREFIXES).format(d=new) + body
-    else:
-        return line
-    return Line(text, tuple(Claim(c.fact, c.negated, new or "") for c in claims))
-
-
-def _deal(deck: list[Document], clean: Sequence[Document], least: int, rng: random.Random) -> Document:
-    """The next clean template from a shuffled deck of the clean documents (refilled when
-    empty) that can hold a sentence of ``least`` characters; drawing without replacement makes
-    the templates' lengths and dates a near-exact sample of the clean corpus's, where
-    independent draws scatter around it."""
-    for attempt in range(2):
-        for k, d in enumerate(deck):
-            if len(d.text()) >= least:
-                return deck.pop(k)
-        if attempt == 0:
-            deck.extend(rng.sample(list(clean), len(clean)))
-    return rng.choice(list(clean))
-
-
-@dataclass(frozen=True)
-class Shape:
-    """What the graph holds for one page: statements naming its title's entity and the others,
-    distinct heads, negated statements."""
-
-    on_title: int
-    off_title: int
-    heads: int
-    negated: int
-
-    @classmethod
-    def of(cls, statements: Sequence[Statement], title: str) -> Shape:
-        on = sum(title in (s.head, s.tail) for s in statements)
-        return cls(on, len(statements) - on, len({s.head for s in statements}), sum(s.negated for s in statements))
 
 
 def _claims(line: str) -> tuple[Claim, ...]:
@@ -169,6 +123,10 @@ def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avo
                 first.append(f)
         rest = [f for f in shuffled if f not in first]
         out[k].extend(first + sorted(rest, key=lambda f: f.head not in seen))
+    # then the subject's facts once more, restated in other words, as clean pages restate a fact
+    # (a dated change of employer states the new one twice): a page whose template reads more
+    # statements on its title than the subject has true facts to spare can still reach its count
+    out[0].extend(rng.sample(out[0], len(out[0])))
     return out
 
 
@@ -191,6 +149,7 @@ def _reading(read: LexiconExtractor, clean: list[Document], title: str, lines: l
 
 
 DRESSES = ("shape", "length")
+CANDIDATES = 4  # pages the shape dress writes per template, keeping the one nearest its profile
 
 
 def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, dress: str = "length") -> list[Document]:
@@ -199,7 +158,7 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     trained on and every table in docs/graphrag.md measured) only cut or padded to a template's
     length and dated as it is, titled as the attacker titled it."""
     if dress == "length":
-        return _by_length(added, dataset, rng)
+        return by_length(added, dataset, rng)
     if dress != "shape":
         raise ValueError(f"dress: {dress!r} is not one of {', '.join(DRESSES)}")
     clean = [d for d in dataset.documents if d.origin == "clean"]
@@ -217,11 +176,12 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     true = set(dataset.facts)
     avoid = {(c.fact.head, c.fact.relation) for d in added for _, c in d.claims if c.negated or c.fact not in true}
     titles, serial = Titles(clean), [d for d in clean if SERIES.match(d.title)]
+    scale = spread([Profile.of(d, by_doc.get(d.id, [])) for d in clean])
     out: list[Document] = []
     deck: list[Document] = []
     for doc in added:
         least = min((len(x) for x in doc.sentences if _claims(x)), default=0)
-        template = _deal(deck, clean, least, rng)
+        template = deal(deck, clean, least, rng)
         # The title (attacks/graphrag/titles.py): of the entities the document names (those with
         # true facts enough to fill their page first, then the most named) and the template's own,
         # the one a classifier on title kind and sharing tells least, if no new series number tells
@@ -243,44 +203,81 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
         subject = next((e for e in ranked if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
         if subject is None and numbered is None:  # no series to title it with: the template's own entity
             subject = template.title
-        if subject is not None:
-            template = rng.choice(pages_of[subject])
+        if subject is not None:  # each of the entity's pages is tried as the template
             titles.take(subject)
-            title = subject
+            title, templates = subject, pages_of[subject]
         else:
             assert spare is not None and numbered is not None  # a series page, dealt or chosen above
             if spare in deck:
                 deck.remove(spare)
-            template, title = spare, titles.series(numbered.group(1))
-        shape, target = Shape.of(by_doc.get(template.id, []), template.title), len(template.text())
-        lines = _attack_lines(doc, shape, target, subject)
-        stated = _reading(read, clean, title, lines)  # the attacker's lines as read under their new title
-        on, off = _filler_facts(dataset, template, subject, avoid, {s[0] for s in stated}, shape.heads, rng)
-        want = [shape.on_title - sum(subject in s[::2] for s in stated), shape.off_title - sum(subject not in s[::2] for s in stated)]
-        take = [max(0, w) for w in want]
-        mentioned = subject or next((c.fact.head for _, c in doc.claims), None) or rng.choice(entities)
-        for _ in range(3):  # more filler until the extractor reads the template's counts (it misses some)
-            got, dressed = _filled(dataset, doc, title, lines, on[:take[0]], off[:take[1]], subject, stated,
-                                   _dates(template), target, mentioned, entities, clean, read, rng)
+            title, templates = titles.series(numbered.group(1)), [spare]
+        seen = _Seen(dataset, clean, read, by_doc, avoid, entities, scale)
+        dressed = [_dress_as(seen, doc, t, subject, title, random.Random(rng.random())) for t in templates]
+        out.append(min(dressed, key=lambda d: d[0])[1])
+    return out
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the attacker measured before dressing: the clean pages and what the extractor reads
+    in each, the pairs its attack contests, the entities and each profile field's spread."""
+
+    dataset: Dataset
+    clean: list[Document]
+    read: LexiconExtractor
+    by_doc: dict[str, list[Statement]]
+    avoid: set[tuple[str, str]]
+    entities: list[str]
+    scale: tuple[float, ...]
+
+
+def _dress_as(seen: _Seen, doc: Document, template: Document, subject: str | None, title: str,
+              rng: random.Random) -> tuple[float, Document]:
+    """``doc`` in ``template``'s shape under ``title``: :data:`CANDIDATES` pages (filler drawn
+    anew, its counts off by one either way), each grown until the extractor reads the template's
+    counts (it misses some), and of them the one whose whole profile is nearest the template's
+    (:mod:`attacks.graphrag.profile`), with its gap."""
+    shape, target = Shape.of(seen.by_doc.get(template.id, []), template.title), len(template.text())
+    lines = _attack_lines(doc, shape, target, subject)
+    stated = _reading(seen.read, seen.clean, title, lines)  # the attacker's lines as read under their new title
+    want = [shape.on_title - sum(subject in s[::2] for s in stated), shape.off_title - sum(subject not in s[::2] for s in stated)]
+    mentioned = subject or next((c.fact.head for _, c in doc.claims), None) or rng.choice(seen.entities)
+    aim = Profile.of(template, seen.by_doc.get(template.id, []))
+    best: tuple[float, Document] | None = None
+    for k in range(CANDIDATES):
+        g = random.Random(rng.random())
+        on, off = _filler_facts(seen.dataset, template, subject, seen.avoid, {s[0] for s in stated}, shape.heads, g)
+        take = [max(0, w + (g.randint(-1, 1) if k else 0)) for w in want]
+        for _ in range(3):
+            got, dressed, read_there = _filled(seen.dataset, doc, title, lines, on[:take[0]], off[:take[1]], subject,
+                                               stated, template_dates(template), (target, len(template.sentences)),
+                                               mentioned, seen.entities, seen.clean, seen.read, g)
+            gap = aim.gap(Profile.of(dressed, read_there, subject or title), seen.scale)
+            if best is None or gap < best[0]:
+                best = (gap, dressed)
             short = [shape.on_title - got[0], shape.off_title - got[1]]
             grow = [min(len(pool), t + max(0, d)) for pool, t, d in zip((on, off), take, short, strict=True)]
             if grow == take:
                 break
             take = grow
-        out.append(dressed)
-    return out
+    assert best is not None
+    return best
 
 
 def _filled(dataset: Dataset, doc: Document, title: str, lines: list[str], on: list[Fact], off: list[Fact],
-            subject: str | None, stated: set[tuple], dates: list[str], target: int, mentioned: str,
+            subject: str | None, stated: set[tuple], dates: list[str], target: tuple[int, int], mentioned: str,
             entities: list[str], clean: list[Document], read: LexiconExtractor,
-            rng: random.Random) -> tuple[tuple[int, int], Document]:
+            rng: random.Random) -> tuple[tuple[int, int], Document, list[Statement]]:
     """The attacker's ``lines``, then ``on`` as a page about ``subject`` and ``off`` one full-name
     sentence each, as the corpus's writer writes them, with only the filler the extractor reads
-    exactly; and how many statements it reads naming ``subject`` and not."""
+    exactly, padded to ``target`` (characters, sentences); how many statements it reads naming
+    ``subject`` and not, the page, and what it reads there."""
     table = dataset.table
-    filler = list(table.page(subject, [f for f in on if f.head == subject],
-                             [f for f in on if f.head != subject], rng).sentences) if on and subject else []
+    first = list(dict.fromkeys(on))
+    again = on[len(first):] if on[:len(first)] == first else []
+    filler = list(table.page(subject, [f for f in first if f.head == subject],
+                             [f for f in first if f.head != subject], rng).sentences) if first and subject else []
+    filler += [table.sentence(f, variant=rng.randrange(1 << 30)) for f in again]
     filler += [table.sentence(f, variant=rng.randrange(1 << 30)) for f in off]
     for attempt in range(3):
         sentences, source = _dressed(dataset, lines, filler, dates, target, mentioned, entities, rng)
@@ -306,15 +303,18 @@ def _filled(dataset: Dataset, doc: Document, title: str, lines: list[str], on: l
         dressed = Document(doc.id, title, sentences, doc.origin)
         got = _read(read, clean, dressed)
         counts = (sum(subject in (s.head, s.tail) for s in got), sum(subject not in (s.head, s.tail) for s in got))
-    return counts, dressed
+    return counts, dressed, got
 
 
-def _dressed(dataset: Dataset, lines: list[str], filler: list[str], dates: list[str], target: int, mentioned: str,
-             entities: list[str], rng: random.Random) -> tuple[list[str], list[int | None]]:
+def _dressed(dataset: Dataset, lines: list[str], filler: list[str], dates: list[str], size: tuple[int, int],
+             mentioned: str, entities: list[str], rng: random.Random) -> tuple[list[str], list[int | None]]:
     """The attacker's ``lines`` (those stating no fact only where the length leaves room), then
     ``filler``, dated with the template's ``dates`` (the attacker's fact-stating sentences first),
-    padded with mentions of ``mentioned`` to about ``target`` characters; and for each sentence,
-    its index in ``filler`` (None if not filler)."""
+    padded with mentions of ``mentioned`` to about ``size`` (characters, sentences): while
+    sentences are short, the mention of three drawn whose length best fits the characters left
+    per sentence left, then any while nearer the characters; and for each sentence, its index in
+    ``filler`` (None if not filler)."""
+    target, count = size
     room = target - len(" ".join([*(x for x in lines if _claims(x)), *filler]))
     asides = set()
     for k, x in enumerate(lines):
@@ -324,54 +324,20 @@ def _dressed(dataset: Dataset, lines: list[str], filler: list[str], dates: list[
     lines = [x for k, x in enumerate(lines) if _claims(x) or k in asides]
     sentences = [*lines, *filler]
     source: list[int | None] = [None] * len(lines) + list(range(len(filler)))
-    dated = sorted((i for i, x in enumerate(sentences) if _PREFIX.match(x) or _claims(x)), key=lambda i: (i >= len(lines), i))
+    dated = sorted((i for i, x in enumerate(sentences) if DATED.match(x) or _claims(x)), key=lambda i: (i >= len(lines), i))
     dates = list(dates)
     for i in dated:
         sentences[i] = redate(sentences[i], dates.pop(0) if dates else None, rng)
     others = [e for e in entities if e != mentioned]
     while True:
-        extra = dataset.table.mention(mentioned, rng, others)
-        if len(" ".join(sentences)) + 1 + len(extra) > target + len(extra) // 2:
+        length = len(" ".join(sentences))
+        if len(sentences) < count:
+            fits = (target - length) / (count - len(sentences)) - 1
+            extra = min((dataset.table.mention(mentioned, rng, others) for _ in range(3)), key=lambda x: abs(len(x) - fits))
+        else:
+            extra = dataset.table.mention(mentioned, rng, others)
+        if length + 1 + len(extra) > target + len(extra) // 2:
             return sentences, source  # the nearer of the two lengths around the template's
         at = rng.randrange(len(sentences) + 1)
         sentences.insert(at, extra)
         source.insert(at, None)
-
-
-def _fit(sentences: Sequence[str], target: int) -> list[str]:
-    """The sentences kept within about ``target`` characters: those stating facts first (the
-    first always), in their own order."""
-    order = sorted(range(len(sentences)), key=lambda i: (not getattr(sentences[i], "claims", ()), i))
-    kept, size = [], -1
-    for i in order:
-        if kept and size + 1 + len(sentences[i]) > target + len(sentences[i]) // 2:
-            continue
-        kept.append(i)
-        size += 1 + len(sentences[i])
-    return [sentences[i] for i in sorted(kept)]
-
-
-def _by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random) -> list[Document]:
-    """``added`` documents, each cut or padded to a clean template's length and dated as it is,
-    titled as the attacker titled it (the dress before issue #50 item 3)."""
-    clean = [d for d in dataset.documents if d.origin == "clean"]
-    entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
-    out: list[Document] = []
-    deck: list[Document] = []
-    for doc in added:
-        least = min((len(x) for x in doc.sentences if getattr(x, "claims", ())), default=0)
-        template = _deal(deck, clean, least, rng)
-        target, dates = len(template.text()), _dates(template)
-        sentences = []
-        for line in _fit(doc.sentences, target):
-            dated = bool(_PREFIX.match(line)) or bool(getattr(line, "claims", ()))
-            sentences.append(redate(line, dates.pop(0) if dates and dated else None, rng))
-        subject = next((c.fact.head for _, c in doc.claims), None) or rng.choice(entities)
-        others = [e for e in entities if e != subject]
-        while True:
-            filler = dataset.table.mention(subject, rng, others)
-            if len(" ".join(sentences)) + 1 + len(filler) > target + len(filler) // 2:
-                break  # the nearer of the two lengths around the template's
-            sentences.insert(rng.randrange(len(sentences) + 1), filler)
-        out.append(Document(doc.id, doc.title, sentences, doc.origin))
-    return out

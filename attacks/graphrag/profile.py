@@ -1,0 +1,68 @@
+"""What the index and the graph hold for one document: the profile a dressed attacker page copies
+from its clean template (issue #50 item 3, issue #51 item 1).
+
+An attacker's tell classifier reads no field alone: the statements a page states, on how many
+heads, tails and relations, how many name its title, which are negated or dated, in how many
+chunks, beside the page's sentences, characters and chunks, read together. A dress that matches
+each on average still leaves the joint pattern (few statements in many characters, more heads
+than statements on the title allow). So the dress writes several candidate pages per template
+and keeps the one whose whole profile is nearest the template's, each field measured in the
+clean corpus's own spread of it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from environments.graphrag.corpus import Document, Statement
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the graph holds for one page: statements naming its title's entity and the others,
+    distinct heads, negated statements."""
+
+    on_title: int
+    off_title: int
+    heads: int
+    negated: int
+
+    @classmethod
+    def of(cls, statements: Sequence[Statement], title: str) -> Shape:
+        on = sum(title in (s.head, s.tail) for s in statements)
+        return cls(on, len(statements) - on, len({s.head for s in statements}), sum(s.negated for s in statements))
+
+
+FIELDS = ("statements", "heads", "tails", "relations", "on_title", "negated", "dated", "chunks_with_statements",
+          "sentences", "characters", "chunks")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One document's :data:`FIELDS`, as the index stores them and the graph holds them."""
+
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, doc: Document, statements: Sequence[Statement], title: str | None = None) -> Profile:
+        """``doc``'s profile given what an extractor reads in it (``title``: the entity its page is
+        about, the document's own title unless given)."""
+        about = doc.title if title is None else title
+        return cls((float(len(statements)), float(len({s.head for s in statements})),
+                    float(len({s.tail for s in statements})), float(len({s.relation for s in statements})),
+                    float(sum(about in (s.head, s.tail) for s in statements)), float(sum(s.negated for s in statements)),
+                    float(sum(bool(s.dated) for s in statements)), float(len({s.chunk for s in statements})),
+                    float(len(doc.sentences)), float(len(doc.text())), float(len(doc.chunks()))))
+
+    def gap(self, other: Profile, spread: Sequence[float]) -> float:
+        """The distance to ``other``: each field's difference in units of its ``spread``, summed."""
+        return sum(abs(a - b) / s for a, b, s in zip(self.values, other.values, spread, strict=True))
+
+
+def spread(profiles: Sequence[Profile]) -> tuple[float, ...]:
+    """Each field's standard deviation over ``profiles`` (a clean corpus's), at least 0.1 (a field
+    no clean page varies in still counts, with a large weight)."""
+    columns = list(zip(*(p.values for p in profiles), strict=True)) if profiles else [() for _ in FIELDS]
+    return tuple(max(0.1, statistics.pstdev(c)) if len(c) > 1 else 1.0 for c in columns)
