@@ -160,13 +160,13 @@ def plan(suite: Suite, args: argparse.Namespace, generation: dict[str, Any] | No
         raise UsageError(f"--seeds must be between 1 and {MAX_SEEDS}, not {n}")
     if args.seed_start + n - 1 > MAX_SEED:  # what numpy's generators take
         raise UsageError(f"--seed-start {args.seed_start} with --seeds {n}: seeds must stay at most {MAX_SEED}")
-    seeds = list(range(args.seed_start, args.seed_start + n))
+    seeds = range(args.seed_start, args.seed_start + n)  # run.json lists them; held as a range, never a list
     degrade = 0.0 if args.degrade is None else args.degrade
     if not 0.0 <= degrade <= 1.0:  # also refuses nan
         raise UsageError(f"--degrade must be between 0 and 1, not {degrade}")
     controllers = controllers_of(args)
     specs = Planned(EpisodeSpec(suite.name, "", "", 0, options, degrade, generation, controllers),
-                    tuple(agents), tuple(tasks), tuple(seeds))  # made one at a time, as the run reaches them
+                    tuple(agents), tuple(tasks), seeds)  # made one at a time, as the run reaches them
     # an id ends ".s<seed>" (characters kept as they are), so two ids can be one only at the same seed
     refuse_colliding_ids(Planned(specs.template, specs.agents, specs.tasks, specs.seeds[:1]))
     meta = {"suite": suite.name, "tasks": tasks, "agents": agents, "seeds": seeds, "options": options,

@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         if not args.out:
             raise UsageError("--resume needs --out RUN_DIR")
         store = RunStore(args.out)
-        meta = store.meta()
+        meta = recorded = store.meta()
         where = str(store.root / "run.json")
         suite = get_suite(meta.get("suite_ref") or meta["suite"])
         if meta["suite"] != args.suite and get_suite(args.suite).name != meta["suite"]:
@@ -141,9 +141,11 @@ def _run(args: argparse.Namespace) -> int:
         approver = approver_config(args, Path(args.out))
         if args.timeout is not None:
             meta["timeout"] = args.timeout
-        store.create({**meta, "executor": "serial" if approver else args.executor,
-                      **({"approver": approver.to_dict()} if approver else {})})
-    bound = binding(store.meta())  # every log's header names this run and its settings (agentbed.binding)
+        recorded = store.create({**meta, "executor": "serial" if approver else args.executor,
+                                 **({"approver": approver.to_dict()} if approver else {})})
+    # every log's header names this run and its settings (agentbed.binding): run.json's, as written
+    # (not read back: it lists the plan's N seeds)
+    bound = binding(recorded)
     specs = specs.with_fields(run=bound)
     with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
         return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)

@@ -48,13 +48,24 @@ class Streamed:
 def dump_streamed(doc: Any, fh: TextIO, *, indent: int | None = 1, separators: tuple[str, str] | None = None,
                   ensure_ascii: bool = True) -> None:
     """``json.dump(doc, fh, sort_keys=True, ...)``, byte for byte, where each :class:`Streamed` in
-    ``doc`` is written as the object or array of its items: the rest of the document is encoded
-    with a marker in its place, and the items are written where the marker stands, indented as
-    the encoder would have (with ``indent``, items must be scalars)."""
+    ``doc`` is written as the object or array of its items (:func:`iter_streamed`)."""
+    for piece in iter_streamed(doc, indent=indent, separators=separators, ensure_ascii=ensure_ascii):
+        fh.write(piece)
+
+
+def iter_streamed(doc: Any, *, indent: int | None = 1, separators: tuple[str, str] | None = None,
+                  ensure_ascii: bool = True) -> Iterator[str]:
+    """The text of ``json.dumps(doc, sort_keys=True, ...)`` in pieces, where each :class:`Streamed`
+    in ``doc`` (and each ``range``, as the list of its integers: a plan's seeds) is written as its
+    items come: the rest of the document is encoded with a marker in its place, and the items are
+    written where the marker stands, indented as the encoder would have (with ``indent``, items
+    must be scalars)."""
     token = secrets.token_hex(8)
     streams: list[Streamed] = []
 
     def mark(value: Any) -> Any:
+        if isinstance(value, range):
+            value = Streamed(value, pairs=False)
         if isinstance(value, Streamed):
             streams.append(value)
             return f"\0{token}-{len(streams) - 1}\0"
@@ -70,7 +81,7 @@ def dump_streamed(doc: Any, fh: TextIO, *, indent: int | None = 1, separators: t
     text = json.dumps(mark(doc), sort_keys=True, **options)
     at = 0
     for found in re.finditer(rf'"(?:\\u0000|\0){token}-(\d+)(?:\\u0000|\0)"', text):
-        fh.write(text[at:found.start()])
+        yield text[at:found.start()]
         at = found.end()
         stream = streams[int(found[1])]
         if indent is not None:
@@ -87,10 +98,10 @@ def dump_streamed(doc: Any, fh: TextIO, *, indent: int | None = 1, separators: t
             batch.append(f"{encode(item[0])}{key_sep}{encode(item[1])}" if stream.pairs else encode(item))
             first = False
             if len(batch) >= 2048:
-                fh.write("".join(batch))
+                yield "".join(batch)
                 batch.clear()
-        fh.write("".join(batch) + (opening + closing if first else outer + closing))
-    fh.write(text[at:])
+        yield "".join(batch) + (opening + closing if first else outer + closing)
+    yield text[at:]
 
 
 class NotSure(Exception):

@@ -40,7 +40,7 @@ from typing import Any
 
 from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.files import write_atomic_chunks
-from agentbed.jsonstream import Streamed, StreamedItems, dump_streamed, read_streamed
+from agentbed.jsonstream import Streamed, StreamedItems, dump_streamed, iter_streamed, read_streamed
 from agentbed.seal import key_id, mac, mac_ok
 from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
 
@@ -156,15 +156,15 @@ def manifest_bytes(plan: dict[str, Any], pairs: Iterable[tuple[str, str]], *, ru
     """``json.dumps(build(...), sort_keys=True)`` encoded, byte for byte, in pieces, from ``pairs``
     (sorted by id, each id once) read once: the Merkle root and the HMAC are folded as they pass,
     so no list of the run's episodes is made. ``build`` is the definition; tests hold them equal."""
-    def piece(compact: bool, doc: dict[str, Any]) -> str:  # a dict's members, without its braces
-        text = json.dumps(doc, sort_keys=True, separators=(",", ":") if compact else None, ensure_ascii=not compact)
-        return text[1:-1]
+    def piece(compact: bool, doc: dict[str, Any]) -> Iterator[str]:  # a dict's members, without its braces
+        return _unbraced(iter_streamed(doc, indent=None, separators=(",", ":") if compact else None,
+                                       ensure_ascii=not compact))  # a plan's seeds (a range) as they come
 
     fold = MerkleFold()
     signer = hmac.new(key, digestmod=hashlib.sha256) if key is not None else None
     if signer is not None:
-        signer.update(("{" + piece(True, {"complete": complete}) + ',"episodes":[').encode("utf-8"))
-    yield ("{" + piece(False, {"complete": complete}) + ', "episodes": [').encode("utf-8")
+        signer.update(("{" + "".join(piece(True, {"complete": complete})) + ',"episodes":[').encode("utf-8"))
+    yield ("{" + "".join(piece(False, {"complete": complete})) + ', "episodes": [').encode("utf-8")
     batch: list[str] = []
     signed: list[str] = []
     first = True
@@ -186,9 +186,24 @@ def manifest_bytes(plan: dict[str, Any], pairs: Iterable[tuple[str, str]], *, ru
     rest = {"expected": expected, "files": dict(sorted(files.items())), "final": final, "format": FORMAT,
             "key_id": key_id(key) if key is not None else None, "plan": plan, "root": fold.root(), "run_id": run_id}
     if signer is not None:
-        signer.update(("]," + piece(True, rest) + "}").encode("utf-8"))
+        signer.update(b"],")
+        for text in piece(True, rest):
+            signer.update(text.encode("utf-8"))
+        signer.update(b"}")
         rest["mac"] = signer.hexdigest()
-    yield ("".join(batch) + "], " + piece(False, rest) + "}").encode("utf-8")
+    yield ("".join(batch) + "], ").encode("utf-8")
+    for text in piece(False, rest):
+        yield text.encode("utf-8")
+    yield b"}"
+
+
+def _unbraced(pieces: Iterator[str]) -> Iterator[str]:
+    """The pieces of an object's text without its opening and closing brace."""
+    held = next(pieces)[1:]
+    for text in pieces:
+        yield held
+        held = text
+    yield held[:-1]
 
 
 def file_digest(path: Path) -> str:

@@ -15,7 +15,6 @@ group that the bootstrap resamples.
 from __future__ import annotations
 
 import os
-from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,7 +25,7 @@ from typing import Any, BinaryIO
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
 from agentbed.jsonstream import NotSure, Streamed, StreamedItems, dump_streamed, text_of
-from agentbed.stats import bootstrap_ci, pass_hat_k_ci_of_counts
+from agentbed.stats import pass_hat_k_ci_of_counts, success_rate_ci
 from agentbed.summary import fmt, headline, table
 from agentbed.validate import (
     MAX_JSON_BYTES,
@@ -321,29 +320,25 @@ def suite_summary(suite: str, records: Iterable[Mapping[str, Any]], command: str
 
 
 class _AgentRates:
-    """One agent's episodes as :class:`PassRates` keeps them: a float and a task number each."""
+    """One agent's episodes as :class:`PassRates` keeps them: counts per task, status and label."""
 
     def __init__(self) -> None:
-        self.values = array("d")  # success as 1.0/0.0, in record order
-        self.groups = array("I")  # the task of each value, as its number in ``tasks``
-        self.tasks: dict[str, list[int]] = {}  # task -> [its number, successes, trials], in first-seen order
+        self.tasks: dict[str, list[int]] = {}  # task -> [successes, trials], in first-seen order
         self.statuses: Counter[str] = Counter()
         self.labels: Counter[str] = Counter()
 
     def add(self, r: Mapping[str, Any]) -> None:
-        task = self.tasks.setdefault(r["task"], [len(self.tasks), 0, 0])
-        self.values.append(1.0 if r["success"] else 0.0)
-        self.groups.append(task[0])
-        task[1] += bool(r["success"])
-        task[2] += 1
+        task = self.tasks.setdefault(r["task"], [0, 0])
+        task[0] += bool(r["success"])
+        task[1] += 1
         self.statuses[r["status"]] += 1
         self.labels.update(r.get("labels", []))
 
 
 class PassRates:
-    """:func:`suite_summary` folded one record at a time, in flat memory but for a float and a task
-    number per episode (for the bootstrap over tasks): a run of 100,000 episodes summarises without
-    holding its records."""
+    """:func:`suite_summary` folded one record at a time into counts per agent and task (all the
+    bootstrap over tasks needs: :func:`agentbed.stats.success_rate_ci`): a run of 100,000 episodes
+    summarises in the memory of one of 10."""
 
     def __init__(self) -> None:
         self.agents: dict[str, _AgentRates] = defaultdict(_AgentRates)
@@ -359,14 +354,13 @@ class PassRates:
         seeds = len(self.seeds)
         heads, agent_rows, task_rows, label_rows = [], [], [], []
         for agent, rates in sorted(self.agents.items()):
-            names = list(rates.tasks)
-            ci = bootstrap_ci(rates.values, groups=[names[g] for g in rates.groups])
+            ci = success_rate_ci({task: (c, n) for task, (c, n) in rates.tasks.items()})
             heads.append(headline("pass_rate", ci, agent=agent, seeds=seeds))
-            k = min(n for _, _, n in rates.tasks.values())
-            pk = pass_hat_k_ci_of_counts([(c, n) for _, c, n in rates.tasks.values()], k)
-            agent_rows.append([agent, len(rates.values), seeds, fmt(ci), f"pass^{k} {fmt(pk)}",
+            k = min(n for _, n in rates.tasks.values())
+            pk = pass_hat_k_ci_of_counts([(c, n) for c, n in rates.tasks.values()], k)
+            agent_rows.append([agent, ci.n, seeds, fmt(ci), f"pass^{k} {fmt(pk)}",
                                ", ".join(f"{s}={n}" for s, n in sorted(rates.statuses.items()))])
-            for task, (_, c, n) in sorted(rates.tasks.items()):
+            for task, (c, n) in sorted(rates.tasks.items()):
                 task_rows.append([agent, task, f"{c}/{n}"])
             for label, n in rates.labels.most_common():
                 label_rows.append([agent, label, n])

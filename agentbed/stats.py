@@ -78,6 +78,32 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], floa
     return Interval(estimate, lo, hi, int(data.size), confidence)
 
 
+def success_rate_ci(counts: Mapping[str, tuple[int, int]], *, n_resamples: int = DEFAULT_RESAMPLES,
+                    confidence: float = 0.95, seed: int = 0) -> Interval:
+    """:func:`bootstrap_ci` of successes as 1.0/0.0 grouped by task, from each task's
+    ``(successes, trials)`` alone: the same interval to the bit, since the mean of a resample is
+    its drawn tasks' successes over their trials, and sums of whole numbers are exact in any
+    order. Tasks are drawn in :func:`bootstrap_ci`'s canonical order with the same generator, so a
+    summary folding 100,000 episodes keeps two counts per task, not a value per episode."""
+    tasks = sorted(counts, key=_canonical)  # distinct texts: _canonical_order's group order
+    successes = np.asarray([counts[t][0] for t in tasks], dtype=float)
+    trials = np.asarray([counts[t][1] for t in tasks], dtype=np.int64)
+    n = int(trials.sum())
+    if n == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), 0, confidence)
+    estimate = float(np.float64(successes.sum()) / n)
+    if n == 1:
+        return Interval(estimate, estimate, estimate, 1, confidence)
+    drawn = [t for t, k in zip(tasks, trials, strict=True) if k]  # a task of no trials is no group
+    keep = trials > 0
+    successes, trials = successes[keep], trials[keep]
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(drawn), size=(n_resamples, len(drawn)))
+    samples = successes[draws].sum(axis=1) / trials[draws].sum(axis=1)
+    lo, hi = _percentiles(samples, confidence)
+    return Interval(estimate, lo, hi, n, confidence)
+
+
 def _canonical(key: Hashable) -> tuple[str, str]:
     return (type(key).__name__, str(key))
 

@@ -41,8 +41,9 @@ from typing import Any
 
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
-from agentbed.files import write_atomic
+from agentbed.files import write_atomic, write_atomic_chunks
 from agentbed.groupcommit import GroupCommit
+from agentbed.jsonstream import iter_streamed
 from agentbed.manifest import ManifestWriter, plan_of
 from agentbed.runner import EpisodeRecord
 from agentbed.seal import log_key
@@ -116,8 +117,9 @@ class RunStore:
     def exists(self) -> bool:
         return (self.root / RUN_META).exists()
 
-    def create(self, meta: dict[str, Any]) -> None:
-        """Record a new run's plan, holding the writer lock."""
+    def create(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """Record a new run's plan, holding the writer lock; return what run.json holds (its
+        seeds may be a ``range``, written as the list of its integers)."""
         if self.root.exists() and not self.root.is_dir():
             raise UsageError(f"--out {self.root}: exists and is not a directory")
         if self.exists():
@@ -133,11 +135,13 @@ class RunStore:
             raise UsageError(f"--out {self.root}: a run is already recorded there; use --resume to finish it")
         self.run_id = uuid.uuid4().hex  # what binds the manifest to this run, not another of the same plan
         meta = {**meta, "run_id": self.run_id}
-        write_atomic(self.root / RUN_META, json.dumps(meta, indent=1, sort_keys=True).encode("utf-8"))
+        # json.dumps(meta, indent=1, sort_keys=True), a range of seeds written as it goes
+        write_atomic_chunks(self.root / RUN_META, (text.encode("utf-8") for text in iter_streamed(meta, indent=1)))
         plan = plan_of(meta)
         if plan is not None:
             self._seal = ManifestWriter(self.root, plan, self.run_id, {}, log_key())
             self._seal.write(complete=False)
+        return meta
 
     def meta(self) -> dict[str, Any]:
         """run.json, validated: a missing, malformed or mistyped field is a one-line error."""

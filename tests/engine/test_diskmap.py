@@ -59,6 +59,8 @@ def test_the_streamed_manifest_is_the_built_one(episodes, keyed, complete, final
               key=key, expected=len(episodes))
     built = json.dumps(manifest.build(plan, episodes, **kw), sort_keys=True).encode("utf-8")
     assert b"".join(manifest.manifest_bytes(plan, sorted(episodes.items()), **kw)) == built
+    ranged = {**plan, "seeds": range(0, 2)}  # a new run's plan holds its seeds as a range
+    assert b"".join(manifest.manifest_bytes(ranged, sorted(episodes.items()), **kw)) == built
     fold = manifest.MerkleFold()
     for eid, digest in sorted(episodes.items()):
         fold.add(eid, digest)
@@ -74,6 +76,8 @@ def test_a_manifest_of_thousands_is_the_built_one():
         kw = dict(run_id="cd" * 16, complete=True, final=True, files={}, key=key, expected=2051)
         built = json.dumps(manifest.build(plan, episodes, **kw), sort_keys=True).encode("utf-8")
         assert b"".join(manifest.manifest_bytes(plan, sorted(episodes.items()), **kw)) == built
+        ranged = {**plan, "seeds": range(2051)}  # past the streamed writer's batch of 2,048 items
+        assert b"".join(manifest.manifest_bytes(ranged, sorted(episodes.items()), **kw)) == built
 
 
 @settings(max_examples=100, deadline=None)

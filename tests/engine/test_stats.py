@@ -1,7 +1,9 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agentbed.stats import bootstrap_ci, mcnemar_exact, paired_difference_ci, pass_hat_k
+from agentbed.stats import bootstrap_ci, mcnemar_exact, paired_difference_ci, pass_hat_k, success_rate_ci
 
 
 def test_bootstrap_interval_covers_the_mean_and_is_deterministic():
@@ -58,3 +60,23 @@ def test_intervals_do_not_depend_on_the_order_of_the_observations():
     per_task = {f"t{i}": [bool(rng.random() < 0.5) for _ in range(4)] for i in range(9)}
     reordered = dict(reversed(list(per_task.items())))
     assert pass_hat_k_ci(per_task, 2) == pass_hat_k_ci(reordered, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=6),
+       st.integers(0, 2**32 - 1))
+def test_a_success_rate_from_counts_per_task_is_the_bootstrap_of_its_values(counts, seed):
+    """success_rate_ci, from (successes, trials) per task, gives bootstrap_ci's interval to the bit
+    over the 1.0/0.0 values grouped by task, in any order (PassRates keeps only the counts)."""
+    counts = {task: (min(c, n), n) for task, (c, n) in counts.items()}
+    values, groups = [], []
+    for task, (c, n) in counts.items():
+        values += [1.0] * c + [0.0] * (n - c)
+        groups += [task] * n
+    order = np.random.default_rng(seed).permutation(len(values))
+    expected = bootstrap_ci([values[i] for i in order], groups=[groups[i] for i in order], n_resamples=200,
+                            seed=seed)
+    got = success_rate_ci(counts, n_resamples=200, seed=seed)
+    assert (got.n, got.confidence) == (expected.n, expected.confidence)
+    assert [got.estimate, got.low, got.high] == pytest.approx([expected.estimate, expected.low, expected.high],
+                                                              rel=0, abs=0, nan_ok=True)
