@@ -13,7 +13,7 @@ import pytest
 
 from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
-from controllers.graphrag.candidates import build_conflict, interpret_query
+from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
 from controllers.graphrag.tdp import disputed_entity
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -55,18 +55,20 @@ def test_a_second_page_about_the_entity_with_another_object_is_a_dispute(world):
 def test_no_clean_step_is_disputed_and_clean_answers_are_kept(world):
     kg = build_index(world.documents, world.table, community_method="none").kg
     tdp, disputed = make_defense("tdp"), make_defense("tdp-disputed")
-    kept = 0
+    kept = conflicts = 0
+
+    def settle(conflict):
+        nonlocal conflicts
+        conflicts += 1
+        assert not disputed_entity(kg, conflict), (conflict.entity, conflict.relation)
+        return [c.answer for c in conflict.candidates]
+
     for q in world.questions:
         reading = interpret_query(kg, Query(q.text))
-        if reading is None:
-            continue
-        for relation in reading.plan:
-            for entity in kg.entities():
-                conflict = build_conflict(kg, set(local_search(kg, reading.topic, reading.plan)), entity, relation)
-                assert conflict is None or not disputed_entity(kg, conflict), (q.id, entity)
-                break
+        if reading is not None:
+            walk_plan(kg, set(local_search(kg, reading.topic, reading.plan)), reading.topic, reading.plan, settle)
         kept += defended_answer(kg, q, disputed) == defended_answer(kg, q, tdp)
-    assert kept >= 0.95 * len(world.questions)
+    assert conflicts and kept >= 0.95 * len(world.questions)
 
 
 def test_a_note_about_no_entity_attests_no_support(world):
