@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.graphrag.nlp_mentions import definite
 from environments.graphrag.nlp_names import (
     FIRST_PERSON,
     PERSONAL,
@@ -112,6 +113,13 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
     e = ent_at(doc, token.i, ents)
     if e is not None:
         return listed([e.name, *conjuncts(doc, token, ents)], doc, e, ents)
+    if token.pos_ == "NOUN":  # "Its chief executive, Mikheil Lomtadze, was born in ...": the name apposed
+        named = apposed_name(doc, token, ents)
+        if named is not None:
+            return [named.name]
+        referent = definite(token, state, ents)  # "the orchestra": the name last described as one
+        if referent:
+            return [referent]
     for span in (token.subtree,):  # "the capital of X is ...": a name inside the subject phrase
         inside = [x for x in ents if any(x.start <= s.i < x.end for s in span)]
         if inside and token.pos_ == "PROPN":
@@ -146,6 +154,21 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
     return []
 
 
+def apposed_name(doc: Any, token: Any, ents: list[Entity]) -> Entity | None:
+    """The name apposed to a common noun: "its chief executive, Mikheil Lomtadze," (the parse's
+    apposition, else a name right after the noun's comma that a comma or a verb closes)."""
+    for c in token.children:
+        if c.dep_ == "appos":
+            e = ent_at(doc, c.i, ents)
+            if e is not None:
+                return e
+    if token.i + 2 < len(doc) and doc[token.i + 1].text == ",":
+        e = ent_at(doc, token.i + 2, ents)
+        if e is not None and e.start == token.i + 2 and e.end < len(doc) and doc[e.end].text == ",":
+            return e
+    return None
+
+
 def possessor(doc: Any, i: int, ents: list[Entity], state: State) -> str:
     """Whose seat a "headquarters"/"main campus" cue names: "its" (the organisation last named),
     "X's", "the committee's" (the organisation last named); "" for none."""
@@ -160,6 +183,8 @@ def possessor(doc: Any, i: int, ents: list[Entity], state: State) -> str:
         named = ent_at(doc, k - 1, ents)
         if named is not None and named.end == k:
             return named.name if named.kind != "person" else ""
+        if doc[k - 1].pos_ == "NOUN" and definite(doc[k - 1], state, ents):  # "the federation's headquarters"
+            return definite(doc[k - 1], state, ents)
         if doc[k - 1].pos_ == "NOUN" and doc[k - 1].lemma_.lower() in ORG_NOUNS | {"alliance", "committee", "federation"}:
             return last_organisation(doc, k, ents, state)
     return ""

@@ -30,8 +30,9 @@ open domain information extraction", ACL 2015):
    (:mod:`~environments.graphrag.nlp_named`).
 
 Names and what a document's reading remembers live in :mod:`~environments.graphrag.nlp_names`,
-the climb to a cue's head and coreference in :mod:`~environments.graphrag.nlp_coref`, a cue's
-objects in :mod:`~environments.graphrag.nlp_objects`.
+the climb to a cue's head and coreference in :mod:`~environments.graphrag.nlp_coref` (definite
+descriptions, "the orchestra", in :mod:`~environments.graphrag.nlp_mentions`), a cue's objects in
+:mod:`~environments.graphrag.nlp_objects`.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ from environments.graphrag.nlp_lines import (
     reading_units,
     title_topic,
 )
+from environments.graphrag.nlp_mentions import describe
 from environments.graphrag.nlp_named import Gazetteer, gazetteer, name_words, named_statements, titled_spans
 from environments.graphrag.nlp_names import (
     DASH,
@@ -204,6 +206,7 @@ class SpacyExtractor:
     # -- one line ------------------------------------------------------------------------------
     def _line(self, doc: Any, state: State, first_line: bool = False) -> list[tuple[str, str, str, bool]]:
         ents = entities(doc, state, titled_spans(doc, self._known))
+        describe(doc, ents, state)  # "X is a symphony orchestra": a later "the orchestra" is X
         for e in ents:  # "Dr Jane Roe, you were born ...": the question's "you"
             if e.end + 1 < len(doc) and doc[e.end].text == "," and doc[e.end + 1].lower_ == "you":
                 state.addressee = e.name
@@ -320,6 +323,8 @@ class SpacyExtractor:
         if said & (NOT_ASSERTED - {"former", "formerly", "ex", "previous", "previously"}):
             return []  # hearsay: "denied rumours that it was moving to X", "claimed he lives in Y"
         negated = negated or (i > 0 and doc[i - 1].lower_ in ("former", "formerly", "previously", "once"))
+        if rel == "office_in" and j >= 2 and doc[j - 2].dep_ == "attr":
+            return []  # "X is a research centre in Y": what X is, not a site of X's
         if cue.kind == "name":
             return named_statements(doc, rel, i, j, ents, state, negated, starts)
         if cue.kind in ("post", "pre"):

@@ -21,10 +21,14 @@ import re
 from typing import Any
 
 from environments.graphrag.lexicon_forms import NAME_CONNECTORS
+from environments.graphrag.nlp_names import MONTHS
 
 # A sentence ending in an initial ("D.", "R.J.") or a name's abbreviation continues the name.
-_RUNS_ON = re.compile(r"(?:\b[A-Z]\.|\b(?:St|Dr|Mr|Mrs|Ms|Prof|Mt|Ft|Jr|Sr|No|Gen|Sen|Rep|Gov)\.)$")
-_DATELINE = re.compile(r"^[A-Z][A-Z.'\u2019]+(?: [A-Z][A-Z.'\u2019]+)*(?:,[^-\u2013\u2014()]{0,40})?\s*"
+_RUNS_ON = re.compile(r"(?:\b[A-Z]\.|\b(?:St|Dr|Mr|Mrs|Ms|Prof|Mt|Ft|Jr|Sr|No|Gen|Sen|Rep|Gov|Jan|Feb|Mar|Apr|Jun|Jul"
+                      r"|Aug|Sep|Sept|Oct|Nov|Dec)\.)$")  # "BUENOS AIRES, Nov. 2 -": a month's abbreviation
+# A dateline's place in capitals, any script's ("REYKJAVÍK, March 4 -"): checked to be upper case.
+_DATELINE = re.compile(r"^([^\W\d_][^\W\d_.'\u2019]*[.'\u2019]?(?: [^\W\d_][^\W\d_.'\u2019]*)*)"
+                       r"(?:,([^-\u2013\u2014()]{0,40}))?\s*"
                        r"(?:\([^)]{1,20}\))?\s*[-\u2013\u2014]+\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 # Field labels the spaCy extractor reads besides the shared ones (lexicon_forms.FIELDS).
@@ -64,6 +68,10 @@ SUBJECT_LABELS = {"name", "company", "organisation", "organization", "institutio
 NOT_ASSERTED = {"former", "formerly", "ex", "previous", "previously", "rumour", "rumours", "rumor", "rumors",
                 "rumoured", "rumored", "reportedly", "allegedly", "denied", "denies", "claimed", "claims", "if",
                 "unless"}
+# Nouns of an organisation's sites besides its seat: "a production site in X", "data centres in X
+# and Y", "a small annex at X" (singular: a cue also matches its plural's lemma).
+FACILITIES = ("site", "centre", "center", "laboratory", "foundry", "department", "annex", "studio", "depot",
+              "warehouse", "facility", "station", "smelter", "refinery", "mill", "hangar", "plant", "factory", "hub")
 SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
     "works_for": (("chief executive of", "verb"), ("president of", "verb"), ("chairman of", "verb"),
                   ("ceo of", "verb"), ("head of", "verb"), ("director-general of", "verb"), ("been with", "verb"),
@@ -80,7 +88,7 @@ SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
                   ("factories in", "verb"), ("assembly line in", "verb"), ("research centre in", "verb"),
                   ("research center in", "verb"), ("training centre in", "verb"), ("logistics centre in", "verb"),
                   ("lab in", "verb"), ("laboratory in", "verb"), ("subsidiary in", "verb"), ("hub in", "verb"),
-                  ("country offices in", "verb")),
+                  ("country offices in", "verb"), *((f"{noun} {at}", "verb") for noun in FACILITIES for at in ("in", "at"))),
 }
 WH_PAST = {"go": "went", "grow": "grew", "leave": "left", "come": "came", "make": "made", "get": "got",
            "teach": "taught", "begin": "began", "take": "took", "find": "found", "meet": "met", "run": "ran"}
@@ -88,19 +96,25 @@ WH_PAST = {"go": "went", "grow": "grew", "leave": "left", "come": "came", "make"
 
 def reading_units(sentences: list[str]) -> list[tuple[int, str]]:
     """(first sentence's index, text) per unit to parse: sentences cut at an initial are joined
-    again, a dateline is dropped, a two-cell table row becomes a field line."""
+    again, a dateline is dropped (its "CITY, Region" read last, as "City is located in Region."), a two-cell table row becomes a field line."""
     units: list[tuple[int, str]] = []
     for k, raw in enumerate(sentences):
         s = str(raw).strip()
         if not s:
             continue
-        if units and _RUNS_ON.search(units[-1][1]) and s[:1].isupper() and not LABEL.match(s):  # a field line starts anew
+        if units and _RUNS_ON.search(units[-1][1]) and (s[:1].isupper() or s[:1].isdigit()) and not LABEL.match(s):  # a field line starts anew
             units[-1] = (units[-1][0], f"{units[-1][1]} {s}")
             continue
         units.append((k, s))
-    out = []
+    out, places = [], []
     for k, s in units:
-        s = _DATELINE.sub("", s, count=1)
+        dateline = _DATELINE.match(s)
+        place = ""
+        if dateline and dateline.group(1).isupper() and len(dateline.group(1)) > 1:
+            s, region = s[dateline.end():], (dateline.group(2) or "").split(",")[0].strip()
+            if region and name_like(region) and region.split()[0].lower().rstrip(".") not in MONTHS and \
+                    not any(c.isdigit() for c in region):  # "POZNAŃ, Poland, Nov. 19 -": Poznań is in Poland
+                place = f"{dateline.group(1).title()} is located in {region}."
         if s.startswith("|"):
             if _TABLE_RULE.match(s):
                 continue
@@ -108,7 +122,8 @@ def reading_units(sentences: list[str]) -> list[tuple[int, str]]:
             s = f"{cells[0]}: {cells[1]}" if len(cells) == 2 else " ; ".join(cells)
         if s:
             out.append((k, s))
-    return out
+        places += [(k, place)] if place else []
+    return out + places  # last: a dateline's place is no antecedent of the story's "the company"
 
 
 def name_like(text: str) -> bool:

@@ -63,6 +63,7 @@ class State:
     person: str = ""  # the last person named, subject or not ("she" when no person was a subject)
     people: set[str] = field(default_factory=set)  # every name read as a person's
     kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
+    described: dict[str, str] = field(default_factory=dict)  # a noun -> the name it last described ("orchestra")
 
 
 def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()) -> list[Entity]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from environments.graphrag.nlp_coref import last_organisation
+from environments.graphrag.nlp_mentions import definite
 from environments.graphrag.nlp_names import NEGATORS, Entity, State, negated_before
 
 LIST_JOIN = {",", "and", "or", "&", ";"}
@@ -34,6 +35,11 @@ def objects_after(doc: Any, j: int, ents: list[Entity], school_only: bool, field
             j + 1 == len(doc) or doc[j + 1].is_punct):  # "a colleague of hers"
         who = state.last.get("person") or state.topic
         return [(who, False)] if who else []
+    if state is not None and j + 1 < len(doc) and doc[j].lower_ in ("the", "this"):  # "works for the institute"
+        noun = next((t for t in doc[j + 1:j + 4] if t.pos_ in ("NOUN", "PROPN")), None)
+        who = definite(noun, state, ents) if noun is not None and noun.pos_ == "NOUN" else ""
+        if who:
+            return [(who, negated_before(doc, j))]
     after = [e for e in ents if e.start >= j]
     if not after:
         return []

@@ -6,7 +6,8 @@ spaCy extractor (:mod:`environments.graphrag.nlp_extract`), wherever in a line t
   "Lima, Quito and Bogotá" is a list of three, not a place within another);
 - "in": "born in Ogwashi-Ukwu in Delta State", "the University of X in Y";
 - a place noun: "São José dos Campos, in the state of São Paulo", "the Pueblo Libre district of
-  Lima", "Rondebosch, a suburb of Cape Town", "Tilonia, a village in the Ajmer district".
+  Lima", "Rondebosch, a suburb of Cape Town", "Tilonia, a village in the Ajmer district";
+- a possessive: "Prague's Old Town", "Porto's Boavista district" (the possessed place is inside).
 
 Only names spaCy labels places (GPE, LOC; a facility or an untagged name on the left) are read,
 so "Ann Lee, London" or "Acme in Paris" state nothing here.
@@ -45,6 +46,9 @@ def place_pairs(doc: Any, ents: list[Entity]) -> list[tuple[str, str, str, bool]
     one of the module's patterns joins."""
     out = []
     for k, (a, b) in enumerate(zip(ents, ents[1:], strict=False)):
+        if _possessed_place(doc, a, b):  # "Prague's Old Town", "Porto's Boavista district"
+            out.append((b.name, "located_in", a.name, False))
+            continue
         if (a.kind == "person" and not landmark(a.name)) or b.kind == "person" or doc[b.start].ent_type_ not in PLACES:
             continue
         gap = [t.lower_ for t in doc[a.end:b.start]]
@@ -59,6 +63,15 @@ def place_pairs(doc: Any, ents: list[Entity]) -> list[tuple[str, str, str, bool]
         elif left in (*PLACES, "FAC", "") and not school and _place_noun_gap(gap):
             out.append((a.name, "located_in", b.name, False))
     return out
+
+
+def _possessed_place(doc: Any, a: Entity, b: Entity) -> bool:
+    """"A's B" where A is a place and B a place, a facility or a landmark by its name (not an
+    organisation: "Italy's Leonardo")."""
+    return b.start == a.end + 1 and doc[a.end].lower_ in ("'s", "\u2019s") and doc[a.start].ent_type_ in PLACES \
+        and a.kind != "person" and b.kind != "person" and not organisation_shaped(b.name) \
+        and (doc[b.start].ent_type_ in ("GPE", "FAC", "") or landmark(b.name)  # a LOC spans borders ("Caribbean")
+             or (b.end < len(doc) and doc[b.end].lower_ in PLACE_NOUNS))  # "Boavista district", whatever its tag
 
 
 def landmark(name: str) -> bool:

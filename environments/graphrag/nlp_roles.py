@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from environments.graphrag.nlp_lines import ROLE_LABELS
+from environments.graphrag.nlp_mentions import definite
 from environments.graphrag.nlp_names import Entity, State, organisation_shaped
 
 ROLE_WORDS = ROLE_LABELS | {"chief scientist", "chief technology officer", "chief operating officer",
@@ -18,6 +19,13 @@ ROLE_WORDS = ROLE_LABELS | {"chief scientist", "chief technology officer", "chie
                             "directors", "presidents", "head coach", "general manager", "executive director",
                             "chief economist"}
 _LONGEST = sorted((tuple(r.replace("-", " - ").split()) for r in ROLE_WORDS), key=len, reverse=True)
+# What stands between a person and the role they hold ("A, the chief executive", "A has been
+# president since 2024", "A, who is its director").
+BEFORE_ROLE = {(",", "the"), (",", "its"), (",", "our"), ("is",), ("is", "the"), ("is", "its"), ("is", "our"),
+               ("is", "now"), ("is", "now", "the"), ("is", "now", "its"), ("has", "been"), ("has", "been", "the"),
+               ("remains",), ("remains", "the"), ("became",), ("serves", "as"), ("took", "over", "as"),
+               (",", "who", "is"), (",", "who", "has", "been")}
+PLACES = ("GPE", "LOC", "FAC")
 _PAST = {"was", "were", "had", "former", "formerly", "ex", "previously", "once", "then"}
 
 
@@ -49,7 +57,12 @@ def role_statements(doc: Any, ents: list[Entity], state: State) -> list[tuple[st
                   (doc[e.start].ent_type_ == "ORG" or organisation_shaped(e.name))]
         topical = state.topic if state.topic and state.topic != state.last.get("person") and not any(
             e.kind == "person" and state.topic in e.name for e in ents) else ""  # "the Collison brothers"
-        org = at[0].name if at else before[-1].name if before else topical or state.organisation
+        owner = _owner(doc, ents, state, i)  # "its chief executive", "the airline's chief executive"
+        if _owned(doc, i) and not owner:  # an owner phrase this cannot resolve: the page's subject, else none
+            owner = state.topic if state.topic not in state.people else ""
+            if not owner:
+                continue
+        org = at[0].name if at else owner or (before[-1].name if before else topical or state.organisation)
         if org and not any(e.name == org and e.kind == "person" for e in ents):
             out += [(p, "works_for", org, False) for p in people if p != org]
     return out
@@ -58,7 +71,12 @@ def role_statements(doc: Any, ents: list[Entity], state: State) -> list[tuple[st
 def _holders(doc: Any, ents: list[Entity], i: int, j: int) -> list[str]:
     """Who holds the role at doc[i:j]: the names right after it ("chief executives A and B"), or
     the name before it ("A, the chief executive", "A is its president", "A is chief executive")."""
-    after = [e for e in ents if e.kind == "person" and e.start >= j]
+    after = [e for e in ents if _holder_like(doc, e) and e.start >= j]
+    if after and tuple(t.lower_ for t in doc[j:after[0].start]) in (("is",), ("has", "been")) and _owned(doc, i):
+        return [after[0].name]  # "its general director has been Jorge Telerman", "whose chief executive is X"
+    if after and after[0].start == j + 1 and doc[j].text == "," and after[0].end < len(doc) and \
+            doc[after[0].end].text == "," and j - i >= 1 and _owned(doc, i):
+        return [after[0].name]  # "Its chief executive, Miles Hurrell, works ...": the apposed name
     if after and after[0].start == j:
         chain = [after[0]]
         for e in after[1:]:
@@ -67,11 +85,75 @@ def _holders(doc: Any, ents: list[Entity], i: int, j: int) -> list[str]:
             else:
                 break
         return [e.name for e in chain]
-    persons = [e for e in ents if e.kind == "person" and e.end <= i]
+    persons = [e for e in ents if _holder_like(doc, e) and e.end <= i]
     if not persons:
         return []
-    gap = [t.lower_ for t in doc[persons[-1].end:i]]
-    if gap in ([",", "the"], [",", "its"], [",", "our"], ["is"], ["is", "the"], ["is", "its"], ["is", "our"],
-               ["is", "now"], ["is", "now", "the"], ["is", "now", "its"]):
-        return [persons[-1].name]
-    return []
+    start = _owner_start(doc, i)  # "X, the airline's chief executive": the gap before the owner
+    gap = tuple(t.lower_ for t in doc[persons[-1].end:start])
+    return [persons[-1].name] if gap in BEFORE_ROLE or (gap == (",",) and start < i) else []
+
+
+def _holder_like(doc: Any, e: Entity) -> bool:
+    """A name that can hold a role: a person's, or one whose tagger's label is unsure (the small
+    pipeline often tags an unfamiliar person "ORG": "Choi Soo-yeon has been chief executive") and
+    that has no organisation's or place's shape."""
+    return e.kind == "person" or (not organisation_shaped(e.name) and doc[e.start].ent_type_ not in PLACES
+                                  and len(e.name.split()) >= 2)
+
+
+def _owner_start(doc: Any, i: int) -> int:
+    """Where the owner phrase before a role starts ("its artistic", "the airline's", "Allegro's"),
+    or ``i`` for none."""
+    k = i - 1
+    while k >= 0 and doc[k].pos_ == "ADJ":
+        k -= 1
+    if k >= 0 and doc[k].lower_ in ("its", "their", "whose"):
+        return k
+    if k >= 1 and doc[k].lower_ in ("'s", "\u2019s"):
+        k -= 1
+        while k > 0 and doc[k - 1].pos_ == "PROPN" and doc[k].pos_ == "PROPN":
+            k -= 1
+        return k - 1 if k >= 1 and doc[k - 1].lower_ in ("the", "this") else k
+    return i
+
+
+def _owned(doc: Any, i: int) -> bool:
+    return _owner_start(doc, i) < i
+
+
+def _owner(doc: Any, ents: list[Entity], state: State, i: int) -> str:
+    """The organisation an owner phrase before the role names: "its" (the last organisation
+    named, else the topic), "Allegro's", "the airline's" (the entity described as an airline)."""
+    k = _owner_start(doc, i)
+    if k == i:
+        return ""
+    if doc[k].lower_ == "whose":  # "Raspberry Pi Ltd, a subsidiary whose chief executive is X": the antecedent
+        return _antecedent(doc, k, ents, state)
+    if doc[k].lower_ in ("its", "their"):  # the page's subject when it is no person, else the last organisation
+        return state.topic if state.topic and state.topic not in state.people else \
+            state.organisation or state.last.get("thing", "")
+    named = next((e for e in ents if e.start <= k < e.end), None)
+    if named is not None:
+        return named.name if named.kind != "person" else ""
+    noun = next((t for t in doc[k:i] if t.pos_ == "NOUN"), None)
+    return definite(noun, state, ents) if noun is not None else ""
+
+
+def _antecedent(doc: Any, k: int, ents: list[Entity], state: State) -> str:
+    """What a relative clause opened by "whose" (token ``k``) is about: the noun or name it
+    modifies in the parse ("X, which ... and whose president": X), a name's appositive noun
+    ("X, a subsidiary whose ...": X)."""
+    t = doc[k]
+    for _ in range(8):
+        if t.dep_ == "relcl" or t.head.i == t.i:
+            break
+        t = t.head
+    if t.dep_ != "relcl":
+        return ""
+    head = t.head
+    named = next((e for e in ents if e.start <= head.i < e.end), None)
+    if named is None and head.dep_ == "appos":  # "Raspberry Pi Ltd, a commercial subsidiary whose"
+        named = next((e for e in ents if e.start <= head.head.i < e.end), None)
+    if named is not None:
+        return named.name if named.kind != "person" and doc[named.start].ent_type_ not in PLACES else ""
+    return definite(head, state, ents) if head.pos_ == "NOUN" else ""

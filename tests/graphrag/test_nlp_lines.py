@@ -32,7 +32,8 @@ def test_units_keep_every_word_but_table_bars_in_order(sentences):
 def test_a_dateline_and_a_table_row():
     units = reading_units(["KELRO, Aldovia (Wire) - Brask Labs said on Monday it would grow.",
                            "| Role | Name |", "|---|---|", "| President | Ann Orvel |"])
-    assert [t for _, t in units] == ["Brask Labs said on Monday it would grow.", "Role: Name", "President: Ann Orvel"]
+    assert [t for _, t in units] == ["Brask Labs said on Monday it would grow.", "Role: Name", "President: Ann Orvel",
+                                     "Kelro is located in Aldovia."]  # the dateline's place, read last
 
 
 @pytest.mark.parametrize(("title", "topic"), [
