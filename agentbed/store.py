@@ -41,7 +41,7 @@ from typing import Any
 
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
-from agentbed.files import write_atomic, write_atomic_chunks
+from agentbed.files import write_atomic
 from agentbed.groupcommit import GroupCommit
 from agentbed.jsonstream import iter_streamed
 from agentbed.manifest import ManifestWriter, plan_of
@@ -135,8 +135,8 @@ class RunStore:
             raise UsageError(f"--out {self.root}: a run is already recorded there; use --resume to finish it")
         self.run_id = uuid.uuid4().hex  # what binds the manifest to this run, not another of the same plan
         meta = {**meta, "run_id": self.run_id}
-        # json.dumps(meta, indent=1, sort_keys=True), a range of seeds written as it goes
-        write_atomic_chunks(self.root / RUN_META, (text.encode("utf-8") for text in iter_streamed(meta, indent=1)))
+        # json.dumps(meta, indent=1, sort_keys=True), with a range of seeds as the list of its integers
+        write_atomic(self.root / RUN_META, "".join(iter_streamed(meta, indent=1)).encode("utf-8"))
         plan = plan_of(meta)
         if plan is not None:
             self._seal = ManifestWriter(self.root, plan, self.run_id, {}, log_key())
