@@ -94,11 +94,10 @@ def success_rate_ci(counts: Mapping[str, tuple[int, int]], *, n_resamples: int =
     estimate = float(np.float64(successes.sum()) / n)
     if n == 1:
         return Interval(estimate, estimate, estimate, 1, confidence)
-    drawn = [t for t, k in zip(tasks, trials, strict=True) if k]  # a task of no trials is no group
-    keep = trials > 0
+    keep = trials > 0  # a task of no trials is no group
     successes, trials = successes[keep], trials[keep]
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(drawn), size=(n_resamples, len(drawn)))
+    draws = rng.integers(0, trials.size, size=(n_resamples, trials.size))
     samples = successes[draws].sum(axis=1) / trials[draws].sum(axis=1)
     lo, hi = _percentiles(samples, confidence)
     return Interval(estimate, lo, hi, n, confidence)
