@@ -16,6 +16,7 @@ from agentbed.agents.precheck import checked_without_client, missing_key, recipe
 from agentbed.agents.retry import Backoff
 from agentbed.agents.toolcalls import ResponseCapture
 from agentbed.errors import UsageError
+from agentbed.memo import ProcessMemo
 
 if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
     from langchain_core.language_models import BaseChatModel
@@ -64,7 +65,7 @@ class LazyModel:
             return self._model
 
 
-_LAZY_MODELS: dict[tuple[Any, ...], LazyModel] = {}
+_LAZY_MODELS: ProcessMemo[LazyModel] = ProcessMemo()
 
 
 def _checked_quietly(model: str, settings: Mapping[str, Any]) -> bool:
@@ -146,10 +147,11 @@ def agent_from_model_string(cls: Callable[..., AgentT], model: str, *, seed: int
         return agent
 
     memo = _memo_key(model, timeout, model_kwargs)
-    if memo in _SHARED_MODELS:
-        return agent_on(*_SHARED_MODELS[memo])
-    if memo in _LAZY_MODELS:
-        lazy = _LAZY_MODELS[memo]
+    shared = _SHARED_MODELS.get(memo) if memo is not None else None
+    if shared is not None:
+        return agent_on(*shared)
+    lazy = _LAZY_MODELS.get(memo) if memo is not None else None
+    if lazy is not None:
         return agent_on(lazy, lazy.capture)
 
     provider = model.split(":", 1)[0] if ":" in model else model_kwargs.get("model_provider")
@@ -159,9 +161,9 @@ def agent_from_model_string(cls: Callable[..., AgentT], model: str, *, seed: int
     build = functools.partial(_built_model, model, provider, timeout, model_kwargs, settings, capture)
     if memo is not None and not given_kwargs and _checked_quietly(model, settings):
         # nothing left for a build to refuse: the client is imported at the first uncached call
-        lazy = _LAZY_MODELS[memo] = LazyModel(build, capture, recipe_of(model, timeout, settings))
-        return agent_on(lazy, capture)
+        lazy = _LAZY_MODELS.put(memo, LazyModel(build, capture, recipe_of(model, timeout, settings)))
+        return agent_on(lazy, lazy.capture)
     built = build()
     if memo is not None:
-        _SHARED_MODELS[memo] = (built, capture)
+        built, capture = _SHARED_MODELS.put(memo, (built, capture))
     return agent_on(built, capture)

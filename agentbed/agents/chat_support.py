@@ -18,6 +18,7 @@ from agentbed.agents.generation import unaccepted_request_fields, undeclared
 from agentbed.agents.retry import RetryRecord
 from agentbed.agents.toolcalls import ModelToolCall, ResponseCapture
 from agentbed.errors import UsageError
+from agentbed.memo import ProcessMemo
 from agentbed.tools import Tool
 
 if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
@@ -28,13 +29,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Built models by (process, arguments, environment): building one costs ~25 ms, and a run builds an
 # agent per episode. Clients are thread-safe and ResponseCapture keeps captures per thread.
-_SHARED_MODELS: dict[tuple[Any, ...], tuple[BaseChatModel, ResponseCapture | None]] = {}
+_SHARED_MODELS: ProcessMemo[tuple[BaseChatModel, ResponseCapture | None]] = ProcessMemo()
 
 
 def _memo_key(model: str, timeout: float | None, kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if not all(isinstance(v, str | int | float | bool | type(None)) for v in kwargs.values()):
         return None  # a client or callback object passed in: build afresh
-    return (os.getpid(), model, timeout, tuple(sorted(kwargs.items())), hash(frozenset(os.environ.items())))
+    return (model, timeout, tuple(sorted(kwargs.items())), hash(frozenset(os.environ.items())))
 
 
 def _first_error_line(exc: BaseException) -> str:

@@ -20,12 +20,12 @@ import copy
 import functools
 import json
 import os
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentbed.agents.base import Usage
 from agentbed.errors import UsageError
+from agentbed.memo import ProcessMemo
 
 # generation settings the chat-completions endpoint takes, passed through when a run gives them
 SETTINGS = frozenset({"temperature", "max_tokens", "top_p", "seed", "frequency_penalty", "presence_penalty", "stop"})
@@ -174,19 +174,14 @@ class OpenAIChat:
         return {"element": "openai", "model": self.model, "settings": self.settings}
 
 
-_CLIENTS: dict[tuple[object, ...], Any] = {}
-_CLIENTS_LOCK = threading.Lock()
+_CLIENTS: ProcessMemo[Any] = ProcessMemo()
 
 
 def shared_client(timeout: float) -> Any:
     """One ``openai.OpenAI`` client per process, timeout and ``OPENAI_*`` environment, shared by
     the run's episodes (as AgentDojo's script shares one per suite): building one loads the CA
-    bundle into a new SSL context, about 34 ms of CPU, once per episode before. Keyed by the
-    process too, so a forked worker never uses its parent's connections."""
+    bundle into a new SSL context, about 34 ms of CPU, once per episode before."""
     import openai
 
-    key = (os.getpid(), timeout, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("OPENAI_"))))
-    with _CLIENTS_LOCK:
-        if key not in _CLIENTS:
-            _CLIENTS[key] = openai.OpenAI(max_retries=0, timeout=timeout)
-        return _CLIENTS[key]
+    key = (timeout, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("OPENAI_"))))
+    return _CLIENTS.get_or_build(key, lambda: openai.OpenAI(max_retries=0, timeout=timeout))
