@@ -11,75 +11,27 @@ and a timeout, which is what bounds memory and time.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
-import resource
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bad_input_cli import LOG, ROOT, assert_refused, copy_run, in_process, make_valid_run, subprocess_cli
 from bad_input_corpus import DAMAGED_LOGS, field_mutations, generic_contents, huge_line, rechain
 
 from agentbed import manifest
-from agentbed.cli import main
 from agentbed.validate import INDEX_RECORD_SCHEMA, RESULTS_SCHEMA, RUN_META_SCHEMA, trajectory_schema
-
-ROOT = Path(__file__).resolve().parents[2]
-LOG = "episodes/vault.open-fast.oracle.s0.jsonl"
-MEMORY_LIMIT = 3 << 30
 
 
 @pytest.fixture(scope="module")
 def valid_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("bad-input") / "run"
-    result = subprocess.run([sys.executable, "-m", "agentbed.cli", "run", "vault", "--agent", "oracle", "--task",
-                             "open-fast", "--task", "open-after-chores", "--seeds", "2", "--executor", "serial",
-                             "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    return out
-
-
-def in_process(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(argv)
-    return status, out.getvalue(), err.getvalue()
-
-
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
-def subprocess_cli(argv: list[str], timeout: float = 120) -> tuple[int, str, str]:
-    result = subprocess.run([sys.executable, "-m", "agentbed.cli", *argv], capture_output=True, text=True,
-                            timeout=timeout, cwd=ROOT, preexec_fn=_limits)
-    return result.returncode, result.stdout, result.stderr
-
-
-def assert_refused(outcome: tuple[int, str, str], *names: str, what: str = "") -> None:
-    status, out, err = outcome
-    lines = err.strip().splitlines()
-    assert "Traceback" not in err and "Traceback" not in out, f"{what}: traceback\n{err[-2000:]}"
-    assert status == 2, f"{what}: exit {status}\nstdout: {out[-500:]}\nstderr: {err[-500:]}"
-    assert len(lines) == 1 and lines[0].startswith("agentbed: error:"), f"{what}: stderr {err[-1000:]!r}"
-    for name in names:
-        assert name in lines[0], f"{what}: {name!r} not named in {lines[0]!r}"
+    return make_valid_run(tmp_path_factory.mktemp("bad-input") / "run")
 
 
 # -- file kinds: where a valid one lives in a run directory and which verbs read it ------------
-def _copy(valid_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(valid_run, target, ignore=shutil.ignore_patterns(".lock"))
-    return target
-
-
 LOG_VERBS: dict[str, Callable[[Path], list[str]]] = {
     "verify-file": lambda d: ["verify", str(d / LOG)],
     "replay": lambda d: ["replay", str(d / LOG)],
@@ -148,7 +100,7 @@ def assert_refused_or_changed(outcome: tuple[int, str, str], kind: str, name: st
 
 def test_generic_bad_contents_in_process(valid_run, tmp_path):
     for kind, name, verb, content in _generic_cases(valid_run):
-        run = _copy(valid_run, tmp_path)
+        run = copy_run(valid_run, tmp_path)
         path = _place(run, kind, content)
         rel = KINDS[kind][0]
         assert_refused_or_changed(in_process(KINDS[kind][1][verb](run)), kind, name, verb, Path(rel).name,
@@ -176,7 +128,7 @@ def test_every_field_of_a_log_wrong_or_missing(valid_run, tmp_path):
     count = 0
     for position, record in enumerate(records):
         for description, field, mutated in field_mutations(record, schema):
-            run = _copy(valid_run, tmp_path)
+            run = copy_run(valid_run, tmp_path)
             changed = [*records[:position], mutated, *records[position + 1:]]
             (run / LOG).write_bytes(rechain(changed))
             _reindex(run, LOG)
@@ -193,7 +145,7 @@ def test_every_field_of_an_index_line_wrong_or_missing(valid_run, tmp_path):
     lines = _records(valid_run / "index.jsonl")
     count = 0
     for description, field, mutated in field_mutations(lines[0], INDEX_RECORD_SCHEMA):
-        run = _copy(valid_run, tmp_path)
+        run = copy_run(valid_run, tmp_path)
         content = b"".join(json.dumps(r).encode() + b"\n" for r in [mutated, *lines[1:]])
         _place(run, "index", content)
         for verb, argv in KINDS["index"][1].items():
@@ -206,7 +158,7 @@ def test_every_field_of_run_json_wrong_or_missing(valid_run, tmp_path):
     meta = json.loads((valid_run / "run.json").read_text())
     count = 0
     for description, field, mutated in field_mutations(meta, RUN_META_SCHEMA):
-        run = _copy(valid_run, tmp_path)
+        run = copy_run(valid_run, tmp_path)
         (run / "run.json").write_text(json.dumps(mutated))
         assert_refused(in_process(RUN_DIR_VERBS["resume"](run)), "run.json", field, what=f"run.json {description}")
         # the report shows run.json as it is and interprets no field of it: any value is readable
@@ -231,7 +183,7 @@ def test_every_field_of_results_and_baseline_wrong_or_missing(valid_run, tmp_pat
     count = 0
     for description, field, mutated in cases:
         for kind in ("results", "baseline"):
-            run = _copy(valid_run, tmp_path)
+            run = copy_run(valid_run, tmp_path)
             _place(run, kind, mutated.encode() if isinstance(mutated, str) else json.dumps(mutated).encode())
             for verb, argv in KINDS[kind][1].items():
                 assert_refused(in_process(argv(run)), "results.json", field, what=f"{kind} {description} / {verb}")
@@ -243,7 +195,7 @@ def test_every_field_of_the_manifest_wrong_or_missing(valid_run, tmp_path):
     doc = json.loads((valid_run / "manifest.json").read_text())
     count = 0
     for description, field, mutated in field_mutations(doc, manifest.SCHEMA):
-        run = _copy(valid_run, tmp_path)
+        run = copy_run(valid_run, tmp_path)
         (run / "manifest.json").write_text(json.dumps(mutated))
         for verb, argv in KINDS["manifest"][1].items():
             assert_refused(in_process(argv(run)), "manifest.json", field, what=f"manifest {description} / {verb}")
@@ -295,7 +247,7 @@ def _bad_path_cases(run: Path, a_file: Path) -> list[tuple[list[str], str]]:
 
 
 def test_bad_paths_and_arguments_in_process(valid_run, tmp_path):
-    run = _copy(valid_run, tmp_path)
+    run = copy_run(valid_run, tmp_path)
     a_file = tmp_path / "a-file"
     a_file.write_text("not a directory\n")
     (run / "episodes" / "..").resolve()
@@ -324,11 +276,11 @@ def test_a_slice_as_subprocesses_with_bounded_memory_and_time(valid_run, tmp_pat
     for kind, (_, verbs) in KINDS.items():
         chosen.append((kind, "huge-line", next(iter(verbs)), big))
     for kind, name, verb, content in chosen:
-        run = _copy(valid_run, tmp_path)
+        run = copy_run(valid_run, tmp_path)
         _place(run, kind, content)
         assert_refused_or_changed(subprocess_cli(KINDS[kind][1][verb](run)), kind, name, verb,
                                   Path(KINDS[kind][0]).name, what=f"subprocess {kind}/{name}/{verb}")
-    run = _copy(valid_run, tmp_path)
+    run = copy_run(valid_run, tmp_path)
     a_file = tmp_path / "a-file"
     a_file.write_text("not a directory\n")
     for argv, name in _bad_path_cases(run, a_file)[:12]:
@@ -378,66 +330,3 @@ def test_the_other_verbs_refuse_bad_arguments_in_one_line(tmp_path):
                        (["oversight", "evaluate", str(tmp_path / "none.jsonl")], "none.jsonl"),
                        (["graphrag", "grid", "--dataset", "nowhere"], "nowhere")):
         assert_refused(in_process(argv), name, what=" ".join(argv))
-
-
-# -- issue 31: numbers past 64 bits, lone surrogates, repeated keys, special files, the prices file ---
-def test_huge_integers_lone_surrogates_and_repeated_keys_are_one_line_in_every_reader(valid_run, tmp_path):
-    big = "9" * 5000
-    results = (valid_run / "results.json").read_text()
-    unit = next(iter(json.loads(results)["metrics"][0]["values"]))
-    cases = {
-        "results big int": ("results.json", results.replace('"episodes": ', f'"episodes": {big}, "x": ', 1)),
-        "results surrogate": ("results.json", results.replace(f'"{unit}"', '"\\ud800"', 1)),
-        "results repeated key": ("results.json", results.replace(f'"{unit}": ', f'"{unit}": 0.0, "{unit}": ', 1)),
-        "run.json big int": ("run.json", (valid_run / "run.json").read_text().replace('"seeds": [', f'"seeds": [{big}, ')),
-        "index surrogate": ("index.jsonl", (valid_run / "index.jsonl").read_text().replace('"task": "', '"task": "\\udc00', 1)),
-        "log big int": (LOG, (valid_run / LOG).read_text().replace('"seed":', f'"x":{big},"seed":', 1)),
-    }
-    for what, (rel, text) in cases.items():
-        run = _copy(valid_run, tmp_path)
-        (run / rel).write_text(text)
-        readers = [["verify", str(run)], ["gate", str(run), "--baseline", "baselines/vault.json"],
-                   ["report", str(run), "--out", str(tmp_path / "r.html")]]
-        for argv in readers + ([["replay", str(run / LOG)]] if rel == LOG else []):
-            status, out, err = in_process(argv)
-            assert status in (1, 2) and "internal error" not in err and "Traceback" not in err, (what, argv, err)
-            if status == 2:
-                assert_refused((status, out, err), what=f"{what} / {argv[0]}")
-    (tmp_path / "cur.json").write_text(cases["results repeated key"][1])
-    assert_refused(in_process(["gate", str(tmp_path / "cur.json"), "--baseline", "baselines/vault.json"]),
-                   "given twice", what="a repeated unit key")
-
-
-def test_fifos_and_devices_are_refused_at_once_never_waited_on(valid_run, tmp_path):
-    fifo = tmp_path / "fifo.jsonl"
-    os.mkfifo(fifo)
-    for argv in (["replay", str(fifo)], ["verify", str(fifo)], ["gate", str(valid_run), "--baseline", str(fifo)],
-                 ["gate", str(fifo), "--baseline", "baselines/vault.json"], ["replay", "/dev/zero"],
-                 ["run", "vault", "--prices", str(fifo), "--out", str(tmp_path / "p")]):
-        assert_refused(subprocess_cli(argv, timeout=60), what=" ".join(argv))
-
-
-def test_the_prices_file_goes_through_the_validator(tmp_path):
-    for name, text in (("nan", "models:\n  'x:*': {input: .nan, output: 1}\n"),
-                       ("inf", "models:\n  'x:*': {input: .inf, output: 1}\n"),
-                       ("huge", "models:\n  'x:*': {input: 1e300, output: 1}\n"),
-                       ("big-int", f"models:\n  'x:*': {{input: {'9' * 5000}, output: 1}}\n"),
-                       ("latin1", "models: {}\n# \xe9\n")):
-        path = tmp_path / f"{name}.yaml"
-        path.write_bytes(text.encode("latin-1") if name == "latin1" else text.encode())
-        assert_refused(in_process(["run", "vault", "--prices", str(path), "--out", str(tmp_path / name)]),
-                       "--prices", name, what=name)
-        assert not (tmp_path / name).exists()
-
-
-def test_a_full_disk_is_named_not_an_internal_error(tmp_path, monkeypatch):
-    import errno
-
-    def full(fd, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(os, "write", full)
-    outcome = in_process(["run", "vault", "--agent", "oracle", "--task", "open-fast", "--seeds", "1",
-                          "--executor", "serial", "--out", str(tmp_path / "run"), "--quiet"])
-    monkeypatch.undo()
-    assert_refused(outcome, "run.json", "No space left on device", what="ENOSPC")
