@@ -49,7 +49,14 @@ _NEEDS_CORES = ("support_core_without_own_docs", "support_core_sum")
 
 @lru_cache(maxsize=16)
 def fact_documents(kg: KnowledgeGraph) -> dict[Fact, frozenset[str]]:
-    """Distinct documents asserting each fact (negations excluded)."""
+    """Distinct documents asserting each fact (negations excluded); a graph that extends another
+    (:meth:`KnowledgeGraph.extended`) adds its new statements' documents to the other's."""
+    if kg.parent is not None:
+        grown = dict(fact_documents(kg.parent))
+        for s in kg.statements[len(kg.parent.statements):]:
+            if not s.negated:
+                grown[s.fact()] = grown.get(s.fact(), frozenset()) | {s.doc}
+        return grown
     out: dict[Fact, set[str]] = {}
     for s in kg.statements:
         if not s.negated:
@@ -59,7 +66,7 @@ def fact_documents(kg: KnowledgeGraph) -> dict[Fact, frozenset[str]]:
 
 @lru_cache(maxsize=16)
 def max_log_degree(kg: KnowledgeGraph) -> float:
-    return math.log1p(max((d for _, d in kg.simple.degree()), default=1))
+    return math.log1p(kg.max_degree())
 
 
 class QueryContext:
@@ -107,7 +114,16 @@ class QueryContext:
 def statement_documents(kg: KnowledgeGraph) -> list[frozenset[str]]:
     """Per statement, the distinct documents asserting its fact (:func:`fact_documents`)."""
     docs = fact_documents(kg)
-    return [docs.get(s.fact(), frozenset()) for s in kg.statements]
+    if kg.parent is None:
+        return [docs.get(s.fact(), frozenset()) for s in kg.statements]
+    before, base = fact_documents(kg.parent), kg.parent.statements
+    out = [*statement_documents(kg.parent), *(docs.get(s.fact(), frozenset()) for s in kg.statements[len(base):])]
+    for f in {s.fact() for s in kg.statements[len(base):]}:
+        if docs.get(f) != before.get(f):  # the earlier statements of a restated fact
+            for i in kg.by_pair.get((f.head, f.relation), []):
+                if i < len(base) and base[i].tail == f.tail:
+                    out[i] = docs[f]
+    return out
 
 
 def _multi_doc(kg: KnowledgeGraph, ids: Iterable[int], min_docs: int = 2) -> bool:

@@ -32,10 +32,11 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
     abstains where the entity's own pages disagree (``tdp-disputed``), a lost step, ``-inf``;
     ``paged_support``: its stricter count of independent support (``tdp-disputed`` too)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
-    clean = extract(dataset.documents)
+    clean = KnowledgeGraph(extract(dataset.documents))  # extended per corpus, never rebuilt
+    needed = ranker.needed()  # the defense's own fast path: the same scores, bit for bit
 
     def margin(docs: Sequence[Document], target: Target) -> float:
-        kg = KnowledgeGraph(clean + extract(docs, context=[*dataset.documents, *docs]))
+        kg = clean.extended(extract(docs, context=[*dataset.documents, *docs]))
         s, r = target.fact.head, target.fact.relation
         retrieved = set(local_search(kg, s, (r,)))
         conflict = build_conflict(kg, retrieved, s, r)
@@ -44,7 +45,7 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
         if disputes and disputed_entity(kg, conflict):
             return -math.inf
         ctx = QueryContext(kg, retrieved, conflict, paged_support)
-        scores = {c.answer: ranker.score(candidate_features(ctx, c)) for c in conflict.candidates}
+        scores = {c.answer: ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates}
         others = [v for a, v in scores.items() if a != target.fake]
         gap = scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
         if abs(gap) > TIE:

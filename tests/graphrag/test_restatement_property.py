@@ -1,12 +1,14 @@
 """Restatement, as a property (issue #51 item 1): adding pages that state only true facts, about
-any third entity, never turns a question the TDP-defended reader answers correctly into a wrong
-one. Hypothesis draws the pages: how many (1-5), the entity each is about (any entity off the
-question's gold path), which of its true facts it states (0-4, any subset), which true facts of
-the question's neighbourhood it restates beside them (0-3: facts of the gold path, or any true
-fact with an end on the path), where they sit on the page and which surface forms they take.
-``test_restatement.py`` checks fixed draws of two kinds on five datasets; this one searches.
-Generated worlds (a development world and a held-out one, clean and under ``frame``) and real
-graphs (GeoNames, UMLS). Derandomized: the same examples on every run."""
+any entity, never turns a question the TDP-defended reader answers correctly into a wrong one.
+Hypothesis draws the pages: how many (1-5), the entity each is about (``third``: any entity off
+the question's gold path; ``own``: an entity of the path, the topic or an object on it), which of
+its true facts it states (0-4, any subset), which true facts of the question's neighbourhood it
+restates beside them (0-3: facts of the gold path, or any true fact with an end on the path),
+where they sit on the page and which surface forms they take. ``test_restatement.py`` checks
+fixed draws of two kinds on five datasets; this one searches. Generated worlds (development
+worlds, with one page per entity and with several, clean and under ``restate`` in the shape
+dress, where issue #51's several-pages run saw TDP below the undefended reader; a held-out one
+under ``frame``) and real graphs (GeoNames, UMLS). Derandomized: the same examples on every run."""
 
 from __future__ import annotations
 
@@ -27,30 +29,38 @@ from environments.graphrag.world import generate_world
 from suites.graphrag.defenses import make_defense
 from tests.graphrag.test_restatement import defended_answer
 
-CASES = [("world", 5, "none"), ("world", 1002, "frame"), ("geonames", 0, "none"), ("umls", 0, "none")]
+# (dataset, seed, attack, clean pages per entity, whose pages are added)
+CASES = [("world", 5, "none", "one", "third"), ("world", 1002, "frame", "one", "third"),
+         ("geonames", 0, "none", "one", "third"), ("umls", 0, "none", "one", "third"),
+         ("world", 5, "none", "several", "third"), ("world", 5, "none", "several", "own"),
+         ("world", 6, "restate", "several", "own"), ("world", 5, "none", "one", "own")]
 
 
 @lru_cache(maxsize=4)
-def prepared(name: str, seed: int, attack: str):
-    """(dataset, graph, the questions TDP answers correctly on it, the extractor)."""
-    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
+def prepared(name: str, seed: int, attack: str, pages: str = "one"):
+    """(dataset, graph, the questions TDP answers correctly on it, the extractor). An attack on
+    several pages per entity is dressed as the clean pages are shaped (``dress="shape"``)."""
+    data = generate_world(seed, pages=pages) if name == "world" else load_real(name, seed=seed, pages=pages)
     if attack == "none":
         kg = build_index(data.documents, data.table, community_method="none").kg
     else:
-        kg = poisoned_index(data, attack, targets=12, seed=seed, community_method="none").index.kg
+        dress = "shape" if pages == "several" else "length"
+        kg = poisoned_index(data, attack, targets=12, seed=seed, community_method="none", dress=dress).index.kg
     defense = make_defense("tdp")
     correct = [q for q in data.questions if (a := defended_answer(kg, q, defense)) and is_correct(a, q)]
     return data, kg, correct, LexiconExtractor(sorted(data.table.phrases))
 
 
 @st.composite
-def third_entity_pages(draw, data, question):
+def true_pages(draw, data, question, about="third"):
+    """Pages stating only true facts, each titled with and about an entity off the question's
+    path (``third``) or on it (``own``)."""
     on_path = {question.topic} | {e for f in question.path for e in (f.head, f.tail)}
     by_entity: dict[str, list] = {}
     for f in data.facts:
         for e in (f.head, f.tail):
             by_entity.setdefault(e, []).append(f)
-    subjects = sorted(e for e in by_entity if e not in on_path)
+    subjects = sorted(e for e in by_entity if (e in on_path) == (about == "own"))
     near = sorted({f for f in data.facts if on_path & {f.head, f.tail}}, key=lambda f: (f.head, f.relation, f.tail))
     path = list(question.path)
     docs = []
@@ -68,11 +78,11 @@ def third_entity_pages(draw, data, question):
     return docs
 
 
-@pytest.mark.parametrize(("name", "seed", "attack"), CASES)
-def test_true_third_entity_pages_never_flip_a_correct_tdp_answer(name, seed, attack, request):
+@pytest.mark.parametrize(("name", "seed", "attack", "pages", "about"), CASES)
+def test_true_pages_never_flip_a_correct_tdp_answer(name, seed, attack, pages, about, request):
     if name == "umls":
         request.getfixturevalue("nations_available")
-    data, kg, correct, extract = prepared(name, seed, attack)
+    data, kg, correct, extract = prepared(name, seed, attack, pages)
     assert len(correct) >= 10, len(correct)
     defense = make_defense("tdp")
 
@@ -81,7 +91,7 @@ def test_true_third_entity_pages_never_flip_a_correct_tdp_answer(name, seed, att
     @given(st.data())
     def prop(draw_from):
         q = draw_from.draw(st.sampled_from(correct), label="question")
-        docs = draw_from.draw(third_entity_pages(data, q), label="pages")
+        docs = draw_from.draw(true_pages(data, q, about), label="pages")
         assert all(c.fact in set(data.facts) and not c.negated for d in docs for _, c in d.claims)
         grown = KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])], glosses=kg.glosses)
         after = defended_answer(grown, q, defense)
