@@ -126,23 +126,6 @@ class Dataset:
         return cls(head["provenance"], rows)
 
 
-def only_flaws(dataset: Dataset, flaws: Sequence[str]) -> Dataset:
-    """The rows of the named base agents; their counts are the dataset's, kept for the record
-    under ``counts_of_whole_dataset`` (built/dropped accounting is per whole build)."""
-    unknown = sorted(set(flaws) - {r["flaw"] for r in dataset.rows})
-    if unknown:
-        raise UsageError(f"--flaws: the dataset has no rows of base agent {unknown[0]!r}")
-    rows = [r for r in dataset.rows if r["flaw"] in set(flaws)]
-    per_flaw = dataset.provenance.get("counts_per_flaw", {})
-    counts = _Counts()
-    for f in flaws:
-        if f in per_flaw:
-            counts.add(_Counts(**{k: v for k, v in per_flaw[f].items() if k in _Counts.__dataclass_fields__}))
-    prov = {**dataset.provenance, "flaws": list(flaws), "counts_of_whole_dataset": dataset.provenance.get("counts"),
-            "counts": asdict(counts) if per_flaw else {}}  # an older dataset: per-agent counts unknown
-    return Dataset(prov, rows)
-
-
 @dataclass
 class _Counts:
     trajectories: int = 0

@@ -2,7 +2,8 @@
 of the same configuration), as one: rows concatenated, counts added, games kept disjoint.
 
 Building in parts bounds what a stopped build loses; the merged file is what one build over all
-the parts' games would have written, but for the provenance's ``parts``.
+the parts' games would have written, but for the provenance's ``parts``. And the other way round,
+one dataset's rows of some base agents, with their counts (:func:`only_flaws`).
 """
 
 from __future__ import annotations
@@ -111,3 +112,20 @@ def swap_action_rows(base: Dataset, other: Dataset, action: str, names: tuple[st
                               "git_commits": [base.provenance.get("git_commit", ""),
                                               other.provenance.get("git_commit", "")]}}
     return Dataset(provenance, rows)
+
+
+def only_flaws(dataset: Dataset, flaws: Sequence[str]) -> Dataset:
+    """The rows of the named base agents; their counts are the dataset's, kept for the record
+    under ``counts_of_whole_dataset`` (built/dropped accounting is per whole build)."""
+    unknown = sorted(set(flaws) - {r["flaw"] for r in dataset.rows})
+    if unknown:
+        raise UsageError(f"--flaws: the dataset has no rows of base agent {unknown[0]!r}")
+    rows = [r for r in dataset.rows if r["flaw"] in set(flaws)]
+    per_flaw = dataset.provenance.get("counts_per_flaw", {})
+    counts = _Counts()
+    for f in flaws:
+        if f in per_flaw:
+            counts.add(_counts(per_flaw[f]))
+    prov = {**dataset.provenance, "flaws": list(flaws), "counts_of_whole_dataset": dataset.provenance.get("counts"),
+            "counts": asdict(counts) if per_flaw else {}}  # an older dataset: per-agent counts unknown
+    return Dataset(prov, rows)

@@ -19,14 +19,15 @@ from agentbed.arguments import check_output_file
 from agentbed.errors import UsageError
 from agentbed.summary import write_summary
 from controllers.oversight.budget import parse_assignments, with_budgets
-from controllers.oversight.dataset import Dataset, only_flaws
+from controllers.oversight.dataset import Dataset
 from controllers.oversight.evaluate import EvalConfig, evaluate
+from controllers.oversight.merge import only_flaws
 from controllers.oversight.policies import ForestSettings
 from controllers.oversight.utility import Costs
 from suites.oversight import build_cli
 from suites.oversight.benchmarks import TARGETS
 from suites.oversight.build_cli import command_line, positive
-from suites.oversight.seeds import check_fit, check_heldout, describe_seeds
+from suites.oversight.seeds import check_split, describe_seeds
 
 
 def register(subparsers: Any) -> None:
@@ -209,7 +210,7 @@ def _regimes(args: argparse.Namespace) -> int:
     measured = []
     for name in args.datasets:
         data = Dataset.load(name)
-        check_fit(data.provenance, f"regimes: {name}")  # a regime is chosen on development games only
+        check_split(data.provenance, f"regimes: {name}", "fit")  # a regime is chosen on development games only
         for b in budgets:
             for c in step_costs:
                 measured.append(measure(data, Candidate(name, b, c)))
@@ -253,10 +254,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.flaws:
         dataset = only_flaws(dataset, [f for f in args.flaws.split(",") if f])
     fitted_on = train if train is not None else dataset  # cross-validation fits on the dataset itself
-    check_fit(fitted_on.provenance, f"evaluate: {' '.join(args.train or args.dataset)}",
+    check_split(fitted_on.provenance, f"evaluate: {' '.join(args.train or args.dataset)}", "fit",
               sorted({r["game"] for r in fitted_on.rows}))
     if train is not None:  # a held-out evaluation scores held-out games only
-        check_heldout(dataset.provenance, f"evaluate: {' '.join(args.dataset)}", sorted({r["game"] for r in dataset.rows}))
+        check_split(dataset.provenance, f"evaluate: {' '.join(args.dataset)}", "held out", sorted({r["game"] for r in dataset.rows}))
     config = evaluation_config(args, dataset)
     result = evaluate(dataset, config, train)
     command = "agentbed oversight evaluate " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else args.dataset)

@@ -20,7 +20,7 @@ from controllers.oversight.policies import ForestSettings
 from controllers.oversight.report import fmt_interval
 from controllers.oversight.utility import Costs
 from suites.oversight.record import heldout_roles, name_datasets, training_roles
-from suites.oversight.seeds import check_fit, check_heldout, describe_seeds
+from suites.oversight.seeds import check_split, describe_seeds
 
 
 def register(verbs: Any, positive: Any) -> None:
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--sizes: increasing and distinct, got {args.sizes!r}")
     held = with_budgets(load_parts(args.dataset), budgets)
     dev = with_budgets(load_parts(args.train), budgets)
-    check_fit(dev.provenance, f"curve: {' '.join(args.train)}", sorted({r["game"] for r in dev.rows}))
-    check_heldout(held.provenance, f"curve: {' '.join(args.dataset)}", sorted({r["game"] for r in held.rows}))
+    check_split(dev.provenance, f"curve: {' '.join(args.train)}", "fit", sorted({r["game"] for r in dev.rows}))
+    check_split(held.provenance, f"curve: {' '.join(args.dataset)}", "held out", sorted({r["game"] for r in held.rows}))
     recorded = dict((held.provenance.get("target_notes") or {}).get("action_step_costs") or {})
     config = EvalConfig(costs=Costs().with_action_steps(recorded), grid=False, resamples=args.resamples,
                         forest=ForestSettings(n_estimators=args.trees))

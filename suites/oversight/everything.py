@@ -19,7 +19,7 @@ from controllers.oversight.evaluate import EvalConfig, evaluate
 from controllers.oversight.report import accounting_table, fmt_interval, tables
 from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES, describe_regime
 from suites.oversight.build import build_dataset
-from suites.oversight.seeds import check_fit, only_development
+from suites.oversight.seeds import check_split, only_development
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def run_all(out_dir: Path, *, alfworld_games: int = 20, workers: int = 2, resamp
             commands[plan.benchmark] = (f"{command_of(plan, path)} && agentbed oversight evaluate {path} "
                                         f"--resamples {resamples}")
             developed = only_development(Dataset.load(path))  # the registry's held-out games are never fitted on
-            check_fit(developed.provenance, f"all: {plan.benchmark}")
+            check_split(developed.provenance, f"all: {plan.benchmark}", "fit")
             results[plan.benchmark] = evaluate(developed, EvalConfig(resamples=resamples, grid=False))
             log(f"{plan.benchmark}: {results[plan.benchmark]['checkpoints']} checkpoints evaluated")
             step()

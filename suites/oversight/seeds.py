@@ -28,7 +28,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agentbed.errors import UsageError
 
@@ -149,28 +149,28 @@ def describe_seeds(provenance: dict[str, Any], games: list[str] | None = None) -
     return f"{benchmark} {split.what}(s) " + ", ".join(f"{s} ({split.role(s)})" for s in units)
 
 
-def check_fit(provenance: dict[str, Any], what: str, games: list[str] | None = None) -> None:
-    """Refuse to fit on games that are not of a development unit (one line, exit 2)."""
-    benchmark = provenance.get("benchmark")
-    split = split_of(benchmark)
-    if split is None:
-        return
-    bad = [s for s in seeds_of(provenance, games) if s not in split.development]
-    if bad:
-        raise UsageError(f"{what}: refusing to fit on {benchmark} {split.what} {bad[0]} ({split.role(bad[0])}; "
-                         f"{split.describe()} in suites/oversight/seeds.py); fit on a development dataset "
-                         "(evaluate --train DEV)")
+_SIDES: dict[str, tuple[str, str, str]] = {
+    # side: (what is refused, the message's verb, the fix)
+    "fit": ("development", "fit on {unit}", "fit on a development dataset (evaluate --train DEV)"),
+    "held out": ("heldout", "score {unit} as held out", "evaluate a held-out dataset"),
+}
 
 
-def check_heldout(provenance: dict[str, Any], what: str, games: list[str] | None = None) -> None:
-    """Refuse to score as held out games of a unit that is not registered as held out (a development
-    unit, whose games something was fitted or tuned on, or an unregistered one), one line, exit 2.
-    A fixture that registers no held-out unit (the vault) is exempt: its held-out runs test the code."""
+def check_split(provenance: dict[str, Any], what: str, side: Literal["fit", "held out"],
+                games: list[str] | None = None) -> None:
+    """Refuse, with one line (exit 2), games of a unit not registered for ``side``: to fit on
+    (``"fit"``), only development units; to score as held out (``"held out"``), only held-out
+    units (a development unit was fitted or tuned on; an unregistered one is unknown). A fixture
+    that registers no held-out unit (the vault) is exempt from the held-out check: its held-out
+    runs test the code."""
     benchmark = provenance.get("benchmark")
     split = split_of(benchmark)
-    if split is None or not split.heldout:
+    field, verb, fix = _SIDES[side]
+    allowed = () if split is None else getattr(split, field)
+    if split is None or not allowed:
         return
-    bad = [s for s in seeds_of(provenance, games) if s not in split.heldout]
+    bad = [s for s in seeds_of(provenance, games) if s not in allowed]
     if bad:
-        raise UsageError(f"{what}: refusing to score {benchmark} {split.what} {bad[0]} ({split.role(bad[0])}) as "
-                         f"held out ({split.describe()} in suites/oversight/seeds.py); evaluate a held-out dataset")
+        unit = f"{benchmark} {split.what} {bad[0]} ({split.role(bad[0])})"
+        raise UsageError(f"{what}: refusing to {verb.format(unit=unit)}; {split.describe()} in "
+                         f"suites/oversight/seeds.py; {fix}")

@@ -7,7 +7,7 @@ from agentbed.cli import main
 from controllers.oversight.dataset import Dataset
 from suites.oversight.seeds import (
     SEEDS,
-    check_fit,
+    check_split,
     describe_seeds,
     development_games,
     only_development,
@@ -24,9 +24,9 @@ def test_the_registry_names_every_seed_the_committed_data_used():
     assert seeds_of(dev.provenance) == [0] and SEEDS["alfworld"].development == (0,)
     assert not set(SEEDS["alfworld"].development) & set(SEEDS["alfworld"].heldout)
     assert describe_seeds(held.provenance) == "alfworld generator seed(s) 4 (held out)"
-    check_fit(dev.provenance, "dev")  # fitting on development games is what the registry is for
+    check_split(dev.provenance, "dev", "fit")  # fitting on development games is what the registry is for
     with pytest.raises(Exception, match="refusing to fit on alfworld generator seed 5 \\(unregistered"):
-        check_fit({"benchmark": "alfworld", "games": ["000-simple", "s5-001-light"]}, "mixed")
+        check_split({"benchmark": "alfworld", "games": ["000-simple", "s5-001-light"]}, "mixed", "fit")
 
 
 @pytest.mark.parametrize("argv", [
@@ -70,9 +70,9 @@ def test_regimes_and_the_slip_rate_refuse_held_out_seeds(capsys):
     ("alfworld", "s0-001-light", "s8-001-light", "generator seed 8"),
 ])
 def test_every_generated_benchmark_has_a_registered_split(benchmark, development, heldout, unit):
-    check_fit({"benchmark": benchmark, "games": [development]}, "dev")
+    check_split({"benchmark": benchmark, "games": [development]}, "dev", "fit")
     with pytest.raises(Exception, match=f"refusing to fit on {benchmark} {unit} \\(held out"):
-        check_fit({"benchmark": benchmark, "games": [development, heldout]}, "mixed")
+        check_split({"benchmark": benchmark, "games": [development, heldout]}, "mixed", "fit")
     assert development_games(benchmark, [development, heldout]) == [development]
 
 
@@ -85,11 +85,11 @@ def test_a_suites_hand_written_tasks_hold_out_a_fixed_quarter(capsys):
     assert development_games("suite:contracts", games) == dev  # fixed by the task ids, not by order or time
     provenance = {"benchmark": "suite:contracts", "games": games}
     with pytest.raises(Exception, match="refusing to fit on suite:contracts task quarter 0 \\(held out"):
-        check_fit(provenance, "all tasks")
+        check_split(provenance, "all tasks", "fit")
     assert describe_seeds(provenance) == (f"suite:contracts: {len(dev)} development task(s), "
                                           f"{len(games) - len(dev)} held-out task(s) (task quarters)")
     rows = [{"game": g, "flaw": "naive"} for g in games]
     kept = only_development(Dataset({"benchmark": "suite:contracts", "games": games, "counts": {"checkpoints": 1}},
                                     rows))
     assert [r["game"] for r in kept.rows] == dev and kept.provenance["held_out_games_left_out"] == len(games) - len(dev)
-    check_fit(kept.provenance, "development tasks")
+    check_split(kept.provenance, "development tasks", "fit")
