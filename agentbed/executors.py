@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from agentbed.errors import WorkerDied, failure_text
 from agentbed.executors_inflight import StopCheck, run_in_flight
-from agentbed.inflight import ModelRuntime, current_runtime, is_model_bound, set_runtime
+from agentbed.inflight import ModelRuntime, current_runtime, is_model_bound, runtime_set
 from agentbed.planned import Planned
 from agentbed.provenance import header_provenance
 from agentbed.runner import EpisodeRecord, EpisodeSpec
@@ -50,8 +50,7 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     specs = with_provenance(specs)
     jobs = min(jobs or os.cpu_count() or 1, max(1, len(specs)))  # never more workers than episodes
-    previous = set_runtime(runtime)
-    try:
+    with runtime_set(runtime):  # this run's context: a run in another thread keeps its own
         if runtime is not None and executor == "process":
             rest = [s for s in specs if not is_model_bound(s.agent)]
             yield from _stoppable(_execute(rest, str(run_dir), executor, jobs, ray_address, ray_resources), stop)
@@ -60,8 +59,6 @@ def execute(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, executor: str 
                 yield from run_in_flight(bound, run_dir, jobs=jobs, runtime=runtime, stop=stop)
         else:
             yield from _stoppable(_execute(specs, str(run_dir), executor, jobs, ray_address, ray_resources), stop)
-    finally:
-        set_runtime(previous)
 
 
 def with_provenance(specs: Sequence[EpisodeSpec]) -> Sequence[EpisodeSpec]:

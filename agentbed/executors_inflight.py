@@ -26,9 +26,10 @@ from agentbed.worker import run_spec
 StopCheck = Callable[[], str | None]
 
 
-def _episode_thread(tasks: Any, results: Any, run_dir: str, lock: Any, parent: int | None) -> None:
+def _episode_thread(tasks: Any, results: Any, run_dir: str, lock: Any, parent: int | None,
+                    runtime: ModelRuntime) -> None:
     """Run episodes from ``tasks`` until a ``None``, holding the world lock except while waiting on a model."""
-    hold_world_lock(lock)
+    hold_world_lock(lock, runtime)
     while True:
         try:
             spec = tasks.get(timeout=1.0)
@@ -43,9 +44,9 @@ def _episode_thread(tasks: Any, results: Any, run_dir: str, lock: Any, parent: i
         results.put(record)
 
 
-def _worker(tasks: Any, results: Any, run_dir: str, threads: int, parent: int | None) -> None:
+def _worker(tasks: Any, results: Any, run_dir: str, threads: int, parent: int | None, runtime: ModelRuntime) -> None:
     lock = threading.Lock()  # the world lock of this worker's episodes
-    pool = [threading.Thread(target=_episode_thread, args=(tasks, results, run_dir, lock, parent), daemon=True)
+    pool = [threading.Thread(target=_episode_thread, args=(tasks, results, run_dir, lock, parent, runtime), daemon=True)
             for _ in range(threads)]
     for thread in pool:
         thread.start()
@@ -66,12 +67,13 @@ def run_in_flight(specs: Sequence[EpisodeSpec], run_dir: str | Path, *, jobs: in
     if jobs == 1:
         tasks: Any = queue.Queue()
         results: Any = queue.Queue()
-        workers: list[Any] = [threading.Thread(target=_worker, args=(tasks, results, run_dir, threads, None),
+        workers: list[Any] = [threading.Thread(target=_worker, args=(tasks, results, run_dir, threads, None, runtime),
                                                daemon=True)]
     else:
         context = multiprocessing.get_context("fork")
         tasks, results = context.Queue(), context.Queue()
-        workers = [context.Process(target=_worker, args=(tasks, results, run_dir, threads, os.getpid()), daemon=True)
+        workers = [context.Process(target=_worker, args=(tasks, results, run_dir, threads, os.getpid(), runtime),
+                                     daemon=True)
                    for _ in range(jobs)]
     for worker in workers:
         worker.start()

@@ -33,7 +33,7 @@ from typing import Any
 
 from agentbed.agents.connections import append_event
 from agentbed.errors import UsageError
-from agentbed.inflight import EVENTS, ModelRuntime, set_runtime
+from agentbed.inflight import EVENTS, ModelRuntime, runtime_set
 from agentbed.runner import EpisodeRecord, EpisodeSpec
 from agentbed.store import RunStore
 from agentbed.suite_files import install_sources, suite_sources
@@ -157,12 +157,8 @@ def run_chunk_on_node(specs: list[EpisodeSpec], runtime: ModelRuntime | None = N
     if sources:
         install_sources(sources)
     node = {"node": ray.get_runtime_context().get_node_id(), "python": platform.python_version()}
-    previous = set_runtime(runtime) if runtime is not None else None
-    try:
+    with runtime_set(runtime):
         return node, run_chunk_shipped(specs)
-    finally:
-        if runtime is not None:
-            set_runtime(previous)
 
 
 def _stream(ray: Any, work: list[list[EpisodeSpec]], slots: int, resources: dict[str, float], spread: bool,

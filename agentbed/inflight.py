@@ -18,8 +18,9 @@ tokens, calls and cache hits of the episode for cost accounting.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,26 +31,36 @@ from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, ConnectionLimit
 from agentbed.tools import Tool
 
 EVENTS = "events.jsonl"
-# The model-call settings of the current run, set before workers fork (forked workers inherit
-# them), and the world lock of the episode a thread runs (only in-flight threads have one).
-_RUNTIME: ModelRuntime | None = None
+# The model-call settings of the run this context runs: per context, not per process, so two runs
+# in threads of one process (a notebook, a test, a service) each keep their own (as the approver,
+# agentbed.approval). Forked workers inherit the forking thread's; a thread starts without one, so
+# the in-flight threads are given it (hold_world_lock). And the world lock of the episode a thread
+# runs (only in-flight threads have one).
+_RUNTIME: ContextVar[ModelRuntime | None] = ContextVar("agentbed_model_runtime", default=None)
 _THREAD = threading.local()
 
 
 def current_runtime() -> ModelRuntime | None:
-    return _RUNTIME
+    return _RUNTIME.get()
 
 
-def set_runtime(runtime: ModelRuntime | None) -> ModelRuntime | None:
-    """Make ``runtime`` the current one; returns the previous one."""
-    global _RUNTIME
-    previous, _RUNTIME = _RUNTIME, runtime
-    return previous
+@contextmanager
+def runtime_set(runtime: ModelRuntime | None) -> Iterator[None]:
+    """Episodes this context runs use ``runtime`` for the block."""
+    token = _RUNTIME.set(runtime)
+    try:
+        yield
+    finally:
+        try:
+            _RUNTIME.reset(token)
+        except ValueError:  # a generator holding the block was closed from another context, which never had it
+            pass
 
 
-def hold_world_lock(lock: Any) -> None:
-    """Say that this thread runs episodes holding ``lock`` (see :func:`prepare_agent`)."""
+def hold_world_lock(lock: Any, runtime: ModelRuntime | None) -> None:
+    """Say that this thread runs episodes of ``runtime`` holding ``lock`` (see :func:`prepare_agent`)."""
     _THREAD.world_lock = lock
+    _RUNTIME.set(runtime)  # the thread's own context: it ends with the thread
 
 
 def is_model_bound(agent_id: str) -> bool:
@@ -106,7 +117,7 @@ def prepare_agent(spec_agent: str, agent: Agent) -> MeteredAgent | None:
     in-flight thread) letting go of the world lock while it waits for its model. None otherwise."""
     if not is_model_bound(spec_agent):
         return None
-    runtime = _RUNTIME
+    runtime = _RUNTIME.get()
     if runtime is not None:
         runtime.attach(agent)
     lock = getattr(_THREAD, "world_lock", None)

@@ -208,3 +208,47 @@ def test_one_cap_holds_across_all_worker_processes(model_server, tmp_path):
     records = list(execute(specs(24), out, jobs=2, runtime=runtime))
     assert all(r.status == "ok" for r in records) and stub.served == 72
     assert 1 <= stub.peak <= 4
+
+
+def test_two_runs_in_threads_of_one_process_each_use_their_own_runtime(model_server, tmp_path):
+    """The model runtime (cache, caps) is the run's context, not the process's, as the approver is
+    (0a1e2ec): run B starting in another thread does not hand run A's later episodes B's cache, and
+    run A ending does not take B's away. The threads are ordered by events: A runs one episode, B
+    starts and runs one, A runs the rest and ends, then B runs the rest. Each run's cache then holds
+    the calls of its own four episodes, none of them answered from the other's."""
+    from agentbed.agents.cache import ModelCallCache
+
+    model_server(vault_three_calls)
+    steps = {name: (threading.Event(), threading.Event()) for name in "ab"}  # (first episode done, ended)
+    records: dict[str, list] = {}
+    failed: list[BaseException] = []
+
+    def run(name: str, before: threading.Event | None, after: threading.Event) -> None:
+        try:
+            out = tmp_path / name
+            out.mkdir()
+            runtime = ModelRuntime.for_run({AGENT}, out, cache=ModelCallCache(tmp_path / f"cache-{name}"))
+            if before is not None:
+                before.wait(60)
+            running = execute(specs(4), out, executor="serial", runtime=runtime)
+            records[name] = [next(running)]
+            steps[name][0].set()
+            after.wait(60)
+            records[name] += list(running)
+        except BaseException as exc:  # noqa: BLE001 - raised in the test's thread below
+            failed.append(exc)
+        finally:
+            steps[name][0].set()
+            steps[name][1].set()
+
+    threads = [threading.Thread(target=run, args=("a", None, steps["b"][0])),
+               threading.Thread(target=run, args=("b", steps["a"][0], steps["a"][1]))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failed, failed
+    entries = {name: sorted(p.name for p in (tmp_path / f"cache-{name}").glob("??/*.json")) for name in "ab"}
+    assert entries["a"] and entries["a"] == entries["b"]
+    assert all(len(records[n]) == 4 and r.status == "ok" and r.usage["calls"] == 3 and r.usage["cached_calls"] == 0
+               for n in "ab" for r in records[n])
