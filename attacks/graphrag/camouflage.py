@@ -11,8 +11,9 @@ shape, as the attacker measures it by running the pipeline's rule extractor over
 
 - its title and template: the name of an entity the document names (or of the template's),
   taking the shape of that entity's page the attacker's lines fit best (below), or the next number of a series ("News 7",
-  never a number the corpus has used) taking a series page's shape: whichever a classifier on
-  the title's kind and the documents sharing it tells least (:mod:`attacks.graphrag.titles`);
+  never a number the corpus has used, in the series whose numbers' digits that tells least)
+  taking a page of that series' shape: whichever a classifier on the title's kind (series and
+  digits) and the documents sharing it tells least (:mod:`attacks.graphrag.titles`);
 - its statements: the attacker's fact-stating sentences, as many as the template's statement
   count allows (in the attack's order), then true filler written by the corpus's own writer
   until the page states as many facts, on as many distinct subjects, as the template: for an
@@ -97,15 +98,30 @@ def _attack_lines(doc: Document, shape: Shape, target: int, entity: str | None) 
     return [doc.sentences[i] for i in sorted(kept)]
 
 
+def _by_relation(facts: list[Fact], want: Counter[str]) -> list[Fact]:
+    """``facts`` with those on a relation ``want`` still asks for first (each taken lowers its
+    count), in their order: the filler states the template's relations, not only as many."""
+    left, first, rest = Counter(want), [], []
+    for f in facts:
+        if left[f.relation] > 0:
+            left[f.relation] -= 1
+            first.append(f)
+        else:
+            rest.append(f)
+    return first + rest
+
+
 def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avoid: set[tuple[str, str]],
-                  heads: set[str], want_heads: int, rng: random.Random) -> tuple[list[Fact], list[Fact]]:
-    """True facts to fill a page, in the order that reaches ``want_heads`` distinct heads first:
+                  heads: set[str], want_heads: int, rng: random.Random,
+                  relations: Counter[str] | None = None) -> tuple[list[Fact], list[Fact]]:
+    """True facts to fill a page, in the order that reaches ``want_heads`` distinct heads first,
+    on the ``relations`` the template states and the attacker's lines do not first:
     (facts naming ``subject``, facts about its neighbours naming it not), or for a series
     template (``subject`` None), ([], random facts on the template's relations, then any)."""
     ok = [f for f in dataset.facts if (f.head, f.relation) not in avoid]
     if subject is None:
-        relations = {c.fact.relation for _, c in template.claims}
-        pools = [[], [f for f in ok if f.relation in relations] + [f for f in ok if f.relation not in relations]]
+        carried = {c.fact.relation for _, c in template.claims}
+        pools = [[], [f for f in ok if f.relation in carried] + [f for f in ok if f.relation not in carried]]
     else:
         near = {f.tail for f in ok if f.head == subject} | {f.head for f in ok if f.tail == subject}
         pools = [[f for f in ok if subject in (f.head, f.tail)],
@@ -113,7 +129,7 @@ def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avo
     out: tuple[list[Fact], list[Fact]] = ([], [])
     for k, pool in enumerate(pools):
         seen = set(heads)
-        shuffled = rng.sample(pool, len(pool))
+        shuffled = _by_relation(rng.sample(pool, len(pool)), relations or Counter())
         # new heads first while the template has more, then facts on heads already stated, then
         # the rest (an attacker's lines already name several subjects)
         first: list[Fact] = []
@@ -195,11 +211,14 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
                   + named[e] // 2 - Shape.of(by_doc.get(pages_of[e][0].id, []), e).on_title for e in named}
         options = sorted(named, key=lambda e: (supply[e] < 0, -named[e], e))
         options += [template.title] if template.title in pages_of and template.title not in named else []
-        spare = template if SERIES.match(template.title) else next((d for d in deck if SERIES.match(d.title)), None)
-        spare = spare or (rng.choice(serial) if serial else None)  # the series page a series title would copy
+        # a new number goes to the series whose number tells least (its digits counted), and takes
+        # the shape of one of that series' pages: the template, else one dealt next, else any
+        name = titles.least_series()
+        spare = next((d for d in [template, *deck, *rng.sample(serial, len(serial))]
+                      if (m := SERIES.match(d.title)) and m.group(1) == name), None)
         numbered = SERIES.match(spare.title) if spare else None
         series_auc = titles.auc(None, numbered.group(1)) if numbered else 2.0
-        ranked = sorted((e for e in options if titles.auc(e) <= series_auc), key=titles.auc)
+        ranked = sorted((e for e in options if not titles.mine[e] and titles.auc(e) <= series_auc), key=titles.auc)
         subject = next((e for e in ranked if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
         if subject is None and numbered is None:  # no series to title it with: the template's own entity
             subject = template.title
@@ -243,10 +262,12 @@ def _dress_as(seen: _Seen, doc: Document, template: Document, subject: str | Non
     want = [shape.on_title - sum(subject in s[::2] for s in stated), shape.off_title - sum(subject not in s[::2] for s in stated)]
     mentioned = subject or next((c.fact.head for _, c in doc.claims), None) or rng.choice(seen.entities)
     aim = Profile.of(template, seen.by_doc.get(template.id, []))
+    relations = Counter(dict(aim.relations)) - Counter(s[1] for s in stated)
     best: tuple[float, Document] | None = None
     for k in range(CANDIDATES):
         g = random.Random(rng.random())
-        on, off = _filler_facts(seen.dataset, template, subject, seen.avoid, {s[0] for s in stated}, shape.heads, g)
+        on, off = _filler_facts(seen.dataset, template, subject, seen.avoid, {s[0] for s in stated}, shape.heads, g,
+                                relations)
         take = [max(0, w + (g.randint(-1, 1) if k else 0)) for w in want]
         for _ in range(3):
             got, dressed, read_there = _filled(seen.dataset, doc, title, lines, on[:take[0]], off[:take[1]], subject,

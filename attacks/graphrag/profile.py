@@ -13,6 +13,7 @@ clean corpus's own spread of it.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ class Shape:
 
 
 FIELDS = ("statements", "heads", "tails", "relations", "on_title", "negated", "dated", "chunks_with_statements",
-          "sentences", "characters", "chunks")
+          "sentences", "characters", "chunks", "longest_sentence")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Profile:
     """One document's :data:`FIELDS`, as the index stores them and the graph holds them."""
 
     values: tuple[float, ...]
+    relations: tuple[tuple[str, int], ...] = ()  # statements per relation, sorted: which relations, not only how many
 
     @classmethod
     def of(cls, doc: Document, statements: Sequence[Statement], title: str | None = None) -> Profile:
@@ -54,11 +56,16 @@ class Profile:
                     float(len({s.tail for s in statements})), float(len({s.relation for s in statements})),
                     float(sum(about in (s.head, s.tail) for s in statements)), float(sum(s.negated for s in statements)),
                     float(sum(bool(s.dated) for s in statements)), float(len({s.chunk for s in statements})),
-                    float(len(doc.sentences)), float(len(doc.text())), float(len(doc.chunks()))))
+                    float(len(doc.sentences)), float(len(doc.text())), float(len(doc.chunks())),
+                    float(max((len(x) for x in doc.sentences), default=0))),
+                   tuple(sorted(Counter(s.relation for s in statements).items())))
 
     def gap(self, other: Profile, spread: Sequence[float]) -> float:
-        """The distance to ``other``: each field's difference in units of its ``spread``, summed."""
-        return sum(abs(a - b) / s for a, b, s in zip(self.values, other.values, spread, strict=True))
+        """The distance to ``other``: each field's difference in units of its ``spread``, summed,
+        and the statements on each relation that differ, in units of the statements' spread."""
+        mine, theirs = Counter(dict(self.relations)), Counter(dict(other.relations))
+        moved = sum(abs(mine[r] - theirs[r]) for r in mine.keys() | theirs.keys())
+        return sum(abs(a - b) / s for a, b, s in zip(self.values, other.values, spread, strict=True)) + moved / spread[0]
 
 
 def spread(profiles: Sequence[Profile]) -> tuple[float, ...]:

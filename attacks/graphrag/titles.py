@@ -1,8 +1,11 @@
 """Titles for an attacker's dressed pages, chosen against the classifier a tell test runs on titles.
 
 What a title tells without reading its words is its kind (an entity's name, or a number of a
-series such as "News 7"), how many words it has (a person's two, a city's one) and how many other
-documents carry it. Each attacker page takes, among the titles its
+series such as "News 7": which series, and how many digits its number has), how many words it
+has (a person's two, a city's one) and how many other documents carry it. A new page of a series
+must take a number the corpus has not used, so "News 15" where the clean pages are "News 0" to
+"News 14": always a digit more than two clean News pages in three have. Which series a new
+number goes to is chosen like the rest, so the digits follow the clean series' own. Each attacker page takes, among the titles its
 sentences allow, the one after which a classifier on (kind, documents sharing the title) separates
 the attacker's pages so far from the clean ones least: the ROC AUC of the best such classifier,
 which scores every (kind, words, sharing) group by its share of attacker pages (as
@@ -23,7 +26,9 @@ from environments.graphrag.corpus import Document
 SERIES = re.compile(r"^(.*\D) (\d+)$")  # "News 7", "Letters 12", "Office directory 0"
 
 
-Group = tuple[bool, int, int]  # (a series title, its words, other documents carrying it)
+# (a series' name with its number's digits as "#", "" for an entity's name; the title's words; other
+# documents carrying it): "News 7" and "News 15" are ("News #", 2, 0) and ("News ##", 2, 0)
+Group = tuple[str, int, int]
 
 
 def group_auc(attack: Counter[Group], total: Counter[Group]) -> float:
@@ -56,14 +61,16 @@ class Titles:
 
     @staticmethod
     def _group(title: str, pages: int) -> Group:
-        return bool(SERIES.match(title)), len(title.split()), pages - 1
+        m = SERIES.match(title)
+        return (f"{m.group(1)} {'#' * len(m.group(2))}" if m else ""), len(title.split()), pages - 1
 
     def _moved(self, title: str | None, series: str = "") -> tuple[Counter[Group], Counter[Group]]:
         """The groups after one more attacker page titled ``title`` (None: a new number of ``series``)."""
         total, attack = Counter(self.total), Counter(self.attack)
         if title is None:
-            total[self._group(f"{series} 0", 1)] += 1
-            attack[self._group(f"{series} 0", 1)] += 1
+            title = f"{series} {self.next[series]}"
+            total[self._group(title, 1)] += 1
+            attack[self._group(title, 1)] += 1
             return total, attack
         n, mine = self.pages[title], self.mine[title]
         if n:
@@ -77,6 +84,10 @@ class Titles:
         """:func:`group_auc` after one more attacker page titled ``title`` (None: a new number of ``series``)."""
         total, attack = self._moved(title, series)
         return group_auc(attack, total)
+
+    def least_series(self) -> str | None:
+        """The series whose next number :meth:`auc` scores least (by name on a tie); None without series."""
+        return min(sorted(self.next), key=lambda name: self.auc(None, name), default=None)
 
     def take(self, title: str) -> None:
         self.total, self.attack = self._moved(title)

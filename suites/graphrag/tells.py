@@ -10,12 +10,12 @@ tell (the "document id order" and "fixed attack date" tells of issue #38 scored 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 
 import numpy as np
 
-from environments.graphrag.corpus import Document
+from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.pipeline import Index
 
 DATE = re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b")
@@ -72,28 +72,65 @@ KG_FEATURES = ("statements", "heads", "tails", "negated", "dated", "statements_p
                "statements_on_title", "chunks_with_statements")
 TITLE_COLUMNS = 32
 _HASHED = 15  # the first hashed title column
+# Session 13 (a leak check, docs/graphrag.md "Tells"): what else the index and the graph store per
+# document told beyond the columns above (development worlds 4-7, shape dress: all fields 0.79 ->
+# 0.83 `gragpoison`, 0.75 -> 0.82 `bridged`): which relations its statements carry (0.69 alone),
+# its sentences' lengths (the longest 0.60-0.63), its statements' dates, the chunk its first
+# statement is in, and how much of the graph the entities it names (and its title) hold.
+RELATION_COLUMNS = 16
+STORED = ("first_statement_date", "last_statement_date", "sentence_mean_characters", "sentence_longest_characters",
+          "sentence_shortest_characters", "largest_chunk_characters", "first_chunk_with_statements",
+          "entity_degree_mean", "entity_degree_max", "title_degree", "communities", "community_size_mean")
+_STORED = _HASHED + TITLE_COLUMNS + 4  # the first of the columns above
+_RELATIONS = _STORED + len(STORED)  # the first hashed relation column
 # :func:`index_tells`' columns by what they read, to ask which field gives poison away.
-FEATURE_GROUPS = {"id": (0, 1), "length": (2, 3, 6), "dates": (4, 5),
-                  "title": (7, 8, *range(_HASHED, _HASHED + TITLE_COLUMNS), _HASHED + TITLE_COLUMNS + 1),
-                  "graph": (*range(9, 15), _HASHED + TITLE_COLUMNS, _HASHED + TITLE_COLUMNS + 2),
-                  "shared title": (_HASHED + TITLE_COLUMNS + 3,)}  # statements naming the title read the title
-# Every column but the one that compares documents with each other (a document's own fields).
-OWN_FIELDS = tuple(c for name, cols in FEATURE_GROUPS.items() if name != "shared title" for c in cols)
+FEATURE_GROUPS = {"id": (0, 1), "length": (2, 3, 6, _STORED + 2, _STORED + 3, _STORED + 4, _STORED + 5),
+                  "dates": (4, 5, _STORED, _STORED + 1),
+                  "title": (7, 8, *range(_HASHED, _HASHED + TITLE_COLUMNS), _HASHED + TITLE_COLUMNS + 1, _STORED + 9),
+                  "graph": (*range(9, 15), _HASHED + TITLE_COLUMNS, _HASHED + TITLE_COLUMNS + 2, _STORED + 6),
+                  "relations": tuple(range(_RELATIONS, _RELATIONS + RELATION_COLUMNS)),
+                  "shared title": (_HASHED + TITLE_COLUMNS + 3,),  # statements naming the title read the title
+                  # what the rest of the graph holds on the entities a document names (cross-document)
+                  "neighbourhood": (_STORED + 7, _STORED + 8, _STORED + 10, _STORED + 11)}
+# Every column but those that compare documents with each other (a document's own fields).
+OWN_FIELDS = tuple(sorted(c for name, cols in FEATURE_GROUPS.items() if name not in ("shared title", "neighbourhood")
+                          for c in cols))
 # :func:`index_tells`' columns one by one, for the per-field ablation (``--fields``).
 COLUMNS = (*TELL_FEATURES, "sentences", "title_characters", "title_words", *KG_FEATURES[:6],
-           *(f"title_word_{k}" for k in range(TITLE_COLUMNS)), *KG_FEATURES[6:], "shared_title")
+           *(f"title_word_{k}" for k in range(TITLE_COLUMNS)), *KG_FEATURES[6:], "shared_title", *STORED,
+           *(f"relation_{k}" for k in range(RELATION_COLUMNS)))
+# Where each field the index (:class:`Index`) and the graph (:class:`Statement`) store is read, by
+# column name prefix; ``origin`` is the label, a community summary and the writer are no document's.
+READS = {"Document.id": ("id_value", "position"), "Document.title": ("title_", "shared_title", "title_degree"),
+         "Document.sentences": ("sentences", "characters", "chunks", "sentence_", "largest_chunk", "dated_sentences",
+                                "first_date"),
+         "Statement.head": ("heads", "entity_degree"), "Statement.tail": ("tails", "entity_degree"),
+         "Statement.relation": ("relations", "relation_"), "Statement.doc": ("statements",),
+         "Statement.chunk": ("chunks_with_statements", "first_chunk_with_statements"),
+         "Statement.negated": ("negated",), "Statement.dated": ("dated", "first_statement_date", "last_statement_date"),
+         "Index.membership": ("communities", "community_size_mean"), "Index.kg": ("statements",),
+         "Index.documents": ("position",)}
+NOT_READ = {"Document.origin": "the label", "Index.summaries": "per community, no document's",
+            "Index.table": "the dataset's writer, no document's"}
 
 
 def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
     """(features, is-not-clean) per published document of ``index``: :data:`TELL_FEATURES`,
-    sentences, title characters and words, :data:`KG_FEATURES`, the hashed title words and
-    the number of other documents with the same title."""
+    sentences, title characters and words, :data:`KG_FEATURES`, the hashed title words, the
+    number of other documents with the same title, :data:`STORED` and the hashed relations of its
+    statements (:data:`COLUMNS`; every field the index and the graph store: :data:`READS`)."""
     import zlib
     from collections import Counter
+
+    from environments.graphrag.kg import communities
 
     docs = list(index.documents.values())
     kg = index.kg
     shared = Counter(d.title for d in docs)
+    degree = Counter(e for s in kg.statements for e in (s.head, s.tail))
+    # an index built without communities: the attacker detects them as the pipeline would
+    membership = index.membership or communities(kg, "louvain", 0)
+    size = Counter(membership.values())
     rows = []
     for position, doc in enumerate(docs):
         ids = kg.by_doc.get(doc.id, [])
@@ -108,8 +145,30 @@ def index_tells(index: Index) -> tuple[np.ndarray, np.ndarray]:
                      float(sum(bool(s.dated) for s in stated)), 1000.0 * len(stated) / max(1, len(text)), *title,
                      float(len({s.relation for s in stated})),
                      float(sum(doc.title in (s.head, s.tail) for s in stated)),
-                     float(len({s.chunk for s in stated})), float(shared[doc.title] - 1)])
+                     float(len({s.chunk for s in stated})), float(shared[doc.title] - 1),
+                     *_stored(doc, stated, degree, membership, size)])
     return np.array(rows), np.array([d.origin != "clean" for d in docs])
+
+
+def _stored(doc: Document, stated: Sequence[Statement], degree: Mapping[str, int], membership: Mapping[str, int],
+            size: Mapping[int, int]) -> list[float]:
+    """:data:`STORED` and the hashed relation counts of ``doc``, whose extracted statements are ``stated``."""
+    import zlib
+
+    dates = [_ordinal(s.dated) for s in stated if s.dated]
+    lengths = [len(x) for x in doc.sentences] or [0]
+    chunks = [cid for cid, _ in doc.chunks()]
+    first = min((chunks.index(s.chunk) for s in stated if s.chunk in chunks), default=-1)
+    named = {e for s in stated for e in (s.head, s.tail)}
+    groups = {membership[e] for e in named if e in membership}
+    relations = np.zeros(RELATION_COLUMNS)
+    for s in stated:
+        relations[zlib.crc32(s.relation.encode()) % RELATION_COLUMNS] += 1
+    return [min(dates, default=0.0), max(dates, default=0.0), float(np.mean(lengths)), float(max(lengths)),
+            float(min(lengths)), float(max((len(" ".join(part)) for _, part in doc.chunks()), default=0)), float(first),
+            float(np.mean([degree[e] for e in named])) if named else 0.0, float(max((degree[e] for e in named), default=0)),
+            float(degree.get(doc.title, 0)), float(len(groups)),
+            float(np.mean([size[membership[e]] for e in named if e in membership])) if groups else 0.0, *relations]
 
 
 def attacker_tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int = 0,

@@ -9,7 +9,7 @@ from suites.graphrag.tells import COLUMNS, index_tells
 _COLUMN = {"on_title": "statements_on_title", "statements": "statements", "heads": "heads", "tails": "tails",
            "relations": "relations", "negated": "negated", "dated": "dated",
            "chunks_with_statements": "chunks_with_statements", "sentences": "sentences",
-           "characters": "characters", "chunks": "chunks"}
+           "characters": "characters", "chunks": "chunks", "longest_sentence": "sentence_longest_characters"}
 
 
 def test_a_documents_profile_is_the_tell_classifiers_reading_of_it():

@@ -108,6 +108,45 @@ def test_the_attackers_tell_classifier_reads_titles_and_nothing_when_there_is_no
     assert auc <= 0.7
 
 
+def test_the_tell_classifier_reads_every_field_the_index_and_the_graph_store():
+    """Issue #50 item 3: every field of a document, a statement and the index is read by some
+    column of :func:`index_tells` (or named with the reason it is no document's), and each
+    column is named in :data:`READS`."""
+    from dataclasses import fields
+
+    from environments.graphrag.corpus import Statement
+    from environments.graphrag.pipeline import Index
+    from suites.graphrag.tells import COLUMNS, NOT_READ, READS
+
+    stored = {f"{cls.__name__}.{f.name}" for cls in (Document, Statement, Index) for f in fields(cls)}
+    assert stored == set(READS) | set(NOT_READ) and not set(READS) & set(NOT_READ)
+    assert all(any(c.startswith(p) for c in COLUMNS) for prefixes in READS.values() for p in prefixes)
+    named = {c for c in COLUMNS if any(c.startswith(p) for prefixes in READS.values() for p in prefixes)}
+    assert named == set(COLUMNS)
+
+
+def test_the_tell_classifier_finds_a_leak_in_which_relations_a_document_states():
+    """A leak no count shows: every fifth document's statements carry their relations permuted
+    (as many statements, heads, tails and relations per document as before). The session-12
+    columns (:data:`COLUMNS` up to the shared title) do not see it; every column does."""
+    from dataclasses import replace
+
+    from suites.graphrag.tells import COLUMNS, attacker_tell_auc
+
+    def leaked(seed):
+        index = _relabelled(seed, False)
+        relations = sorted({s.relation for s in index.kg.statements})
+        swap = dict(zip(relations, relations[1:] + relations[:1], strict=True))
+        poison = {k for k, d in index.documents.items() if d.origin == "poison"}
+        moved = [replace(s, relation=swap[s.relation]) if s.doc in poison else s for s in index.kg.statements]
+        return replace(index, kg=type(index.kg)(moved, glosses=index.kg.glosses))
+
+    train, test = leaked(0), leaked(1)
+    old = list(range(COLUMNS.index("shared_title") + 1))
+    assert attacker_tell_auc([train], [test], resamples=50, columns=old)[0] <= 0.7
+    assert attacker_tell_auc([train], [test], resamples=50)[0] >= 0.8  # 0.84 (the old columns: 0.53)
+
+
 def test_field_groups_cover_every_column_once_and_find_the_tell_where_it_is():
     """``--groups``: each group of fields alone and every field but it; a title tell is found by
     the title group alone and by nothing else."""
@@ -213,21 +252,23 @@ def test_the_suite_option_dress_reaches_the_index():
     assert "Update" not in titles("shape")
 
 
-# (all fields, own fields, shared title alone) measured 2026-12-06 with the shape dress that copies
-# each page's whole profile from its template (attacks/graphrag/profile.py; trained on worlds 0-1,
-# scored on 1000), per corpus: one page per entity, or half the entities with a second page
-# (pages="several"). At 49ce79e's dress: gragpoison 0.82 / 0.71 / 0.65 and 0.75 / 0.69 / 0.56,
-# poisonedrag 0.80 / 0.69 / 0.65 and 0.79 / 0.78 / 0.56; bridged not measured.
-SHAPE_MEASURED = {("gragpoison", "one"): (0.84, 0.74, 0.65), ("poisonedrag", "one"): (0.84, 0.73, 0.65),
-                  ("gragpoison", "several"): (0.74, 0.69, 0.56), ("poisonedrag", "several"): (0.71, 0.67, 0.56),
-                  ("bridged", "several"): (0.73, 0.65, 0.56)}
+# (all fields, own fields, shared title alone) measured 2026-12-06 (session 13) with the shape dress
+# whose series numbers follow the clean digits and whose filler states the template's relations,
+# read by every column the tell test has since its leak check (relations, sentence lengths, statement
+# dates, degrees, communities: tells.STORED); trained on worlds 0-1, scored on 1000, per corpus: one
+# page per entity, or half the entities with a second page (pages="several"). Session 12's dress,
+# read by its 51 columns: gragpoison 0.84 / 0.74 / 0.65 and 0.74 / 0.69 / 0.56, poisonedrag 0.84 /
+# 0.73 / 0.65 and 0.71 / 0.67 / 0.56, bridged 0.73 / 0.65 / 0.56 (one world: noisy, a guard only).
+SHAPE_MEASURED = {("gragpoison", "one"): (0.88, 0.83, 0.66), ("poisonedrag", "one"): (0.85, 0.80, 0.67),
+                  ("gragpoison", "several"): (0.68, 0.70, 0.57), ("poisonedrag", "several"): (0.79, 0.76, 0.56),
+                  ("bridged", "several"): (0.76, 0.81, 0.59)}
 
 
 @pytest.mark.parametrize(("attack", "pages"), sorted(SHAPE_MEASURED))
 def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack, pages):
     """The attacker's classifier over every field the index stores and every count the graph
     holds (titles and shared titles included), over a document's own fields (all but the shared
-    title), and over the shared title alone: 1.00 on own fields under the length dress; under the
+    title and the neighbourhood), and over the shared title alone: 1.00 on own fields under the length dress; under the
     shape dress as measured (:data:`SHAPE_MEASURED`, +0.03). A corpus whose entities have several
     pages takes the shared title to <= 0.6; all fields stay near 0.8. A guard on what the dress
     hides, not issue #50's goal (<= 0.6 on all fields, not met: docs/graphrag.md, "Tells")."""
