@@ -40,6 +40,7 @@ _current = []
 _functions = set()
 _tests = {}
 _inside = {}
+_relative = {}  # (file, working directory) -> os.path.relpath(file): computing it was most of the profiler's cost
 
 
 def _profile(frame, event, arg):
@@ -53,7 +54,10 @@ def _profile(frame, event, arg):
     if inside is None:
         inside = _inside[name] = name.startswith(_ROOT)
     if inside:
-        rel = os.path.relpath(name)
+        key = (name, os.getcwd())  # a test may change directory
+        rel = _relative.get(key)
+        if rel is None:
+            rel = _relative[key] = os.path.relpath(name)
         _functions.add((rel, code.co_firstlineno))
         _tests[_current[0]].add(rel)
 
