@@ -73,10 +73,12 @@ class Schedule:
 
 
 def upward_rank(dag: nx.DiGraph, node_time: Mapping[object, float],
-                edge_delay: Callable[[object, object], float]) -> dict[object, float]:
-    """HEFT's upward rank: a unit's time plus the longest delayed path to an exit."""
+                edge_delay: Callable[[object, object], float], order: list[object] | None = None
+                ) -> dict[object, float]:
+    """HEFT's upward rank: a unit's time plus the longest delayed path to an exit (``order``: the
+    DAG's topological order when the caller has it)."""
     rank: dict[object, float] = {}
-    for node in reversed(list(nx.topological_sort(dag))):
+    for node in reversed(order if order is not None else list(nx.topological_sort(dag))):
         tail = max((edge_delay(node, s) + rank[s] for s in dag.successors(node)), default=0.0)
         rank[node] = node_time[node] + tail
     return rank
@@ -88,18 +90,53 @@ def critical_path(dag: nx.DiGraph, node_time: Mapping[object, float],
     return max(upward_rank(dag, node_time, edge_delay).values(), default=0.0)
 
 
+@dataclass(frozen=True)
+class Shape:
+    """What a simulation takes from its work graph alone, whatever the plan: the condensed DAG of
+    units, each module's unit, each unit's members, each module's ordering dependencies and the
+    sibling pieces it is written against, the DAG's topological order. A planner that simulates
+    many plans of one graph computes it once (:class:`Shapes`)."""
+
+    dag: nx.DiGraph
+    unit_of: dict[str, int]
+    members: dict[object, list[str]]
+    deps: dict[str, list[str]]
+    interfaces: dict[str, list[str]]
+    order: list[object]
+
+    @classmethod
+    def of(cls, graph: nx.DiGraph) -> Shape:
+        dag, unit_of = condense(graph)
+        return cls(dag, unit_of, {c: dag.nodes[c]["members"] for c in dag},
+                   {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)]
+                    for m in graph.nodes},
+                   # pieces of one split unit, written at once against the shared skeleton's stubs
+                   {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("interface", False)]
+                    for m in graph.nodes},
+                   list(nx.topological_sort(dag)))
+
+
+class Shapes:
+    """Each work graph's :class:`Shape`, computed on first use: for one planning call, while its
+    graphs do not change (each graph is held, so its id is not reused)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[nx.DiGraph, Shape]] = {}
+
+    def __call__(self, graph: nx.DiGraph) -> Shape:
+        if id(graph) not in self._by_id:
+            self._by_id[id(graph)] = (graph, Shape.of(graph))
+        return self._by_id[id(graph)][1]
+
+
 class _Simulation:
     def __init__(self, graph: nx.DiGraph, plan: Plan, cost: CostModel, out_tokens: Mapping[str, int],
-                 spec_tokens: Mapping[str, int]) -> None:
+                 spec_tokens: Mapping[str, int], shape: Shape | None = None) -> None:
         self.graph, self.plan, self.cost = graph, plan, cost
         self.out, self.spec = out_tokens, spec_tokens
-        self.dag, self.unit_of = condense(graph)
-        self.members = {c: self.dag.nodes[c]["members"] for c in self.dag}
-        self.deps = {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)]
-                     for m in graph.nodes}
-        # pieces of one split unit, written at once against the shared skeleton's stubs
-        self.interfaces = {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("interface", False)]
-                           for m in graph.nodes}
+        self.shape = shape or Shape.of(graph)
+        self.dag, self.unit_of, self.members = self.shape.dag, self.shape.unit_of, self.shape.members
+        self.deps, self.interfaces = self.shape.deps, self.shape.interfaces
         self.history: dict[str, int] = {}
         self.written: dict[str, set[str]] = {}
         self.finish: dict[str, float] = {}
@@ -171,7 +208,7 @@ class _Simulation:
 
     def run(self) -> Schedule:
         plan, dag = self.plan, self.dag
-        rank = upward_rank(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
+        rank = upward_rank(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay, self.shape.order)
         bound = {c: (plan.worker[self.members[c][0]] if plan.worker is not None else None) for c in dag}
         waiting = {c: (dag.in_degree(c) if plan.respect_deps else 0) for c in dag}
         pending: list[tuple[float, str, object]] = [(self.interface_delay(c), self.members[c][0], c)
@@ -220,15 +257,16 @@ class _Simulation:
                                            for p in dag.predecessors(s)] + [self.interface_delay(s)])
                             heapq.heappush(pending, (arrival, self.members[s][0], s))
         makespan = max((t.finish for t in turns), default=0.0)
-        cp = critical_path(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay)
+        cp = max(rank.values(), default=0.0)  # critical_path of the same times and delays
         return Schedule(turns, makespan, cp, plan.workers, sum(t.cross_deps for t in turns),
                         sum(t.transferred_tokens for t in turns), order)
 
 
 def simulate(graph: nx.DiGraph, plan: Plan, cost: CostModel, out_tokens: Mapping[str, int],
-             spec_tokens: Mapping[str, int]) -> Schedule:
-    """Run the plan on the virtual clock; deterministic (ties break by rank, then unit id)."""
-    return _Simulation(graph, plan, cost, out_tokens, spec_tokens).run()
+             spec_tokens: Mapping[str, int], shape: Shape | None = None) -> Schedule:
+    """Run the plan on the virtual clock; deterministic (ties break by rank, then unit id).
+    ``shape``: the graph's :class:`Shape`, when the caller keeps it."""
+    return _Simulation(graph, plan, cost, out_tokens, spec_tokens, shape).run()
 
 
 class Replay:

@@ -18,7 +18,7 @@ from agentbed.errors import UsageError
 from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
 from controllers.cocoder.plan import Plan
-from controllers.cocoder.schedule import Schedule, expected_makespan, residual_risk, simulate
+from controllers.cocoder.schedule import Schedule, Shapes, expected_makespan, residual_risk, simulate
 from environments.cocoder.costmodel import CostModel, FailureModel
 
 STRATEGIES = ("sequential", "file-parallel", "per-file", "cocoder", "file-parallel-uncapped")
@@ -74,11 +74,12 @@ def _zero_communication_makespan(graph: nx.DiGraph, agents: int, apart: Mapping[
     free = CostModel(latency=0.0, read_rate=float("inf"), message_tokens=0)
     out = {m: graph.nodes[m].get("tokens", 1) for m in graph}
     spec = {m: graph.nodes[m].get("api_tokens", 0) for m in graph}
+    shapes = Shapes()
 
     def makespan(groups: list[set[str]]) -> float:
         owner = assign_to_agents(graph, groups, agents, apart)
         plan = Plan("cocoder", {m: f"a{owner[m]}" for m in graph}, owner, agents, True)
-        return simulate(graph, plan, free, out, spec).makespan
+        return simulate(graph, plan, free, out, spec, shapes(graph)).makespan
 
     return makespan
 
@@ -160,7 +161,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
                                   repair_rounds) + margin
         elif granularity == "function" and margin is None and risk != "any":
             bound = float(risk)
-        estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds)
+        estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds,
+                           shapes=Shapes())
         if small:
             thorough = graph.number_of_nodes() <= THOROUGH_LIMIT
             candidates = [repack(plan, agents, estimate, thorough=thorough) for plan in candidates]
@@ -276,22 +278,24 @@ def _packed(work: nx.DiGraph, groups: list[set[str]], agents: int, pieces: Mappi
     return _with_owner(plan, {m: owner[m] for m in sorted(work.nodes)})
 
 
-def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel) -> Schedule:
+def simulate_plan(modules: nx.DiGraph, plan: Plan, cost: CostModel, shapes: Shapes | None = None) -> Schedule:
     """The plan on the virtual clock with the graph's own size estimates: each node writes its
-    ``tokens``, each piece is shown its whole module's interface (``api_tokens``)."""
+    ``tokens``, each piece is shown its whole module's interface (``api_tokens``). ``shapes``: a
+    planning call's work-graph shapes, kept across the plans it simulates."""
     work = plan.work_graph(modules)
     out = {n: work.nodes[n].get("tokens", 1) for n in work}
     spec = {n: modules.nodes[plan.module_of(n)].get("api_tokens", 0) for n in work}
-    return simulate(work, plan, cost, out, spec)
+    return simulate(work, plan, cost, out, spec, shapes(work) if shapes is not None else None)
 
 
 def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failure: FailureModel | None,
-              bound: float | None = None, repair_rounds: int = 1) -> tuple[float, float]:
+              bound: float | None = None, repair_rounds: int = 1, shapes: Shapes | None = None
+              ) -> tuple[float, float]:
     """The plan's residual risk above ``bound`` (0 when within it, or without one), then its expected
     makespan (repair risk included), from the graph's own size estimates: compared in that order,
     a packing search first gets within the risk bound, then gets faster inside it."""
     cost, failure = cost or CostModel(), failure or FailureModel()
-    schedule = simulate_plan(modules, plan, cost)
+    schedule = simulate_plan(modules, plan, cost, shapes)
     excess = 0.0 if bound is None else max(0.0, residual_risk(schedule, failure, repair_rounds) - bound)
     return excess, expected_makespan(schedule, cost, failure)
 
