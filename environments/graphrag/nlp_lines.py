@@ -26,6 +26,10 @@ from environments.graphrag.nlp_names import MONTHS
 # A sentence ending in an initial ("D.", "R.J.") or a name's abbreviation continues the name.
 _RUNS_ON = re.compile(r"(?:\b[A-Z]\.|\b(?:St|Dr|Mr|Mrs|Ms|Prof|Mt|Ft|Jr|Sr|No|Gen|Sen|Rep|Gov|Jan|Feb|Mar|Apr|Jun|Jul"
                       r"|Aug|Sep|Sept|Oct|Nov|Dec)\.)$")  # "BUENOS AIRES, Nov. 2 -": a month's abbreviation
+# A legal form's abbreviation ("A.Ş.", "ČEZ, a. s.", "hf.") before "(" or a lower-case word runs on:
+# 'Türkiye Petrol Rafinerileri A.Ş. ("Tüpraş" or the "Company"), ...' is one sentence.
+_LEGAL_END = re.compile(r"(?:\b[^\W\d_]\.|\b(?:hf|inc|ltd|co|corp|plc|ag|nv|bv|spa|oyj|ab|asa|sa|as|se|ehf|bhd|tbk)\.)$",
+                        re.I)
 # A dateline's place in capitals, any script's ("REYKJAVÍK, March 4 -"): checked to be upper case.
 _DATELINE = re.compile(r"^([^\W\d_][^\W\d_.'\u2019]*[.'\u2019]?(?: [^\W\d_][^\W\d_.'\u2019]*)*)"
                        r"(?:,([^-\u2013\u2014()]{0,40}))?\s*"
@@ -71,7 +75,8 @@ NOT_ASSERTED = {"former", "formerly", "ex", "previous", "previously", "rumour", 
 # Nouns of an organisation's sites besides its seat: "a production site in X", "data centres in X
 # and Y", "a small annex at X" (singular: a cue also matches its plural's lemma).
 FACILITIES = ("site", "centre", "center", "laboratory", "foundry", "department", "annex", "studio", "depot",
-              "warehouse", "facility", "station", "smelter", "refinery", "mill", "hangar", "plant", "factory", "hub")
+              "warehouse", "facility", "station", "smelter", "refinery", "mill", "hangar", "plant", "factory", "hub",
+              "branch", "mine", "terminal", "brewery", "shipyard")
 SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
     "works_for": (("chief executive of", "verb"), ("president of", "verb"), ("chairman of", "verb"),
                   ("ceo of", "verb"), ("head of", "verb"), ("director-general of", "verb"), ("been with", "verb"),
@@ -102,7 +107,8 @@ def reading_units(sentences: list[str]) -> list[tuple[int, str]]:
         s = str(raw).strip()
         if not s:
             continue
-        if units and _RUNS_ON.search(units[-1][1]) and (s[:1].isupper() or s[:1].isdigit()) and not LABEL.match(s):  # a field line starts anew
+        if units and (_RUNS_ON.search(units[-1][1]) and (s[:1].isupper() or s[:1].isdigit()) or _LEGAL_END.search(
+                units[-1][1]) and (s[:1] == "(" or s[:1].islower())) and not LABEL.match(s):  # a field line starts anew
             units[-1] = (units[-1][0], f"{units[-1][1]} {s}")
             continue
         units.append((k, s))

@@ -21,7 +21,8 @@ HONORIFICS = {"dr", "professor", "prof", "mr", "mrs", "ms", "sir", "dame", "lord
 CLERICAL = {"cardinal", "archbishop", "bishop", "pope", "rabbi", "imam", "reverend", "rev"}  # a rank, not a name
 # Capitalised closed-class words opening a sentence, no part of the name after them ("Among X's
 # colleagues"); a salutation's "Dear" stays (the letter's addressee is no topic).
-LEADING = FUNCTION_WORDS - {"dear", "hi", "hello"} | {"among", "besides"}
+LEADING = FUNCTION_WORDS - {"dear", "hi", "hello"} | {"among", "besides"} | {  # a question's auxiliary: "Is Aalto
+    "is", "are", "was", "were", "does", "did", "do", "has", "have", "can", "will"}  # University in Espoo?"
 # A school's word in another language, whose name goes on in lower case ("École polytechnique
 # fédérale de Lausanne") or which follows the town's name ("Uppsala universitet").
 FOREIGN_SCHOOLS = {"école", "ecole", "université", "universität", "universitet", "università", "universidad",
@@ -33,9 +34,11 @@ DASH = {"-", "\u2013", "\u2014", "|"}
 # A date's words the tagger leaves as proper nouns ("Born: 13 July 1934, Abeokuta"): no name.
 MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
+WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 _ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
 ENGLISH_LEGAL = {"co", "ltd", "limited", "inc"}  # "Acme Co., Ltd." under the title "Acme" is Acme
 COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
+LEGAL_FORMS = COMPANY_SUFFIXES | {"hf", "ehf", "asa", "as", "oy", "bv", "se", "kk", "bhd", "tbk", "sro", "zrt"}
 SCHOOL_WORDS = ("university", "college", "school", "institute", "academy", "polytechnic", "école")
 ORG_NAME_WORDS = {"group", "labs", "systems", "company", "corporation", "foundation", "works", "holdings",
                   "industries", "bank", "technologies", "&"}
@@ -64,6 +67,7 @@ class State:
     people: set[str] = field(default_factory=set)  # every name read as a person's
     kinds: dict[str, str] = field(default_factory=dict)  # name -> its spaCy label (ORG, a school shape: ORG)
     described: dict[str, str] = field(default_factory=dict)  # a noun -> the name it last described ("orchestra")
+    defined: dict[str, str] = field(default_factory=dict)  # a defined term ("company", "tüpraş") -> its name
 
 
 def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()) -> list[Entity]:
@@ -134,9 +138,10 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
 
 
 def _a_date(name: str) -> bool:
-    """"July", "June 2024", "3 April": a month and numbers only."""
+    """"July", "June 2024", "3 April", "Tuesday": a month or a weekday and numbers only."""
     words = name.lower().replace(",", " ").replace(".", " ").split()
-    return bool(words) and any(w in MONTHS for w in words) and all(w in MONTHS or w.isdigit() for w in words)
+    return bool(words) and any(w in MONTHS | WEEKDAYS for w in words) and \
+        all(w in MONTHS | WEEKDAYS or w.isdigit() for w in words)
 
 
 def organisation_shaped(name: str) -> bool:
@@ -164,11 +169,15 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
         if e < len(doc) and doc[e].lower_ in FOREIGN_SCHOOLS:  # "Uppsala universitet"
             e += 1
         if e + 1 < len(doc) and doc[e].text == "," and (_ABBREV.match(doc[e + 1].text) or
-                                                       doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES):
-            e += 2  # "Washington, D.C.", "Tesla, Inc.": one name
+                                                       doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES) \
+                and not (e + 2 < len(doc) and not doc[e + 1].whitespace_ and doc[e + 2].text in DASH):
+            e += 2  # "Washington, D.C.", "Tesla, Inc.": one name; "Ann Lee, co-founder" is Ann Lee
         while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
                 and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
             e += 2
+        if e < len(doc) and doc[e].text == "." and not doc[e - 1].whitespace_ and e - 1 > s and (
+                "." in doc[e - 1].text or doc[e - 1].text.islower() and doc[e - 1].lower_ in LEGAL_FORMS):
+            e += 1  # "Kofola ČeskoSlovensko a.s.", "Landsbankinn hf.": a legal form keeps its full stop
         if not final or s >= final[-1][1]:  # a span a name above grew over is part of it
             final.append((s, e, kind))
     return final
@@ -181,6 +190,8 @@ def alias(name: str, state: State) -> str:
         rest = name[len(state.topic):].replace(",", " ").replace(".", " ").lower().split()
         if rest and all(w in ENGLISH_LEGAL for w in rest):
             return state.topic
+    if name == state.topic:  # the page's own subject, though a longer name holds its words ("Charles Pfizer")
+        return name
     words = set(name.split())
     matches = [n for n in state.names if words < set(n.split())  # "Vienna" is not "University of Vienna",
                and not set(n.lower().split()) & NAME_GLUE and not set(n.split()) & FOREIGN_SCHOOLS]  # "Uppsala universitet"
