@@ -115,9 +115,25 @@ def tool_line(tool: Tool) -> str:
 
 
 def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
-    """One object per tool, ``{"tool": NAME, "arguments": ITS_SCHEMA}``, in an ``anyOf``."""
-    return {"anyOf": [{"type": "object", "properties": {"tool": {"const": t.name}, "arguments": t.parameters},
-                       "required": ["tool", "arguments"], "additionalProperties": False} for t in tools]}
+    """One object per tool, ``{"tool": NAME, "arguments": ITS_SCHEMA}``, in an ``anyOf``.
+
+    A tool's own definitions (``$defs``: a pydantic model's enums and nested models, as
+    AgentDojo's workspace tools have) are named by ``$ref: "#/$defs/NAME"`` from the tool's
+    schema root; nested here, they move to this schema's root, where those references resolve
+    (llama.cpp refuses a grammar with an unresolved one). Two tools defining one name
+    differently cannot share the root: refused (ValueError naming both)."""
+    defs: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    options = []
+    for t in tools:
+        arguments = {k: v for k, v in t.parameters.items() if k != "$defs"}
+        for name, definition in (t.parameters.get("$defs") or {}).items():
+            if defs.setdefault(name, definition) != definition:
+                raise ValueError(f"tools {owner[name]} and {t.name} define $defs {name!r} differently")
+            owner.setdefault(name, t.name)
+        options.append({"type": "object", "properties": {"tool": {"const": t.name}, "arguments": arguments},
+                        "required": ["tool", "arguments"], "additionalProperties": False})
+    return {"anyOf": options, **({"$defs": defs} if defs else {})}
 
 
 def shown(messages: Sequence[BaseMessage], profile: LocalProfile) -> list[BaseMessage]:

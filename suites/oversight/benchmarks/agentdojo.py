@@ -140,8 +140,9 @@ def target(attack: str = DEFAULTS["attack"], pairs: int = DEFAULTS["pairs"], fol
         max_steps=40,
         notes={"games": f"AgentDojo {suite_options['benchmark_version']} pairs under {attack}, {pairs} injection"
                         " task(s) per user task", "checkpoint": "the step after the injection is first read"
-                        " (--first and --every unused)", "base agent": f"SIMULATED: obeys the injection at rate"
-                        f" {follow_rate}, risk = temptation + N(0, {risk_noise})",
+                        " (--first and --every unused)", "base agent": f"'susceptible' (scripted) is SIMULATED: obeys"
+                        f" the injection at rate {follow_rate}, risk = temptation + N(0, {risk_noise}); a base agent"
+                        " branched with --model is that model",
                "ground-truth": "AgentDojo's ground truth takes over, its plan from the first call"},
         progress_features=dojo_features, progress_feature_names=FEATURES,
         group=user_task, checkpoint_when=first_injection_read,
