@@ -37,7 +37,7 @@ shape, as the attacker measures it by running the pipeline's rule extractor over
 
 So titles, lengths, dates and what the graph holds per document (statements, heads, flags)
 follow the clean corpus's distributions, jointly, more closely than before though not yet
-closely enough to hide them (docs/graphrag.md, "Tells"). The attack pays for it: a template with few
+closely enough to hide them (docs/graphrag-tells.md). The attack pays for it: a template with few
 statements leaves room for few claims, one without a negation drops the attack's "no longer"
 sentence, and a corpus with few dated documents leaves it few temporal markers. Filler is true
 and is not charged to the attack's budget (it states nothing false). The cross-document tell is

@@ -271,7 +271,7 @@ def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack, p
     title and the neighbourhood), and over the shared title alone: 1.00 on own fields under the length dress; under the
     shape dress as measured (:data:`SHAPE_MEASURED`, +0.03). A corpus whose entities have several
     pages takes the shared title to <= 0.6; all fields stay near 0.8. A guard on what the dress
-    hides, not issue #50's goal (<= 0.6 on all fields, not met: docs/graphrag.md, "Tells")."""
+    hides, not issue #50's goal (<= 0.6 on all fields, not met: docs/graphrag-tells.md)."""
     from suites.graphrag.tells import FEATURE_GROUPS, OWN_FIELDS, attacker_tell_auc
 
     def auc(dress, columns=None):
