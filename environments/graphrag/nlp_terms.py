@@ -14,7 +14,9 @@
   (Lee et al., "Deterministic coreference resolution based on entity-centric, precision-ranked
   rules", Computational Linguistics 2013, the appositive and acronym passes). So is an acronym
   in a parenthesis after a name, made of its initials: "World Trade Organization (WTO)" makes a
-  later "WTO" the full name (a short name that is no acronym, "(Embrapa)", stays as written).
+  later "WTO" the full name (a short name that is no acronym, "(Embrapa)", stays as written). A
+  single name in a parenthesis after an organisation's, no place, is that organisation as written
+  in another language ("Mobile World Investment Corporation (Thế Giới Di Động)").
 - **A report's heading is no name.** A title in parts, split at a colon or a spaced dash, whose
   reading as a name the text never repeats ("Tüpraş Annual Report: Corporate Structure",
   "Landsbankinn hf. – Annual Report 2025") gives the part the text names, or the longest run of
@@ -61,6 +63,8 @@ def define(doc: Any, ents: list[Entity], state: State) -> list[Entity]:
         if not quoted and acronym(inner, e.name):  # "World Trade Organization (WTO)": a later "WTO" is it
             state.defined[inner.lower()] = e.name
             hidden.update({k: e.name for k in range(e.end, close + 1)})  # type: ignore[operator]
+        elif not quoted and close is not None and _alternate(doc, ents, e, close):
+            hidden.update({k: e.name for k in range(e.end, close + 1)})  # "Orkuveita Reykjavíkur (Reykjavík Energy)"
         if not quoted:
             continue
         short = next((text for text, term in quoted if not term), "")
@@ -91,6 +95,18 @@ def acronym(short: str, name: str) -> bool:
     every = "".join(w[0] for w in words).upper()
     capitals = "".join(w[0] for w in words if w[0].isupper())
     return len(short) > 1 and short.isalpha() and short.isupper() and short in (every, capitals)
+
+
+def _alternate(doc: Any, ents: list[Entity], before: Entity, close: int) -> bool:
+    """``doc[before.end + 1:close]`` is another name of the organisation ``before``, as written in
+    another language or spelled out: a single name, no place ("EPFL (Lausanne)" places EPFL) and,
+    after no organisation, no person (the tagger calls many unfamiliar names persons)."""
+    start = before.end + 1
+    inside = [e for e in ents if start <= e.start < close]
+    org = organisation_shaped(before.name) or doc[before.start].ent_type_ == "ORG"
+    the = start + (1 if doc[start].lower_ == "the" else 0)
+    return org and len(inside) == 1 and inside[0].start == the and inside[0].end == close \
+        and doc[inside[0].start].ent_type_ not in ("GPE", "LOC", "NORP")
 
 
 def _quoted(doc: Any, start: int, close: int) -> list[tuple[str, bool]]:

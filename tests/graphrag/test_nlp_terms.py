@@ -4,7 +4,8 @@ defined terms (``Velmora S.A. ("Velmora" or the "Company")``) and an undefined "
 report's heading as a page's title ("Velmora Annual Report: Corporate Structure"); a legal form's
 full stop ("Brask a.s."), a sentence cut after it, and a line that opens with a definition; "Ann
 Orvel, co-founder of X" (no company "Ann Orvel, co"); a title with a company word the text leaves
-off ("Velmora Inc.": Velmora, even inside a longer name, "Ann Velmora")."""
+off ("Velmora Inc.": Velmora, even inside a longer name, "Ann Velmora"); an organisation's name in
+another language in a parenthesis after it."""
 
 from __future__ import annotations
 
@@ -61,3 +62,11 @@ def test_a_title_with_a_company_word_is_the_name_the_text_uses(spacy_extract):
                                  "is employed by Velmora as chief executive.", title="Velmora Inc.")
     assert {("Velmora", "headquartered_in", "Kelro", False), ("Tomas Ardeni", "works_for", "Velmora", False)} <= got
     assert ("Tomas Ardeni", "works_for", "Ann Velmora", False) not in got  # the subject, inside a longer name
+
+
+def test_a_parenthesised_alternate_name_is_the_name_before_it(spacy_extract):
+    got = triples(spacy_extract, "Velmora Dairy Corporation (Kelvo Mlekarna)\nFounded: 1990\n"
+                                 "Founders: Ann Orvel and Tomas Ardeni\nHeadquarters: Kelro, Lenmar")
+    assert {("Velmora Dairy Corporation", "founded_by", "Ann Orvel", False),
+            ("Velmora Dairy Corporation", "headquartered_in", "Kelro", False)} <= got
+    assert not any(h == "Kelvo Mlekarna" for h, _, _, _ in got)
