@@ -100,8 +100,8 @@ def _tightest(sizes: Sequence[int], n: int) -> int:
 
 
 def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collection[str]] | None = None,
-                   *, ordered: bool = False, late: bool = False, per_agent: bool = False
-                   ) -> tuple[nx.DiGraph, dict[str, Piece]]:
+                   *, ordered: bool = False, late: bool = False, per_agent: bool = False,
+                   read: dict[str, Bodies] | None = None) -> tuple[nx.DiGraph, dict[str, Piece]]:
     """The work graph at function granularity and its pieces (empty when nothing is split).
 
     ``writable``: module -> the qualified names of its blanked functions (None: every function);
@@ -109,7 +109,9 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
     ``ordered``: pieces along the reference graph (hubs first) that wait for what they use;
     otherwise contiguous pieces written at once against each other's stubs. A module is cut into
     ``ceil(tokens / share)`` pieces, or with ``per_agent`` into ``agents`` (more, smaller pieces:
-    shorter waits for a late piece that uses them, one more view to read).
+    shorter waits for a late piece that uses them, one more view to read). ``read``: module ->
+    its :class:`Bodies`, kept by a caller that splits the same graph with the same ``writable``
+    several times (each read parses the module's source).
     """
     total = sum(graph.nodes[m].get("tokens", 0) for m in graph)
     share = total / max(agents, 1)
@@ -117,7 +119,13 @@ def split_oversize(graph: nx.DiGraph, agents: int, writable: Mapping[str, Collec
     # module -> the modules finished before it (its ancestors outside its own import cycle)
     before = cache(lambda m: {o for c in nx.ancestors(dag, component[m]) for o in dag.nodes[c]["members"]})
     # read lazily, once per module: a graph with nothing to split may carry no sources
-    bodies = cache(lambda m: _bodies(graph, m, writable))
+    read = {} if read is None else read
+
+    def bodies(m: str) -> Bodies:
+        if m not in read:
+            read[m] = _bodies(graph, m, writable)
+        return read[m]
+
     pieces: dict[str, Piece] = {}
     items_of: dict[str, list[list[Item]]] = {}
     for c in sorted(dag, key=lambda c: dag.nodes[c]["members"]):

@@ -15,7 +15,7 @@ from itertools import chain
 import networkx as nx
 
 from agentbed.errors import UsageError
-from controllers.cocoder.chunking import GRANULARITIES, Piece, split_oversize
+from controllers.cocoder.chunking import GRANULARITIES, Bodies, Piece, split_oversize
 from controllers.cocoder.partition import assign_to_agents, cocoder_partition
 from controllers.cocoder.plan import Plan
 from controllers.cocoder.schedule import Schedule, Shapes, expected_makespan, residual_risk, simulate
@@ -141,8 +141,10 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
         groups = cocoder_partition(graph, method=method, theta=theta, seed=seed, makespan=merge)
         candidates = [replace(_packed(graph, groups, agents, {}, {}, fresh), variant="file")]
         seen: list[dict[str, Piece]] = []
+        read: dict[str, Bodies] = {}  # each module's source parsed once for every split
         for ordered, late, per_agent in SPLITS.get(granularity, ()):
-            work, pieces = split_oversize(graph, agents, writable, ordered=ordered, late=late, per_agent=per_agent)
+            work, pieces = split_oversize(graph, agents, writable, ordered=ordered, late=late, per_agent=per_agent,
+                                          read=read)
             if pieces and pieces not in seen:
                 seen.append(pieces)
                 variant = ("split-ordered-late" if late else "split-ordered") if ordered else "split-simultaneous"
