@@ -153,12 +153,63 @@ def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float]
     return top
 
 
+def single_object_counts(kg: KnowledgeGraph) -> dict[str, tuple[int, int]]:
+    """Per relation: the subjects the graph states it of (its non-negated statements) and how
+    many of them it gives exactly one object. Memoised per graph; a graph that extends another
+    (:meth:`KnowledgeGraph.extended`, the white-box surrogate's) recounts only the subjects its
+    new statements touch."""
+    key = ("single_object_counts",)
+    cached = kg.memo.get(key)
+    if isinstance(cached, dict):
+        return cached
+    counts: dict[str, list[int]] = {}
+
+    def add(g: KnowledgeGraph, pair: tuple[str, str], sign: int) -> None:
+        tails = {g.statements[i].tail for i in g.by_pair.get(pair, ()) if not g.statements[i].negated}
+        if tails:
+            n = counts.setdefault(pair[1], [0, 0])
+            n[0] += sign
+            n[1] += sign * (len(tails) == 1)
+
+    parent = kg.parent
+    if parent is not None:
+        counts.update({r: list(v) for r, v in single_object_counts(parent).items()})
+        touched = {(s.head, s.relation) for s in kg.statements[len(parent.statements):]}
+        for pair in touched:
+            add(parent, pair, -1)
+            add(kg, pair, 1)
+    else:
+        for pair in kg.by_pair:
+            add(kg, pair, 1)
+    out = {r: (n[0], n[1]) for r, n in counts.items() if n[0]}
+    kg.memo[key] = out
+    return out
+
+
+def functional(kg: KnowledgeGraph, relation: str) -> bool:
+    """The graph's own statements give ``relation`` one object per subject: more than half of
+    the subjects it is stated of have exactly one object (the median count is 1), as a person's
+    birthplace or a company's headquarters; a company's offices are several. Derived from the
+    statistics of the graph the defense reads, not from a schema: neither generated worlds nor
+    real graphs declare which relations are single-valued. PARIS's functionality (Suchanek et
+    al., VLDB 2011: subjects over subject-object pairs) is the same idea; the median is used
+    because a few subjects given many objects cannot move it: turning a single-valued relation
+    into a multi-valued one takes a second object for most of its subjects."""
+    subjects, single = single_object_counts(kg).get(relation, (0, 0))
+    return 2 * single > subjects
+
+
 def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
-    """Two pages about the contested entity (:func:`document_subject`) each state an object of
-    the step that the other does not (a page's retracted claims not counted): the entity's own
-    pages disagree, where a clean encyclopedia keeps one account of it. A page listing fewer of
-    several objects (a company's offices) is no dispute. An attacker who anchors the fake claim
-    on a page about the entity (issue #51's ``bridged``) writes it beside the entity's real page."""
+    """The step's relation is single-valued in the graph (:func:`functional`) and two pages
+    about the contested entity (:func:`document_subject`) each state an object of the step that
+    the other does not (a page's retracted claims not counted): the entity's own pages disagree,
+    where a clean encyclopedia keeps one account of it. A page listing fewer of several objects
+    is no dispute, and nor are two pages listing different objects of a multi-valued relation (a
+    company's offices): adding a true page must never refuse a true answer (issue #51 item 1).
+    An attacker who anchors the fake claim on a page about the entity (issue #51's ``bridged``)
+    writes it beside the entity's real page."""
+    if not functional(kg, conflict.relation):
+        return False
     stated: dict[str, set[str]] = {}
     for c in conflict.candidates:
         for doc in c.claim_docs(kg) - retracting_docs(kg, c):

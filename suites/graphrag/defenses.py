@@ -22,7 +22,7 @@ MIN_SOURCES = 2
 # variants of tdp with its ranker and one more rule: a losing value co-asserted with the winner is
 # kept (tdp-set); the triangle-regularity check (tdp-plausible) or provenance diversity
 # (tdp-diverse) at uncontested steps; abstention at a step an edit left a trace on (tdp-abstain) or
-# whose entity's own pages disagree (tdp-disputed, issue #51)
+# whose entity's own pages disagree on a single-valued relation (tdp-disputed, issue #51)
 TDP_CHECKS: dict[str, dict[str, Any]] = {  # tdp_defense keyword arguments
     "tdp-set": {"keep_sets": True},
     "tdp-plausible": {"plausibility": PLAUSIBILITY_RATE},

@@ -15,11 +15,13 @@ from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
 from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
-from controllers.graphrag.tdp import disputed_entity
+from controllers.graphrag.tdp import disputed_entity, functional
+from environments.graphrag.corpus import Document
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.pipeline import Query, build_index
 from environments.graphrag.real import load_real
+from environments.graphrag.world import generate_world
 from suites.graphrag.defenses import make_defense
 from tests.graphrag.test_restatement import defended_answer, flips_under_restatement
 
@@ -50,6 +52,29 @@ def test_a_second_page_about_the_entity_with_another_object_is_a_dispute(world):
         conflict = _conflict(kg, target)
         disputed += conflict is not None and disputed_entity(kg, conflict)
     assert disputed >= len(plan.targets) // 2
+
+
+def test_pages_listing_different_objects_of_a_multi_valued_relation_are_no_dispute():
+    """Development world 5: the graph's own statistics make ``office_in`` multi-valued (most
+    companies have several offices) and the relations with one object per subject single-valued.
+    Two pages about a company, each listing another of its true offices beside its other true
+    facts, are no dispute (``test_restatement_property``'s search found this refusal on world 5)."""
+    data = generate_world(5)
+    kg = build_index(data.documents, data.table, community_method="none").kg
+    assert not functional(kg, "office_in")
+    assert all(functional(kg, r) for r in ("born_in", "works_for", "headquartered_in", "located_in", "studied_at"))
+    offices: dict[str, list] = {}
+    for f in data.facts:
+        if f.relation == "office_in":
+            offices.setdefault(f.head, []).append(f)
+    firm, listed = next((k, v) for k, v in sorted(offices.items()) if len(v) >= 2)
+    own = [f for f in data.facts if f.head == firm and f.relation in ("headquartered_in", "founded_by")]
+    pages = [Document(f"extra-{k}", data.table.show(firm), [data.table.sentence(f, variant=k) for f in [*own, listed[k]]])
+             for k in range(2)]
+    extract = LexiconExtractor(sorted(data.table.phrases))
+    grown = KnowledgeGraph([*kg.statements, *extract(pages, context=[*data.documents, *pages])], glosses=kg.glosses)
+    conflict = build_conflict(grown, set(local_search(grown, firm, ("office_in",))), firm, "office_in")
+    assert conflict is not None and not disputed_entity(grown, conflict)
 
 
 def test_no_clean_step_is_disputed_and_clean_answers_are_kept(world):
