@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from environments.graphrag import nlp_links as links
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.lexicon_forms import (
     ENGLISH,
@@ -82,13 +83,13 @@ from environments.graphrag.nlp_mentions import describe
 from environments.graphrag.nlp_named import Gazetteer, gazetteer, name_words, named_statements, titled_spans
 from environments.graphrag.nlp_names import (
     DASH,
-    NEGATORS,
     Entity,
     State,
     alias,
     entities,
     is_subject,
     organisation_shaped,
+    verb_negated,
 )
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
 from environments.graphrag.nlp_places import place_pairs, seat
@@ -102,6 +103,7 @@ PLACE_RELATIONS = {"born_in", "lives_in", "located_in", "headquartered_in", "off
 PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
 PERSON_TAILS = {"founded_by"}
 SEAT_RELATIONS = {"headquartered_in", "office_in"}  # an organisation's
+TABLES = (ENGLISH, MORE, UNTITLED, SPACY_CUES, links.LINK_CUES)
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
 
 
@@ -142,10 +144,10 @@ class SpacyExtractor:
     def __post_init__(self) -> None:
         seen = set()
         for r in self.relations:  # a real graph's identifier no English table knows: read by its own name
-            if not any(r in table for table in (ENGLISH, MORE, UNTITLED, SPACY_CUES)):
+            if not any(r in table for table in TABLES):
                 seen.add(name_words(r))
                 self.cues.append(Cue(r, "name", name_words(r)))
-        for table in (ENGLISH, MORE, UNTITLED, SPACY_CUES):
+        for table in TABLES:
             for r in self.relations:
                 for phrase, kind in table.get(r, ()):
                     words = tuple(phrase.replace("-", "- ").split()) if kind == "pre" else tuple(phrase.split())
@@ -158,7 +160,8 @@ class SpacyExtractor:
                     seen.add(words)
                     self.cues.append(Cue(r, "verb", words))
         self.cues.sort(key=lambda c: -len(c.words))  # longest cue first
-        self.fields = {k: v for k, v in {**FIELDS, **UNTITLED_FIELDS, **SHEET_FIELDS}.items() if v in self.relations}
+        every = {**FIELDS, **UNTITLED_FIELDS, **SHEET_FIELDS, **links.LINK_FIELDS}
+        self.fields = {k: v for k, v in every.items() if v in self.relations}
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents``; a name is linked to the titles of ``context``'s pages
@@ -290,6 +293,8 @@ class SpacyExtractor:
             out += seat(doc, ents, state)  # "X is a research university in Y"
         if "works_for" in self.relations:
             out += role_statements(doc, ents, state)  # "chief executive Jane Roe", "Jane Roe, its president"
+        if "colleague_of" in self.relations:
+            out += links.together(doc, ents, state)  # "A and B, who still work together"
         orgs = [e.name for e in ents if organisation_shaped(e.name)] or \
             [e.name for e in ents if doc[e.start].ent_type_ == "ORG"]  # a name's shape before spaCy's label
         state.organisation = orgs[-1] if orgs else state.organisation
@@ -319,11 +324,13 @@ class SpacyExtractor:
         if rel == "office_in" and i > 0 and doc[i - 1].lower_ in MAIN_SITE and doc[i].lower_ == "campus" \
                 and "headquartered_in" in self.relations:
             rel = "headquartered_in"  # "its main campus in X"
-        negated = cue.kind == "negative" or _verb_negated(doc, i)
+        negated = cue.kind == "negative" or verb_negated(doc, i)
         said = {t.lower_ for t in doc[doc[i].sent.start:i]}
         if said & (NOT_ASSERTED - {"former", "formerly", "ex", "previous", "previously"}):
             return []  # hearsay: "denied rumours that it was moving to X", "claimed he lives in Y"
         negated = negated or (i > 0 and doc[i - 1].lower_ in ("former", "formerly", "previously", "once"))
+        if links.link_cue(cue.words) and not links.link_holds(doc, i, j):
+            return []  # "was part of", "will join", "owns a stake in"
         if rel == "office_in" and j >= 2 and doc[j - 2].dep_ == "attr":
             return []  # "X is a research centre in Y": what X is, not a site of X's
         if cue.kind == "name":
@@ -356,6 +363,8 @@ class SpacyExtractor:
             objects = objects_after(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
             heads = cue_heads(doc, i, ents, state)
             cue = Cue(cue.relation, kind, cue.words)
+            if cue.words[-1] == "between":  # "the joint venture between A and B"
+                return links.pair_between(objects, rel)
             if rel == "colleague_of" and objects and j < len(doc) and doc[j].lower_ in ("at", "in"):
                 employer, objects = objects[0][0], []  # "colleagues at X": X employs them, X is no colleague
                 past = any(t.lower_ in ("were", "was") for t in doc[max(0, i - 3):i])  # "were colleagues at"
@@ -377,6 +386,10 @@ class SpacyExtractor:
         if cue.kind not in ("pre", "mate"):  # a verb's or noun's head is named before it, never only after
             heads = [h for h in heads if not _only_after(doc, h, j, ents)]
         out = [(h, rel, t, negated or n) for h in heads for t, n in objects]
+        if cue.words == links.PART_OF and "affiliated_with" in self.relations:
+            out = links.part_of(doc, ents, state, out)  # "X is part of the Velmora group"
+        if links.link_cue(cue.words):  # no place at either end, no person as the group
+            out = [o for o in out if o[1] not in links.LINKS or links.linkable(doc, ents, state, o[0], o[2])]
         if "located_in" in self.relations:
             out += qualifiers(doc, j, ents, rel in PLACE_RELATIONS)
         return out
@@ -389,13 +402,3 @@ def _only_after(doc: Any, name: str, j: int, ents: list[Entity]) -> bool:
     Leeds"; "Born in Oslo, Ann Lee ..." keeps its subject."""
     at = [e for e in ents if e.name == name]
     return bool(at) and all(e.start >= j and not is_subject(doc, e) for e in at)
-
-
-def _verb_negated(doc: Any, i: int) -> bool:
-    """"not", "never", "no longer" on the cue's verb or just before the cue."""
-    t = doc[i]
-    verb = t if t.pos_ in ("VERB", "AUX") else t.head
-    if any(c.dep_ == "neg" for c in verb.children):
-        return True
-    window = [doc[k].lower_ for k in range(max(0, i - 3), i)]
-    return any(w in NEGATORS for w in window) or "longer" in window

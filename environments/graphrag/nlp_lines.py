@@ -52,6 +52,8 @@ SHEET_FIELDS = {
     "hometown": "born_in", "birthplace": "born_in", "born in": "born_in", "citizen of": "citizen_of",
     "citizenships": "citizen_of", "employer": "works_for", "employers": "works_for", "works for": "works_for",
     "affiliations": "affiliated_with", "affiliation": "affiliated_with", "member of": "affiliated_with",
+    "further campus": "office_in", "second campus": "office_in", "further site": "office_in", "plants": "office_in",
+    "factories": "office_in", "production site": "office_in", "production sites": "office_in",
 }
 # What a fact sheet's title says beside its subject's name ("Profile: Acme", "Acme: key facts").
 SHEET_TITLES = {"profile", "company profile", "fact sheet", "factsheet", "fact file", "key facts", "facts",
@@ -85,7 +87,8 @@ SPACY_CUES: dict[str, tuple[tuple[str, str], ...]] = {
     "partners_with": (("joint venture with", "verb"), ("alliance with", "verb"), ("cooperates with", "verb"),
                       ("partnering with", "verb"), ("teamed up with", "verb"), ("partner of", "verb")),
     "studied_at": (("doctorate at", "verb"), ("doctorate from", "verb"), ("phd at", "verb"), ("phd from", "verb"),
-                   ("studies at", "verb"), ("educated at", "verb")),
+                   ("studies at", "verb"), ("educated at", "verb"), ("studying", "school"), ("enrolled at", "school"),
+                   ("student at", "school")),
     "founded_by": (("co-founded by", "verb"), ("started by", "verb"), ("created by", "verb")),
     "headquartered_in": (("main campus", "noun"), ("main site", "noun"), ("head office", "noun")),
     "office_in": (("office in", "verb"), ("an office in", "verb"), ("regional office in", "verb"),

@@ -224,3 +224,13 @@ def is_subject(doc: Any, e: Entity) -> bool:
 
 def negated_before(doc: Any, start: int) -> bool:
     return any(doc[k].lower_ in NEGATORS for k in range(max(0, start - 2), start))
+
+
+def verb_negated(doc: Any, i: int) -> bool:
+    """"not", "never", "no longer" on the cue's verb or just before the cue."""
+    t = doc[i]
+    verb = t if t.pos_ in ("VERB", "AUX") else t.head
+    if any(c.dep_ == "neg" for c in verb.children):
+        return True
+    window = [doc[k].lower_ for k in range(max(0, i - 3), i)]
+    return any(w in NEGATORS for w in window) or "longer" in window

@@ -61,6 +61,10 @@ def objects_after(doc: Any, j: int, ents: list[Entity], school_only: bool, field
         between = [t.lower_ for t in doc[chain[-1].end:e.start]]
         if not between or not all(w in LIST_JOIN | NEGATORS | LIST_WORDS | {cue} for w in between):
             break
+        if between == ["and"] and " of " in chain[-1].name and e.end - e.start == 1 and \
+                doc[e.start].ent_type_ not in ("GPE", "LOC", "PERSON"):  # "the Academy of Arts and Sciences"
+            chain[-1] = Entity(f"{chain[-1].name} and {e.name}", chain[-1].kind, chain[-1].start, e.end)
+            continue
         chain.append(e)
     listed = any(w in ("and", "or", "&") for a, b in zip(chain, chain[1:], strict=False)
                  for w in (t.lower_ for t in doc[a.end:b.start]))

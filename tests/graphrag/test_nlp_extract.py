@@ -102,7 +102,7 @@ def test_docs_show_the_current_figures_the_code_measures(spacy_extract):
     """docs/graphrag-extraction.md's current spaCy table is what ``python -m suites.graphrag.styles
     --set set-N --extractor spacy --markdown`` prints, for every foreign-prose set. (The spaCy rows
     of set 3's and set 4's one held-out measurement are records of the extractor of a621f3b, set
-    5's of 15ba13d, set 6's of 6485b5d, set 7's of 2f1f292, set 8's of 4f338d5, set 9's of aa82f4b.)"""
+    5's of 15ba13d, set 6's of 6485b5d, set 7's of 2f1f292, set 8's of 4f338d5, set 9's of aa82f4b, set 10's of cf6364e.)"""
     from pathlib import Path
 
     from suites.graphrag.foreign import SETS, load_paragraphs
