@@ -29,8 +29,8 @@ import re
 import select
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +40,7 @@ from agentbed.agents.base import Action, Agent
 from agentbed.control import CONTINUE, Controller, StepContext, Verdict
 from agentbed.errors import UsageError
 from agentbed.rendezvous import private_folder, read_file, remove, replace_with, write_once
+from agentbed.scoped import scoped
 from agentbed.validate import InputError, check
 
 FORMAT = "agentbed.approval/1"
@@ -329,14 +330,9 @@ class ApproverConfig:
 _CONFIG: ContextVar[ApproverConfig | None] = ContextVar("agentbed_approver", default=None)
 
 
-@contextmanager
-def approver_set(config: ApproverConfig | None) -> Iterator[None]:
+def approver_set(config: ApproverConfig | None) -> AbstractContextManager[None]:
     """Episodes this context runs (the serial executor runs them in it) ask ``config``'s human."""
-    token = _CONFIG.set(config)
-    try:
-        yield
-    finally:
-        _CONFIG.reset(token)
+    return scoped(_CONFIG, config)
 
 
 class RiskFlagger(Controller):

@@ -18,8 +18,8 @@ tokens, calls and cache hits of the episode for cost accounting.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.agents.cache import ModelCallCache
 from agentbed.agents.connections import DEFAULT_MAX_CONNECTIONS, ConnectionLimiter, default_max_connections
+from agentbed.scoped import scoped
 from agentbed.tools import Tool
 
 EVENTS = "events.jsonl"
@@ -44,17 +45,9 @@ def current_runtime() -> ModelRuntime | None:
     return _RUNTIME.get()
 
 
-@contextmanager
-def runtime_set(runtime: ModelRuntime | None) -> Iterator[None]:
+def runtime_set(runtime: ModelRuntime | None) -> AbstractContextManager[None]:
     """Episodes this context runs use ``runtime`` for the block."""
-    token = _RUNTIME.set(runtime)
-    try:
-        yield
-    finally:
-        try:
-            _RUNTIME.reset(token)
-        except ValueError:  # a generator holding the block was closed from another context, which never had it
-            pass
+    return scoped(_RUNTIME, runtime)
 
 
 def hold_world_lock(lock: Any, runtime: ModelRuntime | None) -> None:

@@ -12,24 +12,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
 from agentbed.problems import is_errored
+from agentbed.scoped import scoped
 
 _QUIET: ContextVar[bool] = ContextVar("agentbed_progress_quiet", default=False)
 
 
-@contextmanager
-def quieted(quiet: bool) -> Iterator[None]:
+def quieted(quiet: bool) -> AbstractContextManager[None]:
     """Silence progress displays for the block only (the CLI's ``--quiet`` in a process that
     goes on: a verb called in-process must not silence what runs after it)."""
-    token = _QUIET.set(quiet or _QUIET.get())
-    try:
-        yield
-    finally:
-        _QUIET.reset(token)
+    return scoped(_QUIET, quiet or _QUIET.get())
 
 
 class Step(Protocol):
