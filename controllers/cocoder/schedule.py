@@ -84,12 +84,6 @@ def upward_rank(dag: nx.DiGraph, node_time: Mapping[object, float],
     return rank
 
 
-def critical_path(dag: nx.DiGraph, node_time: Mapping[object, float],
-                  edge_delay: Callable[[object, object], float]) -> float:
-    """Length of the longest path counting node times and edge delays: a lower bound on makespan."""
-    return max(upward_rank(dag, node_time, edge_delay).values(), default=0.0)
-
-
 @dataclass(frozen=True)
 class Shape:
     """What a simulation takes from its work graph alone, whatever the plan: the condensed DAG of
@@ -257,7 +251,9 @@ class _Simulation:
                                            for p in dag.predecessors(s)] + [self.interface_delay(s)])
                             heapq.heappush(pending, (arrival, self.members[s][0], s))
         makespan = max((t.finish for t in turns), default=0.0)
-        cp = max(rank.values(), default=0.0)  # critical_path of the same times and delays
+        # the critical path (node times and edge delays on the longest path, a lower bound on the
+        # makespan) is the largest upward rank
+        cp = max(rank.values(), default=0.0)
         return Schedule(turns, makespan, cp, plan.workers, sum(t.cross_deps for t in turns),
                         sum(t.transferred_tokens for t in turns), order)
 
