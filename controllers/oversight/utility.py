@@ -3,7 +3,8 @@
 U_a = u - c_a - (s + s_a) * m with u = +1 on success and -w on failure, c_a the cost of action
 a (0 for continue, ``intervene`` for every intervention), s the cost per step, s_a an extra
 cost per step of action a (an expert's time: ``action_steps``, 0 unless set) and m the steps
-the branch took; U_quit = 0 (the paper's definitions and defaults, s_a added for issue 34).
+the branch took; U_quit = 0 (the paper's definitions; the defaults are those of public reconstructions of its protocol,
+which its abstract does not state; s_a added for issue 34).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def register(verbs: Any) -> None:
                             "registered split (suites/oversight/seeds.py); alfworld's split is --games-seed")
     build.add_argument("--regime", choices=sorted(REGIMES), default=None,
                        help=f"alfworld: the intervention setting (default {DEFAULT_REGIME}: the benchmark's "
-                            "configuration; free: the paper's flawless, unlimited, free expert); the --expert-* "
+                            "configuration; free: a flawless, unlimited, free expert, as public reconstructions of the paper's protocol have it); the --expert-* "
                             "flags below override its values")
     build.add_argument("--expert-as-shipped", action="store_true",
                        help="alfworld: ALFWorld's expert exactly as released (it never learns that 'move O to R' put O "

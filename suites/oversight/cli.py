@@ -102,7 +102,7 @@ def register(subparsers: Any) -> None:
                     help="lambda of the action-conditioned controller (default: chosen by inner grouped CV "
                          "on the training games of each fold)")
     ev.add_argument("--trees", type=positive, default=ForestSettings.n_estimators,
-                    help="trees per action-conditioned success forest (default: the paper's 200)")
+                    help="trees per action-conditioned success forest (default 200, as public reconstructions of the paper's controller have it)")
     ev.add_argument("--no-grid", action="store_true", help="skip the 5x5 cost sweep")
     ev.add_argument("--resamples", type=positive, default=1000, help="bootstrap resamples")
     ev.add_argument("--train", default=None, nargs="+", metavar="DEV",

@@ -19,12 +19,14 @@ Only development generator seeds (suites/oversight/seeds.py) are measured; other
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agentbed.control import CONTINUE, Controller, Verdict
+from agentbed.provenance import code_commit
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from agentbed.stats import Interval
 from controllers.oversight.calibration import cluster_bootstrap
@@ -121,9 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="also write the result (JSON) here")
     args = parser.parse_args(argv)
     try:
-        result = measure(args.games_seed, args.games, args.offset, args.seeds)
+        measured = measure(args.games_seed, args.games, args.offset, args.seeds)
     except ValueError as error:
         parser.error(str(error))
+    # the record says how to rebuild it: the command (every setting spelled out) and the code's commit
+    command = (f"python -m suites.oversight.expert_error --games-seed {args.games_seed} --games {args.games} "
+               f"--offset {args.offset} --seeds {args.seeds}" + (f" --out {shlex.quote(args.out)}" if args.out else ""))
+    result = {"command": command, "git_commit": code_commit(), **measured}
     summary = {k: v for k, v in result.items() if k != "per_episode"}
     print(json.dumps(summary))
     if args.out:

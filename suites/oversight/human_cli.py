@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentbed.approval import TIMEOUT_POLICIES
 from agentbed.errors import UsageError
+from suites.oversight.seeds import check_split
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +36,10 @@ def cmd_human(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     config = EvalConfig(folds=args.folds, grid=False, resamples=args.resamples)
-    cps, _ = load_checkpoints(Dataset.load(args.dataset))
+    dataset = Dataset.load(args.dataset)
+    # the controllers beside the person are cross-validated on this dataset: development games only
+    check_split(dataset.provenance, f"oversight-human: {args.dataset}", "fit", sorted({r["game"] for r in dataset.rows}))
+    cps, _ = load_checkpoints(dataset)
     human = HumanReview(Path(args.decisions), Path(args.approvals) if args.approvals else None,
                         timeout=args.timeout, on_timeout=args.timeout_policy)
     human.choose(cps, config.costs)  # the person first (or the one-line error), then the slower fitting

@@ -45,3 +45,30 @@ def test_the_noisy_configuration_uses_the_recorded_development_figure():
     assert recorded["games_seed"] == 0 and len(recorded["games"]) == 20  # development games only
     assert REGIMES["costly-noisy"]["expert_noise"] == round(recorded["wasted_step_share"][0], 2)
     assert {k: v for k, v in REGIMES["costly-noisy"].items() if k != "expert_noise"} == REGIMES["costly"]
+
+
+def test_the_record_holds_the_command_that_measured_it():
+    """Issue 54 item 2: the figure behind every costly-noisy dataset rebuilds from its record: the
+    command, every setting spelled out, matches what the record holds."""
+    import shlex
+
+    recorded = json.loads(RECORDED.read_text())
+    argv = shlex.split(recorded["command"])
+    assert argv[:3] == ["python", "-m", "suites.oversight.expert_error"] and len(recorded["git_commit"]) == 40
+    flags = dict(zip(argv[3::2], argv[4::2], strict=True))
+    assert int(flags["--games-seed"]) == recorded["games_seed"] and int(flags["--games"]) == len(recorded["games"])
+    assert int(flags["--seeds"]) * len(recorded["games"]) == recorded["episodes"]
+    assert recorded["games"][0] == f"{int(flags['--offset']):03d}-simple"
+    assert Path(flags["--out"]).name == RECORDED.name
+
+
+def test_a_new_record_says_how_it_was_measured(tmp_path, monkeypatch):
+    from suites.oversight import expert_error
+
+    monkeypatch.setattr(expert_error, "measure", lambda *a: {"games_seed": a[0], "games": [], "per_episode": []})
+    out = tmp_path / "rate.json"
+    assert expert_error.main(["--games", "4", "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["command"] == ("python -m suites.oversight.expert_error --games-seed 0 --games 4 --offset 0 "
+                                  f"--seeds 3 --out {out}")
+    assert "git_commit" in written and written["games_seed"] == 0

@@ -54,6 +54,17 @@ def test_a_held_out_evaluation_refuses_games_of_a_development_seed(verb, capsys)
     assert len(err.splitlines()) == 1 and "refusing to score alfworld generator seed 0 (development) as held out" in err
 
 
+def test_the_human_comparison_refuses_a_held_out_dataset_before_asking_anyone(tmp_path, capsys):
+    """oversight-human cross-validates the controllers it compares the person with on the dataset
+    itself, so a held-out dataset is refused (one line, exit 2) before a question is asked."""
+    held = DATA / load_headline()["datasets"]["heldout"]["file"]
+    decisions = tmp_path / "decisions.jsonl"
+    assert main(["oversight-human", str(held), "--decisions", str(decisions), "--approvals", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "refusing to fit on alfworld generator seed 4 (held out" in err
+    assert not decisions.exists() and not list(tmp_path.iterdir())
+
+
 def test_regimes_and_the_slip_rate_refuse_held_out_seeds(capsys):
     from suites.oversight.expert_error import measure
 

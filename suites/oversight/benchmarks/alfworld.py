@@ -40,8 +40,8 @@ REFLECT_MODES = ("mechanism", "mechanism+cut")
 # chosen by controllers/oversight/regime.choose on 8 development games of seed 0 built at that slip
 # rate, among budgets none/20/15/10/8/6/5/4 and extra step costs 0/0.01/0.03 (`agentbed oversight
 # regimes`). "costly" is the same without slips: the default before the slip rate was measured,
-# kept to reproduce the numbers measured with it. "free" is the paper's setting: a flawless expert,
-# no budget, no per-step charge (always deferring then comes within a few percent of the oracle).
+# kept to reproduce the numbers measured with it. "free" is the setting of public reconstructions of
+# the paper's protocol (its text states none): a flawless expert, no budget, no per-step charge (always deferring then comes within a few percent of the oracle).
 REGIMES: dict[str, dict[str, Any]] = {
     "costly": {"expert_budget": 10},
     "costly-noisy": {"expert_budget": 10, "expert_noise": 0.06},
@@ -60,8 +60,8 @@ def describe_regime(name: str) -> str:
     parts = [f"slipping at {r['expert_noise']:g} a step" if r.get("expert_noise") else "never slipping",
              f"giving up after {r['expert_budget']} steps" if r.get("expert_budget") else "unlimited",
              f"{r['expert_step_cost']:g} extra per expert step" if r.get("expert_step_cost") else "no extra step cost"]
-    return (f"ALFWorld's expert (bookkeeping fixed) {', '.join(parts)}; planner and reflect; the paper's costs "
-            "(intervention 0.05, step 0.01, failure -1)")
+    return (f"ALFWorld's expert (bookkeeping fixed) {', '.join(parts)}; planner and reflect; the costs of "
+            "public reconstructions of the paper's protocol (intervention 0.05, step 0.01, failure -1)")
 
 
 def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: bool = False,
