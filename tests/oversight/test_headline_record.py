@@ -4,6 +4,7 @@ the report and the docs (issue 34)."""
 
 from __future__ import annotations
 
+from controllers.oversight.dataset import BRANCH_SEEDING
 from controllers.oversight.merge import load_parts
 from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REGIMES
 from suites.oversight.record import heldout_files, training_files
@@ -22,6 +23,8 @@ def test_the_headline_is_the_default_configuration_on_the_datasets_it_names():
     for data in (dev, held):  # built without a budget (so any budget can be applied), slipping at the rate
         options = data.provenance["config"]["target_options"]
         assert options.get("expert_noise") == regime["expert_noise"] and options.get("expert_budget") is None
+        # issue 54 item 1: rebuilt with independent per-branch slips and reflect as its mechanism alone
+        assert data.provenance["config"]["seeding"] == BRANCH_SEEDING and options.get("reflect") == "mechanism"
     assert dev.provenance["config"]["target_options"].get("games_seed", 0) == 0  # development games
     held_seed = held.provenance["config"]["target_options"]["games_seed"]
     assert SEEDS["alfworld"].role(held_seed) == "held out"  # the registry's, never fitted on
