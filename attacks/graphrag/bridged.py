@@ -128,33 +128,40 @@ def dressed_margin(surrogate: Surrogate, dataset: Dataset, docs: list[Document],
     return sum(max(-10.0, min(10.0, m)) for m in margins) / draws
 
 
+def best_variant(dataset: Dataset, target: Target, t: int, rng: random.Random, budget: AttackBudget,
+                 surrogate: Surrogate | None = None, paged: bool = False) -> list[Document]:
+    """The documents of the variant the surrogate scores highest once dressed
+    (:func:`dressed_margin`) among :data:`BRIDGED_SPLITS` and ``adaptive``'s mixes and anchored
+    splits (without a surrogate: one page about each end, then bridges); ``paged`` (against
+    ``tdp-disputed``): :data:`PAGED_SPLITS` too, tried last (the other variants draw as they did
+    without it)."""
+    variants: list[tuple[str, tuple[int, ...]]] = [("bridged", (1, 1, 3))]
+    if surrogate is not None:
+        variants = [("bridged", v) for v in BRIDGED_SPLITS if v[0] + v[1] <= budget.documents]
+        variants += [("mix", (f, int(c * 2))) for f, c in MIXES if f < budget.documents]
+        variants += [("anchored", (k,)) for k in ANCHORED_SPLITS if k <= budget.documents]
+        variants += [("paged", v) for v in PAGED_SPLITS if v[1] <= budget.documents and paged]
+    best: tuple[float, list[Document]] | None = None
+    for kind, v in variants:
+        g = random.Random(rng.random())
+        if kind in ("bridged", "paged"):
+            docs = craft_bridged(dataset, target, t, g, budget, on_entity=v[0], on_object=v[1], per_page=v[2],
+                                 paged=kind == "paged")
+        elif kind == "mix":
+            docs = craft(dataset, target, t, g, budget, frames=v[0], copy_share=v[1] / 2)
+        else:
+            docs = craft_anchored(dataset, target, t, g, budget, on_object=v[0])
+        score = dressed_margin(surrogate, dataset, docs, target, t) if surrogate is not None else 0.0
+        if best is None or score > best[0]:
+            best = (score, docs)
+    return best[1] if best else []
+
+
 def bridged_attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budget: AttackBudget,
                    surrogate: Surrogate | None = None, paged: bool = False) -> Poisoning:
-    """Per target, the variant the surrogate scores highest once dressed (:func:`dressed_margin`)
-    among :data:`BRIDGED_SPLITS` and ``adaptive``'s mixes and anchored splits (without a
-    surrogate: one page about each end, then bridges); ``paged`` (against ``tdp-disputed``):
-    :data:`PAGED_SPLITS` too, tried last (the other variants draw as they did without it)."""
+    """Per target, :func:`best_variant`."""
     out = Poisoning()
     for t, target in enumerate(plan.targets):
-        variants: list[tuple[str, tuple[int, ...]]] = [("bridged", (1, 1, 3))]
-        if surrogate is not None:
-            variants = [("bridged", v) for v in BRIDGED_SPLITS if v[0] + v[1] <= budget.documents]
-            variants += [("mix", (f, int(c * 2))) for f, c in MIXES if f < budget.documents]
-            variants += [("anchored", (k,)) for k in ANCHORED_SPLITS if k <= budget.documents]
-            variants += [("paged", v) for v in PAGED_SPLITS if v[1] <= budget.documents and paged]
-        best: tuple[float, list[Document]] | None = None
-        for kind, v in variants:
-            g = random.Random(rng.random())
-            if kind in ("bridged", "paged"):
-                docs = craft_bridged(dataset, target, t, g, budget, on_entity=v[0], on_object=v[1], per_page=v[2],
-                                     paged=kind == "paged")
-            elif kind == "mix":
-                docs = craft(dataset, target, t, g, budget, frames=v[0], copy_share=v[1] / 2)
-            else:
-                docs = craft_anchored(dataset, target, t, g, budget, on_object=v[0])
-            score = dressed_margin(surrogate, dataset, docs, target, t) if surrogate is not None else 0.0
-            if best is None or score > best[0]:
-                best = (score, docs)
-        for doc in best[1] if best else []:
+        for doc in best_variant(dataset, target, t, rng, budget, surrogate, paged):
             out.add(t, doc, dataset.table)
     return out

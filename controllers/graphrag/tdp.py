@@ -153,6 +153,11 @@ def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float]
     return top
 
 
+def stated_objects(kg: KnowledgeGraph, pair: tuple[str, str]) -> set[str]:
+    """The objects the graph's non-negated statements give the (subject, relation) ``pair``."""
+    return {kg.statements[i].tail for i in kg.by_pair.get(pair, ()) if not kg.statements[i].negated}
+
+
 def single_object_counts(kg: KnowledgeGraph) -> dict[str, tuple[int, int]]:
     """Per relation: the subjects the graph states it of (its non-negated statements) and how
     many of them it gives exactly one object. Memoised per graph; a graph that extends another
@@ -165,7 +170,7 @@ def single_object_counts(kg: KnowledgeGraph) -> dict[str, tuple[int, int]]:
     counts: dict[str, list[int]] = {}
 
     def add(g: KnowledgeGraph, pair: tuple[str, str], sign: int) -> None:
-        tails = {g.statements[i].tail for i in g.by_pair.get(pair, ()) if not g.statements[i].negated}
+        tails = stated_objects(g, pair)
         if tails:
             n = counts.setdefault(pair[1], [0, 0])
             n[0] += sign

@@ -71,15 +71,17 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
     corpus's pages per entity (:func:`load_dataset`)."""
     data = load_dataset(name, world, pages)
     knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
-    if attack in ("adaptive", "bridged"):  # white-box: the defense's features and weights
+    if attack in ("adaptive", "bridged", "diluted"):  # white-box: the defense's features and weights
         from suites.graphrag.training import trained_ranker
-        from suites.graphrag.whitebox import tdp_surrogate
+        from suites.graphrag.whitebox import single_subjects, tdp_surrogate
 
         checks = TDP_CHECKS[against] if against in MODELLED_CHECKS else {}
         knowledge["surrogate"] = tdp_surrogate(trained_ranker(against if against in OWN_RANKERS else "tdp"), data,
-                                               strict=attack == "bridged", **checks)
-        if attack == "bridged" and checks:
+                                               strict=attack != "adaptive", **checks)
+        if attack != "adaptive" and checks:
             knowledge["paged"] = True
+        if attack == "diluted":  # and the statistic tdp-disputed reads which relations are single-valued by
+            knowledge["single_valued"] = single_subjects(data)
     if attack == "tkpa-rules":  # white-box: tdp-plausible's rule miner and threshold
         from suites.graphrag.defenses import PLAUSIBILITY_RATE
         from suites.graphrag.whitebox import rule_repairs

@@ -9,12 +9,13 @@ import math
 from collections.abc import Sequence
 
 from attacks.graphrag.adaptive import Surrogate
+from attacks.graphrag.diluted import SingleSubjects
 from attacks.graphrag.targets import Target
 from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict, objects_at
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, disputed_entity
+from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, disputed_entity, stated_objects
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -58,6 +59,27 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
         return TIE * lead / 2 if lead else TIE / 4
 
     return margin
+
+
+def single_subjects(dataset: Dataset) -> SingleSubjects:
+    """The diluting attacker's model of ``tdp-disputed``'s statistic
+    (:func:`controllers.graphrag.tdp.single_object_counts`): per relation, the subjects the graph
+    states it of and those with exactly one object, on the deployed extractor's reading of the
+    clean corpus extended by the given documents."""
+    extract = LexiconExtractor(sorted(dataset.table.phrases))
+    clean = KnowledgeGraph(extract(dataset.documents))
+
+    def single(docs: Sequence[Document]) -> dict[str, tuple[int, list[str]]]:
+        kg = clean.extended(extract(docs, context=[*dataset.documents, *docs])) if docs else clean
+        out: dict[str, tuple[int, list[str]]] = {}
+        for pair in sorted(kg.by_pair):
+            tails = stated_objects(kg, pair)
+            if tails:
+                n, ones = out.get(pair[1], (0, []))
+                out[pair[1]] = (n + 1, [*ones, pair[0]] if len(tails) == 1 else ones)
+        return out
+
+    return single
 
 
 def rule_repairs(dataset: Dataset, rate: float) -> Repairs:
