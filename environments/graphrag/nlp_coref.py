@@ -13,6 +13,7 @@ from environments.graphrag.nlp_names import (
     PERSONAL,
     Entity,
     State,
+    alias,
     conjuncts,
     ent_at,
     is_subject,
@@ -201,8 +202,8 @@ def described(doc: Any, j: int, ents: list[Entity], state: State) -> list[str]:
         named = ent_at(doc, det.i - 2, ents)
         if named is not None and named.end == det.i - 1:
             return [named.name]
-    org = last_organisation(doc, j, ents, state)
-    return [org] if org else []
+    org = last_organisation(doc, det.i, ents, state)  # named before the description, not its own place
+    return [org] if org and not any(e.name == org and e.kind == "person" for e in ents) else []
 
 
 def last_organisation(doc: Any, j: int, ents: list[Entity], state: State | None) -> str:
@@ -210,3 +211,27 @@ def last_organisation(doc: Any, j: int, ents: list[Entity], state: State | None)
     line = [e.name for e in ents if e.end <= j and (organisation_shaped(e.name) or doc[e.start].ent_type_ == "ORG")
             and e.kind != "person"]
     return line[-1] if line else (state.organisation if state is not None else "")
+
+
+def affixed(doc: Any, pre: bool, i: int, j: int, ents: list[Entity],
+            state: State) -> tuple[list[tuple[str, bool]], list[str]] | None:
+    """(objects, heads) of a cue joined to the name before it: "a Veneskost citizen" (``post``),
+    "Paris-born", "the Oslo-based group" (``pre``); None when no name stands right before it.
+    A ``pre`` cue's head is a name right after it in the same noun phrase ("the Oslo-based energy
+    group Equinor", not "maker of Dove soap" or "practice that Ann Lee founded"), else the
+    organisation the description names (:func:`described`), else the clause's subject (no person)."""
+    before = [e for e in ents if e.end <= i]
+    if not pre and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():
+        before = [Entity(alias(doc[i - 1].text, state), "thing", i - 1, i)]  # "a Veneskost citizen"
+    if not before or before[-1].end < i - (1 if pre else 0):
+        return None
+    objects = [(before[-1].name, False)]
+    if not pre:
+        return objects, cue_heads(doc, i, ents, state)
+    if doc[i - 1].whitespace_ or doc[i].whitespace_:
+        return None  # "Paris-born", not "Pamuk - born in"
+    after = [e for e in ents if e.start >= j]
+    if after and after[0].start - j <= 2 and all(t.pos_ in ("NOUN", "ADJ", "PROPN") for t in doc[j:after[0].start]):
+        return objects, [after[0].name]
+    return objects, described(doc, j, ents, state) or [h for h in cue_heads(doc, i, ents, state) if not any(
+        e.name == h and e.kind == "person" for e in ents)]  # "Ann Lee said the Oslo-based group": no seat of hers

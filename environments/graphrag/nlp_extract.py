@@ -57,8 +57,8 @@ from environments.graphrag.lexicon_forms import (
 )
 from environments.graphrag.nlp_coref import (
     MAIN_SITE,
+    affixed,
     cue_heads,
-    described,
     mates,
     possessor,
 )
@@ -92,7 +92,7 @@ from environments.graphrag.nlp_names import (
     verb_negated,
 )
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
-from environments.graphrag.nlp_places import place_pairs, seat
+from environments.graphrag.nlp_places import place_pairs, seat, value_places
 from environments.graphrag.nlp_roles import role_statements
 from environments.graphrag.nlp_terms import define, named_title
 
@@ -251,6 +251,8 @@ class SpacyExtractor:
                     named = values[:cut]
                 objects = objects_after(doc, colon + 1, named, False, field=True, listing=plural(key))
                 out += [(head, rel, t, n or former) for t, n in objects]
+                if "located_in" in self.relations and rel in PLACE_RELATIONS:  # "Born: 1934, Abeokuta, Nigeria"
+                    out += value_places(doc[colon + 1:].text, plural(key))
                 if "located_in" in self.relations and not plural(key):  # "Offices: A, B, C" lists
                     out += qualifiers(doc, colon + 1, values, rel in PLACE_RELATIONS)
                 return out
@@ -335,22 +337,11 @@ class SpacyExtractor:
             return []  # "X is a research centre in Y": what X is, not a site of X's
         if cue.kind == "name":
             return named_statements(doc, rel, i, j, ents, state, negated, starts)
-        if cue.kind in ("post", "pre"):
-            before = [e for e in ents if e.end <= i]
-            if cue.kind == "post" and (not before or before[-1].end < i) and doc[i - 1].text[:1].isupper():
-                before = [Entity(alias(doc[i - 1].text, state), "thing", i - 1, i)]  # "a Veneskost citizen"
-            if not before or before[-1].end < i - (1 if cue.kind == "pre" else 0):
+        if cue.kind in ("post", "pre"):  # "a Veneskost citizen", "Paris-born", "the Oslo-based group"
+            ends = affixed(doc, cue.kind == "pre", i, j, ents, state)
+            if ends is None:
                 return []
-            objects = [(before[-1].name, False)]
-            if cue.kind == "pre" and (doc[i - 1].whitespace_ or doc[i].whitespace_):
-                return []  # "Paris-born", not "Pamuk - born in"
-            if cue.kind == "pre":
-                after = [e for e in ents if e.start >= j]
-                heads = [after[0].name] if after and after[0].start - j <= 2 else \
-                    described(doc, j, ents, state) or [h for h in cue_heads(doc, i, ents, state) if not any(
-                        e.name == h and e.kind == "person" for e in ents)]  # "Ann Lee said the Oslo-based group": no seat of hers
-            else:
-                heads = cue_heads(doc, i, ents, state)
+            objects, heads = ends
         elif cue.kind == "mate":
             objects, heads = mates(doc, i, j, ents, state)
         else:
@@ -360,6 +351,7 @@ class SpacyExtractor:
             if agent is not None or (kind == "inverse" and any(c.dep_ == "auxpass" for c in doc[j - 1].children)):
                 kind = "verb"  # "founded in 1976 by A and B": the passive reads as the relation's own verb
                 j = agent.i + 1 if agent is not None else j
+            j = links.members(doc, j) if rel == "founded_by" and kind == "verb" else j  # "by a group that included A"
             objects = objects_after(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
             heads = cue_heads(doc, i, ents, state)
             cue = Cue(cue.relation, kind, cue.words)
@@ -382,6 +374,9 @@ class SpacyExtractor:
                     objects = objects_after(doc, at + 1, ents, False, state=state) if at is not None and \
                         doc[at].lower_ == "in" and at - j <= 12 else []
         if cue.kind == "inverse":
+            if rel == "founded_by":  # "A founded X with B": B founded X too
+                objects, partners = links.co_founders(doc, i, ents, objects)
+                heads = [*heads, *partners]
             return [(t, rel, h, negated or n) for h in heads for t, n in objects]
         if cue.kind not in ("pre", "mate"):  # a verb's or noun's head is named before it, never only after
             heads = [h for h in heads if not _only_after(doc, h, j, ents)]

@@ -131,3 +131,43 @@ def together(doc: Any, ents: list[Entity], state: State) -> list[tuple[str, str,
 def pair_between(objects: list[tuple[str, bool]], rel: str) -> list[tuple[str, str, str, bool]]:
     """"the joint venture between A and B": A partners with B."""
     return [(objects[0][0], rel, objects[1][0], objects[0][1] or objects[1][1])] if len(objects) > 1 else []
+
+
+GROUP_NOUNS = {"group", "team", "consortium", "circle", "coalition", "band", "number"}
+_MEMBERS = {"included", "including", "includes", "among"}
+
+
+def members(doc: Any, j: int) -> int:
+    """Where a founding group's named members start: "founded by a small group of activists that
+    included A, B and C", "by a group of investors including A", "by a group of intellectuals led
+    by A" (the token after "included", "including" or "led by"); ``j`` itself when the agent is no
+    group noun."""
+    noun = next((t for t in doc[j:j + 4] if t.pos_ == "NOUN"), None)
+    if noun is None or noun.lower_ not in GROUP_NOUNS:
+        return j
+    for t in doc[noun.i + 1:min(noun.i + 12, noun.sent.end)]:
+        if t.lower_ in _MEMBERS:
+            return t.i + 1 + (t.i + 1 < len(doc) and doc[t.i + 1].lower_ == "them")
+        if t.lower_ == "led" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ == "by":
+            return t.i + 2
+        if t.text in ".;:" or t.ent_type_ == "PERSON":
+            break
+    return j
+
+
+def co_founders(doc: Any, i: int, ents: list[Entity],
+                objects: list[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], list[str]]:
+    """"A founded X with B and C", "co-founded the company in 1980 with B": the people named in a
+    "with" phrase of the founding verb at ``i`` founded X too. Returns the verb's objects outside
+    that phrase (a name in it is a founder, never the organisation founded) and the co-founders,
+    none when no object is left but a place."""
+    spans = [(t.left_edge.i, t.right_edge.i + 1) for t in doc[i].children if t.dep_ == "prep" and t.lower_ == "with"]
+    inside = [e for e in ents if any(s <= e.start and e.end <= end for s, end in spans)]
+    kept = [(t, n) for t, n in objects if not any(e.name == t for e in inside)]
+    def placed(name: str) -> bool:  # "co-founded the Santa Clara, California-based chipmaker", "founded there"
+        at = next((e for e in ents if e.name == name), None)
+        if at is None:
+            return i + 1 < len(doc) and doc[i + 1].lower_ == "there"
+        return doc[at.start].ent_type_ in ("GPE", "LOC") and at.end < len(doc) and doc[at.end].text in (",", "-")
+
+    return kept, [e.name for e in inside if e.kind == "person"] if any(not placed(t) for t, _ in kept) else []

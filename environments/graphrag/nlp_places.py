@@ -15,6 +15,7 @@ so "Ann Lee, London" or "Acme in Paris" state nothing here.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from environments.graphrag.nlp_names import (
@@ -135,3 +136,50 @@ def seat(doc: Any, ents: list[Entity], state: State) -> list[tuple[str, str, str
                 out.append((head.name, "headquartered_in", place.name,
                             any(c.dep_ == "neg" for c in t.children) or negated_before(doc, place.start)))
     return out
+
+
+_NAME_JOINS = {"de", "da", "do", "dos", "das", "del", "della", "di", "du", "la", "le", "el", "al", "am", "an", "der",
+               "den", "van", "von", "y", "of", "upon", "on", "sur", "en", "i"}
+_MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
+
+
+def value_places(value: str, listing: bool) -> list[tuple[str, str, str, bool]]:
+    """A place field's value as its writer lays it out: "Born: 13 July 1934, Abeokuta, Nigeria",
+    "Headquarters: Fuchū, Aki District, Hiroshima Prefecture, Japan", "Other sites: Évora,
+    Portugal (composite structures); Melbourne, Florida": each place of a comma chain is in the
+    next, whatever the tagger's label of its words. A leading date or street number is no place, a
+    bracket ends an item, ";" separates items; a chain stops at a part that is no name ("near X",
+    "in the south of Y"). ``listing`` (a plural label) reads commas as a list unless ";" separates
+    the items; a part holding "and" or "or" makes the item a list."""
+    items = value.split(";")
+    if listing and len(items) < 2:
+        return []
+    out = []
+    for item in items:
+        parts = [p.strip() for p in re.split(r"[(\[]", item, maxsplit=1)[0].split(",")]
+        while parts and _dated(parts[0]):
+            parts = parts[1:]
+        if parts and parts[0].lower().startswith("in "):
+            parts[0] = parts[0][3:]
+        chain = []
+        for part in parts:
+            if not _place_name(part):
+                break
+            chain.append(part)
+        if any(re.search(r"\b(and|or)\b|&", p) for p in parts):
+            continue
+        out += [(a, "located_in", b, False) for a, b in zip(chain, chain[1:], strict=False)]
+    return out
+
+
+def _dated(part: str) -> bool:
+    """"13 July 1934", "1945", "Reykjastræti 6": a date or a number, no place."""
+    return bool(re.search(r"\d", part)) or (bool(part) and all(w.lower() in _MONTHS for w in part.split()))
+
+
+def _place_name(part: str) -> bool:
+    """Capitalised words, with the joining words of place names ("São José dos Campos")."""
+    words = part.replace("-", " ").split()
+    return 0 < len(words) <= 5 and words[0][:1].isupper() and not any(c.isdigit() for c in part) and \
+        all(w[:1].isupper() or w.lower() in _NAME_JOINS for w in words) and words[-1].lower() not in _NAME_JOINS
