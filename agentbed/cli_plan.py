@@ -271,4 +271,5 @@ def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, wh
         load_controller(ref)
     recorded = dict(meta.get("generation") or {})
     return Planned(EpisodeSpec(suite.name, "", "", 0, meta["options"], meta.get("degrade", 0.0), recorded, controllers),
-                   tuple(meta["agents"]), tuple(meta["tasks"]), tuple(meta["seeds"]))
+                   tuple(meta["agents"]), tuple(meta["tasks"]),
+                   meta["seeds"] if isinstance(meta["seeds"], range) else tuple(meta["seeds"]))  # read as a range

@@ -42,7 +42,7 @@ from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.files import write_atomic_chunks
 from agentbed.jsonstream import Streamed, StreamedItems, dump_streamed, iter_streamed, read_streamed
 from agentbed.seal import key_id, mac, mac_ok
-from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
+from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json, seeds_as_range
 
 FORMAT = "agentbed.manifest/2"
 MANIFEST = "manifest.json"
@@ -277,9 +277,14 @@ class ManifestWriter:
 
 def load(root: Path, *, streamed: bool = False) -> dict[str, Any]:
     """The run's manifest, validated; ``streamed``: its sealed pairs a
-    :class:`~agentbed.jsonstream.StreamedItems` read from the file as they are iterated (close it)."""
+    :class:`~agentbed.jsonstream.StreamedItems` read from the file as they are iterated (close it),
+    and its plan's seeds a range when they are one (:func:`agentbed.validate.seeds_as_range`):
+    what the readers of a run hold of it does not grow with its episodes. Without ``streamed``,
+    the document as JSON has it, lists and all."""
     if streamed:
-        return read_streamed(root / MANIFEST, "episodes", what="run manifest", schema=SCHEMA, item_ok=_pair_ok)
+        doc = read_streamed(root / MANIFEST, "episodes", what="run manifest", schema=SCHEMA, item_ok=_pair_ok)
+        seeds_as_range(doc["plan"])
+        return doc
     return read_json(root / MANIFEST, what="run manifest", schema=SCHEMA)
 
 

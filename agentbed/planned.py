@@ -22,7 +22,7 @@ class Planned(Sequence[EpisodeSpec]):
     template: EpisodeSpec  # everything but agent, task and seed
     agents: tuple[str, ...]
     tasks: tuple[str, ...]
-    seeds: Sequence[int]  # a range (a new plan's) or a tuple (a recorded one's)
+    seeds: Sequence[int]  # a range (a new plan's, or a recorded one's one step apart) or a tuple
 
     def __len__(self) -> int:
         return len(self.agents) * len(self.tasks) * len(self.seeds)

@@ -57,6 +57,7 @@ from agentbed.validate import (
     parse_json,
     parse_own_json,
     read_json,
+    seeds_as_range,
 )
 
 INDEX = "index.jsonl"
@@ -150,7 +151,7 @@ class RunStore:
             if self.root.exists() and not self.root.is_dir():
                 raise UsageError(f"--out {self.root}: not a run directory")
             raise UsageError(f"{path}: no run recorded here (missing {RUN_META})")
-        return read_json(path, what="run.json", schema=RUN_META_SCHEMA)
+        return seeds_as_range(read_json(path, what="run.json", schema=RUN_META_SCHEMA))
 
     def open_existing(self, sealed: Mapping[str, str] | Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
         """Take the writer lock of a recorded run and return its plan; with ``sealed`` (the

@@ -130,21 +130,28 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _lone_surrogate(value: Any) -> str | None:
-    """The path of the first string (key or value) holding an unpaired UTF-16 surrogate."""
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    """The path of the first string (key or value) holding an unpaired UTF-16 surrogate. Only
+    strings and containers are visited, and a node's path is made only for a container (a plan
+    of 100,000 seeds is not copied into 100,000 paths to find no string in it)."""
+    stack: list[tuple[Any, tuple[Any, ...], Any]] = [(value, (), _ROOT)]  # (node, its parent's path, its key)
     while stack:
-        node, path = stack.pop()
+        node, parent, key = stack.pop()
         if isinstance(node, str):
             try:
                 node.encode("utf-8")
             except UnicodeEncodeError:
-                return field_name(path)
-        elif isinstance(node, dict):
-            for k, v in node.items():
-                stack.extend(((k, (*path, k)), (v, (*path, k))))
-        elif isinstance(node, list):
-            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+                return field_name(parent if key is _ROOT else (*parent, key))
+        elif isinstance(node, dict | list):
+            path = parent if key is _ROOT else (*parent, key)
+            for k, v in (node.items() if isinstance(node, dict) else enumerate(node)):
+                if isinstance(k, str):
+                    stack.append((k, path, k))
+                if isinstance(v, str | dict | list):
+                    stack.append((v, path, k))
     return None
+
+
+_ROOT = object()  # the key of the top-level value: it has no path of its own
 
 
 def parse_own_json(data: bytes, at: str) -> Any:
@@ -325,6 +332,30 @@ RUN_META_SCHEMA: dict[str, Any] = {
         "command": _STR,
     },
 }
+
+
+
+def seeds_as_range(doc: Any) -> Any:
+    """``doc`` (run.json, or a manifest's plan) with its ``seeds`` held as the ``range`` they are,
+    when they are integers at one step apart (what every ``--seeds N --seed-start S`` plans):
+    100,000 seeds are then three numbers, not 3.4 MiB of integers held by each reader. Any other
+    list is kept as it is. Call it after the schema check (it checks a list);
+    :func:`agentbed.jsonstream.iter_streamed` writes a range as the list of its integers, byte for byte."""
+    seeds = doc.get("seeds") if isinstance(doc, dict) else None
+    if isinstance(seeds, list) and (folded := _as_range(seeds)) is not None:
+        doc["seeds"] = folded
+    return doc
+
+
+def _as_range(items: list[Any]) -> range | None:
+    if not items or any(type(x) is not int for x in items):  # 1.0 or True stay in their list
+        return None
+    step = items[1] - items[0] if len(items) > 1 else 1
+    folded = range(items[0], items[-1] + (1 if step > 0 else -1), step) if step else range(0)
+    if len(folded) != len(items) or any(x != y for x, y in zip(items, folded, strict=False)):
+        return None
+    return folded
+
 
 INDEX_RECORD_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -158,7 +158,7 @@ def _manifest_plan(root: Path, doc: dict[str, Any], plan: dict[str, Any], expect
                    out: RunCheck) -> None:
     where = root / mf.MANIFEST
     for name in mf.PLAN_FIELDS:
-        if doc["plan"].get(name) != plan.get(name):
+        if not _same(doc["plan"].get(name), plan.get(name)):
             out.add(f"{root / 'run.json'}: field {name!r} differs from the plan the manifest sealed")
     if not _root_holds(doc["episodes"], doc["root"]):
         out.add(f"{where}: the Merkle root does not match its episodes")
@@ -167,6 +167,15 @@ def _manifest_plan(root: Path, doc: dict[str, Any], plan: dict[str, Any], expect
     foreign = (eid for eid, _ in doc["episodes"] if eid not in expected)
     for eid in itertools.islice(foreign, MAX_LISTED):
         out.add(f"{where}: seals {eid}, which is not in the run's plan")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b``, where seeds read as a range equal the list of the same integers (as the lists
+    they were read from compared)."""
+    if isinstance(a, range) or isinstance(b, range):
+        return (isinstance(a, range | list) and isinstance(b, range | list) and len(a) == len(b)
+                and all(x == y for x, y in zip(a, b, strict=True)))
+    return bool(a == b)
 
 
 def _root_holds(pairs: Iterable[list[str]], root: str) -> bool:

@@ -17,7 +17,8 @@ STATUSES = ("ok", "budget", "stopped", "error")
 def _value(value: Any) -> Markup:
     if isinstance(value, str):
         return el("code", value) if "\n" not in value else el("pre", value)
-    return el("code", json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    return el("code", json.dumps(value, ensure_ascii=False, sort_keys=True,
+                                 default=lambda v: list(v) if isinstance(v, range) else str(v)))  # seeds: a range
 
 
 def _run_info(run: RunContents) -> Markup | None:

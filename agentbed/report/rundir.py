@@ -25,6 +25,7 @@ from agentbed.validate import (
     open_regular,
     parse_json,
     read_json,
+    seeds_as_range,
 )
 from agentbed.verify_run import check_team
 
@@ -178,7 +179,7 @@ def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
         if len(run.problems) == before and not isinstance(info, dict):
             run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object",
                                         malformed=True))
-        run.run_info = info if isinstance(info, dict) else None
+        run.run_info = seeds_as_range(info) if isinstance(info, dict) else None
     else:
         run.problems.append(Problem("run.json", "not found: what was run is taken from the workloads' summaries"))
     layout = read_run(root)  # of a sealed run, only what its manifest seals is the run's

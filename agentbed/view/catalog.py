@@ -43,6 +43,7 @@ from agentbed.validate import (
     parse_json,
     read_json,
     record_schema,
+    seeds_as_range,
 )
 from agentbed.view.fastcheck import compile_simple
 from agentbed.view.tally import IndexedRows, Known
@@ -200,6 +201,8 @@ class RunView:
                 with open_regular(path, inside=self.root):  # a link out of the run, a FIFO: refused
                     pass
                 value = read_json(path, schema=schema) if rel != MANIFEST else _manifest(path)
+                if rel in ("run.json", MANIFEST) and isinstance(value, dict):  # seeds held as a range
+                    seeds_as_range(value if rel != MANIFEST else value.get("plan"))
             except InputError as exc:
                 problem = str(exc).removeprefix(f"{path}: ")
         self._json[rel] = (stat, value, problem)

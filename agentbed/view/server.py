@@ -59,6 +59,12 @@ class Refused(Exception):
         self.status = status
 
 
+def _plain(value: Any) -> Any:
+    """What ``json.dumps`` makes of a value it cannot encode: a run's seeds read as a range, the
+    list of its integers (as run.json holds them); anything else, its text."""
+    return list(value) if isinstance(value, range) else str(value)
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -216,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(400, "request body is not JSON") from None
 
     def _json(self, status: int, doc: Any) -> None:
-        body = json.dumps(doc, ensure_ascii=False, default=str, allow_nan=False).encode("utf-8")
+        body = json.dumps(doc, ensure_ascii=False, default=_plain, allow_nan=False).encode("utf-8")
         etag = '"' + hashlib.sha1(body).hexdigest() + '"'
         if status == 200 and self.headers.get("If-None-Match") == etag:
             self._send(304, b"", "application/json", etag)
