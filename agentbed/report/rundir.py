@@ -133,39 +133,47 @@ def check_log(log: Path, digest: str | None, record: dict[str, Any] | None = Non
     """"verified", or why not: the chain, the digest, the records' schema, and (given the
     index record) that the index says what the footer says. A verified log's oversight
     decisions are added to ``decided``."""
+    return _checked(log, digest, record, key, decided)[0]
+
+
+def _checked(log: Path, digest: str | None, record: dict[str, Any] | None, key: bytes | None,
+             decided: list[Decision] | None) -> tuple[str, list[dict[str, Any]]]:
+    """:func:`check_log`'s word, and the records it read (checked against the schema) when the
+    chain holds: empty otherwise, and for a multi-agent unit's manifest."""
     try:
         if log.name.endswith(TEAM_SUFFIX):  # a multi-agent unit: the manifest of its members' logs
             problems = check_team(log, digest, key)
-            return problems[0] if problems else "verified"
+            return (problems[0] if problems else "verified"), []
         result, records = verify_and_read(log, digest, key)
         if not result.ok:
-            return f"record {result.first_bad} changed: {result.reason}"
+            return f"record {result.first_bad} changed: {result.reason}", records
     except (LogFormatError, InputError) as exc:
         text = str(exc)
-        return f"{NOT_A_LOG}: {text}" if "not an agentbed trajectory log" in text else f"{MALFORMED}: {text}"
+        return (f"{NOT_A_LOG}: {text}" if "not an agentbed trajectory log" in text else f"{MALFORMED}: {text}"), []
     footer = records[-1]
     if decided is not None:
         decided.extend(decisions(records))
     for name in ("status", "success", "steps"):
         if record is not None and name in record and record[name] != footer.get(name):
-            return f"index differs from the log's footer: {name} is {record[name]!r} in the index, {footer.get(name)!r} in the log"
-    return "verified"
+            return (f"index differs from the log's footer: {name} is {record[name]!r} in the index, "
+                    f"{footer.get(name)!r} in the log"), records
+    return "verified", records
 
 
 def _read_unindexed(run: RunContents, layout: RunDirectory, key: bytes | None) -> None:
     for path in layout.loose_logs(run.episodes.known):
         rel = run.rel(path)
+        decided: list[Decision] = []
+        checked, records = _checked(path, None, None, key, decided)  # each log read once where its chain holds
         try:
-            record = record_from_log(read_log(path), rel)
+            record = record_from_log(records or read_log(path), rel)
         except LogFormatError as exc:
             run.problems.append(Problem(rel, f"unreadable log ({exc}); episode left out", malformed=True))
             continue
         if record is None:
             run.problems.append(Problem(rel, "log has no header; episode left out", malformed=True))
             continue
-        decided: list[Decision] = []
-        run.episodes.add(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel,
-                                    check_log(path, None, key=key, decided=decided), decided))
+        run.episodes.add(Episode(record, f"{run.rel(path.parent)} {UNINDEXED}", rel, checked, decided))
 
 
 def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
