@@ -60,7 +60,9 @@ def extractor_of(options: dict[str, Any]) -> str:
     return f"llm:{model}"
 
 
-@lru_cache(maxsize=64)
+WHITE_BOX = ("adaptive", "bridged", "diluted")  # the attacks that read the defense's features and weights (``against``)
+
+
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
              against: str = "tdp", aim: str = "targeted", extractor: str = "rules", dress: str = "length",
              pages: str = "one") -> Poisoned:
@@ -68,10 +70,18 @@ def poisoned(name: str, world: int, attack: str, budget: int, targets: int, comm
     attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
     ``aim``: which questions the attack plan targets (:func:`aim_of`); ``dress``: how attack
     documents are camouflaged (:func:`attacks.graphrag.camouflage.camouflage`); ``pages``: the clean
-    corpus's pages per entity (:func:`load_dataset`)."""
+    corpus's pages per entity (:func:`load_dataset`). Only a white-box attack reads ``against``:
+    the others' index is built once for every defense (a grid's ``tdp-static`` column shares it)."""
+    return _poisoned(name, world, attack, budget, targets, communities, against if attack in WHITE_BOX else "tdp",
+                     aim, extractor, dress, pages)
+
+
+@lru_cache(maxsize=64)
+def _poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str, against: str,
+              aim: str, extractor: str, dress: str, pages: str) -> Poisoned:
     data = load_dataset(name, world, pages)
     knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
-    if attack in ("adaptive", "bridged", "diluted"):  # white-box: the defense's features and weights
+    if attack in WHITE_BOX:  # white-box: the defense's features and weights
         from suites.graphrag.training import trained_ranker
         from suites.graphrag.whitebox import single_subjects, tdp_surrogate
 

@@ -50,9 +50,9 @@ def test_the_suite_indexes_with_the_llm_extractor_it_is_given(monkeypatch, world
     assert scenarios.graphrag_suite().options["extractor"].choices == ("rules", "spacy", "llm")
     options = {"extractor": "llm", "extractor_model": "fake:extractor-model", "world": 1000, "attack": "none"}
     scenarios.check_options(options)
-    scenarios.poisoned.cache_clear()
+    scenarios._poisoned.cache_clear()
     scene = scenarios.build_scenario(TaskSpec("x", {**options, "question": "q0"}))
-    scenarios.poisoned.cache_clear()
+    scenarios._poisoned.cache_clear()
     assert seen == [("llm", "fake:extractor-model")]
     assert scene.index.kg.statements  # what the fake model replied is what the index holds
 
