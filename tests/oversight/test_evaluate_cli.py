@@ -76,6 +76,9 @@ def test_cli_build_and_evaluate(tmp_path, capsys):
     assert "seeds: cross-validated on vault fixture(s) 0 (development)" in text
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["suite"] == "oversight" and summary["figures"][0]["svg"].startswith("<svg")
+    flat = " ".join(text.split())  # every table's note, as the JSON has it, is printed in full (item 2)
+    notes = [t["note"] for t in summary["tables"] if t.get("note")]
+    assert len(notes) >= 3 and all(" ".join(f"Note: {n}".split()) in flat for n in notes)
     assert json.loads((tmp_path / "r.json").read_text())["benchmark"] == "vault"
     # recomputing the features replays the base trajectories: same rows, same features
     again = tmp_path / "again.jsonl"
