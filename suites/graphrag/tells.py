@@ -10,14 +10,18 @@ tell (the "document id order" and "fixed attack date" tells of issue #38 scored 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
 
-from environments.graphrag.corpus import Document, Statement
+from attacks.graphrag.targets import AttackPlan
+from environments.graphrag.corpus import Document, Fact, Statement
+from environments.graphrag.dataset import Dataset
 from environments.graphrag.pipeline import Index
 
+Claimed = tuple[Fact, bool]  # a claim's fact and whether it is negated
 DATE = re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b")
 # Length is what an index stores, characters and chunks; a sentence count is a reading of the
 # content (an attacker's full names make longer sentences than a page's pronouns: style).
@@ -171,23 +175,77 @@ def _stored(doc: Document, stated: Sequence[Statement], degree: Mapping[str, int
             float(np.mean([size[membership[e]] for e in named if e in membership])) if groups else 0.0, *relations]
 
 
-def attacker_tell_auc(train: Sequence[Index], test: Sequence[Index], seed: int = 0,
-                      resamples: int = 500, columns: Sequence[int] | None = None) -> tuple[float, float, float]:
+# Which attacker pages the test scores against clean ones (labels only, never a column). An attack
+# can pad its pages with decoys that state nothing of its own (true facts, or what clean pages say):
+# they do nothing for it but lower an AUC counted over every attacker page. "claims" (the default)
+# scores the pages that carry one of the attack's claims (:func:`attack_claims`); "all" every
+# attacker page (the figures before session 14).
+SCORING = ("claims", "all")
+
+
+def attack_claims(dataset: Dataset, plan: AttackPlan, index: Index, restated: bool = True) -> frozenset[Claimed]:
+    """The attack's claims, from its own record (its plan and the gold claims of the pages it
+    published): each (fact, negated) its pages state that the world does not hold as stated and
+    no clean page of ``dataset`` says (the fake, the truth denied, a fabricated link), and with
+    ``restated`` every claim on a fact the plan contests (the truth restated, as ``restate``
+    does against TDP). Measurement only, like the gold claims it reads."""
+    true = set(dataset.facts)
+    said = {(c.fact, c.negated) for d in dataset.documents for _, c in d.claims}
+    contested = {(t.fact.head, t.fact.relation) for t in plan.targets}
+    return frozenset((c.fact, c.negated) for d in index.documents.values() if d.origin != "clean"
+                     for _, c in d.claims
+                     if ((c.negated or c.fact not in true) and (c.fact, c.negated) not in said)
+                     or (restated and (c.fact.head, c.fact.relation) in contested))
+
+
+@dataclass(frozen=True)
+class Attacked:
+    """An index and its attack's claims (:func:`attack_claims`), read only to label pages."""
+
+    index: Index
+    claims: frozenset[Claimed]
+
+
+def attack_pages(index: Index, claims: Set[Claimed], scoring: str = "claims") -> np.ndarray:
+    """Per document of ``index`` (:func:`index_tells`' rows), whether it is an attacker page the
+    test scores: one stating one of ``claims``, or with ``scoring="all"`` any; never a clean page."""
+    if scoring not in SCORING:
+        raise ValueError(f"scoring: {scoring!r}, not one of {', '.join(SCORING)}")
+    return np.array([d.origin != "clean" and (scoring == "all" or any((c.fact, c.negated) in claims
+                                                                      for _, c in d.claims))
+                     for d in index.documents.values()])
+
+
+def _scored(item: Index | Attacked, scoring: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`index_tells`' rows of the clean pages and of the attacker pages scored; a bare
+    index (no attack record) scores every attacker page."""
+    if not isinstance(item, Attacked):
+        return index_tells(item)
+    x, y = index_tells(item.index)
+    keep = ~y | attack_pages(item.index, item.claims, scoring)
+    return x[keep], y[keep]
+
+
+def attacker_tell_auc(train: Sequence[Index | Attacked], test: Sequence[Index | Attacked], seed: int = 0,
+                      resamples: int = 500, columns: Sequence[int] | None = None,
+                      scoring: str = "claims") -> tuple[float, float, float]:
     """Held-out ROC AUC, with a 95% bootstrap interval over held-out documents, of a
     gradient-boosted classifier on :func:`index_tells` (indexes as built by the pipeline), or on
-    its ``columns`` only."""
+    its ``columns`` only: clean pages against the attacker pages ``scoring`` keeps (:func:`attack_pages`;
+    every attacker page of a bare index, which has no attack record)."""
     from sklearn.ensemble import GradientBoostingClassifier
 
-    xs, ys = zip(*(index_tells(i) for i in train), strict=True)
-    xt, yt = zip(*(index_tells(i) for i in test), strict=True)
+    xs, ys = zip(*(_scored(i, scoring) for i in train), strict=True)
+    xt, yt = zip(*(_scored(i, scoring) for i in test), strict=True)
     keep = list(columns) if columns is not None else slice(None)
     model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
     model.fit(np.vstack(xs)[:, keep], np.concatenate(ys))
     return _auc_interval(np.concatenate(yt), model.predict_proba(np.vstack(xt)[:, keep])[:, 1], seed, resamples)
 
 
-def cross_validated_tell_auc(indexes: Sequence[Index], seed: int = 0, resamples: int = 500,
-                             columns: Sequence[int] | None = None, within: bool = False) -> tuple[float, float, float]:
+def cross_validated_tell_auc(indexes: Sequence[Index | Attacked], seed: int = 0, resamples: int = 500,
+                             columns: Sequence[int] | None = None, within: bool = False,
+                             scoring: str = "claims") -> tuple[float, float, float]:
     """Cross-validated ROC AUC of :func:`attacker_tell_auc`'s classifier, with a 95% bootstrap
     interval over documents of the pooled out-of-fold scores. Leave-one-index-out (each world
     scored by a model trained on the others), or with ``within`` five stratified folds over each
@@ -196,7 +254,7 @@ def cross_validated_tell_auc(indexes: Sequence[Index], seed: int = 0, resamples:
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.model_selection import StratifiedKFold
 
-    tables = [index_tells(i) for i in indexes]
+    tables = [_scored(i, scoring) for i in indexes]
     keep = list(columns) if columns is not None else slice(None)
     if within:
         splits = StratifiedKFold(5, shuffle=True, random_state=seed)
@@ -248,7 +306,8 @@ def _auc_interval(y: np.ndarray, p: np.ndarray, seed: int, resamples: int) -> tu
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m suites.graphrag.tells``: the attacker's tell AUC per attack, trained on
     development worlds 0-3 and scored on evaluation worlds 1000-1003; with ``--cv WORLDS``,
-    leave-one-world-out over those worlds instead."""
+    leave-one-world-out over those worlds instead. Clean pages against the attacker pages that
+    carry one of the attack's claims (``--score``, :func:`attack_pages`)."""
     import argparse
 
     from attacks.graphrag import ATTACKS
@@ -274,12 +333,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="how attack documents are camouflaged (attacks/graphrag/camouflage.py)")
     parser.add_argument("--pages", default="one", choices=PAGES,
                         help="clean pages per entity: one, or several (half the entities get a second page)")
+    parser.add_argument("--score", default="claims", choices=(*SCORING, "new"),
+                        help="attacker pages scored against clean ones: those carrying one of the attack's claims "
+                             "(on a fact its plan contests, or a false one no clean page says), new: only the "
+                             "latter (the truth restated is no claim), all: every attacker page (before session 14)")
     args = parser.parse_args(argv)
     train, test = [int(s) for s in args.train.split(",")], [int(s) for s in args.test.split(",")]
     folds = [int(s) for s in args.cv.split(",")] if args.cv else []
     if args.dataset != "world" and not folds:
         parser.error("--dataset: a real graph's seeds share its clean pages; give --cv SEEDS")
-    width = len(COLUMNS)
+    width, scoring = len(COLUMNS), "all" if args.score == "all" else "claims"
     variants: list[tuple[str, Sequence[int] | None]] = [("all", None)]
     variants += [("own fields", OWN_FIELDS)] if not args.groups else []
     variants += [(f"{name} only", FEATURE_GROUPS[name]) for name in args.only.split(",") if name and not args.groups]
@@ -287,27 +350,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants += [(f"{name} only", cols), (f"all but {name}", [c for c in range(width) if c not in cols])]
     hashed = [c for c, n in enumerate(COLUMNS) if n.startswith("title_word_")]
     fields = [(n, [c]) for c, n in enumerate(COLUMNS) if c not in hashed] + [("title's hashed words", hashed)]
-    print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants) + " |")
-    print("|---|" + "---|" * len(variants))
+    print(f"Attacker pages scored: {args.score} (--score).\n")
+    print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants) + " | attacker pages scored |")
+    print("|---|" + "---|" * (len(variants) + 1))
     ablation = []
     for attack in args.attacks.split(","):
-        def built(seeds: list[int], attack: str = attack) -> list[Index]:
-            return [poisoned_index(generate_world(s, pages=args.pages) if args.dataset == "world"
-                                   else load_real(args.dataset, seed=s, pages=args.pages),
-                                   attack, targets=12 if args.dataset == "world" else 20, seed=s,
-                                   community_method="none", dress=args.dress).index for s in seeds]
+        def built(seeds: list[int], attack: str = attack) -> list[Attacked]:
+            out = []
+            for s in seeds:
+                data = (generate_world(s, pages=args.pages) if args.dataset == "world"
+                        else load_real(args.dataset, seed=s, pages=args.pages))
+                poisoned = poisoned_index(data, attack, targets=12 if args.dataset == "world" else 20, seed=s,
+                                          community_method="none", dress=args.dress)
+                claims = attack_claims(data, poisoned.plan, poisoned.index, restated=args.score != "new")
+                out.append(Attacked(poisoned.index, claims))
+            return out
 
         cv = built(folds) if folds else []
         tr, te = (built(train), built(test)) if not folds else ([], [])
 
-        def score(cols: Sequence[int] | None, resamples: int = 500, cv: list[Index] = cv, tr: list[Index] = tr,
-                  te: list[Index] = te) -> tuple[float, float, float]:
+        def score(cols: Sequence[int] | None, resamples: int = 500, cv: list[Attacked] = cv,
+                  tr: list[Attacked] = tr, te: list[Attacked] = te) -> tuple[float, float, float]:
             if cv:
-                return cross_validated_tell_auc(cv, columns=cols, resamples=resamples, within=args.dataset != "world")
-            return attacker_tell_auc(tr, te, columns=cols, resamples=resamples)
+                return cross_validated_tell_auc(cv, columns=cols, resamples=resamples, within=args.dataset != "world",
+                                                scoring=scoring)
+            return attacker_tell_auc(tr, te, columns=cols, resamples=resamples, scoring=scoring)
 
         cells = [score(cols) for _, cols in variants]
-        print(f"| `{attack}` | " + " | ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in cells) + " |", flush=True)
+        held = cv or te
+        scored = sum(int(attack_pages(a.index, a.claims, scoring).sum()) for a in held)
+        added = sum(sum(d.origin != "clean" for d in a.index.documents.values()) for a in held)
+        print(f"| `{attack}` | " + " | ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in cells)
+              + f" | {scored} of {added} |", flush=True)
         ablation += [(attack, name, score(cols, 200)) for name, cols in fields] if args.fields else []
     if ablation:
         print("\n| attack | field | AUC, this field alone |\n|---|---|---|")
