@@ -7,6 +7,8 @@ model, on this CPU) on a handful of contracts tasks and the vault's tasks, when 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -110,6 +112,49 @@ def local_model_slices(run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[s
     return records, in_vault, f"Gemma 3 270M base model, 4-bit, this CPU; seed 0, {LOCAL_STEPS}-{LOCAL_VAULT_STEPS} steps"
 
 
+Played = tuple[list[dict[str, Any]], list[dict[str, Any]], str]  # what local_model_slices returns
+
+
+@contextmanager
+def local_model_in_background(run_dir: Path) -> Iterator[Callable[[], Played]]:
+    """:func:`local_model_slices` in a forked process of its own, started on entry, so that its
+    server decodes on one core while this process plays the scripted agents (the model is the
+    demo's longest part). One server thread unless ``AGENTBED_LOCAL_THREADS`` says otherwise: the
+    scripted agents have the other core. Yields the call that waits for what it played; a block
+    left early ends the process."""
+    import multiprocessing
+    import os
+
+    from agentbed.agents.local.server import THREADS_ENV
+
+    context = multiprocessing.get_context("fork")  # the child inherits the loaded suite (and a test's stand-in)
+    receive, send = context.Pipe(duplex=False)
+
+    def play() -> None:
+        os.environ.setdefault(THREADS_ENV, "1")
+        send.send(local_model_slices(run_dir))
+
+    process = context.Process(target=play, name="contracts-local-model")
+    process.start()
+    send.close()
+
+    def played() -> Played:
+        try:
+            got: Played = receive.recv()
+        except EOFError:  # the process died before it answered
+            got = [], [], "not run: the local model's process ended before it answered"
+        process.join()
+        return got
+
+    try:
+        yield played
+    finally:
+        if process.is_alive():
+            process.terminate()  # its server follows: it serves only while its parent lives
+        process.join()
+        receive.close()
+
+
 def _of(records: list[dict[str, Any]], agent: str) -> list[dict[str, Any]]:
     return [r for r in records if r["agent"] == agent]
 
@@ -120,18 +165,19 @@ def _passed(records: list[dict[str, Any]]) -> str:
 
 def run_demo(out_dir: Path) -> dict[str, Any]:
     run_dir = Path(out_dir) / "contracts"
-    tasks = [t.id for t in ContractEnv.task_list()]
-    specs = [EpisodeSpec("contracts", t, a, s, {"feedback": "off"}) for a in DEMO_AGENTS for t in tasks
-             for s in range(DEMO_SEEDS)]
-    specs += [EpisodeSpec("contracts", t, "naive", s, {"feedback": "on"}) for t in tasks for s in range(DEMO_SEEDS)]
-    with steps("contracts episodes", 1) as done:
-        records = [r.to_dict() for r in execute(specs, run_dir, executor="process", jobs=2)]
-        done(f"{len(specs)} episodes")
-    records.sort(key=lambda r: (who(r), r["task"], r["seed"]))
-    checks = corruption_check()
-    vault = vault_demo.scripted_records(run_dir / "vault")
-    # the local model is shown beside the scripted agents, and kept out of the gate's results
-    local, local_vault, what = local_model_slices(run_dir)
+    with local_model_in_background(run_dir) as local_played:
+        tasks = [t.id for t in ContractEnv.task_list()]
+        specs = [EpisodeSpec("contracts", t, a, s, {"feedback": "off"}) for a in DEMO_AGENTS for t in tasks
+                 for s in range(DEMO_SEEDS)]
+        specs += [EpisodeSpec("contracts", t, "naive", s, {"feedback": "on"}) for t in tasks for s in range(DEMO_SEEDS)]
+        with steps("contracts episodes", 1) as done:
+            records = [r.to_dict() for r in execute(specs, run_dir, executor="process", jobs=2)]
+            done(f"{len(specs)} episodes")
+        records.sort(key=lambda r: (who(r), r["task"], r["seed"]))
+        checks = corruption_check()
+        vault = vault_demo.scripted_records(run_dir / "vault")
+        # the local model is shown beside the scripted agents, and kept out of the gate's results
+        local, local_vault, what = local_played()
     shown = records + local
     vault_table, vault_intervals = vault_demo.pass_table(vault + local_vault, note=(
         f"{vault_demo.COMMAND}; scripted agents over {vault_demo.SEEDS} seeds; the local model: {what}"))
