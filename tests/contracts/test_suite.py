@@ -57,3 +57,40 @@ def test_demo_summary_has_every_table_and_the_feedback_difference(tmp_path, monk
     assert {"oracle", "naive", "random"} <= set(vault) and vault["oracle"][1] == 9
     assert vault["oracle"][3].startswith("1.000") and vault["naive"][3] != vault["oracle"][3]
     assert found["local model: contracts tasks; vault tasks"]["value"].startswith("0 of 0 pass; 0 of 0 pass")
+
+
+def test_the_local_models_process_hands_back_what_it_played(tmp_path, monkeypatch):
+    import suites.contracts.demo as demo
+
+    played = ([{"agent": "local"}], [], "played in the child")
+    monkeypatch.setattr(demo, "local_model_slices", lambda run_dir: played)
+    with demo.local_model_in_background(tmp_path) as wait:
+        assert wait() == (list(played[0]), [], "played in the child")
+
+
+def test_a_local_model_process_that_dies_before_answering_is_a_not_run_line(tmp_path, monkeypatch):
+    import os
+
+    import suites.contracts.demo as demo
+
+    monkeypatch.setattr(demo, "local_model_slices", lambda run_dir: os._exit(3))
+    with demo.local_model_in_background(tmp_path) as wait:
+        contracts, vault, what = wait()
+    assert (contracts, vault) == ([], []) and what.startswith("not run:")
+
+
+def test_a_block_left_early_ends_the_local_models_process(tmp_path, monkeypatch):
+    import multiprocessing
+    import time
+
+    import suites.contracts.demo as demo
+
+    def forever(run_dir):
+        while True:
+            time.sleep(0.05)
+
+    monkeypatch.setattr(demo, "local_model_slices", forever)
+    with pytest.raises(RuntimeError):
+        with demo.local_model_in_background(tmp_path):
+            raise RuntimeError("the slice failed")
+    assert not [p for p in multiprocessing.active_children() if p.name == "contracts-local-model"]
