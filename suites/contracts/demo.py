@@ -113,6 +113,7 @@ def local_model_slices(run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[s
 
 
 Played = tuple[list[dict[str, Any]], list[dict[str, Any]], str]  # what local_model_slices returns
+STOP_SECONDS = 5.0  # how long a terminated local-model process may take to unwind before it is killed
 
 
 @contextmanager
@@ -151,6 +152,9 @@ def local_model_in_background(run_dir: Path) -> Iterator[Callable[[], Played]]:
     finally:
         if process.is_alive():
             process.terminate()  # its server follows: it serves only while its parent lives
+            process.join(STOP_SECONDS)
+        if process.is_alive():  # a SIGTERM handler inherited from the forking process kept it
+            process.kill()
         process.join()
         receive.close()
 

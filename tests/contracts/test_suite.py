@@ -79,17 +79,23 @@ def test_a_local_model_process_that_dies_before_answering_is_a_not_run_line(tmp_
     assert (contracts, vault) == ([], []) and what.startswith("not run:")
 
 
-def test_a_block_left_early_ends_the_local_models_process(tmp_path, monkeypatch):
+@pytest.mark.parametrize("on_sigterm", ["default", "ignored"])
+def test_a_block_left_early_ends_the_local_models_process(tmp_path, monkeypatch, on_sigterm):
+    """Ended even where the forking process's SIGTERM handler would keep it (under pytest-xdist
+    it did, and the block waited for ever)."""
     import multiprocessing
+    import signal
     import time
 
     import suites.contracts.demo as demo
 
     def forever(run_dir):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if on_sigterm == "default" else signal.SIG_IGN)
         while True:
             time.sleep(0.05)
 
     monkeypatch.setattr(demo, "local_model_slices", forever)
+    monkeypatch.setattr(demo, "STOP_SECONDS", 0.5)
     with pytest.raises(RuntimeError):
         with demo.local_model_in_background(tmp_path):
             raise RuntimeError("the slice failed")
