@@ -79,14 +79,14 @@ def extraction_rows(worlds: int, real: str | None, attack: str = "gragpoison") -
 
 def prose_rows(extractors: Sequence[str]) -> list[list[Any]]:
     """The newest foreign-prose set, per extractor: real people, places and organisations."""
-    from suites.graphrag.foreign import SETS, foreign_prose_scores, load_paragraphs
+    from suites.graphrag.foreign import SETS, extract_paragraphs, load_paragraphs
 
-    paragraphs = load_paragraphs(SETS[PROSE_SET][0])
+    paragraphs = [p for p in load_paragraphs(SETS[PROSE_SET][0]) if p.kind == "real"]
     rows = []
     for extractor in extractors:
-        scores = foreign_prose_scores(paragraphs, extractor=extractor)["real"]
-        rows.append([f"foreign prose {PROSE_SET} (real entities, another writer)", extractor, scores["paragraphs"],
-                     scores["gold"], scores["extracted"], fmt(scores["precision"], 3), fmt(scores["recall"], 3)])
+        got, gold = extract_paragraphs(paragraphs, extractor=extractor)  # each paragraph read once
+        rows.append(_row(f"foreign prose {PROSE_SET} (real entities, another writer)",
+                         (len(paragraphs), len(gold), len(got), extraction_intervals(got, gold)), extractor))
     return rows
 
 
