@@ -128,6 +128,29 @@ def _change(before: dict[str, np.ndarray], after: dict[str, np.ndarray], groups:
             "ratio_to_selected": of(lambda R, k, i: _ratio(R, AC, SELECTED, k, i))}
 
 
+def size_regrets(train: Checkpoints, test: Checkpoints, n: int, draws: int, config: Any,
+                 progress: Callable[[str], None] = lambda m: None) -> tuple[dict[str, np.ndarray], int]:
+    """Held-out regret per controller (draws x held-out checkpoints) of fits on ``draws`` draws of
+    ``n`` development units, and how many distinct training sets the draws were."""
+    units = sorted(set(train.games.tolist()))
+    fits: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
+    per_draw = []
+    for d in range(draws):
+        chosen = tuple(sorted(draw_units(units, n, d, config.seed)))
+        if chosen not in fits:
+            idx = np.concatenate([np.flatnonzero(train.games == g) for g in chosen])
+            fits[chosen] = _fit_and_score(train.subset(idx), test, config)
+        per_draw.append(fits[chosen])
+        progress(f"size {n}: draw {d + 1}/{draws}")
+    return {name: np.stack([r[name] for r in per_draw]) for name in CURVE_CONTROLLERS}, len(fits)
+
+
+def once_regrets(train: Checkpoints, test: Checkpoints, config: Any) -> dict[str, np.ndarray]:
+    """Held-out regret per controller (1 x held-out checkpoints) of one fit on every development unit."""
+    once = _fit_and_score(train, test, config)
+    return {name: once[name][None, :] for name in CURVE_CONTROLLERS}
+
+
 def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], draws: int, config: Any,
                    progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
     """Regret per controller per development size, and the action-conditioned controller's ratio
@@ -138,23 +161,13 @@ def learning_curve(train: Checkpoints, test: Checkpoints, sizes: Sequence[int], 
     bs = {"resamples": config.resamples, "seed": config.seed}
     points, regrets = [], []
     for n in sizes:
-        fits: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
-        per_draw = []
-        for d in range(draws):
-            chosen = tuple(sorted(draw_units(units, n, d, config.seed)))
-            if chosen not in fits:
-                idx = np.concatenate([np.flatnonzero(train.games == g) for g in chosen])
-                fits[chosen] = _fit_and_score(train.subset(idx), test, config)
-            per_draw.append(fits[chosen])
-            progress(f"size {n}: draw {d + 1}/{draws}")
-        R = {name: np.stack([r[name] for r in per_draw]) for name in CURVE_CONTROLLERS}
+        R, distinct = size_regrets(train, test, n, draws, config, progress)
         regrets.append(R)
-        points.append({"size": n, "draws": draws, "distinct_training_sets": len(fits), **_point(R, test.games, bs)})
+        points.append({"size": n, "draws": draws, "distinct_training_sets": distinct, **_point(R, test.games, bs)})
     changes = [{"from": a, "to": b, **_change(ra, rb, test.games, bs)}
                for a, b, ra, rb in zip(sizes, sizes[1:], regrets, regrets[1:], strict=False)]
     if sizes[-1] == len(units):  # the whole development set once, beside its bootstrap draws
-        once = _fit_and_score(train, test, config)
-        R1 = {name: once[name][None, :] for name in CURVE_CONTROLLERS}
+        R1 = once_regrets(train, test, config)
         points[-1]["all_once"] = _point(R1, test.games, bs)
         if len(sizes) > 1:
             changes.append({"from": sizes[-2], "to": f"{sizes[-1]} (all, once)",

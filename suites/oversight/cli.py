@@ -50,6 +50,10 @@ def register(subparsers: Any) -> None:
 
     curve_cli.register(verbs, positive)
 
+    from suites.oversight import contrast_cli
+
+    contrast_cli.register(verbs, positive)
+
     every = verbs.add_parser("all", help="build and evaluate every benchmark; one table of regret per controller "
                                           "per benchmark (summary.json for the report)")
     every.add_argument("--out", required=True, help="run directory (writes oversight/*.jsonl and oversight/summary.json)")

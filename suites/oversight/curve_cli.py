@@ -7,12 +7,14 @@ import argparse
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
 from agentbed.summary import table, write_summary
 from controllers.oversight.budget import parse_assignments, with_budgets
+from controllers.oversight.checkpoints import Checkpoints
 from controllers.oversight.curve import AC, BASELINES, CLAIM_PAIRS, RISK_AC, SELECTED, learning_curve
 from controllers.oversight.evaluate import EvalConfig, _development_set, load_checkpoints
 from controllers.oversight.merge import load_parts
@@ -49,24 +51,17 @@ def run(args: argparse.Namespace) -> int:
         sizes = [int(s) for s in args.sizes.split(",") if s]
     except ValueError:
         raise UsageError(f"--sizes: comma-separated integers, got {args.sizes!r}") from None
-    budgets = parse_assignments(args.budget, "--budget", int)
     if sizes != sorted(set(sizes)):
         raise UsageError(f"--sizes: increasing and distinct, got {args.sizes!r}")
-    held = with_budgets(load_parts(args.dataset), budgets)
-    dev = with_budgets(load_parts(args.train), budgets)
-    check_split(dev.provenance, f"curve: {' '.join(args.train)}", "fit", sorted({r["game"] for r in dev.rows}))
-    check_split(held.provenance, f"curve: {' '.join(args.dataset)}", "held out", sorted({r["game"] for r in held.rows}))
-    recorded = dict((held.provenance.get("target_notes") or {}).get("action_step_costs") or {})
-    config = EvalConfig(costs=Costs().with_action_steps(recorded), grid=False, resamples=args.resamples,
+    side = load_side(args.dataset, args.train, parse_assignments(args.budget, "--budget", int), "curve")
+    config = EvalConfig(costs=side.costs, grid=False, resamples=args.resamples,
                         forest=ForestSettings(n_estimators=args.trees))
     files = name_datasets(Path(args.json or "."), {**heldout_roles(args.dataset), **training_roles(args.train)}, "--json",
                           anywhere=True)  # as read, before the long fit
-    test, _ = load_checkpoints(held)
-    train = _development_set(dev, test)
-    curve = learning_curve(train, test, sizes, args.draws, config,
+    curve = learning_curve(side.train, side.test, sizes, args.draws, config,
                            progress=lambda m: print(m, file=sys.stderr, flush=True))
     command = "agentbed oversight curve " + shlex.join(sys.argv[3:])
-    seeds = (f"fitted on draws of {describe_seeds(dev.provenance)}; evaluated on {describe_seeds(held.provenance)}")
+    seeds = side.seeds
     tabs = [curve_table(curve, command, seeds), claims_table(curve), changes_table(curve)]
     print(render_text(tabs))
     if args.json:
@@ -78,6 +73,29 @@ def run(args: argparse.Namespace) -> int:
         write_summary({"suite": "oversight", "title": "Prefix-branching oversight: learning curve", "headline": [],
                        "tables": tabs, "figures": [], "command": command}, args.summary)
     return 0
+
+
+@dataclass
+class Side:
+    """A held-out dataset and the development set fitted on for it, as checkpoints."""
+
+    test: Checkpoints
+    train: Checkpoints
+    costs: Costs  # the default costs with the held-out build's recorded per-step action costs
+    seeds: str  # which generator seeds each side used, in words
+
+
+def load_side(held_paths: list[str], dev_paths: list[str], budgets: dict[str, int], verb: str) -> Side:
+    """Load a held-out dataset and its development set (each possibly in parts), with ``budgets``
+    applied, refusing to fit on a held-out seed or to score on a development one."""
+    held = with_budgets(load_parts(held_paths), budgets)
+    dev = with_budgets(load_parts(dev_paths), budgets)
+    check_split(dev.provenance, f"{verb}: {' '.join(dev_paths)}", "fit", sorted({r["game"] for r in dev.rows}))
+    check_split(held.provenance, f"{verb}: {' '.join(held_paths)}", "held out", sorted({r["game"] for r in held.rows}))
+    recorded = dict((held.provenance.get("target_notes") or {}).get("action_step_costs") or {})
+    test, _ = load_checkpoints(held)
+    return Side(test, _development_set(dev, test), Costs().with_action_steps(recorded),
+                f"fitted on draws of {describe_seeds(dev.provenance)}; evaluated on {describe_seeds(held.provenance)}")
 
 
 def _with_once(points: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:

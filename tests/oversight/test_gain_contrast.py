@@ -1,0 +1,121 @@
+"""Issue 54 item 6, "gains shrink when interventions are weak": the interval of the difference of the
+AC's gains at two settings, paired on the shared held-out checkpoints and on the training draws
+(controllers/oversight/contrast.py, ``agentbed oversight contrast``), and its committed records."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agentbed.cli import main
+from agentbed.errors import UsageError
+from controllers.oversight.checkpoints import Checkpoints
+from controllers.oversight.contrast import GROWS, SHRINKS, UNCLEAR, gain_contrast, shared_checkpoints, verdict
+from controllers.oversight.curve import AC, SELECTED
+from suites.oversight.suite import DATA
+
+BS = {"controller": AC, "baseline": SELECTED, "resamples": 300, "seed": 4}
+GROUPS = np.repeat(np.arange(12), 6).astype(str).astype(object)  # 12 held-out games of 6 checkpoints
+
+
+def _regrets(ac: np.ndarray, selected: np.ndarray) -> dict[str, np.ndarray]:
+    return {AC: ac, SELECTED: selected}
+
+
+def test_identical_settings_contrast_to_exactly_zero_and_a_uniform_shrink_is_found():
+    rng = np.random.default_rng(0)
+    ac, sel = rng.uniform(0, 1, (5, GROUPS.size)), rng.uniform(0, 1, (5, GROUPS.size))
+    same = gain_contrast(_regrets(ac, sel), _regrets(ac, sel), GROUPS, **BS)
+    assert (same["contrast"]["estimate"], same["contrast"]["low"], same["contrast"]["high"]) == (0, 0, 0)
+    assert same["verdict"] == UNCLEAR and same["first"] == same["second"]
+    weaker = gain_contrast(_regrets(ac, sel), _regrets(ac + 0.1, sel), GROUPS, **BS)  # AC worse at the second
+    assert weaker["contrast"]["estimate"] == pytest.approx(0.1) and weaker["contrast"]["low"] == pytest.approx(0.1)
+    assert weaker["verdict"] == SHRINKS
+    gain = float(sel.mean() - ac.mean())
+    assert weaker["first"]["estimate"] == pytest.approx(gain) and weaker["second"]["estimate"] == pytest.approx(gain - 0.1)
+    assert gain_contrast(_regrets(ac + 0.1, sel), _regrets(ac, sel), GROUPS, **BS)["verdict"] == GROWS
+
+
+def test_pairing_on_checkpoints_and_draws_sees_a_small_shrink_the_two_gains_intervals_cannot():
+    """Checkpoints differ widely in how much the AC gains, and whole training draws fit better or
+    worse, the same way at both settings; the gain is 0.04 smaller at the second. Each setting's own
+    interval contains the other's estimate, yet the contrast's lies above 0, because it is paired:
+    the same held-out games and the same draws in every resample."""
+    rng = np.random.default_rng(1)
+    per_checkpoint = rng.normal(0.1, 0.3, GROUPS.size)
+    per_draw = rng.normal(0, 0.1, (5, 1))
+    sel = np.full((5, GROUPS.size), 0.5)
+    first = _regrets(sel - per_checkpoint - per_draw, sel)
+    second = _regrets(sel - per_checkpoint - per_draw + 0.04 + rng.normal(0, 0.01, (5, GROUPS.size)), sel)
+    out = gain_contrast(first, second, GROUPS, **BS)
+    assert out["first"]["low"] < out["second"]["estimate"] < out["first"]["estimate"] < out["second"]["high"]
+    assert out["contrast"]["low"] > 0 and out["verdict"] == SHRINKS
+    assert out["contrast"]["high"] - out["contrast"]["low"] < 0.02
+
+
+def test_the_rule_reads_the_interval_not_the_estimate():
+    assert verdict({"estimate": 0.06, "low": -0.01, "high": 0.14}) == UNCLEAR
+    assert verdict({"estimate": 0.06, "low": 0.001, "high": 0.14}) == SHRINKS
+    assert verdict({"estimate": -0.06, "low": -0.14, "high": -0.001}) == GROWS
+
+
+def test_unequal_shapes_are_refused():
+    a = np.zeros((5, GROUPS.size))
+    with pytest.raises(ValueError, match="same draws"):
+        gain_contrast(_regrets(a, a), _regrets(a[:4], a[:4]), GROUPS, **BS)
+
+
+def _checkpoints(keys: list[tuple[str, int]], games: list[str]) -> Checkpoints:
+    n = len(keys)
+    return Checkpoints(keys, np.asarray(games, dtype=object), np.zeros((n, 1)), np.zeros(n), ["continue"],
+                       {"continue": [[(True, 1)]] * n}, "continue", ("x",))
+
+
+def test_checkpoints_pair_by_trajectory_and_step_whatever_their_order():
+    first = _checkpoints([("t1", 4), ("t1", 12), ("t2", 4), ("t3", 4)], ["g1", "g1", "g2", "g3"])
+    second = _checkpoints([("t2", 4), ("t1", 12), ("t1", 4)], ["g2", "g1", "g1"])  # t3 lost on this side
+    a, b = shared_checkpoints(first, second)
+    assert a.tolist() == [0, 1, 2] and b.tolist() == [2, 1, 0]
+    with pytest.raises(UsageError, match="different games"):
+        shared_checkpoints(first, _checkpoints([("t1", 4)], ["g9"]))
+    with pytest.raises(UsageError, match="share no checkpoint"):
+        shared_checkpoints(first, _checkpoints([("t9", 4)], ["g1"]))
+
+
+def test_the_command_contrasts_two_settings_and_each_gain_is_the_curves(tmp_path, capsys):
+    """The same dataset on both sides contrasts to 0, and each side's gain over the draws and in the
+    one fit is minus the learning curve's difference at the full size (the same fits and seed)."""
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    flags = ["--draws", "2", "--trees", "5", "--resamples", "50"]
+    out = tmp_path / "contrast.json"
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", dev,
+                 "--labels", "a,b", *flags, "--json", str(out)]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert "Gain of action-conditioned over scalar-selected: a against b" in capsys.readouterr().out
+    assert record["shared_checkpoints"] == record["held_out_checkpoints"][0] and record["development_units"] == 65
+    assert set(record["datasets"]) == {"heldout", "dev", "versus-heldout", "versus-dev"}
+    assert main(["oversight", "curve", held, "--train", dev, "--sizes", "65", *flags,
+                 "--json", str(tmp_path / "curve.json")]) == 0
+    point = json.loads((tmp_path / "curve.json").read_text(encoding="utf-8"))["points"][-1]
+    for fits, curve in (("over_draws", point), ("one_fit", point["all_once"])):
+        r = record[fits]
+        assert r["contrast"]["estimate"] == 0 and r["verdict"] == UNCLEAR
+        assert r["first"]["estimate"] == pytest.approx(-curve["difference"][SELECTED]["estimate"])
+        assert (r["first"]["low"], r["first"]["high"]) == pytest.approx(
+            (-curve["difference"][SELECTED]["high"], -curve["difference"][SELECTED]["low"]))
+
+
+def test_the_command_refuses_development_sets_of_other_games_and_held_out_fits(tmp_path, capsys):
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    from tests.oversight.test_heldout_table import _parts
+
+    part = _parts(dev, tmp_path)[0]
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", part]) == 2
+    assert "same games" in capsys.readouterr().err
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", dev, "--versus-train", held]) == 2
+    assert "refusing to fit" in capsys.readouterr().err
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", dev,
+                 "--labels", "only-one"]) == 2
+
