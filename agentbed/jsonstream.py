@@ -30,6 +30,7 @@ from agentbed.validate import (
     _lone_surrogate,
     _unique_keys,
     check,
+    fold_seeds,
     open_regular,
     read_json,
 )
@@ -110,6 +111,7 @@ class NotSure(Exception):
 
 _DECODER = json.JSONDecoder(parse_int=_bounded_int, object_pairs_hook=_unique_keys)  # parse_json's parser
 _SPACE = re.compile(r"[ \t\n\r]*")
+_INT_ITEM = re.compile(r"[ \t\n\r]*(-?(?:0|[1-9][0-9]{0,19}))[ \t\n\r]*([,\]])")  # an integer and what ends it
 
 
 class _Text:
@@ -151,8 +153,8 @@ class _Text:
                 if self.more():
                     continue
                 raise NotSure from None
-            if end == len(self.text) and self.more():
-                continue  # a number may go on in the next chunk
+            if len(self.text) - end <= 2 and self.more():
+                continue  # a number may go on in the next chunk (cut as "1", "0." or "1e-")
             self.at = end
             return value
 
@@ -185,6 +187,24 @@ class _Text:
             if self.take(",", "]") == "]":
                 return
 
+    def values(self) -> Iterator[Any]:
+        """The items of the array that starts here, parsed as :meth:`value` parses them; an
+        integer and the comma after it are read in one step (a plan's 100,000 seeds)."""
+        self.take("[")
+        if self.char() == "]":
+            self.at += 1
+            return
+        while True:
+            if found := _INT_ITEM.match(self.text, self.at):  # ends before the text does: not cut by a chunk
+                self.at = found.end()
+                yield _bounded_int(found[1])
+                if found[2] == "]":
+                    return
+                continue
+            yield self.value()
+            if self.take(",", "]") == "]":
+                return
+
     def end(self) -> None:
         """Nothing but white space follows the document."""
         if self.char() != "":
@@ -197,9 +217,77 @@ def text_of(fh: BinaryIO) -> _Text:
     return _Text(fh)
 
 
-def _walk(fh: BinaryIO, member: str, rest: dict[str, Any]) -> Iterator[Any]:
+def _folded(src: _Text, fold: tuple[str, ...]) -> Any:
+    """The value that starts here, as :meth:`_Text.value` parses it, but for the array at the keys
+    ``fold`` (from here) of the objects it is in: folded as it is read (:func:`fold_seeds`)."""
+    if not fold:
+        return fold_seeds(src.values()) if src.char() == "[" else src.value()
+    if src.char() != "{":
+        return src.value()
+    doc: dict[str, Any] = {}
+    for key in src.members():
+        if key in doc:
+            raise NotSure
+        doc[key] = _folded(src, fold[1:]) if key == fold[0] else src.value()
+    return doc
+
+
+def _stand_in(doc: Any, fold: tuple[str, ...]) -> Any:
+    """``doc`` with the range at ``fold`` (if it is one) replaced by its first and last items: valid
+    under a schema exactly when the range is, for a schema that asks of the array only what its
+    ends decide (integers within bounds, at least one or two of them, each once: SEED_SCHEMA's
+    array). The containers on the way are copied, nothing else."""
+    if not fold or not isinstance(doc, dict) or fold[0] not in doc:
+        return doc
+    inner = doc[fold[0]]
+    if len(fold) > 1:
+        return {**doc, fold[0]: _stand_in(inner, fold[1:])}
+    return {**doc, fold[0]: sorted({inner[0], inner[-1]})} if isinstance(inner, range) and inner else doc
+
+
+def _checked(doc: Any, fold: tuple[str, ...], at: str, schema: dict[str, Any] | None) -> None:
+    """What ``parse_json`` and ``read_json`` check of ``doc`` but its unique keys (the parse's),
+    the range at ``fold`` checked by its :func:`_stand_in`."""
+    probe = _stand_in(doc, fold)
+    _check_tree(probe, at)
+    if _lone_surrogate(probe) is not None:
+        raise NotSure
+    if schema is not None:
+        check(probe, schema, at)
+
+
+def read_folded(path: Path, *, what: str, schema: dict[str, Any] | None = None,
+                fold: tuple[str, ...] = ("seeds",)) -> Any:
+    """``read_json(path, what=what, schema=schema)`` with the array at the keys ``fold`` (run.json's
+    seeds) read an item at a time and held as the range it is when it is one (:func:`fold_seeds`):
+    the readers of a run of 100,000 episodes never parse its seeds into a list. On any doubt,
+    ``read_json``'s own reading and messages (folded after: :func:`seeds_as_range`)."""
+    try:
+        with open_regular(path, what=what) as fh:
+            if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:
+                raise NotSure
+            src = text_of(fh)
+            doc = _folded(src, fold)
+            src.end()
+        _checked(doc, fold, str(path), schema)
+    except (NotSure, InputError, ValueError, RecursionError, OSError):
+        doc = read_json(path, what=what, schema=schema)
+        _fold_parsed(doc, fold)
+    return doc
+
+
+def _fold_parsed(doc: Any, fold: tuple[str, ...]) -> None:
+    """Fold the list at the keys ``fold`` of a document parsed whole, as :func:`_folded` reads it."""
+    for key in fold[:-1]:
+        doc = doc.get(key) if isinstance(doc, dict) else None
+    if fold and isinstance(doc, dict) and isinstance(items := doc.get(fold[-1]), list):
+        if isinstance(folded := fold_seeds(items), range):
+            doc[fold[-1]] = folded
+
+
+def _walk(fh: BinaryIO, member: str, rest: dict[str, Any], fold: tuple[str, ...] = ()) -> Iterator[Any]:
     """The items of the top-level array ``member`` of the JSON object in ``fh``, as ``parse_json``
-    parses them; the other members go into ``rest``."""
+    parses them; the other members go into ``rest`` (the array at the keys ``fold`` folded)."""
     src = text_of(fh)
     for key in src.members():
         if key in rest:
@@ -209,18 +297,18 @@ def _walk(fh: BinaryIO, member: str, rest: dict[str, Any]) -> Iterator[Any]:
             for _ in src.items():
                 yield src.value()
         else:
-            rest[key] = src.value()
+            rest[key] = _folded(src, fold[1:]) if fold[:1] == (key,) else src.value()
     src.end()
 
 
 class StreamedItems:
     """A top-level array of a file, read again from the file (kept open) each time it is iterated."""
 
-    def __init__(self, fh: BinaryIO, member: str, count: int) -> None:
-        self.fh, self.member, self.count = fh, member, count
+    def __init__(self, fh: BinaryIO, member: str, count: int, fold: tuple[str, ...] = ()) -> None:
+        self.fh, self.member, self.count, self.fold = fh, member, count, fold
 
     def __iter__(self) -> Iterator[Any]:
-        return _walk(self.fh, self.member, {})
+        return _walk(self.fh, self.member, {}, self.fold)
 
     def __len__(self) -> int:
         return self.count
@@ -230,11 +318,12 @@ class StreamedItems:
 
 
 def read_streamed(path: Path, member: str, *, what: str, schema: dict[str, Any],
-                  item_ok: Callable[[Any], bool]) -> dict[str, Any]:
+                  item_ok: Callable[[Any], bool], fold: tuple[str, ...] = ()) -> dict[str, Any]:
     """``read_json(path, what=what, schema=schema)`` with the top-level array ``member`` a
     :class:`StreamedItems` (close it when done), when every item passes ``item_ok`` (which must
-    hold exactly when ``schema`` holds for the item); otherwise, or on any doubt, ``read_json``'s
-    own reading, list and messages."""
+    hold exactly when ``schema`` holds for the item), and the array at the keys ``fold`` (the
+    manifest's plan's seeds) folded as :func:`read_folded` folds it; otherwise, or on any doubt,
+    ``read_json``'s own reading, list and messages."""
     fh = None
     try:
         fh = open_regular(path, what=what)
@@ -242,19 +331,20 @@ def read_streamed(path: Path, member: str, *, what: str, schema: dict[str, Any],
             raise NotSure
         rest: dict[str, Any] = {}
         count = 0
-        for item in _walk(fh, member, rest):
+        for item in _walk(fh, member, rest, fold):
             if not item_ok(item) or _lone_surrogate(item) is not None:
                 raise NotSure
             _check_tree({member: [item]}, str(path))  # at its depth in the document
             count += 1
-        doc = {**rest, member: []}
-        if member not in rest or _lone_surrogate(doc) is not None:
+        if member not in rest:
             raise NotSure
-        _check_tree(doc, str(path))
-        check(doc, schema, str(path))
+        doc = {**rest, member: []}
+        _checked(doc, fold, str(path), schema)
     except (NotSure, InputError, ValueError, RecursionError, OSError):
         if fh is not None:
             fh.close()
-        return read_json(path, what=what, schema=schema)
-    doc[member] = StreamedItems(fh, member, count)
+        whole = read_json(path, what=what, schema=schema)
+        _fold_parsed(whole, fold)
+        return whole
+    doc[member] = StreamedItems(fh, member, count, fold)
     return doc

@@ -42,13 +42,14 @@ from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.files import write_atomic_chunks
 from agentbed.jsonstream import Streamed, StreamedItems, dump_streamed, iter_streamed, read_streamed
 from agentbed.seal import key_id, mac, mac_ok
-from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json, seeds_as_range
+from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
 
 FORMAT = "agentbed.manifest/2"
 MANIFEST = "manifest.json"
 PLAN_FIELDS = ("suite", "tasks", "agents", "seeds", "options", "degrade")
 WRITE_INTERVAL = 1.0  # seconds between rewrites while a run goes on
 HEX64 = "^[0-9a-f]{64}$"
+PLAN_SEEDS = ("plan", "seeds")  # where the plan's seeds are: read as the range they are
 
 PLAN_SCHEMA: dict[str, Any] = {**RUN_META_SCHEMA, "required": list(PLAN_FIELDS),
                                "properties": {k: RUN_META_SCHEMA["properties"][k] for k in PLAN_FIELDS}}
@@ -278,13 +279,12 @@ class ManifestWriter:
 def load(root: Path, *, streamed: bool = False) -> dict[str, Any]:
     """The run's manifest, validated; ``streamed``: its sealed pairs a
     :class:`~agentbed.jsonstream.StreamedItems` read from the file as they are iterated (close it),
-    and its plan's seeds a range when they are one (:func:`agentbed.validate.seeds_as_range`):
-    what the readers of a run hold of it does not grow with its episodes. Without ``streamed``,
-    the document as JSON has it, lists and all."""
+    and its plan's seeds a range when they are one, folded as they are read
+    (:func:`agentbed.jsonstream.read_folded`): what the readers of a run hold of it, or parse, does
+    not grow with its episodes. Without ``streamed``, the document as JSON has it, lists and all."""
     if streamed:
-        doc = read_streamed(root / MANIFEST, "episodes", what="run manifest", schema=SCHEMA, item_ok=_pair_ok)
-        seeds_as_range(doc["plan"])
-        return doc
+        return read_streamed(root / MANIFEST, "episodes", what="run manifest", schema=SCHEMA, item_ok=_pair_ok,
+                             fold=PLAN_SEEDS)
     return read_json(root / MANIFEST, what="run manifest", schema=SCHEMA)
 
 

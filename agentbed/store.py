@@ -43,7 +43,7 @@ from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
 from agentbed.files import write_atomic
 from agentbed.groupcommit import GroupCommit
-from agentbed.jsonstream import iter_streamed
+from agentbed.jsonstream import iter_streamed, read_folded
 from agentbed.manifest import ManifestWriter, plan_of
 from agentbed.runner import EpisodeRecord
 from agentbed.seal import log_key
@@ -56,8 +56,6 @@ from agentbed.validate import (
     open_regular,
     parse_json,
     parse_own_json,
-    read_json,
-    seeds_as_range,
 )
 
 INDEX = "index.jsonl"
@@ -151,7 +149,7 @@ class RunStore:
             if self.root.exists() and not self.root.is_dir():
                 raise UsageError(f"--out {self.root}: not a run directory")
             raise UsageError(f"{path}: no run recorded here (missing {RUN_META})")
-        return seeds_as_range(read_json(path, what="run.json", schema=RUN_META_SCHEMA))
+        return read_folded(path, what="run.json", schema=RUN_META_SCHEMA)  # dict[str, Any]: the schema's object
 
     def open_existing(self, sealed: Mapping[str, str] | Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
         """Take the writer lock of a recorded run and return its plan; with ``sealed`` (the

@@ -15,7 +15,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -334,27 +334,41 @@ RUN_META_SCHEMA: dict[str, Any] = {
 }
 
 
-
 def seeds_as_range(doc: Any) -> Any:
     """``doc`` (run.json, or a manifest's plan) with its ``seeds`` held as the ``range`` they are,
     when they are integers at one step apart (what every ``--seeds N --seed-start S`` plans):
     100,000 seeds are then three numbers, not 3.4 MiB of integers held by each reader. Any other
     list is kept as it is. Call it after the schema check (it checks a list);
+    :func:`agentbed.jsonstream.read_folded` folds them as it reads, never holding the list, and
     :func:`agentbed.jsonstream.iter_streamed` writes a range as the list of its integers, byte for byte."""
     seeds = doc.get("seeds") if isinstance(doc, dict) else None
-    if isinstance(seeds, list) and (folded := _as_range(seeds)) is not None:
+    if isinstance(seeds, list) and isinstance(folded := fold_seeds(seeds), range):
         doc["seeds"] = folded
     return doc
 
 
-def _as_range(items: list[Any]) -> range | None:
-    if not items or any(type(x) is not int for x in items):  # 1.0 or True stay in their list
-        return None
-    step = items[1] - items[0] if len(items) > 1 else 1
-    folded = range(items[0], items[-1] + (1 if step > 0 else -1), step) if step else range(0)
-    if len(folded) != len(items) or any(x != y for x, y in zip(items, folded, strict=False)):
-        return None
-    return folded
+def fold_seeds(items: Iterable[Any]) -> range | list[Any]:
+    """``items`` as the ``range`` they are when they are integers at one step apart (not 1.0, not
+    True), taken one at a time and held as three numbers; from the first item that breaks the
+    step on, as a list of them all (an empty ``items`` is an empty list)."""
+    flow = iter(items)
+    start, step, count = 0, 1, 0
+    for item in flow:
+        if type(item) is int:
+            if count == 0:
+                start, count = item, 1
+                continue
+            if count == 1 and item != start:
+                step, count = item - start, 2
+                continue
+            if count > 1 and item == start + step * count:
+                count += 1
+                continue
+        kept = list(range(start, start + step * count, step))
+        kept.append(item)
+        kept.extend(flow)
+        return kept
+    return range(start, start + step * count, step) if count else []
 
 
 INDEX_RECORD_SCHEMA: dict[str, Any] = {

@@ -24,11 +24,12 @@ from typing import Any
 from agentbed import manifest as mf
 from agentbed.binding import mismatch
 from agentbed.diskmap import DiskMap, sorted_difference
+from agentbed.jsonstream import read_folded
 from agentbed.log import verify_and_read
 from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
 from agentbed.seal import KEY_VAR
 from agentbed.store import RunStore, scan_index
-from agentbed.validate import MAX_LINE_BYTES, InputError, open_regular, read_json
+from agentbed.validate import MAX_LINE_BYTES, InputError, open_regular
 
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
 
@@ -60,7 +61,7 @@ def is_run_dir(root: Path) -> bool:
         return True
     if not (root / "run.json").is_file():
         return False
-    meta = read_json(root / "run.json", what="run.json")
+    meta = read_folded(root / "run.json", what="run.json")
     return isinstance(meta, dict) and mf.plan_of(meta) is not None
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from agentbed.decisions import Decision, decisions
+from agentbed.jsonstream import read_folded
 from agentbed.log import LogFormatError, read_log, verify_and_read
 from agentbed.report.tally import Episode, EpisodeTally
 from agentbed.rundir import SUMMARY as SUMMARY_NAME
@@ -25,7 +26,6 @@ from agentbed.validate import (
     open_regular,
     parse_json,
     read_json,
-    seeds_as_range,
 )
 from agentbed.verify_run import check_team
 
@@ -57,9 +57,10 @@ class RunContents:
             return str(path)
 
 
-def _read_json(path: Path, rel: str, problems: list[Problem]) -> Any:
+def _read_json(path: Path, rel: str, problems: list[Problem], *, folded: bool = False) -> Any:
+    """``path``'s JSON, or None with a problem; ``folded``: its seeds as the range they are (run.json)."""
     try:
-        return read_json(path)
+        return read_folded(path, what="JSON file") if folded else read_json(path)
     except InputError as exc:
         problems.append(Problem(rel, str(exc).removeprefix(f"{path}: "), malformed=True))
         return None
@@ -183,11 +184,11 @@ def load_run(run_dir: str | Path, key: bytes | None = None) -> RunContents:
     info_path = root / "run.json"
     if info_path.exists():
         before = len(run.problems)
-        info = _read_json(info_path, "run.json", run.problems)
+        info = _read_json(info_path, "run.json", run.problems, folded=True)
         if len(run.problems) == before and not isinstance(info, dict):
             run.problems.append(Problem("run.json", f"is a JSON {type(info).__name__}, expected an object",
                                         malformed=True))
-        run.run_info = seeds_as_range(info) if isinstance(info, dict) else None
+        run.run_info = info if isinstance(info, dict) else None
     else:
         run.problems.append(Problem("run.json", "not found: what was run is taken from the workloads' summaries"))
     layout = read_run(root)  # of a sealed run, only what its manifest seals is the run's

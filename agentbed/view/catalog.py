@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.cost import PriceTable, episode_cost, load_prices
-from agentbed.jsonstream import StreamedItems, read_streamed
+from agentbed.jsonstream import StreamedItems, read_folded, read_streamed
+from agentbed.manifest import PLAN_SEEDS
 from agentbed.problems import is_errored, last_line
 from agentbed.rundir import read_run, subdirs
 from agentbed.scores import outcome_scores
@@ -43,7 +44,6 @@ from agentbed.validate import (
     parse_json,
     read_json,
     record_schema,
-    seeds_as_range,
 )
 from agentbed.view.fastcheck import compile_simple
 from agentbed.view.tally import IndexedRows, Known
@@ -200,9 +200,8 @@ class RunView:
             try:
                 with open_regular(path, inside=self.root):  # a link out of the run, a FIFO: refused
                     pass
-                value = read_json(path, schema=schema) if rel != MANIFEST else _manifest(path)
-                if rel in ("run.json", MANIFEST) and isinstance(value, dict):  # seeds held as a range
-                    seeds_as_range(value if rel != MANIFEST else value.get("plan"))
+                value = (_manifest(path) if rel == MANIFEST else read_folded(path, what="JSON file", schema=schema)
+                         if rel == "run.json" else read_json(path, schema=schema))  # seeds held as a range
             except InputError as exc:
                 problem = str(exc).removeprefix(f"{path}: ")
         self._json[rel] = (stat, value, problem)
@@ -341,7 +340,7 @@ class RunView:
 def _manifest(path: Path) -> Any:
     """The manifest as ``read_json`` reads it, but for its sealed pairs: read one at a time and not
     kept (the viewer asks only whether it is final)."""
-    doc = read_streamed(path, "episodes", what="JSON file", schema={}, item_ok=lambda item: True)
+    doc = read_streamed(path, "episodes", what="JSON file", schema={}, item_ok=lambda item: True, fold=PLAN_SEEDS)
     if isinstance(doc, dict) and isinstance(doc.get("episodes"), StreamedItems):
         doc["episodes"].close()
         doc["episodes"] = None
