@@ -5,6 +5,7 @@ AC's gains at two settings, paired on the shared held-out checkpoints and on the
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from agentbed.errors import UsageError
 from controllers.oversight.checkpoints import Checkpoints
 from controllers.oversight.contrast import GROWS, SHRINKS, UNCLEAR, gain_contrast, shared_checkpoints, verdict
 from controllers.oversight.curve import AC, SELECTED
-from suites.oversight.suite import DATA
+from suites.oversight.suite import DATA, load_headline
 
 BS = {"controller": AC, "baseline": SELECTED, "resamples": 300, "seed": 4}
 GROUPS = np.repeat(np.arange(12), 6).astype(str).astype(object)  # 12 held-out games of 6 checkpoints
@@ -119,3 +120,32 @@ def test_the_command_refuses_development_sets_of_other_games_and_held_out_fits(t
     assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", dev,
                  "--labels", "only-one"]) == 2
 
+
+
+CONTRASTS = sorted(DATA.glob("contrast-*.json"))
+
+
+@pytest.mark.parametrize("path", CONTRASTS, ids=lambda p: p.name)
+def test_each_committed_contrast_agrees_with_the_slip_rate_curves_it_contrasts(path):
+    """A committed contrast names committed datasets by sha256, its verdict is the rule's, and each
+    side's gain is minus the difference the committed curve on the same datasets records at the full
+    size (over the draws and in the one fit): the contrast measures what the rows report."""
+    record = load_headline(path)  # raises unless every dataset matches its sha256
+    argv = shlex.split(record["command"])
+    assert argv[:3] == ["agentbed", "oversight", "contrast"]
+    for fits in ("over_draws", "one_fit"):
+        assert record[fits]["verdict"] == verdict(record[fits]["contrast"])
+    curves = {}
+    for p in DATA.glob("curve-*.json"):
+        c = json.loads(p.read_text(encoding="utf-8"))
+        if "datasets" in c and c["units"] == record["development_units"] and c["sizes"][-1] == c["units"]:
+            curves[frozenset(d["sha256"] for d in c["datasets"].values())] = c
+    sides = {"first": {k: v for k, v in record["datasets"].items() if not k.startswith("versus-")},
+             "second": {k: v for k, v in record["datasets"].items() if k.startswith("versus-")}}
+    for side, datasets in sides.items():
+        curve = curves[frozenset(d["sha256"] for d in datasets.values())]
+        assert record["held_out_checkpoints"][side == "second"] == record["shared_checkpoints"] == \
+            curve["held_out_checkpoints"]
+        point = curve["points"][-1]
+        for fits, p in (("over_draws", point), ("one_fit", point["all_once"])):
+            assert record[fits][side]["estimate"] == pytest.approx(-p["difference"][SELECTED]["estimate"], abs=1e-12)
