@@ -2,18 +2,20 @@
 look multi-valued, then attack as ``bridged`` does.
 
 ``tdp-disputed`` refuses a step only where its relation is single-valued by the statistics of
-the graph it reads: more than half of the subjects the relation is stated of have exactly one
-object (:func:`controllers.graphrag.tdp.functional`). The attacker writes part of that graph.
-Knowing the rule and the deployed extractor, it counts, on its own reading of the clean corpus
-plus its fake claims, how many more subjects of each contested relation need a second object
-before the median object count is no longer 1, and writes those second objects (a plausible
-object of the relation, never one the subject has) on short pages about the subjects, away from
-every targeted question's path. Those pages are paid from the targets' own budgets, a page
-(and its statements) per target in turn, so every target stays within the one budget
-(:meth:`Poisoning.check`); what is left of each target's budget buys the variant the defense's
-surrogate scores highest with the diluting pages already in the corpus
-(:func:`attacks.graphrag.bridged.best_variant`). One target's budget (20 statements) cannot
-dilute a relation with about 40 subjects; the targets' pooled budgets can.
+the graph it reads: more than half of the subjects the relation is stated of, on pages about
+them, have exactly one object there (:func:`controllers.graphrag.tdp.functional`). The attacker
+writes part of that graph. Knowing the rule, its counter
+(:func:`controllers.graphrag.tdp.single_object_subjects`) and the deployed extractor, it counts,
+on its own reading of the clean corpus plus its fake claims, how many more subjects of each
+contested relation need a second object before the median object count is no longer 1, and
+writes those second objects (a plausible object of the relation, never one the subject has) on
+pages about the subjects, one page per subject among its true facts (session 14: the statistic
+no longer reads a page about no one), away from every targeted question's path. Those pages are
+paid from the targets' own budgets, a page (and its statements) per target in turn, so every
+target stays within the one budget (:meth:`Poisoning.check`); what is left of each target's
+budget buys the variant the defense's surrogate scores highest with the diluting pages already
+in the corpus (:func:`attacks.graphrag.bridged.best_variant`). One target's budget (5 pages)
+cannot dilute a relation with about 40 subjects; the targets' pooled budgets can.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from environments.graphrag.lexicon import LexiconExtractor
 
 # Per relation, the subjects the graph states it of and those it gives exactly one object, on the
 # attacker's reading of the clean corpus plus the given documents (suites.graphrag.whitebox)
-SingleSubjects = Callable[[Sequence[Document]], dict[str, tuple[int, list[str]]]]
+SingleSubjects = Callable[[Sequence[Document]], dict[str, tuple[frozenset[str], frozenset[str]]]]
 ROUNDS = 3  # counting and writing rounds
 VARIANTS = 6  # sentence forms tried per fact
 SPARE = 2  # second objects written beyond the count, per relation, for those the dress may cut
-POOLED_SHARE = 0.5  # at most this share of all targets' statements goes to diluting
+POOLED_SHARE = 0.5  # at most this share of all targets' statements (and documents) goes to diluting
+MIN_PAGE = 3  # statements a page needs to be about its subject (controllers.graphrag.candidates.document_subject)
 
 
 def conversions_needed(subjects: int, single: int) -> int:
@@ -45,14 +48,18 @@ def conversions_needed(subjects: int, single: int) -> int:
 
 
 def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubjects, rng: random.Random,
-                   limit: int) -> list[Document]:
+                   limit: int, pages_limit: int | None = None) -> list[Document]:
     """Pages of second objects that make every contested relation read as multi-valued, the
-    cheapest relations first, at most ``limit`` statements in all. Each round counts, on the
-    attacker's reading of the clean corpus, its fake claims and its pages so far as the length
-    dress would cut them, :func:`conversions_needed` (plus :data:`SPARE`) per relation, and gives
-    that many more of its one-object subjects off every targeted question's path an object of
-    the relation they do not have, each in a sentence the deployed extractor reads as that fact;
-    it stops when every relation it can afford reads as multi-valued."""
+    cheapest relations first, at most ``limit`` statements (and ``pages_limit`` pages) in all.
+    The defense counts a subject's objects only on pages about the subject
+    (:func:`controllers.graphrag.tdp.stated_objects`), so each page is about one subject: its
+    second objects (several relations' on one page where the subject is a one-object subject of
+    several) among true facts of the subject, :data:`MIN_PAGE` statements at least. Each round
+    counts, on the attacker's reading of the clean corpus, its fake claims and its pages so far
+    as the length dress would cut them, :func:`conversions_needed` (plus :data:`SPARE`) per
+    relation, and gives that many more of its one-object subjects off every targeted question's
+    path an object of the relation they do not have, each in a sentence the deployed extractor
+    reads as that fact; it stops when every relation it can afford reads as multi-valued."""
     table = dataset.table
     read = LexiconExtractor(sorted(table.phrases))
     fakes = Document("dlt-fakes", "", [table.sentence(Fact(t.fact.head, t.fact.relation, t.fake))
@@ -65,36 +72,50 @@ def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubj
     dropped: set[str] = set()  # relations the limit cannot cover
     for round_ in range(ROUNDS):
         counts = single_valued([fakes, *camouflage(pages, dataset, random.Random(f"dilute-{round_}"))])
-        needs = {r: conversions_needed(counts[r][0], len(counts[r][1])) for r in relations if r in counts}
+        needs = {r: conversions_needed(len(counts[r][0]), len(counts[r][1])) for r in relations if r in counts}
         used = sum(len(p.claims) for p in pages)
-        facts: list[Fact] = []
+        chosen: dict[str, list[Fact]] = {}  # subject -> its second objects
         for r in sorted((r for r in needs if needs[r] and r not in dropped), key=lambda r: (needs[r], r)):
             subjects = sorted(s for s in counts[r][1] if (s, r) not in on_path and (s, r) not in written)
             rng.shuffle(subjects)
+            subjects.sort(key=lambda s: s not in chosen)  # a page already written for the subject first
             need = needs[r] + SPARE
-            if used + len(facts) + need > limit or len(subjects) < need:
+            cost = sum(max(MIN_PAGE, len(v)) for v in chosen.values())
+            extra = sum(MIN_PAGE if s not in chosen else int(len(chosen[s]) >= MIN_PAGE) for s in subjects[:need])
+            fits = pages_limit is None or len(pages) + len(chosen) + sum(s not in chosen for s in subjects[:need]) \
+                <= pages_limit
+            if used + cost + extra > limit or len(subjects) < need or not fits:
                 dropped.add(r)
                 continue
             for s in subjects[:need]:
                 has = set(dataset.index.get((s, r), []))
                 choices = [o for o in dataset.range_of(r) if o not in has and o != s]
-                if choices:
-                    facts.append(Fact(s, r, rng.choice(choices)))
+                if choices and len(chosen.get(s, ())) < STATEMENTS_PER_DOCUMENT:
+                    chosen.setdefault(s, []).append(Fact(s, r, rng.choice(choices)))
                     written.add((s, r))
-        if not facts:
+        if not chosen:
             break
-        for k in range(0, len(facts), STATEMENTS_PER_DOCUMENT):
-            page = _page(dataset, read, f"dlt{len(pages):03d}", facts[k:k + STATEMENTS_PER_DOCUMENT])
+        for s in sorted(chosen):
+            diluted = {x.relation for x in chosen[s]}
+            true = [f for f in dataset.facts if f.head == s and f.relation not in diluted] + \
+                [f for f in dataset.facts if f.tail == s and (f.head, f.relation) not in on_path]
+            page = _page(dataset, read, f"dlt{len(pages):03d}", chosen[s], true)
             pages += [page] if page.sentences else []
     return pages
 
 
-def _page(dataset: Dataset, read: LexiconExtractor, doc_id: str, facts: list[Fact]) -> Document:
-    """A page titled after its first subject stating ``facts``, each in the first of its
-    sentence forms the extractor reads as that fact on the page (a fact it never reads is left out)."""
+def _page(dataset: Dataset, read: LexiconExtractor, doc_id: str, facts: list[Fact],
+          filler: Sequence[Fact] = ()) -> Document:
+    """A page titled after its first fact's subject stating ``facts``, then true ``filler`` facts
+    until it holds :data:`MIN_PAGE` statements (at most :data:`STATEMENTS_PER_DOCUMENT`), each
+    in the first of its sentence forms the extractor reads as that fact on the page (a fact it
+    never reads is left out)."""
     table = dataset.table
     lines: list[str] = []
-    for j, fact in enumerate(facts):
+    read_facts = 0
+    for j, fact in enumerate([*facts, *filler]):
+        if j >= len(facts) and read_facts >= MIN_PAGE or read_facts >= STATEMENTS_PER_DOCUMENT:
+            break
         for variant in range(j, j + VARIANTS):
             line = table.sentence(fact, variant=variant)
             page = Document(doc_id, table.show(facts[0].head), [*lines, line], origin="poison")
@@ -102,6 +123,7 @@ def _page(dataset: Dataset, read: LexiconExtractor, doc_id: str, facts: list[Fac
                    if not x.negated}
             if (fact.head, fact.relation, fact.tail) in got:
                 lines.append(line)
+                read_facts += 1
                 break
     return Document(doc_id, table.show(facts[0].head), lines, origin="poison")
 
@@ -117,7 +139,8 @@ def diluted_attack(dataset: Dataset, plan: AttackPlan, rng: random.Random, budge
     n = len(plan.targets)
     table = dataset.table
     limit = int(POOLED_SHARE * n * budget.statements)
-    pages = dilution_pages(dataset, plan, single_valued, rng, limit) if single_valued and n else []
+    pages = (dilution_pages(dataset, plan, single_valued, rng, limit, int(POOLED_SHARE * n * budget.documents))
+             if single_valued and n else [])
     for k, page in enumerate(pages):
         out.add(k % n, page, table)
     for t, target in enumerate(plan.targets):

@@ -154,54 +154,68 @@ def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float]
 
 
 def stated_objects(kg: KnowledgeGraph, pair: tuple[str, str]) -> set[str]:
-    """The objects the graph's non-negated statements give the (subject, relation) ``pair``."""
-    return {kg.statements[i].tail for i in kg.by_pair.get(pair, ()) if not kg.statements[i].negated}
+    """The objects the graph's non-negated statements give the (subject, relation) ``pair`` on
+    pages about the subject (:func:`document_subject`): where an encyclopedia keeps the
+    subject's own account, the pages :func:`disputed_entity` compares. A statement on a page
+    about something else, or about nothing, says nothing of how many objects the subject has."""
+    out = set()
+    for i in kg.by_pair.get(pair, ()):
+        s = kg.statements[i]
+        if not s.negated and document_subject(kg, s.doc) == pair[0]:
+            out.add(s.tail)
+    return out
 
 
-def single_object_counts(kg: KnowledgeGraph) -> dict[str, tuple[int, int]]:
-    """Per relation: the subjects the graph states it of (its non-negated statements) and how
-    many of them it gives exactly one object. Memoised per graph; a graph that extends another
-    (:meth:`KnowledgeGraph.extended`, the white-box surrogate's) recounts only the subjects its
-    new statements touch."""
-    key = ("single_object_counts",)
+def single_object_subjects(kg: KnowledgeGraph) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Per relation: the subjects the graph states it of on their own pages
+    (:func:`stated_objects`) and those of them it gives exactly one object. One counter for the
+    defense (:func:`functional`) and the white-box attacker's model of it. Memoised per graph; a
+    graph that extends another (:meth:`KnowledgeGraph.extended`, the white-box surrogate's)
+    recounts only the subjects its new statements touch."""
+    key = ("single_object_subjects",)
     cached = kg.memo.get(key)
     if isinstance(cached, dict):
         return cached
-    counts: dict[str, list[int]] = {}
+    sets: dict[str, tuple[set[str], set[str]]] = {}
 
-    def add(g: KnowledgeGraph, pair: tuple[str, str], sign: int) -> None:
+    def count(g: KnowledgeGraph, pair: tuple[str, str]) -> None:
+        subjects, single = sets.setdefault(pair[1], (set(), set()))
+        subjects.discard(pair[0])
+        single.discard(pair[0])
         tails = stated_objects(g, pair)
         if tails:
-            n = counts.setdefault(pair[1], [0, 0])
-            n[0] += sign
-            n[1] += sign * (len(tails) == 1)
+            subjects.add(pair[0])
+            if len(tails) == 1:
+                single.add(pair[0])
 
     parent = kg.parent
     if parent is not None:
-        counts.update({r: list(v) for r, v in single_object_counts(parent).items()})
-        touched = {(s.head, s.relation) for s in kg.statements[len(parent.statements):]}
-        for pair in touched:
-            add(parent, pair, -1)
-            add(kg, pair, 1)
+        for r, (subjects, single) in single_object_subjects(parent).items():
+            sets[r] = (set(subjects), set(single))
+        docs = {s.doc for s in kg.statements[len(parent.statements):]}  # a page's subject may move
+        for pair in {(kg.statements[i].head, kg.statements[i].relation) for d in docs for i in kg.by_doc[d]}:
+            count(kg, pair)
     else:
         for pair in kg.by_pair:
-            add(kg, pair, 1)
-    out = {r: (n[0], n[1]) for r, n in counts.items() if n[0]}
+            count(kg, pair)
+    out = {r: (frozenset(a), frozenset(b)) for r, (a, b) in sets.items() if a}
     kg.memo[key] = out
     return out
 
 
 def functional(kg: KnowledgeGraph, relation: str) -> bool:
     """The graph's own statements give ``relation`` one object per subject: more than half of
-    the subjects it is stated of have exactly one object (the median count is 1), as a person's
+    the subjects it is stated of on their own pages (:func:`single_object_subjects`) have exactly
+    one object there (the median count is 1), as a person's
     birthplace or a company's headquarters; a company's offices are several. Derived from the
     statistics of the graph the defense reads, not from a schema: neither generated worlds nor
     real graphs declare which relations are single-valued. PARIS's functionality (Suchanek et
     al., VLDB 2011: subjects over subject-object pairs) is the same idea; the median is used
     because a few subjects given many objects cannot move it: turning a single-valued relation
-    into a multi-valued one takes a second object for most of its subjects."""
-    subjects, single = single_object_counts(kg).get(relation, (0, 0))
-    return 2 * single > subjects
+    into a multi-valued one takes a second object for most of its subjects, and (issue #51's
+    ``diluted``) each on a page about that subject, as the dispute check reads only those pages."""
+    subjects, single = single_object_subjects(kg).get(relation, (frozenset(), frozenset()))
+    return 2 * len(single) > len(subjects)
 
 
 def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:

@@ -15,7 +15,7 @@ from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict, objects_at
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, disputed_entity, stated_objects
+from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, disputed_entity, single_object_subjects
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -62,22 +62,16 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
 
 
 def single_subjects(dataset: Dataset) -> SingleSubjects:
-    """The diluting attacker's model of ``tdp-disputed``'s statistic
-    (:func:`controllers.graphrag.tdp.single_object_counts`): per relation, the subjects the graph
-    states it of and those with exactly one object, on the deployed extractor's reading of the
-    clean corpus extended by the given documents."""
+    """The diluting attacker's model of ``tdp-disputed``'s statistic: the defense's own counter
+    (:func:`controllers.graphrag.tdp.single_object_subjects`: per relation, the subjects stated
+    on their own pages and those given exactly one object there), on the deployed extractor's
+    reading of the clean corpus extended by the given documents."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))
     clean = KnowledgeGraph(extract(dataset.documents))
 
-    def single(docs: Sequence[Document]) -> dict[str, tuple[int, list[str]]]:
-        kg = clean.extended(extract(docs, context=[*dataset.documents, *docs])) if docs else clean
-        out: dict[str, tuple[int, list[str]]] = {}
-        for pair in sorted(kg.by_pair):
-            tails = stated_objects(kg, pair)
-            if tails:
-                n, ones = out.get(pair[1], (0, []))
-                out[pair[1]] = (n + 1, [*ones, pair[0]] if len(tails) == 1 else ones)
-        return out
+    def single(docs: Sequence[Document]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        return single_object_subjects(clean.extended(extract(docs, context=[*dataset.documents, *docs]))
+                                      if docs else clean)
 
     return single
 

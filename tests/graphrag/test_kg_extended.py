@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
 from controllers.graphrag.features import fact_documents, max_log_degree, statement_documents
-from controllers.graphrag.tdp import single_object_counts
+from controllers.graphrag.tdp import single_object_subjects
 from environments.graphrag.corpus import Statement
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.lexicon import LexiconExtractor
@@ -57,8 +57,8 @@ def test_an_extended_small_graph_is_the_rebuilt_one(data):
     parent = KnowledgeGraph(base)
     before = (dict(parent.by_doc), {k: list(v) for k, v in parent.by_pair.items()}, dict(parent._degrees()))
     assert_same(parent.extended(added), KnowledgeGraph([*base, *added]))
-    # tdp-disputed's single-valued relations: recounted for the subjects the new statements touch
-    assert single_object_counts(parent.extended(added)) == single_object_counts(KnowledgeGraph([*base, *added]))
+    # tdp-disputed's single-valued relations: recounted for the subjects of the pages the new statements touch
+    assert single_object_subjects(parent.extended(added)) == single_object_subjects(KnowledgeGraph([*base, *added]))
     # the graph extended is left as it was
     assert (parent.by_doc, parent.by_pair, parent._degrees()) == before
     assert_same(parent, KnowledgeGraph(base))
