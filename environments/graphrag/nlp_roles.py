@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from environments.graphrag.nlp_coref import cue_heads
 from environments.graphrag.nlp_lines import ROLE_LABELS
 from environments.graphrag.nlp_mentions import definite
-from environments.graphrag.nlp_names import Entity, State, organisation_shaped
+from environments.graphrag.nlp_names import Entity, State, conjuncts, organisation_shaped
 
 ROLE_WORDS = ROLE_LABELS | {"chief scientist", "chief technology officer", "chief operating officer",
                             "co-chief executive", "co-chief executives", "chief executives", "managing directors",
@@ -157,3 +158,29 @@ def _antecedent(doc: Any, k: int, ents: list[Entity], state: State) -> str:
     if named is not None:
         return named.name if named.kind != "person" and doc[named.start].ent_type_ not in PLACES else ""
     return definite(head, state, ents) if head.pos_ == "NOUN" else ""
+
+
+LEAD_VERBS = {"lead", "head", "run", "direct", "chair", "manage", "coach", "helm", "captain", "preside"}
+
+
+def led_by(doc: Any, ents: list[Entity], state: State) -> list[tuple[str, str, str, bool]]:
+    """"X is directed by A", "X has been led since 1992 by A", "X, run by chief executive A": a
+    passive verb of leading whose agent names a person says the person works for the verb's
+    subject (the climb of :func:`~environments.graphrag.nlp_coref.cue_heads`), when that is no
+    person or place (a stadium is "run by" its club's president). A past auxiliary
+    ("was led by") or a negation states no present fact."""
+    out = []
+    for t in doc:
+        agent = next((c for c in t.children if c.dep_ == "agent"), None)
+        if t.lemma_ not in LEAD_VERBS or t.tag_ != "VBN" or agent is None:
+            continue
+        if any(c.dep_ == "neg" or (c.dep_ in ("aux", "auxpass") and c.lower_ in _PAST) for c in t.children):
+            continue
+        first = next((e for e in ents if agent.i < e.start <= agent.right_edge.i and e.kind == "person"), None)
+        if first is None or any(w.text in ",;" for w in doc[agent.i:first.start]):
+            continue
+        people = [first.name, *conjuncts(doc, doc[first.end - 1], ents)]
+        orgs = [h for h in cue_heads(doc, t.i, ents, state) if h not in state.people and not any(
+            e.name == h and (e.kind == "person" or doc[e.start].ent_type_ in PLACES) for e in ents)]
+        out += [(p, "works_for", h, False) for h in orgs for p in people if p != h]
+    return out

@@ -16,3 +16,8 @@ def triples(extract: Callable[[Sequence[Any]], Any], text: str, title: str = "")
     """(head, relation, tail, negated) of every statement ``extract`` reads in one paragraph."""
     doc = user_document("p0", title, text.splitlines())
     return {(s.head, s.relation, s.tail, s.negated) for s in extract([doc])}
+
+
+def pairs(got: set[tuple[str, str, str, bool]], relation: str) -> set[tuple[str, str]]:
+    """(head, tail) of the asserted statements of ``relation`` among ``triples``' answer."""
+    return {(h, t) for h, r, t, n in got if r == relation and not n}

@@ -8,11 +8,8 @@ named before it; "the X-based practice that A founded" is no seat of A's."""
 
 from __future__ import annotations
 
+from tests.graphrag.spacy_reading import pairs as _pairs
 from tests.graphrag.spacy_reading import triples
-
-
-def _pairs(got: set[tuple[str, str, str, bool]], relation: str) -> set[tuple[str, str]]:
-    return {(h, t) for h, r, t, n in got if r == relation and not n}
 
 
 def test_a_place_fields_comma_chain_after_a_date_or_a_number(spacy_extract):
