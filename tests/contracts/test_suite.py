@@ -68,15 +68,45 @@ def test_the_local_models_process_hands_back_what_it_played(tmp_path, monkeypatc
         assert wait() == (list(played[0]), [], "played in the child")
 
 
-def test_a_local_model_process_that_dies_before_answering_is_a_not_run_line(tmp_path, monkeypatch):
+def _waited(wait, seconds=60.0):
+    """``wait()`` from a thread of its own; if it has not returned within ``seconds``, the local
+    model's process is killed and the test fails: a regression fails here, never waits for ever
+    (under pytest-xdist a hung test held the clean-clone .ci/run for 8 minutes, b677ba8)."""
+    import multiprocessing
+    import threading
+
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(wait()), daemon=True)
+    waiter.start()
+    waiter.join(seconds)
+    if waiter.is_alive():
+        for child in multiprocessing.active_children():
+            if child.name == "contracts-local-model":
+                child.kill()
+        pytest.fail(f"waited {seconds} s for a local-model process that died before answering")
+    return got[0]
+
+
+@pytest.mark.parametrize("death", ["exits", "is killed", "raises"])
+def test_a_local_model_process_that_dies_before_answering_is_a_not_run_line(tmp_path, monkeypatch, death):
+    """However it dies (its own exit, SIGKILL as the out-of-memory killer sends, an error that
+    escapes the slice), the demo gets a 'not run' line at once."""
     import os
+    import signal
 
     import suites.contracts.demo as demo
 
-    monkeypatch.setattr(demo, "local_model_slices", lambda run_dir: os._exit(3))
+    def dies(run_dir):
+        if death == "exits":
+            os._exit(3)
+        if death == "is killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise SystemExit("the slice broke")  # not an Exception: local_model_slices would not catch it
+
+    monkeypatch.setattr(demo, "local_model_slices", dies)
     with demo.local_model_in_background(tmp_path) as wait:
-        contracts, vault, what = wait()
-    assert (contracts, vault) == ([], []) and what.startswith("not run:")
+        contracts, vault, what = _waited(wait)
+    assert (contracts, vault) == ([], []) and what == "not run: the local model's process ended before it answered"
 
 
 @pytest.mark.parametrize("on_sigterm", ["default", "ignored"])
