@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from agentbed.schemas import fold_seeds
 from agentbed.validate import (
     MAX_JSON_BYTES,
     InputError,
@@ -30,7 +31,6 @@ from agentbed.validate import (
     _lone_surrogate,
     _unique_keys,
     check,
-    fold_seeds,
     open_regular,
     read_json,
 )
@@ -261,7 +261,7 @@ def read_folded(path: Path, *, what: str, schema: dict[str, Any] | None = None,
     """``read_json(path, what=what, schema=schema)`` with the array at the keys ``fold`` (run.json's
     seeds) read an item at a time and held as the range it is when it is one (:func:`fold_seeds`):
     the readers of a run of 100,000 episodes never parse its seeds into a list. On any doubt,
-    ``read_json``'s own reading and messages (folded after: :func:`seeds_as_range`)."""
+    ``read_json``'s own reading and messages (folded after)."""
     try:
         with open_regular(path, what=what) as fh:
             if os.fstat(fh.fileno()).st_size > MAX_JSON_BYTES:

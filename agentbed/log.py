@@ -283,7 +283,8 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Records of a log, each checked against the trajectory schema: a malformed file raises
     :class:`LogFormatError` naming the file, line and field (bounded: a record longer than
     ``MAX_LINE_BYTES`` is refused before it is parsed)."""
-    from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json, record_schema
+    from agentbed.schemas import record_schema
+    from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json
 
     try:
         fh = open_regular(path, what="trajectory log")

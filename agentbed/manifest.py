@@ -41,8 +41,9 @@ from typing import Any
 from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.files import write_atomic_chunks
 from agentbed.jsonstream import Streamed, StreamedItems, dump_streamed, iter_streamed, read_streamed
+from agentbed.schemas import RUN_ID_SCHEMA, RUN_META_SCHEMA
 from agentbed.seal import key_id, mac, mac_ok
-from agentbed.validate import RUN_ID_SCHEMA, RUN_META_SCHEMA, read_json
+from agentbed.validate import read_json
 
 FORMAT = "agentbed.manifest/2"
 MANIFEST = "manifest.json"

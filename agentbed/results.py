@@ -25,11 +25,11 @@ from typing import Any, BinaryIO
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
 from agentbed.jsonstream import NotSure, Streamed, StreamedItems, dump_streamed, text_of
+from agentbed.schemas import RESULTS_SCHEMA
 from agentbed.stats import pass_hat_k_ci_of_counts, success_rate_ci
 from agentbed.summary import fmt, headline, table
 from agentbed.validate import (
     MAX_JSON_BYTES,
-    RESULTS_SCHEMA,
     InputError,
     _check_tree,
     _lone_surrogate,

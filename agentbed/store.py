@@ -46,17 +46,9 @@ from agentbed.groupcommit import GroupCommit
 from agentbed.jsonstream import iter_streamed, read_folded
 from agentbed.manifest import ManifestWriter, plan_of
 from agentbed.runner import EpisodeRecord
+from agentbed.schemas import INDEX_RECORD_SCHEMA, RUN_META_SCHEMA
 from agentbed.seal import log_key
-from agentbed.validate import (
-    INDEX_RECORD_SCHEMA,
-    RUN_META_SCHEMA,
-    InputError,
-    bounded_lines,
-    check,
-    open_regular,
-    parse_json,
-    parse_own_json,
-)
+from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json, parse_own_json
 
 INDEX = "index.jsonl"
 RUN_META = "run.json"

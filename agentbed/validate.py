@@ -4,8 +4,8 @@ Every reader of a file a user hands to the CLI (a log, a run index, run.json, re
 baseline) goes through here, so a bad file is one :class:`InputError` naming the file, the
 line and the field, never a traceback. Sizes are bounded before parsing (a huge line costs
 no more than the bound) and so is nesting (the ``json`` module would recurse until
-``RecursionError``). Schemas are JSON Schema (draft 2020-12); the trajectory schema is
-``agentbed/schema/trajectory.schema.json``, the others are below.
+``RecursionError``). Schemas are JSON Schema (draft 2020-12); the engine's files' are in
+:mod:`agentbed.schemas` (the trajectory schema in ``agentbed/schema/trajectory.schema.json``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
-from functools import cache
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -309,112 +308,3 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 def finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-# -- schemas of the engine's files -------------------------------------------------------------
-_STR = {"type": "string"}
-_NAME = {"type": "string", "minLength": 1}
-
-RUN_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
-SEED_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}  # what numpy seeds take
-RUN_META_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["suite", "tasks", "agents", "seeds", "options"],
-    "properties": {
-        "suite": _NAME,
-        "tasks": {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
-        "agents": {"type": "array", "items": _NAME, "minItems": 1, "uniqueItems": True},
-        "seeds": {"type": "array", "items": SEED_SCHEMA, "minItems": 1, "uniqueItems": True},
-        "options": {"type": "object"},
-        "degrade": {"type": "number", "minimum": 0, "maximum": 1},
-        "run_id": RUN_ID_SCHEMA,
-        "executor": _STR,
-        "command": _STR,
-    },
-}
-
-
-def seeds_as_range(doc: Any) -> Any:
-    """``doc`` (run.json, or a manifest's plan) with its ``seeds`` held as the ``range`` they are,
-    when they are integers at one step apart (what every ``--seeds N --seed-start S`` plans):
-    100,000 seeds are then three numbers, not 3.4 MiB of integers held by each reader. Any other
-    list is kept as it is. Call it after the schema check (it checks a list);
-    :func:`agentbed.jsonstream.read_folded` folds them as it reads, never holding the list, and
-    :func:`agentbed.jsonstream.iter_streamed` writes a range as the list of its integers, byte for byte."""
-    seeds = doc.get("seeds") if isinstance(doc, dict) else None
-    if isinstance(seeds, list) and isinstance(folded := fold_seeds(seeds), range):
-        doc["seeds"] = folded
-    return doc
-
-
-def fold_seeds(items: Iterable[Any]) -> range | list[Any]:
-    """``items`` as the ``range`` they are when they are integers at one step apart (not 1.0, not
-    True), taken one at a time and held as three numbers; from the first item that breaks the
-    step on, as a list of them all (an empty ``items`` is an empty list)."""
-    flow = iter(items)
-    start, step, count = 0, 1, 0
-    for item in flow:
-        if type(item) is int:
-            if count == 0:
-                start, count = item, 1
-                continue
-            if count == 1 and item != start:
-                step, count = item - start, 2
-                continue
-            if count > 1 and item == start + step * count:
-                count += 1
-                continue
-        kept = list(range(start, start + step * count, step))
-        kept.append(item)
-        kept.extend(flow)
-        return kept
-    return range(start, start + step * count, step) if count else []
-
-
-INDEX_RECORD_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["episode_id", "suite", "task", "agent", "seed", "status", "success"],
-    "properties": {
-        "episode_id": _NAME, "suite": _STR, "task": _STR, "agent": _STR, "seed": {"type": "integer"},
-        "status": _STR, "success": {"type": "boolean"}, "total_reward": {"type": "number"},
-        "steps": {"type": "integer"}, "virtual_seconds": {"type": "number"}, "tokens": {"type": "integer"},
-        "metrics": {"type": "object"}, "labels": {"type": "array", "items": _STR}, "options": {"type": "object"},
-        "log": _STR, "digest": _STR, "wall_seconds": {"type": "number"}, "error": {"type": ["string", "null"]},
-    },
-}
-
-RESULTS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["format", "metrics"],
-    "properties": {
-        "format": {"const": "agentbed.results/1"},
-        "episodes": {"type": "integer"},
-        "seeds": {"type": "array"},
-        "metrics": {"type": "array", "items": {
-            "type": "object",
-            "required": ["suite", "agent", "metric", "values"],
-            "properties": {
-                "suite": _STR, "agent": _STR, "metric": _STR, "higher_is_better": {"type": "boolean"},
-                "tolerance": {"type": "number", "minimum": 0},
-                "range": {"type": "array", "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2},
-                "values": {"type": "object", "additionalProperties": {"type": "number"}},
-            },
-        }},
-    },
-}
-
-
-@cache
-def trajectory_schema() -> dict[str, Any]:
-    path = Path(__file__).resolve().parent / "schema" / "trajectory.schema.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-@cache
-def record_schema(kind: str) -> dict[str, Any]:
-    """The trajectory schema for one record type: its if/then branch for that type picked
-    ahead of time (what the full schema says, checked several times faster)."""
-    full = trajectory_schema()
-    branches = [b["then"] for b in full.get("allOf", [])
-                if b.get("if", {}).get("properties", {}).get("type", {}).get("const") == kind]
-    return {**{k: v for k, v in full.items() if k != "allOf"}, "allOf": branches}

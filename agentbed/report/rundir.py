@@ -18,15 +18,8 @@ from agentbed.log import LogFormatError, read_log, verify_and_read
 from agentbed.report.tally import Episode, EpisodeTally
 from agentbed.rundir import SUMMARY as SUMMARY_NAME
 from agentbed.rundir import TEAM_SUFFIX, RunDirectory, log_path, read_run, record_from_log
-from agentbed.validate import (
-    INDEX_RECORD_SCHEMA,
-    MAX_JSON_BYTES,
-    InputError,
-    check,
-    open_regular,
-    parse_json,
-    read_json,
-)
+from agentbed.schemas import INDEX_RECORD_SCHEMA
+from agentbed.validate import MAX_JSON_BYTES, InputError, check, open_regular, parse_json, read_json
 from agentbed.verify_run import check_team
 
 

@@ -31,20 +31,11 @@ from agentbed.jsonstream import StreamedItems, read_folded, read_streamed
 from agentbed.manifest import PLAN_SEEDS
 from agentbed.problems import is_errored, last_line
 from agentbed.rundir import read_run, subdirs
+from agentbed.schemas import INDEX_RECORD_SCHEMA, RUN_META_SCHEMA, record_schema
 from agentbed.scores import outcome_scores
 from agentbed.seal import log_key
 from agentbed.seal_verdict import SealStatus, seal_status
-from agentbed.validate import (
-    INDEX_RECORD_SCHEMA,
-    MAX_LINE_BYTES,
-    RUN_META_SCHEMA,
-    InputError,
-    check,
-    open_regular,
-    parse_json,
-    read_json,
-    record_schema,
-)
+from agentbed.validate import MAX_LINE_BYTES, InputError, check, open_regular, parse_json, read_json
 from agentbed.view.fastcheck import compile_simple
 from agentbed.view.tally import IndexedRows, Known
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.log import verify_lines
-from agentbed.validate import MAX_LINE_BYTES, InputError, check, open_regular, parse_json, record_schema
+from agentbed.schemas import record_schema
+from agentbed.validate import MAX_LINE_BYTES, InputError, check, open_regular, parse_json
 
 
 @dataclass

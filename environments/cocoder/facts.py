@@ -24,7 +24,8 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from agentbed.pyparse import parse_python
-from environments.cocoder.skeleton import Unsure, attribute_names, check_defs, skeleton, triple_strings
+from environments.cocoder.attributes import attribute_names
+from environments.cocoder.skeleton import Unsure, check_defs, skeleton, triple_strings
 from environments.cocoder.unparse import unparse, unparse_arguments
 
 MAX_FILE_BYTES = 2_000_000  # a "giant file" beyond this is refused with a clear message

@@ -23,7 +23,7 @@ from bad_input_cli import LOG, ROOT, assert_refused, copy_run, in_process, make_
 from bad_input_corpus import DAMAGED_LOGS, field_mutations, generic_contents, huge_line, rechain
 
 from agentbed import manifest
-from agentbed.validate import INDEX_RECORD_SCHEMA, RESULTS_SCHEMA, RUN_META_SCHEMA, trajectory_schema
+from agentbed.schemas import INDEX_RECORD_SCHEMA, RESULTS_SCHEMA, RUN_META_SCHEMA, trajectory_schema
 
 
 @pytest.fixture(scope="module")

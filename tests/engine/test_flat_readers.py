@@ -11,8 +11,9 @@ from agentbed.cli import main
 from agentbed.cost import load_prices
 from agentbed.jsonstream import iter_streamed
 from agentbed.report.rundir import load_run
+from agentbed.schemas import fold_seeds
 from agentbed.store import RunStore
-from agentbed.validate import _lone_surrogate, seeds_as_range
+from agentbed.validate import _lone_surrogate
 from agentbed.view.catalog import RunView
 from tests.engine.test_flat_driver import held, planned
 
@@ -48,11 +49,12 @@ def test_the_readers_hold_a_plan_of_100000_seeds_as_one_of_10(tmp_path):
 
 
 def test_only_seeds_one_step_apart_become_a_range():
-    assert seeds_as_range({"seeds": [4, 5, 6]})["seeds"] == range(4, 7)
-    assert seeds_as_range({"seeds": [9, 7, 5]})["seeds"] == range(9, 4, -2)
-    assert seeds_as_range({"seeds": [7]})["seeds"] == range(7, 8)
-    for kept in ([0, 1, 3], [0, 1.0, 2], [0, True], [], [1, 1], "0-2"):
-        assert seeds_as_range({"seeds": kept})["seeds"] is kept
+    assert fold_seeds([4, 5, 6]) == range(4, 7)
+    assert fold_seeds([9, 7, 5]) == range(9, 4, -2)
+    assert fold_seeds([7]) == range(7, 8)
+    for kept in ([0, 1, 3], [0, 1.0, 2], [0, True], [], [1, 1]):
+        assert [(type(x), x) for x in fold_seeds(kept)] == [(type(x), x) for x in kept]
+        assert type(fold_seeds(kept)) is list
 
 
 def test_the_lone_surrogate_check_makes_no_path_per_integer():

@@ -14,8 +14,9 @@ from agentbed import jsonstream
 from agentbed import manifest as mf
 from agentbed.cli import main
 from agentbed.jsonstream import iter_streamed, read_folded
+from agentbed.schemas import RUN_META_SCHEMA, SEED_SCHEMA, fold_seeds
 from agentbed.store import RunStore
-from agentbed.validate import RUN_META_SCHEMA, SEED_SCHEMA, InputError, fold_seeds, read_json
+from agentbed.validate import InputError, read_json
 from tests.engine.test_flat_readers import recorded
 
 CHUNKS = [1, 2, 3, 5, 8, 13, 1 << 20]  # characters read at a time: a number or a key cut anywhere

@@ -185,7 +185,7 @@ def test_viewer_threads_do_not_leak_between_servers(runs_root):
 def test_the_fast_index_check_is_never_looser_than_the_schema(vault_run):
     import jsonschema
 
-    from agentbed.validate import INDEX_RECORD_SCHEMA
+    from agentbed.schemas import INDEX_RECORD_SCHEMA
     from agentbed.view.fastcheck import compile_simple
 
     fast = compile_simple(INDEX_RECORD_SCHEMA)
