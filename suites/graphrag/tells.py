@@ -303,6 +303,10 @@ def _auc_interval(y: np.ndarray, p: np.ndarray, seed: int, resamples: int) -> tu
     return float(roc_auc_score(y, p)), float(low), float(high)
 
 
+def _cell(auc: tuple[float, float, float]) -> str:
+    return f"{auc[0]:.2f} [{auc[1]:.2f}, {auc[2]:.2f}]"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m suites.graphrag.tells``: the attacker's tell AUC per attack, trained on
     development worlds 0-3 and scored on evaluation worlds 1000-1003; with ``--cv WORLDS``,
@@ -315,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from environments.graphrag.prose import PAGES
     from environments.graphrag.real import load_real
     from environments.graphrag.world import generate_world
+    from suites.graphrag.tellfloor import on_title_floor
 
     parser = argparse.ArgumentParser(prog="python -m suites.graphrag.tells")
     parser.add_argument("--attacks", default=",".join(sorted(ATTACKS)))
@@ -351,8 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     hashed = [c for c, n in enumerate(COLUMNS) if n.startswith("title_word_")]
     fields = [(n, [c]) for c, n in enumerate(COLUMNS) if c not in hashed] + [("title's hashed words", hashed)]
     print(f"Attacker pages scored: {args.score} (--score).\n")
-    print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants) + " | attacker pages scored |")
-    print("|---|" + "---|" * (len(variants) + 1))
+    print("| attack | " + " | ".join(f"AUC, {v}" for v, _ in variants)
+          + " | attacker pages scored | on-title floor (as published) |")
+    print("|---|" + "---|" * (len(variants) + 2))
     ablation = []
     for attack in args.attacks.split(","):
         def built(seeds: list[int], attack: str = attack) -> list[Attacked]:
@@ -380,13 +386,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         held = cv or te
         scored = sum(int(attack_pages(a.index, a.claims, scoring).sum()) for a in held)
         added = sum(sum(d.origin != "clean" for d in a.index.documents.values()) for a in held)
-        print(f"| `{attack}` | " + " | ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in cells)
-              + f" | {scored} of {added} |", flush=True)
+        floor = on_title_floor(held, scoring)  # suites/graphrag/tellfloor.py: what no dress gets under
+        print(f"| `{attack}` | " + " | ".join(_cell(c) for c in cells)
+              + f" | {scored} of {added} | {_cell(floor.auc)} ({floor.flag_auc:.2f}) |", flush=True)
         ablation += [(attack, name, score(cols, 200)) for name, cols in fields] if args.fields else []
     if ablation:
         print("\n| attack | field | AUC, this field alone |\n|---|---|---|")
         for attack, name, (a, lo, hi) in ablation:
-            print(f"| `{attack}` | {name} | {a:.2f} [{lo:.2f}, {hi:.2f}] |")
+            print(f"| `{attack}` | {name} | {_cell((a, lo, hi))} |")
     return 0
 
 

@@ -259,9 +259,12 @@ def test_the_suite_option_dress_reaches_the_index():
 # page per entity, or half the entities with a second page (pages="several"). Session 12's dress,
 # read by its 51 columns: gragpoison 0.84 / 0.74 / 0.65 and 0.74 / 0.69 / 0.56, poisonedrag 0.84 /
 # 0.73 / 0.65 and 0.71 / 0.67 / 0.56, bridged 0.73 / 0.65 / 0.56 (one world: noisy, a guard only).
+# Re-measured 2026-12-06 (session 14) scoring the pages that carry the attack's claims (tells.Attacked,
+# the CLI's default): the same but bridged, whose cut bridge pages are no longer scored (0.76 / 0.81 /
+# 0.59 scoring every page).
 SHAPE_MEASURED = {("gragpoison", "one"): (0.88, 0.83, 0.66), ("poisonedrag", "one"): (0.85, 0.80, 0.67),
                   ("gragpoison", "several"): (0.68, 0.70, 0.57), ("poisonedrag", "several"): (0.79, 0.76, 0.56),
-                  ("bridged", "several"): (0.76, 0.81, 0.59)}
+                  ("bridged", "several"): (0.78, 0.83, 0.58)}
 
 
 @pytest.mark.parametrize(("attack", "pages"), sorted(SHAPE_MEASURED))
@@ -272,11 +275,14 @@ def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack, p
     shape dress as measured (:data:`SHAPE_MEASURED`, +0.03). A corpus whose entities have several
     pages takes the shared title to <= 0.6; all fields stay near 0.8. A guard on what the dress
     hides, not issue #50's goal (<= 0.6 on all fields, not met: docs/graphrag-tells.md)."""
-    from suites.graphrag.tells import FEATURE_GROUPS, OWN_FIELDS, attacker_tell_auc
+    from suites.graphrag.tells import FEATURE_GROUPS, OWN_FIELDS, Attacked, attack_claims, attacker_tell_auc
 
     def auc(dress, columns=None):
-        built = [poisoned_index(generate_world(s, pages=pages), attack, targets=12, seed=s, community_method="none",
-                                dress=dress).index for s in (0, 1, 1000)]
+        built = []
+        for s in (0, 1, 1000):
+            data = generate_world(s, pages=pages)
+            poisoned = poisoned_index(data, attack, targets=12, seed=s, community_method="none", dress=dress)
+            built.append(Attacked(poisoned.index, attack_claims(data, poisoned.plan, poisoned.index)))
         return attacker_tell_auc(built[:2], built[2:], resamples=50, columns=columns)[0]
 
     everything, own, shared = SHAPE_MEASURED[(attack, pages)]
