@@ -1,15 +1,14 @@
 """How far any dress can hide an attack's pages: the floor of the on-title tell (issue #50 item 3).
 
 A clean page titled after an entity states, in most cases, only facts that name that entity
-(on development worlds 4-7, several pages: 64% of clean pages do; the others are series pages
-such as "News 7", or entity pages with one statement about someone else). The index holds this
+(on development worlds 4-7, several pages: 61% of clean pages do; the others are series pages
+such as "News 7", entity pages with a statement about someone else, or none). The index holds this
 per document: how many statements a page yields and how many name its title. An attacker page
-can be such a page only if it is titled after an entity that every claim it carries names (the
-claim's subject or object), and a title read by a third page is a tell of its own (no clean
+can be such a page only if it is titled after an entity that every claim of the attack's read in
+it names (the claim's subject or object), and a title carried by a third page is a tell of its own (no clean
 title is), so each entity with at most one clean page can title one attacker page. Which pages
-can take which entity is a bipartite graph; its maximum matching (Hopcroft and Karp, "An n^5/2
-algorithm for maximum matchings in bipartite graphs", SIAM J. Comput. 1973, as networkx
-computes it) is the most attacker pages any dress can title on their claims.
+can take which entity is a bipartite graph; the size of its maximum matching (:func:`matching`)
+is the most attacker pages any dress can title on their claims.
 
 The flag "an entity-titled page whose every statement names its title" is one binary column. If
 a share ``a`` of clean pages carry it and at most ``b`` of the attacker's scored pages can, the
@@ -21,7 +20,7 @@ target can, which costs it its success (docs/graphrag-tells.md, session 14).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +28,10 @@ import numpy as np
 from attacks.graphrag.titles import SERIES
 from environments.graphrag.corpus import Fact
 from environments.graphrag.pipeline import Index
-from suites.graphrag.tells import Attacked, attack_pages
+
+# (an index, its attack's claims as (fact, negated), which of its documents are scored attacker
+# pages: suites.graphrag.tells.attack_pages)
+Scored = tuple[Index, Set[tuple[Fact, bool]], np.ndarray]
 
 
 def on_title(index: Index) -> np.ndarray:
@@ -44,38 +46,52 @@ def on_title(index: Index) -> np.ndarray:
     return np.array(flags, dtype=bool)
 
 
-def able_pages(item: Attacked, scoring: str = "claims") -> np.ndarray:
+def able_pages(item: Scored) -> np.ndarray:
     """Per document of ``item``'s index, whether it is one of the most scored attacker pages
-    (:func:`attack_pages`) any dress could title after an entity every claim of the attack's it
-    is read to state names, one page per entity with at most one clean page (a maximum
-    bipartite matching; a page none of whose claims is read is free to take any title)."""
-    import networkx as nx
-
-    kg = item.index.kg
-    docs = list(item.index.documents.values())
+    any dress could title after an entity every claim of the attack's it is read to state names,
+    one page per entity with at most one clean page (:func:`matching`; a page none of whose
+    claims is read is free to take any title)."""
+    index, claims, scored = item
+    kg = index.kg
+    docs = list(index.documents.values())
     clean_titles = Counter(d.title for d in docs if d.origin == "clean")
     hosts = {e for e, n in clean_titles.items() if n <= 1 and not SERIES.match(e)}
     hosts |= {e for s in kg.statements for e in (s.head, s.tail)} - set(clean_titles)
-    scored = attack_pages(item.index, item.claims, scoring)
     able = np.zeros(len(docs), dtype=bool)
-    graph = nx.Graph()
-    pages = []
+    options: dict[int, list[str]] = {}
     for k, doc in enumerate(docs):
         if not scored[k]:
             continue
         read = [{s.head, s.tail} for s in (kg.statements[i] for i in kg.by_doc.get(doc.id, []))
-                if (Fact(s.head, s.relation, s.tail), s.negated) in item.claims]
-        if not read:  # none of its claims read: the graph holds nothing that ties its title
+                if (Fact(s.head, s.relation, s.tail), s.negated) in claims]
+        if read:
+            options[k] = sorted(set.intersection(*read) & hosts)
+        else:  # none of its claims read: the graph holds nothing that ties its title
             able[k] = True
-            continue
-        pages.append(("page", k))
-        graph.add_node(("page", k))
-        graph.add_edges_from((("page", k), ("entity", e)) for e in set.intersection(*read) & hosts)
-    if graph.number_of_edges():
-        matching = nx.bipartite.maximum_matching(graph, top_nodes=pages)
-        for p in pages:
-            able[p[1]] = p in matching
+    for k in matching(options):
+        able[k] = True
     return able
+
+
+def matching(options: dict[int, list[str]]) -> set[int]:
+    """The pages a maximum matching of pages to the entities each may take (``options``) covers,
+    one page per entity: augmenting paths from each page in turn (Kuhn, "The Hungarian method for
+    the assignment problem", Naval Research Logistics Quarterly 1955), in the given orders, so the
+    same input gives the same pages."""
+    holder: dict[str, int] = {}
+
+    def augment(page: int, seen: set[str]) -> bool:
+        for e in options[page]:
+            if e not in seen:
+                seen.add(e)
+                if e not in holder or augment(holder[e], seen):
+                    holder[e] = page
+                    return True
+        return False
+
+    for page in sorted(options):
+        augment(page, set())
+    return set(holder.values())
 
 
 @dataclass(frozen=True)
@@ -90,18 +106,17 @@ class Floor:
     flag_auc: float
 
 
-def on_title_floor(items: Sequence[Attacked], scoring: str = "claims", seed: int = 0,
-                   resamples: int = 500) -> Floor:
-    """:class:`Floor` over ``items`` pooled: clean pages against the attacker pages ``scoring`` keeps."""
+def on_title_floor(items: Sequence[Scored], seed: int = 0, resamples: int = 500) -> Floor:
+    """:class:`Floor` over ``items`` pooled: clean pages against each index's scored attacker pages."""
     from sklearn.metrics import roc_auc_score
 
     ys, flags, ables = [], [], []
     for item in items:
-        attack = attack_pages(item.index, item.claims, scoring)
-        keep = np.array([d.origin == "clean" for d in item.index.documents.values()]) | attack
+        index, _, attack = item
+        keep = np.array([d.origin == "clean" for d in index.documents.values()]) | attack
         ys.append(attack[keep])
-        flags.append(on_title(item.index)[keep])
-        ables.append(able_pages(item, scoring)[keep])
+        flags.append(on_title(index)[keep])
+        ables.append(able_pages(item)[keep])
     y, flag, able = np.concatenate(ys), np.concatenate(flags), np.concatenate(ables)
 
     def floor(k: np.ndarray) -> float:

@@ -386,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         held = cv or te
         scored = sum(int(attack_pages(a.index, a.claims, scoring).sum()) for a in held)
         added = sum(sum(d.origin != "clean" for d in a.index.documents.values()) for a in held)
-        floor = on_title_floor(held, scoring)  # suites/graphrag/tellfloor.py: what no dress gets under
+        floor = on_title_floor([(a.index, a.claims, attack_pages(a.index, a.claims, scoring)) for a in held])
         print(f"| `{attack}` | " + " | ".join(_cell(c) for c in cells)
               + f" | {scored} of {added} | {_cell(floor.auc)} ({floor.flag_auc:.2f}) |", flush=True)
         ablation += [(attack, name, score(cols, 200)) for name, cols in fields] if args.fields else []

@@ -11,8 +11,12 @@ from attacks.graphrag.scenario import poisoned_index
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.pipeline import build_index
 from environments.graphrag.world import generate_world
-from suites.graphrag.tellfloor import able_pages, on_title, on_title_floor
-from suites.graphrag.tells import Attacked, attack_claims
+from suites.graphrag.tellfloor import Scored, able_pages, matching, on_title, on_title_floor
+from suites.graphrag.tells import Attacked, attack_claims, attack_pages
+
+
+def _scored(item: Attacked) -> Scored:
+    return item.index, item.claims, attack_pages(item.index, item.claims)
 
 
 @functools.cache
@@ -37,7 +41,7 @@ def test_each_entity_its_claims_name_titles_one_page_at_most():
         item, claim = _attacked(pages)
         kg = item.index.kg
         assert sum((s.head, s.relation, s.tail) == (claim.head, claim.relation, claim.tail) for s in kg.statements) == pages
-        flags = able_pages(item)
+        flags = able_pages(_scored(item))
         assert flags.sum() == able
         assert all(d.origin != "clean" for d, f in zip(item.index.documents.values(), flags, strict=True) if f)
 
@@ -67,7 +71,7 @@ def test_the_floor_is_under_the_column_as_published_and_follows_the_pages_an_att
             data = generate_world(s, pages="several")
             p = poisoned_index(data, attack, targets=12, seed=s, community_method="none", dress="shape")
             items.append(Attacked(p.index, attack_claims(data, p.plan, p.index)))
-        floors[attack] = on_title_floor(items, resamples=100)
+        floors[attack] = on_title_floor([_scored(i) for i in items], resamples=100)
         floor, low, high = floors[attack].auc
         assert low <= floor <= high and floor <= floors[attack].flag_auc + 1e-9
         assert 0.5 < floors[attack].clean_share < 0.75
@@ -80,4 +84,14 @@ def test_an_unread_claim_leaves_its_page_free_to_take_any_title():
     could title it on the flag, so it counts as able whatever else is taken."""
     item, _ = _attacked(5, 1)
     scored = np.array([d.origin != "clean" for d in item.index.documents.values()])
-    assert scored.sum() == 6 and able_pages(item).sum() == 3
+    assert scored.sum() == 6 and able_pages(_scored(item)).sum() == 3
+
+
+def test_the_matching_is_maximum_and_the_same_every_time():
+    """A greedy pass would give the first page the first entity and leave the second without one;
+    augmenting paths move the first page to its other entity. The pages covered depend only on
+    the options' order (the floor's interval resamples them)."""
+    options = {0: ["a", "b"], 1: ["a"], 2: ["a"], 3: []}
+    assert matching(options) == {0, 1}
+    assert matching({2: ["a"], 0: ["a", "b"], 1: ["a"], 3: []}) == {0, 1}
+    assert matching({k: ["x", "y", "z"] for k in range(5)}) == {0, 1, 2}
