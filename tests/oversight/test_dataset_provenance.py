@@ -127,3 +127,26 @@ def test_a_dataset_in_parts_is_one_configuration_split_by_skip_games(path, side)
         commands.append([a for n, a in enumerate(argv) if a not in ("--skip-games", "--out")
                          and argv[n - 1] not in ("--skip-games", "--out")])
     assert all(c == commands[0] for c in commands) and len(set(games)) == len(games)
+
+
+@pytest.mark.parametrize("rate", ["0.0", "0.25"])
+def test_each_slip_rate_part_is_the_headline_part_but_for_the_experts_rows(rate):
+    """Claim 3's development parts at slip rates 0 and 0.25 (games 0-63 of seed 0, eight builds of 8
+    each) are the headline's 0.06 parts' commands with only --expert-noise and --out changed: the
+    same checkpoints and branches, every non-expert row identical, the rate recorded."""
+    refs = sorted(DATA.glob("dev-s0-*-noisy-indep.jsonl.gz"))
+    assert len(refs) == 8
+    for ref in refs:
+        base, part = Dataset.load(ref), Dataset.load(DATA / ref.name.replace("noisy-indep", f"noise{rate}"))
+        assert part.provenance["config"]["target_options"]["expert_noise"] == float(rate)
+        mine, theirs = _argv(part), _argv(base)
+        changed = {"--expert-noise", "--out"}
+        assert [a for n, a in enumerate(mine) if a not in changed and mine[n - 1] not in changed] == \
+            [a for n, a in enumerate(theirs) if a not in changed and theirs[n - 1] not in changed]
+
+        def key(r):
+            return r["trajectory"], r["checkpoint"], r["action"], r["rollout"]
+
+        rows, ref_rows = {key(r): r for r in part.rows}, {key(r): r for r in base.rows}
+        assert rows.keys() == ref_rows.keys()
+        assert all(rows[k] == ref_rows[k] for k in rows if k[2] != "expert")
