@@ -10,10 +10,12 @@ from typing import Any
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.camouflage import camouflage
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS, plan_global
+from attacks.graphrag.readable import readable
 from attacks.graphrag.targets import AttackBudget, AttackPlan, Spend, plan_attack
 from environments.graphrag.corpus import Document
 from environments.graphrag.dataset import Dataset, Question
 from environments.graphrag.globalsearch import global_questions
+from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.pipeline import Extractor, Index, apply_poisoning, build_index, poison_labels
 
 NO_ATTACK = "none"
@@ -66,13 +68,16 @@ class Corpus:
 
 
 def poisoned_corpus(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
-                    aim: str = "targeted", dress: str = "length", **knowledge: Any) -> Corpus:
+                    aim: str = "targeted", dress: str = "length", reads: Extractor | None = None,
+                    **knowledge: Any) -> Corpus:
     """``dataset``'s documents after ``attack`` (``"none"`` for clean) hits its first ``targets``
     questions (with ``aim="conflict"``: its conflict questions), spending at most ``budget``
     documents (and :data:`STATEMENTS_PER_DOCUMENT` statements each) per target, its new
     documents camouflaged as clean ones (``dress``: :func:`camouflage`'s, ``"length"`` or
     ``"shape"``). ``knowledge`` reaches the attacks that take it (a
-    white-box attacker's model of the defense)."""
+    white-box attacker's model of the defense); with ``reads`` (the index's extractor, known to
+    the attacker) every added page is re-worded until it reads its claims
+    (:func:`attacks.graphrag.readable.readable`)."""
     limit = AttackBudget.of(budget)
     plan = attack_plan(dataset, targets, seed, aim)
     if attack == NO_ATTACK:
@@ -82,17 +87,25 @@ def poisoned_corpus(dataset: Dataset, attack: str, *, targets: int = 12, budget:
     poisoning = attack_fn(dataset, plan, random.Random(seed), budget=limit, **accepted)
     poisoning.check(limit)
     added = camouflage(poisoning.added, dataset, random.Random(f"camouflage-{seed}"), dress)
+    if reads is not None:
+        added = readable(added, dataset, reads)
     return Corpus(apply_poisoning(dataset.documents, added, poisoning.replaced), plan,
                   len(poisoning.added) + len(poisoning.replaced), poisoning.spend)
 
 
 def poisoned_index(dataset: Dataset, attack: str, *, targets: int = 12, budget: int = 5, seed: int = 0,
                    community_method: str = "louvain", extractor: Extractor | None = None,
-                   aim: str = "targeted", dress: str = "length", **knowledge: Any) -> Poisoned:
+                   aim: str = "targeted", dress: str = "length", wording: str = "writer",
+                   **knowledge: Any) -> Poisoned:
     """The index of :func:`poisoned_corpus`. The plan depends only on the dataset and seed, so
-    every attack, and the clean run, concern the same questions and can be compared pairwise."""
+    every attack, and the clean run, concern the same questions and can be compared pairwise.
+    ``wording="read"``: the attacker knows ``extractor`` (the rules' when None) and writes what it
+    reads (:mod:`attacks.graphrag.readable`)."""
+    reads = None
+    if wording == "read":
+        reads = extractor if extractor is not None else LexiconExtractor(sorted(dataset.table.phrases))
     corpus = poisoned_corpus(dataset, attack, targets=targets, budget=budget, seed=seed, aim=aim, dress=dress,
-                             **knowledge)
+                             reads=reads, **knowledge)
     index = build_index(corpus.documents, dataset.table, extractor=extractor, community_method=community_method,
                         seed=seed)
     answers = {q: a for t in corpus.plan.targets for q, a in t.answers.items()}

@@ -60,10 +60,14 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
             stack.enter_context(serving([f"model:{args.model}"], Path(stack.enter_context(tempfile.TemporaryDirectory()))))
         grid = dict(worlds=args.worlds, budget=args.budget, communities=args.communities, questions=args.questions,
-                    dress=args.dress, pages=args.pages)
-        cells = run_grid(args.dataset, attacks, defenses, extractor=extractor, **grid)
-        other = run_grid(args.dataset, attacks, defenses, extractor=args.versus_extractor, **grid) \
-            if args.versus_extractor else None
+                    dress=args.dress, pages=args.pages, wording=args.wording)
+        if args.versus_extractor:  # both grids, and what each extractor reads of the attacks' pages
+            from suites.graphrag.extractorgrid import grid_with_reading
+
+            cells, read = grid_with_reading(args.dataset, attacks, defenses, extractor, **grid)
+            other, other_read = grid_with_reading(args.dataset, attacks, defenses, args.versus_extractor, **grid)
+        else:
+            cells, other = run_grid(args.dataset, attacks, defenses, extractor=extractor, **grid), None
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
                f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
                f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else "")
@@ -71,6 +75,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
                + (f" --model {args.model}" if args.extractor == "llm" else "")
                + (f" --dress {args.dress}" if args.dress != "length" else "")
                + (f" --pages {args.pages}" if args.pages != "one" else "")
+               + (f" --wording {args.wording}" if args.wording != "writer" else "")
                + (f" --versus-extractor {args.versus_extractor}" if args.versus_extractor else ""))
     _print(grid_table(cells, args.dataset, command))
     paired = paired_table(cells, args.versus, command) if args.versus else None
@@ -78,16 +83,18 @@ def cmd_grid(args: argparse.Namespace) -> int:
         _print(paired)
     doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells], "paired": paired}
     if other is not None:
-        doc.update(_versus_extractor(cells, other, args, command))
+        doc.update(_versus_extractor(cells, other, args, command, (read, other_read)))
     if args.out:
         Path(args.out).write_text(json.dumps(doc, indent=1), encoding="utf-8")
     return 0
 
 
-def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The grid again on graphs built by ``--versus-extractor``, paired with the first by question;
-    with ``--versus``, per extractor whether a defense ever raises attack success over it."""
-    from suites.graphrag.extractorgrid import extractor_table, helps_table, reading_table
+def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespace, command: str,
+                      read: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+    """The grid again on graphs built by ``--versus-extractor``, paired with the first by question,
+    and what each extractor reads of the attacks' pages; with ``--versus``, per extractor whether a
+    defense ever raises attack success over it."""
+    from suites.graphrag.extractorgrid import extractor_table, helps_table, read_table, reading_table
     from suites.graphrag.report import grid_table
     from suites.graphrag.scenarios import world_seeds
 
@@ -96,6 +103,8 @@ def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespa
                "dress": args.dress, "pages": args.pages}
     reading = reading_table(args.dataset, world_seeds(options), (args.extractor, args.versus_extractor), options)
     _print(reading)
+    pages = read_table(args.dataset, *read, (args.extractor, args.versus_extractor), cells, other)
+    _print(pages)
     across = extractor_table(cells, other, (args.extractor, args.versus_extractor), command)
     _print(across)
     helps = [helps_table(c, args.versus, e, command) for c, e in ((cells, args.extractor), (other, args.versus_extractor))
@@ -103,7 +112,8 @@ def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespa
     for tab in helps:
         _print(tab)
     return {"versus_extractor": {"extractor": args.versus_extractor, "cells": [c.to_dict() for c in other],
-                                 "reading": reading, "paired": across, "helps": helps}}
+                                 "reading": reading, "attack_pages_read": pages, "paired": across,
+                                 "helps": helps}}
 
 
 def cmd_curve(args: argparse.Namespace) -> int:
@@ -291,6 +301,9 @@ def register(subparsers: Any) -> None:
                    help="attack documents' camouflage (attacks/graphrag/camouflage.py): length (default) or shape")
     g.add_argument("--pages", default="one", choices=("one", "several"),
                    help="clean pages per entity: one (default) or several (half the entities get a second page)")
+    g.add_argument("--wording", default="writer", choices=("writer", "read"),
+                   help="the attack's sentences as its writer words them (default), or re-worded until the index's "
+                        "extractor reads each claim (an attacker who knows the extractor; attacks/graphrag/readable.py)")
     g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
                    help="the extractor every index is built with: rules (the baseline), spacy, or llm (--model)")
     g.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")

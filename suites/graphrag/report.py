@@ -116,7 +116,7 @@ def spend_of(opts: dict[str, Any]) -> tuple[float, float]:
                                    opts["extractor"])
         return poisoned(opts["dataset"], w, opts["attack"], int(opts["budget"]), targets_for(opts), opts["communities"],
                         adaptive_target(opts["defense"]), aim_of(opts), opts["extractor"], str(opts.get("dress", "length")),
-                        str(opts.get("pages", "one")))
+                        str(opts.get("pages", "one")), str(opts.get("wording", "writer")))
 
     spends = [built(w).spent() for w in world_seeds(opts)]
     return (float(np.mean([d for d, _ in spends])), float(np.mean([s for _, s in spends])))

@@ -18,6 +18,7 @@ from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.graphrag import ATTACKS
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS
+from attacks.graphrag.readable import WORDINGS
 from attacks.graphrag.scenario import NO_ATTACK, Poisoned, attack_plan, poisoned_global_index, poisoned_index
 from environments.graphrag.agents import ReaderAgent
 from environments.graphrag.dataset import Dataset
@@ -65,20 +66,22 @@ WHITE_BOX = ("adaptive", "bridged", "diluted")  # the attacks that read the defe
 
 def poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str,
              against: str = "tdp", aim: str = "targeted", extractor: str = "rules", dress: str = "length",
-             pages: str = "one") -> Poisoned:
+             pages: str = "one", wording: str = "writer") -> Poisoned:
     """``against``: the TDP variant whose features and weights the white-box ``adaptive``
     attack knows (the deployed ``tdp``, or ``tdp-mix`` when that is the defense evaluated);
     ``aim``: which questions the attack plan targets (:func:`aim_of`); ``dress``: how attack
     documents are camouflaged (:func:`attacks.graphrag.camouflage.camouflage`); ``pages``: the clean
-    corpus's pages per entity (:func:`load_dataset`). Only a white-box attack reads ``against``:
-    the others' index is built once for every defense (a grid's ``tdp-static`` column shares it)."""
+    corpus's pages per entity (:func:`load_dataset`); ``wording``: ``read`` when the attacker knows
+    the index's extractor and writes what it reads (:mod:`attacks.graphrag.readable`). Only a
+    white-box attack reads ``against``: the others' index is built once for every defense (a grid's
+    ``tdp-static`` column shares it)."""
     return _poisoned(name, world, attack, budget, targets, communities, against if attack in WHITE_BOX else "tdp",
-                     aim, extractor, dress, pages)
+                     aim, extractor, dress, pages, wording if attack != NO_ATTACK else "writer")
 
 
 @lru_cache(maxsize=64)
 def _poisoned(name: str, world: int, attack: str, budget: int, targets: int, communities: str, against: str,
-              aim: str, extractor: str, dress: str, pages: str) -> Poisoned:
+              aim: str, extractor: str, dress: str, pages: str, wording: str = "writer") -> Poisoned:
     data = load_dataset(name, world, pages)
     knowledge: dict[str, Any] = {}  # poisoned_index keyword arguments
     if attack in WHITE_BOX:  # white-box: the defense's features and weights
@@ -98,7 +101,7 @@ def _poisoned(name: str, world: int, attack: str, budget: int, targets: int, com
 
         knowledge["repairs"] = rule_repairs(data, PLAUSIBILITY_RATE)
     return poisoned_index(data, attack, targets=targets, budget=budget, seed=world, community_method=communities,
-                          aim=aim, extractor=_extractor(extractor, data), dress=dress, **knowledge)
+                          aim=aim, extractor=_extractor(extractor, data), dress=dress, wording=wording, **knowledge)
 
 
 @lru_cache(maxsize=64)
@@ -143,7 +146,8 @@ def build_scenario(task: TaskSpec) -> Scenario:
         built = poisoned_global(name, world, attack, budget, method, extractor_of(p))
     else:
         built = poisoned(name, world, attack, budget, targets_for(p), method, adaptive_target(p.get("defense", "none")),
-                         aim_of(p), extractor_of(p), str(p.get("dress", "length")), str(p.get("pages", "one")))
+                         aim_of(p), extractor_of(p), str(p.get("dress", "length")), str(p.get("pages", "one")),
+                         str(p.get("wording", "writer")))
     return Scenario(load_dataset(name, world, str(p.get("pages", "one"))), built.index, built.poison, built.attacker_answers,
                     make_defense(p.get("defense", "none")))
 
@@ -257,6 +261,9 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "dress": Option("length", "attack documents' camouflage: length (cut or padded to a clean page's length) "
                             "or shape (a clean page's title form and statement counts, filled with true facts)",
                             choices=("length", "shape")),
+            "wording": Option("writer", "the attack's sentences: as its writer words them (writer), or re-worded "
+                              "until the index's extractor reads each claim (read: an attacker who knows the "
+                              "extractor)", choices=WORDINGS),
             "pages": Option("one", "clean pages per entity: one (every table before issue 50 item 3's second round) "
                             "or several (half the entities get a second page under their name, as wikis and news "
                             "have)", choices=PAGES),

@@ -72,6 +72,8 @@ def test_grid_versus_extractor_pairs_spacy_built_graphs_with_rules_built_ones(tm
     reading = {r[0]: r for r in other["reading"]["rows"]}
     assert set(reading) == {"spacy", "rules"} and reading["spacy"][1:] != reading["rules"][1:]  # two real builds
     assert all(0 < float(x) <= 1 for r in reading.values() for x in r[2:])
+    pages = {r[0]: r for r in other["attack_pages_read"]["rows"]}
+    assert set(pages) == {"frame"} and all(0 < float(x) <= 1 for x in pages["frame"][1:5])  # what each reads of it
     assert [h["title"].split("(")[1].split("-")[0] for h in other["helps"]] == ["spacy", "rules"]
     assert all(len(h["rows"]) == 1 and h["rows"][0][:2] == ["frame", "tdp"] for h in other["helps"])
 
