@@ -16,7 +16,7 @@ from agentbed.stats import Interval
 from agentbed.summary import fmt, table
 from environments.graphrag.corpus import Fact
 from environments.graphrag.env import normalise
-from suites.graphrag.report import Cell, paired_cells, paired_difference, run_cell
+from suites.graphrag.report import Cell, paired_cells, paired_difference, run_grid
 
 
 def paired_across(a: Cell, b: Cell, metric: str) -> Interval:
@@ -147,7 +147,7 @@ def grid_with_reading(dataset: str, attacks: Sequence[str], defenses: Sequence[s
     options = {"dataset": dataset, **grid}
     cells, read = [], {}
     for attack in attacks:
-        cells += [run_cell(dataset, attack, d, extractor=extractor, **grid) for d in defenses]
+        cells += run_grid(dataset, [attack], defenses, extractor=extractor, **grid)
         if attack != "none":
             per = [attack_read(dataset, w, attack, extractor, options) for w in world_seeds(options)]
             read[attack] = (sum(p[0] for p in per) / len(per), sum(p[1] for p in per) / len(per))
