@@ -1,16 +1,41 @@
-"""The CLI end to end, as a user types it: bad input is one line and exit status 2."""
+"""The CLI end to end, as a user types it: bad input is one line and exit status 2.
 
+The module's run and a model run without its key go through the console's process (``python -m
+agentbed.cli``); every other command calls ``agentbed.cli.main`` in this process, from the
+repository root, with its own stdout and stderr: the same parsing, verbs and exit statuses
+without an interpreter start per command (each costs about 0.4 s of CPU). Bad input through real
+processes, every verb, is test_bad_input's subprocess slice."""
+
+import contextlib
+import io
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from agentbed.cli import main
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(cmd, *args, check=None):
     result = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=300, cwd=ROOT)
+    if check is not None:
+        assert result.returncode == check, result.stdout + result.stderr
+    return result
+
+
+def cli(*args, check=None) -> subprocess.CompletedProcess[str]:
+    """``agentbed ARGS`` in this process, as :func:`run` would start it (the repository root as the
+    working directory): its exit status and what it wrote to stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as exit_:  # what the process would exit with
+            status = exit_.code if isinstance(exit_.code, int) else 1
+    result = subprocess.CompletedProcess(["agentbed", *args], status, out.getvalue(), err.getvalue())
     if check is not None:
         assert result.returncode == check, result.stdout + result.stderr
     return result
@@ -44,27 +69,27 @@ BAD = [
 
 
 @pytest.mark.parametrize("argv,message", BAD, ids=[" ".join(a) for a, _ in BAD])
-def test_bad_input_is_one_line_and_exit_2(agentbed_cmd, argv, message):
-    result = run(agentbed_cmd, *argv)
+def test_bad_input_is_one_line_and_exit_2(argv, message):
+    result = cli(*argv)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("agentbed: error:") and message in lines[0], result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_malformed_files_name_the_file(agentbed_cmd, tmp_path):
+def test_malformed_files_name_the_file(tmp_path):
     bad_log = tmp_path / "bad.jsonl"
     bad_log.write_text("this is not json\n")
-    result = run(agentbed_cmd, "replay", str(bad_log))
+    result = cli("replay", str(bad_log))
     assert result.returncode == 2 and str(bad_log) in result.stderr and "line 1" in result.stderr
     bad_results = tmp_path / "r.json"
     bad_results.write_text('{"format": "something-else"}')
-    result = run(agentbed_cmd, "gate", str(bad_results), "--baseline", "baselines/vault.json")
+    result = cli("gate", str(bad_results), "--baseline", "baselines/vault.json")
     assert result.returncode == 2 and "field 'format'" in result.stderr
 
 
-def test_list_shows_suites_tasks_and_agents(agentbed_cmd):
-    out = run(agentbed_cmd, "list", "vault", check=0).stdout
+def test_list_shows_suites_tasks_and_agents():
+    out = cli("list", "vault", check=0).stdout
     assert "open-after-chores" in out and "oracle" in out and "--model" in out
 
 
@@ -75,57 +100,57 @@ def test_run_writes_index_logs_summary_and_results(vault_run):
     assert json.loads((vault_run / "results.json").read_text())["format"] == "agentbed.results/1"
 
 
-def test_an_existing_run_directory_is_not_overwritten(agentbed_cmd, vault_run):
+def test_an_existing_run_directory_is_not_overwritten(vault_run):
     before = (vault_run / "index.jsonl").read_bytes()
-    result = run(agentbed_cmd, "run", "vault", "--out", str(vault_run))
+    result = cli("run", "vault", "--out", str(vault_run))
     assert result.returncode == 2 and "--resume" in result.stderr
     assert (vault_run / "index.jsonl").read_bytes() == before
 
 
-def test_json_summary(agentbed_cmd, tmp_path):
-    result = run(agentbed_cmd, "run", "vault", "--seeds", "2", "--out", str(tmp_path / "j"), "--json", check=0)
+def test_json_summary(tmp_path):
+    result = cli("run", "vault", "--seeds", "2", "--out", str(tmp_path / "j"), "--json", check=0)
     summary = json.loads(result.stdout)
     assert summary["episodes"] == 6 and summary["headline"][0]["metric"] == "pass_rate"
 
 
-def test_verify_names_the_changed_record(agentbed_cmd, vault_run, tmp_path):
-    assert "18 of 18 logs verified" in run(agentbed_cmd, "verify", str(vault_run), check=0).stdout
+def test_verify_names_the_changed_record(vault_run, tmp_path):
+    assert "18 of 18 logs verified" in cli("verify", str(vault_run), check=0).stdout
     log = vault_run / "episodes" / "vault.long-chores.oracle.s1.jsonl"
     copy = tmp_path / "copy.jsonl"
     data = bytearray(log.read_bytes())
     third_line = data.index(b"\n", data.index(b"\n") + 1) + 1
     data[third_line + 40] ^= 0x20
     copy.write_bytes(bytes(data))
-    result = run(agentbed_cmd, "verify", str(copy), check=1)
+    result = cli("verify", str(copy), check=1)
     assert "record 3 changed" in result.stdout
 
 
-def test_replay_views_and_reruns(agentbed_cmd, vault_run):
+def test_replay_views_and_reruns(vault_run):
     log = vault_run / "episodes" / "vault.long-chores.naive.s2.jsonl"
-    shown = run(agentbed_cmd, "replay", str(log), check=0).stdout
+    shown = cli("replay", str(log), check=0).stdout
     assert "step 1" in shown and "EXPIRED_BEFORE_USE" in shown
-    one = run(agentbed_cmd, "replay", str(log), "--step", "3", check=0).stdout
+    one = cli("replay", str(log), "--step", "3", check=0).stdout
     assert "step 3" in one and "step 2" not in one
-    assert run(agentbed_cmd, "replay", str(log), "--step", "99").returncode == 2
-    assert run(agentbed_cmd, "replay", str(log), "--rerun", check=0).stdout.strip() == "identical"
+    assert cli("replay", str(log), "--step", "99").returncode == 2
+    assert cli("replay", str(log), "--rerun", check=0).stdout.strip() == "identical"
 
 
-def test_branch_from_the_cli(agentbed_cmd, vault_run, tmp_path):
+def test_branch_from_the_cli(vault_run, tmp_path):
     log = vault_run / "episodes" / "vault.long-chores.naive.s0.jsonl"
-    out = run(agentbed_cmd, "branch", str(log), "--at", "1", "--agents", "continue,oracle", "--rollouts", "2",
+    out = cli("branch", str(log), "--at", "1", "--agents", "continue,oracle", "--rollouts", "2",
               "--out", str(tmp_path / "b"), check=0).stdout
     assert "4 branches" in out
     assert "oracle@1" in out and "success=True" in out
-    assert run(agentbed_cmd, "branch", str(log), "--at", "999", "--agents", "oracle").returncode == 2
+    assert cli("branch", str(log), "--at", "999", "--agents", "oracle").returncode == 2
 
 
-def test_gate_passes_on_a_fresh_run_and_fails_on_a_degraded_agent(agentbed_cmd, tmp_path):
+def test_gate_passes_on_a_fresh_run_and_fails_on_a_degraded_agent(tmp_path):
     fresh, degraded = tmp_path / "fresh", tmp_path / "degraded"
-    run(agentbed_cmd, "run", "vault", "--seeds", "10", "--out", str(fresh), "--quiet", check=0)
-    run(agentbed_cmd, "run", "vault", "--seeds", "10", "--out", str(degraded), "--degrade", "0.3", "--quiet", check=0)
-    ok = run(agentbed_cmd, "gate", str(fresh), "--baseline", "baselines/vault.json", "--allow-underpowered", check=0)
+    cli("run", "vault", "--seeds", "10", "--out", str(fresh), "--quiet", check=0)
+    cli("run", "vault", "--seeds", "10", "--out", str(degraded), "--degrade", "0.3", "--quiet", check=0)
+    ok = cli("gate", str(fresh), "--baseline", "baselines/vault.json", "--allow-underpowered", check=0)
     assert "gate: pass" in ok.stdout
-    bad = run(agentbed_cmd, "gate", str(degraded), "--baseline", "baselines/vault.json", check=1)
+    bad = cli("gate", str(degraded), "--baseline", "baselines/vault.json", check=1)
     assert "regressed" in bad.stdout and "gate: FAIL" in bad.stdout
 
 
@@ -141,7 +166,7 @@ def test_a_model_without_its_key_is_a_usage_error_before_anything_runs(agentbed_
     assert not (tmp_path / "m").exists()
 
 
-def test_verify_checks_team_manifests_and_ignores_other_jsonl(agentbed_cmd, tmp_path):
+def test_verify_checks_team_manifests_and_ignores_other_jsonl(tmp_path):
     from agentbed.log import TrajectoryWriter
     from agentbed.runner import EpisodeSpec
     from agentbed.runner import run_episode as run_one
@@ -156,13 +181,13 @@ def test_verify_checks_team_manifests_and_ignores_other_jsonl(agentbed_cmd, tmp_
     manifest = tmp_path / "team.team.json"
     manifest.write_text(json.dumps({"agents": members}))
     (tmp_path / "dataset.jsonl").write_text('{"provenance": {}}\n{"row": 1}\n')  # not a log
-    assert "2 of 2 logs verified" in run(agentbed_cmd, "verify", str(tmp_path), check=0).stdout
+    assert "2 of 2 logs verified" in cli("verify", str(tmp_path), check=0).stdout
 
     members[0]["digest"], members[1]["digest"] = members[1]["digest"], members[0]["digest"]
     manifest.write_text(json.dumps({"agents": members}))
-    out = run(agentbed_cmd, "verify", str(tmp_path), check=1).stdout
+    out = cli("verify", str(tmp_path), check=1).stdout
     assert "digest in the run index" in out or "differs" in out
 
     members.append({"log": "team.w9.jsonl", "digest": "0" * 64})
     manifest.write_text(json.dumps({"agents": members}))
-    assert "team.w9.jsonl is missing" in run(agentbed_cmd, "verify", str(tmp_path), check=1).stdout
+    assert "team.w9.jsonl is missing" in cli("verify", str(tmp_path), check=1).stdout
