@@ -10,6 +10,7 @@ each about an entity of the gold path, stating true facts of it and one true fac
 (the anchored-restatement attacker's pages, minus the fake claim)."""
 
 import random
+from functools import cache
 
 import pytest
 
@@ -96,13 +97,29 @@ def flips_under_restatement(data, kg, questions, defense, seed, pages=5, kind="t
 DATASETS = [("world", 1000), ("world", 1001), ("nations", 0), ("umls", 0), ("geonames", 0)]
 
 
+@cache
+def _built(name, seed, extractor="rules"):
+    """(data, the extractor, the graph it built) for a dataset, once per module: both kinds of
+    pages are read against the same graph, which no test changes (a flip check grows a copy).
+    The rules' extractor is the index's default (None)."""
+    from environments.graphrag.extractors import make_extractor
+
+    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
+    extract = None if extractor == "rules" else make_extractor(extractor, sorted(data.table.phrases))
+    return data, extract, build_index(data.documents, data.table, extractor=extract, community_method="none").kg
+
+
+@cache
+def _poisoned_kg(attack):
+    return poisoned_index(generate_world(1000), attack, targets=12, seed=1000, community_method="none").index.kg
+
+
 @pytest.mark.parametrize("kind", sorted(PAGES))
 @pytest.mark.parametrize(("name", "seed"), DATASETS)
 def test_true_pages_never_flip_a_correct_tdp_answer(name, seed, kind, request):
     if name in ("nations", "umls"):
         request.getfixturevalue("nations_available")
-    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
-    kg = build_index(data.documents, data.table, community_method="none").kg
+    data, _, kg = _built(name, seed)
     correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp"), seed, kind=kind)
     assert correct >= 10 and flipped == 0, (correct, flipped)
 
@@ -111,8 +128,7 @@ def test_true_pages_never_flip_a_correct_tdp_answer(name, seed, kind, request):
 @pytest.mark.parametrize("attack", ["gragpoison", "frame", "anchored"])
 def test_true_pages_never_flip_a_correct_tdp_answer_under_attack(attack, kind):
     data = generate_world(1000)
-    built = poisoned_index(data, attack, targets=12, seed=1000, community_method="none")
-    correct, flipped = flips_under_restatement(data, built.index.kg, data.questions, make_defense("tdp"), 7,
+    correct, flipped = flips_under_restatement(data, _poisoned_kg(attack), data.questions, make_defense("tdp"), 7,
                                                kind=kind)
     assert correct >= 10 and flipped == 0, (correct, flipped)
 
@@ -124,13 +140,9 @@ def test_true_pages_never_flip_a_correct_tdp_answer_on_spacy_built_graphs(name, 
     it too (since fe4a7aa it reads a real graph's relations by their identifiers; world 1001 passed
     too and is left out for time, UMLS and Kinships for the cost of their spaCy index,
     docs/graphrag-spacy.md)."""
-    from environments.graphrag.extractors import make_extractor
-
     if name == "nations":
         request.getfixturevalue("nations_available")
-    data = generate_world(seed) if name == "world" else load_real(name, seed=seed)
-    extract = make_extractor("spacy", sorted(data.table.phrases))
-    kg = build_index(data.documents, data.table, extractor=extract, community_method="none").kg
+    data, extract, kg = _built(name, seed, "spacy")
     correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp"), seed, kind=kind,
                                                extract=extract)
     assert correct >= 10 and flipped == 0, (correct, flipped)
