@@ -81,9 +81,11 @@ def test_poison_dates_are_dates_the_clean_corpus_carries():
     assert dated >= 3  # the temporal markers survive where a clean template is dated
 
 
+@lru_cache(maxsize=8)
 def _relabelled(seed, retitle):
     """World ``seed``'s clean index with every fifth document relabelled as an attacker's, its
-    title rewritten as GragPoison's were ("Update on X") when ``retitle``."""
+    title rewritten as GragPoison's were ("Update on X") when ``retitle``. Built once per
+    module (the tests only read it; ``leaked`` makes a changed copy)."""
     from dataclasses import replace
 
     from environments.graphrag.pipeline import build_index
@@ -267,6 +269,20 @@ SHAPE_MEASURED = {("gragpoison", "one"): (0.88, 0.83, 0.66), ("poisonedrag", "on
                   ("bridged", "several"): (0.78, 0.83, 0.58)}
 
 
+@lru_cache(maxsize=2)
+def _attacked_worlds(attack, pages, dress):
+    """Worlds 0, 1 (training) and 1000 (scored) poisoned by ``attack`` under ``dress``, each with
+    its attack's claims; built once for the three classifiers that read the shape dress's."""
+    from suites.graphrag.tells import Attacked, attack_claims
+
+    built = []
+    for s in (0, 1, 1000):
+        data = generate_world(s, pages=pages)
+        poisoned = poisoned_index(data, attack, targets=12, seed=s, community_method="none", dress=dress)
+        built.append(Attacked(poisoned.index, attack_claims(data, poisoned.plan, poisoned.index)))
+    return tuple(built)
+
+
 @pytest.mark.parametrize(("attack", "pages"), sorted(SHAPE_MEASURED))
 def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack, pages):
     """The attacker's classifier over every field the index stores and every count the graph
@@ -275,14 +291,10 @@ def test_the_shape_dress_lowers_the_attackers_tell_but_not_to_the_goal(attack, p
     shape dress as measured (:data:`SHAPE_MEASURED`, +0.03). A corpus whose entities have several
     pages takes the shared title to <= 0.6; all fields stay near 0.8. A guard on what the dress
     hides, not issue #50's goal (<= 0.6 on all fields, not met: docs/graphrag-tells.md)."""
-    from suites.graphrag.tells import FEATURE_GROUPS, OWN_FIELDS, Attacked, attack_claims, attacker_tell_auc
+    from suites.graphrag.tells import FEATURE_GROUPS, OWN_FIELDS, attacker_tell_auc
 
     def auc(dress, columns=None):
-        built = []
-        for s in (0, 1, 1000):
-            data = generate_world(s, pages=pages)
-            poisoned = poisoned_index(data, attack, targets=12, seed=s, community_method="none", dress=dress)
-            built.append(Attacked(poisoned.index, attack_claims(data, poisoned.plan, poisoned.index)))
+        built = _attacked_worlds(attack, pages, dress)
         return attacker_tell_auc(built[:2], built[2:], resamples=50, columns=columns)[0]
 
     everything, own, shared = SHAPE_MEASURED[(attack, pages)]
