@@ -3,8 +3,9 @@ price table, the summary, --json, results.json (a gate metric), and the run budg
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
 import subprocess
 
 import pytest
@@ -18,15 +19,26 @@ from agentbed.store import read_index
 TOKENS_IN, TOKENS_OUT = 200 + 250 + 300, 3 * 20  # what vault_three_calls reports per episode
 
 
+def in_process(*argv: str) -> subprocess.CompletedProcess:
+    """``agentbed ARGV`` through ``agentbed.cli.main`` in this process (its exit status, stdout and
+    stderr): the same verbs, client and loopback server without an interpreter start per command."""
+    from agentbed.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(argv))
+    return subprocess.CompletedProcess(["agentbed", *argv], status, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
-def run_cmd(openai_stub, agentbed_cmd, tmp_path):
+def run_cmd(openai_stub, monkeypatch):
+    """``agentbed run vault ARGS`` against the loopback server, in this process (:func:`in_process`)."""
     stub = openai_stub(vault_three_calls)
-    env = {**os.environ, "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "test",
-           }
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(agentbed_cmd + ["run", "vault", *args], capture_output=True, text=True, timeout=300,
-                              env=env)
+        return in_process("run", "vault", *args)
 
     run.stub = stub
     return run
@@ -57,7 +69,7 @@ def test_a_bad_price_table_is_a_usage_error_naming_the_field(tmp_path):
         load_prices(bad)
 
 
-def test_cost_per_episode_agent_and_run_in_json_summary_results_and_gate(run_cmd, tmp_path, agentbed_cmd):
+def test_cost_per_episode_agent_and_run_in_json_summary_results_and_gate(run_cmd, tmp_path):
     out = tmp_path / "run"
     done = run_cmd("--model", "openai:stub-model", "--task", "open-fast", "--seeds", "4", "--out", str(out), "--json",
                    "--prices", str(prices_file(tmp_path, 2.0, 8.0)))
@@ -72,8 +84,7 @@ def test_cost_per_episode_agent_and_run_in_json_summary_results_and_gate(run_cmd
     results = json.loads((out / "results.json").read_text())
     (metric,) = [m for m in results["metrics"] if m["metric"] == "cost_usd"]
     assert metric["higher_is_better"] is False and len(metric["values"]) == 4
-    gate = subprocess.run(agentbed_cmd + ["gate", str(out), "--baseline", str(out / "results.json")],
-                          capture_output=True, text=True, timeout=120)
+    gate = in_process("gate", str(out), "--baseline", str(out / "results.json"))
     # with 4 episodes a gate cannot detect any loss: it exits 5, underpowered (issue 47), not a pass
     assert gate.returncode == 5 and "gate: UNDERPOWERED" in gate.stdout, gate.stdout + gate.stderr
     assert "cost_usd: underpowered" in gate.stdout, gate.stdout
