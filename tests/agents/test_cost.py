@@ -3,8 +3,6 @@ price table, the summary, --json, results.json (a gate metric), and the run budg
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
 
@@ -15,30 +13,21 @@ from agentbed.agents.connections import read_events
 from agentbed.cost import Price, PriceTable, episode_cost, load_prices
 from agentbed.errors import UsageError
 from agentbed.store import read_index
+from agentbed.testing import cli_in_process
 
 TOKENS_IN, TOKENS_OUT = 200 + 250 + 300, 3 * 20  # what vault_three_calls reports per episode
 
 
-def in_process(*argv: str) -> subprocess.CompletedProcess:
-    """``agentbed ARGV`` through ``agentbed.cli.main`` in this process (its exit status, stdout and
-    stderr): the same verbs, client and loopback server without an interpreter start per command."""
-    from agentbed.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(argv))
-    return subprocess.CompletedProcess(["agentbed", *argv], status, out.getvalue(), err.getvalue())
-
-
 @pytest.fixture
 def run_cmd(openai_stub, monkeypatch):
-    """``agentbed run vault ARGS`` against the loopback server, in this process (:func:`in_process`)."""
+    """``agentbed run vault ARGS`` against the loopback server, in this process (no interpreter start
+    per command: the same verbs, client and server)."""
     stub = openai_stub(vault_three_calls)
     monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return in_process("run", "vault", *args)
+        return cli_in_process("run", "vault", *args)
 
     run.stub = stub
     return run
@@ -84,7 +73,7 @@ def test_cost_per_episode_agent_and_run_in_json_summary_results_and_gate(run_cmd
     results = json.loads((out / "results.json").read_text())
     (metric,) = [m for m in results["metrics"] if m["metric"] == "cost_usd"]
     assert metric["higher_is_better"] is False and len(metric["values"]) == 4
-    gate = in_process("gate", str(out), "--baseline", str(out / "results.json"))
+    gate = cli_in_process("gate", str(out), "--baseline", str(out / "results.json"))
     # with 4 episodes a gate cannot detect any loss: it exits 5, underpowered (issue 47), not a pass
     assert gate.returncode == 5 and "gate: UNDERPOWERED" in gate.stdout, gate.stdout + gate.stderr
     assert "cost_usd: underpowered" in gate.stdout, gate.stdout

@@ -6,15 +6,13 @@ repository root, with its own stdout and stderr: the same parsing, verbs and exi
 without an interpreter start per command (each costs about 0.4 s of CPU). Bad input through real
 processes, every verb, is test_bad_input's subprocess slice."""
 
-import contextlib
-import io
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from agentbed.cli import main
+from agentbed.testing import cli_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,15 +25,8 @@ def run(cmd, *args, check=None):
 
 
 def cli(*args, check=None) -> subprocess.CompletedProcess[str]:
-    """``agentbed ARGS`` in this process, as :func:`run` would start it (the repository root as the
-    working directory): its exit status and what it wrote to stdout and stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(list(args))
-        except SystemExit as exit_:  # what the process would exit with
-            status = exit_.code if isinstance(exit_.code, int) else 1
-    result = subprocess.CompletedProcess(["agentbed", *args], status, out.getvalue(), err.getvalue())
+    """``agentbed ARGS`` in this process, from the repository root as :func:`run` starts it."""
+    result = cli_in_process(*args, cwd=ROOT)
     if check is not None:
         assert result.returncode == check, result.stdout + result.stderr
     return result

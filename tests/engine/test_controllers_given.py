@@ -1,7 +1,9 @@
 """Any overseer on any run: ``--controller module:factory`` and the typed Controller base class.
 
 The controllers here are the example a user would copy (examples/controller/stale_token.py) and
-small classes defined in the test; the runs go through the real CLI, executors and logs."""
+small classes defined in the test; the runs go through the real CLI, executors and logs: the
+module's guarded run as the console's process, the other commands through ``agentbed.cli.main`` in
+this process (the same argv and working directory, no interpreter start per command)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 from agentbed.control import CONTINUE, Chain, Controller, Verdict, stop
 from agentbed.log import read_log
 from agentbed.replay import first_divergence, rerun
+from agentbed.testing import cli_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 GUARD = "examples/controller/stale_token.py:StaleTokenGuard"
@@ -22,6 +25,10 @@ HANDOVER = "examples/controller/stale_token.py:hand_to_oracle"
 
 
 def agentbed(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return cli_in_process(*args, cwd=cwd)
+
+
+def agentbed_process(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agentbed.cli", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd)
 
@@ -68,8 +75,8 @@ def test_a_chain_names_who_decided():
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory):
     out = tmp_path_factory.mktemp("guarded") / "run"
-    result = agentbed("run", "vault", "--agent", "naive,oracle", "--seeds", "2", "--controller", GUARD,
-                      "--out", str(out), "--quiet")
+    result = agentbed_process("run", "vault", "--agent", "naive,oracle", "--seeds", "2", "--controller", GUARD,
+                              "--out", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
     return out
 
