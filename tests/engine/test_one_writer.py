@@ -14,6 +14,7 @@ import pytest
 from agentbed.errors import UsageError
 from agentbed.results import suite_summary
 from agentbed.store import RunStore, read_index
+from agentbed.testing import cli_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "agentbed.cli"]
@@ -21,6 +22,12 @@ CLI = [sys.executable, "-m", "agentbed.cli"]
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def here(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command through ``agentbed.cli.main`` in this process, from the repository root: for the
+    tests of what --resume checks and what a run writes, where no second process is the point."""
+    return cli_in_process(*args, cwd=ROOT)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], *names: str) -> None:
@@ -63,36 +70,36 @@ def test_two_resumes_at_once_leave_no_duplicate(tmp_path):
 
 def test_resume_refuses_arguments_that_contradict_run_json(tmp_path):
     out = tmp_path / "run"
-    assert cli("run", "vault", "--agent", "oracle", "--task", "open-fast", "--seeds", "2", "--out", str(out),
+    assert here("run", "vault", "--agent", "oracle", "--task", "open-fast", "--seeds", "2", "--out", str(out),
                "--quiet").returncode == 0
     before = (out / "index.jsonl").read_bytes()
     for args, field in ((["--task", "long-chores"], "'tasks'"), (["--agent", "naive"], "'agents'"),
                         (["--seeds", "5"], "'seeds'"), (["--seed-start", "3"], "'seeds'"),
                         (["--degrade", "0.5"], "'degrade'"), (["--agent", "oracle,naive"], "'agents'")):
-        one_line_error(cli("run", "vault", "--out", str(out), "--resume", *args), field, "run.json")
-    one_line_error(cli("run", "contracts", "--out", str(out), "--resume"), "'suite'")
+        one_line_error(here("run", "vault", "--out", str(out), "--resume", *args), field, "run.json")
+    one_line_error(here("run", "contracts", "--out", str(out), "--resume"), "'suite'")
     assert (out / "index.jsonl").read_bytes() == before
-    agreeing = cli("run", "vault", "--out", str(out), "--resume", "--task", "open-fast", "--agent", "oracle",
+    agreeing = here("run", "vault", "--out", str(out), "--resume", "--task", "open-fast", "--agent", "oracle",
                    "--seeds", "2", "-j", "1", "--quiet")
     assert agreeing.returncode == 0, agreeing.stderr
 
 
 def test_a_run_json_that_names_a_string_of_agents_or_a_missing_task_is_refused(tmp_path):
     out = tmp_path / "run"
-    assert cli("run", "vault", "--agent", "oracle", "--seeds", "1", "--out", str(out), "--quiet").returncode == 0
+    assert here("run", "vault", "--agent", "oracle", "--seeds", "1", "--out", str(out), "--quiet").returncode == 0
     meta = json.loads((out / "run.json").read_text())
     for change, names in (({"agents": "oracle"}, ("'agents'", "array")),
                           ({"tasks": ["no-such-task"]}, ("'tasks'", "no-such-task")),
                           ({"agents": ["oracle", "oracle"]}, ("'agents'",)),
                           ({"seeds": [0, "1"]}, ("'seeds[1]'",))):
         (out / "run.json").write_text(json.dumps({**meta, **change}))
-        one_line_error(cli("run", "vault", "--out", str(out), "--resume"), "run.json", *names)
+        one_line_error(here("run", "vault", "--out", str(out), "--resume"), "run.json", *names)
 
 
 def test_summaries_and_results_do_not_depend_on_executor_or_completion_order(tmp_path):
     serial, pooled = tmp_path / "serial", tmp_path / "pooled"
     for out, executor in ((serial, ["--executor", "serial"]), (pooled, ["--executor", "process", "-j", "2"])):
-        result = cli("run", "contracts", "--seeds", "2", *executor, "--out", str(out), "--quiet")
+        result = here("run", "contracts", "--seeds", "2", *executor, "--out", str(out), "--quiet")
         assert result.returncode == 0, result.stderr
     assert (serial / "contracts" / "summary.json").read_bytes() == (pooled / "contracts" / "summary.json").read_bytes()
     assert (serial / "results.json").read_bytes() == (pooled / "results.json").read_bytes()
