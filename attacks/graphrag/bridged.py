@@ -63,7 +63,8 @@ def bridge_relation(dataset: Dataset, fake: str, x: str, rng: random.Random,
 
 
 def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, budget: AttackBudget, *,
-                  on_entity: int, on_object: int, per_page: int, paged: bool = False) -> list[Document]:
+                  on_entity: int, on_object: int, per_page: int, paged: bool = False,
+                  spread: bool = False) -> list[Document]:
     """``on_entity`` pages about the contested entity and ``on_object`` about the fake object
     (``per_page`` statements each: the fake claim first, true facts of the page's end not
     touching the true object, and on the first page the dated negation of the true claim
@@ -73,16 +74,21 @@ def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, 
     length keeping its first sentences, so each document puts what counts first. ``paged``: a
     page about the entity states the true claim second (no negation), and the bridges are pages
     about the fake object stating the fabricated links alone (one statement per bridge), against
-    ``tdp-disputed``."""
+    ``tdp-disputed``; ``spread`` (with ``paged``): one fabricated link on each page left, padded with
+    true facts of the fake object to a page about it, the rest of the links dealt round them, as
+    ``tdp-disputed`` counts one support path per witnessing page (issue #51)."""
     table = dataset.table
     s, r, true, fake = target.fact.head, target.fact.relation, target.fact.tail, target.fake
     docs: list[Document] = []
     used = 0
     ends = ([s] * on_entity + [fake] * on_object)[:budget.documents]
     per_page = min(per_page, budget.statements // max(1, len(ends)))
+    def own_facts(end: str) -> list[Fact]:  # true facts of ``end`` off the true object and the contested pair
+        return sorted((f for f in dataset.facts if end in (f.head, f.tail) and true not in (f.head, f.tail)
+                       and (f.head, f.relation) != (s, r)), key=lambda f: (f.head, f.relation, f.tail))
+
     for j, end in enumerate(ends):
-        own = sorted((f for f in dataset.facts if end in (f.head, f.tail) and true not in (f.head, f.tail)
-                      and (f.head, f.relation) != (s, r)), key=lambda f: (f.head, f.relation, f.tail))
+        own = own_facts(end)
         rng.shuffle(own)
         body: list[str] = [table.sentence(Fact(s, r, fake), dated=ATTACK_DATE, variant=j)]
         if paged and end == s:  # co-signs the true claim instead of negating it
@@ -104,6 +110,16 @@ def craft_bridged(dataset: Dataset, target: Target, t: int, rng: random.Random, 
             bridges.append([table.sentence(made)] if paged else [table.sentence(link, variant=len(bridges)),
                                                                    table.sentence(made)])
     pages = budget.documents - len(ends)
+    if paged and spread:
+        fabricated = [b[0] for b in bridges]
+        pads = [table.sentence(f, variant=k) for k, f in enumerate(own_facts(fake)[:2])]
+        room = budget.statements - used
+        count = min(pages, len(fabricated), room // (1 + len(pads)))
+        bodies = [[fabricated[k], *pads] for k in range(count)]
+        for k, extra in enumerate(fabricated[count:room - count * (1 + len(pads)) + count] if count else ()):
+            bodies[k % count].append(extra)
+        return docs + [Document(f"adpc{t:03d}-{k}", table.show(fake), body, origin="poison")
+                       for k, body in enumerate(bodies)]
     if paged:  # the links spread over the pages left, at least 3 a page (a page about the fake object)
         fabricated = [b[0] for b in bridges[:budget.statements - used]]
         per = max(3, -(-len(fabricated) // max(1, pages)))
@@ -133,20 +149,21 @@ def best_variant(dataset: Dataset, target: Target, t: int, rng: random.Random, b
     """The documents of the variant the surrogate scores highest once dressed
     (:func:`dressed_margin`) among :data:`BRIDGED_SPLITS` and ``adaptive``'s mixes and anchored
     splits (without a surrogate: one page about each end, then bridges); ``paged`` (against
-    ``tdp-disputed``): :data:`PAGED_SPLITS` too, tried last (the other variants draw as they did
-    without it)."""
+    ``tdp-disputed``): :data:`PAGED_SPLITS` too, laid out both ways (``spread`` or not), tried last
+    (the other variants draw as they did without them)."""
     variants: list[tuple[str, tuple[int, ...]]] = [("bridged", (1, 1, 3))]
     if surrogate is not None:
         variants = [("bridged", v) for v in BRIDGED_SPLITS if v[0] + v[1] <= budget.documents]
         variants += [("mix", (f, int(c * 2))) for f, c in MIXES if f < budget.documents]
         variants += [("anchored", (k,)) for k in ANCHORED_SPLITS if k <= budget.documents]
         variants += [("paged", v) for v in PAGED_SPLITS if v[1] <= budget.documents and paged]
+        variants += [("spread", v) for v in PAGED_SPLITS if v[1] <= budget.documents and paged]
     best: tuple[float, list[Document]] | None = None
     for kind, v in variants:
         g = random.Random(rng.random())
-        if kind in ("bridged", "paged"):
+        if kind in ("bridged", "paged", "spread"):
             docs = craft_bridged(dataset, target, t, g, budget, on_entity=v[0], on_object=v[1], per_page=v[2],
-                                 paged=kind == "paged")
+                                 paged=kind != "bridged", spread=kind == "spread")
         elif kind == "mix":
             docs = craft(dataset, target, t, g, budget, frames=v[0], copy_share=v[1] / 2)
         else:

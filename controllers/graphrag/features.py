@@ -73,9 +73,12 @@ class QueryContext:
     """Per-query structures shared by the features of every candidate."""
 
     def __init__(self, kg: KnowledgeGraph, retrieved: Iterable[int], conflict: Conflict,
-                 paged_support: bool = False) -> None:
+                 paged_support: bool = False, witnessed: bool = False,
+                 unanchoring: Collection[str] = frozenset()) -> None:
         self.kg = kg
         self.paged_support = paged_support  # support is attested only by a page about an end of its link
+        self.witnessed = witnessed  # one page witnesses one support path (:func:`witnessed_paths`)
+        self.unanchoring = frozenset(unanchoring)  # pages that anchor no claim at the entity
         self._retrieved_set = set(retrieved)
         self.conflict = conflict
         self.contested = frozenset(kg.by_pair.get((conflict.entity, conflict.relation), []))  # every (s, r, *) statement
@@ -131,17 +134,38 @@ def _multi_doc(kg: KnowledgeGraph, ids: Iterable[int], min_docs: int = 2) -> boo
     return any(len(docs[i]) >= min_docs for i in ids)
 
 
-def _attested_outside(kg: KnowledgeGraph, ids: Iterable[int], contest_docs: set[str], paged: bool = False) -> bool:
-    """Some edge among ``ids`` is stated by a document that says nothing about the contested
-    (entity, relation): support a claim's own documents cannot supply (cross-document support).
-    ``paged``: by such a document that is a page about an end of the edge
+def attesting_pages(kg: KnowledgeGraph, ids: Iterable[int], contest_docs: set[str], paged: bool = False) -> set[str]:
+    """The documents stating an edge among ``ids`` that say nothing about the contested (entity,
+    relation): support a claim's own documents cannot supply (cross-document support).
+    ``paged``: those of them that are pages about an end of the edge they state
     (:func:`document_subject`), where an encyclopedia keeps a link; a note about a third entity
     or about none attests nothing (issue #51: ``bridged``'s bridge notes)."""
     docs = statement_documents(kg)
-    if not paged:
-        return any(docs[i] - contest_docs for i in ids)
-    ends = [{kg.statements[i].head, kg.statements[i].tail} for i in ids]
-    return any(document_subject(kg, d) in e for i, e in zip(ids, ends, strict=True) for d in docs[i] - contest_docs)
+    out: set[str] = set()
+    for i in ids:
+        ends = (kg.statements[i].head, kg.statements[i].tail)
+        out |= {d for d in docs[i] - contest_docs if not paged or document_subject(kg, d) in ends}
+    return out
+
+
+def witnessed_paths(witnesses: dict[str, set[str]]) -> int:
+    """The most support paths (keys: their third entity) that distinct pages can witness, one
+    page per path: the size of a maximum matching between paths and the pages attesting their
+    link to the answer (augmenting paths; Berge, PNAS 1957). Issue #51: one attacker page about
+    the fake object listing fifteen fabricated links counted as fifteen independent paths, where
+    a clean answer's paths are witnessed by the pages of fifteen different entities. More pages
+    can only raise it, so a true page never lowers a true answer's count."""
+    owner: dict[str, str] = {}
+
+    def augment(path: str, seen: set[str]) -> bool:
+        for page in sorted(witnesses[path] - seen):
+            seen.add(page)
+            if page not in owner or augment(owner[page], seen):
+                owner[page] = path
+                return True
+        return False
+
+    return sum(augment(path, set()) for path in sorted(witnesses))
 
 
 def _support_by_node(kg: KnowledgeGraph, cand: Candidate, s: str, o: str) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
@@ -193,8 +217,9 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
                 # the share of 0/1 values: exact, as np.mean gives it
                 corroboration.append(sum(bool(docs_of[i] - own_docs) for i in others) / len(others))
                 if corroboration[-1] >= 0.5 and doc not in retracted:
-                    anchored.add(document_subject(kg, doc))
+                    anchored.add(document_subject(kg, doc) if doc not in ctx.unanchoring else None)
     strong = independent = isolated = outside_sum = 0
+    witnesses: dict[str, set[str]] = {}  # per independent path, the pages attesting its link to the answer
     background = []
     by_s, by_o = _support_by_node(kg, cand, s, o)
     do_strong, do_independent = want("multi_doc_support_paths"), want("independent_support_paths")
@@ -204,15 +229,18 @@ def candidate_features(ctx: QueryContext, cand: Candidate, needed: Collection[st
         to_s, to_o = by_s.get(x, []), by_o.get(x, [])
         if do_strong:
             strong += _multi_doc(kg, to_s) and _multi_doc(kg, to_o)
-        if do_independent:
-            independent += (_attested_outside(kg, to_s, ctx.contest_docs, ctx.paged_support)
-                            and _attested_outside(kg, to_o, ctx.contest_docs, ctx.paged_support))
+        if do_independent and (pages := attesting_pages(kg, to_o, ctx.contest_docs, ctx.paged_support)) \
+                and attesting_pages(kg, to_s, ctx.contest_docs, ctx.paged_support):
+            independent += 1
+            witnesses[x] = pages
         if do_isolated:
             isolated += kg.docs_of_entity.get(x, set()) <= ctx.contest_docs
         if do_outside:
             outside = max(kg.degree(x) - sum(1 for y in (s, o) if kg.simple.has_edge(x, y)), 0)
             background.append(math.log1p(outside) / max_log_degree(kg))
             outside_sum += outside
+    if ctx.witnessed:
+        independent = witnessed_paths(witnesses)
     cores: dict[str, int] = {}
     core: list[float] = []
     if want(*_NEEDS_CORES):

@@ -12,7 +12,7 @@ applied to other graphs without retraining.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -93,13 +93,13 @@ def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
 
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
                 min_sources: int | None = None, abstain: bool = False, disputes: bool = False,
-                paged_support: bool = False) -> Defense:
+                paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False) -> Defense:
     needed = ranker.needed()
 
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
         return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
                                  min_sources=min_sources, needed=needed, abstain=abstain, disputes=disputes,
-                                 paged_support=paged_support)
+                                 paged_support=paged_support, witnessed=witnessed, single_accounts=single_accounts)
 
     return defend
 
@@ -128,17 +128,18 @@ def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candid
     return {i for i in unique if i in loser.claims or i in loser.negations or doc_of[i] in own}
 
 
-def anchored_ends(kg: KnowledgeGraph, entity: str, cand: Candidate) -> int:
+def anchored_ends(kg: KnowledgeGraph, entity: str, cand: Candidate, unanchoring: Collection[str] = ()) -> int:
     """The claim's ends (its entity, its object) that a document stating the claim is about
     (:func:`document_subject`): where an encyclopedia keeps the fact. 0, 1 or 2, a count more
     evidence can only raise; ends, not documents, so writing five pages about the entity counts
-    as one (issue #51). A page that retracts the claim (:func:`retracting_docs`) is no anchor."""
-    pages = cand.claim_docs(kg) - retracting_docs(kg, cand)
+    as one (issue #51). A page that retracts the claim (:func:`retracting_docs`) is no anchor,
+    nor is a page in ``unanchoring`` (:func:`split_accounts`)."""
+    pages = cand.claim_docs(kg) - retracting_docs(kg, cand) - set(unanchoring)
     return len({document_subject(kg, d) for d in pages} & {entity, cand.answer})
 
 
 def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float],
-                 tol: float = 1e-9) -> list[Candidate]:
+                 tol: float = 1e-9, unanchoring: Collection[str] = ()) -> list[Candidate]:
     """The candidates the ranker keeps: those scoring the best score (within ``tol``) and,
     among tied ones, those stated on pages about more of the claim's ends
     (:func:`anchored_ends`). A tie that remains is no evidence: none of the tied
@@ -148,7 +149,7 @@ def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float]
     best = max(scores)
     top = [c for c, sc in zip(conflict.candidates, scores, strict=True) if sc >= best - tol]
     if len(top) > 1:
-        anchors = [anchored_ends(kg, conflict.entity, c) for c in top]
+        anchors = [anchored_ends(kg, conflict.entity, c, unanchoring) for c in top]
         top = [c for c, a in zip(top, anchors, strict=True) if a == max(anchors)]
     return top
 
@@ -238,6 +239,25 @@ def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
     return any(a - b and b - a for k, a in enumerate(accounts) for b in accounts[k + 1:])
 
 
+def split_accounts(kg: KnowledgeGraph, conflict: Conflict) -> frozenset[str]:
+    """Pages about the contested entity that give the step two objects or more (a page's
+    retracted claims not counted) where its relation is single-valued (:func:`functional`): a
+    page that keeps two birthplaces of one person gives no account of it, and anchors neither
+    at the entity (:class:`QueryContext`'s ``unanchoring``). Issue #51's ``bridged`` anchors its
+    fake on such a page, co-signing the true claim beside it so that the entity's own pages do not
+    disagree (:func:`disputed_entity`). A page stating only true facts of a single-valued relation
+    states one object, so a true page never joins this set; a page a misread gave a second object
+    anchors neither of the two."""
+    if not functional(kg, conflict.relation):
+        return frozenset()
+    stated: dict[str, set[str]] = {}
+    for c in conflict.candidates:
+        for doc in c.claim_docs(kg) - retracting_docs(kg, c):
+            if document_subject(kg, doc) == conflict.entity:
+                stated.setdefault(doc, set()).add(c.answer)
+    return frozenset(d for d, objects in stated.items() if len(objects) > 1)
+
+
 def tampered_step(kg: KnowledgeGraph, entity: str, claims: Iterable[set[int]]) -> bool:
     """Some claim of a step (``entity``, relation) sits in a page about a third entity
     (:func:`off_subject_statement`): clean pages state a neighbour's fact only beside their own
@@ -262,7 +282,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
                       subject_check: bool = True, keep_sets: bool = False,
                       plausibility: float | None = None, min_sources: int | None = None,
                       every_feature: bool = False, needed: frozenset[str] | None = None,
-                      abstain: bool = False, disputes: bool = False, paged_support: bool = False) -> Verdict:
+                      abstain: bool = False, disputes: bool = False, paged_support: bool = False,
+                      witnessed: bool = False, single_accounts: bool = False) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_statement`, against TKPA's edits; only
@@ -279,7 +300,10 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     the edited evidence says (:func:`tampered_step`).
     ``disputes``: at a conflict whose entity's own pages disagree (:func:`disputed_entity`),
     remove every claim of the step likewise. ``paged_support``: a support link counts as
-    independent only where a page about one of its ends states it (:class:`QueryContext`).
+    independent only where a page about one of its ends states it (:class:`QueryContext`);
+    ``witnessed``: each page witnesses one support path at most (:func:`witnessed_paths`);
+    ``single_accounts``: a page giving the entity two objects of a single-valued step anchors
+    neither (:func:`split_accounts`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim). Only the features the ranker weighs (``needed``, by default
     :meth:`PairwiseRanker.needed`) are computed, unless ``every_feature`` (the reference the
@@ -294,9 +318,10 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
             remove({i for c in conflict.candidates for i in c.claims})
             alive.difference_update(verdict.removed)
             return []
-        ctx = QueryContext(kg, alive, conflict, paged_support)
+        ctx = QueryContext(kg, alive, conflict, paged_support, witnessed,
+                           split_accounts(kg, conflict) if single_accounts else frozenset())
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
-        top = tied_winners(kg, conflict, scores)
+        top = tied_winners(kg, conflict, scores, unanchoring=ctx.unanchoring)
         winner = merged(top)
         suspicion = verdict.suspicion
         best = max(scores)

@@ -22,13 +22,15 @@ MIN_SOURCES = 2
 # variants of tdp with its ranker and one more rule: a losing value co-asserted with the winner is
 # kept (tdp-set); the triangle-regularity check (tdp-plausible) or provenance diversity
 # (tdp-diverse) at uncontested steps; abstention at a step an edit left a trace on (tdp-abstain) or
-# whose entity's own pages disagree on a single-valued relation (tdp-disputed, issue #51)
+# whose entity's own pages disagree on a single-valued relation (tdp-disputed, issue #51; it also
+# counts one support path per witnessing page and no anchor on a page giving a single-valued step two
+# objects, session 15)
 TDP_CHECKS: dict[str, dict[str, Any]] = {  # tdp_defense keyword arguments
     "tdp-set": {"keep_sets": True},
     "tdp-plausible": {"plausibility": PLAUSIBILITY_RATE},
     "tdp-diverse": {"min_sources": MIN_SOURCES},
     "tdp-abstain": {"abstain": True},
-    "tdp-disputed": {"disputes": True, "paged_support": True},
+    "tdp-disputed": {"disputes": True, "paged_support": True, "witnessed": True, "single_accounts": True},
 }
 
 

@@ -15,7 +15,13 @@ from attacks.graphrag.tkpa import Repairs
 from controllers.graphrag.candidates import build_conflict, objects_at
 from controllers.graphrag.features import QueryContext, candidate_features
 from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import PairwiseRanker, anchored_ends, disputed_entity, single_object_subjects
+from controllers.graphrag.tdp import (
+    PairwiseRanker,
+    anchored_ends,
+    disputed_entity,
+    single_object_subjects,
+    split_accounts,
+)
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -25,13 +31,14 @@ TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_wi
 
 
 def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False, disputes: bool = False,
-                  paged_support: bool = False) -> Surrogate:
+                  paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False) -> Surrogate:
     """Score margin of the fake answer over the best other candidate at the contested step.
     With no conflict there, ``inf``; ``strict`` (``bridged``'s model): ``inf`` only when the
     fake is the one object read there, ``-inf`` when it is not read at all (``adaptive`` keeps
     the looser reading its shipped corpora were written with). ``disputes``: the defense
     abstains where the entity's own pages disagree (``tdp-disputed``), a lost step, ``-inf``;
-    ``paged_support``: its stricter count of independent support (``tdp-disputed`` too)."""
+    ``paged_support``, ``witnessed`` and ``single_accounts``: its stricter counts of independent
+    support and of anchors (``tdp-disputed`` too)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
     clean = KnowledgeGraph(extract(dataset.documents))  # extended per corpus, never rebuilt
     needed = ranker.needed()  # the defense's own fast path: the same scores, bit for bit
@@ -45,7 +52,8 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
             return math.inf if not strict or objects_at(kg, retrieved, s, r).keys() == {target.fake} else -math.inf
         if disputes and disputed_entity(kg, conflict):
             return -math.inf
-        ctx = QueryContext(kg, retrieved, conflict, paged_support)
+        ctx = QueryContext(kg, retrieved, conflict, paged_support, witnessed,
+                           split_accounts(kg, conflict) if single_accounts else frozenset())
         scores = {c.answer: ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates}
         others = [v for a, v in scores.items() if a != target.fake]
         gap = scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
@@ -53,7 +61,7 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
             return gap
         # a tie goes to the candidate pages about more of its ends state (TDP's tie-break); one
         # left even removes nothing and leaves the fake to the reader, which beats losing it
-        anchors = {c.answer: anchored_ends(kg, s, c) for c in conflict.candidates}
+        anchors = {c.answer: anchored_ends(kg, s, c, ctx.unanchoring) for c in conflict.candidates}
         rival = max((v for a, v in anchors.items() if a != target.fake), default=0)
         lead = anchors.get(target.fake, 0) - rival
         return TIE * lead / 2 if lead else TIE / 4

@@ -66,7 +66,8 @@ def test_the_strict_surrogate_scores_an_unread_fake_as_lost(world):
 def test_against_disputes_the_entity_page_co_signs_and_bridges_are_pages_about_the_fake(world):
     """The attack re-optimised for ``tdp-disputed``: its page about the entity states the true claim
     beside the fake one (a page listing more objects is no dispute) and negates nothing; its bridges
-    are pages about the fake object stating only fabricated links to it (``paged`` support)."""
+    are pages about the fake object stating only fabricated links to it (``paged`` support), or
+    (``spread``) one fabricated link on each page left, padded with true facts of the fake object."""
     from attacks.graphrag.bridged import PAGED_SPLITS
 
     plan = plan_attack(world, world.questions[:12], seed=1)
@@ -83,8 +84,15 @@ def test_against_disputes_the_entity_page_co_signs_and_bridges_are_pages_about_t
             assert d.title == world.table.show(fake)
             assert all(fake in (c.fact.head, c.fact.tail) and c.fact not in set(world.facts) for _, c in d.claims)
         paged += len(docs) > 2
+        spread = craft_bridged(world, target, t, random.Random(t), budget, on_entity=1, on_object=1, per_page=4,
+                               paged=True, spread=True)  # one fabricated link first on each page left
+        assert len(spread) <= budget.documents and sum(len(d.claims) for d in spread) <= budget.statements
+        for d in spread[2:]:
+            first = d.claims[0][1].fact
+            assert d.title == world.table.show(fake) and fake in (first.head, first.tail)
+            assert first not in set(world.facts) and len(d.claims) >= 3
     assert paged >= len(plan.targets) // 2
     calls = []
     bridged_attack(world, plan_attack(world, world.questions[:1], seed=1), random.Random(0), budget,
                    surrogate=lambda docs, target: calls.append(1) or 0.0, paged=True)
-    assert len(calls) == DRESS_DRAWS * (len(BRIDGED_SPLITS) + len(MIXES) + len(ANCHORED_SPLITS) + len(PAGED_SPLITS))
+    assert len(calls) == DRESS_DRAWS * (len(BRIDGED_SPLITS) + len(MIXES) + len(ANCHORED_SPLITS) + 2 * len(PAGED_SPLITS))

@@ -14,8 +14,8 @@ import pytest
 from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
 from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
-from controllers.graphrag.features import FEATURES, QueryContext, candidate_features
-from controllers.graphrag.tdp import disputed_entity, functional
+from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, witnessed_paths
+from controllers.graphrag.tdp import anchored_ends, disputed_entity, functional, split_accounts
 from environments.graphrag.corpus import Document
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
@@ -35,6 +35,23 @@ def _grown(world, docs):
 def _conflict(kg, target):
     s, r = target.fact.head, target.fact.relation
     return build_conflict(kg, set(local_search(kg, s, (r,))), s, r)
+
+
+def _fake_support_paths(world, *readings, paged):
+    """Per target of twelve, the fake's ``independent_support_paths`` under each reading (keyword
+    arguments of :class:`QueryContext`) once ``bridged``'s page about the fake object and its
+    bridges (``paged``: as pages about the fake object) are in the graph."""
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    at = FEATURES.index("independent_support_paths")
+    for t, target in enumerate(plan.targets):
+        docs = craft_bridged(world, target, t, random.Random(t), AttackBudget.of(5), on_entity=0, on_object=1,
+                             per_page=3, paged=paged)
+        kg = _grown(world, docs)
+        conflict = _conflict(kg, target)
+        fake = [c for c in conflict.candidates if c.answer == target.fake] if conflict else []
+        if fake:
+            retrieved = set(local_search(kg, target.fact.head, (target.fact.relation,)))
+            yield tuple(candidate_features(QueryContext(kg, retrieved, conflict, **kw), fake[0])[at] for kw in readings)
 
 
 def test_a_second_page_about_the_entity_with_another_object_is_a_dispute(world):
@@ -97,20 +114,10 @@ def test_no_clean_step_is_disputed_and_clean_answers_are_kept(world):
 
 
 def test_a_note_about_no_entity_attests_no_support(world):
-    plan = plan_attack(world, world.questions[:12], seed=1)
-    budget = AttackBudget.of(5)
-    at = FEATURES.index("independent_support_paths")
     loose = strict = 0
-    for t, target in enumerate(plan.targets):
-        notes = craft_bridged(world, target, t, random.Random(t), budget, on_entity=0, on_object=1, per_page=3)
-        kg = _grown(world, notes)
-        conflict = _conflict(kg, target)
-        fake = [c for c in conflict.candidates if c.answer == target.fake] if conflict else []
-        if not fake:
-            continue
-        retrieved = set(local_search(kg, target.fact.head, (target.fact.relation,)))
-        loose += candidate_features(QueryContext(kg, retrieved, conflict), fake[0])[at] > 0
-        strict += candidate_features(QueryContext(kg, retrieved, conflict, paged_support=True), fake[0])[at] > 0
+    for (plain, paged) in _fake_support_paths(world, {}, {"paged_support": True}, paged=False):
+        loose += plain > 0
+        strict += paged > 0
     assert strict < loose
 
 
@@ -126,3 +133,43 @@ def test_true_pages_never_flip_a_correct_answer(name, kind, world, request):
     kg = build_index(data.documents, data.table, community_method="none").kg
     correct, flipped = flips_under_restatement(data, kg, data.questions, make_defense("tdp-disputed"), 3, kind=kind)
     assert correct >= 10 and flipped == 0, (correct, flipped)
+
+
+def test_one_page_witnesses_one_support_path(world):
+    """``bridged``'s pages about the fake object list several fabricated links each; counted one
+    path per witnessing page (``witnessed``), the fake never has more paths than counted path by
+    path, and on some targets fewer."""
+    fewer = 0
+    for paged, witnessed in _fake_support_paths(world, {"paged_support": True},
+                                                {"paged_support": True, "witnessed": True}, paged=True):
+        assert witnessed <= paged
+        fewer += witnessed < paged
+    assert fewer > 0
+
+
+def test_witnessed_paths_is_a_maximum_matching():
+    assert witnessed_paths({}) == 0
+    assert witnessed_paths({"a": {"p"}, "b": {"p"}, "c": {"p"}}) == 1
+    assert witnessed_paths({"a": {"p", "q"}, "b": {"p"}}) == 2  # a moves to q so that b keeps p
+    assert witnessed_paths({"a": {"p", "q"}, "b": {"p", "q"}, "c": {"q"}}) == 2
+
+
+def test_a_page_giving_the_entity_two_objects_anchors_neither(world):
+    """``bridged``'s page about the entity co-signs the true claim beside the fake, so the
+    entity's pages do not disagree; on a single-valued relation it anchors neither object."""
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    budget = AttackBudget.of(5)
+    split = 0
+    for t, target in enumerate(plan.targets):
+        page = craft_bridged(world, target, t, random.Random(t), budget, on_entity=1, on_object=0, per_page=4,
+                             paged=True)[:1]
+        kg = _grown(world, page)
+        conflict = _conflict(kg, target)
+        if conflict is None or not functional(kg, target.fact.relation):
+            continue
+        unanchoring = split_accounts(kg, conflict)
+        fake = next((c for c in conflict.candidates if c.answer == target.fake), None)
+        if page[0].id in unanchoring and fake is not None:
+            assert anchored_ends(kg, target.fact.head, fake) > anchored_ends(kg, target.fact.head, fake, unanchoring)
+            split += 1
+    assert split >= len(plan.targets) // 2
