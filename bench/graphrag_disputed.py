@@ -7,6 +7,19 @@ clustered over worlds; over questions on a real graph).
 
     .venv/bin/python bench/graphrag_disputed.py --dataset world --base 4 --out dev.json
     .venv/bin/python bench/graphrag_disputed.py --dataset geonames --out geonames.json
+
+Session 15 (tdp7) pre-registration: ``tdp-disputed`` as of 148745e (one support path per witnessing
+page, no anchor on a page giving a single-valued step two objects) against ``bridged`` (with its
+``spread`` layout) and ``diluted`` (pooled share 0.5, re-checked on development worlds: 0.3 / 0.5 /
+0.7 / 1.0 gave 0.35 / 0.48 / 0.38 / 0.31), run once, in this order, on held-out worlds 1024-1027
+(never used before) and then the real graphs, each reported whatever it gives; a graph not finished
+by 16:15 UTC is stopped and reported as not measured::
+
+    nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset world --base 1024 --out held1024.json
+    nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset geonames --out geonames.json
+    nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset umls --out umls.json
+    nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset nations --out nations.json
+    nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset kinships --out kinships.json
 """
 
 from __future__ import annotations
