@@ -10,7 +10,9 @@ import html
 import json
 import math
 import re
-from typing import Any
+import secrets
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -40,6 +42,32 @@ def el(tag: str, *children: Any, **attrs: Any) -> Markup:
         parts.append(name if value is True else f'{name}="{esc(value)}"')
     body = "".join(esc(c) for c in children if c is not None)
     return Markup(f"<{' '.join(parts)}>{body}</{tag}>")
+
+
+class Splices:
+    """Text too long to build into the page whole (a 100,000-seed run's list of seeds), written into
+    the file as it is made: :meth:`add` gives a marker to build into the page in its place, and
+    :meth:`write` writes the page with each marker replaced by its text, escaped a chunk at a time.
+    The bytes are those of the page built whole. A marker is an HTML comment carrying a nonce drawn
+    per page: a run's text is escaped and sanitised SVG keeps no comment, so nothing else spells one."""
+
+    def __init__(self) -> None:
+        self._nonce = secrets.token_hex(16)
+        self._parts: list[Callable[[], Iterable[str]]] = []
+
+    def add(self, chunks: Callable[[], Iterable[str]]) -> Markup:
+        """A marker for the text ``chunks()`` gives (plain text, escaped as it is written)."""
+        self._parts.append(chunks)
+        return Markup(f"<!--splice {self._nonce} {len(self._parts) - 1}-->")
+
+    def write(self, page: str, fh: TextIO) -> None:
+        at = 0
+        for marker in re.finditer(f"<!--splice {self._nonce} ([0-9]+)-->", page):
+            fh.write(page[at:marker.start()])
+            for chunk in self._parts[int(marker.group(1))]():
+                fh.write(esc(chunk))
+            at = marker.end()
+        fh.write(page[at:])
 
 
 def fmt_number(value: float) -> str:

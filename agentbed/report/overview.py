@@ -4,27 +4,41 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from agentbed.report.html import Markup, el, fmt_cell, slug
+from agentbed.report.html import Markup, Splices, el, fmt_cell, slug
 from agentbed.report.rundir import RunContents
 from agentbed.report.workload import problem_note
 
 STATUSES = ("ok", "budget", "stopped", "error")
 
 
-def _value(value: Any) -> Markup:
+RANGE_CHUNK = 4096  # seeds made into text at a time
+
+
+def range_json(seeds: range) -> Iterator[str]:
+    """``json.dumps(list(seeds))``, a chunk of seeds at a time: neither the list nor its text is held."""
+    yield "["
+    for start in range(0, len(seeds), RANGE_CHUNK):
+        yield (", " if start else "") + ", ".join(map(str, seeds[start:start + RANGE_CHUNK]))
+    yield "]"
+
+
+def _value(value: Any, splices: Splices) -> Markup:
     if isinstance(value, str):
         return el("code", value) if "\n" not in value else el("pre", value)
+    if isinstance(value, range):  # run.json's seeds, folded (agentbed.jsonstream.read_folded)
+        return el("code", splices.add(lambda: range_json(value)))
     return el("code", json.dumps(value, ensure_ascii=False, sort_keys=True,
-                                 default=lambda v: list(v) if isinstance(v, range) else str(v)))  # seeds: a range
+                                 default=lambda v: list(v) if isinstance(v, range) else str(v)))
 
 
-def _run_info(run: RunContents) -> Markup | None:
+def _run_info(run: RunContents, splices: Splices) -> Markup | None:
     if not run.run_info:
         return None
-    rows = [el("tr", el("th", key), el("td", _value(value))) for key, value in run.run_info.items()]
+    rows = [el("tr", el("th", key), el("td", _value(value, splices))) for key, value in run.run_info.items()]
     return el("table", el("tbody", *rows), id="run-info")
 
 
@@ -92,13 +106,14 @@ def _status_counts(run: RunContents) -> Markup:
               id="status-counts")
 
 
-def overview_section(run: RunContents) -> Markup:
+def overview_section(run: RunContents, splices: Splices) -> Markup:
+    """The section; run.json's seeds are left to ``splices`` (written into the file, not held)."""
     problems = [problem_note(p) for p in run.problems]
     return el("section",
               el("h2", "Run overview"),
               _when(run),
               el("h3", "What was run"),
-              _run_info(run) or el("p", "run.json is missing or unreadable (see problems below).", class_="facts"),
+              _run_info(run, splices) or el("p", "run.json is missing or unreadable (see problems below).", class_="facts"),
               el("h3", "Workloads"),
               _workloads(run),
               el("h3", "Episodes by status"),

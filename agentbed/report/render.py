@@ -11,7 +11,7 @@ from pathlib import Path
 from agentbed.errors import UsageError
 from agentbed.report.episodes import episodes_section
 from agentbed.report.findings import findings_section
-from agentbed.report.html import STYLE, Markup, el, slug
+from agentbed.report.html import STYLE, Markup, Splices, el, slug
 from agentbed.report.overview import overview_section
 from agentbed.report.rundir import SUMMARY_NAME, RunContents, load_run
 from agentbed.report.seal_block import seal_section
@@ -50,18 +50,20 @@ def render_run(run_dir: str | Path, out: str | Path | None = None, seal: SealSta
                        *(el("li", el("a", s, href=f"#workload-{slug(s)}")) for s in suites),
                        el("li", el("a", "Episodes", href="#episodes"))))
     title = f"agentbed report: {root.resolve().name}"
+    splices = Splices()  # text as long as the run (its seeds) goes to the file, not into the page
     page = Markup("<!DOCTYPE html>\n") + el(
         "html",
         el("head", Markup('<meta charset="utf-8">'),
            Markup(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'),
            Markup('<meta name="viewport" content="width=device-width, initial-scale=1">'),
            el("title", title), el("style", Markup(STYLE))),
-        el("body", el("header", el("h1", title), nav), seal_section(seal) if seal else None, findings, overview_section(run), *workloads, episodes_section(run)),
+        el("body", el("header", el("h1", title), nav), seal_section(seal) if seal else None, findings, overview_section(run, splices), *workloads, episodes_section(run)),
         lang="en")
     path = Path(out) if out is not None else root / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
-    tmp.write_text(page + "\n", encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as fh:
+        splices.write(page + "\n", fh)
     tmp.replace(path)
     return path, run
 
