@@ -60,6 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from attacks.graphrag.lengthdress import DATED, by_length, deal, redate, template_dates
+from attacks.graphrag.placement import entity_pages, host_templates
 from attacks.graphrag.profile import Profile, Shape, spread
 from attacks.graphrag.titles import SERIES, Titles
 from environments.graphrag.corpus import Claim, Document, Fact, Statement
@@ -164,7 +165,7 @@ def _reading(read: LexiconExtractor, clean: list[Document], title: str, lines: l
     return {(s.head, s.relation, s.tail, s.negated) for s in _read(read, clean, Document("attacker", title, lines))}
 
 
-DRESSES = ("shape", "length")
+DRESSES = ("shape", "length", "entity")
 CANDIDATES = 4  # pages the shape dress writes per template, keeping the one nearest its profile
 
 
@@ -172,11 +173,17 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     """``added`` documents with ``dress="shape"`` each in the shape of a clean template (module
     docstring); with ``"length"`` (the pipeline's default, the dress TDP's shipped weights were
     trained on and every table in docs/graphrag.md measured) only cut or padded to a template's
-    length and dated as it is, titled as the attacker titled it."""
+    length and dated as it is, titled as the attacker titled it; with ``"entity"`` the claims
+    first placed on pages titled after the entities they name (:mod:`attacks.graphrag.placement`),
+    each then in the shape of its entity's clean page."""
     if dress == "length":
         return by_length(added, dataset, rng)
-    if dress != "shape":
+    if dress not in DRESSES:
         raise ValueError(f"dress: {dress!r} is not one of {', '.join(DRESSES)}")
+    placed: Sequence[str | None] = [None] * len(added)
+    degree, used = Counter(e for f in dataset.facts for e in (f.head, f.tail)), Counter[str]()
+    if dress == "entity":
+        added, placed = entity_pages(added, dataset)
     clean = [d for d in dataset.documents if d.origin == "clean"]
     read = LexiconExtractor(sorted(dataset.table.phrases))
     by_doc: dict[str, list[Statement]] = {}
@@ -195,9 +202,17 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     scale = spread([Profile.of(d, by_doc.get(d.id, [])) for d in clean])
     out: list[Document] = []
     deck: list[Document] = []
-    for doc in added:
+    for doc, host in zip(added, placed, strict=True):
         least = min((len(x) for x in doc.sentences if _claims(x)), default=0)
         template = deal(deck, clean, least, rng)
+        if host is not None:  # placed on its entity's page: the shape of that entity's clean page
+            titles.take(host)
+            seen = _Seen(dataset, clean, read, by_doc, avoid, entities, scale)
+            doc = Document(doc.id, doc.title, _read_once(read, clean, host, doc.sentences), doc.origin)
+            dressed = [_dress_as(seen, doc, t, host, host, random.Random(rng.random()))
+                       for t in host_templates(host, clean, degree, used)]
+            out.append(min(dressed, key=lambda d: d[0])[1])
+            continue
         # The title (attacks/graphrag/titles.py): of the entities the document names (those with
         # true facts enough to fill their page first, then the most named) and the template's own,
         # the one a classifier on title kind and sharing tells least, if no new series number tells
@@ -233,6 +248,23 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
         seen = _Seen(dataset, clean, read, by_doc, avoid, entities, scale)
         dressed = [_dress_as(seen, doc, t, subject, title, random.Random(rng.random())) for t in templates]
         out.append(min(dressed, key=lambda d: d[0])[1])
+    return out
+
+
+def _read_once(read: LexiconExtractor, clean: list[Document], title: str, lines: Sequence[str]) -> list[str]:
+    """``lines`` with each claim stated once: of the lines stating the same claims, the first the
+    extractor reads under ``title`` as stating them (else the first); lines stating nothing kept."""
+    out, done = [], set()
+    for k, line in enumerate(lines):
+        claims = frozenset((c.fact.head, c.fact.relation, c.fact.tail, c.negated) for c in _claims(line))
+        if claims and claims in done:
+            continue
+        rest = [x for x in lines[k + 1:] if frozenset((c.fact.head, c.fact.relation, c.fact.tail, c.negated)
+                                                       for c in _claims(x)) == claims]
+        if claims and rest and not claims <= _reading(read, clean, title, [line]):
+            continue  # a later wording of the same claims may be read
+        out.append(line)
+        done.add(claims) if claims else None
     return out
 
 

@@ -297,8 +297,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--versus", help="also print every other defense against this one, paired by question "
                                     "(accuracy drop, attack success difference; split by multi-valued questions)")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
-    g.add_argument("--dress", default="length", choices=("length", "shape"),
-                   help="attack documents' camouflage (attacks/graphrag/camouflage.py): length (default) or shape")
+    g.add_argument("--dress", default="length", choices=("length", "shape", "entity"),
+                   help="attack documents' camouflage (attacks/graphrag/camouflage.py): length (default), shape, "
+                        "or entity (claims placed on pages titled after the entities they name, then shaped)")
     g.add_argument("--pages", default="one", choices=("one", "several"),
                    help="clean pages per entity: one (default) or several (half the entities get a second page)")
     g.add_argument("--wording", default="writer", choices=("writer", "read"),

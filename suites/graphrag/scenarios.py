@@ -17,6 +17,7 @@ from agentbed.errors import UsageError
 from agentbed.runner import Budget
 from agentbed.suite import Option, Suite
 from attacks.graphrag import ATTACKS
+from attacks.graphrag.camouflage import DRESSES
 from attacks.graphrag.globalpoison import GLOBAL_ATTACKS
 from attacks.graphrag.readable import WORDINGS
 from attacks.graphrag.scenario import NO_ATTACK, Poisoned, attack_plan, poisoned_global_index, poisoned_index
@@ -259,8 +260,9 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "extractor_model": Option("", "with extractor=llm: local:NAME (served by the run, e.g. the agent's "
                                       "model) or provider:model"),
             "dress": Option("length", "attack documents' camouflage: length (cut or padded to a clean page's length) "
-                            "or shape (a clean page's title form and statement counts, filled with true facts)",
-                            choices=("length", "shape")),
+                            "or shape (a clean page's title form and statement counts, filled with true facts), or entity "
+                            "(the claims placed on pages titled after the entities they name, then shaped)",
+                            choices=DRESSES),
             "wording": Option("writer", "the attack's sentences: as its writer words them (writer), or re-worded "
                               "until the index's extractor reads each claim (read: an attacker who knows the "
                               "extractor)", choices=WORDINGS),

@@ -315,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     from attacks.graphrag import ATTACKS
+    from attacks.graphrag.camouflage import DRESSES
     from attacks.graphrag.scenario import poisoned_index
     from environments.graphrag.prose import PAGES
     from environments.graphrag.real import load_real
@@ -334,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fields", action="store_true",
                         help="also each field alone (the title's hashed words as one), one row per attack and field")
     parser.add_argument("--only", default="", help="comma-separated groups to score alone (beside all fields)")
-    parser.add_argument("--dress", default="length", choices=("length", "shape"),
+    parser.add_argument("--dress", default="length", choices=DRESSES,
                         help="how attack documents are camouflaged (attacks/graphrag/camouflage.py)")
     parser.add_argument("--pages", default="one", choices=PAGES,
                         help="clean pages per entity: one, or several (half the entities get a second page)")
