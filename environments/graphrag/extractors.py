@@ -1,5 +1,6 @@
 """The one extractor interface: ``rules`` (the baseline, :mod:`~environments.graphrag.lexicon`),
-``spacy`` (:mod:`~environments.graphrag.nlp_extract`) and ``llm``
+``spacy`` (:mod:`~environments.graphrag.nlp_extract`, its rule stage rescored by the learned pair
+stage of :mod:`~environments.graphrag.nlp_pairs`), ``spacy-rules`` (the rule stage alone) and ``llm``
 (:class:`~environments.graphrag.extract.LLMExtractor`), each built from the relation names alone
 and called as ``extractor(documents, context=pages)``; every one is scored by
 :func:`environments.graphrag.extract.extraction_intervals`."""
@@ -11,7 +12,7 @@ from typing import Protocol
 
 from environments.graphrag.corpus import Document, Statement
 
-EXTRACTORS = ("rules", "spacy", "llm")
+EXTRACTORS = ("rules", "spacy", "llm", "spacy-rules")
 
 
 class Extractor(Protocol):
@@ -27,11 +28,14 @@ def make_extractor(name: str, relations: Sequence[str], *, model: str | None = N
         from environments.graphrag.lexicon import LexiconExtractor
 
         return LexiconExtractor(list(relations))
-    if name == "spacy":
+    if name in ("spacy", "spacy-rules"):
         from environments.graphrag.nlp_extract import SpacyExtractor, load_pipeline
+        from environments.graphrag.nlp_pairs import PairStage, shipped_model
 
         load_pipeline()  # a missing pipeline fails here, naming what to install
-        return SpacyExtractor(list(relations))
+        if name == "spacy-rules":  # the rule stage alone, without the learned pair stage (the old path)
+            return SpacyExtractor(list(relations))
+        return SpacyExtractor(list(relations), stage=PairStage(model=shipped_model()))
     if name == "llm":
         if not model:
             raise ValueError("--extractor llm needs --model (local:gemma-3-270m or provider:model)")

@@ -92,6 +92,7 @@ from environments.graphrag.nlp_names import (
     verb_negated,
 )
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
+from environments.graphrag.nlp_pairs import Remembered
 from environments.graphrag.nlp_places import place_pairs, seat, value_places
 from environments.graphrag.nlp_roles import led_by, role_statements
 from environments.graphrag.nlp_terms import define, named_title
@@ -140,6 +141,8 @@ class SpacyExtractor:
     cues: list[Cue] = field(default_factory=list)
     fields: dict[str, str] = field(default_factory=dict)
     _known: Gazetteer = field(default_factory=dict, init=False, repr=False)  # the corpus's page titles
+    stage: Any = None  # a learned stage over each line's reading (nlp_pairs: rereads, or collects, its triples)
+    _ents: list[Entity] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         seen = set()
@@ -191,7 +194,11 @@ class SpacyExtractor:
                 if texts[n] != parsed.text:
                     parsed = nlp(texts[n])
                 chunk = doc.chunk_of(units[n][0])
-                for head, rel, tail, neg in self._line(parsed, state, n == 0):
+                before = Remembered.of(state)
+                found = self._line(parsed, state, n == 0)
+                if self.stage is not None:
+                    found = self.stage(doc.id, parsed, self._ents, state, before, found, self.relations)
+                for head, rel, tail, neg in found:
                     if not asserted:
                         continue
                     if rel in PERSON_HEADS and state.kinds.get(head) in ("ORG", "GPE", "LOC", "FAC"):
@@ -210,6 +217,7 @@ class SpacyExtractor:
     # -- one line ------------------------------------------------------------------------------
     def _line(self, doc: Any, state: State, first_line: bool = False) -> list[tuple[str, str, str, bool]]:
         ents = define(doc, entities(doc, state, titled_spans(doc, self._known)), state)  # (the "Company")
+        self._ents = ents
         describe(doc, ents, state)  # "X is a symphony orchestra": a later "the orchestra" is X
         for e in ents:  # "Dr Jane Roe, you were born ...": the question's "you"
             if e.end + 1 < len(doc) and doc[e.end].text == "," and doc[e.end + 1].lower_ == "you":

@@ -103,7 +103,7 @@ def add_build(sub: Any) -> None:
     b.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files (paragraphs separated by blank lines)")
     b.add_argument("--out", required=True, help="the graph's JSON file (an existing one is kept unless --force)")
     b.add_argument("--force", action="store_true", help="replace an existing --out")
-    b.add_argument("--extractor", choices=("rules", "spacy", "llm"),
+    b.add_argument("--extractor", choices=("rules", "spacy", "llm", "spacy-rules"),
                    help="spacy (the pinned English pipeline; the default), rules (the baseline) or llm (with --model)")
     b.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")
     b.add_argument("--communities", default="louvain", choices=("louvain", "leiden", "none"))

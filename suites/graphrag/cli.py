@@ -42,7 +42,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
         raise UsageError(f"--worlds: must be at least 1, got {args.worlds}")
     if args.versus_extractor == args.extractor:
         raise UsageError(f"--versus-extractor: {args.versus_extractor!r} is the grid's own --extractor")
-    if "spacy" in (args.extractor, args.versus_extractor):
+    if {"spacy", "spacy-rules"} & {args.extractor, args.versus_extractor}:
         from environments.graphrag.nlp_extract import INSTALL, pipeline_available
 
         if not pipeline_available():
@@ -305,10 +305,10 @@ def register(subparsers: Any) -> None:
     g.add_argument("--wording", default="writer", choices=("writer", "read"),
                    help="the attack's sentences as its writer words them (default), or re-worded until the index's "
                         "extractor reads each claim (an attacker who knows the extractor; attacks/graphrag/readable.py)")
-    g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm"),
+    g.add_argument("--extractor", default="rules", choices=("rules", "spacy", "llm", "spacy-rules"),
                    help="the extractor every index is built with: rules (the baseline), spacy, or llm (--model)")
     g.add_argument("--model", help="with --extractor llm: local:gemma-3-270m or any provider:model")
-    g.add_argument("--versus-extractor", choices=("rules", "spacy"),
+    g.add_argument("--versus-extractor", choices=("rules", "spacy", "spacy-rules"),
                    help="also run the grid on graphs built by this extractor and pair every cell with it by "
                         "question; with --versus, say per extractor whether a defense raises attack success")
     g.set_defaults(func=cmd_grid)
@@ -324,7 +324,7 @@ def register(subparsers: Any) -> None:
     e.add_argument("file", nargs="?", help="a UTF-8 text file of your own (paragraphs separated by blank lines)")
     e.add_argument("--json", action="store_true", help="with FILE: print the triples as JSON")
     e.add_argument("--model", help="also the LLM extractor: local:gemma-3-270m or any provider:model")
-    e.add_argument("--extractor", choices=("rules", "spacy", "llm"),
+    e.add_argument("--extractor", choices=("rules", "spacy", "llm", "spacy-rules"),
                    help="rules (the baseline), spacy (the pinned English pipeline) or llm (with --model); "
                         "default: spacy for FILE, rules for FILE with --world and without FILE (without "
                         "FILE, llm is scored beside the rules)")

@@ -122,11 +122,13 @@ def sample(paragraphs: Sequence[Paragraph], every: int) -> list[Paragraph]:
 
 
 def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = None,
-                       extractor: str = "rules", titled: bool = False) -> tuple[list[Statement], list[Statement]]:
+                       extractor: str = "rules", titled: bool = False,
+                       stage: Any = None) -> tuple[list[Statement], list[Statement]]:
     """(extracted, gold) statements, names normalised as the extractor's linker normalises them;
     negated extractions are left out (every gold fact is asserted as true). ``reader``: another
     extractor (the LLM extractor), which reads each paragraph alone, in place of the rule-based
-    one."""
+    one. ``stage``: the spaCy extractor's learned stage in place of its default
+    (:class:`environments.graphrag.nlp_pairs.PairStage`)."""
     got: list[Statement] = []
     gold: list[Statement] = []
     by_world: dict[int, list[Paragraph]] = {}
@@ -135,6 +137,8 @@ def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = 
     for world, group in sorted(by_world.items()):
         data = load_dataset("world", world)
         extract = make_extractor(extractor, sorted(data.table.phrases))
+        if stage is not None:
+            extract.stage = stage  # type: ignore[attr-defined]
         for p in group:
             doc = _document(p, lines=extractor != "rules", titled=titled)
             for s in (reader([doc]) if reader else extract([doc], context=[*data.documents, doc])):
@@ -165,15 +169,22 @@ def paired_difference(paragraphs: Sequence[Paragraph], a: str, b: str, *, seed: 
                       resamples: int = 2000) -> dict[str, Interval]:
     """Precision and recall of extractor ``a`` minus ``b`` on the same paragraphs, with a 95%
     bootstrap interval over paragraphs (both resampled together: a paired difference)."""
+    got_a, gold = extract_paragraphs(paragraphs, extractor=a)
+    got_b, _ = extract_paragraphs(paragraphs, extractor=b)
+    return paired_statements(got_a, got_b, gold, [p.id for p in paragraphs], seed=seed, resamples=resamples)
+
+
+def paired_statements(got_a: Sequence[Statement], got_b: Sequence[Statement], gold: Sequence[Statement],
+                      ids: Sequence[str], *, seed: int = 0, resamples: int = 2000) -> dict[str, Interval]:
+    """Precision and recall of reading ``got_a`` minus ``got_b`` against ``gold`` over the
+    documents ``ids``, with a 95% cluster-bootstrap interval (documents resampled, both readings
+    together)."""
     import numpy as np
 
-    gold_a, gold = extract_paragraphs(paragraphs, extractor=a)
-    got_b, _ = extract_paragraphs(paragraphs, extractor=b)
-    ids = [p.id for p in paragraphs]
     where = {pid: k for k, pid in enumerate(ids)}
     want = set(gold)
     counts = np.zeros((len(ids), 5))  # hits a, got a, hits b, got b, gold
-    for col, got in ((0, gold_a), (2, got_b)):
+    for col, got in ((0, got_a), (2, got_b)):
         for st in got:
             counts[where[st.doc], col] += st in want
             counts[where[st.doc], col + 1] += 1
@@ -206,9 +217,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--set", choices=sorted([*SETS, *SET_NAMES]), default="development",
                         help="which frozen set: development is set-1, held-out is set-3 (data/foreign_prose_3.jsonl)")
-    parser.add_argument("--extractor", choices=("rules", "spacy"), default="rules",
+    parser.add_argument("--extractor", choices=("rules", "spacy", "spacy-rules"), default="rules",
                         help="the extractor scored on the whole set (--model: the LLM one on the sample)")
-    parser.add_argument("--versus", choices=("rules", "spacy"),
+    parser.add_argument("--versus", choices=("rules", "spacy", "spacy-rules"),
                         help="also the paired difference, --extractor minus this one, per kind")
     args = parser.parse_args(argv)
     path, sha = SETS[SET_NAMES.get(args.set, args.set)]

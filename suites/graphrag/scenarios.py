@@ -256,7 +256,7 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "communities": Option("louvain", "community detection", choices=("louvain", "leiden")),
             "extractor": Option("rules", "the index's triple extractor: rules (the baseline), spacy (the pinned "
                                 "English pipeline) or llm (GraphRAG's extraction prompt through extractor_model)",
-                                choices=("rules", "spacy", "llm")),
+                                choices=("rules", "spacy", "llm", "spacy-rules")),
             "extractor_model": Option("", "with extractor=llm: local:NAME (served by the run, e.g. the agent's "
                                       "model) or provider:model"),
             "dress": Option("length", "attack documents' camouflage: length (cut or padded to a clean page's length) "

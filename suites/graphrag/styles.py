@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(prog="python -m suites.graphrag.styles")
     parser.add_argument("--set", choices=sorted([*SETS, *SET_NAMES]), default="development")
-    parser.add_argument("--extractor", choices=("rules", "spacy"), default="rules")
+    parser.add_argument("--extractor", choices=("rules", "spacy", "spacy-rules"), default="rules")
     parser.add_argument("--titled", action="store_true", help="each paragraph titled by its subject's name")
     parser.add_argument("--markdown", action="store_true", help="the rows as docs/graphrag-extraction.md shows them")
     args = parser.parse_args(argv)

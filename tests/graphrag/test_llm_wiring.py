@@ -47,7 +47,7 @@ def test_the_suite_indexes_with_the_llm_extractor_it_is_given(monkeypatch, world
         return LLMExtractor(LexiconExtractorModel(relations=list(relations)), relations)
 
     monkeypatch.setattr(scenarios, "make_extractor", fake)
-    assert scenarios.graphrag_suite().options["extractor"].choices == ("rules", "spacy", "llm")
+    assert scenarios.graphrag_suite().options["extractor"].choices == ("rules", "spacy", "llm", "spacy-rules")
     options = {"extractor": "llm", "extractor_model": "fake:extractor-model", "world": 1000, "attack": "none"}
     scenarios.check_options(options)
     scenarios._poisoned.cache_clear()

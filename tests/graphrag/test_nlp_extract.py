@@ -50,7 +50,7 @@ def test_a_field_sheet_names_its_topic_and_a_multiword_name_stays_whole(spacy_ex
 
 
 def test_one_interface_names_its_extractors():
-    assert EXTRACTORS == ("rules", "spacy", "llm")
+    assert EXTRACTORS == ("rules", "spacy", "llm", "spacy-rules")
     with pytest.raises(ValueError, match="--model"):
         make_extractor("llm", RELATIONS)
     with pytest.raises(ValueError, match="not one of rules, spacy, llm"):
@@ -91,7 +91,7 @@ def test_the_suite_builds_its_index_with_the_chosen_extractor(spacy_extract):
     from environments.graphrag.corpus import gold_statements
     from suites.graphrag.scenarios import graphrag_suite, load_dataset, poisoned
 
-    assert graphrag_suite().options["extractor"].choices == ("rules", "spacy", "llm")
+    assert graphrag_suite().options["extractor"].choices == ("rules", "spacy", "llm", "spacy-rules")
     built = poisoned("world", 1000, "none", 5, 12, "louvain", "tdp", "targeted", "spacy")
     facts = {(s.head, s.relation, s.tail) for s in built.index.kg.statements}
     gold = {(s.head, s.relation, s.tail) for s in gold_statements(load_dataset("world", 1000).documents)}

@@ -1,0 +1,220 @@
+"""A learned stage over the spaCy extractor's reading of one line: candidate (head, tail) pairs and
+their features, scored per relation by a logistic regression (issue 50 items 1-2).
+
+The candidates of a line are ordered pairs of its names (:func:`~environments.graphrag.nlp_names.entities`)
+plus, as heads, the names the reading remembers from before the line (the page's topic, the last
+person, thing and organisation: a pronoun's or an untagged subject's candidates). Each pair is
+described by sparse string features in the manner of feature-based relation extraction (Mintz et
+al., "Distant supervision for relation extraction without labeled data", ACL 2009: the dependency
+path and the words between; Zhou et al., "Exploring various knowledge in relation extraction",
+ACL 2005: entity types, words around the mentions), plus which triples the rule stage read for
+the pair. One binary logistic regression per relation scores a pair; a triple is kept when its
+probability reaches the weights file's threshold, chosen at training time from out-of-fold
+predictions on the training sets alone (:mod:`suites.graphrag.pairmodel`). Relations the weights
+do not know (a real graph's identifiers) keep the rule stage's reading.
+
+The weights are trained by ``python -m suites.graphrag.pairmodel --write`` and ship in
+``nlp_pairs.json``; nothing is fitted or downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from environments.graphrag.nlp_names import NEGATORS, Entity, State
+
+WEIGHTS = Path(__file__).with_name("nlp_pairs.json")
+Triple = tuple[str, str, str, bool]
+_PRONOUNS = {"he", "she", "it", "its", "his", "her", "they", "their", "i", "my", "we", "our"}
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What the reading knew before the line: the antecedents a line's pronoun may take."""
+
+    person: str
+    thing: str
+    organisation: str
+    last_person: str
+
+    @classmethod
+    def of(cls, state: State) -> Remembered:
+        return cls(state.last.get("person", ""), state.last.get("thing", ""), state.organisation, state.person)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    head: str
+    tail: str
+    features: tuple[str, ...]
+
+
+def _lemma(t: Any) -> str:
+    return t.lemma_.lower() if t.is_alpha else ("#" if t.like_num else t.text)
+
+
+def _label(doc: Any, e: Entity) -> str:
+    return doc[e.end - 1].ent_type_ or "none"
+
+
+def _root(doc: Any, e: Entity) -> Any:
+    span = doc[e.start:e.end]
+    return span.root
+
+
+def _path(a: Any, b: Any) -> tuple[str, str]:
+    """The dependency path from ``a`` up to the lowest common ancestor and down to ``b``, and
+    that ancestor's lemma (Bunescu and Mooney, "A shortest path dependency kernel for relation
+    extraction", EMNLP 2005)."""
+    up = [a, *a.ancestors]
+    down = [b, *b.ancestors]
+    ids = {t.i for t in down}
+    lca = next((t for t in up if t.i in ids), None)
+    if lca is None:
+        return "none", "none"
+    left = [t.dep_ for t in up[:[t.i for t in up].index(lca.i)]]
+    right = [t.dep_ for t in down[:[t.i for t in down].index(lca.i)]]
+    return "^".join(left) + "|" + _lemma(lca) + "|" + "v".join(reversed(right)), _lemma(lca)
+
+
+def _tail_side(doc: Any, e: Entity, colon: int | None) -> list[str]:
+    root = _root(doc, e)
+    before = [_lemma(doc[k]) for k in range(max(0, e.start - 2), e.start)]
+    f = [f"tk={e.kind}", f"tl={_label(doc, e)}", f"tdep={root.dep_}", f"thead={_lemma(root.head)}",
+         f"thead2={_lemma(root.head.head)}"]
+    f += [f"pre1={before[-1] if before else '^'}", f"pre2={' '.join(before) or '^'}"]
+    f.append(f"pre1|tk={before[-1] if before else '^'}|{e.kind}")
+    if colon is not None and e.start > colon:
+        label = " ".join(_lemma(t) for t in doc[:colon] if t.is_alpha)[:40]
+        f += [f"field={label}", *(f"fieldw={w}" for w in label.split())]
+    return f
+
+
+def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembered,
+               rules: Sequence[Triple]) -> list[Candidate]:
+    """Every candidate pair of a parsed line, with its features (see the module docstring)."""
+    colon = next((t.i for t in doc if t.text == ":"), None)
+    colon = colon if colon is not None and colon < 8 else None
+    line = ["bias", *(["neg"] if any(t.lower_ in NEGATORS or t.dep_ == "neg" for t in doc) else []),
+            *(["field"] if colon is not None else [])]
+    pron = sorted({t.lower_ for t in doc if t.lower_ in _PRONOUNS})
+    line += [f"pron={p}" for p in pron]
+    inline = {e.name: e for e in ents}
+    ruled: dict[tuple[str, str], list[str]] = {}
+    by_tail: dict[str, set[str]] = {}
+    by_head: dict[str, set[str]] = {}
+    for h, r, t, neg in rules:
+        ruled.setdefault((h, t), []).append(f"rule={r}" + ("|neg" if neg else ""))
+        ruled.setdefault((t, h), []).append(f"rrev={r}")
+        by_tail.setdefault(t, set()).add(f"rule_tail={r}")
+        by_head.setdefault(h, set()).add(f"rule_head={r}")
+    triggers = sorted({_lemma(t) for t in doc if t.pos_ in ("VERB", "NOUN") and t.is_alpha})
+    if any(e.kind != "any" and any(doc[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
+           for e in ents):
+        line.append("subject_named")
+    sources: dict[str, list[str]] = {}
+    for src, name in (("topic", state.topic), ("person", before.person), ("thing", before.thing),
+                      ("org", before.organisation), ("lastperson", before.last_person)):
+        if name and name not in inline:
+            sources.setdefault(name, []).append(f"src={src}")
+    out = []
+    tails = {e.name: e for e in ents}
+    for t_name, te in tails.items():
+        tside = _tail_side(doc, te, colon)
+        pre = tside[5][5:]
+        tside += [*by_tail.get(t_name, ()), *(f"lw|pre1={w}|{pre}" for w in triggers)]
+        nearest = max((e for e in ents if e.end <= te.start and e.name != t_name), key=lambda e: e.end, default=None)
+        for h_name, he in inline.items():
+            if h_name == t_name:
+                continue
+            a, b = _root(doc, he), _root(doc, te)
+            path, lca = _path(a, b)
+            lo, hi = (he.end, te.start) if he.start < te.start else (te.end, he.start)
+            between = [_lemma(t) for t in doc[lo:hi] if not t.is_punct][:10]
+            gap = hi - lo
+            f = ["src=inline", f"hk={he.kind}", f"hl={_label(doc, he)}", f"hdep={a.dep_}",
+                 f"order={'ht' if he.start < te.start else 'th'}",
+                 f"gap={min(gap, 12) // 3}", f"path={path}", f"lca={lca}",
+                 f"lca|tk={lca}|{te.kind}", f"hdep|pre1={a.dep_}|{tside[5][5:]}",
+                 *(f"bw={w}" for w in sorted(set(between))),
+                 *(["topic"] if h_name == state.topic else []), *by_head.get(h_name, ()),
+                 *(["nearest"] if nearest is not None and nearest.name == h_name else []),
+                 *(["comma_between"] if any(t.text == "," for t in doc[lo:hi]) else [])]
+            out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
+        for h_name, srcs in sources.items():
+            root = doc[:].root if len(doc) else None
+            f = [*srcs, f"hk={state.kinds.get(h_name, 'none')}", f"root={_lemma(root) if root is not None else '^'}",
+                 f"root|pre1={_lemma(root) if root is not None else '^'}|{tside[5][5:]}",
+                 *(f"src|pron={s[4:]}|{p}" for s in srcs for p in pron), *by_head.get(h_name, ())]
+            out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
+    seen = {(c.head, c.tail) for c in out}
+    for (h, t), feats in sorted(ruled.items()):  # a rule's pair whose ends were not among the line's names
+        if (h, t) not in seen and any(x.startswith("rule=") for x in feats):
+            out.append(Candidate(h, t, tuple(sorted({*line, "src=rule-only", *feats}))))
+    return out
+
+
+@dataclass(frozen=True)
+class PairModel:
+    """Per relation: an intercept and sparse feature weights; a triple is kept at ``threshold``."""
+
+    weights: dict[str, tuple[float, dict[str, float]]]
+    threshold: float = 0.5
+
+    def probability(self, relation: str, features: Sequence[str]) -> float:
+        bias, w = self.weights[relation]
+        z = bias + sum(w.get(f, 0.0) for f in features)
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def read(self, found: Sequence[Candidate], rules: Sequence[Triple], relations: Sequence[str]) -> list[Triple]:
+        """The line's triples: the rule stage's for relations the model does not know and its
+        negated ones (the model scores asserted facts only), then every candidate's relation
+        whose probability reaches the model's threshold."""
+        known = [r for r in relations if r in self.weights]
+        out = [x for x in rules if x[1] not in self.weights or x[3]]
+        negated = {(h, r, t) for h, r, t, n in rules if n}
+        for c in found:
+            for r in known:
+                if (c.head, r, c.tail) not in negated and self.probability(r, c.features) >= self.threshold:
+                    out.append((c.head, r, c.tail, False))
+        return out
+
+
+def load_model(path: Path = WEIGHTS) -> PairModel:
+    """The shipped weights (``nlp_pairs.json``); a file that does not parse is named."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return PairModel({r: (float(v["bias"]), {k: float(x) for k, x in v["weights"].items()})
+                          for r, v in raw["relations"].items()}, float(raw["threshold"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RuntimeError(f"{path}: not a pair model's weights ({exc.__class__.__name__}: {exc})") from None
+
+
+@lru_cache(maxsize=1)
+def shipped_model() -> PairModel:
+    return load_model()
+
+
+@dataclass
+class PairStage:
+    """The spaCy extractor's learned stage: each line's candidates rescored by ``model`` (none:
+    the rule stage's triples are kept), and recorded in ``rows`` when given (training data:
+    document id, candidates, the rule stage's triples)."""
+
+    model: PairModel | None = None
+    rows: list[tuple[str, list[Candidate], list[Triple]]] | None = None
+
+    def __call__(self, doc_id: str, doc: Any, ents: Sequence[Entity], state: State, before: Remembered,
+                 found: list[Triple], relations: Sequence[str]) -> list[Triple]:
+        if self.model is None and self.rows is None:
+            return found
+        cands = candidates(doc, ents, state, before, found)
+        if self.rows is not None:
+            self.rows.append((doc_id, cands, list(found)))
+        return self.model.read(cands, found, relations) if self.model is not None else found
