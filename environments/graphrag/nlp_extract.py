@@ -143,6 +143,7 @@ class SpacyExtractor:
     _known: Gazetteer = field(default_factory=dict, init=False, repr=False)  # the corpus's page titles
     stage: Any = None  # a learned stage over each line's reading (nlp_pairs: rereads, or collects, its triples)
     _ents: list[Entity] = field(default_factory=list, init=False, repr=False)
+    _cue_index: dict[str, list[tuple[int, Cue]]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         seen = set()
@@ -163,6 +164,8 @@ class SpacyExtractor:
                     seen.add(words)
                     self.cues.append(Cue(r, "verb", words))
         self.cues.sort(key=lambda c: -len(c.words))  # longest cue first
+        for n, cue in enumerate(self.cues):  # a token is tried only against the cues its words can start
+            self._cue_index.setdefault(cue.words[0], []).append((n, cue))
         every = {**FIELDS, **UNTITLED_FIELDS, **SHEET_FIELDS, **links.LINK_FIELDS}
         self.fields = {k: v for k, v in every.items() if v in self.relations}
 
@@ -321,7 +324,10 @@ class SpacyExtractor:
         low = [t.lower_ for t in doc]
         lemma = [t.lemma_.lower() for t in doc]
         for i in range(start, len(doc)):
-            for cue in self.cues:
+            starting = self._cue_index.get(low[i], [])
+            if lemma[i] != low[i] and lemma[i] in self._cue_index:  # both lists in self.cues's order, merged
+                starting = sorted(starting + self._cue_index[lemma[i]], key=lambda nc: nc[0])
+            for _, cue in starting:
                 n = len(cue.words)
                 if i + n <= len(doc) and all(w in (low[i + k], lemma[i + k]) for k, w in enumerate(cue.words)):
                     if cue.kind == "post" and (i == 0 or not doc[i - 1].text[:1].isupper()):
