@@ -87,7 +87,9 @@ def cli_in_process(*argv: str, cwd: str | os.PathLike[str] | None = None) -> sub
         stack.enter_context(contextlib.redirect_stdout(out))
         stack.enter_context(contextlib.redirect_stderr(err))
         try:
-            status = main(list(argv))
-        except SystemExit as exit_:
-            status = exit_.code if isinstance(exit_.code, int) else 1
+            status = main(list(argv)) or 0
+        except SystemExit as exit_:  # as the interpreter exits: None is 0, a message goes to stderr as 1
+            status = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
+            if not isinstance(exit_.code, int | None):
+                print(exit_.code, file=err)
     return subprocess.CompletedProcess(["agentbed", *argv], status, out.getvalue(), err.getvalue())

@@ -182,3 +182,17 @@ def test_verify_checks_team_manifests_and_ignores_other_jsonl(tmp_path):
     members.append({"log": "team.w9.jsonl", "digest": "0" * 64})
     manifest.write_text(json.dumps({"agents": members}))
     assert "team.w9.jsonl is missing" in cli("verify", str(tmp_path), check=1).stdout
+
+
+@pytest.mark.parametrize(("exit_code", "status", "stderr"), [(None, 0, ""), (3, 3, ""), ("bad: x", 1, "bad: x\n")])
+def test_an_in_process_command_exits_as_the_interpreter_would(monkeypatch, exit_code, status, stderr):
+    """agentbed.testing.cli_in_process gives a SystemExit the status and stderr the console script's
+    process would have: None is 0, an int is itself, a message is printed and exits 1."""
+    import agentbed.cli
+
+    def main(argv):
+        raise SystemExit(exit_code)
+
+    monkeypatch.setattr(agentbed.cli, "main", main)
+    done = cli_in_process("anything")
+    assert (done.returncode, done.stderr) == (status, stderr)
