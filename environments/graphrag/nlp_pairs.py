@@ -124,10 +124,11 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
         if name and name not in inline:
             sources.setdefault(name, []).append(f"src={src}")
     out = []
-    tails = {e.name: e for e in ents}
-    for t_name, te in tails.items():
+    root = doc[:].root if len(doc) else None
+    root_lemma = _lemma(root) if root is not None else "^"
+    for t_name, te in inline.items():
         tside = _tail_side(doc, te, colon)
-        pre = tside[5][5:]
+        pre = tside[5][5:]  # the word before the tail (_tail_side's "pre1=")
         tside += [*by_tail.get(t_name, ()), *(f"lw|pre1={w}|{pre}" for w in triggers)]
         nearest = max((e for e in ents if e.end <= te.start and e.name != t_name), key=lambda e: e.end, default=None)
         for h_name, he in inline.items():
@@ -141,16 +142,14 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
             f = ["src=inline", f"hk={he.kind}", f"hl={_label(doc, he)}", f"hdep={a.dep_}",
                  f"order={'ht' if he.start < te.start else 'th'}",
                  f"gap={min(gap, 12) // 3}", f"path={path}", f"lca={lca}",
-                 f"lca|tk={lca}|{te.kind}", f"hdep|pre1={a.dep_}|{tside[5][5:]}",
+                 f"lca|tk={lca}|{te.kind}", f"hdep|pre1={a.dep_}|{pre}",
                  *(f"bw={w}" for w in sorted(set(between))),
                  *(["topic"] if h_name == state.topic else []), *by_head.get(h_name, ()),
                  *(["nearest"] if nearest is not None and nearest.name == h_name else []),
                  *(["comma_between"] if any(t.text == "," for t in doc[lo:hi]) else [])]
             out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
         for h_name, srcs in sources.items():
-            root = doc[:].root if len(doc) else None
-            f = [*srcs, f"hk={state.kinds.get(h_name, 'none')}", f"root={_lemma(root) if root is not None else '^'}",
-                 f"root|pre1={_lemma(root) if root is not None else '^'}|{tside[5][5:]}",
+            f = [*srcs, f"hk={state.kinds.get(h_name, 'none')}", f"root={root_lemma}", f"root|pre1={root_lemma}|{pre}",
                  *(f"src|pron={s[4:]}|{p}" for s in srcs for p in pron), *by_head.get(h_name, ())]
             out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
     seen = {(c.head, c.tail) for c in out}
