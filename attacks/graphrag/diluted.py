@@ -43,8 +43,11 @@ MIN_PAGE = 3  # statements a page needs to be about its subject (controllers.gra
 
 def conversions_needed(subjects: int, single: int) -> int:
     """Subjects of one object that need a second before the relation stops being single-valued
-    (``2 * single > subjects`` is :func:`controllers.graphrag.tdp.functional`'s test)."""
-    return max(0, single - subjects // 2)
+    (``2 * single > subjects`` is :func:`controllers.graphrag.tdp.functional`'s test); since
+    session 16 a subject given a second object on a page of its own leaves both counts
+    (:func:`controllers.graphrag.tdp.agreed_objects`), so ``k`` of them must make
+    ``2 * (single - k) <= subjects - k``."""
+    return max(0, 2 * single - subjects)
 
 
 def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubjects, rng: random.Random,
@@ -52,7 +55,7 @@ def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubj
     """Pages of second objects that make every contested relation read as multi-valued, the
     cheapest relations first, at most ``limit`` statements (and ``pages_limit`` pages) in all.
     The defense counts a subject's objects only on pages about the subject
-    (:func:`controllers.graphrag.tdp.stated_objects`), so each page is about one subject: its
+    (:func:`controllers.graphrag.tdp.page_accounts`), so each page is about one subject: its
     second objects (several relations' on one page where the subject is a one-object subject of
     several) among true facts of the subject, :data:`MIN_PAGE` statements at least. Each round
     counts, on the attacker's reading of the clean corpus, its fake claims and its pages so far

@@ -93,13 +93,15 @@ def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
 
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
                 min_sources: int | None = None, abstain: bool = False, disputes: bool = False,
-                paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False) -> Defense:
+                paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False,
+                own_account: bool = False) -> Defense:
     needed = ranker.needed()
 
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
         return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
                                  min_sources=min_sources, needed=needed, abstain=abstain, disputes=disputes,
-                                 paged_support=paged_support, witnessed=witnessed, single_accounts=single_accounts)
+                                 paged_support=paged_support, witnessed=witnessed, single_accounts=single_accounts,
+                                 own_account=own_account)
 
     return defend
 
@@ -139,37 +141,53 @@ def anchored_ends(kg: KnowledgeGraph, entity: str, cand: Candidate, unanchoring:
 
 
 def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float],
-                 tol: float = 1e-9, unanchoring: Collection[str] = ()) -> list[Candidate]:
+                 tol: float = 1e-9, unanchoring: Collection[str] = (),
+                 account: Collection[str] = ()) -> list[Candidate]:
     """The candidates the ranker keeps: those scoring the best score (within ``tol``) and,
     among tied ones, those stated on pages about more of the claim's ends
     (:func:`anchored_ends`). A tie that remains is no evidence: none of the tied
     candidates loses evidence and the reader weighs them as it would undefended. Issue #51:
     breaking ties by name let a framing attack win where the undefended reader kept the truth;
-    leaving every tie to the reader hands it to whoever wrote most documents."""
-    best = max(scores)
-    top = [c for c, sc in zip(conflict.candidates, scores, strict=True) if sc >= best - tol]
+    leaving every tie to the reader hands it to whoever wrote most documents. With an
+    ``account`` (:func:`entity_account`), only the candidates it names compete."""
+    named = [(c, sc) for c, sc in zip(conflict.candidates, scores, strict=True) if not account or c.answer in account]
+    best = max(sc for _, sc in named)
+    top = [c for c, sc in named if sc >= best - tol]
     if len(top) > 1:
         anchors = [anchored_ends(kg, conflict.entity, c, unanchoring) for c in top]
         top = [c for c, a in zip(top, anchors, strict=True) if a == max(anchors)]
     return top
 
 
-def stated_objects(kg: KnowledgeGraph, pair: tuple[str, str]) -> set[str]:
-    """The objects the graph's non-negated statements give the (subject, relation) ``pair`` on
-    pages about the subject (:func:`document_subject`): where an encyclopedia keeps the
-    subject's own account, the pages :func:`disputed_entity` compares. A statement on a page
-    about something else, or about nothing, says nothing of how many objects the subject has."""
-    out = set()
+def page_accounts(kg: KnowledgeGraph, pair: tuple[str, str]) -> dict[str, frozenset[str]]:
+    """Per page about the subject of the (subject, relation) ``pair`` (:func:`document_subject`),
+    the objects its statements give the pair, less those the page retracts (a dated "no longer
+    works for"): where an encyclopedia keeps the subject's own account, the pages
+    :func:`disputed_entity` compares. A statement on a page about something else, or about
+    nothing, says nothing of how many objects the subject has."""
+    out: dict[str, set[str]] = {}
+    retracted: dict[str, set[str]] = {}
     for i in kg.by_pair.get(pair, ()):
         s = kg.statements[i]
-        if not s.negated and document_subject(kg, s.doc) == pair[0]:
-            out.add(s.tail)
-    return out
+        if document_subject(kg, s.doc) == pair[0]:
+            (retracted if s.negated else out).setdefault(s.doc, set()).add(s.tail)
+    return {d: frozenset(v - retracted.get(d, set())) for d, v in out.items() if v - retracted.get(d, set())}
+
+
+def agreed_objects(kg: KnowledgeGraph, pair: tuple[str, str]) -> frozenset[str] | None:
+    """The objects every page about the subject gives the ``pair`` (:func:`page_accounts`) when
+    they all give the same ones; ``None`` when no page does, or when its pages disagree (a page
+    lists fewer objects than another, or others). Issue #51's ``diluted`` gave one-object subjects
+    a second object on a page of its own, beside their real page; a subject whose own pages
+    disagree now tells the statistic nothing either way (:func:`single_object_subjects`)."""
+    accounts = set(page_accounts(kg, pair).values())
+    return next(iter(accounts)) if len(accounts) == 1 else None
 
 
 def single_object_subjects(kg: KnowledgeGraph) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-    """Per relation: the subjects the graph states it of on their own pages
-    (:func:`stated_objects`) and those of them it gives exactly one object. One counter for the
+    """Per relation: the subjects whose own pages all give it the same objects
+    (:func:`agreed_objects`; a subject whose pages disagree counts neither way) and those of them
+    given exactly one object. One counter for the
     defense (:func:`functional`) and the white-box attacker's model of it. Memoised per graph; a
     graph that extends another (:meth:`KnowledgeGraph.extended`, the white-box surrogate's)
     recounts only the subjects its new statements touch."""
@@ -183,7 +201,7 @@ def single_object_subjects(kg: KnowledgeGraph) -> dict[str, tuple[frozenset[str]
         subjects, single = sets.setdefault(pair[1], (set(), set()))
         subjects.discard(pair[0])
         single.discard(pair[0])
-        tails = stated_objects(g, pair)
+        tails = agreed_objects(g, pair)
         if tails:
             subjects.add(pair[0])
             if len(tails) == 1:
@@ -214,7 +232,12 @@ def functional(kg: KnowledgeGraph, relation: str) -> bool:
     al., VLDB 2011: subjects over subject-object pairs) is the same idea; the median is used
     because a few subjects given many objects cannot move it: turning a single-valued relation
     into a multi-valued one takes a second object for most of its subjects, and (issue #51's
-    ``diluted``) each on a page about that subject, as the dispute check reads only those pages."""
+    ``diluted``) each on a page about that subject, as the dispute check reads only those pages.
+    Session 16: such a page leaves the subject's pages disagreeing, which counts neither way, so
+    an attacker who only adds pages must take nearly every one-object subject out of the count
+    (``2 * single - subjects`` pages, not half as many); a true page listing fewer of a subject's
+    several objects takes that subject out too, so no count of true pages can turn a relation
+    whose subjects are all several-valued (a company's offices) single-valued."""
     subjects, single = single_object_subjects(kg).get(relation, (frozenset(), frozenset()))
     return 2 * len(single) > len(subjects)
 
@@ -258,6 +281,26 @@ def split_accounts(kg: KnowledgeGraph, conflict: Conflict) -> frozenset[str]:
     return frozenset(d for d, objects in stated.items() if len(objects) > 1)
 
 
+def entity_account(kg: KnowledgeGraph, conflict: Conflict, unanchoring: Collection[str] = ()) -> frozenset[str]:
+    """The step's objects that pages about the contested entity state (:func:`document_subject`;
+    a page's retracted claims, and pages in ``unanchoring`` (:func:`split_accounts`), not counted)
+    where its relation is single-valued (:func:`functional`): the entity's own account, which
+    ``own_account`` ranks above every candidate it does not name. A clean encyclopedia keeps a
+    person's birthplace on the person's page; issue #51's white-box attacks won where the truth had
+    that page and the fake had a page about its own object and more support paths than the truth.
+    An attacker's page about the entity stating the fake alone is a dispute
+    (:func:`disputed_entity`), and one co-signing the truth anchors nothing. A true page can only
+    add the true object to the account."""
+    if not functional(kg, conflict.relation):
+        return frozenset()
+    skip = set(unanchoring)
+    out: set[str] = set()
+    for c in conflict.candidates:
+        if any(document_subject(kg, d) == conflict.entity for d in c.claim_docs(kg) - retracting_docs(kg, c) - skip):
+            out.add(c.answer)
+    return frozenset(out)
+
+
 def tampered_step(kg: KnowledgeGraph, entity: str, claims: Iterable[set[int]]) -> bool:
     """Some claim of a step (``entity``, relation) sits in a page about a third entity
     (:func:`off_subject_statement`): clean pages state a neighbour's fact only beside their own
@@ -283,7 +326,7 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
                       plausibility: float | None = None, min_sources: int | None = None,
                       every_feature: bool = False, needed: frozenset[str] | None = None,
                       abstain: bool = False, disputes: bool = False, paged_support: bool = False,
-                      witnessed: bool = False, single_accounts: bool = False) -> Verdict:
+                      witnessed: bool = False, single_accounts: bool = False, own_account: bool = False) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_statement`, against TKPA's edits; only
@@ -303,7 +346,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     independent only where a page about one of its ends states it (:class:`QueryContext`);
     ``witnessed``: each page witnesses one support path at most (:func:`witnessed_paths`);
     ``single_accounts``: a page giving the entity two objects of a single-valued step anchors
-    neither (:func:`split_accounts`).
+    neither (:func:`split_accounts`); ``own_account``: on a single-valued step, only the objects the
+    entity's own pages state compete, when they state any (:func:`entity_account`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim). Only the features the ranker weighs (``needed``, by default
     :meth:`PairwiseRanker.needed`) are computed, unless ``every_feature`` (the reference the
@@ -321,12 +365,13 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
         ctx = QueryContext(kg, alive, conflict, paged_support, witnessed,
                            split_accounts(kg, conflict) if single_accounts else frozenset())
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
-        top = tied_winners(kg, conflict, scores, unanchoring=ctx.unanchoring)
+        account = entity_account(kg, conflict, ctx.unanchoring) if own_account else frozenset()
+        top = tied_winners(kg, conflict, scores, unanchoring=ctx.unanchoring, account=account)
         winner = merged(top)
         suspicion = verdict.suspicion
-        best = max(scores)
+        best = max(sc for c, sc in zip(conflict.candidates, scores, strict=True) if not account or c.answer in account)
         for c, sc in zip(conflict.candidates, scores, strict=True):
-            gap = best - sc  # >= 0, so this is max(old or 0.0, gap) per edge
+            gap = max(0.0, best - sc)  # so this is max(old or 0.0, gap) per edge
             suspicion.update({i: gap for i in c.edges if suspicion.get(i, -1.0) < gap})
             if all(c is not w for w in top):
                 keep = co_asserting_docs(kg, c, winner) if keep_sets else set()

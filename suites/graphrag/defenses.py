@@ -30,7 +30,8 @@ TDP_CHECKS: dict[str, dict[str, Any]] = {  # tdp_defense keyword arguments
     "tdp-plausible": {"plausibility": PLAUSIBILITY_RATE},
     "tdp-diverse": {"min_sources": MIN_SOURCES},
     "tdp-abstain": {"abstain": True},
-    "tdp-disputed": {"disputes": True, "paged_support": True, "witnessed": True, "single_accounts": True},
+    "tdp-disputed": {"disputes": True, "paged_support": True, "witnessed": True, "single_accounts": True,
+                     "own_account": True},
 }
 
 

@@ -19,6 +19,7 @@ from controllers.graphrag.tdp import (
     PairwiseRanker,
     anchored_ends,
     disputed_entity,
+    entity_account,
     single_object_subjects,
     split_accounts,
 )
@@ -31,14 +32,16 @@ TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_wi
 
 
 def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False, disputes: bool = False,
-                  paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False) -> Surrogate:
+                  paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False,
+                  own_account: bool = False) -> Surrogate:
     """Score margin of the fake answer over the best other candidate at the contested step.
     With no conflict there, ``inf``; ``strict`` (``bridged``'s model): ``inf`` only when the
     fake is the one object read there, ``-inf`` when it is not read at all (``adaptive`` keeps
     the looser reading its shipped corpora were written with). ``disputes``: the defense
     abstains where the entity's own pages disagree (``tdp-disputed``), a lost step, ``-inf``;
     ``paged_support``, ``witnessed`` and ``single_accounts``: its stricter counts of independent
-    support and of anchors (``tdp-disputed`` too)."""
+    support and of anchors; ``own_account``: only the objects the entity's own pages state compete
+    (``tdp-disputed`` too)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
     clean = KnowledgeGraph(extract(dataset.documents))  # extended per corpus, never rebuilt
     needed = ranker.needed()  # the defense's own fast path: the same scores, bit for bit
@@ -54,14 +57,18 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
             return -math.inf
         ctx = QueryContext(kg, retrieved, conflict, paged_support, witnessed,
                            split_accounts(kg, conflict) if single_accounts else frozenset())
-        scores = {c.answer: ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates}
+        account = entity_account(kg, conflict, ctx.unanchoring) if own_account else frozenset()
+        if account and target.fake not in account:
+            return -math.inf  # the entity's own pages name only others: the fake loses whatever it scores
+        scores = {c.answer: ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates
+                  if not account or c.answer in account}
         others = [v for a, v in scores.items() if a != target.fake]
         gap = scores.get(target.fake, -math.inf) - max(others, default=-math.inf)
         if abs(gap) > TIE:
             return gap
         # a tie goes to the candidate pages about more of its ends state (TDP's tie-break); one
         # left even removes nothing and leaves the fake to the reader, which beats losing it
-        anchors = {c.answer: anchored_ends(kg, s, c, ctx.unanchoring) for c in conflict.candidates}
+        anchors = {c.answer: anchored_ends(kg, s, c, ctx.unanchoring) for c in conflict.candidates if c.answer in scores}
         rival = max((v for a, v in anchors.items() if a != target.fake), default=0)
         lead = anchors.get(target.fake, 0) - rival
         return TIE * lead / 2 if lead else TIE / 4

@@ -18,17 +18,20 @@ from suites.graphrag.whitebox import single_subjects
 
 @given(st.integers(1, 200), st.data())
 def test_conversions_needed_is_the_fewest_that_turn_the_median_off_one(subjects, data):
+    """A subject given a second object on a page of its own counts neither way (its pages
+    disagree), so k of them leave single - k of subjects - k."""
     single = data.draw(st.integers(0, subjects))
     k = conversions_needed(subjects, single)
-    assert not 2 * (single - k) > subjects  # functional's test, after k second objects
-    assert k == 0 or 2 * (single - k + 1) > subjects  # one fewer is not enough
+    assert not 2 * (single - k) > subjects - k  # functional's test, after k second objects
+    assert k == 0 or 2 * (single - k + 1) > subjects - k + 1  # one fewer is not enough
 
 
-def test_diluted_stays_within_each_targets_budget_and_makes_every_contested_relation_multi_valued():
+def test_diluted_stays_within_each_targets_budget_and_cannot_dilute_a_relation_of_one_object_subjects():
     """Development world 5 through the grid's path (the attack registered, its white-box knowledge
-    wired for ``tdp-disputed``): every target spends at most 5 documents and 20 statements, the
-    diluting pages together spend more than one target's budget could, and in the index the
-    defense reads, no relation an attack target contests is single-valued."""
+    wired for ``tdp-disputed``): every target spends at most 5 documents and 20 statements, and
+    (session 16) with a subject whose own pages disagree counted neither way, the pooled budget
+    cannot make a relation of one-object subjects multi-valued: every contested relation stays
+    single-valued in the index the defense reads, where session 15's statistic lost them all."""
     built = poisoned("world", 5, "diluted", 5, 12, "louvain", "tdp-disputed")
     budget = built.budget
     assert built.spend and all(s.documents <= budget.documents and s.statements <= budget.statements
@@ -37,7 +40,6 @@ def test_diluted_stays_within_each_targets_budget_and_makes_every_contested_rela
     n = len(built.plan.targets)
     pages = dilution_pages(data, built.plan, single_subjects(data), random.Random(5),
                            int(POOLED_SHARE * n * budget.statements), int(POOLED_SHARE * n * budget.documents))
-    assert sum(len(p.claims) for p in pages) > budget.statements  # pooled: no one target could pay it
     assert all(len(p.claims) <= STATEMENTS_PER_DOCUMENT for p in pages)
     # each a page about one subject (the defense counts objects only there): every claim names it
     assert all(len(p.claims) >= MIN_PAGE and set.intersection(*({c.fact.head, c.fact.tail} for _, c in p.claims))
@@ -46,7 +48,7 @@ def test_diluted_stays_within_each_targets_budget_and_makes_every_contested_rela
     relations = {t.fact.relation for t in built.plan.targets}
     clean = poisoned("world", 5, "none", 5, 12, "louvain")
     assert any(functional(clean.index.kg, r) for r in relations)  # there was something to dilute
-    assert not any(functional(kg, r) for r in relations), {r: single_object_subjects(kg)[r] for r in relations}
+    assert all(functional(kg, r) for r in relations), {r: single_object_subjects(kg)[r] for r in relations}
 
 
 def test_second_objects_count_only_on_pages_about_their_subject():
@@ -75,4 +77,7 @@ def test_second_objects_count_only_on_pages_about_their_subject():
                                                               and t.relation != relation][:2]]])
            for k, f in enumerate(second)]
     after = single_object_subjects(grown(own))[relation]
-    assert after[0] == subjects and len(after[1]) < len(single)
+    # session 16: a converted subject's own pages now disagree, so it counts neither way: none turns
+    # multi-valued, every one that stops counting as single leaves the subjects too
+    converted = single - after[1]
+    assert converted <= set(people) and len(converted) >= 6 and after[0] == subjects - converted

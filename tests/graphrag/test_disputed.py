@@ -15,7 +15,14 @@ from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
 from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, witnessed_paths
-from controllers.graphrag.tdp import anchored_ends, disputed_entity, functional, split_accounts
+from controllers.graphrag.tdp import (
+    agreed_objects,
+    anchored_ends,
+    disputed_entity,
+    entity_account,
+    functional,
+    split_accounts,
+)
 from environments.graphrag.corpus import Document
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
@@ -173,3 +180,39 @@ def test_a_page_giving_the_entity_two_objects_anchors_neither(world):
             assert anchored_ends(kg, target.fact.head, fake) > anchored_ends(kg, target.fact.head, fake, unanchoring)
             split += 1
     assert split >= len(plan.targets) // 2
+
+
+def test_a_changed_job_is_one_account_and_a_second_page_with_another_object_counts_neither_way(world):
+    """Session 16's statistic: a person's page that retracts the old employer gives one object,
+    the current one; a page about a one-object subject giving another object (``diluted``'s) leaves
+    the subject's pages disagreeing, so it counts neither as one object nor as several."""
+    kg = build_index(world.documents, world.table, community_method="none").kg
+    changed = sorted(f.head for f in world.natural if f.relation == "works_for")
+    agreed = [agreed_objects(kg, (p, "works_for")) for p in changed]
+    assert changed and sum(a == frozenset(world.index[(p, "works_for")]) for p, a in zip(changed, agreed, strict=True)) \
+        >= len(changed) - 1
+    person = next(p for p, a in zip(changed, agreed, strict=True) if a is not None and len(a) == 1)
+    other = next(f.tail for f in world.facts if f.relation == "works_for" and f.tail not in agreed_objects(kg, (person, "works_for")))
+    own = [f for f in world.facts if f.head == person and f.relation in ("born_in", "studied_at")]
+    page = Document("second", world.table.show(person), [world.table.sentence(f) for f in own] +
+                    [world.table.sentence(type(own[0])(person, "works_for", other))])
+    assert agreed_objects(_grown(world, [page]), (person, "works_for")) is None
+
+
+def test_a_page_about_the_fake_object_never_outranks_the_entitys_own_account(world):
+    """``bridged`` without a page about the entity (a page about the fake object and its links):
+    on a single-valued step whose entity's own page states the true object, only that object
+    competes (``own_account``), however many support paths the fake was given."""
+    plan = plan_attack(world, world.questions[:12], seed=1)
+    named = 0
+    for t, target in enumerate(plan.targets):
+        docs = craft_bridged(world, target, t, random.Random(t), AttackBudget.of(5), on_entity=0, on_object=1,
+                             per_page=3, paged=True, spread=True)
+        kg = _grown(world, docs)
+        conflict = _conflict(kg, target)
+        if conflict is None:
+            continue
+        account = entity_account(kg, conflict, split_accounts(kg, conflict))
+        assert target.fake not in account
+        named += account == {target.fact.tail}
+    assert named >= len(plan.targets) // 2
