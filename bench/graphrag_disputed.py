@@ -20,6 +20,20 @@ by 16:15 UTC is stopped and reported as not measured::
     nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset umls --out umls.json
     nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset nations --out nations.json
     nice -n 10 timeout 2400 .venv/bin/python bench/graphrag_disputed.py --dataset kinships --out kinships.json
+
+Session 16 (tdp8) pre-registration, committed before the run: ``tdp-disputed`` as of 7a5b1fc (session
+15's rules, plus: a subject whose own pages disagree counts neither way in the single-valuedness
+statistic, a page's retracted objects not counted; and on a single-valued step only the objects the
+entity's own pages state compete, ``own_account``), against every shipped white-box attack re-optimised
+for it (``diluted`` at pooled share 0.5, the best of 0.3 / 0.5 / 0.75 / 1.0 on development worlds 4-7:
+0.23 / 0.17 at 0.75 and 1.0; ``bridged`` with ``paged`` and ``spread``; ``adaptive``). Metric: attack
+success on the targeted questions (95% bootstrap clustered over worlds); the reported figure is the
+highest success among ``diluted``, ``bridged`` and ``adaptive`` against ``tdp-disputed``, with its
+interval, whatever it is; clean accuracy paired with ``tdp`` and undefended. Run once on held-out
+worlds 1028-1031 (never used before), seed 0, scripted reader, then (not held out, if time allows, each
+stopped at 18:55 UTC if not finished and reported as not measured) GeoNames, UMLS, Nations, Kinships::
+
+    nice -n 10 timeout 1500 .venv/bin/python bench/graphrag_disputed.py --dataset world --base 1028 --out held1028.json
 """
 
 from __future__ import annotations
@@ -46,7 +60,8 @@ CELLS = [("clean:tdp-disputed", "none", "tdp-disputed", None), ("clean:tdp", "no
          ("bridged(tdp):none", "bridged", "none", None), ("frame:tdp-disputed", "frame", "tdp-disputed", None),
          ("frame:none", "frame", "none", None), ("diluted(disp):none", "diluted", "none", "tdp-disputed"),
          ("diluted(disp):tdp", "diluted", "tdp", "tdp-disputed"),
-         ("bridged(disp):none", "bridged", "none", "tdp-disputed")]
+         ("bridged(disp):none", "bridged", "none", "tdp-disputed"),
+         ("adaptive:tdp-disputed", "adaptive", "tdp-disputed", None)]
 PAIRS = [("clean:tdp-disputed", "clean:tdp"), ("clean:tdp-disputed", "clean:none"),
          ("diluted:tdp-disputed", "bridged:tdp-disputed"), ("diluted:tdp-disputed", "bridged:tdp"),
          ("diluted:tdp-disputed", "diluted(disp):none"), ("diluted(disp):tdp", "diluted(disp):none"),
