@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(DATA.glob("*.jsonl.gz"))
 # slip-noise*.json: claim 3's development-only slip-rate builds (cross-validated, no held-out side);
 # slip-heldout-noise*.json: the same rates fitted on them and scored on held-out games 0-7 of seed 4
-# (-held24: on all 24 held-out games)
+# (-held24: on all 24 held-out games; -held32: on all 32)
 RECORDS = sorted([DATA / "headline.json", *DATA.glob("heldout-*.json"), *DATA.glob("slip-*.json")])
 # learning curves that name their datasets (development parts built with --skip-games among them)
 CURVES = sorted(p for p in DATA.glob("curve-*.json") if "datasets" in json.loads(p.read_text(encoding="utf-8")))
@@ -59,14 +59,16 @@ def test_the_records_name_the_committed_datasets_by_sha256():
 # (ALFWorld is slow); slip-heldout-noise0.06's held-out file is the headline's first part, rebuilt by the demo.
 # The slip-rate records fitted on more development games (slip-heldout-noiseR-devN.json) score the same
 # held-out files as the 8-game ones; the last new development part at 0.25 is rebuilt below. Those scored on
-# all 24 held-out games (-held24) hold the 8-game file as their first part and games 8-23 built the same way
-# (--skip-games): one record's last part at 0.25 is rebuilt, standing for the 8-game one at 0.25 too.
-HELD_REBUILT = "slip-heldout-noise0.25-dev32-held24.json"
+# all 24 or 32 held-out games (-held24, -held32) hold the 8-game file as their first part and games 8-31
+# built the same way (--skip-games): one record's last part at 0.25 (games 24-31) is rebuilt, standing for
+# the others at 0.25 too (games 8-23's parts are those commands but for --skip-games, tested below).
+HELD_REBUILT = "slip-heldout-noise0.25-dev32-held32.json"
 NOT_REBUILT = ("heldout-scienceworld.json", "slip-noise0.0.json", "slip-heldout-noise0.0.json", "slip-heldout-noise0.06.json",
                "slip-heldout-noise0.25.json",
+               *(p.name for p in DATA.glob("slip-heldout-noise*-held32.json") if p.name != HELD_REBUILT),
                *(p.name for p in DATA.glob("slip-heldout-noise*-dev*.json") if p.name != HELD_REBUILT))
 DEV_REBUILT = [DATA / "headline.json", *sorted(p for p in DATA.glob("slip-heldout-noise0.25-dev*.json")
-                                                if "held24" not in p.name)]
+                                                if not p.name.endswith(("-held24.json", "-held32.json")))]
 
 
 @pytest.mark.parametrize("path", [p for p in RECORDS if p.name not in NOT_REBUILT],
@@ -136,10 +138,10 @@ def test_a_dataset_in_parts_is_one_configuration_split_by_skip_games(path, side)
 
 
 @pytest.mark.parametrize("rate", ["0.0", "0.25"])
-@pytest.mark.parametrize(("side", "parts"), [("dev-s0", 8), ("heldout-s4", 3)])
+@pytest.mark.parametrize(("side", "parts"), [("dev-s0", 8), ("heldout-s4", 4)])
 def test_each_slip_rate_part_is_the_headline_part_but_for_the_experts_rows(side, parts, rate):
     """Claim 3's parts at slip rates 0 and 0.25 (development: games 0-63 of seed 0, eight builds of 8;
-    held out: games 0-23 of seed 4, three builds of 8) are the headline's 0.06 parts' commands with only
+    held out: games 0-31 of seed 4, four builds of 8) are the headline's 0.06 parts' commands with only
     --expert-noise and --out changed: the same checkpoints and branches, every non-expert row
     identical, the rate recorded."""
     refs = sorted(DATA.glob(f"{side}-*-noisy-indep.jsonl.gz"))
