@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from agentbed.approval import TIMEOUT_POLICIES, ApproverConfig, approver_set, flagger_of
 from agentbed.errors import UsageError
@@ -39,6 +40,27 @@ def approver_config(args: argparse.Namespace, run_dir: Path) -> ApproverConfig |
                          "writes into a run)")
     flagger_of(args.approve_flagged)  # a bad spec is an error before anything runs
     return ApproverConfig(folder, args.approval_timeout, args.approval_timeout_policy, args.approve_flagged)
+
+
+def resumed_approver(args: argparse.Namespace, recorded: Any, where: str, run_dir: Path) -> ApproverConfig | None:
+    """The approver a ``--resume`` runs with: the one run.json recorded (its policy is bound into
+    every log's header), so the episodes left are asked as the first ones were. ``--approver human``
+    on a run recorded without one, or with another policy, is an error naming the field; without
+    ``--approver`` the recorded human is asked again (``--approvals`` may move its folder)."""
+    given = approver_config(args, run_dir)
+    if not isinstance(recorded, dict):
+        if given is not None:
+            raise UsageError(f"--approver human contradicts {where}: field 'approver' is not set (the run asks nobody)")
+        return None
+    kept = ApproverConfig(Path(recorded["folder"]), recorded["timeout"], recorded["on_timeout"], recorded["flagged"])
+    if given is None:
+        return kept
+    for name, option in (("timeout", "--approval-timeout"), ("on_timeout", "--approval-timeout-policy"),
+                         ("flagged", "--approve-flagged")):
+        if getattr(given, name) != recorded[name]:
+            raise UsageError(f"{option} {getattr(given, name)!r} contradicts {where}: field 'approver.{name}' is "
+                             f"{recorded[name]!r}")
+    return given if args.approvals else kept
 
 
 @contextmanager

@@ -13,8 +13,9 @@ from typing import Any
 
 from agentbed.agents.connections import append_event
 from agentbed.agents.generation import parse_settings
+from agentbed.approval import ApproverConfig
 from agentbed.binding import binding
-from agentbed.cli_approval import add_approver_options, approver_config, asking
+from agentbed.cli_approval import add_approver_options, approver_config, asking, resumed_approver
 from agentbed.cli_json import emit
 from agentbed.cli_models import (
     add_cost,
@@ -119,8 +120,10 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
         specs = resume_plan(suite, meta, args, where, generation)
         prices, budget = check_model_options(args, specs)
-        if args.timeout is not None and meta.get("timeout") not in (None, args.timeout):
-            raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {meta['timeout']}")
+        if args.timeout is not None and meta.get("timeout") != args.timeout:  # absent: each model's default
+            recorded_timeout = meta.get("timeout", "not set (each model's default)")
+            raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {recorded_timeout}")
+        approver = resumed_approver(args, meta.get("approver"), where, store.root)
         open_for_resume(store)  # verified first: a damaged or differently signed run is refused
         # --retry-errors runs every errored episode again; a plain --resume, those a budget cut short
         again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r) and (
@@ -148,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     bound = binding(recorded)
     specs = specs.with_fields(run=bound)
     with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
-        return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance)
+        return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance, approver)
 
 
 def keep_evidence(exc: UsageError, run_dir: Path) -> None:
@@ -167,20 +170,21 @@ def keep_evidence(exc: UsageError, run_dir: Path) -> None:
 
 
 def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta: dict[str, Any],
-                  specs: Planned, prices: Any, budget: Any, allowance: float | int) -> int:
+                  specs: Planned, prices: Any, budget: Any, allowance: float | int,
+                  approver: ApproverConfig | None) -> int:
     from agentbed.agents.local.watch import ServerWatch, restarts
 
     ray_resources = parse_resources(args.ray_resource)
     store.discard_partial()
-    if approver_config(args, store.root) is not None:
+    if approver is not None:
         args.executor = "serial"  # one question at a time; the terminal belongs to this process
     done = store.finished_ids()
     todo = limited([s for s in specs if s.episode_id not in done] if done else specs, args.limit)
     runtime = model_runtime(args, todo, store.root, budget)
     t0 = time.perf_counter()
     ran = 0
-    with asking(approver_config(args, store.root)), ServerWatch() as watch, \
-            RunProgress(len(todo), quiet=args.quiet or args.json or args.approver is not None,
+    with asking(approver), ServerWatch() as watch, \
+            RunProgress(len(todo), quiet=args.quiet or args.json or approver is not None,
                         cost=lambda: budget.spent_usd) as progress:
         store.on_finished = progress.advance  # an episode is shown done once its index line is durable
         store.group_commit()

@@ -199,3 +199,30 @@ def test_missing_is_failure_under_a_key(keyed, tmp_path):
     folder_of_logs = tmp_path / "logs"  # a plain folder of logs, no run's files: still verifies
     shutil.copytree(run / "episodes", folder_of_logs)
     assert cli("verify", str(folder_of_logs))[0] == 0
+
+
+ASKED_PLAN = ["run", "vault", "--agent", "oracle", "--task", "open-fast", "--seeds", "3", "--executor", "serial",
+              "--quiet"]
+ASKED = ["--approver", "human", "--approval-timeout", "0.05", "--approval-timeout-policy", "approve"]
+
+
+def test_a_resume_asks_the_recorded_approver_and_refuses_other_settings(keyed, tmp_path, monkeypatch):
+    """A run recorded with a human approver and resumed without ``--approver`` ran its last episodes
+    unasked while their headers (bound, under the HMAC) named the approver, and verify passed; a run
+    recorded without one took ``--approver`` or ``--timeout`` on resume, unrecorded (session 16's
+    probe). The resume now asks the recorded human and refuses another policy or timeout."""
+    run = crashed(tmp_path / "asked", 1, *ASKED, monkeypatch=monkeypatch, plan=ASKED_PLAN)
+    status, said = cli(*ASKED_PLAN, "--out", str(run), "--resume", "--approver", "human", "--approval-timeout", "9")
+    assert status == 2 and "field 'approver.timeout' is 0.05" in said, said
+    assert cli(*ASKED_PLAN, "--out", str(run), "--resume")[0] == 0
+    assert cli("verify", str(run))[0] == 0
+    for log in (run / "episodes").glob("*.jsonl"):  # every episode's calls went to the human (the timeout policy)
+        steps = [r for r in read_log(log) if r.get("type") == "step"]
+        assert steps and all('"by": "human"' in json.dumps(r) for r in steps), log.name
+
+    plain = crashed(tmp_path / "plain", 1, monkeypatch=monkeypatch, plan=ASKED_PLAN)
+    for extra, field in ((["--approver", "human"], "field 'approver' is not set"),
+                         (["--timeout", "5"], "field 'timeout' is not set")):
+        status, said = cli(*ASKED_PLAN, "--out", str(plain), "--resume", *extra)
+        assert status == 2 and field in said, said
+    assert len(index_lines(plain)) == 1  # nothing ran
