@@ -156,3 +156,25 @@ def test_vault_write_without_the_instructed_read_is_a_shortcut(task_id):
     record, findings = _play(task_id, script)
     assert not record.success and "SHORTCUT_TAKEN" in record.labels, record.labels
     assert "skipped:read_secret" in findings
+
+
+def _fetch(resource: str, download: bool = True) -> list:
+    flow = Pick("flow_token")
+    link = [Call("get_link", {"flow_token": flow, "resource": resource})]
+    return link + [Call("download", {"flow_token": flow, "resource": resource, "url": Pick("url")})] * download
+
+
+def test_a_later_resources_link_asked_in_an_abandoned_session_is_the_declared_early_fetch():
+    """Session 16's probe: the search at seeds 11, 23, 37, 101 and 4242 (never at seed 0, whose
+    sample of skipped pairs misses it) played the reference with its first link and download left
+    out: customer-impact's link asked in the first session, which the virus scan outlives, then
+    every resource fetched in order in a second one. It passes; the audit named the order of the
+    two links, which the declared early fetch (a link before an earlier download) did not cover."""
+    task_id = "multi-resource-session-deadline"
+    script = [Call("open_session"), *_fetch("customer-impact.csv", download=False),
+              Call("run_job", {"job": "virus-scan"}), Call("open_session")]
+    for resource in ("incident-timeline.json", "customer-impact.csv", "postmortem-draft.md"):
+        script += _fetch(resource)
+    record, findings = _play(task_id, script)
+    assert record.success and any(f.startswith("order:get_link(") for f in findings), (record.labels, findings)
+    assert unaccepted(TASKS[task_id], findings) == [], findings

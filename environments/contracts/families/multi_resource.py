@@ -85,7 +85,9 @@ class MultiResource(Family["ContractEnv"]):
         return None
 
     alternatives = {"order:get_link(*) before download(*)": "a later resource's link fetched before an earlier "
-                    "resource's download; the downloads themselves must follow the priority order"}
+                    "resource's download; the downloads themselves must follow the priority order",
+                    "order:get_link(*) before get_link(*)": "a later resource's link fetched before an earlier "
+                    "resource's link (the same early fetch); the downloads themselves must follow the priority order"}
 
     def tool_open_session(self, env: ContractEnv) -> Any:
         env.fam.update(done=[], proofs={})  # a new session starts the priority list again
