@@ -27,6 +27,7 @@ from environments.cocoder.blanking import blank_source, import_time_functions
 from environments.cocoder.depgraph import build_dependency_graph, discover_modules, estimate_tokens
 from environments.cocoder.golden import write_golden_tests
 from environments.cocoder.reach import Reach, traced_run
+from environments.cocoder.refusal import pytest_reason, reference_refusal
 from environments.cocoder.repos import (
     FETCH_COMMAND,
     REPO_BY_NAME,
@@ -286,10 +287,8 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
                 f"{REFERENCE_TIMEOUT:.0f} s ({report.passed} passed by then): leave slow tests out "
                 f"with --tests; pytest's output: {output}"), output)
         if report.passed == 0 or report.failed or report.errors:
-            raise _with_output(TaskError(
-                f"task {name!r}: the reference does not pass its own tests in the sandbox "
-                f"({report.passed} passed, {report.failed} failed, {report.errors} errors); "
-                f"pytest says: {pytest_reason(_whole(output) or report.tail)}; its whole output: {output}"), output)
+            said = pytest_reason(_whole(output) or report.tail)
+            raise _with_output(TaskError(reference_refusal(name, report, tests, said, output)), output)
         if reach is None:
             raise _with_output(TaskError(
                 f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
@@ -374,17 +373,6 @@ def _whole(path: Path) -> str:
         return path.read_text(encoding="utf-8").split("\n--- stderr ---\n", 1)[0]
     except OSError:
         return ""
-
-
-def pytest_reason(output: str, limit: int = 600) -> str:
-    """pytest's own reason, on one line: its summary lines (FAILED/ERROR ...) and closing line, or
-    the last lines of its output when it printed none (e.g. a usage error)."""
-    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
-    summary = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR ", "E "))][-4:]
-    cause = [ln for ln in lines if ln.startswith("E ")][:1]  # the first exception, when the summary names none
-    picked = (cause if summary and not any(ln.startswith("E ") for ln in summary) else []) + summary or lines[-3:]
-    closing = [ln for ln in lines[-1:] if ln not in picked]
-    return " | ".join(picked + closing)[:limit] or "no output"
 
 
 def assemble(task: RepoTask, written: dict[str, str], out_dir: Path) -> Path:

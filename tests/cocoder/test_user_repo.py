@@ -137,3 +137,20 @@ def test_a_dependency_of_a_dependency_without_a_pure_wheel_is_named():
     message = download_failure(("jinja2",), pip_said)
     assert "test dependency 'MarkupSafe>=2.0' has no wheel for the sandbox" in message
     assert "required by jinja2 3.1.6 of jinja2" in message and "\n" not in message
+
+
+def test_a_reference_run_that_collects_no_test_says_so(tmp_path, monkeypatch):
+    """Session 16's probe: aioitertools (unittest modules not named test_*.py) ran no test in the
+    sandbox and was refused as "does not pass its own tests (0 passed, 0 failed, 0 errors)". The
+    refusal now says pytest collected nothing from where, and how to name such tests."""
+    import environments.cocoder.tasks as tasks
+    from environments.cocoder.sandboxed import TestReport
+
+    write_package(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/m.py": GOOD_MODULE, "tests/checks.py": GOOD_TEST})
+    ran = TestReport(0, 0, 0, 0, "ok", "docker", tail="no tests ran in 0.01s")
+    monkeypatch.setattr(tasks, "traced_run", lambda *a, **k: (ran, None))
+    with pytest.raises(UsageError) as info:
+        load_task(repo_task_id(tmp_path / "repo"))
+    message = str(info.value)
+    assert "pytest collected no test from 'tests'" in message and "-o python_files=*.py" in message, message
+    assert "does not pass" not in message and "\n" not in message
