@@ -17,7 +17,9 @@ any web page the user opens can send requests to the port:
   page the server serves, which another origin cannot read) in ``X-Agentbed-Secret``, an
   ``Origin`` that is the viewer's own, and ``Content-Type: application/json`` (neither an HTML
   form nor a ``no-cors`` fetch can send that type, or a custom header, without a preflight the
-  server never grants).
+  server never grants);
+- a request with two of any header these checks read is refused (400), and no other page may
+  frame the viewer (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``) to steer a click.
 A body must be JSON (400 otherwise) of at most ``MAX_BODY`` bytes (413); every socket has a
 timeout, so a client that stops sending cannot hold a thread; no answer carries a traceback,
 and the token is never printed.
@@ -188,6 +190,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _admit(self, method: str, query: dict[str, str]) -> None:
         """Refuse what is not this viewer's own page speaking to it (see the module docstring)."""
+        for name in ("Host", "Origin", SECRET_HEADER, "Content-Type", "X-Agentbed-Token"):
+            if len(self.headers.get_all(name) or ()) > 1:  # which one counts would be the parser's guess
+                raise Refused(400, f"more than one {name} header")
         if not self.server.host_ok(self.headers.get("Host") or ""):
             raise Refused(421, "Host does not name this viewer's address (a DNS-rebinding page, or a proxy)")
         if not self._authorised(query):
@@ -246,8 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-cache")
+        # frame-ancestors: no other page may frame the viewer and steer a click onto "approve"
         self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; "
-                         "style-src 'self' 'unsafe-inline'")
+                         "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+        self.send_header("X-Frame-Options", "DENY")
         self.send_header("X-Content-Type-Options", "nosniff")
         if etag:
             self.send_header("ETag", etag)

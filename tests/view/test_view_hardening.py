@@ -194,3 +194,26 @@ def test_replay_has_the_containment_of_episode(runs_root, tmp_path, monkeypatch)
         _, replay = client.get(f"/api/replay?run=vault-a&episode={record['episode_id']}")
     assert "outside the run directory" in episode["check"]
     assert "outside the run directory" in replay["error"] and ran == []
+
+
+def test_a_checked_header_sent_twice_is_refused(approving):
+    """Session 16's probe: a second Host (or Origin, Content-Type, secret) after a good one was
+    decided on the first and the decision recorded; which of two counts is now nobody's guess."""
+    client, folder = approving
+    host = client.base.removeprefix("http://")
+    for extra in ("Host: evil.example:7575", "Origin: http://evil.example", "Content-Type: text/plain",
+                  "X-Agentbed-Secret: guess"):
+        sent = (f"Host: {host}\r\nOrigin: {client.base}\r\nContent-Type: application/json\r\n"
+                f"X-Agentbed-Secret: {client.server.secret}\r\n{extra}\r\nContent-Length: {len(DECISION)}\r\n"
+                "Connection: close\r\n\r\n")
+        answer = raw(client, f"POST /api/decide HTTP/1.1\r\n{sent}".encode() + DECISION)
+        assert status(answer) == 400 and not decision_path(folder, KEY).exists(), (extra, answer[:200])
+
+
+def test_no_other_page_may_frame_the_viewer(approving):
+    """Session 16's probe: the page carried no frame-ancestors, so any site could frame the viewer
+    and steer a click onto "approve" (a decision the viewer's own page makes, with its secret)."""
+    client, _ = approving
+    page = raw(client, f"GET / HTTP/1.1\r\nHost: {client.base[7:]}\r\nConnection: close\r\n\r\n".encode())
+    head = page.split(b"\r\n\r\n", 1)[0].lower()
+    assert b"frame-ancestors 'none'" in head and b"x-frame-options: deny" in head
