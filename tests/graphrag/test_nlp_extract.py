@@ -98,7 +98,7 @@ def test_the_suite_builds_its_index_with_the_chosen_extractor(spacy_extract):
     assert len(facts) > 100 and len(facts & gold) / len(facts) > 0.7
 
 
-def test_docs_show_the_current_figures_the_code_measures(spacy_extract):
+def test_docs_show_the_current_figures_the_code_measures(foreign_harvests):
     """docs/graphrag-extraction.md's current spaCy table is what ``python -m suites.graphrag.styles
     --set set-N --extractor spacy --markdown`` prints, for every foreign-prose set. (The spaCy rows
     of set 3's and set 4's one held-out measurement are records of the extractor of a621f3b, set
@@ -112,5 +112,6 @@ def test_docs_show_the_current_figures_the_code_measures(spacy_extract):
     table = text[text.index("| set, rows (paragraphs, gold) | spaCy precision"):].split("\n\n")[0].splitlines()[2:]
     measured = [line for name in ("set-1", "set-2", "set-3", "set-4", "set-5", "set-6", "set-7", "set-8", "set-9",
                                       "set-10", "set-11", "set-12", "set-13")
-                for line in markdown_rows(name, style_scores(load_paragraphs(SETS[name][0]), "spacy"))]
+                for line in markdown_rows(name, style_scores(load_paragraphs(SETS[name][0]), "spacy",
+                                                             read=(foreign_harvests[name].got, foreign_harvests[name].gold)))]
     assert table == measured

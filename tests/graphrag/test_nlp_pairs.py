@@ -40,6 +40,16 @@ def test_a_model_keeps_what_reaches_its_threshold_and_passes_what_it_does_not_kn
     assert ("A", "born_in", "D", True) in out and ("A", "born_in", "D", False) not in out  # negated stays negated
 
 
+def test_the_rule_stage_s_reading_is_dropped_only_below_the_lower_keep_bar():
+    model = PairModel({"born_in": (0.0, {"x": -1.0})}, threshold=0.5, keep=0.2)  # p("x") = 0.27
+    found = [("A", "born_in", "B", False)]
+    cands = [Candidate("A", "B", ("x",)), Candidate("A", "C", ("x",))]
+    out = model.read(cands, found, ["born_in"])
+    assert ("A", "born_in", "B", False) in out  # read by the rules, 0.27 >= keep: kept
+    assert ("A", "born_in", "C", False) not in out  # not read by the rules, 0.27 < threshold: not added
+    assert PairModel(model.weights, 0.5, 0.3).read(cands, found, ["born_in"]) == []  # 0.27 < keep 0.3: dropped
+
+
 def test_a_weights_file_that_does_not_parse_is_named(tmp_path):
     bad = tmp_path / "w.json"
     bad.write_text("{\"relations\": 3}", encoding="utf-8")
