@@ -73,9 +73,52 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], floa
         keys = group_ids[np.sort(first)]  # in order of first appearance: canonical order (sorted above)
         members = [np.flatnonzero(group_ids == k) for k in keys]
         draws = rng.integers(0, len(keys), size=(n_resamples, len(keys)))
-        samples = np.array([statistic(data[np.concatenate([members[j] for j in row])]) for row in draws])
+        if statistic is np.mean:
+            samples = _pooled_means(data, members, draws)
+        else:
+            samples = np.array([statistic(data[np.concatenate([members[j] for j in row])]) for row in draws])
     lo, hi = _percentiles(samples, confidence)
     return Interval(estimate, lo, hi, int(data.size), confidence)
+
+
+POOLED_CHUNK = 1 << 20  # values gathered at once by _pooled_means: 8 MiB, whatever the run's size
+
+
+def _pooled_means(data: np.ndarray, members: list[np.ndarray], draws: np.ndarray) -> np.ndarray:
+    """``np.mean`` of each draw's pooled values (its groups' members, concatenated in the draw's
+    order), to the bit, without a Python call per draw: rows of one pooled length are averaged
+    together as a 2-D array, whose ``mean(axis=1)`` sums each row as ``np.mean`` sums a 1-D array
+    (the same pairwise summation over the same values in the same order, then one division).
+    A chunk of rows at a time, so memory stays bounded for a large run."""
+    sizes = np.fromiter((m.size for m in members), dtype=np.int64, count=len(members))
+    grouped = data[np.concatenate(members)]  # every group's values, group after group
+    samples = np.empty(len(draws), dtype=float)
+    if (sizes == sizes[0]).all():  # every pooled row has one length: a (groups, size) table
+        table = grouped.reshape(len(members), int(sizes[0]))
+        rows = max(1, POOLED_CHUNK // table.size)
+        for top in range(0, len(draws), rows):
+            chunk = draws[top:top + rows]
+            samples[top:top + rows] = table[chunk].reshape(len(chunk), -1).mean(axis=1)
+        return samples
+    starts = np.cumsum(sizes) - sizes
+    lengths = sizes[draws].sum(axis=1)
+    order = np.argsort(lengths, kind="stable")  # rows of one length next to each other
+    rows = max(1, POOLED_CHUNK // int(lengths.max()))
+    for top in range(0, len(draws), rows):
+        which = order[top:top + rows]
+        flat = draws[which].ravel()
+        counts = sizes[flat]
+        # each drawn group's values back to back: the rows' concatenations, row after row
+        values = grouped[np.repeat(starts[flat] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())]
+        length = lengths[which]
+        edges = np.flatnonzero(np.diff(length)) + 1
+        at = 0
+        for first, last in zip(np.concatenate(([0], edges)), np.concatenate((edges, [len(which)])), strict=True):
+            size = int(length[first])
+            block = values[at:at + (last - first) * size]
+            samples[which[first:last]] = block.reshape(last - first, size).mean(axis=1)
+            at += block.size
+    return samples
 
 
 def success_rate_ci(counts: Mapping[str, tuple[int, int]], *, n_resamples: int = DEFAULT_RESAMPLES,

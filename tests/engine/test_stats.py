@@ -80,3 +80,30 @@ def test_a_success_rate_from_counts_per_task_is_the_bootstrap_of_its_values(coun
     assert (got.n, got.confidence) == (expected.n, expected.confidence)
     assert [got.estimate, got.low, got.high] == pytest.approx([expected.estimate, expected.low, expected.high],
                                                               rel=0, abs=0, nan_ok=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), min_size=1, max_size=40), min_size=1, max_size=12),
+       st.integers(0, 2**32 - 1), st.integers(1, 5000))
+def test_pooled_means_are_np_mean_of_each_draws_concatenation_to_the_bit(groups, seed, chunk):
+    """The grouped bootstrap's vectorised statistic (stats._pooled_means) gives, for every draw,
+    exactly ``np.mean`` of the drawn groups' values concatenated in the draw's order, as the loop
+    it replaced did: equal and unequal group sizes, members not next to each other, NaN, any chunk."""
+    from agentbed import stats
+
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([np.asarray(g, dtype=float) for g in groups])
+    order = rng.permutation(values.size)  # a group's members scattered, as _canonical_order may leave them
+    ids = np.repeat(np.arange(len(groups)), [len(g) for g in groups])[order]
+    data = values[order]
+    members = [np.flatnonzero(ids == k) for k in range(len(groups))]
+    draws = rng.integers(0, len(groups), size=(int(rng.integers(1, 200)), len(groups)))
+    if len({len(g) for g in groups}) == 1 and seed % 2:  # the equal-sizes path on contiguous members too
+        data, members = values, [np.arange(i * len(groups[0]), (i + 1) * len(groups[0])) for i in range(len(groups))]
+    expected = np.array([np.mean(data[np.concatenate([members[j] for j in row])]) for row in draws])
+    saved, stats.POOLED_CHUNK = stats.POOLED_CHUNK, chunk
+    try:
+        got = stats._pooled_means(data, members, draws)
+    finally:
+        stats.POOLED_CHUNK = saved
+    assert got.dtype == expected.dtype and np.array_equal(got.view(np.int64), expected.view(np.int64))
