@@ -25,6 +25,7 @@ from agentbed.factories import add_controller_option, controllers_of
 from agentbed.planned import Planned
 from agentbed.provenance import provenance
 from agentbed.runner import EpisodeSpec
+from agentbed.schemas import seeds_text
 from agentbed.suite import Suite, SuiteError, is_suite_reference
 
 MAX_SEEDS = 100_000  # seeds per task in one run
@@ -241,7 +242,8 @@ def resume_plan(suite: Suite, meta: dict[str, Any], args: argparse.Namespace, wh
     for option, passed, name, part in checks:
         mine = sorted({part(s) for s in given}) if given else []
         if passed and mine != sorted(meta[name]):
-            raise UsageError(f"{option} contradicts {where}: field {name!r} is {meta[name]}, not {mine}")
+            recorded, wanted = (seeds_text(meta[name]), seeds_text(mine)) if name == "seeds" else (meta[name], mine)
+            raise UsageError(f"{option} contradicts {where}: field {name!r} is {recorded}, not {wanted}")
     if args.degrade is not None and args.degrade != meta.get("degrade", 0.0):
         raise UsageError(f"--degrade contradicts {where}: field 'degrade' is {meta.get('degrade', 0.0)}")
     if generation and generation != meta.get("generation", {}):

@@ -10,6 +10,7 @@ are (:func:`fold_seeds`), never as a list of 100,000 integers.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from functools import cache
@@ -63,6 +64,17 @@ def fold_seeds(items: Iterable[Any]) -> range | list[Any]:
         return kept
     return range(start, start + step * count, step) if count else []
 
+
+
+def seeds_text(seeds: Iterable[Any], shown: int = 10) -> str:
+    """A plan's seeds as a user reads them: "seed 3", "seeds 0-7", "seeds 0, 2, 9" (the first
+    ``shown``, then how many in all), never a Python ``range(0, 8)``."""
+    folded = fold_seeds(seeds)
+    if isinstance(folded, range) and folded.step == 1 and len(folded) > 1:
+        return f"seeds {folded.start}-{folded[-1]}"
+    items = [str(s) for s in itertools.islice(folded, shown)]
+    more = f", ... ({len(folded)} in all)" if len(folded) > shown else ""
+    return ("seed " if len(folded) == 1 else "seeds ") + (", ".join(items) or "none") + more
 
 INDEX_RECORD_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -74,7 +74,8 @@ def test_resume_refuses_arguments_that_contradict_run_json(tmp_path):
                "--quiet").returncode == 0
     before = (out / "index.jsonl").read_bytes()
     for args, field in ((["--task", "long-chores"], "'tasks'"), (["--agent", "naive"], "'agents'"),
-                        (["--seeds", "5"], "'seeds'"), (["--seed-start", "3"], "'seeds'"),
+                        (["--seeds", "5"], "'seeds' is seeds 0-1, not seeds 0-4"),
+                        (["--seed-start", "3"], "'seeds' is seeds 0-1, not seeds 3-5"),
                         (["--degrade", "0.5"], "'degrade'"), (["--agent", "oracle,naive"], "'agents'")):
         one_line_error(here("run", "vault", "--out", str(out), "--resume", *args), field, "run.json")
     one_line_error(here("run", "contracts", "--out", str(out), "--resume"), "'suite'")
