@@ -24,7 +24,7 @@ from agentbed.log import (
 )
 from agentbed.rundir import team_members
 from agentbed.scores import outcome_scores, scores_text
-from agentbed.seal import key_id, key_note, log_key
+from agentbed.seal import KEY_VAR, key_id, key_note, log_key
 from agentbed.store import read_index
 from agentbed.verify_run import check_run, is_run_dir
 
@@ -126,7 +126,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             notes.append(f"{path}: {check.summary}")
             checked.append({"path": str(path), "kind": "run", "ok": not check.problems, "run_id": check.run_id,
                             "logs": check.logs, "logs_ok": check.logs_ok, "summary": check.summary,
-                            "problems": check.problems})
+                            "signature": check.signature, "problems": check.problems})
             continue
         if path.is_dir():
             files, problems = _log_files(path)
@@ -146,8 +146,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
         total += len(files)
         checked.append({"path": str(path), "kind": "logs", "ok": not problems, "logs": len(files),
                         "logs_ok": len(files) - len(problems), "problems": problems})
-    verdict = (f"{total} logs checked, {bad} problem{'s' if bad != 1 else ''}; {key_note(key)}" if bad else
-               f"{total} of {total} logs verified; {key_note(key)}")
+    unchecked = sum(entry.get("signature") == "not checked" for entry in checked)
+    if unchecked:  # the hash chains hold; the signature, the only thing a forger cannot redo, was not looked at
+        note = (f"{unchecked} signed run{'s' if unchecked != 1 else ''}: signature (HMAC) NOT checked, no key was "
+                f"given ({KEY_VAR} unset); set it to check the signature")
+        verdict = (f"{total} logs checked, {bad} problem{'s' if bad != 1 else ''}; {note}" if bad else
+                   f"{total} of {total} logs' hash chains verified; {note}")
+    else:
+        verdict = (f"{total} logs checked, {bad} problem{'s' if bad != 1 else ''}; {key_note(key)}" if bad else
+                   f"{total} of {total} logs verified; {key_note(key)}")
     if args.json:
         cli_json.emit("verify", {"ok": not bad, "key_id": key_id(key) if key else None, "problems": bad,
                                  "verdict": verdict, "paths": checked})

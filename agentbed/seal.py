@@ -56,6 +56,13 @@ def mac_ok(key: bytes, data: bytes, claimed: str) -> bool:
     return hmac.compare_digest(mac(key, data), claimed)
 
 
+def signature_unchecked(signer: str | None) -> str:
+    """What every surface says of a signed run checked without its key: plainly, that the
+    signature was not checked and why (``signer``: the manifest's key id)."""
+    return (f"signature (HMAC) NOT checked: the run is signed (key id {signer or '?'}) but no key was given "
+            f"({KEY_VAR} unset)")
+
+
 def key_note(key: bytes | None) -> str:
     """What a verification without a key can and cannot show."""
     if key is not None:

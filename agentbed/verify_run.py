@@ -27,7 +27,7 @@ from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.jsonstream import read_folded
 from agentbed.log import verify_and_read
 from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
-from agentbed.seal import KEY_VAR
+from agentbed.seal import KEY_VAR, signature_unchecked
 from agentbed.store import RunStore, scan_index
 from agentbed.validate import MAX_LINE_BYTES, InputError, open_regular
 
@@ -42,6 +42,7 @@ class RunCheck:
     logs_ok: int = 0
     summary: str = ""
     run_id: str = ""
+    signature: str = ""  # the manifest's HMAC: "checked", "not checked" (signed, no key given), "unsigned", "" (none)
     indexed: DiskMap | None = None  # the index's episodes (see _index), kept for sealable()
 
     def add(self, problem: str, *, damage: bool = True) -> None:
@@ -88,6 +89,7 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
         sealed.update(tuple(pair) for pair in doc["episodes"])
         mf.close(doc)
         doc = {**doc, "episodes": None}  # the pairs are in ``sealed`` now
+    out.signature = _signature(doc, key)
     final = bool(doc and doc["final"])
     indexed, finished = _index(root, expected, sealed, final, out)
     for eid in sorted_difference(sealed.keys(), indexed.keys()):
@@ -122,14 +124,23 @@ def _records(indexed: DiskMap | None) -> Iterator[tuple[str, dict[str, Any]]]:
         yield eid, json.loads(fields)
 
 
+def _signature(doc: dict[str, Any] | None, key: bytes | None) -> str:
+    if not doc:
+        return ""
+    if key is not None:
+        return "checked"
+    return "not checked" if doc.get("mac") else "unsigned"
+
+
 def _seal_words(doc: dict[str, Any] | None, key: bytes | None) -> str:
     if not doc:
         return "unsealed"
     signer = f"key id {doc['key_id']}" if doc.get("key_id") else "no key"
     if key is not None:
         return f"root {doc['root'][:16]}, HMAC checked (signed with {signer})"
-    return (f"root {doc['root'][:16]}, no key: HMAC not checked"
-            + (f" (signed with {signer}; set {KEY_VAR} to check it)" if doc.get("mac") else " (unsigned)"))
+    if doc.get("mac"):
+        return f"root {doc['root'][:16]}, {signature_unchecked(doc.get('key_id'))}; set {KEY_VAR} to check it"
+    return f"root {doc['root'][:16]}, no key: HMAC not checked (unsigned)"
 
 
 def _manifest(root: Path, meta: dict[str, Any] | None, key: bytes | None, out: RunCheck) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ def seal_section(status: SealStatus) -> Markup:
     shown = status.problems[:MAX_SHOWN]
     more = len(status.problems) - len(shown)
     return el("section",
-              el("p", el("strong", status.headline), class_="facts" if status.trusted else "problem"),
+              el("p", el("strong", status.headline), class_="facts" if status.trusted and status.signature != "not checked" else "problem"),
               el("ul", *(el("li", el("code", p)) for p in shown), el("li", f"... and {more} more") if more else None)
               if shown else None,
               id="seal", class_=f"seal seal-{status.state}")

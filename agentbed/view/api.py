@@ -16,7 +16,7 @@ from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
 from agentbed.scores import outcome_scores
-from agentbed.seal import log_key
+from agentbed.seal import KEY_VAR
 from agentbed.seal_verdict import SealStatus
 from agentbed.validate import open_regular
 from agentbed.view.catalog import RUNNING, Catalog, RunView
@@ -31,8 +31,10 @@ def seal_text(seal: SealStatus) -> str:
     """The runs list's seal column: ``agentbed verify``'s verdict, with its first problem named."""
     more = f" (and {len(seal.problems) - 1} more)" if len(seal.problems) > 1 else ""
     first = seal.problems[0] if seal.problems else ""
+    if seal.state == "verified" and seal.signature == "not checked":
+        return f"sealed, hash chains verified; signature NOT checked: no key was given ({KEY_VAR} unset)"
     if seal.state == "verified":
-        return "sealed, verified" + (", HMAC checked" if log_key() else "")
+        return "sealed, verified" + (", HMAC checked" if seal.signature == "checked" else "")
     if seal.state == "incomplete":  # running, or stopped owing episodes: `agentbed run --resume` finishes it
         return f"sealing (incomplete): {first}{more}"
     if seal.state in ("failed", "malformed"):

@@ -8,6 +8,7 @@ verified" exactly when verify exits 0, and names the problem verify names first)
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -82,3 +83,31 @@ def test_view_and_verify_give_the_same_verdict_on_every_corrupted_run(signed, tm
     assert not disagree, "\n".join(disagree)
     refused = sum(1 for status, _ in verdicts.values() if status != 0)
     assert refused == len(cases) - 1  # under the key, every corruption is refused by both
+
+
+def test_a_signed_run_without_its_key_says_the_signature_was_not_checked(signed, tmp_path, monkeypatch, capsys):
+    """Session 16's probe: without the key, the viewer said "sealed, verified" of a signed run, as
+    if its HMAC had been checked. Every surface now says plainly that it was not, and why."""
+    monkeypatch.delenv("AGENTBED_LOG_KEY", raising=False)
+    monkeypatch.delenv("AGENTBED_LOG_KEY_FILE", raising=False)
+    run = signed["run"]
+    assert main(["verify", str(run)]) == 0  # every check it made held; what it did not make, it says
+    out = capsys.readouterr().out
+    assert "signature (HMAC) NOT checked" in out and "no key was given" in out, out
+    assert "logs verified" not in out and "logs' hash chains verified" in out, out
+    assert main(["verify", "--json", str(run)]) == 0
+    assert json.loads(capsys.readouterr().out)["paths"][0]["signature"] == "not checked"
+    assert main(["report", "--json", str(run), "--out", str(tmp_path / "report.html")]) == 0
+    headline = json.loads(capsys.readouterr().out)["seal"]["headline"]
+    assert headline.startswith("seal verified except its signature, which was NOT checked: no key was given")
+    assert "NOT checked" in (tmp_path / "report.html").read_text()
+    for client in serve(run.parent):
+        _, listing = client.get("/api/runs")
+        _, page = client.get(f"/api/run?run={run.name}")
+    for seal in ({r["id"]: r for r in listing["runs"]}[run.name]["seal"], page["run"]["seal"]):
+        assert "verified" in seal and "signature NOT checked: no key was given" in seal, seal
+        assert not seal.startswith("sealed, verified"), seal
+    monkeypatch.setenv("AGENTBED_LOG_KEY", KEY)  # with the key: checked, and said so
+    for client in serve(run.parent):
+        _, listing = client.get("/api/runs")
+    assert {r["id"]: r for r in listing["runs"]}[run.name]["seal"] == "sealed, verified, HMAC checked"
