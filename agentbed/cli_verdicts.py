@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from agentbed.gate import Unjudgeable, check_judgeable, compare, judge
+    from agentbed.gate import Unjudgeable, check_judgeable, compare, judge, unbaselined
     from agentbed.provenance import differing_worlds
     from agentbed.seal_verdict import results_seal
     from agentbed.verify_run import is_run_dir
@@ -109,14 +109,19 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if errored:
         why += (f"; {errored} of {episodes} episodes errored (allowed by --allow-errors): compared only episodes "
                 f"scored on both sides, {left_out} baseline episodes left out")
+    new = unbaselined(current, baseline)  # named, never judged: nothing to regress from (docs/cli.md)
+    if new:
+        why += (f"; not judged, the baseline has no entry for {len(new)} results metric{'s' if len(new) != 1 else ''}: "
+                f"{', '.join(new[:10])}{', ...' if len(new) > 10 else ''} (add them to the baseline to gate them)")
     return _gate_out(args, seal, rows, failed, why if (failed or nothing) else "", passed=why, errored=errored,
                      left_out=left_out, weak_only=weak_only, made={"results": current.get("provenance"),
-                                                                   "baseline": baseline.get("provenance")})
+                                                                   "baseline": baseline.get("provenance")},
+                     unbaselined=new)
 
 
 def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list[Any], failure: str,
               passed: str = "", errored: int = 0, left_out: int = 0, weak_only: bool = False,
-              made: dict[str, Any] | None = None) -> int:
+              made: dict[str, Any] | None = None, unbaselined: list[str] | None = None) -> int:
     """Print the gate's verdict (or its --json document); exit 1 on a failure, EXIT_UNDERPOWERED
     when the only failures are metrics too small to see a loss of their tolerance. ``made``: each
     side's provenance (agentbed.provenance), printed so a reader sees which code each side ran."""
@@ -130,11 +135,13 @@ def _gate_out(args: argparse.Namespace, seal: Any, rows: list[Any], failed: list
             "ok": not failure, "verdict": verdict, "reason": failure or passed,
             "results": str(seal.results), "sealed": seal.sealed, "seal": seal.summary, "seal_problems": seal.problems,
             "errored_episodes": errored, "left_out": left_out, "provenance": made or {},
+            "not_in_baseline": unbaselined or [],
             "rows": [{"suite": r.suite, "agent": r.agent, "metric": r.metric, "verdict": r.verdict, "units": r.units,
                       "current": r.current, "baseline": r.baseline, "tolerance": r.tolerance,
                       "difference": None if r.diff is None else
                       {"estimate": r.diff.estimate, "low": r.diff.low, "high": r.diff.high},
                       "failed": r in failed, "detail": r.detail, "missing_units": list(r.missing_units),
+                      "extra_units": list(r.extra_units),
                       "minimum_detectable_effect": r.mde}
                      for r in rows]})
         return status

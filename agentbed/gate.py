@@ -9,6 +9,9 @@ metrics the exact McNemar test and pass^k are printed beside it.
 The gate refuses what it cannot judge: a result that covers fewer units (tasks, seeds) than
 the baseline is ``subset`` and fails unless the caller allows subsets (the verdict names what
 is missing), and a comparison in which no unit was compared at all fails (:func:`judge`).
+What the results have and the baseline lacks (an agent or metric: :func:`unbaselined`; units
+of a compared metric: ``GateRow.extra_units``) has nothing to regress from: it is named, not
+judged, and does not fail the gate (docs/cli.md says why).
 Before that, :func:`check_judgeable` refuses inputs no verdict could be drawn from: a metric
 listed twice, a value outside its metric's range (``range`` in the file, else
 :data:`METRIC_RANGES`, and never beyond :data:`MAX_MAGNITUDE`), and a baseline of another
@@ -40,6 +43,7 @@ class GateRow:
     missing_units: tuple[str, ...] = ()  # baseline units absent from the results
     mde: float | None = None  # the smallest loss this comparison detects (minimum_detectable_effect)
     underpowered: bool = False  # it passed, yet could not see a loss of its tolerance (a subset too)
+    extra_units: tuple[str, ...] = ()  # results units the baseline lacks: named, not compared
 
 
 ABSENT = "metric absent from the results"
@@ -160,6 +164,7 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
             continue
         units = sorted(set(base["values"]) & set(cur["values"]))
         absent = tuple(sorted(set(base["values"]) - set(cur["values"])))
+        extra = tuple(sorted(set(cur["values"]) - set(base["values"])))
         if not units:
             rows.append(GateRow(suite, agent, metric, 0, float("nan"), float("nan"), None, tol, "missing",
                                 "no unit in common with the baseline", absent))
@@ -190,9 +195,19 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], *, tolerance: flo
         if absent and verdict != "regressed":
             verdict = "subset"
             detail = f"{describe_missing(absent, base['values'])}; on the {len(units)} units in common: " + detail
+        if extra:
+            detail += (f"; {len(extra)} results units not in the baseline, not compared "
+                       f"({', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''})")
         rows.append(GateRow(suite, agent, metric, len(units), sum(a) / len(a), sum(b) / len(b), diff, tol,
-                            verdict, detail, absent, mde, weak))
+                            verdict, detail, absent, mde, weak, extra))
     return rows
+
+
+def unbaselined(current: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
+    """The results' metrics (``suite/agent/metric``) the baseline has no entry for: a new agent,
+    or a metric it never measured. Nothing to compare them with, so the gate names them."""
+    known = {_key(m) for m in baseline.get("metrics", [])}
+    return sorted({"/".join(_key(m)) for m in current.get("metrics", []) if _key(m) not in known})
 
 
 def describe_missing(absent: tuple[str, ...], baseline_units: dict[str, Any]) -> str:

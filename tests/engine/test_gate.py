@@ -62,6 +62,19 @@ def test_a_missing_agent_fails_unless_subsets_are_allowed(tmp_path, capsys):
     assert gate(tmp_path, results(FULL), base, "--allow-subset", "--allow-underpowered", capsys=capsys)[0] == 0
 
 
+def test_an_agent_or_unit_the_baseline_lacks_is_named_and_not_judged(tmp_path, capsys):
+    """Session 16's probe: an agent the baseline lacks passed without a word. It is named (and
+    results units the baseline lacks too), reported rather than failed: docs/cli.md says why."""
+    current = results({**FULL, "task0/2": 0.0})
+    current["metrics"].append({**current["metrics"][0], "agent": "naive", "values": {"task0/0": 0.0}})
+    status, out = gate(tmp_path, current, results(FULL), "--allow-underpowered", capsys=capsys)
+    assert status == 0 and "gate: pass" in out, out
+    assert "the baseline has no entry for 1 results metric: vault/naive/success" in out, out
+    assert "1 results units not in the baseline, not compared (task0/2)" in out, out
+    status, out = gate(tmp_path, current, results(FULL), "--allow-underpowered", "--json", capsys=capsys)
+    doc = json.loads(out)
+    assert doc["not_in_baseline"] == ["vault/naive/success"] and doc["rows"][0]["extra_units"] == ["task0/2"]
+
 def test_the_gate_refuses_values_it_cannot_judge(tmp_path, capsys):
     """Issue 31: on unsealed results a value of 1e308, 50 for a 0/1 metric (even with a widened
     range of its own), a metric twice, or a baseline of another suite passed a regression."""
