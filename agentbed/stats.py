@@ -73,15 +73,20 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[[np.ndarray], floa
         keys = group_ids[np.sort(first)]  # in order of first appearance: canonical order (sorted above)
         members = [np.flatnonzero(group_ids == k) for k in keys]
         draws = rng.integers(0, len(keys), size=(n_resamples, len(keys)))
-        if statistic is np.mean:
-            samples = _pooled_means(data, members, draws)
-        else:
-            samples = np.array([statistic(data[np.concatenate([members[j] for j in row])]) for row in draws])
+        samples = _pooled_means(data, members, draws) if statistic is np.mean else \
+            _each_draw(statistic, data, members, draws)
     lo, hi = _percentiles(samples, confidence)
     return Interval(estimate, lo, hi, int(data.size), confidence)
 
 
 POOLED_CHUNK = 1 << 20  # values gathered at once by _pooled_means: 8 MiB, whatever the run's size
+LOOP_ABOVE = 64  # unequal groups averaging more values than this: one np.mean per draw, as before
+
+
+def _each_draw(statistic: Callable[[np.ndarray], float], data: np.ndarray, members: list[np.ndarray],
+               draws: np.ndarray) -> np.ndarray:
+    """``statistic`` of each draw's pooled values, one call per draw (the definition)."""
+    return np.array([statistic(data[np.concatenate([members[j] for j in row])]) for row in draws])
 
 
 def _pooled_means(data: np.ndarray, members: list[np.ndarray], draws: np.ndarray) -> np.ndarray:
@@ -89,11 +94,15 @@ def _pooled_means(data: np.ndarray, members: list[np.ndarray], draws: np.ndarray
     order), to the bit, without a Python call per draw: rows of one pooled length are averaged
     together as a 2-D array, whose ``mean(axis=1)`` sums each row as ``np.mean`` sums a 1-D array
     (the same pairwise summation over the same values in the same order, then one division).
-    A chunk of rows at a time, so memory stays bounded for a large run."""
+    A chunk of rows at a time, so memory stays bounded for a large run. Groups of unequal sizes
+    holding more than ``LOOP_ABOVE`` values on average keep :func:`_each_draw` (as fast there)."""
     sizes = np.fromiter((m.size for m in members), dtype=np.int64, count=len(members))
+    equal = bool((sizes == sizes[0]).all())
+    if not equal and sizes.mean() > LOOP_ABOVE:  # long rows: a call per row costs little beside the gather
+        return _each_draw(np.mean, data, members, draws)
     grouped = data[np.concatenate(members)]  # every group's values, group after group
     samples = np.empty(len(draws), dtype=float)
-    if (sizes == sizes[0]).all():  # every pooled row has one length: a (groups, size) table
+    if equal:  # every pooled row has one length: a (groups, size) table
         table = grouped.reshape(len(members), int(sizes[0]))
         rows = max(1, POOLED_CHUNK // table.size)
         for top in range(0, len(draws), rows):
