@@ -139,6 +139,28 @@ def _settled(stub, quiet: float = 0.5) -> int:
     return count
 
 
+def _writer_lock_released(run_dir: Path, seconds: float = 60) -> None:
+    """Wait until every killed process has let go of the run's writer lock. ``proc.wait`` reaps
+    only the driver; its forked workers share the lock's descriptor and, on a loaded machine, can
+    still be exiting when the resume starts, which then (rightly) refuses a run still being written."""
+    import fcntl
+
+    from agentbed.store import LOCK
+
+    fd = os.open(run_dir / LOCK, os.O_RDWR)
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                assert time.monotonic() < deadline, "a killed run's workers still hold its writer lock"
+                time.sleep(0.05)
+    finally:
+        os.close(fd)  # releases the flock taken above
+
+
 def test_sigkill_mid_flight_then_resume_loses_and_duplicates_nothing(model_server, tmp_path, agentbed_cmd):
     model_server(vault_three_calls)
     reference = tmp_path / "reference"
@@ -155,6 +177,7 @@ def test_sigkill_mid_flight_then_resume_loses_and_duplicates_nothing(model_serve
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+    _writer_lock_released(out)
     before = read_index(index)
     assert 8 <= len(before) < 40, "the run should have been killed mid-way"
     served = _settled(stub)  # requests the killed run had already sent may still be answered
