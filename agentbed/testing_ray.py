@@ -129,7 +129,11 @@ class LoopbackCluster:
 
     def __enter__(self) -> LoopbackCluster:
         try:
-            self.start_head()
+            try:
+                self.start_head()
+            except RuntimeError:  # once more: Ray gives its raylet 30 s to register, which a loaded start can miss
+                self._kill_head()
+                self.start_head()
             try:
                 self.start_worker()
             except RuntimeError:  # once more: on a loaded machine a node's start can fail
@@ -246,16 +250,23 @@ class LoopbackCluster:
 
     def stop(self) -> None:
         subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
-        if self.head is not None and self.head.poll() is None:
-            # The head's graceful shutdown (SIGTERM) took 30-35 s, and a throwaway cluster keeps
-            # nothing: its processes are killed, the head's group and then what Ray started in
-            # groups of their own within the head's session (its workers).
-            session = self.head.pid
+        self._kill_head()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+    def _kill_head(self) -> None:
+        # The head's graceful shutdown (SIGTERM) took 30-35 s, and a throwaway cluster keeps
+        # nothing: its processes are killed, the head's group and then what Ray started in
+        # groups of their own within the head's session (its workers), also when the head
+        # itself has already exited (a start that timed out can leave its GCS running).
+        if self.head is None:
+            return
+        session = self.head.pid
+        if self.head.poll() is None:
             os.killpg(session, signal.SIGKILL)
             self.head.wait(timeout=30)
-            for pid in _session_members(session):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        for pid in _session_members(session):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.head = None
