@@ -142,21 +142,22 @@ def anchored_ends(kg: KnowledgeGraph, entity: str, cand: Candidate, unanchoring:
 
 def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float],
                  tol: float = 1e-9, unanchoring: Collection[str] = (),
-                 account: Collection[str] = ()) -> list[Candidate]:
-    """The candidates the ranker keeps: those scoring the best score (within ``tol``) and,
+                 account: Collection[str] = ()) -> tuple[list[Candidate], float]:
+    """The candidates the ranker keeps, and the best score: those scoring it (within ``tol``) and,
     among tied ones, those stated on pages about more of the claim's ends
     (:func:`anchored_ends`). A tie that remains is no evidence: none of the tied
     candidates loses evidence and the reader weighs them as it would undefended. Issue #51:
     breaking ties by name let a framing attack win where the undefended reader kept the truth;
     leaving every tie to the reader hands it to whoever wrote most documents. With an
-    ``account`` (:func:`entity_account`), only the candidates it names compete."""
+    ``account`` (:func:`entity_account`), only the candidates it names compete, and the best
+    score is the best among them (the one a loser's suspicion is measured from)."""
     named = [(c, sc) for c, sc in zip(conflict.candidates, scores, strict=True) if not account or c.answer in account]
     best = max(sc for _, sc in named)
     top = [c for c, sc in named if sc >= best - tol]
     if len(top) > 1:
         anchors = [anchored_ends(kg, conflict.entity, c, unanchoring) for c in top]
         top = [c for c, a in zip(top, anchors, strict=True) if a == max(anchors)]
-    return top
+    return top, best
 
 
 def page_accounts(kg: KnowledgeGraph, pair: tuple[str, str]) -> dict[str, frozenset[str]]:
@@ -366,10 +367,9 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
                            split_accounts(kg, conflict) if single_accounts else frozenset())
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]
         account = entity_account(kg, conflict, ctx.unanchoring) if own_account else frozenset()
-        top = tied_winners(kg, conflict, scores, unanchoring=ctx.unanchoring, account=account)
+        top, best = tied_winners(kg, conflict, scores, unanchoring=ctx.unanchoring, account=account)
         winner = merged(top)
         suspicion = verdict.suspicion
-        best = max(sc for c, sc in zip(conflict.candidates, scores, strict=True) if not account or c.answer in account)
         for c, sc in zip(conflict.candidates, scores, strict=True):
             gap = max(0.0, best - sc)  # so this is max(old or 0.0, gap) per edge
             suspicion.update({i: gap for i in c.edges if suspicion.get(i, -1.0) < gap})

@@ -40,6 +40,8 @@ def cmd_grid(args: argparse.Namespace) -> int:
         raise UsageError(f"--dataset {args.dataset}: its files are missing; run {GRAPHS[args.dataset].missing}")
     if args.worlds < 1:
         raise UsageError(f"--worlds: must be at least 1, got {args.worlds}")
+    if args.first_world < 0:
+        raise UsageError(f"--first-world: must be at least 0, got {args.first_world}")
     if args.versus_extractor == args.extractor:
         raise UsageError(f"--versus-extractor: {args.versus_extractor!r} is the grid's own --extractor")
     if {"spacy", "spacy-rules"} & {args.extractor, args.versus_extractor}:
@@ -59,7 +61,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
             from agentbed.agents.local.server import serving
 
             stack.enter_context(serving([f"model:{args.model}"], Path(stack.enter_context(tempfile.TemporaryDirectory()))))
-        grid = dict(worlds=args.worlds, budget=args.budget, communities=args.communities, questions=args.questions,
+        grid = dict(worlds=args.worlds, first_world=args.first_world, budget=args.budget, communities=args.communities, questions=args.questions,
                     dress=args.dress, pages=args.pages, wording=args.wording)
         if args.versus_extractor:  # both grids, and what each extractor reads of the attacks' pages
             from suites.graphrag.extractorgrid import grid_with_reading
@@ -69,7 +71,8 @@ def cmd_grid(args: argparse.Namespace) -> int:
         else:
             cells, other = run_grid(args.dataset, attacks, defenses, extractor=extractor, **grid), None
     command = (f"agentbed graphrag grid --dataset {args.dataset} --attacks {args.attacks} --defenses {args.defenses}"
-               f" --worlds {args.worlds} --budget {args.budget} --questions {args.questions}"
+               f" --worlds {args.worlds}" + (f" --first-world {args.first_world}" if args.first_world != 1000 else "")
+               + f" --budget {args.budget} --questions {args.questions}"
                f" --communities {args.communities}" + (f" --versus {args.versus}" if args.versus else "")
                + (f" --extractor {args.extractor}" if args.extractor != "rules" else "")
                + (f" --model {args.model}" if args.extractor == "llm" else "")
@@ -289,6 +292,8 @@ def register(subparsers: Any) -> None:
     g.add_argument("--attacks", default="none,poisonedrag,gragpoison,community,kepo,tkpa")
     g.add_argument("--defenses", default="none,ngram,cluster,paraphrase,provenance,tdp,tdp-raw")
     g.add_argument("--worlds", type=int, default=4, help="generated evaluation worlds")
+    g.add_argument("--first-world", type=int, default=1000, help="the first generated world's seed (default 1000; "
+                   "development worlds: 4)")
     g.add_argument("--budget", type=int, default=5, help="poison documents per contested fact (and 4 statements each)")
     g.add_argument("--communities", default="louvain", choices=("louvain", "leiden"))
     g.add_argument("--questions", default="targeted", choices=("targeted", "conflict", "all", "global"),

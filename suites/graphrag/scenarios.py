@@ -155,12 +155,13 @@ def build_scenario(task: TaskSpec) -> Scenario:
 
 def world_seeds(options: dict[str, Any]) -> list[int]:
     if options.get("dataset", "world") == "world":
-        return [EVAL_WORLD_BASE + i for i in range(int(options.get("worlds", 4)))]
+        first = int(options.get("first_world", EVAL_WORLD_BASE))
+        return [first + i for i in range(int(options.get("worlds", 4)))]
     return [0]
 
 
 def check_options(options: dict[str, Any]) -> None:
-    for name, least in (("worlds", 1), ("budget", 1), ("targets", 0)):
+    for name, least in (("worlds", 1), ("budget", 1), ("targets", 0), ("first_world", 0)):
         if name in options and int(options[name]) < least:
             raise UsageError(f"--{name}: must be at least {least}, got {options[name]}")
     extractor_of(options)  # -O extractor=llm without a model fails before the run
@@ -248,6 +249,8 @@ def graphrag_suite(demo: Callable[[Any], dict[str, Any]] | None = None) -> Suite
             "attack": Option(NO_ATTACK, "poisoning attack", choices=(NO_ATTACK, *ATTACKS)),
             "defense": Option("none", "retrieval defense", choices=DEFENSES),
             "worlds": Option(4, "number of generated evaluation worlds", type=int),
+            "first_world": Option(EVAL_WORLD_BASE, "the first generated evaluation world's seed (development "
+                                  "worlds 4-7: 4; 0-3 train TDP)", type=int),
             "budget": Option(5, "poison documents per contested fact (and 4 statements each)", type=int),
             "targets": Option(0, "questions targeted per world (0: dataset default)", type=int),
             "questions": Option("targeted", "which questions: targeted by the attack plan, crossing a natural "

@@ -10,6 +10,7 @@ from agentbed.cli import main
     (["graphrag", "grid", "--defenses", "tdp,nope"], "--defenses"),
     (["graphrag", "grid", "--dataset", "fb15k"], "--dataset"),
     (["graphrag", "grid", "--worlds", "0"], "--worlds"),
+    (["graphrag", "grid", "--first-world", "-1"], "--first-world"),
     (["graphrag", "grid", "--defenses", "none,tdp", "--versus", "tdp-mix"], "--versus"),
     (["graphrag", "curve", "--budgets", "0,3"], "--budgets"),
     (["graphrag", "curve", "--budgets", "x"], "--budgets"),
@@ -33,6 +34,20 @@ def test_grid_prints_and_saves_cells(tmp_path, capsys):
     cells = json.loads(out.read_text())["cells"]
     assert [(c["attack"], c["defense"]) for c in cells] == [("gragpoison", "none"), ("gragpoison", "tdp")]
     assert cells[0]["attack_success"]["estimate"] > cells[1]["attack_success"]["estimate"]
+
+
+def test_grid_runs_the_worlds_it_is_given(tmp_path, capsys):
+    """``--first-world``: a grid on development worlds (4-7) or on fresh held-out ones, named in the
+    command it prints."""
+    out = tmp_path / "cells.json"
+    assert main(["graphrag", "grid", "--attacks", "none", "--defenses", "none", "--worlds", "1", "--first-world", "4",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert "--first-world 4" in doc["command"] and "--first-world 4" in capsys.readouterr().out
+    from suites.graphrag.report import run_cell
+
+    tasks = {r.task.rsplit("-q", 1)[0] for r in run_cell("world", "none", "none", worlds=2, first_world=4).records}
+    assert tasks == {"world-4", "world-5"}
 
 
 def test_grid_pairs_defenses_against_one_and_splits_multi_valued_questions(tmp_path, capsys):
