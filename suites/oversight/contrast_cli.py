@@ -1,7 +1,8 @@
 """``agentbed oversight contrast HELD --train DEV --versus HELD2 --versus-train DEV2``: does the
 action-conditioned controller's gain over the scalar-only policy chosen on development change
-between two settings (e.g. two expert slip rates)? The interval of the difference of the two gains
-on the shared held-out checkpoints (controllers/oversight/contrast.py)."""
+between two settings (two expert slip rates: two builds; two step budgets: the same build with
+``--budget`` and ``--versus-budget``)? The interval of the difference of the two gains on the shared
+held-out checkpoints (controllers/oversight/contrast.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,11 @@ def register(verbs: Any, positive: Any) -> None:
     contrast.add_argument("--draws", type=positive, default=5, help="bootstrap draws of all development units")
     contrast.add_argument("--trees", type=positive, default=ForestSettings.n_estimators)
     contrast.add_argument("--resamples", type=positive, default=500, help="two-level bootstrap resamples")
-    contrast.add_argument("--budget", default="", metavar="ACTION=STEPS,...", help="as evaluate --budget (both sides)")
+    contrast.add_argument("--budget", default="", metavar="ACTION=STEPS,...",
+                          help="as evaluate --budget: the first setting's (and the second's unless --versus-budget)")
+    contrast.add_argument("--versus-budget", default=None, metavar="ACTION=STEPS,...|none",
+                          help="the second setting's budgets, when the settings differ by them (e.g. the expert's step "
+                               "budget on the same builds); 'none': no budget")
     contrast.add_argument("--json", default=None, help="write the result")
     contrast.set_defaults(func=run)
 
@@ -49,8 +54,10 @@ def run(args: argparse.Namespace) -> int:
     if len(labels) != 2 or not all(labels):
         raise UsageError(f"--labels: two names, comma-separated, got {args.labels!r}")
     budgets = parse_assignments(args.budget, "--budget", int)
+    versus_budgets = budgets if args.versus_budget is None else (
+        {} if args.versus_budget.strip() == "none" else parse_assignments(args.versus_budget, "--versus-budget", int))
     first = load_side(args.dataset, args.train, budgets, "contrast")
-    second = load_side(args.versus, args.versus_train, budgets, "contrast")
+    second = load_side(args.versus, args.versus_train, versus_budgets, "contrast")
     units = sorted(set(first.train.games.tolist()))
     if units != sorted(set(second.train.games.tolist())):
         raise UsageError("--versus-train: the two development sets must hold the same games, so that each training "
@@ -65,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     result = contrast(first, second, len(units), args.draws, config)
     command = "agentbed oversight contrast " + shlex.join(sys.argv[3:])
     record = {"command": command, "labels": labels, "seeds": [first.seeds, second.seeds], "datasets": files,
+              "budgets": [budgets, versus_budgets],
               "development_units": len(units), **result}
     print(render_text([contrast_table(record)]))
     if args.json:
@@ -110,4 +118,18 @@ def contrast_table(record: dict[str, Any]) -> dict[str, Any]:
                  "intervals: held-out units resampled (one draw for both settings) and training draws resampled "
                  "(the same draws at both: draw d is the same development units). Verdict: the gain shrinks from "
                  f"{first} to {second} where the interval of the difference lies above 0, grows where below. "
-                 f"Seeds: {first}: {record['seeds'][0]}; {second}: {record['seeds'][1]}. Regenerate: {record['command']}")
+                 f"Seeds: {first}: {record['seeds'][0]}; {second}: {record['seeds'][1]}.{_budgets_note(record)} "
+                 f"Regenerate: {record['command']}")
+
+
+def _budgets_note(record: dict[str, Any]) -> str:
+    """The two settings' step budgets, when they differ (older records name none: the same on both)."""
+    budgets = record.get("budgets")
+    if not budgets or budgets[0] == budgets[1]:
+        return ""
+    first, second = record["labels"]
+
+    def words(b: dict[str, int]) -> str:
+        return ", ".join(f"{a} gives up after {n} steps" for a, n in sorted(b.items())) or "no step budget"
+
+    return f" Budgets: {first}: {words(budgets[0])}; {second}: {words(budgets[1])}."

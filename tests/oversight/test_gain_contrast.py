@@ -12,6 +12,7 @@ import pytest
 
 from agentbed.cli import main
 from agentbed.errors import UsageError
+from controllers.oversight.budget import parse_assignments
 from controllers.oversight.checkpoints import Checkpoints
 from controllers.oversight.contrast import GROWS, SHRINKS, UNCLEAR, gain_contrast, shared_checkpoints, verdict
 from controllers.oversight.curve import AC, SELECTED
@@ -108,6 +109,36 @@ def test_the_command_contrasts_two_settings_and_each_gain_is_the_curves(tmp_path
             (-curve["difference"][SELECTED]["high"], -curve["difference"][SELECTED]["low"]))
 
 
+def test_the_command_contrasts_two_step_budgets_on_the_same_builds(tmp_path, capsys):
+    """Claim 3 by the expert's step budget: one unbudgeted build serves every budget, so the two
+    settings are the same files with another --budget on each side (--versus-budget); each side's
+    gain is the curve's with that side's budget, and the record and the table say which was which."""
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    flags = ["--draws", "2", "--trees", "5", "--resamples", "50"]
+    out = tmp_path / "contrast.json"
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", dev,
+                 "--versus-budget", "oracle=3", "--labels", "none,3", *flags, "--json", str(out)]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["budgets"] == [{}, {"oracle": 3}]
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Budgets: none: no step budget; 3: oracle gives up after 3 steps." in text
+    assert main(["oversight", "curve", held, "--train", dev, "--sizes", "65", "--budget", "oracle=3", *flags,
+                 "--json", str(tmp_path / "curve.json")]) == 0
+    point = json.loads((tmp_path / "curve.json").read_text(encoding="utf-8"))["points"][-1]
+    for fits, curve in (("over_draws", point), ("one_fit", point["all_once"])):
+        assert record[fits]["second"]["estimate"] == pytest.approx(-curve["difference"][SELECTED]["estimate"])
+        assert record[fits]["first"]["estimate"] != record[fits]["second"]["estimate"]  # the budget bit one side
+    mirrored = tmp_path / "mirrored.json"
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", dev,
+                 "--budget", "oracle=3", "--versus-budget", "none", *flags, "--json", str(mirrored)]) == 0
+    back = json.loads(mirrored.read_text(encoding="utf-8"))
+    assert back["budgets"] == [{"oracle": 3}, {}]
+    assert back["over_draws"]["contrast"]["estimate"] == pytest.approx(-record["over_draws"]["contrast"]["estimate"])
+    assert main(["oversight", "contrast", held, "--train", dev, "--versus", held, "--versus-train", dev,
+                 "--versus-budget", "oracle"]) == 2
+    assert "--versus-budget: expected ACTION=NUMBER" in capsys.readouterr().err
+
+
 def test_the_command_refuses_development_sets_of_other_games_and_held_out_fits(tmp_path, capsys):
     held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
     from tests.oversight.test_heldout_table import _parts
@@ -139,13 +170,23 @@ def test_each_committed_contrast_agrees_with_the_slip_rate_curves_it_contrasts(p
     for p in DATA.glob("curve-*.json"):
         c = json.loads(p.read_text(encoding="utf-8"))
         if "datasets" in c and c["units"] == record["development_units"] and c["sizes"][-1] == c["units"]:
-            curves[frozenset(d["sha256"] for d in c["datasets"].values())] = c
+            curves[frozenset(d["sha256"] for d in c["datasets"].values()), _budget_flag(c["command"])] = c
+    # a contrast of two budgets on the same files (claim 3 by the step budget) records each side's
+    # budgets; one of two builds applies its --budget to both sides
+    budgets = record.get("budgets") or [parse_assignments(_budget_flag(record["command"]), "--budget", int)] * 2
     sides = {"first": {k: v for k, v in record["datasets"].items() if not k.startswith("versus-")},
              "second": {k: v for k, v in record["datasets"].items() if k.startswith("versus-")}}
-    for side, datasets in sides.items():
-        curve = curves[frozenset(d["sha256"] for d in datasets.values())]
+    for (side, datasets), budget in zip(sides.items(), budgets, strict=True):
+        flag = ",".join(f"{a}={n}" for a, n in budget.items())
+        curve = curves[frozenset(d["sha256"] for d in datasets.values()), flag]
         assert record["held_out_checkpoints"][side == "second"] == record["shared_checkpoints"] == \
             curve["held_out_checkpoints"]
         point = curve["points"][-1]
         for fits, p in (("over_draws", point), ("one_fit", point["all_once"])):
             assert record[fits][side]["estimate"] == pytest.approx(-p["difference"][SELECTED]["estimate"], abs=1e-12)
+
+
+def _budget_flag(command: str) -> str:
+    """A recorded curve's or contrast's ``--budget`` value ("" when it gave none)."""
+    argv = shlex.split(command)
+    return argv[argv.index("--budget") + 1] if "--budget" in argv else ""
