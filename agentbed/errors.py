@@ -48,13 +48,32 @@ class WorkerDied(RuntimeError):
     code): not bad input and not a bug in agentbed; the run's recorded episodes are kept."""
 
 
+def episode_failure(exc: BaseException) -> bool:
+    """Whether an exception raised inside an episode is that episode's own failure, recorded as an
+    errored episode: everything but a stop of the process (Ctrl-C, SIGTERM's :class:`Terminated`)
+    and a generator's close. A ``SystemExit`` from a library or a provider's own ``BaseException``
+    (an SDK's cancellation) is the episode's: raised through, it killed the run, or a process-pool
+    worker, and lost the episode on every resume (session 17's probe)."""
+    return not isinstance(exc, KeyboardInterrupt | GeneratorExit)
+
+
 def failure_text(exc: BaseException) -> str:
     """What an episode records as its error: a usage error's one line (bad input, or data this
     machine lacks, with the command that installs it; also any exception with a true
-    ``one_line`` attribute, e.g. a sandbox backend that cannot run here), else the traceback."""
-    if isinstance(exc, UsageError) or getattr(exc, "one_line", False) is True:
-        return redact(f"{type(exc).__name__}: {exc}")
-    return redact("".join(traceback.format_exception(exc)))
+    ``one_line`` attribute, e.g. a sandbox backend that cannot run here), else the traceback.
+
+    Never raises and is always UTF-8: an exception whose attributes or ``str()`` raise is named by
+    its type, and a lone surrogate (bytes a provider's SDK decoded with ``surrogateescape``) is
+    written as its escape, so the log's footer keeps the episode's own error."""
+    try:
+        if isinstance(exc, UsageError) or getattr(exc, "one_line", False) is True:
+            text = f"{type(exc).__name__}: {exc}"
+        else:
+            text = "".join(traceback.format_exception(exc))
+    except Exception as inner:  # noqa: BLE001 - the failure is recorded whatever the exception does
+        text = f"{type(exc).__module__}.{type(exc).__qualname__}: (the exception could not be formatted: " \
+               f"{type(inner).__name__} while reading it)"
+    return redact(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def redact(text: str) -> str:

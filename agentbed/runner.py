@@ -13,7 +13,6 @@ import platform
 import re
 import threading
 import time
-import traceback
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ import agentbed
 from agentbed.agents.base import Action, Agent, Usage
 from agentbed.control import Controller, StepContext, StepView
 from agentbed.env import ToolEnv
-from agentbed.errors import failure_text
+from agentbed.errors import episode_failure, failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
 from agentbed.oversee import Oversight
 from agentbed.provenance import header_provenance
@@ -210,15 +209,19 @@ def run_episode(env: ToolEnv, agent: Agent, spec: EpisodeSpec, *, budget: Budget
                 break
         outcome = env.outcome(terminated, total_reward)
         success, metrics, labels = outcome.success, outcome.metrics, outcome.labels
-    except Exception as exc:  # noqa: BLE001 - every failure becomes an episode with status error
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes an episode with status error
+        if not episode_failure(exc):
+            raise  # a stop of the process (Ctrl-C, SIGTERM): the run keeps what finished
         status, success, metrics, labels = "error", False, {}, ["ERROR"]
         error = failure_text(exc)
         step0 = 0
     finally:
         try:
             env.end_episode()
-        except Exception:  # noqa: BLE001 - a failed clean-up is recorded, never raised
-            error = (error + "\n" if error else "") + "end_episode failed:\n" + traceback.format_exc()
+        except BaseException as exc:  # noqa: BLE001 - a failed clean-up is recorded, never raised
+            if not episode_failure(exc):
+                raise
+            error = (error + "\n" if error else "") + "end_episode failed:\n" + failure_text(exc)
             status = "error"
     record = EpisodeRecord(
         episode_id=spec.episode_id, suite=spec.suite, task=spec.task, agent=spec.agent, seed=spec.seed,

@@ -22,7 +22,7 @@ from agentbed.agents.faults import FaultyAgent
 from agentbed.approval import episode_controller
 from agentbed.control import chain
 from agentbed.env import ToolEnv
-from agentbed.errors import UsageError, failure_text
+from agentbed.errors import UsageError, episode_failure, failure_text
 from agentbed.factories import build_controllers, run_wide_controllers
 from agentbed.inflight import prepare_agent
 from agentbed.log import TrajectoryWriter
@@ -58,7 +58,9 @@ def run_spec(spec: EpisodeSpec, run_dir: str | Path) -> EpisodeRecord:
                 env.close()
     except SuiteError as exc:  # e.g. a world whose package this node lacks
         record = _setup_failure(spec, log, f"{type(exc).__name__}: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a setup failure is still a recorded episode
+    except BaseException as exc:  # noqa: BLE001 - a setup failure is still a recorded episode
+        if not episode_failure(exc):
+            raise
         record = _setup_failure(spec, log, failure_text(exc))
     if not record.log:
         record.log = str(log.relative_to(run_dir)) if log.is_relative_to(run_dir) else str(log)

@@ -130,3 +130,46 @@ def test_header_tools_are_the_episodes_own_after_another_tool_set_is_freed():
         tools = [Tool(f"t{i}", "a tool")]  # the old id-keyed cache answered "t0" from i = 1 on
         assert _tool_dicts(tools)[0]["name"] == f"t{i}"
         del tools
+
+
+class _SDKCancelled(BaseException):
+    """A provider SDK's own BaseException (a cancellation), as some SDKs raise."""
+
+
+class _NoAttributes(Exception):
+    def __getattr__(self, name):
+        raise RuntimeError(f"reading {name} fails")
+
+
+class _Raising(Agent):
+    name = "raising"
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def act(self, observation, tools):
+        raise self.exc
+
+
+def test_any_exception_but_a_stop_of_the_process_becomes_an_error_episode(tmp_path):
+    """Session 17's probe: an agent (a provider's SDK) raising SystemExit or a BaseException of its
+    own, or an exception whose attributes raise, killed the run (a process-pool worker: exit 75 and
+    the episode lost on every resume); a lone surrogate in its message replaced the episode's error
+    and steps with the log writer's UnicodeEncodeError. Each is now the episode's own error."""
+    cases = {"system-exit": (SystemExit(3), "SystemExit: 3"),
+             "base": (_SDKCancelled("the SDK's cancellation"), "_SDKCancelled: the SDK's cancellation"),
+             "no-attributes": (_NoAttributes("x"), "_NoAttributes: (the exception could not be formatted"),
+             "surrogate": (ValueError("bytes \udc80 from a provider"), "ValueError: bytes \\udc80 from a provider")}
+    for name, (exc, expected) in cases.items():
+        writer = TrajectoryWriter(tmp_path / f"{name}.jsonl")
+        record = run_episode(VaultEnv("open-fast"), _Raising(exc), SPEC, writer=writer)
+        footer = read_log(writer.path)[-1]
+        assert record.status == "error" and expected in record.error and expected in footer["error"], name
+        assert verify_log(writer.path).ok
+    for halt in (KeyboardInterrupt(), GeneratorExit()):  # a stop of the process is not the episode's
+        try:
+            run_episode(VaultEnv("open-fast"), _Raising(halt), SPEC)
+        except BaseException as exc:  # noqa: BLE001
+            assert exc is halt
+        else:
+            raise AssertionError(f"{halt!r} was swallowed")
