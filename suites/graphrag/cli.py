@@ -51,8 +51,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
             raise UsageError(f"--extractor spacy: the English pipeline is not installed; run {INSTALL}")
     attacks = _names(args.attacks, ALL_ATTACKS, "--attacks")
     defenses = _names(args.defenses, DEFENSES, "--defenses")
-    if args.versus and args.versus not in defenses:
-        raise UsageError(f"--versus: {args.versus!r} is not one of --defenses ({args.defenses})")
+    versus = args.versus.split(",") if args.versus else []
+    for name in versus:
+        if name not in defenses:
+            raise UsageError(f"--versus: {name!r} is not one of --defenses ({args.defenses})")
     if args.extractor == "llm" and not args.model:
         raise UsageError("--extractor llm needs --model (local:gemma-3-270m or provider:model)")
     extractor = f"llm:{args.model}" if args.extractor == "llm" else args.extractor
@@ -81,10 +83,13 @@ def cmd_grid(args: argparse.Namespace) -> int:
                + (f" --wording {args.wording}" if args.wording != "writer" else "")
                + (f" --versus-extractor {args.versus_extractor}" if args.versus_extractor else ""))
     _print(grid_table(cells, args.dataset, command))
-    paired = paired_table(cells, args.versus, command) if args.versus else None
-    if paired:
-        _print(paired)
-    doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells], "paired": paired}
+    tables = [paired_table(cells, name, command) for name in versus]
+    for tab in tables:
+        _print(tab)
+    doc: dict[str, Any] = {"command": command, "cells": [c.to_dict() for c in cells],
+                           "paired": tables[0] if tables else None}
+    if len(tables) > 1:  # --versus none,tdp: every defense against each, in that order
+        doc["paired_more"] = tables[1:]
     if other is not None:
         doc.update(_versus_extractor(cells, other, args, command, (read, other_read)))
     if args.out:
@@ -110,7 +115,7 @@ def _versus_extractor(cells: list[Any], other: list[Any], args: argparse.Namespa
     _print(pages)
     across = extractor_table(cells, other, (args.extractor, args.versus_extractor), command)
     _print(across)
-    helps = [helps_table(c, args.versus, e, command) for c, e in ((cells, args.extractor), (other, args.versus_extractor))
+    helps = [helps_table(c, args.versus.split(",")[0], e, command) for c, e in ((cells, args.extractor), (other, args.versus_extractor))
              ] if args.versus else []
     for tab in helps:
         _print(tab)
@@ -300,7 +305,8 @@ def register(subparsers: Any) -> None:
                    help="targeted by the attack plan, crossing a natural conflict of the clean data, all, or global "
                         "(answered from community reports)")
     g.add_argument("--versus", help="also print every other defense against this one, paired by question "
-                                    "(accuracy drop, attack success difference; split by multi-valued questions)")
+                                    "(accuracy drop, attack success difference; split by multi-valued questions); "
+                                    "several, comma-separated (none,tdp): a table against each")
     g.add_argument("--out", help="write the cells (intervals per metric) to this JSON file")
     g.add_argument("--dress", default="length", choices=("length", "shape", "entity"),
                    help="attack documents' camouflage (attacks/graphrag/camouflage.py): length (default), shape, "

@@ -12,6 +12,7 @@ from agentbed.cli import main
     (["graphrag", "grid", "--worlds", "0"], "--worlds"),
     (["graphrag", "grid", "--first-world", "-1"], "--first-world"),
     (["graphrag", "grid", "--defenses", "none,tdp", "--versus", "tdp-mix"], "--versus"),
+    (["graphrag", "grid", "--defenses", "none,tdp", "--versus", "none,tdp-mix"], "--versus"),
     (["graphrag", "curve", "--budgets", "0,3"], "--budgets"),
     (["graphrag", "curve", "--budgets", "x"], "--budgets"),
     (["graphrag", "curve", "--attacks", "none"], "--attacks"),
@@ -48,6 +49,18 @@ def test_grid_runs_the_worlds_it_is_given(tmp_path, capsys):
 
     tasks = {r.task.rsplit("-q", 1)[0] for r in run_cell("world", "none", "none", worlds=2, first_world=4).records}
     assert tasks == {"world-4", "world-5"}
+
+
+def test_grid_pairs_every_defense_against_each_versus(tmp_path):
+    out = tmp_path / "cells.json"
+    assert main(["graphrag", "grid", "--attacks", "none,gragpoison", "--defenses", "none,tdp,tdp-disputed", "--worlds", "1",
+                 "--versus", "none,tdp", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    against_none, [against_tdp] = doc["paired"], doc["paired_more"]
+    assert against_none["title"].endswith("against none, paired by question")
+    assert against_tdp["title"].endswith("against tdp, paired by question")
+    paired = {(r[0], r[1]): r[6] for r in against_tdp["rows"] if r[2] == "all"}
+    assert paired[("none", "tdp")] == "-" and paired[("none", "tdp-disputed")] != "-"  # accuracy, tdp - tdp-disputed
 
 
 def test_grid_pairs_defenses_against_one_and_splits_multi_valued_questions(tmp_path, capsys):
