@@ -11,8 +11,10 @@ A one-file factory, as for the control workload's ``ac``::
 then ``agentbed run contracts --agent naive --controller file.py:ac``. The policy is fitted once per
 process, at the first episode, on development games only (a held-out or unregistered unit is refused,
 as ``evaluate --train`` refuses it); ``budget`` is applied to the training rows as ``evaluate
---budget`` applies it. Live, an intervention hands the episode to the target's intervention agent
-built on the episode's environment; ``shadow=True`` only records. The episodes must be the base
+--budget`` applies it, and to them only: live, an intervention hands the episode to the target's
+intervention agent built on the episode's environment, which then plays until the run's own step
+budget (a step budget recorded in the dataset's build, or given here, does not cap it live; a branch
+is capped); ``shadow=True`` only records. The episodes must be the base
 agent's the dataset was built from (its suite, agent and seeds) for the features to mean the same.
 """
 
