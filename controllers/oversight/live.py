@@ -8,7 +8,8 @@ the dataset builder records (:func:`controllers.oversight.dataset.checkpoint_fea
 executed steps and the risks the agent stated so far) and asks the policy, exactly as offline
 evaluation does, for one checkpoint. ``continue`` lets the action through; an intervention hands
 the episode to the intervention's agent, built (like a branch's) from the environment and a copy of
-the base agent taken before it proposed; ``quit`` stops the episode. Every decision is recorded in
+the base agent taken before it proposed, and stopped when it has used the step budget the target gives
+it (``BranchTarget.budgets``, as its branches were capped); ``quit`` stops the episode. Every decision is recorded in
 the step's ``control`` member (so into the log's hash chain), ``continue`` included. With
 ``shadow`` it only records what it would do (every checkpoint of the base trajectory is then
 decided, as offline); otherwise it decides nothing after its first handover or stop.
@@ -63,6 +64,7 @@ class OversightController(Controller):
         self._risks: list[float] = []
         self._before: Agent | None = None
         self._acted = False  # after a handover or a stop the policy has had its say
+        self._cap: tuple[int, str] | None = None  # (step, intervention): where a handover's step budget ends it
 
     def observe(self, ctx: StepContext) -> None:
         """Before the agent proposes: keep the first observation, and at a checkpoint a copy of the
@@ -82,6 +84,10 @@ class OversightController(Controller):
 
     def before_action(self, ctx: StepContext, proposed: Action) -> Verdict:
         self._risks.append(stated_risk(proposed.risk, self._risks))
+        if self._cap is not None and ctx.step >= self._cap[0]:
+            # the intervention gives up after its budget, as its branches did (BranchTarget.budgets)
+            reason = f"{self._cap[1]} gave up after its budget of {self.target.budgets[self._cap[1]]} steps"
+            return _recorded(stop(reason), {"budget": self._cap[1], "step": ctx.step})
         if self._before is None:
             return CONTINUE
         features = checkpoint_features(self.target, self._first_observation or "", ctx.history, self._risks)
@@ -96,6 +102,8 @@ class OversightController(Controller):
         if choice == QUIT:
             return _recorded(stop(reason), record)
         agent = self.target.interventions[choice](self.env, self._before.fork())
+        if choice in self.target.budgets:  # it acts at once, at this step: the budget counts this one
+            self._cap = (ctx.step + self.target.budgets[choice], choice)
         return _recorded(handover(agent, reason), record)
 
     def _checkpoint(self, ctx: StepContext, features: dict[str, float]) -> Checkpoints:

@@ -11,15 +11,16 @@ A one-file factory, as for the control workload's ``ac``::
 then ``agentbed run contracts --agent naive --controller file.py:ac``. The policy is fitted once per
 process, at the first episode, on development games only (a held-out or unregistered unit is refused,
 as ``evaluate --train`` refuses it); ``budget`` is applied to the training rows as ``evaluate
---budget`` applies it, and to them only: live, an intervention hands the episode to the target's
-intervention agent built on the episode's environment, which then plays until the run's own step
-budget (a step budget recorded in the dataset's build, or given here, does not cap it live; a branch
-is capped); ``shadow=True`` only records. The episodes must be the base
+--budget`` applies it, and live: an intervention hands the episode to the target's intervention agent
+built on the episode's environment, and the controller stops the episode when that agent has used its
+step budget (the build's, or the one given here), as its branches were capped, so the intervention
+means live what it meant in the fit; ``shadow=True`` only records. The episodes must be the base
 agent's the dataset was built from (its suite, agent and seeds) for the features to mean the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,9 @@ def factory(train: str | Path | Sequence[str | Path], policy: str = "action-cond
         chosen.fit(checkpoints)
         prov = data.provenance
         steps = dict((prov.get("target_notes") or {}).get("action_step_costs") or {})
+        target = load_target(prov["config"]["benchmark"], **prov["config"]["target_options"])
         return {"policy": chosen, "provenance": prov, "costs": Costs().with_action_steps(steps),
-                "target": load_target(prov["config"]["benchmark"], **prov["config"]["target_options"])}
+                "target": dataclasses.replace(target, budgets={**target.budgets, **budgets})}
 
     def make(setup: Any) -> OversightController:
         if not fitted:

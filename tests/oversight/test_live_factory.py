@@ -30,12 +30,13 @@ def _offline(policy: str) -> dict[tuple[str, int], str]:
     return {(game_of[t], s): str(c) for (t, s), c in zip(test.keys, chosen.choose(test, Costs()), strict=True)}
 
 
-def _live(policy: str, tmp_path: Path, shadow: bool) -> tuple[dict[tuple[str, int], str], list[dict]]:
+def _live(policy: str, tmp_path: Path, shadow: bool, budget: str = "",
+          episodes: list | None = None) -> tuple[dict[tuple[str, int], str], list[dict]]:
     held = Dataset.load(HELD)
     ref = tmp_path / "controller.py"
     ref.write_text("from suites.oversight.live_factory import factory\n"
-                   f"policy = factory({str(DEV)!r}, policy={policy!r}, shadow={shadow}, trees={TREES})\n",
-                   encoding="utf-8")
+                   f"policy = factory({str(DEV)!r}, policy={policy!r}, shadow={shadow}, trees={TREES}, "
+                   f"budget={budget!r})\n", encoding="utf-8")
     out = tmp_path / "run"
     tasks = [a for g in held.provenance["games"] for a in ("--task", g)]
     assert main(["run", "contracts", "--agent", "naive", *tasks, "--seeds", "1", "--executor", "serial",
@@ -44,9 +45,11 @@ def _live(policy: str, tmp_path: Path, shadow: bool) -> tuple[dict[tuple[str, in
     for log in sorted((out / "episodes").glob("*.jsonl")):
         lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
         task = lines[0]["task"]  # the header
+        if episodes is not None:
+            episodes.append(lines)
         for step in lines:  # a step's control member, or a stop's own control record (the step never ran)
             control = (step.get("verdict") if step.get("type") == "control" else step.get("control")) or {}
-            if control.get("by") == "oversight":
+            if control.get("by") == "oversight" and "choice" in control.get("decision", {}):  # not a budget's stop
                 records.append(control)
                 live[task, control["decision"]["checkpoint"]] = control["decision"]["choice"]
     return live, records
@@ -85,3 +88,33 @@ def test_the_factory_refuses_held_out_data_and_unknown_policies():
     make = factory(HELD)  # fitted at the first episode: refused there, before any decision
     with pytest.raises(Exception, match="refusing to fit on suite-contracts task quarter 0 \\(held out"):
         make(None)
+
+
+def test_acting_live_a_handover_keeps_the_interventions_step_budget_and_ends_as_its_branch(tmp_path):
+    """An intervention means live what it meant in the fit: fitted with the oracle handover cut at 5
+    steps, the controller stops a handed-over episode when the oracle has used them, and every
+    handed-over episode then takes the steps and reaches the outcome of the dataset's budgeted
+    branch from that checkpoint (contracts: deterministic, and a branch's handover agent is reset
+    with the episode's seed as the runner's is)."""
+    from controllers.oversight.budget import with_budgets
+
+    branches = {(r["game"], r["checkpoint"]): r for r in with_budgets(Dataset.load(HELD), {"oracle": 5}).rows
+                if r["action"] == "oracle"}
+    episodes: list = []
+    _live("action-conditioned", tmp_path, shadow=False, budget="oracle=5", episodes=episodes)
+    handed, capped = 0, 0
+    for lines in episodes:
+        verdicts = [x.get("verdict") if x["type"] == "control" else x.get("control") for x in lines]
+        handover = next((v for v in verdicts if v and v.get("kind") == "handover"), None)
+        if handover is None:
+            continue
+        handed += 1
+        at = handover["decision"]["checkpoint"]
+        branch = branches[lines[0]["task"], at]
+        steps = sum(x["type"] == "step" for x in lines) - at
+        assert (steps, bool(lines[-1]["success"])) == (branch["steps"], branch["success"]), lines[0]["task"]
+        stops = [v for v in verdicts if v and v.get("kind") == "stop"]
+        assert bool(stops) == (branch["status"] == "budget")
+        capped += bool(stops)
+        assert all("oracle gave up after its budget of 5 steps" in v["reason"] for v in stops)
+    assert handed >= 10 and capped >= 1  # the budget binds somewhere, and not everywhere
