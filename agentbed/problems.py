@@ -79,13 +79,18 @@ KINDS: tuple[Kind, ...] = (
           "the generation settings (-M, --temperature, --max-tokens-per-call) and the model's accepted parameters",
           r"BadRequestError", r"UnprocessableEntityError", r"\bError code: 4(00|22)\b", r"\(HTTP 4(00|22)\)"),
 )
+# the note agentbed.agents.retry adds to an exception the provider's client raised that no kind above names
+PROVIDER_NOTE = "agentbed: raised by the provider's client, not the model's answer"
+PROVIDER = _kind("provider", "the provider's client failed with an error agentbed has no name for",
+                 "the error in the log's footer (agentbed replay LOG): an HTTP status or exception of the provider's "
+                 "own; --resume --retry-errors runs these episodes again", re.escape(PROVIDER_NOTE))
 SETUP = _kind("setup", "the episode could not be set up on its node (a missing package, data or model)",
               "the command the error names; agentbed list SUITE shows what the suite needs",
               r"^(UsageError|SuiteError|LocalModelMissing)\b",
               r"^\w+: [^\n]*\b(run |install with |needs? )?scripts/[\w-]+[^\n]*\s*$")  # one line naming the set-up
 OTHER = Kind("other", "an exception inside the agent or the world (counted as a failed attempt)",
              "the traceback in the episode's log footer (agentbed replay LOG)", re.compile(r"(?!)"))
-EXCLUDED_KINDS = frozenset(k.name for k in (*KINDS, SETUP))
+EXCLUDED_KINDS = frozenset(k.name for k in (*KINDS, PROVIDER, SETUP))
 # the note agentbed.agents.retry adds to the error that ends a call's retries, listing every attempt
 ATTEMPTS_NOTE = "agentbed: provider call failed after"
 
@@ -105,7 +110,7 @@ def classify(error: str) -> Kind:
     """The kind of failure an episode's recorded error text shows: read from its last exception
     (:func:`final_error`); a set-up failure is a one-line error as a whole."""
     final = final_error(error)
-    for kind in KINDS:
+    for kind in (*KINDS, PROVIDER):
         if kind.pattern.search(final):
             return kind
     if SETUP.pattern.search(error or ""):
@@ -158,7 +163,7 @@ def problems_of(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def last_line(error: str) -> str:
     """The line of a traceback that says what went wrong (the exception), shortened."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith((ATTEMPTS_NOTE, "File ", "^"))]
+    useful = [line for line in lines if not line.startswith((ATTEMPTS_NOTE, PROVIDER_NOTE, "File ", "^"))]
     text = (useful or lines or ["?"])[-1]
     return text if len(text) <= 240 else text[:237] + "..."
 

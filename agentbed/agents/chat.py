@@ -55,6 +55,7 @@ from agentbed.agents.retry import (
     RetryRecord,
     call_with_retries,
     is_unreadable_answer,
+    mark_provider_failure,
     throttle_signal,
 )
 from agentbed.agents.toolcalls import (
@@ -229,6 +230,7 @@ class ChatAgent(Conversation, Agent):
         except Exception as exc:
             if self.failure_note:  # e.g. which local server failed, and its log
                 exc.add_note(self.failure_note)
+            mark_provider_failure(exc)
             raise
         captured = self.capture.take() if self.capture is not None else {}
         if self.cache is not None and key is not None:
@@ -250,8 +252,12 @@ class ChatAgent(Conversation, Agent):
         """One call beside the conversation (a defense's own question: AgentDojo's tool filter), made
         as the agent's calls are (its connections, the run's spend cap, its retries); its usage is
         added to the next action's, so it counts in the episode's tokens, budget and cost."""
-        reply, retries = call_with_retries(lambda: self._call(bound, messages), max_retries=self.max_retries,
-                                           backoff=self.backoff, rng=self._rng, sleep=self.sleep)
+        try:
+            reply, retries = call_with_retries(lambda: self._call(bound, messages), max_retries=self.max_retries,
+                                               backoff=self.backoff, rng=self._rng, sleep=self.sleep)
+        except Exception as exc:
+            mark_provider_failure(exc)
+            raise
         usage = usage_of(reply) if isinstance(reply, AIMessage) else None
         if usage is not None:
             self._aside_usage = usage if self._aside_usage is None else self._aside_usage + usage

@@ -12,6 +12,7 @@ import json
 import random
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
@@ -183,3 +184,15 @@ def _record(exc: BaseException, attempt: int, delay: float, retry_after: float |
     code = status_code(exc)
     text = f"{type(exc).__name__}" + (f" (HTTP {code})" if code is not None else "")
     return RetryRecord(attempt=attempt, error=text, status=code, retry_after=retry_after, delay=delay)
+
+
+def mark_provider_failure(exc: BaseException) -> None:
+    """Note on an exception the provider's client raised (after any retries) that it is the
+    provider's failure, when no kind of :mod:`agentbed.problems` names it already: an HTTP status
+    agentbed has no kind for (402 for an exhausted quota, 408, 413, 451...) or a reply the client
+    could not build (a content of the wrong type). Without the note such an episode counted as a
+    failed attempt of the model, a score (session 17's probe)."""
+    from agentbed.problems import OTHER, PROVIDER_NOTE, classify
+
+    if classify("".join(traceback.format_exception_only(exc))) is OTHER:
+        exc.add_note(PROVIDER_NOTE)

@@ -9,7 +9,7 @@ import json
 import random
 
 import pytest
-from openai_stub import OpenAIStub, error
+from openai_stub import OpenAIStub, Reply, error
 from scripted_models import request_ident, vault_three_calls
 
 from agentbed.agents.retry import Backoff
@@ -169,3 +169,40 @@ def test_the_report_draws_every_agent_and_every_paired_row(provider, tmp_path):
     for agent in ("model:openai:stub-a", "model:openai:stub-b"):
         assert f"success_minus_reference {agent}, oracle" in html
     assert "errored (not scored)" in html
+
+
+@pytest.mark.parametrize("answer", [error(402), error(418), error(451),
+                                    Reply(raw=b'{"choices": [{"index": 0, "message": {"role": "assistant", '
+                                              b'"content": 5}}]}')],
+                         ids=["402", "418", "451", "content-not-text"])
+def test_a_provider_error_agentbed_has_no_name_for_is_errored_not_scored(answer, monkeypatch, tmp_path, capsys):
+    """Session 17's probe: a provider answering a status no kind names (402 for an exhausted quota,
+    418, 451) or a completion its client cannot build (a content of the wrong type) made the
+    episode a failed attempt of the model, a score, and the run exit 0. It is an errored episode
+    of kind ``provider`` on every count, and --retry-errors runs it again."""
+    failing = {"on": True}
+
+    def policy(body):
+        if failing["on"] and sum(m["role"] == "assistant" for m in body["messages"]) == 1:
+            return answer
+        return vault_three_calls(body)
+
+    server = OpenAIStub(policy)
+    server.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)
+    out = tmp_path / "run"
+    try:
+        assert run("--model", "openai:stub-a", "--seeds", "2", "--out", str(out)) == 4
+        records = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+        assert all(is_errored(r) and classify(r["error"]).name == "provider" for r in records), records
+        summary = json.loads((out / "vault" / "summary.json").read_text())
+        assert summary["errors"]["episodes"] == 2 and summary["errors"]["problems"][0]["kind"] == "provider"
+        failing["on"] = False
+        capsys.readouterr()
+        assert main(["run", "vault", "--resume", "--retry-errors", "--out", str(out), "--quiet"]) == 0
+        assert "2 errored episodes set aside" in capsys.readouterr().err
+        assert main(["verify", str(out)]) == 0
+    finally:
+        server.stop()
