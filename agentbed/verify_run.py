@@ -270,6 +270,10 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
         if foreign:  # a log of another run, or of this plan under other settings (agentbed.binding)
             out.add(f"{path}: {foreign}")
             continue
+        copied = _another_episode(log[0], eid, record)
+        if copied:
+            out.add(f"{path}: {copied}")
+            continue
         footer = log[-1]
         differs = [k for k in ("status", "success", "steps") if k in record and record[k] != footer.get(k)]
         if differs:
@@ -277,6 +281,21 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
                     f"{footer.get(differs[0])!r}")
             continue
         out.logs_ok += 1
+
+
+def _another_episode(header: dict[str, Any], eid: str, record: dict[str, Any]) -> str:
+    """Why an authentic log of this run is not the episode ``eid`` it is listed as ("" when it is):
+    its header names another episode, or another suite, task, agent or seed than its index line
+    (session 17's probe: a crashed run's own log copied under a missing episode's name, its index
+    line edited to match, was sealed by an honest resume and verified)."""
+    if header.get("episode_id") != eid:
+        return (f"the log of episode {str(header.get('episode_id'))[:200]}, listed as {eid} "
+                "(a log copied under another episode's name)")
+    for name, in_header in (("suite", "suite"), ("task", "task"), ("agent", "agent_id"), ("seed", "seed")):
+        if name in record and in_header in header and record[name] != header[in_header]:
+            return (f"its header's {name} is {header[in_header]!r}, its index line's {record[name]!r} "
+                    "(an index line edited to list another episode)")
+    return ""
 
 
 def check_team(path: Path, digest: str | None, key: bytes | None, meta: dict[str, Any] | None = None) -> list[str]:

@@ -226,3 +226,26 @@ def test_a_resume_asks_the_recorded_approver_and_refuses_other_settings(keyed, t
         status, said = cli(*ASKED_PLAN, "--out", str(plain), "--resume", *extra)
         assert status == 2 and field in said, said
     assert len(index_lines(plain)) == 1  # nothing ran
+
+
+def test_a_log_copied_under_a_missing_episodes_name_is_refused(keyed, tmp_path, monkeypatch):
+    """Session 17's probe: a crashed run's own authentic log copied to a missing episode's log name,
+    its index line copied with that episode's id, task, agent, seed and log; the header is this
+    run's, so verify named only the missing seal, an honest resume sealed it and verify then passed
+    ("8 of 8 logs verified") with one episode counted twice. The header names its episode."""
+    run = crashed(tmp_path / "run", 3, monkeypatch=monkeypatch)
+    clean = tmp_path / "clean"
+    assert cli(*PLAN, "--out", str(clean))[0] == 0
+    have = {json.loads(line)["episode_id"] for line in index_lines(run)}
+    missing = next(json.loads(line) for line in index_lines(clean) if json.loads(line)["episode_id"] not in have)
+    source = json.loads(index_lines(run)[0])
+    shutil.copy(run / source["log"], run / missing["log"])
+    with open(run / "index.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({**source, **{k: missing[k] for k in ("episode_id", "log", "task", "agent", "seed")}})
+                 + "\n")
+    status, said = cli("verify", str(run))
+    copied = f"the log of episode {source['episode_id']}, listed as {missing['episode_id']}"
+    assert status == 1 and copied in said, said
+    resumed, why = cli(*PLAN, "--out", str(run), "--resume")
+    assert resumed == 2 and copied in why and "not resuming" in why, why
+    assert json.loads((run / "manifest.json").read_text())["final"] is False
