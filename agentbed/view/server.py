@@ -32,6 +32,7 @@ import hmac
 import ipaddress
 import json
 import mimetypes
+import os
 import secrets
 import sys
 import threading
@@ -45,6 +46,7 @@ from agentbed.errors import UsageError
 from agentbed.view import api
 from agentbed.view.approvals import ApprovalBoard, ApprovalBoards
 from agentbed.view.catalog import Catalog
+from agentbed.view.peer import peer_uid
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 256 * 1024  # a decision is a few hundred bytes; an edited call is bounded by the approval schema
@@ -141,6 +143,7 @@ class ViewServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
+    _peer: tuple[int | None] | None = None  # the client end's uid, asked once per connection
     protocol_version = "HTTP/1.1"
     timeout = SOCKET_TIMEOUT  # StreamRequestHandler sets it on the socket: no read waits forever
 
@@ -153,6 +156,13 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         given = self.headers.get("X-Agentbed-Token") or query.get("token") or ""
         return hmac.compare_digest(given.encode(), token.encode())
+
+    def _own_user(self) -> bool:
+        """Whether the connection's client end is the server's own user's (or cannot be known):
+        asked once per connection (see :mod:`agentbed.view.peer`)."""
+        if self._peer is None:
+            self._peer = (peer_uid(self.client_address, self.server._host_port()),)
+        return self._peer[0] is None or self._peer[0] == os.geteuid()
 
     def do_GET(self) -> None:  # noqa: N802 - the base class's name
         self._dispatch("GET")
@@ -197,6 +207,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(421, "Host does not name this viewer's address (a DNS-rebinding page, or a proxy)")
         if not self._authorised(query):
             raise Refused(401, "this viewer needs its token (?token=...)")
+        if not self.server.token and not self._own_user():
+            raise Refused(403, "this viewer answers only the user who started it (another user: --token)")
         if method == "GET":
             return
         origin = self.headers.get("Origin")

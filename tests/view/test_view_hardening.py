@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,36 @@ def test_no_other_page_may_frame_the_viewer(approving):
     page = raw(client, f"GET / HTTP/1.1\r\nHost: {client.base[7:]}\r\nConnection: close\r\n\r\n".encode())
     head = page.split(b"\r\n\r\n", 1)[0].lower()
     assert b"frame-ancestors 'none'" in head and b"x-frame-options: deny" in head
+
+
+OTHER_USER = 65534  # nobody
+
+
+def test_another_local_user_can_neither_read_nor_decide(approving, monkeypatch):
+    """Session 17's probe: on loopback without --token, user ``nobody`` read the page of root's
+    viewer, took its secret and approved a pending tool call of root's run (200, decision recorded),
+    though the approvals folder is 0700. A connection whose client end another uid owns is refused,
+    the page and every read too; with --token the token is the check."""
+    from agentbed.view.peer import peer_uid
+
+    client, folder = approving
+    host, port = client.base.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock:  # the kernel's table names this process's user
+        assert peer_uid(sock.getsockname(), (host, int(port))) == os.geteuid()
+    if os.geteuid() == 0:  # a real other user (CI runs as root): the probe's own steps
+        script = ("import sys, urllib.request, urllib.error\n"
+                  "try:\n    urllib.request.urlopen(sys.argv[1])\nexcept urllib.error.HTTPError as e:\n"
+                  "    print(e.code)\nelse:\n    print(200)\n")
+        answer = subprocess.run(["setpriv", f"--reuid={OTHER_USER}", f"--regid={OTHER_USER}", "--clear-groups",
+                                 sys.executable, "-c", script, client.base], capture_output=True, text=True,
+                                timeout=60, cwd="/")
+        assert answer.stdout.strip() == "403", answer
+    monkeypatch.setattr(view_server, "peer_uid", lambda client_end, server_end: os.geteuid() + 1)
+    for path in ("/", "/api/approvals"):
+        answer = raw(client, f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        assert status(answer) == 403 and client.server.secret.encode() not in answer, path
+    assert status(post(client, DECISION)) == 403 and not decision_path(folder, KEY).exists()
+    for tokened in serve(client.server.catalog.root, token="tok-0123456789-secret"):
+        answer = raw(tokened, f"GET /?token=tok-0123456789-secret HTTP/1.1\r\nHost: {tokened.base[7:]}\r\n"
+                              "Connection: close\r\n\r\n".encode())
+        assert status(answer) == 200
