@@ -10,7 +10,7 @@ from typing import Any
 
 from agentbed.approval import TIMEOUT_POLICIES, ApproverConfig, approver_set, flagger_of
 from agentbed.errors import UsageError
-from agentbed.rendezvous import private_folder
+from agentbed.rendezvous import outside_every_run, private_folder
 
 
 def add_approver_options(p: argparse.ArgumentParser) -> None:
@@ -38,6 +38,7 @@ def approver_config(args: argparse.Namespace, run_dir: Path) -> ApproverConfig |
     if folder.resolve().is_relative_to(run_dir.resolve()):
         raise UsageError(f"--approvals {folder}: inside the run directory; it must be beside it (the viewer never "
                          "writes into a run)")
+    outside_every_run(folder)
     flagger_of(args.approve_flagged)  # a bad spec is an error before anything runs
     return ApproverConfig(folder, args.approval_timeout, args.approval_timeout_policy, args.approve_flagged)
 

@@ -25,6 +25,20 @@ from agentbed.validate import InputError, parse_json
 MAX_FILE_BYTES = 128 * 1024  # a question or decision is a few kilobytes; an edited call is bounded in its schema
 
 
+RUN_FILES = ("run.json", "index.jsonl", "manifest.json")  # any of them: a folder agentbed run wrote
+
+
+def outside_every_run(folder: Path, option: str = "--approvals") -> None:
+    """Refuse an approvals folder inside any run directory, not only the run's own: the viewer
+    writes its decisions there and never writes into a run (session 17's probe: ``run --approvals
+    OTHER_RUN/x`` made a folder in a sealed run, and ``view --approvals RUN/episodes`` was served)."""
+    here = folder.resolve()
+    for parent in (here, *here.parents):
+        if any((parent / name).is_file() for name in RUN_FILES):
+            raise UsageError(f"{option} {folder}: inside the run directory {parent}; it must be beside it (the "
+                             "viewer never writes into a run)")
+
+
 def private_folder(folder: Path) -> None:
     """Create ``folder`` with mode 0700; one that exists must be this user's directory (not a link),
     and is made 0700 (stale files in it are replaced or removed as each question is put); anything

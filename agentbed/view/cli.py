@@ -33,6 +33,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     from agentbed.view.catalog import is_run
 
     approvals = Path(args.approvals) if args.approvals else None
+    if approvals is not None:
+        from agentbed.rendezvous import outside_every_run
+
+        outside_every_run(approvals)
     beside = root.resolve().with_name(root.resolve().name + ".approvals")
     if approvals is None and beside.is_dir():
         approvals = beside

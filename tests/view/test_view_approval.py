@@ -262,3 +262,18 @@ def test_a_server_error_is_an_answer_and_the_server_goes_on(tmp_path, monkeypatc
         assert status == 500 and "ZeroDivisionError" in doc["error"]
         monkeypatch.undo()
         assert client.get("/api/runs")[0] == 200
+
+
+def test_approvals_inside_another_run_directory_are_refused(tmp_path, capsys):
+    """Session 17's probe: ``run --approvals OTHER/x`` made a folder inside another (sealed) run,
+    and ``view RUN --approvals RUN/episodes`` served decisions into a run's own episodes folder."""
+    other = tmp_path / "other"
+    assert main(["run", "vault", "--task", "open-fast", "--seeds", "1", "--out", str(other), "--quiet"]) == 0
+    capsys.readouterr()
+    before = sorted(p.relative_to(other) for p in other.rglob("*"))
+    assert main(["run", "vault", "--out", str(tmp_path / "r"), "--approver", "human",
+                 "--approvals", str(other / "x")]) == 2
+    assert f"inside the run directory {other}" in capsys.readouterr().err
+    assert main(["view", str(other), "--approvals", str(other / "episodes")]) == 2
+    assert f"inside the run directory {other}" in capsys.readouterr().err
+    assert sorted(p.relative_to(other) for p in other.rglob("*")) == before  # nothing written into it
