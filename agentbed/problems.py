@@ -165,6 +165,9 @@ def last_line(error: str) -> str:
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
     useful = [line for line in lines if not line.startswith((ATTEMPTS_NOTE, PROVIDER_NOTE, "File ", "^"))]
     text = (useful or lines or ["?"])[-1]
+    # a provider's or agent's message reaches a terminal: no escape sequence, NUL or bidi control of
+    # its own (session 17's probe printed NUL and U+202E raw), each written as its escape
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
     return text if len(text) <= 240 else text[:237] + "..."
 
 

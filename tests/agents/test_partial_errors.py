@@ -206,3 +206,13 @@ def test_a_provider_error_agentbed_has_no_name_for_is_errored_not_scored(answer,
         assert main(["verify", str(out)]) == 0
     finally:
         server.stop()
+
+
+def test_an_errors_example_line_carries_no_terminal_control():
+    """Session 17's probe: an agent's exception message with NUL and U+202E (and so any escape
+    sequence a provider sends back) was printed raw in the run's problems block."""
+    from agentbed.problems import last_line
+
+    line = last_line("Traceback (most recent call last):\nValueError: \x1b]8;;http://x\x07link\x1b[2J NUL\x00 \u202eevil é")
+    assert line == "ValueError: \\x1b]8;;http://x\\x07link\\x1b[2J NUL\\x00 \\u202eevil é"
+    assert all(c.isprintable() for c in line)
