@@ -66,3 +66,13 @@ def test_framing_succeeds_no_more_often_with_tdp(dataset, attack, request):
     undefended = _successes(dataset, attack, "none")
     defended = _successes(dataset, attack, "tdp")
     assert sum(defended.values()) <= sum(undefended.values())
+
+
+@pytest.mark.parametrize(("dataset", "attack"), [("geonames", "frame"), ("world", "frame"), ("world", "bridged")])
+def test_framing_succeeds_no_more_often_with_tdp_disputed(dataset, attack):
+    """The same for ``tdp-disputed`` (issue #51 item 1 names every framing attack, and the variant
+    is the one that meets the white-box goal on generated worlds). ``bridged`` aims at it here and at
+    ``tdp`` in the undefended cell, so the two cells read different corpora, as the grid's pairs do."""
+    undefended = _successes(dataset, attack, "none")
+    defended = _successes(dataset, attack, "tdp-disputed")
+    assert sum(defended.values()) <= sum(undefended.values())
