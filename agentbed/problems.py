@@ -95,12 +95,27 @@ EXCLUDED_KINDS = frozenset(k.name for k in (*KINDS, PROVIDER, SETUP))
 ATTEMPTS_NOTE = "agentbed: provider call failed after"
 
 
+_GROUP_RULE = re.compile(r"^[ \t]*(?:\+-[-+ 0-9.]*|\+ Exception Group Traceback.*)$")
+_GROUP_MARGIN = re.compile(r"^[ \t]*(?:\| ?)+")
+
+
+def ungrouped(error: str) -> str:
+    """An exception group's traceback (an async SDK's task group raises one around the real error)
+    without its box: rules dropped, each line's ``|`` margin removed, so its exceptions and notes
+    are read like any other's (session 17's probe: a ConnectionError inside one was kind ``other``,
+    a score, and the example line was the box's last rule)."""
+    if "Exception Group Traceback" not in error:
+        return error
+    return "\n".join(_GROUP_MARGIN.sub("", line, count=1) for line in error.splitlines()
+                     if not _GROUP_RULE.match(line))
+
+
 def final_error(error: str) -> str:
     """The last exception of a recorded error (a traceback, maybe of chained exceptions, or one
     line): its type, message and notes, without the note listing every failed attempt. A failure's
     kind is that of the error that ended the episode, not of a retry before it (a 500 after two
     429s is a server error)."""
-    tail = (error or "").rsplit("Traceback (most recent call last):", 1)[-1]
+    tail = ungrouped(error or "").rsplit("Traceback (most recent call last):", 1)[-1]
     lines = [line for line in tail.splitlines() if line.strip() and not line[:1].isspace()
              and not line.startswith(ATTEMPTS_NOTE)]
     return "\n".join(lines)
@@ -162,7 +177,7 @@ def problems_of(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def last_line(error: str) -> str:
     """The line of a traceback that says what went wrong (the exception), shortened."""
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in ungrouped(error).strip().splitlines() if line.strip()]
     useful = [line for line in lines if not line.startswith((ATTEMPTS_NOTE, PROVIDER_NOTE, "File ", "^"))]
     text = (useful or lines or ["?"])[-1]
     # a provider's or agent's message reaches a terminal: no escape sequence, NUL or bidi control of

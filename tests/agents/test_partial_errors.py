@@ -216,3 +216,29 @@ def test_an_errors_example_line_carries_no_terminal_control():
     line = last_line("Traceback (most recent call last):\nValueError: \x1b]8;;http://x\x07link\x1b[2J NUL\x00 \u202eevil é")
     assert line == "ValueError: \\x1b]8;;http://x\\x07link\\x1b[2J NUL\\x00 \\u202eevil é"
     assert all(c.isprintable() for c in line)
+
+
+def _traceback_of(exc: BaseException) -> str:
+    import traceback
+
+    try:
+        raise exc
+    except BaseException as raised:  # noqa: BLE001
+        return "".join(traceback.format_exception(raised))
+
+
+def test_an_exception_group_is_read_through_its_box():
+    """Session 17's probe: a provider's error inside an exception group (an async SDK's task group
+    raises one) was kind ``other``, a failed attempt of the model, even with the provider note, and
+    its example line was the box's last rule ``+------``."""
+    from agentbed.problems import PROVIDER_NOTE, last_line
+
+    grouped = _traceback_of(ExceptionGroup("unhandled errors in a TaskGroup", [ConnectionError("refused")]))
+    assert classify(grouped).name == "connection" and is_errored({"status": "error", "error": grouped})
+    assert last_line(grouped) == "ConnectionError: refused"
+    nested = _traceback_of(ExceptionGroup("outer", [ExceptionGroup("inner", [TimeoutError("slow")])]))
+    assert classify(nested).name == "timeout"
+    noted = ExceptionGroup("x", [KeyError("k")])
+    noted.add_note(PROVIDER_NOTE)
+    assert classify(_traceback_of(noted)).name == "provider"
+    assert classify(_traceback_of(ExceptionGroup("x", [KeyError("k")]))).name == "other"  # an agent's own
