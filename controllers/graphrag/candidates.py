@@ -141,28 +141,6 @@ def _document_subject(kg: KnowledgeGraph, doc: str, min_statements: int, share: 
     return entity if len(ids) >= long_page and n >= long_share * len(ids) and n > runner_up else None
 
 
-def page_subject(kg: KnowledgeGraph, doc: str) -> str | None:
-    """Whose own account a page gives: its :func:`document_subject`, or on a short page (one or two
-    statements, too few for a subject there) the one entity every statement names (two that are: the
-    one heading more of them). A gazetteer's page about a city says one thing, where it lies
-    ("Belgrade has a located in link to Serbia"); issue #51's white-box attacks won GeoNames' cities
-    because such a page was about no one, so the city had no account of its own and a page about the
-    fake country outranked the truth. Read only by ``tdp-disputed``'s account checks
-    (:mod:`controllers.graphrag.tdp`); the ranker's features keep :func:`document_subject`. Memoised."""
-    key = ("page_subject", doc)
-    if key not in kg.memo:
-        subject = document_subject(kg, doc)
-        ids = kg.by_doc.get(doc, [])
-        if subject is None and 0 < len(ids) < 3:
-            statements = [kg.statements[i] for i in ids]
-            every = set.intersection(*({s.head, s.tail} for s in statements))
-            heads = sorted((-sum(s.head == e for s in statements), e) for e in every)
-            if len(heads) == 1 or len(heads) > 1 and heads[0][0] < heads[1][0]:
-                subject = heads[0][1]
-        kg.memo[key] = subject
-    return kg.memo[key]
-
-
 def off_subject_statement(kg: KnowledgeGraph, entity: str, i: int) -> bool:
     """Statement ``i`` about ``entity`` sits in a page about a third entity, which clean pages do
     only for a neighbour of their subject (prose such as "X was born in Tisro, which lies in

@@ -12,7 +12,7 @@ applied to other graphs without retraining.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +24,6 @@ from controllers.graphrag.candidates import (
     document_subject,
     interpret_query,
     off_subject_statement,
-    page_subject,
     walk_plan,
 )
 from controllers.graphrag.diversity import undersourced_claims
@@ -162,7 +161,7 @@ def tied_winners(kg: KnowledgeGraph, conflict: Conflict, scores: Sequence[float]
 
 
 def page_accounts(kg: KnowledgeGraph, pair: tuple[str, str]) -> dict[str, frozenset[str]]:
-    """Per page about the subject of the (subject, relation) ``pair`` (:func:`page_subject`),
+    """Per page about the subject of the (subject, relation) ``pair`` (:func:`document_subject`),
     the objects its statements give the pair, less those the page retracts (a dated "no longer
     works for"): where an encyclopedia keeps the subject's own account, the pages
     :func:`disputed_entity` compares. A statement on a page about something else, or about
@@ -171,23 +170,9 @@ def page_accounts(kg: KnowledgeGraph, pair: tuple[str, str]) -> dict[str, frozen
     retracted: dict[str, set[str]] = {}
     for i in kg.by_pair.get(pair, ()):
         s = kg.statements[i]
-        if page_subject(kg, s.doc) == pair[0]:
+        if document_subject(kg, s.doc) == pair[0]:
             (retracted if s.negated else out).setdefault(s.doc, set()).add(s.tail)
-    pages = {d: frozenset(v - retracted.get(d, set())) for d, v in out.items() if v - retracted.get(d, set())}
-    return own_tier(kg, pages)
-
-
-def own_tier(kg: KnowledgeGraph, stated: Mapping[str, Collection[str]]) -> dict[str, frozenset[str]]:
-    """Of the pages about an entity (:func:`page_subject`) that give a step objects (``stated``),
-    the ones its account is read from: its full pages (:func:`document_subject`) when one of them
-    gives a single object, else its short pages too. A person's page outweighs a one-line letter
-    naming another birthplace (a generated world's natural dispute, which stays no dispute), and a
-    city whose only page is one line ("Belgrade has a located in link to Serbia") has that line as
-    its account (GeoNames)."""
-    whole = {d: frozenset(v) for d, v in stated.items() if document_subject(kg, d) is not None}
-    if any(len(v) == 1 for v in whole.values()):
-        return whole
-    return {d: frozenset(v) for d, v in stated.items()}
+    return {d: frozenset(v - retracted.get(d, set())) for d, v in out.items() if v - retracted.get(d, set())}
 
 
 def agreed_objects(kg: KnowledgeGraph, pair: tuple[str, str]) -> frozenset[str] | None:
@@ -260,7 +245,7 @@ def functional(kg: KnowledgeGraph, relation: str) -> bool:
 
 def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
     """The step's relation is single-valued in the graph (:func:`functional`) and two pages
-    about the contested entity (:func:`page_subject`) each state an object of the step that
+    about the contested entity (:func:`document_subject`) each state an object of the step that
     the other does not (a page's retracted claims not counted): the entity's own pages disagree,
     where a clean encyclopedia keeps one account of it. A page listing fewer of several objects
     is no dispute, and nor are two pages listing different objects of a multi-valued relation (a
@@ -269,7 +254,12 @@ def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
     writes it beside the entity's real page."""
     if not functional(kg, conflict.relation):
         return False
-    accounts = sorted(set(own_pages(kg, conflict).values()), key=sorted)
+    stated: dict[str, set[str]] = {}
+    for c in conflict.candidates:
+        for doc in c.claim_docs(kg) - retracting_docs(kg, c):
+            if document_subject(kg, doc) == conflict.entity:
+                stated.setdefault(doc, set()).add(c.answer)
+    accounts = sorted({frozenset(v) for v in stated.values()}, key=sorted)
     return any(a - b and b - a for k, a in enumerate(accounts) for b in accounts[k + 1:])
 
 
@@ -284,22 +274,16 @@ def split_accounts(kg: KnowledgeGraph, conflict: Conflict) -> frozenset[str]:
     anchors neither of the two."""
     if not functional(kg, conflict.relation):
         return frozenset()
-    return frozenset(d for d, objects in own_pages(kg, conflict).items() if len(objects) > 1)
-
-
-def own_pages(kg: KnowledgeGraph, conflict: Conflict) -> dict[str, frozenset[str]]:
-    """Per page about the contested entity (:func:`page_subject`, read as :func:`own_tier` reads
-    them), the step's objects it states, its retracted claims not counted."""
     stated: dict[str, set[str]] = {}
     for c in conflict.candidates:
         for doc in c.claim_docs(kg) - retracting_docs(kg, c):
-            if page_subject(kg, doc) == conflict.entity:
+            if document_subject(kg, doc) == conflict.entity:
                 stated.setdefault(doc, set()).add(c.answer)
-    return own_tier(kg, stated)
+    return frozenset(d for d, objects in stated.items() if len(objects) > 1)
 
 
 def entity_account(kg: KnowledgeGraph, conflict: Conflict, unanchoring: Collection[str] = ()) -> frozenset[str]:
-    """The step's objects that pages about the contested entity state (:func:`page_subject`;
+    """The step's objects that pages about the contested entity state (:func:`document_subject`;
     a page's retracted claims, and pages in ``unanchoring`` (:func:`split_accounts`), not counted)
     where its relation is single-valued (:func:`functional`): the entity's own account, which
     ``own_account`` ranks above every candidate it does not name. A clean encyclopedia keeps a
@@ -311,7 +295,11 @@ def entity_account(kg: KnowledgeGraph, conflict: Conflict, unanchoring: Collecti
     if not functional(kg, conflict.relation):
         return frozenset()
     skip = set(unanchoring)
-    return frozenset(o for d, objects in own_pages(kg, conflict).items() if d not in skip for o in objects)
+    out: set[str] = set()
+    for c in conflict.candidates:
+        if any(document_subject(kg, d) == conflict.entity for d in c.claim_docs(kg) - retracting_docs(kg, c) - skip):
+            out.add(c.answer)
+    return frozenset(out)
 
 
 def tampered_step(kg: KnowledgeGraph, entity: str, claims: Iterable[set[int]]) -> bool:

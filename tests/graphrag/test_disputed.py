@@ -13,7 +13,7 @@ import pytest
 
 from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
-from controllers.graphrag.candidates import build_conflict, interpret_query, page_subject, walk_plan
+from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, witnessed_paths
 from controllers.graphrag.tdp import (
     agreed_objects,
@@ -21,10 +21,9 @@ from controllers.graphrag.tdp import (
     disputed_entity,
     entity_account,
     functional,
-    own_tier,
     split_accounts,
 )
-from environments.graphrag.corpus import Document, Statement
+from environments.graphrag.corpus import Document
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.pipeline import Query, build_index
@@ -218,44 +217,3 @@ def test_a_page_about_the_fake_object_never_outranks_the_entitys_own_account(wor
         assert target.fake not in account
         named += account == {target.fact.tail}
     assert named >= len(plan.targets) // 2
-
-
-def test_a_one_line_page_is_its_heads_own_account_unless_a_full_page_is():
-    """``page_subject``: a page too short for a subject (one or two statements) is about the one
-    entity every statement names (GeoNames' city pages: "Belgrade has a located in link to
-    Serbia"); ``own_tier``: a full page about the entity giving one object outweighs such lines (a
-    world's letter naming a wrong birthplace stays no dispute)."""
-    def st(h, t, doc, r="born_in"):
-        return Statement(h, r, t, doc, f"{doc}#0")
-
-    city = [st("Belgrade", "Serbia", "line", "located_in"), st("Nobody", "Ireland", "junk", "located_in"),
-            st("Milan", "Italy", "junk", "located_in")]
-    person = [st("Ada", "Tisro", "page"), st("Ada", "Acme", "page", "works_for"), st("Ada", "Venland", "page", "citizen_of"),
-              st("Ada", "Olm", "letter")]
-    kg = KnowledgeGraph(city + person)
-    assert page_subject(kg, "line") == "Belgrade" and page_subject(kg, "junk") is None
-    assert page_subject(kg, "page") == "Ada" and page_subject(kg, "letter") == "Ada"
-    assert own_tier(kg, {"page": {"Tisro"}, "letter": {"Olm"}}) == {"page": frozenset({"Tisro"})}
-    assert own_tier(kg, {"line": {"Serbia"}}) == {"line": frozenset({"Serbia"})}
-    # a full page co-signing two objects gives no account, so the lines are read beside it
-    assert set(own_tier(kg, {"page": {"Tisro", "Olm"}, "letter": {"Olm"}})) == {"page", "letter"}
-
-
-def test_a_page_about_the_fake_country_never_outranks_a_citys_one_line_page(request):
-    """GeoNames (session 17): a city's only page states one fact, where it lies, too few for a
-    subject, so the city had no account and ``bridged``'s page about the fake country won. Read as
-    the city's own account, only the true country competes; the fake never joins it."""
-    data = load_real("geonames", seed=0)
-    plan = plan_attack(data, data.questions, seed=0)
-    named = 0
-    for t, target in enumerate(plan.targets[:12]):
-        docs = craft_bridged(data, target, t, random.Random(t), AttackBudget.of(5), on_entity=0, on_object=1,
-                             per_page=3, paged=True, spread=True)
-        kg = _grown(data, docs)
-        conflict = _conflict(kg, target)
-        if conflict is None:
-            continue
-        account = entity_account(kg, conflict, split_accounts(kg, conflict))
-        assert target.fake not in account
-        named += account == {target.fact.tail}
-    assert named >= 6
