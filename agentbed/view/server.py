@@ -189,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Refused as exc:
             # the rest of a refused body is never read; a refused GET keeps what the client asked
             # for (Connection: close, or keep-alive), never holding a closing client open
-            self.close_connection = self.close_connection or method == "POST"
+            self.close_connection = self.close_connection or method == "POST" or bool(self.headers.get("Upgrade"))
             self._json(exc.status, {"error": str(exc)})
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
@@ -209,10 +209,16 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(401, "this viewer needs its token (?token=...)")
         if not self.server.token and not self._own_user():
             raise Refused(403, "this viewer answers only the user who started it (another user: --token)")
-        if method == "GET":
-            return
         origin = self.headers.get("Origin")
-        if origin is None or origin.lower() != f"http://{self.headers.get('Host', '').lower()}":
+        own = origin is not None and origin.lower() == f"http://{self.headers.get('Host', '').lower()}"
+        if method == "GET":
+            # a browser sends Origin on another page's fetch and on every websocket handshake, never
+            # on the viewer's own reads: one naming another page is refused (a read's answer carries
+            # no Access-Control-Allow-Origin anyway; session 17's probe: defense in depth)
+            if origin is not None and not own:
+                raise Refused(403, "Origin is not this viewer's own page")
+            return
+        if not own:
             raise Refused(403, "Origin is not this viewer's own page")
         given = self.headers.get(SECRET_HEADER) or ""
         if not hmac.compare_digest(given.encode(), self.server.secret.encode()):

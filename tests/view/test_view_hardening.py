@@ -252,3 +252,22 @@ def test_another_local_user_can_neither_read_nor_decide(approving, monkeypatch):
         answer = raw(tokened, f"GET /?token=tok-0123456789-secret HTTP/1.1\r\nHost: {tokened.base[7:]}\r\n"
                               "Connection: close\r\n\r\n".encode())
         assert status(answer) == 200
+
+
+def test_a_read_from_another_pages_origin_or_websocket_is_refused(approving):
+    """Session 17's probe: a websocket handshake to /api/approvals from another origin got the
+    pending calls as a plain 200 (no browser script could read it: no 101, no CORS header); a read
+    that names another Origin is now refused outright, while the viewer's own reads (no Origin, or
+    its own) are answered."""
+    client, _ = approving
+    host = client.base.removeprefix("http://")
+    upgrade = ("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "Sec-WebSocket-Version: 13\r\n")
+    for path in ("/", "/api/approvals", "/api/runs"):
+        for extra in ("Origin: http://evil.example\r\nConnection: close\r\n", "Origin: null\r\nConnection: close\r\n",
+                      "Origin: http://evil.example\r\n" + upgrade):
+            answer = raw(client, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}\r\n".encode())
+            assert status(answer) == 403 and KEY.encode() not in answer, (path, extra)
+        for own in ("", f"Origin: {client.base}\r\n"):
+            answer = raw(client, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{own}Connection: close\r\n\r\n".encode())
+            assert status(answer) == 200, (path, own)
