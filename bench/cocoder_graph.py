@@ -16,7 +16,8 @@ spike falls on all of them); the ratio is to grimp. Timings taken while other wo
 runs on the machine are not results: the load average is printed before and after.
 
 ``--fresh`` measures instead in a fresh process per build (nothing imported or parsed before it:
-the cold start a user's ``cocoder-plan`` has), grimp and ours alternating, and reports process CPU
+the cold start a user's ``cocoder-plan`` has), grimp, ours and ours with the native reader off
+(every file read with ``ast``: the build before it) in turn, and reports process CPU
 seconds (all threads; grimp scans on several) beside wall seconds, for the build alone and for the
 whole process (interpreter and imports included). The OS page cache is warm: every round reads
 the same files, and dropping the cache would slow everyone else on a shared machine.
@@ -102,12 +103,16 @@ print(json.dumps({{"cpu": cpu, "wall": wall, "process_cpu": time.process_time()}
 """
 _BUILDERS = {"grimp": ("import grimp", "grimp.build_graph({name!r}, cache_dir=None)"),
              "ours": ("from environments.cocoder.depgraph import build_dependency_graph",
-                      "build_dependency_graph(folder)")}
+                      "build_dependency_graph(folder)"),
+             # the same build with the native reader switched off: every file read with ast, as before it
+             "ast": ("from environments.cocoder import facts\nfacts._native_read = None\n"
+                     "from environments.cocoder.depgraph import build_dependency_graph",
+                     "build_dependency_graph(folder)")}
 
 
 def fresh_row(name: str, repeat: int) -> str:
     """One package's line of the fresh-process table: best of ``repeat`` for each figure."""
-    runs: dict[str, list[dict[str, float]]] = {"grimp": [], "ours": []}
+    runs: dict[str, list[dict[str, float]]] = {"grimp": [], "ours": [], "ast": []}
     for _ in range(repeat):
         for builder in runs:  # alternating: a load spike falls on both
             imports, build = _BUILDERS[builder]
@@ -117,8 +122,9 @@ def fresh_row(name: str, repeat: int) -> str:
                                  cwd=Path(__file__).resolve().parent.parent)
             runs[builder].append(json.loads(out.stdout.splitlines()[-1]))
     best = {b: {k: min(r[k] for r in rs) for k in ("cpu", "wall", "process_cpu")} for b, rs in runs.items()}
-    g, o = best["grimp"], best["ours"]
+    g, o, a = best["grimp"], best["ours"], best["ast"]
     return " | ".join([name, f"{g['cpu']:.3f}", f"{o['cpu']:.3f}", f"{o['cpu'] / g['cpu']:.2f}x",
+                       f"{a['cpu']:.3f} ({a['cpu'] / g['cpu']:.2f}x)",
                        f"{g['wall']:.3f}", f"{o['wall']:.3f}", f"{o['wall'] / g['wall']:.2f}x",
                        f"{g['process_cpu']:.3f}", f"{o['process_cpu']:.3f}", f"{o['process_cpu'] / g['process_cpu']:.2f}x"])
 
@@ -139,8 +145,11 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="each build in a fresh process; CPU and wall seconds")
     args = parser.parse_args()
     if args.fresh:
-        _table("package | grimp CPU s | ours CPU s | CPU ratio | grimp wall s | ours wall s | wall ratio | "
-               "grimp process CPU s | ours process CPU s | process CPU ratio", fresh_row, args)
+        from environments.cocoder import nativereader
+
+        print(f"native reader: {'built' if nativereader.read else 'NOT built (run ' + nativereader.BUILD_COMMAND + ')'}")
+        _table("package | grimp CPU s | ours CPU s | CPU ratio | ours with ast only CPU s (ratio) | grimp wall s | "
+               "ours wall s | wall ratio | grimp process CPU s | ours process CPU s | process CPU ratio", fresh_row, args)
         return
     if args.same_on:
         for name in args.same_on.split(","):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentbed.errors import UsageError
 from agentbed.pyparse import parse_python
+from environments.cocoder import nativereader
 from environments.cocoder.attributes import attribute_names
 from environments.cocoder.skeleton import Unsure, check_defs, skeleton, triple_strings
 from environments.cocoder.unparse import unparse, unparse_arguments
@@ -94,6 +95,8 @@ class ModuleFacts:
     def _names_used_from(self, bound: str) -> tuple[str, ...]:
         if self.attribute_uses is None:
             try:
+                if self.strings is None:  # read natively: found once, for every module it asks about
+                    self.strings = triple_strings(self.source)
                 return tuple(sorted(attribute_names(self.source, bound, self.strings)))
             except Unsure:  # a use in an f-string: the parser's reading, once per module
                 self.attribute_uses = _dotted_uses(_parse_or_refuse(self.source, self.path))
@@ -176,6 +179,10 @@ def _parse_facts(name: str, path: Path, raw: bytes, whole: bool) -> ModuleFacts:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
     tree, strings = None, None
+    if not whole and _native_read is not None:
+        reading = _native_read(raw)
+        if type(reading) is tuple:
+            return _native_facts(name, path, source, reading)
     if not whole:
         try:
             strings = triple_strings(source)
@@ -197,6 +204,26 @@ def _parse_facts(name: str, path: Path, raw: bytes, whole: bool) -> ModuleFacts:
     except RecursionError as exc:  # parsed, but too deep for a recursive walk (ast.unparse, nested ifs)
         raise UsageError(f"{path}:1: syntax error: code nested too deeply to analyse") from exc
     return facts
+
+
+_native_read = nativereader.read  # None when not built: every file is read with ast
+
+
+def _native_facts(name: str, path: Path, source: str, reading: tuple) -> ModuleFacts:
+    """The facts from the native reader's reading (``environments.cocoder.nativereader``): those
+    of the whole-file parse, ``name.attr`` uses left to be scanned on demand as for a skeleton (in
+    the triple-quoted strings the reader found: ``skeleton.triple_strings``'s)."""
+    pairs, work, found, strings = reading
+    is_init = path.name == "__init__.py"
+    interfaces = dict(pairs)
+    imports = []
+    for level, module, names, bound, local, type_only in found:
+        if names is None:
+            imports.append(ImportRef(module, (), local, type_only, bound))
+        elif base := _resolve_base(name, is_init, level, module):
+            imports.append(ImportRef(base, names, local, type_only))
+    return ModuleFacts(name, path, is_init, source, set(interfaces), interfaces, work, imports,
+                       attribute_uses=None, whole=False, strings=strings)
 
 
 def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

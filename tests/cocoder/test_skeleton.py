@@ -24,6 +24,15 @@ from environments.cocoder.synth import SynthSpec, generate_repo
 STDLIB = Path(ast.__file__).parent
 
 
+@pytest.fixture(autouse=True)
+def _skeletons_read_by_ast(monkeypatch):
+    """The skeleton path itself, also where the native reader is built (it reads what that reader
+    does not vouch for; the native reader has tests/cocoder/test_native_reader.py)."""
+    from environments.cocoder import facts
+
+    monkeypatch.setattr(facts, "_native_read", None)
+
+
 def _dump(graph) -> tuple:
     """Everything a plan can see, orders included (a schedule walks predecessors in order)."""
     return (list(graph.nodes(data=True)), list(graph.edges(data=True)),
