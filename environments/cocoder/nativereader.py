@@ -5,8 +5,8 @@
 file's text once, as Python's tokenizer does, and hands back what ``facts._parse_facts`` would
 have read from the syntax tree for the dependency graph (top-level names and their interface text
 as ``ast.unparse`` writes it, the work estimate, every import with whether it is local or
-``TYPE_CHECKING``-only), or why it does not vouch for the file (a lambda in a signature, a
-``match`` statement, a tab in an indentation...), and then the file is read with ``ast`` as
+``TYPE_CHECKING``-only), or why it does not vouch for the file (a comprehension in a signature,
+an f-string default, a tab in an indentation...), and then the file is read with ``ast`` as
 before. Python's parser over ray's skeletons alone cost more than grimp's whole build.
 
 :func:`read` is None when the extension is not built, or was built from another version of the

@@ -255,13 +255,15 @@ def test_assembled_modules_native_facts_are_the_whole_file_facts(tmp_path_factor
     "class K(Base[int], metaclass=M):\n    def m(self, x=0x10, y=1e-7, z=b'\\xff') -> 'K':\n        pass\n",
     "x, *y = a.b = d[k] = 1\nn: int\nif TYPE_CHECKING:\n    from hpkg import a\n",
     "try:\n    import a\nexcept ImportError:\n    import b\nelse:\n    import c\nfinally:\n    import d\n",
+    "def f(k=lambda x, *, y=1: x or y and not x, v=a if b is not c else d < e <= f):\n    pass\n",
+    "class K(A if b else C, metaclass=M):\n    pass\n",
 ])
 def test_the_reader_vouches_for_what_it_writes(tmp_path, source):
     pkg = write_package(tmp_path, {"hpkg/__init__.py": "", "hpkg/m.py": source})
     assert _same_facts("hpkg.m", pkg / "m.py")
 
 
-@pytest.mark.parametrize("source", ["def f(k=lambda x: x):\n    pass\n", "class K(A if b else C):\n    pass\n",
+@pytest.mark.parametrize("source", ["def f(k=[x for x in y]):\n    pass\n", "def f(a=b[1:2]):\n    pass\n",
                                     "def f():\n\treturn 1\n", "x = 1\r\n", "def f(a=f'{x}'):\n    pass\n"])
 def test_what_it_does_not_vouch_for_goes_to_ast(tmp_path, source):
     pkg = write_package(tmp_path, {"hpkg/__init__.py": "", "hpkg/m.py": source})

@@ -9,10 +9,10 @@
  *   imports:    [(level, module or None, names or None, bound, local, type_only)] in the order
  *               facts._imports walks the statements (a try's handlers after its else and finally).
  * Signature text is ast.unparse's (CPython 3.11 Lib/ast.py), written here for a subset of
- * expressions: names, attributes, subscripts, calls, constants (ASCII strings, plain ints and
- * floats), lists, tuples, sets, dicts, starred, binary and unary arithmetic. Anything else (a
- * lambda, a comparison, a u'' string, a tab in an indentation, a form feed, an odd escape) makes
- * the whole file "unsure". The text is tokenised as Python's tokenizer does (strings, comments,
+ * expressions: names, attributes, subscripts, calls, constants (written by Python's own repr),
+ * lists, tuples, sets, dicts, starred, arithmetic, boolean operators, comparisons, `if`
+ * expressions and lambdas. Anything else (a comprehension, a slice, an f-string, a tab in an
+ * indentation, a form feed, a named escape) makes the whole file "unsure". The text is tokenised as Python's tokenizer does (strings, comments,
  * brackets, continuation lines, indentation); statements other than the headers, imports and
  * top-level assignment targets are not parsed, so a syntax error inside them is not seen here (as
  * inside the bodies the skeleton blanks). Built by scripts/build-native; nothing links against it.
@@ -47,7 +47,7 @@ static inline void buf_ch(Buf *b, char c) { if (b->n >= b->cap) buf_grow(b, 1); 
 
 /* expression nodes */
 enum { N_NAME = 1, N_CONST, N_ATTR, N_SUB, N_CALL, N_KEYWORD, N_STARRED, N_TUPLE, N_LIST, N_SET, N_DICT,
-       N_BINOP, N_UNARY };
+       N_BINOP, N_UNARY, N_NOT, N_BOOLOP, N_COMPARE, N_IFEXP, N_LAMBDA, N_PARAM };
 typedef struct {
     int kind, op;       /* op: an index into OPS for N_BINOP / N_UNARY */
     int a, b;           /* children: value/left/func/operand, slice/right */
@@ -55,6 +55,7 @@ typedef struct {
     int ls2, ln2;       /* a second list (call keywords, dict values) */
     int toff, tlen;     /* N_NAME, N_ATTR, N_KEYWORD: the name in the source; N_CONST: its text in R.hb */
     int is_int;         /* N_CONST holding an int */
+    int c;              /* N_IFEXP: orelse (a: body, b: test) */
 } Node;
 
 /* precedences of Lib/ast.py's _Precedence */
@@ -760,16 +761,133 @@ static int parse_binary(R *r, int *k, int min_prec) {
     }
 }
 
-static int parse_test(R *r, int *k) {
-    if (tok_is(r, *k, "lambda") || tok_is(r, *k, "not") || tok_is(r, *k, "yield"))
-        unsure(r, "an expression this reading does not know");
-    int e = parse_binary(r, k, P_BOR);
-    if (*k < r->ntok) {
-        Tok *t = &r->toks[*k];
-        if (t->kind == T_NAME || tok_is(r, *k, "<") || tok_is(r, *k, ">") || tok_is(r, *k, "==") ||
-            tok_is(r, *k, "!=") || tok_is(r, *k, "<=") || tok_is(r, *k, ">=") || tok_is(r, *k, ":="))
-            unsure(r, "an expression this reading does not know");
+static const char *CMPOPS[] = {"==", "!=", "<", "<=", ">", ">=", "is", "is not", "in", "not in"};
+
+/* comparison: a | b (op c)*; ops in ls2 as indices into CMPOPS (kept in kids) */
+static int parse_comparison(R *r, int *k) {
+    int left = parse_binary(r, k, P_BOR);
+    int ops[64], rights[64], n = 0;
+    for (;;) {
+        int op = -1;
+        if (tok_is(r, *k, "==")) op = 0; else if (tok_is(r, *k, "!=")) op = 1; else if (tok_is(r, *k, "<")) op = 2;
+        else if (tok_is(r, *k, "<=")) op = 3; else if (tok_is(r, *k, ">")) op = 4; else if (tok_is(r, *k, ">=")) op = 5;
+        else if (tok_is(r, *k, "is")) { op = 6; if (tok_is(r, *k + 1, "not")) { op = 7; (*k)++; } }
+        else if (tok_is(r, *k, "in")) op = 8;
+        else if (tok_is(r, *k, "not") && tok_is(r, *k + 1, "in")) { op = 9; (*k)++; }
+        if (op < 0) break;
+        (*k)++;
+        if (n >= 64) unsure(r, "a long comparison");
+        ops[n] = op;
+        rights[n++] = parse_binary(r, k, P_BOR);
     }
+    if (!n) return left;
+    int e = new_node(r, N_COMPARE);
+    r->nodes[e].a = left;
+    r->nodes[e].ls = store_kids(r, rights, n); r->nodes[e].ln = n;
+    r->nodes[e].ls2 = store_kids(r, ops, n); r->nodes[e].ln2 = n;
+    return e;
+}
+
+static int parse_not(R *r, int *k) {
+    if (tok_is(r, *k, "not")) {
+        (*k)++;
+        int operand = parse_not(r, k);
+        int e = new_node(r, N_NOT);
+        r->nodes[e].a = operand;
+        return e;
+    }
+    return parse_comparison(r, k);
+}
+
+/* a or b or c (op 0) / a and b (op 1): one node with every value of its level */
+static int parse_boolop(R *r, int *k, int is_and) {
+    int values[64], n = 0;
+    values[n++] = is_and ? parse_not(r, k) : parse_boolop(r, k, 1);
+    while (is_and ? tok_is(r, *k, "and") : tok_is(r, *k, "or")) {
+        (*k)++;
+        if (n >= 64) unsure(r, "a long boolean expression");
+        values[n++] = is_and ? parse_not(r, k) : parse_boolop(r, k, 1);
+    }
+    if (n == 1) return values[0];
+    int e = new_node(r, N_BOOLOP);
+    r->nodes[e].op = is_and;
+    r->nodes[e].ls = store_kids(r, values, n); r->nodes[e].ln = n;
+    return e;
+}
+
+/* lambda [params]: body; params as N_PARAM nodes (op 0 plain, 1 '/', 2 '*', 3 '**'; a: default) */
+static int parse_lambda(R *r, int *k) {
+    (*k)++;
+    int params[64], n = 0, star = 0, need_kwonly = 0, kwonly = 0, seen_default = 0, npos = 0;
+    while (!tok_is(r, *k, ":")) {
+        if (n >= 64) unsure(r, "a long lambda");
+        int p = new_node(r, N_PARAM);
+        if (tok_is(r, *k, "/")) {
+            if (star || !npos) unsure(r, "a bad lambda");
+            r->nodes[p].op = 1;
+            (*k)++;
+        } else if (tok_is(r, *k, "**")) {
+            (*k)++;
+            if (!tok_name(r, *k) || is_keyword(r, *k)) unsure(r, "a bad lambda");
+            r->nodes[p].op = 3;
+            r->nodes[p].toff = r->toks[*k].start; r->nodes[p].tlen = r->toks[*k].end - r->toks[*k].start;
+            (*k)++;
+            params[n++] = p;
+            if (tok_is(r, *k, ",")) (*k)++;
+            if (!tok_is(r, *k, ":")) unsure(r, "a bad lambda");
+            break;
+        } else if (tok_is(r, *k, "*")) {
+            if (star) unsure(r, "a bad lambda");
+            star = 1;
+            r->nodes[p].op = 2;
+            (*k)++;
+            if (tok_name(r, *k) && !is_keyword(r, *k)) {
+                r->nodes[p].toff = r->toks[*k].start; r->nodes[p].tlen = r->toks[*k].end - r->toks[*k].start;
+                (*k)++;
+            } else need_kwonly = 1;
+        } else {
+            if (!tok_name(r, *k) || is_keyword(r, *k)) unsure(r, "a bad lambda");
+            r->nodes[p].toff = r->toks[*k].start; r->nodes[p].tlen = r->toks[*k].end - r->toks[*k].start;
+            (*k)++;
+            if (tok_is(r, *k, "=")) {
+                (*k)++;
+                int d = parse_test(r, k);
+                r->nodes[p].a = d;
+                if (!star) seen_default = 1;
+            } else if (!star && seen_default) unsure(r, "a bad lambda");
+            if (star) kwonly++; else npos++;
+        }
+        params[n++] = p;
+        if (tok_is(r, *k, ",")) { (*k)++; continue; }
+        if (!tok_is(r, *k, ":")) unsure(r, "a bad lambda");
+    }
+    if (need_kwonly && !kwonly) unsure(r, "a bad lambda");
+    (*k)++;
+    int body = parse_test(r, k);
+    int e = new_node(r, N_LAMBDA);
+    r->nodes[e].ls = store_kids(r, params, n); r->nodes[e].ln = n;
+    r->nodes[e].b = body;
+    return e;
+}
+
+static int parse_test(R *r, int *k) {
+    if (tok_is(r, *k, "yield") || tok_is(r, *k, "await")) unsure(r, "an expression this reading does not know");
+    if (tok_is(r, *k, "lambda")) return parse_lambda(r, k);
+    int e = parse_boolop(r, k, 0);
+    if (tok_is(r, *k, "if")) {
+        (*k)++;
+        int test = parse_boolop(r, k, 0);
+        if (!tok_is(r, *k, "else")) unsure(r, "an expression this reading does not know");
+        (*k)++;
+        int orelse = parse_test(r, k);
+        int n = new_node(r, N_IFEXP);
+        r->nodes[n].a = e;
+        r->nodes[n].b = test;
+        r->nodes[n].c = orelse;
+        e = n;
+    }
+    if (*k < r->ntok && (r->toks[*k].kind == T_NAME || tok_is(r, *k, ":=")))
+        unsure(r, "an expression this reading does not know");
     return e;
 }
 
@@ -862,6 +980,68 @@ static void unparse(R *r, int e, int prec, Buf *b) {
         if (paren) buf_ch(b, ')');
         return;
     }
+    case N_NOT: {
+        int paren = prec > P_NOT, operand = n->a;
+        if (paren) buf_ch(b, '(');
+        buf_str(b, "not ");
+        unparse(r, operand, P_NOT, b);
+        if (paren) buf_ch(b, ')');
+        return;
+    }
+    case N_BOOLOP: {
+        int oprec = n->op ? P_AND : P_OR, ls = n->ls, ln = n->ln, is_and = n->op;
+        int paren = prec > oprec;
+        if (paren) buf_ch(b, '(');
+        for (int i = 0; i < ln; i++) {  /* each value one level higher than the one before */
+            if (i) buf_str(b, is_and ? " and " : " or ");
+            unparse(r, r->kids[ls + i], oprec + 1 + i > P_ATOM ? P_ATOM : oprec + 1 + i, b);
+        }
+        if (paren) buf_ch(b, ')');
+        return;
+    }
+    case N_COMPARE: {
+        int paren = prec > P_CMP, left = n->a, ls = n->ls, ln = n->ln, ls2 = n->ls2;
+        if (paren) buf_ch(b, '(');
+        unparse(r, left, P_CMP + 1, b);
+        for (int i = 0; i < ln; i++) {
+            buf_ch(b, ' ');
+            buf_str(b, CMPOPS[r->kids[ls2 + i]]);
+            buf_ch(b, ' ');
+            unparse(r, r->kids[ls + i], P_CMP + 1, b);
+        }
+        if (paren) buf_ch(b, ')');
+        return;
+    }
+    case N_IFEXP: {
+        int paren = prec > P_TEST, body = n->a, test = n->b, orelse = n->c;
+        if (paren) buf_ch(b, '(');
+        unparse(r, body, P_TEST + 1, b);
+        buf_str(b, " if ");
+        unparse(r, test, P_TEST + 1, b);
+        buf_str(b, " else ");
+        unparse(r, orelse, P_TEST, b);
+        if (paren) buf_ch(b, ')');
+        return;
+    }
+    case N_LAMBDA: {
+        int paren = prec > P_TEST, ls = n->ls, ln = n->ln, body = n->b;
+        if (paren) buf_ch(b, '(');
+        buf_str(b, "lambda");
+        for (int i = 0; i < ln; i++) {
+            Node *p = &r->nodes[r->kids[ls + i]];
+            int op = p->op, toff = p->toff, tlen = p->tlen, d = p->a;
+            buf_str(b, i ? ", " : " ");
+            if (op == 1) { buf_ch(b, '/'); continue; }
+            if (op == 2) buf_ch(b, '*');
+            if (op == 3) buf_str(b, "**");
+            buf_add(b, r->s + toff, tlen);
+            if (d >= 0) { buf_ch(b, '='); unparse(r, d, P_TEST, b); }
+        }
+        buf_str(b, ": ");
+        unparse(r, body, P_TEST, b);
+        if (paren) buf_ch(b, ')');
+        return;
+    }
     case N_UNARY: {
         int paren = prec > P_FACTOR;
         int operand = n->a;
@@ -887,6 +1067,15 @@ static void collect_names(R *r, int e, int depth, NameAt **out, int *n, int *cap
         return;
     }
     int a = nd->a, b = nd->b, ls = nd->ls, ln = nd->ln, ls2 = nd->ls2, ln2 = nd->ln2, kind = nd->kind;
+    if (kind == N_LAMBDA || kind == N_PARAM) unsure(r, "a lambda in an assignment target");
+    if (kind == N_IFEXP) {  /* IfExp's fields: test, body, orelse */
+        int c = nd->c;
+        collect_names(r, b, depth + 1, out, n, cap, seq);
+        collect_names(r, a, depth + 1, out, n, cap, seq);
+        collect_names(r, c, depth + 1, out, n, cap, seq);
+        return;
+    }
+    if (kind == N_COMPARE) ln2 = 0;  /* ls2 holds the operators, not nodes */
     /* children in _fields order; a dict's missing keys (None) are no nodes */
     collect_names(r, a, depth + 1, out, n, cap, seq);
     if (kind == N_SUB) collect_names(r, b, depth + 1, out, n, cap, seq);
