@@ -118,8 +118,12 @@ def _process_pool(specs: Sequence[EpisodeSpec], run_dir: str, jobs: int) -> Iter
     try:
         for _ in range(min(jobs, len(todo))):
             parent_end, child_end = context.Pipe()
+            # a forked worker inherits the parent's end of its own pipe and of every earlier worker's:
+            # it closes them, or a parent killed outright (SIGKILL, the OOM killer) never ends their
+            # reads and the orphans hold the run's writer lock for ever (session 17's probe)
+            inherited = [*workers, parent_end] if context.get_start_method() == "fork" else []
             # not a daemon: an episode may start processes of its own
-            process = context.Process(target=_serve, args=(child_end, run_dir), daemon=False)
+            process = context.Process(target=_serve, args=(child_end, run_dir, inherited), daemon=False)
             process.start()
             child_end.close()
             workers[parent_end], in_flight[parent_end] = process, 0
@@ -165,8 +169,12 @@ class _Failed:
         self.text = text
 
 
-def _serve(conn: Connection, run_dir: str) -> None:
-    """A pool worker: run each chunk it is sent and send back its records; ``None`` ends it."""
+def _serve(conn: Connection, run_dir: str, inherited: Sequence[Connection] = ()) -> None:
+    """A pool worker: run each chunk it is sent and send back its records; ``None`` ends it, and so
+    does the parent's death (its end of the pipe closes once ``inherited``, the parent's ends this
+    fork copied, are closed here)."""
+    for end in inherited:
+        end.close()
     try:
         while (chunk := conn.recv()) is not None:
             try:

@@ -275,3 +275,35 @@ def test_two_runs_in_threads_of_one_process_each_use_their_own_runtime(model_ser
     assert entries["a"] and entries["a"] == entries["b"]
     assert all(len(records[n]) == 4 and r.status == "ok" and r.usage["calls"] == 3 and r.usage["cached_calls"] == 0
                for n in "ab" for r in records[n])
+
+
+def test_workers_of_a_driver_killed_alone_let_go_of_the_run(tmp_path, agentbed_cmd):
+    """Session 17's probe: SIGKILL of the driver alone (as the OOM killer or ``kill -9 PID`` does,
+    not the whole process group) left both forked workers blocked for ever on their pipes, each
+    holding the parent's end it had inherited, and holding the run's writer lock: every resume
+    was refused ('another agentbed process (pid N) is writing this run directory') naming the dead
+    driver. The workers now close the parent's ends, see the pipe end and exit."""
+    out = tmp_path / "run"
+    cmd = agentbed_cmd + ["run", "vault", "--task", "open-fast", "--agent", "oracle,naive,random", "--seeds", "20000",
+                          "-j", "2", "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=os.environ.copy())
+    index = out / "index.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (index.exists() and index.read_bytes().count(b"\n") >= 200):
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)  # the driver alone
+    proc.wait(timeout=30)
+    try:
+        _writer_lock_released(out)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever is left, so a failure leaves no orphan behind
+        except ProcessLookupError:
+            pass
+    done = index.read_bytes().count(b"\n")
+    assert done < 60000, "the run should have been killed mid-way"
+    resumed = subprocess.run(agentbed_cmd + ["run", "vault", "--out", str(out), "--resume", "--quiet", "--limit",
+                                             str(done + 10)], capture_output=True, text=True, timeout=600,
+                             env=os.environ.copy())
+    assert resumed.returncode == 0, resumed.stderr  # accepted: nobody holds the run any more
