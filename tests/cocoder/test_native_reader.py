@@ -270,3 +270,47 @@ def test_what_it_does_not_vouch_for_goes_to_ast(tmp_path, source):
     assert _native("hpkg.m", pkg / "m.py") is None
     forget_parsed()
     assert parse_module("hpkg.m", pkg / "m.py").interfaces is not None  # read by the ast path, not refused
+
+
+def _vouched_or_refused(reading: object) -> bool:
+    return isinstance(reading, str) or (isinstance(reading, tuple) and len(reading) == 4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.binary(max_size=3000))
+def test_arbitrary_bytes_are_read_or_refused_never_a_crash(data):
+    """The reader is C run on repositories nobody here wrote: any bytes at all give a reading or a
+    reason, never a crash (a crash here takes the test worker with it)."""
+    assert nativereader.read is not None
+    try:
+        reading = nativereader.read(data)
+    except UnicodeDecodeError:  # a clean refusal; facts._parse_facts decodes first and names the file
+        return
+    assert _vouched_or_refused(reading)
+
+
+MUTATIONS = ("cut", "flip", "insert", "repeat")
+SHARP = b"()[]{}:'\"\\#\n\t\r ,=*@"  # the bytes a tokenizer turns on
+
+
+@settings(max_examples=300, deadline=None)
+@given(module=st.sampled_from(sorted((STDLIB / "json").glob("*.py")) + sorted((STDLIB / "email").glob("*.py"))),
+       edits=st.lists(st.tuples(st.sampled_from(MUTATIONS), st.integers(0, 10**6), st.binary(min_size=1, max_size=40)),
+                      min_size=1, max_size=6))
+def test_damaged_real_modules_are_read_or_refused_never_a_crash(module, edits):
+    """Real modules cut short, with bytes flipped, brackets, quotes and line breaks inserted or spans
+    repeated: the shapes a half-written or corrupted file takes."""
+    assert nativereader.read is not None
+    data = bytearray(module.read_bytes())
+    for kind, where, chunk in edits:
+        at = where % (len(data) + 1)
+        if kind == "cut":
+            del data[at:]
+        elif kind == "flip" and data:
+            data[at % len(data)] ^= chunk[0] or 1
+        elif kind == "insert":
+            data[at:at] = bytes(SHARP[c % len(SHARP)] for c in chunk)
+        else:
+            data[at:at] = data[at:at + len(chunk) * 5]
+    text = bytes(data).decode("utf-8", "replace").encode("utf-8")  # what facts._parse_facts lets through
+    assert _vouched_or_refused(nativereader.read(text))

@@ -38,7 +38,7 @@ static void buf_grow(Buf *b, Py_ssize_t need) {
     b->p = p;
     b->cap = cap;
 }
-static void buf_add(Buf *b, const char *s, Py_ssize_t n) { buf_grow(b, n); memcpy(b->p + b->n, s, (size_t)n); b->n += n; }
+static void buf_add(Buf *b, const char *s, Py_ssize_t n) { if (n <= 0) return; buf_grow(b, n); memcpy(b->p + b->n, s, (size_t)n); b->n += n; }
 static void buf_str(Buf *b, const char *s) { buf_add(b, s, (Py_ssize_t)strlen(s)); }
 static inline void buf_ch(Buf *b, char c) { if (b->n >= b->cap) buf_grow(b, 1); b->p[b->n++] = c; }
 
