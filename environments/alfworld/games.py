@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.alfworld import game_archive
 from environments.alfworld.layouts import (
     LAMP_STANDS,
     TASK_APPLIANCE,
@@ -300,6 +301,8 @@ def ensure_games(count: int = DEFAULT_GAME_COUNT, seed: int = DEFAULT_SEED, work
     """Generate (or find in the cache) games ``0..count-1``, in ``workers`` processes."""
     from agentbed.progress import RunProgress
 
+    if (seed, GENERATOR_VERSION) == (game_archive.SEED, game_archive.VERSION):  # shipped, pinned by sha256 (game_archive)
+        game_archive.unpack(root or cache_root(), [game_id(i) for i in range(count)])
     jobs = [(i, seed, str(root) if root else None) for i in range(count)]
     workers = workers or min(os.cpu_count() or 1, 4)
     # a bar on a terminal, a line every 10 s on a pipe: generating 320 games takes minutes
@@ -335,14 +338,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=DEFAULT_GAME_COUNT)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--workers", type=int, default=None, help="processes (default: CPUs, at most 4)")
+    parser.add_argument("--write-archive", action="store_true",
+                        help="then pack the default seed's games into the shipped archive and print its sha256 to pin")
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error("--count must be at least 1")
+    if args.write_archive and (args.seed, args.count) != (DEFAULT_SEED, DEFAULT_GAME_COUNT):
+        parser.error(f"--write-archive: the archive holds seed {DEFAULT_SEED}'s {DEFAULT_GAME_COUNT} games")
     start = time.perf_counter()
     paths = ensure_games(args.count, args.seed, args.workers)
     types = Counter(read_traj(p)["task_type"] for p in paths)
     print(f"{len(paths)} games in {cache_root() / f'seed{args.seed}'} ({time.perf_counter() - start:.0f} s): "
           + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
+    if args.write_archive:
+        print(game_archive.write(cache_root(), [game_id(i) for i in range(args.count)]))
     return 0
 
 
