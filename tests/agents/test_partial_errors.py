@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from openai_stub import OpenAIStub, Reply, error
@@ -18,6 +20,21 @@ from agentbed.problems import classify, final_error, is_errored
 from agentbed.results import errored_units, without_units
 
 AGENTS = ["--agent", "oracle", "--model", "openai:stub-a", "--model", "openai:stub-b"]
+
+
+@contextmanager
+def serving(monkeypatch, policy: Callable) -> Iterator[OpenAIStub]:
+    """The loopback provider answering by ``policy``, as the OpenAI client's endpoint, with retries
+    that do not wait."""
+    server = OpenAIStub(policy)
+    server.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -33,13 +50,8 @@ def provider(monkeypatch):
             return error(500)
         return vault_three_calls(body)
 
-    server = OpenAIStub(policy)
-    server.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)
-    yield failing
-    server.stop()
+    with serving(monkeypatch, policy):
+        yield failing
 
 
 def run(*args: str) -> int:
@@ -187,13 +199,8 @@ def test_a_provider_error_agentbed_has_no_name_for_is_errored_not_scored(answer,
             return answer
         return vault_three_calls(body)
 
-    server = OpenAIStub(policy)
-    server.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: 0.0)
     out = tmp_path / "run"
-    try:
+    with serving(monkeypatch, policy):
         assert run("--model", "openai:stub-a", "--seeds", "2", "--out", str(out)) == 4
         records = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
         assert all(is_errored(r) and classify(r["error"]).name == "provider" for r in records), records
@@ -204,8 +211,6 @@ def test_a_provider_error_agentbed_has_no_name_for_is_errored_not_scored(answer,
         assert main(["run", "vault", "--resume", "--retry-errors", "--out", str(out), "--quiet"]) == 0
         assert "2 errored episodes set aside" in capsys.readouterr().err
         assert main(["verify", str(out)]) == 0
-    finally:
-        server.stop()
 
 
 def test_an_errors_example_line_carries_no_terminal_control():

@@ -139,6 +139,18 @@ def _settled(stub, quiet: float = 0.5) -> int:
     return count
 
 
+def _started_until(cmd: list[str], out: Path, lines: int, stderr: int | None) -> subprocess.Popen:
+    """The run ``cmd`` started in a session of its own, returned once its index holds ``lines``
+    episodes (or after two minutes), to be killed mid-way."""
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=stderr,
+                            env=os.environ.copy())
+    index = out / "index.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (index.exists() and index.read_bytes().count(b"\n") >= lines):
+        time.sleep(0.01)
+    return proc
+
+
 def _writer_lock_released(run_dir: Path, seconds: float = 60) -> None:
     """Wait until every killed process has let go of the run's writer lock. ``proc.wait`` reaps
     only the driver; its forked workers share the lock's descriptor and, on a loaded machine, can
@@ -169,12 +181,8 @@ def test_sigkill_mid_flight_then_resume_loses_and_duplicates_nothing(model_serve
     out = tmp_path / "run"
     cmd = agentbed_cmd + ["run", "vault", "--model", "openai:stub-model", "--task", "open-fast", "--seeds", "40",
                           "--max-connections", "8", "-j", "2", "--no-cache", "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=os.environ.copy())
+    proc = _started_until(cmd, out, 8, subprocess.PIPE)
     index = out / "index.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (index.exists() and index.read_bytes().count(b"\n") >= 8):
-        time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     _writer_lock_released(out)
@@ -286,12 +294,8 @@ def test_workers_of_a_driver_killed_alone_let_go_of_the_run(tmp_path, agentbed_c
     out = tmp_path / "run"
     cmd = agentbed_cmd + ["run", "vault", "--task", "open-fast", "--agent", "oracle,naive,random", "--seeds", "20000",
                           "-j", "2", "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=os.environ.copy())
+    proc = _started_until(cmd, out, 200, subprocess.DEVNULL)
     index = out / "index.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (index.exists() and index.read_bytes().count(b"\n") >= 200):
-        time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)  # the driver alone
     proc.wait(timeout=30)
     try:
