@@ -95,8 +95,6 @@ class ModuleFacts:
     def _names_used_from(self, bound: str) -> tuple[str, ...]:
         if self.attribute_uses is None:
             try:
-                if self.strings is None:  # read natively: found once, for every module it asks about
-                    self.strings = triple_strings(self.source)
                 return tuple(sorted(attribute_names(self.source, bound, self.strings)))
             except Unsure:  # a use in an f-string: the parser's reading, once per module
                 self.attribute_uses = _dotted_uses(_parse_or_refuse(self.source, self.path))
