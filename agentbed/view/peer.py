@@ -30,18 +30,25 @@ def _hex_address(host: str, port: int) -> tuple[str, str]:
     return f"{words(packed)}:{port:04X}", f"{mapped}:{port:04X}"
 
 
+NOT_LISTED = -1  # the tables were read and do not list the connection: no user, refused
+
+
 def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
-    """The uid owning the client's end of the TCP connection ``client`` -> ``server``, or None when
-    the kernel's tables cannot be read or do not list it."""
+    """The uid owning the client's end of the TCP connection ``client`` -> ``server``; None when
+    no table can be read (the uid is unknown), :data:`NOT_LISTED` when they were read and list no
+    such connection (its client end is gone: a client that closed before its request was read
+    is not known to be the viewer's user)."""
     mine = set(_hex_address(*client[:2]))
     theirs = set(_hex_address(*server[:2]))
+    read = False
     for table in TABLES:
         try:
             lines = table.read_text().splitlines()[1:]
         except OSError:
             continue
+        read = True
         for line in lines:
             fields = line.split()
             if len(fields) > 7 and fields[1] in mine and fields[2] in theirs:
                 return int(fields[7])
-    return None
+    return NOT_LISTED if read else None

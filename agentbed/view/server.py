@@ -34,6 +34,7 @@ import json
 import mimetypes
 import os
 import secrets
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -92,6 +93,9 @@ class ViewServer(ThreadingHTTPServer):
         """``approvals``: one run's folder of questions; ``approvals_under``: a folder of runs, whose
         every run's ``R.approvals`` is answered (:class:`ApprovalBoards`)."""
         check_binding(host, token)
+        host = host.removeprefix("[").removesuffix("]")
+        if ":" in host:  # an IPv6 literal (::1): the class's AF_INET could not bind it (session 18's probe)
+            self.address_family = socket.AF_INET6
         self.catalog = Catalog(root)
         self.token = token
         self.board: ApprovalBoard | ApprovalBoards | None = (

@@ -271,3 +271,35 @@ def test_a_read_from_another_pages_origin_or_websocket_is_refused(approving):
         for own in ("", f"Origin: {client.base}\r\n"):
             answer = raw(client, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{own}Connection: close\r\n\r\n".encode())
             assert status(answer) == 200, (path, own)
+
+
+def test_on_ipv6_loopback_the_viewer_answers_its_user_only(runs_root, tmp_path, monkeypatch):
+    """Session 18's probe: ``agentbed view --host ::1`` could not listen (the server was IPv4 only)
+    and the uid check over ``/proc/net/tcp6`` was never tried. On ``::1`` the kernel's table names
+    this process's user and the viewer answers it (page, reads, a decision); user ``nobody`` is
+    refused (403, no secret), and so is a connection that no table lists."""
+    from agentbed.view.peer import NOT_LISTED, peer_uid
+
+    folder = tmp_path / "approvals"
+    pending(folder, KEY)
+    for client in serve(runs_root, host="::1", approvals=folder):
+        port = client.server.server_address[1]
+        assert client.base == f"http://[::1]:{port}"
+        with socket.create_connection(("::1", port)) as sock:
+            assert peer_uid(sock.getsockname(), ("::1", port)) == os.geteuid()
+        assert peer_uid(("::1", 1), ("::1", port)) == NOT_LISTED  # read, and no such connection
+        assert client.get("/api/approvals")[0] == 200
+        if os.geteuid() == 0:
+            script = ("import sys, urllib.request, urllib.error\n"
+                      "try:\n    body = urllib.request.urlopen(sys.argv[1]).read()\nexcept urllib.error.HTTPError as e:\n"
+                      "    body = e.read()\n    print(e.code, sys.argv[2].encode() in body)\nelse:\n    print(200)\n")
+            answer = subprocess.run(["setpriv", f"--reuid={OTHER_USER}", f"--regid={OTHER_USER}", "--clear-groups",
+                                     sys.executable, "-c", script, client.base + "/", client.server.secret],
+                                    capture_output=True, text=True, timeout=60, cwd="/")
+            assert answer.stdout.strip() == "403 False", answer
+        with monkeypatch.context() as m:
+            m.setattr(view_server, "peer_uid", lambda client_end, server_end: NOT_LISTED)
+            assert client.get("/")[0] == 403
+            assert client.post("/api/decide", json.loads(DECISION))[0] == 403
+        assert not decision_path(folder, KEY).exists()
+        assert client.post("/api/decide", json.loads(DECISION))[0] == 200
