@@ -38,7 +38,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.control import CONTINUE, Controller, StepContext, Verdict
-from agentbed.errors import UsageError
+from agentbed.errors import UsageError, printable
 from agentbed.rendezvous import private_folder, read_file, remove, replace_with, write_once
 from agentbed.scoped import scoped
 from agentbed.validate import InputError, check
@@ -140,8 +140,13 @@ class Terminal:
     def ask(self, asked: Asked, agents: list[str]) -> None:
         if not self.enabled:
             return
-        print(f"\n[approval] {asked.episode_id} step {asked.step} ({asked.flagged})\n  observation: "
-              f"{asked.observation[:300]}\n  proposed: {asked.proposed[:500]}\n  a = approve, r = reject, "
+        # the model's call is shown whole (a call cut short hid its tail from the person approving
+        # it) and, like the observation, inert: an escape sequence in either could hide or rewrite
+        # what the terminal shows (session 18's probe); the observation only begins
+        seen = printable(asked.observation[:300]) + (f" ... ({len(asked.observation)} characters)"
+                                                     if len(asked.observation) > 300 else "")
+        print(f"\n[approval] {printable(asked.episode_id)} step {asked.step} ({printable(asked.flagged)})\n"
+              f"  observation: {seen}\n  proposed: {printable(asked.proposed)}\n  a = approve, r = reject, "
               f"e <call> = run this call instead, h <agent> = hand the step to {'/'.join(agents) or '(none)'}",
               file=self.out, flush=True)
         print("  > ", end="", file=self.out, flush=True)

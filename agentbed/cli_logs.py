@@ -11,7 +11,7 @@ from agentbed import cli_json
 from agentbed import manifest as mf
 from agentbed.cli_json import add_json_flag, emit
 from agentbed.decisions import Decision, decisions
-from agentbed.errors import UsageError
+from agentbed.errors import UsageError, printable
 from agentbed.factories import add_controller_option
 from agentbed.log import (
     LogFormatError,
@@ -226,9 +226,10 @@ def _show(records: list[dict], only: int | None) -> None:
     console = Console()
     header, footer = records[0], records[-1]
     if only is None:
-        console.print(Panel(f"suite {header['suite']}  task {header['task']}  agent {header.get('agent_id')}  "
-                            f"seed {header['seed']}\n{_clip(header.get('observation', ''))}",
-                            title=header["episode_id"]))
+        named = "  ".join(f"{k} {_clip(str(header.get(f)), 200)}" for k, f in (("suite", "suite"), ("task", "task"),
+                                                                          ("agent", "agent_id"), ("seed", "seed")))
+        console.print(Panel(f"{named}\n{_clip(header.get('observation', ''))}",
+                            title=_clip(str(header["episode_id"]), 200)))
     for r in records:
         if r.get("type") != "step" or (only is not None and r["i"] != only):
             continue
@@ -255,8 +256,8 @@ def _show(records: list[dict], only: int | None) -> None:
             console.print(_decision_panel(decided))
     if only is None and footer.get("type") == "footer":
         scores = scores_text(footer.get("metrics"))
-        console.print(f"status {footer['status']}  success {footer['success']}  " + (f"{scores}  " if scores else "")
-                      + f"steps {footer['steps']}  labels {', '.join(footer.get('labels') or [])}")
+        console.print(_clip(f"status {footer['status']}  success {footer['success']}  " + (f"{scores}  " if scores else "")
+                            + f"steps {footer['steps']}  labels {', '.join(map(str, footer.get('labels') or []))}"))
 
 
 def _decision_panel(d: Decision) -> Any:
@@ -277,10 +278,12 @@ def _decision_panel(d: Decision) -> Any:
 
 
 def _clip(text: str, limit: int = 800) -> str:
+    """Text of a log as a panel shows it: cut, inert (an escape sequence a model or a page wrote is
+    shown as its escape, never run by the terminal) and without rich markup."""
     from rich.markup import escape
 
     text = text if len(text) <= limit else text[:limit] + f" ... ({len(text)} chars)"
-    return escape(text)
+    return escape(printable(text, lines=True))
 
 
 def cmd_branch(args: argparse.Namespace) -> int:

@@ -76,6 +76,15 @@ def failure_text(exc: BaseException) -> str:
     return redact(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
+def printable(text: str, *, lines: bool = False) -> str:
+    """Text from a run (a model's call, an observation, a provider's message) as a terminal may
+    show it: every character that is not printable (an escape sequence's ESC, NUL, a carriage
+    return, a bidi override) written as its Python escape, so it is seen, never obeyed; with
+    ``lines``, line breaks are kept as they are."""
+    return "".join(c if c.isprintable() or (lines and c == "\n") else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def redact(text: str) -> str:
     """``text`` without the value of any credential in the environment (a provider may echo the key
     it refused): each becomes ``[redacted $NAME]``, before anything is written to a log."""

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentbed.errors import UsageError
+from agentbed.errors import UsageError, printable
 
 # The exit status of `agentbed run` when episodes errored beyond --allow-errors (docs/cli.md).
 EXIT_ERRORS = 4
@@ -182,7 +182,7 @@ def last_line(error: str) -> str:
     text = (useful or lines or ["?"])[-1]
     # a provider's or agent's message reaches a terminal: no escape sequence, NUL or bidi control of
     # its own (session 17's probe printed NUL and U+202E raw), each written as its escape
-    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    text = printable(text)
     return text if len(text) <= 240 else text[:237] + "..."
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import agentbed
+from agentbed.errors import printable
 
 SUITES_GROUP = "agentbed.suites"  # the entry-point group of packaged suites
 _ORIGINS: dict[str, dict[str, Any]] = {}
@@ -195,4 +196,4 @@ def describe(record: Any) -> str:
 
 def _printable(value: Any) -> str:
     """A value from a file as one printable line (no terminal control sequences), at most 200 characters."""
-    return "".join(c if c.isprintable() else "?" for c in str(value))[:200]
+    return printable(str(value))[:200]
