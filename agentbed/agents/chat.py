@@ -53,6 +53,7 @@ from agentbed.agents.retry import (
     Backoff,
     BadResponse,
     RetryRecord,
+    add_note,
     call_with_retries,
     is_unreadable_answer,
     mark_provider_failure,
@@ -67,6 +68,7 @@ from agentbed.agents.toolcalls import (
     tool_calls_of,
     usage_of,
 )
+from agentbed.errors import episode_failure
 from agentbed.tools import Tool
 
 if TYPE_CHECKING:  # importing it imports LangChain's tracers and langsmith: a second or more
@@ -227,10 +229,11 @@ class ChatAgent(Conversation, Agent):
         try:
             reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
                                                backoff=self.backoff, rng=self._rng, sleep=self.sleep)
-        except Exception as exc:
-            if self.failure_note:  # e.g. which local server failed, and its log
-                exc.add_note(self.failure_note)
-            mark_provider_failure(exc)
+        except BaseException as exc:  # noqa: BLE001 - an SDK's own cancellation is the provider's too, never a score
+            if episode_failure(exc):  # not a stop of the process (Ctrl-C, SIGTERM)
+                if self.failure_note:  # e.g. which local server failed, and its log
+                    add_note(exc, self.failure_note)
+                mark_provider_failure(exc)
             raise
         captured = self.capture.take() if self.capture is not None else {}
         if self.cache is not None and key is not None:
@@ -255,8 +258,9 @@ class ChatAgent(Conversation, Agent):
         try:
             reply, retries = call_with_retries(lambda: self._call(bound, messages), max_retries=self.max_retries,
                                                backoff=self.backoff, rng=self._rng, sleep=self.sleep)
-        except Exception as exc:
-            mark_provider_failure(exc)
+        except BaseException as exc:  # noqa: BLE001 - as in _call_for
+            if episode_failure(exc):
+                mark_provider_failure(exc)
             raise
         usage = usage_of(reply) if isinstance(reply, AIMessage) else None
         if usage is not None:

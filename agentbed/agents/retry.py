@@ -170,8 +170,8 @@ def call_with_retries(call: Callable[[], T], *, max_retries: int, backoff: Backo
         except Exception as exc:
             if not is_transient(exc) or attempt == max_retries:
                 if records or is_transient(exc):
-                    exc.add_note(f"agentbed: provider call failed after {attempt + 1} attempt(s): "
-                                 + "; ".join(r.error for r in records + [_record(exc, attempt, 0.0)]))
+                    add_note(exc, f"agentbed: provider call failed after {attempt + 1} attempt(s): "
+                             + "; ".join(r.error for r in records + [_record(exc, attempt, 0.0)]))
                 raise
             wait = retry_after_seconds(exc)
             delay = backoff.delay(attempt, rng, wait)
@@ -186,6 +186,19 @@ def _record(exc: BaseException, attempt: int, delay: float, retry_after: float |
     return RetryRecord(attempt=attempt, error=text, status=code, retry_after=retry_after, delay=delay)
 
 
+def add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``, also on an exception whose ``__notes__`` is not a list (a tuple, set
+    by its class or its raiser): there ``add_note`` raises TypeError, which replaced the provider's
+    error in the episode's log with agentbed's own (session 18's probe)."""
+    try:
+        exc.add_note(note)
+    except TypeError:
+        try:
+            exc.__notes__ = [*(getattr(exc, "__notes__", None) or ()), note]
+        except (AttributeError, TypeError):  # no instance attributes at all: the note is lost, not the error
+            pass
+
+
 def mark_provider_failure(exc: BaseException) -> None:
     """Note on an exception the provider's client raised (after any retries) that it is the
     provider's failure, when no kind of :mod:`agentbed.problems` names it already: an HTTP status
@@ -195,4 +208,4 @@ def mark_provider_failure(exc: BaseException) -> None:
     from agentbed.problems import OTHER, PROVIDER_NOTE, classify
 
     if classify("".join(traceback.format_exception_only(exc))) is OTHER:
-        exc.add_note(PROVIDER_NOTE)
+        add_note(exc, PROVIDER_NOTE)

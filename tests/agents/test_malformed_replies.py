@@ -6,6 +6,7 @@ exception for an answer they could not read. What the model wrote, however wrong
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import anthropic
@@ -103,3 +104,33 @@ def test_what_the_model_wrote_however_wrong_is_its_own_and_the_environment_answe
     assert action.model_output["retries"] == []
     _, _, terminated, _, info = env.step(action.text)
     assert info["action_error"] in {"invalid_action", "invalid_arguments"} and not terminated
+
+
+class _ProviderCancelled(BaseException):
+    """An SDK's own cancellation, as trio's and anyio's are: a BaseException, not an Exception."""
+
+
+def _notes_in_a_tuple() -> ConnectionError:
+    exc = ConnectionError("upstream reset")
+    exc.__notes__ = ("from the gateway",)  # type: ignore[assignment] - add_note then raises TypeError
+    return exc
+
+
+UNUSUAL = {
+    "asyncio's CancelledError": (lambda: asyncio.CancelledError(), "provider"),
+    "an SDK's own BaseException": (lambda: _ProviderCancelled("stream cancelled"), "provider"),
+    "a SystemExit inside the client": (lambda: SystemExit(3), "provider"),
+    "a ConnectionError whose notes are a tuple": (_notes_in_a_tuple, "connection"),
+}
+
+
+@pytest.mark.parametrize(("fault", "kind"), UNUSUAL.values(), ids=UNUSUAL.keys())
+def test_an_unusual_exception_of_the_providers_client_is_its_failure_never_a_score(fault, kind):
+    """Session 18's probe: a client raising a BaseException that is not an Exception (asyncio's
+    CancelledError, an SDK's cancellation, a SystemExit) was recorded with kind ``other``, a failed
+    attempt of the model, a score; a ConnectionError whose ``__notes__`` is a tuple was replaced in
+    the log by agentbed's own TypeError (``add_note`` raised it)."""
+    record = run_episode(VaultEnv("open-fast"), agent(fault(), fault(), fault()),
+                         EpisodeSpec("vault", "open-fast", "model:fake:generic", 0), budget=Budget(max_steps=4))
+    assert record.status == "error" and "TypeError" not in record.error
+    assert classify(record.error).name == kind and is_errored(record)
