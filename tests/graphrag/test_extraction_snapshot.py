@@ -11,6 +11,7 @@ against TDP's ranker (a white-box attack), so they change with its features and 
 hashes were re-taken at c51ab67 (anchored corroboration), whose parent gives the old ones, and
 again with anchored corroborated *ends* (issue #51), whose commit also added the anchored pages to
 ``adaptive``'s search and the ``anchored`` attack (its corpora hashed then); the extractor did not change.
+``fabricated`` (session 18) was hashed when it was added.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ SNAPSHOT: dict[str, str] = {
     "world-0-anchored": "22a835f2cffe76f7127c4ccc299948cae11d2989f7fca28d393b0923c8c6acc7",
     "world-0-bridged": "54705af8d8411025bad40422ab0d7a25629f8ba876533e0b717178a805caf1fb",
     "world-0-diluted": "2298ed7f87b5626c7def3a9d1c8799a476d8df96a694112f45e41c0bf0d1c357",
+    "world-0-fabricated": "a5b41474f51cb43827e94355e55058423dc856c7ff94a1a78dd58efba4f0e4a2",
     "world-0-coassert": "92355cdb28986602f0d54fdce98c1ce86761af2fe058421998dcb9722878821f",
     "world-0-community": "459a2dcda8779756ef1695b517b1a551a453ea0ccb8341871ce0e2f3ef2e7240",
     "world-0-copy": "4a5de62b57f98115f97dd993ed4d1b280cdba93aa739ffab25519a8fe10a7c67",
@@ -92,6 +94,7 @@ SNAPSHOT: dict[str, str] = {
     "world-1000-anchored": "63670b81f222eb31f41585b026f5a2e59e2276838df0ebb5d3dd9aa4782e1750",
     "world-1000-bridged": "70a2bccfa241ad069cc9e01cf09ab43c6ef5638bd5930f224e6646e67a82f181",
     "world-1000-diluted": "72a91fc20de00aadb00169a4ba04a048ca602697c303a3aff8534344b1d92d69",
+    "world-1000-fabricated": "9b4cd4338a28931380ca578dac1a6a85096dc9036825f205fb17bf1b25f06c83",
     "world-1000-coassert": "8f3e1f4757c060aed74ef99c64ead269fb02443b7e226e7e11a1d48803e5c897",
     "world-1000-community": "02084eeb652284a13ab9157d41074e550df6e609e9c7ff605a031b753c3a6c6f",
     "world-1000-copy": "bff973a7a67b0f8cb3a364fcdb224c670d80f1a5c5bea773007ed46f82094be9",
@@ -110,6 +113,7 @@ SNAPSHOT: dict[str, str] = {
     "nations-0-coassert": "dd7f0cec0887d0e134303380504bf7e5e870323295b414547195e769b0eacab2",
     "nations-0-community": "01222cf14a444dedeb8f0cebebb6551a76bec3059758e56d4f266f5e84e605dc",
     "nations-0-copy": "d55a01596dd4c95b75d58169b51fc56f98c0706af870755bdc7dd24e3820c436",
+    "nations-0-fabricated": "c166d7d83c4142155088051451418d802f00fcbddc3b281226cbd990e8217cb0",
     "nations-0-frame": "04f9d64ad99d904f09aacd3c8aa587eca4af47a7dd6cad4deba03f9ac547db25",
     "nations-0-gragpoison": "e71c36def00a5be7f4ab5a15d701b40625fc065eb3725611a307052571ac16c3",
     "nations-0-kepo": "0a3bbdf61c5d59454f3ec951db8434fd8277d8bad9af3b03caa0567a1effab30",
