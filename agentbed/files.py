@@ -7,6 +7,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, also for a link in a loop (before Python 3.13 ``resolve`` raises
+    RuntimeError there, and one such link in a run's ``episodes`` made its report and its viewer
+    page an internal error; session 18's probe): then the path made absolute, which names no other
+    file; reading it fails as an unreadable log does."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        return Path(os.path.abspath(path))
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file beside ``path``, fsync, rename it over ``path``."""
     tmp = path.with_name(path.name + ".tmp")

@@ -41,7 +41,7 @@ from typing import Any
 
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
-from agentbed.files import write_atomic
+from agentbed.files import resolved, write_atomic
 from agentbed.groupcommit import GroupCommit
 from agentbed.jsonstream import iter_streamed, read_folded
 from agentbed.manifest import ManifestWriter, plan_of
@@ -224,7 +224,7 @@ class RunStore:
         appended afterwards never names a file the disk could still lose."""
         dirs: set[Path] = set()
         for rel, data in files.items():
-            path = (self.root / rel).resolve()
+            path = resolved(self.root / rel)
             if Path(rel).is_absolute() or not path.is_relative_to(self.root.resolve()):
                 raise ValueError(f"{rel!r}: an episode's file must stay inside the run directory")
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.errors import UsageError
+from agentbed.files import resolved
 from agentbed.log import LogFormatError, read_log
 from agentbed.rundir import INDEX, log_path, read_run, record_from_log
 from agentbed.store import read_index
@@ -51,7 +52,7 @@ def load_episodes(run_dir: str | Path) -> list[EpisodeLog]:
                 episodes.append(EpisodeLog(record, path, read_log(path)))
             except LogFormatError as exc:
                 episodes.append(EpisodeLog(record, path if path.exists() else None, [], str(exc)))
-    known = {ep.log_path.resolve() for ep in episodes if ep.log_path is not None}
+    known = {resolved(ep.log_path) for ep in episodes if ep.log_path is not None}
     for path in layout.loose_logs(known) if layout.sealed is None else []:  # a sealed run's strays: verify names them
         rel = str(path.relative_to(root))
         try:

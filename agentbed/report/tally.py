@@ -16,6 +16,7 @@ from typing import Any
 
 from agentbed.decisions import Decision
 from agentbed.diskmap import DiskMap
+from agentbed.files import resolved
 from agentbed.report.plots import SuccessCells
 from agentbed.rundir import INDEX
 
@@ -154,7 +155,7 @@ class EpisodeTally:
         if ep.index == INDEX and isinstance(r.get("suite"), str) and r["suite"]:
             self.indexed_suites.setdefault(r["suite"])
         if ep.log:
-            self._known.add(str((self.root / ep.log).resolve()))
+            self._known.add(str(resolved(self.root / ep.log)))
 
     def __len__(self) -> int:
         return self.count

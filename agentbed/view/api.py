@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.decisions import decisions
+from agentbed.files import resolved
 from agentbed.log import decode_action, first_system_prompt, system_prompt_of
 from agentbed.report.findings import findings_forest
 from agentbed.report.plots import success_heatmap
@@ -185,7 +186,7 @@ def transcript(records: list[dict[str, Any]], prices: Any) -> dict[str, Any]:
 def log_in_run(view: RunView, row: dict[str, Any]) -> Path | None:
     """The log a row names, when it lies inside the run directory (links resolved); else None.
     Every route that reads or re-executes a log goes through it."""
-    path = (view.root / row["log"]).resolve()
+    path = resolved(view.root / row["log"])
     return path if path.is_relative_to(view.root.resolve()) else None
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.cost import PriceTable, episode_cost, load_prices
+from agentbed.files import resolved
 from agentbed.jsonstream import StreamedItems, read_folded, read_streamed
 from agentbed.manifest import PLAN_SEEDS
 from agentbed.problems import is_errored, last_line
@@ -214,7 +215,7 @@ class RunView:
         self._rows += [episode_row(r, self.prices) for r in self.index.records[len(self._rows):]]
         rows = list(self._rows)
         manifest, running = self._live({r["id"] for r in rows}, problems, listed=True)
-        known = {(self.root / r["log"]).resolve() for r in rows + running}
+        known = {resolved(self.root / r["log"]) for r in rows + running}
         summaries = self._around(known, problems)
         return {"meta": meta, "rows": rows + running, "summaries": summaries, "manifest": manifest,
                 "problems": problems}

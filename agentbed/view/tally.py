@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.diskmap import DiskMap
+from agentbed.files import resolved
 
 
 class RowTally:
@@ -68,7 +69,7 @@ class IndexedRows:
     def add(self, row: dict[str, Any]) -> None:
         self.tally.add(row)
         self.ids.add(row["id"])
-        self.logs.add(str((self.root / row["log"]).resolve()))
+        self.logs.add(str(resolved(self.root / row["log"])))
 
 
 class Known:
@@ -76,7 +77,7 @@ class Known:
 
     def __init__(self, indexed: IndexedRows, running: Iterable[dict[str, Any]]) -> None:
         self.indexed = indexed
-        self.running = {(indexed.root / r["log"]).resolve() for r in running}
+        self.running = {resolved(indexed.root / r["log"]) for r in running}
 
     def __contains__(self, path: object) -> bool:
         return path in self.running or str(path) in self.indexed.logs

@@ -76,3 +76,24 @@ def test_a_full_disk_is_named_not_an_internal_error(tmp_path, monkeypatch):
                           "--executor", "serial", "--out", str(tmp_path / "run"), "--quiet"])
     monkeypatch.undo()
     assert_refused(outcome, "run.json", "No space left on device", what="ENOSPC")
+
+
+def test_a_log_linked_to_itself_fails_the_seal_in_every_reader_never_an_internal_error(valid_run, tmp_path):
+    """Session 18's probe: a run whose log is a link in a loop (``ln -s x x``) made ``report`` exit 70
+    (an internal error: Path.resolve raises RuntimeError on a loop before Python 3.13) and the
+    viewer's page of the run a 500; each now reads it as a missing log."""
+    from agentbed.view.api import episodes_document, run_document
+    from agentbed.view.catalog import Catalog
+
+    run = copy_run(valid_run, tmp_path / "runs")
+    (run / LOG).unlink()
+    os.symlink((run / LOG).name, run / LOG)
+    for argv in (["verify", str(run)], ["gate", str(run), "--baseline", "baselines/vault.json"],
+                 ["report", str(run), "--out", str(tmp_path / "r.html")],
+                 ["export", str(run), "--format", "inspect", "--out", str(tmp_path / "inspect")]):
+        status, out, err = in_process(argv)
+        assert status in (0, 1) and "internal error" not in err, (argv, status, err)
+        assert status == 1 or argv[0] == "export", argv
+    view = next(iter(Catalog(run.parent).runs().values()))
+    assert run_document(view)["run"]["seal"].startswith("seal FAILED")
+    assert episodes_document(view, {})["total"] == 4
