@@ -3,6 +3,7 @@
 import os
 import re
 import traceback
+from urllib.parse import parse_qsl, urlsplit
 
 # Environment variables whose values are credentials (OPENAI_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY...)
 _SECRET_VAR = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$|_KEY_|_TOKEN_")
@@ -87,8 +88,25 @@ def printable(text: str, *, lines: bool = False) -> str:
 
 def redact(text: str) -> str:
     """``text`` without the value of any credential in the environment (a provider may echo the key
-    it refused): each becomes ``[redacted $NAME]``, before anything is written to a log."""
+    it refused): each becomes ``[redacted $NAME]``, before anything is written to a log. A URL in
+    any variable (``OPENAI_BASE_URL=https://user:pass@host/v1?api-key=...``, a proxy's) is a
+    credential in its password and its query's values: those are redacted too (session 18)."""
     for name, value in os.environ.items():
-        if len(value) >= _MIN_SECRET and _SECRET_VAR.search(name.upper()) and value in text:
-            text = text.replace(value, f"[redacted ${name}]")
+        for secret in _secrets_of(name, value):
+            if secret in text:
+                text = text.replace(secret, f"[redacted ${name}]")
     return text
+
+
+def _secrets_of(name: str, value: str) -> list[str]:
+    if _SECRET_VAR.search(name.upper()):
+        found = [value]
+    elif "://" in value:
+        try:
+            parts = urlsplit(value.strip())
+            found = [parts.password or ""] + [v for _, v in parse_qsl(parts.query)]
+        except ValueError:  # not a URL after all
+            found = []
+    else:
+        found = []
+    return [s for s in found if len(s) >= _MIN_SECRET]

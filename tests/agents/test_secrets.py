@@ -71,3 +71,22 @@ def _echo_401():
     reply = error(401)
     reply.content = f"Incorrect API key provided: {SECRET}. You can find your API key at ..."
     return reply
+
+
+def test_a_password_or_query_value_in_a_url_variable_is_redacted(monkeypatch):
+    """Session 18's probe: a key carried in the base URL (``user:pass@`` or ``?api-key=``, as some
+    gateways and proxies take it) was written to the log whenever an error quoted the URL: only
+    variables named like a credential were redacted."""
+    from agentbed.errors import failure_text
+
+    url = "https://alice:pw-SECRETPASS-123@gateway.example/v1?api-key=QSECRET-TOKEN-456&region=eu"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("HTTPS_PROXY", "http://bob:proxy-PASSWORD-789@10.0.0.1:3128")
+    try:
+        raise ConnectionError(f"POST {url}/chat/completions failed via http://bob:proxy-PASSWORD-789@10.0.0.1:3128")
+    except ConnectionError as exc:
+        text = failure_text(exc)
+    for secret in ("pw-SECRETPASS-123", "QSECRET-TOKEN-456", "proxy-PASSWORD-789"):
+        assert secret not in text
+    assert "[redacted $OPENAI_BASE_URL]" in text and "[redacted $HTTPS_PROXY]" in text
+    assert "region=eu" in text and "gateway.example" in text  # short values and the host stay readable
