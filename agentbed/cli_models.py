@@ -26,8 +26,9 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help=f"calls in flight per model, across all workers (default {DEFAULT_MAX_CONNECTIONS}, "
                         f"{LOCAL_MAX_CONNECTIONS} for a local: model); lowered for a while on a 429, Retry-After or"
                         " timeout")
-    g.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
-                   help="reuse the provider's reply to a request seen before (default: on)")
+    g.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
+                   help="reuse the provider's reply to a request seen before (default: on; --no-cache is recorded "
+                        "in run.json and kept by --resume)")
     g.add_argument("--cache-dir", help=f"model-call cache directory (default {default_cache_dir()})")
     g.add_argument("--cache-expiry", default=f"{int(DEFAULT_EXPIRY_SECONDS // 86400)}d", metavar="DURATION",
                    help="entries older than this are misses: 30m, 12h, 7d, never (default 7d)")
@@ -128,7 +129,7 @@ def model_runtime(args: argparse.Namespace, specs: Sequence[EpisodeSpec], run_di
     if not agents:
         return None
     # on Ray, one actor on this node holds the same cap for every node and serves this cache (agentbed.ray_models)
-    cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache else None
+    cache = ModelCallCache(args.cache_dir, expiry=expiry) if args.cache is not False else None
     runtime = ModelRuntime.for_run(agents, run_dir, max_connections=args.max_connections, cache=cache)
     runtime.spend = budget.cap if budget is not None else None
     start: dict[str, Any] = {"event": "start", "models": sorted(runtime.limiters), "episodes": len(specs),

@@ -123,6 +123,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.timeout is not None and meta.get("timeout") != args.timeout:  # absent: each model's default
             recorded_timeout = meta.get("timeout", "not set (each model's default)")
             raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {recorded_timeout}")
+        if meta.get("cache") is False:  # recorded --no-cache: a resumed episode takes no reply another run left
+            if args.cache:
+                raise UsageError(f"--cache contradicts {where}: field 'cache' is false (the run was made with --no-cache)")
+            args.cache = False
         approver = resumed_approver(args, meta.get("approver"), where, store.root)
         open_for_resume(store)  # verified first: a damaged or differently signed run is refused
         # --retry-errors runs every errored episode again; a plain --resume, those a budget cut short
@@ -144,6 +148,8 @@ def _run(args: argparse.Namespace) -> int:
         approver = approver_config(args, Path(args.out))
         if args.timeout is not None:
             meta["timeout"] = args.timeout
+        if args.cache is False:
+            meta["cache"] = False
         recorded = store.create({**meta, "executor": "serial" if approver else args.executor,
                                  **({"approver": approver.to_dict()} if approver else {})})
     # every log's header names this run and its settings (agentbed.binding): run.json's, as written

@@ -35,6 +35,7 @@ RUN_META_SCHEMA: dict[str, Any] = {
         "run_id": RUN_ID_SCHEMA,
         "executor": _STR,
         "command": _STR,
+        "cache": {"type": "boolean"},
     },
 }
 

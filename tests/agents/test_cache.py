@@ -158,3 +158,48 @@ def test_parameters_bound_to_each_request_are_part_of_the_key(openai_stub, tmp_p
     bound = agent.chat_model.bind(seed=1)
     assert agent._cache_key(bound) != agent._cache_key(agent.chat_model.bind(seed=2))
     assert agent._cache_key(bound) == agent._cache_key(agent.chat_model.bind(seed=1))
+
+
+def _token_first(body):
+    """Another provider's answers to the same requests: the token before the logs."""
+    steps = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    reply = vault_three_calls(body)
+    if steps == 0:
+        return type(reply)([("get_token", "{}")], content="confidence: 0.5", ident=reply.ident)
+    return reply
+
+
+def test_a_resumed_no_cache_run_takes_no_reply_from_the_cache(openai_stub, tmp_path, monkeypatch):
+    """Session 18's probe: ``--no-cache`` was not recorded, so ``--resume`` read the cache: the
+    resumed episodes replayed replies another run had left there (in the probe, a run against
+    another provider process) and the run differed from the same run made without a crash. It is
+    recorded in run.json (``cache: false``) and kept by ``--resume``; ``--resume --cache`` is refused."""
+    import agentbed.cli_run
+    from agentbed.cli import main
+
+    cache_dir = tmp_path / "cache"
+    plan = ["run", "vault", "--task", "open-fast", "--model", MODEL, "--seeds", "3", "--executor", "serial",
+            "--quiet", "--cache-dir", str(cache_dir)]
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub(_token_first).base_url)
+    assert main([*plan, "--out", str(tmp_path / "other")]) == 0  # fills the cache with the other provider's replies
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_stub(vault_three_calls).base_url)
+    real = agentbed.cli_run.execute
+
+    def stopping(*args, **kw):
+        for n, record in enumerate(real(*args, **kw)):
+            if n == 1:
+                raise KeyboardInterrupt  # killed after one episode
+            yield record
+
+    out = tmp_path / "run"
+    with monkeypatch.context() as m:
+        m.setattr(agentbed.cli_run, "execute", stopping)
+        assert main([*plan, "--no-cache", "--out", str(out)]) == 130
+    assert json.loads((out / "run.json").read_text())["cache"] is False
+    resume = ["run", "vault", "--resume", "--out", str(out), "--quiet", "--cache-dir", str(cache_dir)]
+    assert main([*resume, "--cache"]) == 2
+    assert main(resume) == 0
+    for log in sorted((out / "episodes").glob("*.jsonl")):
+        first = next(r for r in read_log(log) if r["type"] == "step")
+        assert json.loads(first["action"])["tool"] == "read_logs", log.name  # this provider's answer, not the cache's
