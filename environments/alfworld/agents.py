@@ -30,10 +30,19 @@ Every scripted action carries ``Action.risk``: the agent's stated probability of
 verbal-confidence analogue computed from what the agent can see (steps used, progress,
 repeated and ineffective commands) and, like stated confidence, overconfident (scaled down
 by ``overconfidence``) and blind to its own forgetting.
+
+A scripted agent's random streams (its flaws, its stated-risk noise) are seeded when it is reset
+on a game: by default (``seeding="game"``) from a SHA-256 of the game's id, the agent's name, its
+flaw, its seed and the episode seed, so every game draws its own, independent numbers.
+``seeding="legacy"`` leaves the game out, as every agent did before issue 54's fix: all games
+then draw the same numbers at the same step. It is kept only so that datasets built that way
+rebuild byte for byte (their provenance records no ``base_seeding``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 import re
@@ -76,11 +85,25 @@ FLAWS: dict[str, Flaws] = {
 }
 
 
+# How a scripted agent seeds its streams (see the module docstring): "game" (the default), or
+# "legacy" (without the game; only to rebuild datasets built before the fix).
+SEEDINGS = ("game", "legacy")
+
+
+def game_stream(*key: Any) -> random.Random:
+    """A random stream seeded by a SHA-256 of ``key`` (JSON): stable across processes and Python
+    versions, unlike ``hash()``, which is salted per process."""
+    digest = hashlib.sha256(json.dumps(key).encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
 class ScriptedAlfworldAgent(Agent):
     """A plan-following ALFWorld agent with tunable flaws (see the module docstring)."""
 
-    def __init__(self, flaw: str, seed: int, flaws: Flaws) -> None:
-        self.flaw, self.seed, self.flaws = flaw, seed, flaws
+    def __init__(self, flaw: str, seed: int, flaws: Flaws, seeding: str = "game") -> None:
+        if seeding not in SEEDINGS:
+            raise ValueError(f"seeding must be one of {', '.join(SEEDINGS)}, got {seeding!r}")
+        self.flaw, self.seed, self.flaws, self.seeding = flaw, seed, flaws, seeding
         self.name = flaw if flaw.startswith("reflect-") else f"scripted-{flaw}"
         self._resume_on_reset = False
         self.reset(seed=seed)
@@ -92,8 +115,13 @@ class ScriptedAlfworldAgent(Agent):
         if self._resume_on_reset:  # a reflect agent handed over mid-episode keeps its state
             self._resume_on_reset = False
             return
-        self.rng = random.Random(f"alfworld-agent:{self.flaw}:{self.seed}:{seed}")
-        self.risk_rng = random.Random(f"alfworld-risk:{self.flaw}:{self.seed}:{seed}")
+        if self.seeding == "legacy":  # the same streams in every game (issue 54)
+            self.rng = random.Random(f"alfworld-agent:{self.flaw}:{self.seed}:{seed}")
+            self.risk_rng = random.Random(f"alfworld-risk:{self.flaw}:{self.seed}:{seed}")
+        else:  # the game's own streams (before the first reset on a game, the game is "")
+            game = str(getattr(task, "id", task or ""))
+            self.rng = game_stream("alfworld-agent", game, self.name, self.flaw, self.seed, seed)
+            self.risk_rng = game_stream("alfworld-risk", game, self.name, self.flaw, self.seed, seed)
         self.intro = ""
         self.goal: Goal | None = None
         self.memory = Memory()
@@ -260,7 +288,9 @@ class HandoverPlanner(ScriptedAlfworldAgent):
     the observation in front of it: the base agent's map of the room is not handed over."""
 
     def __init__(self, goal_sentence: str, seed: int) -> None:
-        super().__init__("planner", seed, FLAWS["none"])
+        # its seed is already the branch's own (drawn from the branch seed, which hashes in the
+        # game), and a handover agent is never reset on the game, so it keeps the seed-only streams
+        super().__init__("planner", seed, FLAWS["none"], seeding="legacy")
         self.name = "planner"
         self.briefing = goal_sentence
 
@@ -286,15 +316,16 @@ class HandoverPlanner(ScriptedAlfworldAgent):
         return super().act(observation, tools)
 
 
-def make_base_agent(flaw: str, seed: int, **params: Any) -> ScriptedAlfworldAgent:
-    """A scripted base agent: ``flaw`` is one of FLAWS; ``params`` override its :class:`Flaws`."""
+def make_base_agent(flaw: str, seed: int, *, seeding: str = "game", **params: Any) -> ScriptedAlfworldAgent:
+    """A scripted base agent: ``flaw`` is one of FLAWS; ``params`` override its :class:`Flaws`;
+    ``seeding`` is one of SEEDINGS (see the module docstring)."""
     if flaw not in FLAWS:
         raise ValueError(f"unknown flaw {flaw!r}; flaws: {', '.join(FLAWS)}")
     known = {f.name for f in fields(Flaws)}
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"unknown flaw parameter {unknown[0]!r}; parameters: {', '.join(sorted(known))}")
-    return ScriptedAlfworldAgent(flaw, seed, replace(FLAWS[flaw], **params))
+    return ScriptedAlfworldAgent(flaw, seed, replace(FLAWS[flaw], **params), seeding)
 
 
 def make_reflect(agent: Agent, cut_flaw_rates: bool = False) -> Agent:

@@ -19,10 +19,21 @@ def build_dataset(config: dataset.BuildConfig, log_dir: str | Path | None = None
 def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.BuildConfig:
     """The build configuration a dataset recorded, read as it was built: a dataset from before
     issue 54 recorded no seeding scheme (it used LEGACY_SEEDING) and, on ALFWorld, no reflect mode
-    (its "reflect" cut the flaw rates), so those are filled in and it rebuilds to the same bytes."""
+    (its "reflect" cut the flaw rates), so those are filled in and it rebuilds to the same bytes.
+    Likewise an ALFWorld dataset that records no ``base_seeding`` (in its options or the target's
+    notes) was built before its base agents' streams were seeded by the game: "legacy"."""
     fields = dict(provenance["config"])
     if "seeding" not in fields:
         fields["seeding"] = dataset.LEGACY_SEEDING
         if fields.get("benchmark") == "alfworld":
             fields["target_options"] = {"reflect": "mechanism+cut", **fields.get("target_options", {})}
+    if fields.get("benchmark") == "alfworld":
+        fields["target_options"] = {"base_seeding": base_seeding(provenance), **fields.get("target_options", {})}
     return dataset.BuildConfig(**{**fields, **changes})
+
+
+def base_seeding(provenance: dict[str, Any]) -> str:
+    """How an ALFWorld dataset's base agents seeded their streams (see ``recorded_config``)."""
+    options = provenance["config"].get("target_options") or {}
+    notes = provenance.get("target_notes") or {}
+    return str(options.get("base_seeding") or notes.get("base_seeding") or "legacy")

@@ -57,6 +57,10 @@ def register(verbs: Any) -> None:
                        help="how a branch's random streams are seeded: from the game, base agent, trajectory, "
                             "checkpoint and rollout (default), or, to rebuild datasets from before issue 54, from "
                             "the trajectory, checkpoint and rollout only (slips shared by every game)")
+    build.add_argument("--base-seeding", choices=("game", "legacy"), default="game",
+                       help="alfworld: how the scripted base agents seed their flaws and stated-risk noise: from the "
+                            "game, agent and trajectory seed (default), or, to rebuild datasets whose provenance "
+                            "records no base_seeding, without the game (every game the same streams)")
     build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
     build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
     build.add_argument("--server-threads", type=positive, default=None,
@@ -106,7 +110,8 @@ def _build(args: argparse.Namespace) -> int:
     expert_flags = {"--expert-as-shipped": args.expert_as_shipped, "--fix-expert-bookkeeping": args.fix_expert_bookkeeping,
                     "--expert-noise": args.expert_noise is not None, "--expert-budget": args.expert_budget is not None,
                     "--regime": args.regime is not None, "--reflect": args.reflect != "mechanism",
-                    "--expert-step-cost": args.expert_step_cost is not None}
+                    "--expert-step-cost": args.expert_step_cost is not None,
+                    "--base-seeding": args.base_seeding != "game"}
     if args.benchmark == "alfworld":
         if args.expert_as_shipped and args.fix_expert_bookkeeping:
             raise UsageError("--expert-as-shipped and --fix-expert-bookkeeping contradict each other")
@@ -161,7 +166,7 @@ def alfworld_options(args: argparse.Namespace) -> dict[str, Any]:
     options.update({"expert_noise": float(chosen.get("expert_noise") or 0.0),
                     "expert_budget": chosen.get("expert_budget") or None,
                     "expert_step_cost": float(chosen.get("expert_step_cost") or 0.0),
-                    "reflect": args.reflect})
+                    "reflect": args.reflect, "base_seeding": args.base_seeding})
     options.update({"interventions": args.interventions} if args.interventions else {})
     return options
 

@@ -26,6 +26,7 @@ from controllers.oversight.dataset import (
 )
 from controllers.oversight.features import FEATURE_NAMES
 from suites.oversight.benchmarks import load_target
+from suites.oversight.build import recorded_config
 
 Trajectory = tuple[str, str, int]  # game, flaw, seed
 
@@ -67,7 +68,7 @@ def _unit(args: tuple[str, dict[str, Any], str, str, int, set[int]]) -> dict[int
 def refeature(dataset: Dataset, workers: int = 1, progress: Callable[[str], None] | None = None) -> Dataset:
     """The same rows with features recomputed from the replayed base trajectories."""
     prov = dataset.provenance
-    options = prov["config"].get("target_options", {})
+    options = recorded_config(prov).target_options  # the base agents' seeding as it was built
     wanted: dict[Trajectory, set[int]] = {}
     for row in dataset.rows:
         wanted.setdefault((row["game"], row["flaw"], int(row["seed"])), set()).add(int(row["checkpoint"]))

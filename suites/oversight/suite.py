@@ -84,7 +84,8 @@ def live_slice(record: dict[str, Any], out: Path, games: int = 1) -> tuple[Any, 
     same = sum(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
                for a, b in zip(live.rows, expected, strict=False))
     return live, {"games": sorted(wanted), "rows": len(live.rows), "expected": len(expected), "identical": same,
-                  "verified": same == len(expected) == len(live.rows)}
+                  "verified": same == len(expected) == len(live.rows),
+                  "base_seeding": config.target_options.get("base_seeding", "")}
 
 
 def demo(out_dir: Path, settings: dict[str, Any] | None = None, benchmark: str = "alfworld",
@@ -190,11 +191,13 @@ def findings(record: dict[str, Any], check: dict[str, Any]) -> list[dict[str, An
     r = record["result"]
     name = record["configuration"]["name"]
     where = f"{name}; {r['checkpoints']} held-out checkpoints, {r['games']} games of a held-out generator seed (suites/oversight/seeds.py)"
+    base = ("scripted base agents" if check.get("base_seeding") != "legacy" else
+            "scripted base agents, their flaws and risk noise seeded without the game (built before that fix)")
     spread = r["spread"]
     verdict = "verified" if check["verified"] else "DIFFERS"
     return [
         finding("held out: ratio AC / two-action routing", iv(r["ratios"]["scalar"]), paper=PAPER_RATIO,
-                note=f"the paper's comparison; {where}; scripted base agents"),
+                note=f"the paper's comparison; {where}; {base}"),
         finding("held out: ratio AC / scalar-only chosen on training folds", iv(r["ratios"]["selected_scalar_only"]),
                 paper="none (the paper compares with threshold routing)",
                 note=f"regime: {r['regime']}{_over_draws(record)}"),

@@ -89,7 +89,7 @@ def test_bad_factory_arguments_are_refused() -> None:
 
 def _prefix_of(agent: ScriptedAlfworldAgent, task: str, seed: int, steps: int) -> tuple[Prefix, AlfworldEnv]:
     env = AlfworldEnv(task)
-    agent.reset(seed=seed)
+    agent.reset(seed=seed, task=env.task)  # its streams are the game's (as the runner and replay_agent reset it)
     observation, _ = env.reset(seed=seed)
     actions, observations = [], [observation]
     for _ in range(steps):

@@ -36,7 +36,7 @@ def test_alfworld_rows_carry_progress_features_identical_for_every_action(target
     from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES
     from suites.oversight.refeature import refeature
 
-    config = BuildConfig("alfworld", games=1, rollouts=1, checkpoints=2, first=3, every=5)
+    config = BuildConfig("alfworld", games=1, rollouts=1, checkpoints=2, first=2, every=2)
     rows, counts = branch_trajectory(target, target.games[0], "forgetful", 1, config)
     assert counts.checkpoints == 2 and rows
     per_checkpoint = {}
@@ -45,7 +45,9 @@ def test_alfworld_rows_carry_progress_features_identical_for_every_action(target
         assert set(PROGRESS_FEATURE_NAMES) <= set(row["features"])
     assert all(len(v) == 1 for v in per_checkpoint.values())  # same prefix, same features, whatever the action
     # recomputing them from the replayed base trajectory (prefix only) gives the same values
-    provenance = {"benchmark": "alfworld", "config": {"target_options": {"games": 2}}, "git_commit": ""}
+    # as a build records it: the target's notes name how its base agents seeded their streams
+    provenance = {"benchmark": "alfworld", "config": {"benchmark": "alfworld", "target_options": {"games": 2}},
+                  "target_notes": target.notes, "git_commit": ""}
     again = refeature(Dataset(provenance, rows))
     assert again.rows == rows
     assert again.provenance["feature_names"][-len(PROGRESS_FEATURE_NAMES):] == list(PROGRESS_FEATURE_NAMES)

@@ -89,12 +89,38 @@ def test_committed_datasets_rebuild_with_the_scheme_they_were_built_with():
     old = {"config": {"benchmark": "alfworld", "games": 2, "target_options": {"games_seed": 4}}}
     config = recorded_config(old, games=1)
     assert config.seeding == LEGACY_SEEDING and config.games == 1
-    assert config.target_options == {"reflect": "mechanism+cut", "games_seed": 4}
-    new = {"config": {"benchmark": "alfworld", "seeding": BRANCH_SEEDING, "target_options": {"reflect": "mechanism"}}}
-    assert recorded_config(new).target_options == {"reflect": "mechanism"}
+    assert config.target_options == {"base_seeding": "legacy", "reflect": "mechanism+cut", "games_seed": 4}
+    # branches seeded per game, base agents not (every committed dataset before the base agents' fix)
+    branch = {"config": {"benchmark": "alfworld", "seeding": BRANCH_SEEDING, "target_options": {"reflect": "mechanism"}}}
+    assert recorded_config(branch).target_options == {"base_seeding": "legacy", "reflect": "mechanism"}
+    new = {"config": {"benchmark": "alfworld", "seeding": BRANCH_SEEDING,
+                      "target_options": {"reflect": "mechanism", "base_seeding": "game"}}}
+    assert recorded_config(new).target_options == {"base_seeding": "game", "reflect": "mechanism"}
+    # a build that left the option to the target's default records it in the target's notes
+    noted = {**branch, "target_notes": {"base_seeding": "game"}}
+    assert recorded_config(noted).target_options["base_seeding"] == "game"
     flags = argparse.Namespace(games=8, skip_games=0, games_seed=0, expert_as_shipped=False, expert_step_cost=None,
                                regime="costly", expert_noise=None, expert_budget=None, interventions="",
-                               reflect="mechanism")
+                               reflect="mechanism", base_seeding="game")
     # every setting recorded, zero values included: this expert never slips and says so
     assert alfworld_options(flags) == {"games": 8, "regime": "costly", "expert_noise": 0.0, "expert_budget": 10,
-                                       "expert_step_cost": 0.0, "reflect": "mechanism"}
+                                       "expert_step_cost": 0.0, "reflect": "mechanism", "base_seeding": "game"}
+
+
+def test_the_base_agents_streams_are_seeded_by_the_game_unless_recorded_otherwise(expert_target):
+    """The target's base agents (what the builder and refeature reset on each game) draw their own
+    streams per game by default; ``base_seeding="legacy"`` (older datasets) the same in every game."""
+    from agentbed.env import TaskSpec
+    from suites.oversight.benchmarks import load_target
+
+    def firsts(target):
+        draws = set()
+        for game in ("000-simple", "001-light", "s4-000-simple"):
+            agent = target.base_agents["mixed"](0)
+            agent.reset(seed=0, task=TaskSpec(game))
+            draws.add((agent.rng.random(), agent.risk_rng.random()))
+        return draws
+
+    assert expert_target.notes["base_seeding"] == "game" and len(firsts(expert_target)) == 3
+    legacy = load_target("alfworld", games=1, base_seeding="legacy")
+    assert legacy.notes["base_seeding"] == "legacy" and len(firsts(legacy)) == 1

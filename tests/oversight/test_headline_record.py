@@ -40,3 +40,19 @@ def test_the_demo_gives_the_headline_ratio_over_training_draws_too():
     assert "bootstrap draws of the" in lines[1]["note"] and "curve-alfworld.json" in lines[1]["note"]
     # the verdict over the draws beside the one fit's regime: they may differ (issue 54 item 4)
     assert any(f"]: {v} (" in lines[1]["note"] for v in ("gain", "loss", "no significant gain"))
+
+
+def test_the_headline_was_built_before_the_base_agents_were_seeded_by_the_game_and_the_demo_says_so():
+    """docs/oversight.md, "Still open": every part of the headline records no ``base_seeding`` (its base
+    agents drew the same streams in every game), so it is rebuilt, by the demo too, with the legacy
+    streams; the demo's headline line says so. A rebuild with the fix changes this test with it."""
+    from controllers.oversight.dataset import Dataset
+    from suites.oversight.build import base_seeding
+    from suites.oversight.suite import findings
+
+    record = load_headline()
+    for name in [*training_files(record), *heldout_files(record)]:
+        assert base_seeding(Dataset.load(HEADLINE.parent / name).provenance) == "legacy"
+    check = {"verified": True, "identical": 1, "expected": 1, "games": ["g"], "rows": 1, "base_seeding": "legacy"}
+    assert "seeded without the game" in findings(record, check)[0]["note"]
+    assert "seeded without the game" not in findings(record, {**check, "base_seeding": "game"})[0]["note"]

@@ -57,7 +57,7 @@ def test_scripted_reflect_ends_differently_from_continue_on_development_prefixes
         for flaw in ("looping", "forgetful", "mixed"):
             seed, at = 1, 12
             agent, env = make_base_agent(flaw, seed), AlfworldEnv(task)
-            agent.reset(seed=seed)
+            agent.reset(seed=seed, task=env.task)  # the game's streams, as replay_agent resets it
             observation, _ = env.reset(seed=seed)
             actions, observations, done = [], [observation], False
             for _ in range(at):

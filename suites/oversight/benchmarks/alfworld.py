@@ -50,8 +50,8 @@ REGIMES: dict[str, dict[str, Any]] = {
 DEFAULT_REGIME = "costly-noisy"
 
 
-def _flawed(make: Callable[[str, int], Agent], flaw: str) -> Callable[[int], Agent]:
-    return lambda seed: make(flaw, seed)
+def _flawed(make: Callable[..., Agent], flaw: str, seeding: str) -> Callable[[int], Agent]:
+    return lambda seed: make(flaw, seed, seeding=seeding)
 
 
 def describe_regime(name: str) -> str:
@@ -67,7 +67,7 @@ def describe_regime(name: str) -> str:
 def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: bool = False,
            expert_noise: float = 0.0, expert_budget: int | None = None,
            interventions: Sequence[str] | str = DEFAULT_MENU, expert_step_cost: float = 0.0,
-           regime: str = "", reflect: str = "mechanism", **options: Any) -> BranchTarget:
+           regime: str = "", reflect: str = "mechanism", base_seeding: str = "game", **options: Any) -> BranchTarget:
     """The first ``games`` games of generator ``games_seed`` (at most 320 per seed).
 
     ``expert_as_shipped``: ALFWorld's expert exactly as released, which never learns that a
@@ -78,9 +78,19 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
     ``expert_step_cost``: the extra cost per expert step the evaluation charges by default
     (recorded in the dataset's provenance; the utility is computed at evaluation time).
     ``regime``: the name of the REGIMES entry these values came from, recorded only.
-    ``reflect``: one of REFLECT_MODES, what "reflect" does ("reflect-cut" always cuts)."""
+    ``reflect``: one of REFLECT_MODES, what "reflect" does ("reflect-cut" always cuts).
+    ``base_seeding``: how the base agents seed their flaws and stated-risk noise, one of
+    environments.alfworld.agents.SEEDINGS: "game" (each game its own streams) or "legacy" (every
+    game the same streams; datasets built before issue 54's fix, which record no base_seeding)."""
     from environments.alfworld import games as game_store
-    from environments.alfworld.agents import FLAWS, make_base_agent, make_expert, make_planner, make_reflect
+    from environments.alfworld.agents import (
+        FLAWS,
+        SEEDINGS,
+        make_base_agent,
+        make_expert,
+        make_planner,
+        make_reflect,
+    )
     from environments.alfworld.env import AlfworldEnv
 
     if not 0 < games <= game_store.DEFAULT_GAME_COUNT:
@@ -92,6 +102,8 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         raise UsageError(f"--expert-budget: a positive number of steps, got {expert_budget}")
     if reflect not in REFLECT_MODES:
         raise UsageError(f"reflect: one of {', '.join(REFLECT_MODES)}, got {reflect!r}")
+    if base_seeding not in SEEDINGS:
+        raise UsageError(f"base_seeding: one of {', '.join(SEEDINGS)}, got {base_seeding!r}")
     menu = [a for a in (interventions.split(",") if isinstance(interventions, str) else interventions) if a]
     unknown = [a for a in menu if a not in INTERVENTIONS]
     if unknown or not menu:
@@ -114,13 +126,13 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         name="alfworld",
         games=list(specs),
         make_env=lambda game: AlfworldEnv(specs[game], fix_expert_bookkeeping=not expert_as_shipped),
-        base_agents={f: _flawed(make_base_agent, f) for f in flaws},
+        base_agents={f: _flawed(make_base_agent, f, base_seeding) for f in flaws},
         interventions={a: factories[a] for a in INTERVENTIONS if a in menu},
         max_steps=game_store.MAX_EPISODE_STEPS,
         uses_global_random=True,
         budgets={"expert": expert_budget} if expert_budget else {},
         notes={"games": f"first {games} generated ALFWorld games of generator seed {games_seed}",
-               "games_seed": games_seed, "expert": expert,
+               "games_seed": games_seed, "expert": expert, "base_seeding": base_seeding,
                "reflect": ("reflect: goal re-read, loop cleared, re-exploration" +
                            (", flaw rates cut to a quarter (assumed)" if reflect == "mechanism+cut" else "")), **({"regime": regime} if regime else {}),
                **({"action_step_costs": {"expert": expert_step_cost}} if expert_step_cost else {})},
