@@ -17,7 +17,7 @@ any web page the user opens can send requests to the port:
   page the server serves, which another origin cannot read) in ``X-Agentbed-Secret``, an
   ``Origin`` that is the viewer's own, and ``Content-Type: application/json`` (neither an HTML
   form nor a ``no-cors`` fetch can send that type, or a custom header, without a preflight the
-  server never grants);
+  server never grants); a read that re-executes an episode (``/api/replay``) needs the secret too;
 - a request with two of any header these checks read is refused (400), and no other page may
   frame the viewer (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``) to steer a click.
 A body must be JSON (400 otherwise) of at most ``MAX_BODY`` bytes (413); every socket has a
@@ -54,6 +54,9 @@ MAX_BODY = 256 * 1024  # a decision is a few hundred bytes; an edited call is bo
 SOCKET_TIMEOUT = 15.0  # seconds a connection may stay silent (headers, body or keep-alive) before it is closed
 SECRET_HEADER = "X-Agentbed-Secret"
 SECRET_META = b'<meta name="agentbed-secret" content="%s">'
+# reads that do work beyond reading (/api/replay re-executes an episode's world): asked for with
+# the secret as a decision is, so that no other page (an <img>, a no-cors fetch) can start them
+EXECUTING = frozenset({"/api/replay"})
 
 
 class Refused(Exception):
@@ -178,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         try:
-            self._admit(method, query)
+            self._admit(method, query, parts.path)
             if parts.path.startswith("/api/"):
                 route = _GET_ROUTES.get(parts.path) if method == "GET" else _POST_ROUTES.get(parts.path)
                 if route is None:
@@ -202,7 +205,7 @@ class _Handler(BaseHTTPRequestHandler):
             print(f"agentbed view: {method} {parts.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
             self._json(500, {"error": f"{type(exc).__name__}: the request failed inside the viewer"})
 
-    def _admit(self, method: str, query: dict[str, str]) -> None:
+    def _admit(self, method: str, query: dict[str, str], path: str) -> None:
         """Refuse what is not this viewer's own page speaking to it (see the module docstring)."""
         for name in ("Host", "Origin", SECRET_HEADER, "Content-Type", "X-Agentbed-Token"):
             if len(self.headers.get_all(name) or ()) > 1:  # which one counts would be the parser's guess
@@ -221,15 +224,20 @@ class _Handler(BaseHTTPRequestHandler):
             # no Access-Control-Allow-Origin anyway; session 17's probe: defense in depth)
             if origin is not None and not own:
                 raise Refused(403, "Origin is not this viewer's own page")
+            if path in EXECUTING:  # runs an episode's world again: an <img> on any page could ask it
+                self._check_secret("only the viewer's own page may re-execute an episode")
             return
         if not own:
             raise Refused(403, "Origin is not this viewer's own page")
-        given = self.headers.get(SECRET_HEADER) or ""
-        if not hmac.compare_digest(given.encode(), self.server.secret.encode()):
-            raise Refused(403, f"missing or wrong {SECRET_HEADER}: only the viewer's own page may change anything")
+        self._check_secret("only the viewer's own page may change anything")
         kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise Refused(415, "Content-Type must be application/json")
+
+    def _check_secret(self, why: str) -> None:
+        given = self.headers.get(SECRET_HEADER) or ""
+        if not hmac.compare_digest(given.encode(), self.server.secret.encode()):
+            raise Refused(403, f"missing or wrong {SECRET_HEADER}: {why}")
 
     def _body(self) -> Any:
         if self.headers.get("Transfer-Encoding"):

@@ -43,7 +43,9 @@ class Client:
         self.base = server.url.split("?")[0].rstrip("/")
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-        request = urllib.request.Request(self.base + path, headers=headers or {})
+        """A GET as the viewer's own page sends it (with its secret), unless ``headers`` says otherwise."""
+        sent = {"X-Agentbed-Secret": self.server.secret, **(headers or {})}
+        request = urllib.request.Request(self.base + path, headers={k: v for k, v in sent.items() if v})
         try:
             with urllib.request.urlopen(request, timeout=30) as resp:
                 body = resp.read()

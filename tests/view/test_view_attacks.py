@@ -152,6 +152,6 @@ def test_web_pages_record_no_decision(browser, attacker, runs_root, tmp_path):
 
 
 def test_the_same_attacks_land_when_the_checks_are_off(browser, attacker, runs_root, tmp_path, monkeypatch):
-    monkeypatch.setattr(view_server._Handler, "_admit", lambda self, method, query: None)
+    monkeypatch.setattr(view_server._Handler, "_admit", lambda self, *request: None)
     decided = attack(browser, attacker, runs_root, tmp_path / "approvals")
     assert decided == {"nocors": True, "form": True, "rebind": True}

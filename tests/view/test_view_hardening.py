@@ -303,3 +303,25 @@ def test_on_ipv6_loopback_the_viewer_answers_its_user_only(runs_root, tmp_path, 
             assert client.post("/api/decide", json.loads(DECISION))[0] == 403
         assert not decision_path(folder, KEY).exists()
         assert client.post("/api/decide", json.loads(DECISION))[0] == 200
+
+
+def test_a_replay_needs_the_pages_secret(approving, monkeypatch):
+    """Session 18's probe: GET /api/replay re-executes an episode's world in the viewer's process
+    (for the shell suite, its commands in a sandbox); a read, so an <img> or a no-cors fetch on any
+    page the user opened could start it (no Origin is sent, the Host is the viewer's). It now needs
+    the per-server secret as a decision does; the viewer's own page sends it."""
+    from agentbed import replay
+
+    client, _ = approving
+    ran: list[object] = []
+    real = replay.rerun
+    monkeypatch.setattr(replay, "rerun", lambda *a, **kw: ran.append(a) or real(*a, **kw))
+    path = "/api/replay?run=vault-a&episode=vault.open-fast.oracle.s0"
+    host = client.base.removeprefix("http://")
+    for extra in ("", f"{view_server.SECRET_HEADER}: guess\r\n"):
+        answer = raw(client, f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n".encode())
+        assert status(answer) == 403 and not ran
+    assert client.get(path) == (200, {"identical": True, "records": 4})  # with the secret, as the page sends it
+    assert len(ran) == 1
+    assert b"X-Agentbed-Secret" in raw(client, f"GET /app.js HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+                                                .encode())  # the page's reads send it

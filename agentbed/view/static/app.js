@@ -35,7 +35,7 @@ function svg(markup) {  // plots are drawn by the server (agentbed.report.plots)
 }
 
 async function get(path) {
-  const headers = {};
+  const headers = {"X-Agentbed-Secret": SECRET};  // /api/replay asks for it (it re-executes an episode)
   if (TOKEN) headers["X-Agentbed-Token"] = TOKEN;
   if (etags.has(path)) headers["If-None-Match"] = etags.get(path);
   const resp = await fetch(path, {headers, cache: "no-store"});
