@@ -22,6 +22,7 @@ driver takes exactly one result per task.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import platform
 import signal
@@ -45,8 +46,13 @@ WAIT_SECONDS = 5.0
 STRANDED_SECONDS = 60.0  # how long tasks may wait for a node with their resources before they fail
 
 
+MAX_RESOURCE = 1e14  # Ray refuses a larger quantity (when the run starts its cluster: an internal error)
+
+
 def parse_resources(items: Sequence[str] | None) -> dict[str, float]:
-    """``NAME=AMOUNT`` (or ``NAME``, amount 1) per item: custom Ray resources each task needs."""
+    """``NAME=AMOUNT`` (or ``NAME``, amount 1) per item: custom Ray resources each task needs. Ray
+    takes a fraction of one unit or a whole number of units, finite; anything else reached
+    ``ray.init`` and ended the run as an internal error (session 18's probe: nan, inf, 1.5, 1e300)."""
     resources: dict[str, float] = {}
     for item in items or ():
         name, eq, amount = item.partition("=")
@@ -54,8 +60,9 @@ def parse_resources(items: Sequence[str] | None) -> dict[str, float]:
             value = float(amount) if eq else 1.0
         except ValueError:
             value = -1.0
-        if not name or value <= 0:
-            raise UsageError(f"--ray-resource {item!r}: expected NAME=AMOUNT with a positive amount")
+        if not name or not 0 < value <= MAX_RESOURCE or (value > 1 and not value.is_integer()):
+            raise UsageError(f"--ray-resource {item!r}: expected NAME=AMOUNT with a positive amount, a fraction "
+                             f"below 1 or a whole number up to {MAX_RESOURCE:.0e}")
         resources[name] = value
     return resources
 
@@ -80,7 +87,7 @@ def execute_ray(specs: Sequence[EpisodeSpec], run_dir: str | Path, jobs: int, ad
                 kwargs["runtime_env"] = {"env_vars": provider_environment()}
         else:
             kwargs["num_cpus"] = jobs
-            kwargs["resources"] = resources
+            kwargs["resources"] = {k: math.ceil(v) for k, v in resources.items()}  # a node holds whole units
         with _signals_kept():
             ray.init(**kwargs)
     try:

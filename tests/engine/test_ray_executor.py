@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,9 +64,23 @@ def test_stored_files_are_complete_and_stay_in_the_run_directory(tmp_path):
 
 def test_resources_parse_or_name_the_bad_argument():
     assert parse_resources(["container_node=2", "gpu"]) == {"container_node": 2.0, "gpu": 1.0}
-    for bad in ("=1", "x=0", "x=many"):
+    assert parse_resources(["half=0.5"]) == {"half": 0.5}
+    # session 18's probe: these reached ray.init, an internal error (exit 70) after Ray had started
+    for bad in ("=1", "x=0", "x=many", "x=nan", "x=inf", "x=1e400", "x=1e300", "x=1.5", "x=-inf"):
         with pytest.raises(UsageError, match="--ray-resource"):
             parse_resources([bad])
+
+
+def test_a_fractional_resource_runs_on_the_cluster_the_run_starts(tmp_path, agentbed_cmd):
+    """Session 18's probe: ``--ray-resource gpu=0.5`` without ``--address`` declared the node's own
+    0.5 units to ray.init, which takes only whole ones: exit 70. The node now holds whole units.
+    (A process of its own: the cluster is the one the run starts, never this module's.)"""
+    out = tmp_path / "run"
+    done = subprocess.run(agentbed_cmd + ["run", "vault", "--task", "open-fast", "--seeds", "2", "--executor", "ray",
+                                          "-j", "1", "--ray-resource", "half=0.5", "--quiet", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len((out / "index.jsonl").read_text().splitlines()) == 2
 
 
 def test_team_runs_ship_every_file_they_write(ray, tmp_path):
@@ -127,8 +142,6 @@ def test_a_task_that_keeps_dying_becomes_error_episodes(ray, tmp_path, monkeypat
 
 
 def test_the_cli_refuses_ray_options_without_ray(tmp_path, agentbed_cmd):
-    import subprocess
-
     done = subprocess.run(agentbed_cmd + ["run", "vault", "--ray-resource", "x=1", "--out", str(tmp_path / "r")],
                           capture_output=True, text=True, env={**os.environ}, timeout=120)
     assert done.returncode == 2 and "--executor ray" in done.stderr
