@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentbed.agents.precheck import checked_without_client
-from agentbed.errors import UsageError
+from agentbed.errors import UsageError, printable
 from agentbed.factories import add_controller_option, controllers_of
 from agentbed.planned import Planned
 from agentbed.provenance import provenance
@@ -42,6 +42,9 @@ class Roster(argparse.Action):
         names = [v.strip() for v in str(values).split(",")]
         if not all(names):
             raise UsageError(f"{option_string} {values!r}: an empty name in the list")
+        odd = next((n for n in names if not n.isprintable()), None)
+        if odd is not None:  # it would be printed in every table, log header and report (session 18's probe)
+            raise UsageError(f"{option_string} {printable(odd)!r}: a name with a control or invisible character")
         prefix = "model:" if self.dest == "model" else ""
         roster += [prefix + n for n in names]
         namespace.roster = roster

@@ -60,3 +60,15 @@ def test_replay_prints_a_logs_text_inert(tmp_path, capsys):
     shown = capsys.readouterr().out
     _no_control(shown)
     assert "\\x1b[8msecret" in shown and "line [b]2[/b]" in shown  # seen as written, and no markup
+
+
+def test_an_agent_or_model_name_with_a_control_character_is_refused(tmp_path, capsys):
+    """Session 18's probe: ``--model 'openai:m<OSC 52>'`` ran, and the run's summary table printed the
+    name with its escape sequence raw (as every later table of the run would). A name that is not
+    printable is bad input: one line, exit 2, the character shown as its escape, nothing written."""
+    for option, name in (("--model", "openai:m" + CLIPBOARD), ("--agent", "oracle" + BIDI), ("--agent", "a\nb")):
+        out = tmp_path / "run"
+        assert main(["run", "vault", option, name, "--out", str(out), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        _no_control(err)
+        assert err.count("\n") == 1 and "control or invisible character" in err and not out.exists()
