@@ -6,7 +6,7 @@ logs or its index (a line deleted, repeated, swapped with the next, taken from a
 appended from one; the file cut at any byte, or its last line torn or dropped; two logs' contents
 swapped). Some changes leave a state a kill could have left (the log of an episode not yet
 indexed, the index's torn last line): the resume re-runs those episodes and must then equal the
-uninterrupted run. Every other change must be refused (exit 2, nothing sealed). 540 random
+uninterrupted run. Every other change must be refused (exit 2, nothing sealed). 340 random
 changes passed by hand; hypothesis keeps drawing them here.
 """
 
