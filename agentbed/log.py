@@ -73,6 +73,12 @@ def _json_default(value: Any) -> Any:
 _MADE_DIRS: set[Path] = set()
 
 
+def forget_dirs(root: Path) -> None:
+    """Forget the directories made under ``root`` (which its owner removed): a writer there again
+    makes them again, and a process that makes and removes many never holds them all."""
+    _MADE_DIRS.difference_update([d for d in _MADE_DIRS if d.is_relative_to(root)])
+
+
 class TrajectoryWriter:
     """Appends chained records to one episode's log file.
 

@@ -9,11 +9,11 @@ record (:func:`run_chunk_shipped`), for the driver to store.
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from agentbed.env import ToolEnv
 from agentbed.errors import UsageError, episode_failure, failure_text
 from agentbed.factories import build_controllers, run_wide_controllers
 from agentbed.inflight import prepare_agent
-from agentbed.log import TrajectoryWriter
+from agentbed.log import TrajectoryWriter, forget_dirs
 from agentbed.runner import EpisodeRecord, EpisodeSpec, run_episode, write_header
 from agentbed.suite import Suite, SuiteError
 from agentbed.suite_files import suite_of_spec
@@ -105,20 +105,22 @@ def run_chunk_shipped(specs: Sequence[EpisodeSpec]) -> list[Shipped]:
     from agentbed.agents.local.server import local_models, serving
 
     models = local_models(s.agent for s in specs)
-    if not models:
-        return [run_spec_shipped(s) for s in specs]
-    logs = Path(tempfile.mkdtemp(prefix="agentbed-model-"))
-    try:
-        with serving(models, logs):
-            return [run_spec_shipped(s) for s in specs]
-    except UsageError as exc:  # weights or runtime missing here, or the server would not start
-        return [failure_record(s, failure_text(exc)) for s in specs]
-    finally:
-        shutil.rmtree(logs, ignore_errors=True)
+    with scratch_dir() as scratch:
+        if not models:
+            return [run_spec_shipped(s, scratch) for s in specs]
+        try:
+            with serving(models, scratch / "model"):
+                return [run_spec_shipped(s, scratch / "run") for s in specs]
+        except UsageError as exc:  # weights or runtime missing here, or the server would not start
+            return [failure_record(s, failure_text(exc)) for s in specs]
 
 
-def run_spec_shipped(spec: EpisodeSpec) -> Shipped:
-    scratch = _scratch()
+def run_spec_shipped(spec: EpisodeSpec, scratch: Path | None = None) -> Shipped:
+    """One episode run in ``scratch`` (emptied of its files afterwards), or in a scratch
+    directory of its own when none is given."""
+    if scratch is None:
+        with scratch_dir() as own:
+            return run_spec_shipped(spec, own)
     try:
         record = run_spec(spec, scratch)
         files = {str(p.relative_to(scratch)): p.read_bytes() for p in sorted(scratch.rglob("*")) if p.is_file()}
@@ -130,20 +132,23 @@ def run_spec_shipped(spec: EpisodeSpec) -> Shipped:
     return record, files
 
 
-_SCRATCH: list[Path] = []
-
-
-def _scratch() -> Path:
-    """This process's scratch run directory, made once: the log writer remembers the directories
-    it made, so a fresh one per episode would grow that memory without bound."""
-    if not _SCRATCH or not _SCRATCH[0].is_dir():
-        _SCRATCH[:] = [Path(tempfile.mkdtemp(prefix="agentbed-worker-"))]
-        atexit.register(shutil.rmtree, _SCRATCH[0], True)
-    return _SCRATCH[0]
+@contextmanager
+def scratch_dir() -> Iterator[Path]:
+    """A scratch run directory for one chunk of episodes, removed with what is in it when the
+    chunk is done. (One per process, removed at exit, was left behind by every Ray worker: Ray
+    ends its workers without running their ``atexit`` handlers.) The log writer forgets the
+    directories it made there, so a long-lived worker's memory of them stays bounded."""
+    path = Path(tempfile.mkdtemp(prefix="agentbed-worker-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        forget_dirs(path)
 
 
 def _empty(scratch: Path) -> None:
-    """Delete the files an episode wrote, keeping the directories (see :func:`_scratch`)."""
+    """Delete the files an episode wrote, keeping the directories (the next episode's writer
+    finds them made)."""
     for path in scratch.rglob("*"):
         if not path.is_dir():
             path.unlink(missing_ok=True)
@@ -151,14 +156,11 @@ def _empty(scratch: Path) -> None:
 
 def failure_record(spec: EpisodeSpec, error: str) -> Shipped:
     """An error episode (log and record) made without running it, e.g. when its node was lost."""
-    scratch = _scratch()
-    try:
+    with scratch_dir() as scratch:
         log = spec.log_in(scratch)
         record = _setup_failure(spec, log, error)
         record.log = str(log.relative_to(scratch))
         return record, {record.log: log.read_bytes()}
-    finally:
-        _empty(scratch)
 
 
 def chunks(specs: Sequence[EpisodeSpec], jobs: int) -> list[list[EpisodeSpec]]:

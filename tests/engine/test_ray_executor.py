@@ -8,8 +8,11 @@ import importlib.util
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ from agentbed.log import verify_log
 from agentbed.runner import EpisodeSpec
 from agentbed.store import RunStore
 from agentbed.testing import episode_bytes, require
-from agentbed.worker import run_spec, run_spec_shipped
+from agentbed.worker import failure_record, run_spec, run_spec_shipped
 
 pytestmark = pytest.mark.exclusive("ray")  # one Ray instance on the machine at a time
 
@@ -30,7 +33,24 @@ SPECS = [EpisodeSpec("vault", t, a, s) for a in ("oracle", "random") for t in ("
 
 
 @pytest.fixture(scope="module")
-def ray():
+def workers_tmp() -> Iterator[Path]:
+    """The temporary directory of the module's Ray and its workers (TMPDIR), theirs alone: what
+    a run leaves there is seen. Short, for the Unix sockets Ray keeps in it."""
+    path = Path(tempfile.mkdtemp(prefix="abrt-", dir="/tmp"))
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(path)
+    try:
+        yield path
+    finally:
+        if saved is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray(workers_tmp):
     require(importlib.util.find_spec("ray") is not None, "Ray", "pip install 'agentbed[ray]' (make test does this)")
     import ray
 
@@ -48,6 +68,22 @@ def test_a_shipped_episode_carries_the_bytes_a_local_one_writes(tmp_path):
     assert record.digest == local.digest
     again, _ = run_spec_shipped(spec)  # the node's scratch space is emptied between episodes
     assert again.digest == record.digest
+
+
+def test_a_ray_run_leaves_no_scratch_directory_behind(ray, workers_tmp, tmp_path):
+    """Each chunk's scratch directory goes with the chunk: the workers live on (until Ray ends
+    them, without their atexit handlers), their scratch does not. Neither does an episode shipped
+    here, nor an error episode the driver makes for a lost task."""
+    records = list(execute(SPECS, tmp_path / "run", executor="ray", jobs=2))
+    assert len(records) == len(SPECS) and not [r for r in records if r.status == "error"]
+    assert list(workers_tmp.glob("agentbed-worker-*")) == []
+    here = tmp_path / "here"
+    here.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(here))
+        run_spec_shipped(SPECS[0])
+        failure_record(SPECS[1], "lost")
+    assert list(here.iterdir()) == []
 
 
 def test_stored_files_are_complete_and_stay_in_the_run_directory(tmp_path):
