@@ -118,6 +118,7 @@ class LoopbackCluster:
         self.container = f"agentbed-ray-worker-{uuid.uuid4().hex[:8]}"
         self.head: subprocess.Popen[bytes] | None = None
         self._joined: list[dict[str, Any]] | None = None  # the nodes when the last wait_for_nodes ended
+        self.worker_killed = False  # by kill_worker, until restart_worker
 
     @property
     def env(self) -> dict[str, str]:
@@ -166,11 +167,19 @@ class LoopbackCluster:
                "--disable-usage-stats", *self._worker_ports]
         subprocess.run(cmd, check=True, capture_output=True, timeout=60)
         self.wait_for_nodes(2)
+        self.worker_killed = False
 
     def kill_worker(self) -> None:
         """The worker node dies at once, as a machine that loses power."""
         subprocess.run(["docker", "kill", self.container], capture_output=True, timeout=60)
         self._joined = None
+        self.worker_killed = True
+
+    def restart_worker(self) -> None:
+        """A new worker node in place of a killed one (a new container of the same name and
+        ports), once it has joined: the cluster is whole again without a new head."""
+        subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
+        self.start_worker()
 
     def nodes(self) -> list[dict[str, Any]]:
         """The cluster's live nodes (address and resources), as a separate driver sees them."""

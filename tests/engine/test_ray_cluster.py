@@ -43,11 +43,20 @@ def worker_image() -> str:
 
 
 @pytest.fixture(scope="module")
-def cluster(worker_image):
+def module_cluster(worker_image):
     from agentbed.testing_ray import LoopbackCluster
 
     with LoopbackCluster(worker_image) as running:
         yield running
+
+
+@pytest.fixture
+def cluster(module_cluster):
+    """The module's cluster, whole: a worker node a test killed is replaced first (the node-kill
+    test comes last, so no test waits for that)."""
+    if module_cluster.worker_killed:
+        module_cluster.restart_worker()
+    return module_cluster
 
 
 def _cli(cluster, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -263,50 +272,6 @@ def test_driver_killed_with_sigkill_resumes_on_the_cluster(cluster, worker_image
     assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
 
 
-def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(worker_image, tmp_path):
-    from agentbed.testing_ray import LoopbackCluster
-
-    run, seeds = tmp_path / "run", 200
-    total = 3 * 3 * seeds
-    with LoopbackCluster(worker_image, head_cpus=1, worker_cpus=2) as cluster:
-        nodes = {str(n["id"]) for n in cluster.nodes()}  # before the run: asking takes seconds
-        worked = _node_worked(run, cluster.worker_node_id())
-        cmd = [sys.executable, "-m", "agentbed.cli", "run", *VAULT, "--seeds", str(seeds), "--executor", "ray",
-               "--address", cluster.address, "--out", str(run), "--quiet"]
-        driver = subprocess.Popen(cmd, env=cluster.env, start_new_session=True, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE)
-        try:
-            index, deadline = run / "index.jsonl", time.monotonic() + 300
-            while time.monotonic() < deadline and driver.poll() is None and not (
-                    index.exists() and index.read_bytes().count(b"\n") >= total // 5 and worked()):
-                time.sleep(0.2)
-            assert driver.poll() is None, "the run ended before the worker node was killed"
-            cluster.kill_worker()
-            killed_at = index.read_bytes().count(b"\n")
-            _, err = driver.communicate(timeout=600)
-        finally:
-            if driver.poll() is None:
-                os.killpg(driver.pid, signal.SIGKILL)
-        assert driver.returncode == 0, err.decode()[-3000:]
-    assert killed_at < total, "the worker node should have been killed mid-run"
-    ids = _ids(run)
-    assert len(ids) == len(set(ids)) == total, "an episode was lost or recorded twice"
-    records = read_index(run / "index.jsonl")
-    serial_run = tmp_path / "serial"
-    serial = _cli(None, "run", *VAULT, "--seeds", str(seeds), "--executor", "process", "-j", "2",
-                  "--out", str(serial_run), "--quiet")
-    assert serial.returncode == 0
-    expected = _logs(serial_run)
-    for record in records:  # every episode was retried elsewhere, or says that its node was lost
-        name = Path(record["log"]).name
-        if record["status"] == "error" and "Ray task" in record["error"]:
-            continue
-        assert episode_bytes(run / record["log"]) == expected[name]  # with the driver's provenance
-    verified = _cli(None, "verify", str(run))
-    assert verified.returncode == 0, verified.stdout[-2000:]
-    assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes
-
-
 def _node_worked(run: Path, node: str):
     """Whether episodes run on ``node`` have come home (the run's events name each node once it has)."""
     return lambda: any(e.get("node") == node for e in read_events(run / "events.jsonl"))
@@ -344,3 +309,46 @@ def test_one_cap_across_the_nodes_and_the_drivers_cache_on_the_cluster(cluster, 
         assert len(nodes) == 2, "the episodes ran on both nodes"
     finally:
         stub.stop()
+
+
+def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(cluster, tmp_path):
+    """On the module's cluster (a head of 1 CPU, a worker node of 2), last: its worker node is
+    killed, and a test after it would wait for a new one."""
+    run, seeds = tmp_path / "run", 200
+    total = 3 * 3 * seeds
+    nodes = {str(n["id"]) for n in cluster.nodes()}  # before the run: asking takes seconds
+    worked = _node_worked(run, cluster.worker_node_id())
+    cmd = [sys.executable, "-m", "agentbed.cli", "run", *VAULT, "--seeds", str(seeds), "--executor", "ray",
+           "--address", cluster.address, "--out", str(run), "--quiet"]
+    driver = subprocess.Popen(cmd, env=cluster.env, start_new_session=True, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        index, deadline = run / "index.jsonl", time.monotonic() + 300
+        while time.monotonic() < deadline and driver.poll() is None and not (
+                index.exists() and index.read_bytes().count(b"\n") >= total // 5 and worked()):
+            time.sleep(0.2)
+        assert driver.poll() is None, "the run ended before the worker node was killed"
+        cluster.kill_worker()
+        killed_at = index.read_bytes().count(b"\n")
+        _, err = driver.communicate(timeout=600)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 0, err.decode()[-3000:]
+    assert killed_at < total, "the worker node should have been killed mid-run"
+    ids = _ids(run)
+    assert len(ids) == len(set(ids)) == total, "an episode was lost or recorded twice"
+    records = read_index(run / "index.jsonl")
+    serial_run = tmp_path / "serial"
+    serial = _cli(None, "run", *VAULT, "--seeds", str(seeds), "--executor", "process", "-j", "2",
+                  "--out", str(serial_run), "--quiet")
+    assert serial.returncode == 0
+    expected = _logs(serial_run)
+    for record in records:  # every episode was retried elsewhere, or says that its node was lost
+        name = Path(record["log"]).name
+        if record["status"] == "error" and "Ray task" in record["error"]:
+            continue
+        assert episode_bytes(run / record["log"]) == expected[name]  # with the driver's provenance
+    verified = _cli(None, "verify", str(run))
+    assert verified.returncode == 0, verified.stdout[-2000:]
+    assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes
