@@ -29,6 +29,9 @@ from agentbed.memo import ProcessMemo
 
 # generation settings the chat-completions endpoint takes, passed through when a run gives them
 SETTINGS = frozenset({"temperature", "max_tokens", "top_p", "seed", "frequency_penalty", "presence_penalty", "stop"})
+# the keys of a request body, in the order the SDK's ``chat.completions.create`` writes them
+SDK_ORDER = ("model", "messages", "frequency_penalty", "max_tokens", "presence_penalty", "seed", "stop",
+             "temperature", "tool_choice", "tools", "top_p")
 
 
 @dataclass
@@ -162,13 +165,23 @@ class OpenAIChat:
         return self._client
 
     def reply(self, messages: list[Any], functions: list[Any]) -> Reply:
-        completion = self.client.chat.completions.create(**request(self.model, messages, functions, self.settings))
-        return reply_of(completion)
+        return reply_of(self.create(request(self.model, messages, functions, self.settings)))
 
     def filter_reply(self, messages: list[Any], functions: list[Any], temperature: float | None) -> Reply:
         """The tool filter's question (AgentDojo's ``OpenAILLMToolFilter``, which uses the same client)."""
-        return reply_of(self.client.chat.completions.create(**filter_request(self.model, messages, functions,
-                                                                             temperature)))
+        return reply_of(self.create(filter_request(self.model, messages, functions, temperature)))
+
+    def create(self, body: dict[str, Any]) -> Any:
+        """What ``chat.completions.create(**body)`` sends and returns, the same bytes (a test
+        compares them), without the SDK's walk of the body against its parameter types
+        (``maybe_transform``): a body of plain JSON in the wire format comes out of it unchanged,
+        in the order of :data:`SDK_ORDER`, and the walk cost about 6 ms of CPU a request."""
+        from openai.types.chat import ChatCompletion
+
+        ordered = {key: body[key] for key in SDK_ORDER if key in body}
+        if len(ordered) != len(body):  # a key this path does not know: the SDK's own way
+            return self.client.chat.completions.create(**body)
+        return self.client.post("/chat/completions", body=ordered, cast_to=ChatCompletion)
 
     def describe(self) -> dict[str, Any]:
         return {"element": "openai", "model": self.model, "settings": self.settings}

@@ -172,3 +172,45 @@ def test_episodes_share_one_client_per_endpoint_and_another_endpoint_gets_its_ow
         other = OpenAIChat("m").client
     assert first is second and slower is not first and other is not first
     assert str(first.base_url) == "http://127.0.0.1:9/v1/" and str(other.base_url) == "http://127.0.0.1:10/v1/"
+
+
+@pytest.mark.parametrize("settings", [{}, {"temperature": 0.5, "seed": 3, "max_tokens": 64, "top_p": 0.9}])
+def test_a_request_goes_out_as_the_sdks_create_sends_it(settings):
+    """OpenAIChat.create posts the body itself (the SDK's walk of it cost 6 ms a request): the same
+    bytes to the same path as ``chat.completions.create(**body)``, and the same completion back."""
+    import httpx
+    import openai
+
+    from environments.agentdojo.openai_chat import OpenAIChat, filter_request, request, tool_param
+
+    completion = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+                  "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                      "role": "assistant", "content": None, "tool_calls": [
+                          {"id": "t1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}}],
+                  "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+    sent: list[tuple[str, bytes]] = []
+
+    def answer(req: httpx.Request) -> httpx.Response:
+        sent.append((str(req.url), req.content))
+        return httpx.Response(200, json=completion)
+
+    client = openai.OpenAI(api_key="k", base_url="http://stub.invalid/v1", max_retries=0,
+                           http_client=httpx.Client(transport=httpx.MockTransport(answer)))
+    chat = OpenAIChat("gpt-4o-2024-05-13", settings, client=client)
+    functions = list(task_suite("banking").tools)[:3]
+    wire = [{"role": "developer", "content": [{"type": "text", "text": "You are a helpful assistant."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Pay the bill, 2026-12-06 10:00."}]},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "t0", "type": "function", "function": {"name": functions[0].name, "arguments": "{}"}}]},
+            {"role": "tool", "content": [{"type": "text", "text": "[]"}], "tool_call_id": "t0",
+             "name": functions[0].name}]
+    bodies = [{**request(chat.model, [], functions, settings), "messages": wire},
+              {**filter_request(chat.model, [], functions, 0.0), "messages": wire},
+              {**request(chat.model, [], [], settings), "messages": wire}]
+    assert bodies[0]["tools"] == [tool_param(f) for f in functions]
+    for body in bodies:
+        theirs = client.chat.completions.create(**body)
+        ours = chat.create(body)
+        assert sent[-1] == sent[-2] and sent[-1][0].endswith("/v1/chat/completions")
+        assert ours.model_dump() == theirs.model_dump()
+    assert len(sent) == 6
