@@ -7,6 +7,7 @@ dataset whose provenance records no ``base_seeding`` (every one committed before
 streams were seeded by the game) is rebuilt with ``--base-seeding legacy``, as ``recorded_config``
 reads it."""
 
+import functools
 import json
 import shlex
 from pathlib import Path
@@ -29,13 +30,21 @@ CURVES = sorted(p for p in DATA.glob("curve-*.json") if "datasets" in json.loads
 SAMPLED = ("--games", "--flaws", "--checkpoints", "--workers", "--out")  # what the sample changes
 
 
+@functools.cache
+def committed_dataset(path: Path) -> Dataset:
+    """A committed dataset, loaded (every row read and checked) once for the module: the records
+    and the curves name the same 44 files over and over (about 900 loads before, 20 ms of CPU
+    each). The tests only read what it returns."""
+    return Dataset.load(path)
+
+
 def _argv(data: Dataset) -> list[str]:
     return shlex.split(data.provenance["command"])
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
 def test_the_recorded_command_is_one_build_from_a_clean_clone_with_every_setting(path):
-    data = Dataset.load(path)
+    data = committed_dataset(path)
     argv = _argv(data)
     assert argv[:3] == ["agentbed", "oversight", "build"], "a merge of parts cannot be rerun from the record"
     assert (ROOT / argv[argv.index("--out") + 1]).resolve() == path.resolve()  # writes this very file
@@ -52,7 +61,7 @@ def test_the_records_name_the_committed_datasets_by_sha256():
     for path in [*RECORDS, *CURVES]:
         record = load_headline(path)  # raises unless each file matches its recorded sha256
         for d in record["datasets"].values():
-            assert d["command"] == Dataset.load(DATA / d["file"]).provenance["command"]
+            assert d["command"] == committed_dataset(DATA / d["file"]).provenance["command"]
             named.add(d["file"])
     assert named == {p.name for p in COMMITTED}
 
@@ -82,7 +91,7 @@ def test_rerunning_the_recorded_command_on_a_sample_gives_the_committed_bytes(pa
     from suites.oversight.record import heldout_files
 
     record = load_headline(path)
-    _rebuild_a_sample(Dataset.load(DATA / heldout_files(record)[-1]), tmp_path, monkeypatch)
+    _rebuild_a_sample(committed_dataset(DATA / heldout_files(record)[-1]), tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("path", DEV_REBUILT, ids=lambda p: p.name)
@@ -92,7 +101,7 @@ def test_a_development_part_rebuilds_from_its_recorded_command(path, tmp_path, m
     ALFWorld's start-up and one checkpoint's branches (a few seconds beside the held-out rebuild)."""
     from suites.oversight.record import training_files
 
-    part = Dataset.load(DATA / training_files(load_headline(path))[-1])
+    part = committed_dataset(DATA / training_files(load_headline(path))[-1])
     assert part.provenance["config"]["benchmark"] == "alfworld" and part.provenance["config"]["skip_games"] > 0
     _rebuild_a_sample(part, tmp_path, monkeypatch)
 
@@ -111,8 +120,8 @@ def test_the_other_benchmarks_development_sets_rebuild_from_their_recorded_comma
     from suites.oversight.record import training_files
 
     files = training_files(load_headline(path))
-    assert len(files) == 1 and "--split development" in Dataset.load(DATA / files[0]).provenance["command"]
-    _rebuild_a_sample(Dataset.load(DATA / files[0]), tmp_path, monkeypatch)
+    assert len(files) == 1 and "--split development" in committed_dataset(DATA / files[0]).provenance["command"]
+    _rebuild_a_sample(committed_dataset(DATA / files[0]), tmp_path, monkeypatch)
 
 
 def _rebuild_a_sample(committed: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,7 +161,7 @@ def test_a_dataset_in_parts_is_one_configuration_split_by_skip_games(path, side)
     files = {"dev": training_files, "heldout": heldout_files}[side](json.loads(path.read_text(encoding="utf-8")))
     commands, games = [], []
     for name in files:
-        data = Dataset.load(DATA / name)
+        data = committed_dataset(DATA / name)
         argv = _argv(data)
         skip = int(argv[argv.index("--skip-games") + 1]) if "--skip-games" in argv else 0
         assert skip == data.provenance["config"]["skip_games"] == len(games)  # contiguous, in order
@@ -172,7 +181,7 @@ def test_each_slip_rate_part_is_the_headline_part_but_for_the_experts_rows(side,
     refs = sorted(DATA.glob(f"{side}-*-noisy-indep.jsonl.gz"))
     assert len(refs) == parts
     for ref in refs:
-        base, part = Dataset.load(ref), Dataset.load(DATA / ref.name.replace("noisy-indep", f"noise{rate}"))
+        base, part = committed_dataset(ref), committed_dataset(DATA / ref.name.replace("noisy-indep", f"noise{rate}"))
         assert part.provenance["config"]["target_options"]["expert_noise"] == float(rate)
         mine, theirs = _argv(part), _argv(base)
         changed = {"--expert-noise", "--out"}
