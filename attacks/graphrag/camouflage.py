@@ -54,15 +54,17 @@ attacker's title.
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from attacks.graphrag.lengthdress import DATED, by_length, deal, redate, template_dates
+from attacks.graphrag.lengthdress import read_near as _read
+from attacks.graphrag.lengthdress import reading as _reading
 from attacks.graphrag.placement import entity_pages, host_templates
 from attacks.graphrag.profile import Profile, Shape, spread
-from attacks.graphrag.titles import SERIES, Titles
+from attacks.graphrag.titles import SERIES, Titles, least_told, named_pages
 from environments.graphrag.corpus import Claim, Document, Fact, Statement
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.lexicon import LexiconExtractor
@@ -147,24 +149,6 @@ def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avo
     return out
 
 
-def _subjects(lines: Sequence[str], pages: set[str]) -> Counter[str]:
-    """The entities with a page that the attacker's ``lines`` name, by how often."""
-    return Counter(e for x in lines for c in _claims(x) for e in (c.fact.head, c.fact.head, c.fact.tail) if e in pages)
-
-
-def _read(read: LexiconExtractor, clean: list[Document], doc: Document) -> list[Statement]:
-    """What the extractor reads in ``doc`` published beside ``clean``. Entity linking knows a
-    page only through the words of its title, so the pages whose titles share no word with
-    ``doc`` are left out of the context (the same reading, without re-indexing the corpus)."""
-    words = set(re.findall(r"\w+", (doc.title + " " + doc.text()).lower()))
-    near = [d for d in clean if words & set(re.findall(r"\w+", d.title.lower()))]
-    return read([doc], context=[*near, doc])
-
-
-def _reading(read: LexiconExtractor, clean: list[Document], title: str, lines: list[str]) -> set[tuple]:
-    return {(s.head, s.relation, s.tail, s.negated) for s in _read(read, clean, Document("attacker", title, lines))}
-
-
 DRESSES = ("shape", "length", "entity")
 CANDIDATES = 4  # pages the shape dress writes per template, keeping the one nearest its profile
 
@@ -221,7 +205,7 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
         # one of that entity's pages, a series title a series page's.
         own = _reading(read, clean, doc.title, list(doc.sentences))
         gold = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for _, c in doc.claims}
-        named = _subjects(doc.sentences, set(pages_of))
+        named = named_pages(doc.sentences, set(pages_of))
         supply = {e: sum(e in (f.head, f.tail) and (f.head, f.relation) not in avoid for f in dataset.facts)
                   + named[e] // 2 - Shape.of(by_doc.get(pages_of[e][0].id, []), e).on_title for e in named}
         options = sorted(named, key=lambda e: (supply[e] < 0, -named[e], e))
@@ -233,8 +217,8 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
                       if (m := SERIES.match(d.title)) and m.group(1) == name), None)
         numbered = SERIES.match(spare.title) if spare else None
         series_auc = titles.auc(None, numbered.group(1)) if numbered else 2.0
-        ranked = sorted((e for e in options if not titles.mine[e] and titles.auc(e) <= series_auc), key=titles.auc)
-        subject = next((e for e in ranked if _reading(read, clean, e, list(doc.sentences)) <= own | gold), None)
+        subject = least_told(titles, options, series_auc, partial(_reads_within, read, clean, list(doc.sentences),
+                                                                  own | gold))
         if subject is None and numbered is None:  # no series to title it with: the template's own entity
             subject = template.title
         if subject is not None:  # each of the entity's pages is tried as the template
@@ -249,6 +233,11 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
         dressed = [_dress_as(seen, doc, t, subject, title, random.Random(rng.random())) for t in templates]
         out.append(min(dressed, key=lambda d: d[0])[1])
     return out
+
+
+def _reads_within(read: LexiconExtractor, clean: list[Document], lines: list[str], said: set[tuple], title: str) -> bool:
+    """Whether ``lines`` under ``title`` read as nothing beyond ``said``."""
+    return _reading(read, clean, title, lines) <= said
 
 
 def _read_once(read: LexiconExtractor, clean: list[Document], title: str, lines: Sequence[str]) -> list[str]:

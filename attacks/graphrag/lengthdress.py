@@ -1,6 +1,8 @@
 """The length dress (the pipeline's default): an attacker's document cut or padded to a clean
-template's length and dated as it is, titled as the attacker titled it; and what both dresses of
-:mod:`attacks.graphrag.camouflage` share (templates dealt from the clean corpus, their dates)."""
+template's length and dated as it is, and titled as a clean page is (issue #50 item 3: until
+session 18 it kept the attacker's own title, "Update on X", which alone told its pages from clean
+ones at AUC 1.00); and what both dresses of :mod:`attacks.graphrag.camouflage` share (templates
+dealt from the clean corpus, their dates, what the extractor reads in a page)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import random
 import re
 from collections.abc import Sequence
 
-from environments.graphrag.corpus import Claim, Document, Line
+from attacks.graphrag.titles import SERIES, Titles, named_pages
+from environments.graphrag.corpus import Claim, Document, Line, Statement
 from environments.graphrag.dataset import Dataset
+from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.prose import DATE_PREFIXES
 
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
@@ -65,10 +69,81 @@ def _fit(sentences: Sequence[str], target: int) -> list[str]:
     return [sentences[i] for i in sorted(kept)]
 
 
+_WORD = re.compile(r"\w+")
+_TITLE_WORDS: dict[str, frozenset[str]] = {}
+
+
+def _title_words(title: str) -> frozenset[str]:
+    if title not in _TITLE_WORDS:
+        _TITLE_WORDS[title] = frozenset(_WORD.findall(title.lower()))
+    return _TITLE_WORDS[title]
+
+
+def read_near(read: LexiconExtractor, clean: Sequence[Document], doc: Document) -> list[Statement]:
+    """What the extractor reads in ``doc`` published beside ``clean``. Entity linking knows a
+    page only through the words of its title, so the pages whose titles share no word with
+    ``doc`` are left out of the context (the same reading, without re-indexing the corpus)."""
+    words = set(_WORD.findall((doc.title + " " + doc.text()).lower()))
+    near = [d for d in clean if not words.isdisjoint(_title_words(d.title))]
+    return read([doc], context=[*near, doc])
+
+
+def reading(read: LexiconExtractor, clean: Sequence[Document], title: str, lines: Sequence[str]) -> set[tuple]:
+    """(head, relation, tail, negated) of every statement :func:`read_near` reads in ``lines`` under ``title``."""
+    return {(s.head, s.relation, s.tail, s.negated) for s in read_near(read, clean, Document("attacker", title, list(lines)))}
+
+
+class CleanTitles:
+    """How the length dress titles a page: as the clean corpus titles its own. The attacker sees
+    every published page's title (:class:`Titles`, the clean corpus's only) and reads pages with
+    the pipeline's rule extractor; it reads no clean page's gold claims."""
+
+    def __init__(self, dataset: Dataset, clean: Sequence[Document]) -> None:
+        self.clean = list(clean)
+        self.titles = Titles(clean)
+        self.pages = {d.title for d in clean if not SERIES.match(d.title)}
+        self.read = LexiconExtractor(sorted(dataset.table.phrases))
+
+    def title(self, own: str, lines: Sequence[str], template: Document) -> str:
+        """The title of a page of ``lines`` the attacker titled ``own``, cut to ``template``'s
+        length: a title of the template's kind, so the kinds follow the clean corpus's as the
+        templates dealt from it do. A series page's template ("News 3"): the series' next number
+        no clean page uses ("News 15"). An entity page's: of the entities with a clean page that
+        its claims name, the most named (the subject first), else the template's own, that no
+        attacker page took and under which the extractor reads no more than under ``own`` and
+        the claims the lines state (a pronoun reads as the page's entity); else a new number of
+        the series whose number tells least (:class:`Titles`), and with no series (a real
+        graph's pages are one per entity) the first of those entities read as above, taken
+        again, else the template's title."""
+        claims = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for x in lines for c in getattr(x, "claims", ())}
+        under_own: list[set[tuple]] = []  # what it reads under ``own``, read once when needed
+
+        def reads_as_own(title: str) -> bool:
+            read = reading(self.read, self.clean, title, lines) - claims
+            if read and not under_own:
+                under_own.append(reading(self.read, self.clean, own, lines))
+            return not read or read <= under_own[0]
+
+        kind = SERIES.match(template.title)
+        if kind and kind.group(1) in self.titles.next:
+            return self.titles.series(kind.group(1))
+        named = named_pages(lines, self.pages)
+        options = [*sorted(named, key=lambda e: (-named[e], e)), *([template.title] if template.title in self.pages
+                                                                   and template.title not in named else [])]
+        subject = next((e for e in options if not self.titles.mine[e] and reads_as_own(e)), None)
+        if subject is None and (series := self.titles.least_series()) is not None:
+            return self.titles.series(series)
+        if subject is None:
+            subject = next((e for e in options if reads_as_own(e)), template.title)
+        self.titles.take(subject)
+        return subject
+
+
 def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random) -> list[Document]:
     """``added`` documents, each cut or padded to a clean template's length and dated as it is,
-    titled as the attacker titled it (the dress before issue #50 item 3)."""
+    titled as a clean page is (:class:`CleanTitles`)."""
     clean = [d for d in dataset.documents if d.origin == "clean"]
+    titler = CleanTitles(dataset, clean)
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
     out: list[Document] = []
     deck: list[Document] = []
@@ -87,5 +162,5 @@ def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random) -
             if len(" ".join(sentences)) + 1 + len(filler) > target + len(filler) // 2:
                 break  # the nearer of the two lengths around the template's
             sentences.insert(rng.randrange(len(sentences) + 1), filler)
-        out.append(Document(doc.id, doc.title, sentences, doc.origin))
+        out.append(Document(doc.id, titler.title(doc.title, sentences, template), sentences, doc.origin))
     return out

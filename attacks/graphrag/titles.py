@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence, Set
 
 from environments.graphrag.corpus import Document
 
@@ -104,3 +104,27 @@ class Titles:
         self.pages[title] += 1
         self.mine[title] += 1
         return title
+
+
+def least_told(titles: Titles, options: Sequence[str], series_auc: float, reads_as_own: Callable[[str], bool]) -> str | None:
+    """Of ``options`` (entity titles, in the attacker's order of preference) the one no attacker
+    page has taken yet after which :meth:`Titles.auc` tells least, no more than a new series
+    number would (``series_auc``), and under which the page reads as what it states
+    (``reads_as_own``); None when none does. Shared by both dresses."""
+    told: dict[Group, float] = {}  # a title no attacker page took moves its group: its AUC is the group's
+
+    def auc(title: str) -> float:
+        key = titles._group(title, titles.pages[title])
+        if key not in told:
+            told[key] = titles.auc(title)
+        return told[key]
+
+    ranked = sorted((e for e in options if not titles.mine[e] and auc(e) <= series_auc), key=auc)
+    return next((e for e in ranked if reads_as_own(e)), None)
+
+
+def named_pages(lines: Sequence[str], pages: Set[str]) -> Counter[str]:
+    """The entities with a clean page that the attacker's own ``lines`` name (their claims, the
+    attacker's record of what it wrote, never a clean page's), the subject counted twice."""
+    return Counter(e for x in lines for c in getattr(x, "claims", ()) for e in (c.fact.head, c.fact.head, c.fact.tail)
+                   if e in pages)

@@ -18,19 +18,18 @@ from suites.graphrag.tells import Attacked, attack_claims, attack_pages, attacke
 
 @lru_cache(maxsize=8)
 def _attacked(seed, attack, decoys=0):
-    """World ``seed`` after ``attack`` (the length dress: its titles tell), with ``decoys`` of its
-    clean pages that state nothing on a contested fact published as the attacker's."""
+    """World ``seed`` after ``attack`` (the length dress: what the graph holds per page tells), with
+    ``decoys`` of its clean pages that state nothing on a contested fact published as the attacker's."""
     data = generate_world(seed)
     poisoned = poisoned_index(data, attack, targets=12, seed=seed, community_method="none")
     contested = {(t.fact.head, t.fact.relation) for t in poisoned.plan.targets}
-    docs, decoy = {}, set()
-    for k, (key, d) in enumerate(poisoned.index.documents.items()):
-        if len(decoy) < decoys and k % 2 and d.origin == "clean" and not any(
-                (c.fact.head, c.fact.relation) in contested for _, c in d.claims):
-            d = Document(d.id, d.title, d.sentences, origin="poison")
-            decoy.add(d.id)
-        docs[key] = d
+    free = [k for k, d in poisoned.index.documents.items() if d.origin == "clean" and not any(
+        (c.fact.head, c.fact.relation) in contested for _, c in d.claims)]
+    # spread evenly over the published order (an id is a keyed hash: the first ones would share low ids)
+    decoy = {free[i * len(free) // decoys] for i in range(decoys)} if decoys else set()
     assert len(decoy) == decoys
+    docs = {k: Document(d.id, d.title, d.sentences, origin="poison") if k in decoy else d
+            for k, d in poisoned.index.documents.items()}
     index = replace(poisoned.index, documents=docs)
     return data, poisoned.plan, Attacked(index, attack_claims(data, poisoned.plan, index)), frozenset(decoy)
 
@@ -49,7 +48,7 @@ def test_decoy_pages_lower_the_all_pages_auc_but_not_the_claim_pages_auc():
     before = attacker_tell_auc([train], [plain], resamples=50, scoring="all")[0]
     old = attacker_tell_auc([train], [padded], resamples=50, scoring="all")[0]
     new = attacker_tell_auc([train], [padded], resamples=50)[0]
-    assert before >= 0.95  # "Update on X": the length dress's title tell
+    assert before >= 0.95  # the length dress's pages hold fewer statements than clean pages (0.97)
     assert old <= before - 0.1, (before, old)
     assert new >= before - 0.02, (before, new)
 
