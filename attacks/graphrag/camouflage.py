@@ -149,7 +149,7 @@ def _filler_facts(dataset: Dataset, template: Document, subject: str | None, avo
     return out
 
 
-DRESSES = ("shape", "length", "entity")
+DRESSES = ("shape", "length", "entity", "titled")
 CANDIDATES = 4  # pages the shape dress writes per template, keeping the one nearest its profile
 
 
@@ -159,9 +159,11 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     trained on and every table in docs/graphrag.md measured) only cut or padded to a template's
     length and dated as it is, titled as the attacker titled it; with ``"entity"`` the claims
     first placed on pages titled after the entities they name (:mod:`attacks.graphrag.placement`),
-    each then in the shape of its entity's clean page."""
-    if dress == "length":
-        return by_length(added, dataset, rng)
+    each then in the shape of its entity's clean page; with ``"titled"`` the length dress
+    keeping the attacker's own titles (the default before session 18, on which TDP's shipped
+    weights were trained)."""
+    if dress in ("length", "titled"):
+        return by_length(added, dataset, rng, retitle=dress == "length")
     if dress not in DRESSES:
         raise ValueError(f"dress: {dress!r} is not one of {', '.join(DRESSES)}")
     placed: Sequence[str | None] = [None] * len(added)

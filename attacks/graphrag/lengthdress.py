@@ -107,14 +107,14 @@ class CleanTitles:
     def title(self, own: str, lines: Sequence[str], template: Document) -> str:
         """The title of a page of ``lines`` the attacker titled ``own``, cut to ``template``'s
         length: a title of the template's kind, so the kinds follow the clean corpus's as the
-        templates dealt from it do. A series page's template ("News 3"): the series' next number
-        no clean page uses ("News 15"). An entity page's: of the entities with a clean page that
-        its claims name, the most named (the subject first), else the template's own, that no
-        attacker page took and under which the extractor reads no more than under ``own`` and
-        the claims the lines state (a pronoun reads as the page's entity); else a new number of
-        the series whose number tells least (:class:`Titles`), and with no series (a real
-        graph's pages are one per entity) the first of those entities read as above, taken
-        again, else the template's title."""
+        templates dealt from it do, under which the extractor reads no more than under ``own``
+        and the claims the lines state (a pronoun reads as the page's entity). A series page's
+        template ("News 3"): the series' next number no clean page uses ("News 15"). An entity
+        page's (or a series number misread): of the entities with a clean page that its claims
+        name, the most named (the subject first), else the template's own, that no attacker page
+        took; else a new number of the series whose number tells least (:class:`Titles`), then
+        of any series; and with none (a real graph's pages are one per entity) the first of
+        those entities read as above, taken again, else the template's title."""
         claims = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for x in lines for c in getattr(x, "claims", ())}
         under_own: list[set[tuple]] = []  # what it reads under ``own``, read once when needed
 
@@ -124,26 +124,32 @@ class CleanTitles:
                 under_own.append(reading(self.read, self.clean, own, lines))
             return not read or read <= under_own[0]
 
+        def numbered(series: str | None) -> bool:  # the series' next number reads as the page's own
+            return series is not None and reads_as_own(f"{series} {self.titles.next[series]}")
+
         kind = SERIES.match(template.title)
-        if kind and kind.group(1) in self.titles.next:
+        if kind and kind.group(1) in self.titles.next and numbered(kind.group(1)):
             return self.titles.series(kind.group(1))
         named = named_pages(lines, self.pages)
         options = [*sorted(named, key=lambda e: (-named[e], e)), *([template.title] if template.title in self.pages
                                                                    and template.title not in named else [])]
         subject = next((e for e in options if not self.titles.mine[e] and reads_as_own(e)), None)
-        if subject is None and (series := self.titles.least_series()) is not None:
-            return self.titles.series(series)
         if subject is None:
+            series = next((name for name in [self.titles.least_series(), *sorted(self.titles.next)] if numbered(name)),
+                          None)
+            if series is not None:
+                return self.titles.series(series)
             subject = next((e for e in options if reads_as_own(e)), template.title)
         self.titles.take(subject)
         return subject
 
 
-def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random) -> list[Document]:
+def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random, retitle: bool = True) -> list[Document]:
     """``added`` documents, each cut or padded to a clean template's length and dated as it is,
-    titled as a clean page is (:class:`CleanTitles`)."""
+    titled as a clean page is (:class:`CleanTitles`), or with ``retitle=False`` as the attacker
+    titled it (the dress before session 18)."""
     clean = [d for d in dataset.documents if d.origin == "clean"]
-    titler = CleanTitles(dataset, clean)
+    titler = CleanTitles(dataset, clean) if retitle else None
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
     out: list[Document] = []
     deck: list[Document] = []
@@ -162,5 +168,6 @@ def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random) -
             if len(" ".join(sentences)) + 1 + len(filler) > target + len(filler) // 2:
                 break  # the nearer of the two lengths around the template's
             sentences.insert(rng.randrange(len(sentences) + 1), filler)
-        out.append(Document(doc.id, titler.title(doc.title, sentences, template), sentences, doc.origin))
+        title = titler.title(doc.title, sentences, template) if titler else doc.title
+        out.append(Document(doc.id, title, sentences, doc.origin))
     return out

@@ -37,6 +37,7 @@ TRAIN_WORLDS = tuple(range(4))  # evaluation worlds start at 1000
 TRAIN_ATTACKS = ("poisonedrag", "gragpoison", "community")
 ADVERSARIAL_ATTACKS = ("copy", "support", "frame", "adaptive")
 ROUNDS = 2
+TRAIN_DRESS = "titled"
 MIX_GRAPHS = ("nations",)  # tdp-mix also trains on this real graph; UMLS and Kinships stay held out
 
 
@@ -56,7 +57,11 @@ def training_pairs(worlds: Sequence[int] = TRAIN_WORLDS, attacks: Sequence[str] 
             knowledge: dict[str, Any] = {}
             if attack == "adaptive" and against:  # the 9 mixes the shipped weights were trained on
                 knowledge = {"surrogate": tdp_surrogate(against, data), "anchored": False}
-            built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none", **knowledge)
+            # the length dress as the shipped weights were trained on it, with the attacker's own
+            # titles (dress="titled"; the default retitles pages since session 18, which moves two
+            # weights of one variant by up to 0.09: retraining on it is left to the TDP work)
+            built = poisoned_index(data, attack, targets=targets, seed=seed, community_method="none",
+                                   dress=TRAIN_DRESS, **knowledge)
             kg, clean_facts = built.index.kg, set(data.facts)
             for q in data.questions[:targets]:
                 pairs += _conflict_pairs(kg, clean_facts, set(local_search(kg, q.topic, q.plan)), q.topic, q.plan)

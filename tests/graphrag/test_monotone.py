@@ -149,5 +149,9 @@ def test_camouflage_padding_adds_nothing_the_extractor_reads(attack):
         poisoning = ATTACKS[attack](data, plan, random.Random(seed), budget=AttackBudget.of(5))
         dressed = camouflage(poisoning.added, data, random.Random(f"camouflage-{seed}"))
         for before, after in zip(poisoning.added, dressed, strict=True):
-            added = _read(extract, data, after) - _read(extract, data, before)
-            assert not added, (attack, seed, after.text(), added)
+            # since session 18 the dress retitles the page as a clean one is titled, under which the
+            # extractor may read a claim the attacker's sentences state that it missed under "Update
+            # on X" (a sentence opening "It ..." is the page entity's): the attacker's, no misread
+            own = {(c.fact.head, c.fact.relation, c.fact.tail, c.negated) for _, c in before.claims}
+            added = _read(extract, data, after) - _read(extract, data, before) - own
+            assert not added, (attack, seed, after.title, after.text(), added)
