@@ -2,7 +2,7 @@
 the one command that built it from a clean clone (a build, not a merge of temporary part files)
 with every setting that shaped it, zero values included; re-running that command on a sample (one
 game, one base agent, one checkpoint) gives the committed rows byte for byte. Every committed
-dataset is named by sha256 in the headline or in a benchmark's held-out record (item 5). An ALFWorld
+dataset is named by sha256 in a headline record or in a benchmark's held-out record (item 5). An ALFWorld
 dataset whose provenance records no ``base_seeding`` (every one committed before the base agents'
 streams were seeded by the game) is rebuilt with ``--base-seeding legacy``, as ``recorded_config``
 reads it."""
@@ -24,7 +24,9 @@ COMMITTED = sorted(DATA.glob("*.jsonl.gz"))
 # slip-noise*.json: claim 3's development-only slip-rate builds (cross-validated, no held-out side);
 # slip-heldout-noise*.json: the same rates fitted on them and scored on held-out games 0-7 of seed 4
 # (-held24: on all 24 held-out games; -held32: on all 32)
-RECORDS = sorted([DATA / "headline.json", *DATA.glob("heldout-*.json"), *DATA.glob("slip-*.json")])
+# headline-legacy-seeding.json: the headline as measured before the base agents' streams were seeded by
+# the game (its parts stay committed and named by it; headline.json is the same commands rebuilt after)
+RECORDS = sorted([*DATA.glob("headline*.json"), *DATA.glob("heldout-*.json"), *DATA.glob("slip-*.json")])
 # learning curves that name their datasets (development parts built with --skip-games among them)
 CURVES = sorted(p for p in DATA.glob("curve-*.json") if "datasets" in json.loads(p.read_text(encoding="utf-8")))
 SAMPLED = ("--games", "--flaws", "--checkpoints", "--workers", "--out")  # what the sample changes
@@ -80,8 +82,9 @@ NOT_REBUILT = ("heldout-scienceworld.json", "slip-noise0.0.json", "slip-heldout-
                "slip-heldout-noise0.25.json",
                *(p.name for p in DATA.glob("slip-heldout-noise*-held32.json") if p.name != HELD_REBUILT),
                *(p.name for p in DATA.glob("slip-heldout-noise*-dev*.json") if p.name != HELD_REBUILT))
-DEV_REBUILT = [DATA / "headline.json", *sorted(p for p in DATA.glob("slip-heldout-noise0.25-dev*.json")
-                                                if not p.name.endswith(("-held24.json", "-held32.json")))]
+DEV_REBUILT = [DATA / "headline.json", DATA / "headline-legacy-seeding.json",
+               *sorted(p for p in DATA.glob("slip-heldout-noise0.25-dev*.json")
+                       if not p.name.endswith(("-held24.json", "-held32.json")))]
 
 
 @pytest.mark.parametrize("path", [p for p in RECORDS if p.name not in NOT_REBUILT],
