@@ -125,7 +125,11 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
     return features
 
 
-def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) -> BranchTarget:
+def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, dress: str = "titled", **options: Any) -> BranchTarget:
+    """``dress``: the attack documents' camouflage (the suite's option). This benchmark keeps
+    ``titled``, the suite's default when its committed datasets were built (before ca7e8ab made the
+    length dress title attacker pages as clean ones): the datasets rebuild, and a live controller
+    decides as offline, only under it; another dress is another dataset (not built yet)."""
     from suites.graphrag.scenarios import make_env, task_ids
 
     questions = task_ids({"worlds": worlds})
@@ -133,7 +137,7 @@ def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) ->
 
     def env_for(game: str) -> ToolEnv:
         attack, question = game.split("/", 1)
-        return make_env(question, {"attack": attack, "worlds": worlds})
+        return make_env(question, {"attack": attack, "worlds": worlds, "dress": dress})
 
     return BranchTarget(
         name="graphrag", games=games, make_env=env_for,
@@ -141,7 +145,8 @@ def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, **options: Any) ->
         interventions={"tdp-reader": lambda env, agent: DefendedReader(env)},
         max_steps=5,
         notes={"games": f"targeted questions of {worlds} generated worlds x attacks {', '.join(attacks)}",
-               "tdp-reader": "TDP on the retrieved evidence, then the reader's answer"},
+               "tdp-reader": "TDP on the retrieved evidence, then the reader's answer",
+               **({} if dress == "titled" else {"dress": dress})},  # absent: titled, as every committed build
         progress_features=evidence_features, progress_feature_names=EVIDENCE_FEATURES,
         group=lambda game: game.split("/", 1)[1],  # one question under every attack: held out together
     )
