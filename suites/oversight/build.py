@@ -21,7 +21,8 @@ def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.Build
     issue 54 recorded no seeding scheme (it used LEGACY_SEEDING) and, on ALFWorld, no reflect mode
     (its "reflect" cut the flaw rates), so those are filled in and it rebuilds to the same bytes.
     Likewise an ALFWorld dataset that records no ``base_seeding`` (in its options or the target's
-    notes) was built before its base agents' streams were seeded by the game: "legacy"."""
+    notes) was built before its base agents' streams were seeded by the game: "legacy"; and a
+    GraphRAG dataset that records no ``dress`` was built under the titled dress (see ``dress``)."""
     fields = dict(provenance["config"])
     if "seeding" not in fields:
         fields["seeding"] = dataset.LEGACY_SEEDING
@@ -29,6 +30,8 @@ def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.Build
             fields["target_options"] = {"reflect": "mechanism+cut", **fields.get("target_options", {})}
     if fields.get("benchmark") == "alfworld":
         fields["target_options"] = {"base_seeding": base_seeding(provenance), **fields.get("target_options", {})}
+    if fields.get("benchmark") == "graphrag":
+        fields["target_options"] = {"dress": dress(provenance), **fields.get("target_options", {})}
     return dataset.BuildConfig(**{**fields, **changes})
 
 
@@ -37,3 +40,13 @@ def base_seeding(provenance: dict[str, Any]) -> str:
     options = provenance["config"].get("target_options") or {}
     notes = provenance.get("target_notes") or {}
     return str(options.get("base_seeding") or notes.get("base_seeding") or "legacy")
+
+
+def dress(provenance: dict[str, Any]) -> str:
+    """The camouflage of a GraphRAG dataset's attack documents (its options, else the target's
+    notes); one that names none was built before the dress was recorded, under "titled"."""
+    from suites.oversight.benchmarks.graphrag import RECORDED_DRESS
+
+    options = provenance["config"].get("target_options") or {}
+    notes = provenance.get("target_notes") or {}
+    return str(options.get("dress") or notes.get("dress") or RECORDED_DRESS)

@@ -13,9 +13,11 @@ from typing import Any
 
 from agentbed.arguments import check_output_file
 from agentbed.errors import UsageError
+from attacks.graphrag.camouflage import DRESSES
 from controllers.oversight.dataset import BRANCH_SEEDING, LEGACY_SEEDING, BuildConfig
 from suites.oversight.benchmarks import TARGETS
 from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REFLECT_MODES, REGIMES
+from suites.oversight.benchmarks.graphrag import DEFAULT_DRESS
 from suites.oversight.build import build_dataset
 from suites.oversight.seeds import describe_seeds
 
@@ -61,6 +63,9 @@ def register(verbs: Any) -> None:
                        help="alfworld: how the scripted base agents seed their flaws and stated-risk noise: from the "
                             "game, agent and trajectory seed (default), or, to rebuild datasets whose provenance "
                             "records no base_seeding, without the game (every game the same streams)")
+    build.add_argument("--dress", choices=DRESSES, default=None,
+                       help=f"graphrag: the attack documents' camouflage (default {DEFAULT_DRESS}, the suite's); "
+                            "titled rebuilds datasets whose provenance records no dress")
     build.add_argument("--flaws", default="", help="comma-separated scripted base agents (default: all, or none with --model)")
     build.add_argument("--model", default="", help="branch a chat model as base agent (provider:model); alone unless --flaws names scripted ones")
     build.add_argument("--server-threads", type=positive, default=None,
@@ -131,6 +136,10 @@ def _build(args: argparse.Namespace) -> int:
         raise UsageError(f"--target-option: {args.benchmark} takes none (agentdojo does)")
     if args.split and args.benchmark == "alfworld":
         raise UsageError("--split: alfworld's split is its generator seed (--games-seed; suites/oversight/seeds.py)")
+    if args.benchmark == "graphrag":  # recorded, default included (a default may change, as it did)
+        options["dress"] = args.dress or DEFAULT_DRESS
+    elif args.dress:
+        raise UsageError(f"--dress: {args.benchmark} has no attack documents (graphrag has)")
     options.update({"split": args.split} if args.split else {})
     config = BuildConfig(benchmark=args.benchmark, games=args.games, skip_games=args.skip_games,
                          flaws=[f for f in args.flaws.split(",") if f] + ([f"model:{args.model}"] if args.model else []),

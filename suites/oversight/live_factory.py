@@ -33,6 +33,7 @@ from controllers.oversight.merge import load_parts
 from controllers.oversight.policies import ForestSettings, default_controllers
 from controllers.oversight.utility import Costs
 from suites.oversight.benchmarks import load_target
+from suites.oversight.build import recorded_config
 from suites.oversight.seeds import check_split
 
 NOT_DEPLOYABLE = ("oracle",)  # needs every action's outcome at the checkpoint
@@ -62,7 +63,7 @@ def factory(train: str | Path | Sequence[str | Path], policy: str = "action-cond
         chosen.fit(checkpoints)
         prov = data.provenance
         steps = dict((prov.get("target_notes") or {}).get("action_step_costs") or {})
-        target = load_target(prov["config"]["benchmark"], **prov["config"]["target_options"])
+        target = load_target(prov["config"]["benchmark"], **recorded_config(prov).target_options)  # as built
         return {"policy": chosen, "provenance": prov, "costs": Costs().with_action_steps(steps),
                 "target": dataclasses.replace(target, budgets={**target.budgets, **budgets})}
 

@@ -4,8 +4,8 @@ with every setting that shaped it, zero values included; re-running that command
 game, one base agent, one checkpoint) gives the committed rows byte for byte. Every committed
 dataset is named by sha256 in a headline record or in a benchmark's held-out record (item 5). An ALFWorld
 dataset whose provenance records no ``base_seeding`` (every one committed before the base agents'
-streams were seeded by the game) is rebuilt with ``--base-seeding legacy``, as ``recorded_config``
-reads it."""
+streams were seeded by the game) is rebuilt with ``--base-seeding legacy``, and a GraphRAG dataset
+that records no ``dress`` with ``--dress titled``, as ``recorded_config`` reads them."""
 
 import functools
 import json
@@ -138,6 +138,8 @@ def _rebuild_a_sample(committed: Dataset, tmp_path: Path, monkeypatch: pytest.Mo
     recorded = recorded_config(committed.provenance)
     if recorded.target_options.get("base_seeding") == "legacy":  # built before the base agents' streams
         argv += ["--base-seeding", "legacy"]  # were seeded by the game; its provenance records no base_seeding
+    if "dress" in recorded.target_options and "--dress" not in argv:  # GraphRAG built before the dress was
+        argv += ["--dress", recorded.target_options["dress"]]  # recorded: under "titled", as recorded_config reads it
     assert main(argv) == 0
     rebuilt = Dataset.load(out)
     assert rebuilt.provenance["games"] == [game]

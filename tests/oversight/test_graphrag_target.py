@@ -36,3 +36,30 @@ def test_best_action_differs_by_attack_and_features_are_prefix_only():
     # a question is one unit under every attack: held out and resampled together
     assert all(r["group"] == r["game"].split("/", 1)[1] for r in ds.rows)
     assert len({r["group"] for r in ds.rows}) * 3 == len({r["game"] for r in ds.rows})
+
+
+def test_the_dress_is_recorded_and_read_back_as_built(tmp_path, capsys):
+    """The attack documents' dress shapes every row, so a dataset records it (the target's notes,
+    and the build's options when ``oversight build`` made it) and ``recorded_config`` gives it back;
+    a dataset that names none was built before it was recorded, under "titled"."""
+    import pytest
+
+    from agentbed.cli import main
+    from suites.oversight.benchmarks import load_target
+    from suites.oversight.build import recorded_config
+
+    sample = {"worlds": 1, "attacks": ("gragpoison",)}
+    built = {d: build_dataset(BuildConfig("graphrag", games=1, rollouts=1, checkpoints=1, first=2,
+                                          target_options={**sample, **({"dress": d} if d else {})}))
+             for d in ("", "titled")}
+    assert built[""].provenance["target_notes"]["dress"] == "length"  # the suite's default, recorded
+    assert recorded_config(built[""].provenance).target_options["dress"] == "length"
+    assert recorded_config(built["titled"].provenance).target_options["dress"] == "titled"
+    unrecorded = {"config": {"benchmark": "graphrag", "target_options": {"split": "held-out"}},
+                  "target_notes": {"games": "..."}}
+    assert recorded_config(unrecorded).target_options == {"dress": "titled", "split": "held-out"}
+    assert load_target("graphrag", worlds=1, dress="shape").notes["dress"] == "shape"
+    with pytest.raises(Exception, match="dress: one of"):
+        load_target("graphrag", worlds=1, dress="plain")
+    assert main(["oversight", "build", "alfworld", "--dress", "shape", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "--dress: alfworld has no attack documents" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from typing import Any
 from agentbed.agents.base import Action, Agent
 from agentbed.control import StepView
 from agentbed.env import ToolEnv
+from agentbed.errors import UsageError
 from agentbed.tools import Tool, make_action
 from controllers.oversight.target import BranchTarget
 
@@ -125,11 +126,21 @@ def evidence_features(first_observation: str, history: Sequence[StepView]) -> di
     return features
 
 
-def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, dress: str = "titled", **options: Any) -> BranchTarget:
-    """``dress``: the attack documents' camouflage (the suite's option). This benchmark keeps
-    ``titled``, the suite's default when its committed datasets were built (before ca7e8ab made the
-    length dress title attacker pages as clean ones): the datasets rebuild, and a live controller
-    decides as offline, only under it; another dress is another dataset (not built yet)."""
+DEFAULT_DRESS = "length"  # the suite's default (suites/graphrag/scenarios.py, option "dress")
+RECORDED_DRESS = "titled"  # what a dataset that records no dress was built under (every one before session 19)
+
+
+def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, dress: str = DEFAULT_DRESS,
+           **options: Any) -> BranchTarget:
+    """``dress``: the attack documents' camouflage (the suite's option), recorded in the target's
+    notes. A dataset whose provenance names no dress was built under ``titled``, the suite's
+    default before ca7e8ab made the length dress title attacker pages as clean ones;
+    ``suites/oversight/build.recorded_config`` reads it so, and ``oversight build --dress titled``
+    rebuilds it."""
+    from attacks.graphrag.camouflage import DRESSES
+
+    if dress not in DRESSES:
+        raise UsageError(f"dress: one of {', '.join(DRESSES)}, got {dress!r}")
     from suites.graphrag.scenarios import make_env, task_ids
 
     questions = task_ids({"worlds": worlds})
@@ -145,8 +156,7 @@ def target(worlds: int = 2, attacks: Sequence[str] = ATTACKS, dress: str = "titl
         interventions={"tdp-reader": lambda env, agent: DefendedReader(env)},
         max_steps=5,
         notes={"games": f"targeted questions of {worlds} generated worlds x attacks {', '.join(attacks)}",
-               "tdp-reader": "TDP on the retrieved evidence, then the reader's answer",
-               **({} if dress == "titled" else {"dress": dress})},  # absent: titled, as every committed build
+               "tdp-reader": "TDP on the retrieved evidence, then the reader's answer", "dress": dress},
         progress_features=evidence_features, progress_feature_names=EVIDENCE_FEATURES,
         group=lambda game: game.split("/", 1)[1],  # one question under every attack: held out together
     )
