@@ -35,10 +35,7 @@ def approver_config(args: argparse.Namespace, run_dir: Path) -> ApproverConfig |
     if not args.approval_timeout > 0:  # also refuses nan
         raise UsageError(f"--approval-timeout must be a positive number of seconds, not {args.approval_timeout}")
     folder = Path(args.approvals) if args.approvals else run_dir.with_name(run_dir.name + ".approvals")
-    if folder.resolve().is_relative_to(run_dir.resolve()):
-        raise UsageError(f"--approvals {folder}: inside the run directory; it must be beside it (the viewer never "
-                         "writes into a run)")
-    outside_every_run(folder)
+    outside_every_run(folder, given=(run_dir,))
     flagger_of(args.approve_flagged)  # a bad spec is an error before anything runs
     return ApproverConfig(folder, args.approval_timeout, args.approval_timeout_policy, args.approve_flagged)
 

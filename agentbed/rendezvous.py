@@ -28,15 +28,25 @@ MAX_FILE_BYTES = 128 * 1024  # a question or decision is a few kilobytes; an edi
 RUN_FILES = ("run.json", "index.jsonl", "manifest.json")  # any of them: a folder agentbed run wrote
 
 
-def outside_every_run(folder: Path, option: str = "--approvals") -> None:
+RUN_SEARCH_DEPTH = 2  # a folder's own directory and its two parents: R/x and R/episodes/x are found
+
+
+def outside_every_run(folder: Path, option: str = "--approvals", given: tuple[Path, ...] = ()) -> None:
     """Refuse an approvals folder inside any run directory, not only the run's own: the viewer
     writes its decisions there and never writes into a run (session 17's probe: ``run --approvals
-    OTHER_RUN/x`` made a folder in a sealed run, and ``view --approvals RUN/episodes`` was served)."""
+    OTHER_RUN/x`` made a folder in a sealed run, and ``view --approvals RUN/episodes`` was served).
+
+    A run is what the user gave (``given``: the run directory, at any depth above the folder), or a
+    directory holding run files found within ``RUN_SEARCH_DEPTH`` levels above it. The search is
+    bounded: it once walked up to ``/``, so a stray run written into ``/`` (or any far ancestor, a
+    home or /tmp) made every folder on the machine "inside the run directory /"."""
     here = folder.resolve()
-    for parent in (here, *here.parents):
-        if any((parent / name).is_file() for name in RUN_FILES):
-            raise UsageError(f"{option} {folder}: inside the run directory {parent}; it must be beside it (the "
-                             "viewer never writes into a run)")
+    near = (here, *here.parents)[: RUN_SEARCH_DEPTH + 1]
+    found = [p.resolve() for p in given if here.is_relative_to(p.resolve())]
+    found += [p for p in near if any((p / name).is_file() for name in RUN_FILES)]
+    if found:
+        raise UsageError(f"{option} {folder}: inside the run directory {found[0]}; it must be beside it (the "
+                         "viewer never writes into a run)")
 
 
 def private_folder(folder: Path) -> None:

@@ -36,7 +36,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     if approvals is not None:
         from agentbed.rendezvous import outside_every_run
 
-        outside_every_run(approvals)
+        outside_every_run(approvals, given=(root,) if is_run(root) else ())
     beside = root.resolve().with_name(root.resolve().name + ".approvals")
     if approvals is None and beside.is_dir():
         approvals = beside

@@ -277,3 +277,40 @@ def test_approvals_inside_another_run_directory_are_refused(tmp_path, capsys):
     assert main(["view", str(other), "--approvals", str(other / "episodes")]) == 2
     assert f"inside the run directory {other}" in capsys.readouterr().err
     assert sorted(p.relative_to(other) for p in other.rglob("*")) == before  # nothing written into it
+
+
+def test_a_run_far_above_the_approvals_folder_changes_nothing(tmp_path):
+    """Session 18: a stray run written into ``/`` made every folder "inside the run directory /"
+    (the check walked up to the root). The search is bounded: run files planted three levels above
+    an approvals folder leave the answer as it was; a run within two levels, or the run the user
+    gave at any depth, is still refused."""
+    import argparse
+
+    from agentbed.cli_approval import approver_config
+    from agentbed.errors import UsageError
+    from agentbed.rendezvous import outside_every_run
+
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    args = argparse.Namespace(approver="human", approvals=str(deep / "q"), approval_timeout=5.0,
+                              approval_timeout_policy="reject", approve_flagged="")
+
+    def answer() -> tuple[str, str]:
+        try:
+            outside_every_run(deep / "q")
+            config = approver_config(args, deep / "r")
+            return "accepted", str(config.folder if config else None)
+        except UsageError as exc:
+            return "refused", str(exc)
+
+    before = answer()
+    assert before[0] == "accepted"
+    for name in ("run.json", "index.jsonl", "manifest.json"):
+        (tmp_path / name).write_text("{}\n")
+    assert answer() == before  # a run three levels up is not looked for
+    given = tmp_path / "a"
+    with pytest.raises(UsageError, match=f"inside the run directory {given}"):
+        approver_config(args, given)  # the run the user gave: refused at any depth
+    (deep.parent / "run.json").write_text("{}\n")
+    with pytest.raises(UsageError, match=f"inside the run directory {deep.parent}"):
+        outside_every_run(deep / "q")  # R/c/q: within the bounded search
