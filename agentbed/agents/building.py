@@ -34,6 +34,7 @@ DEFAULT_BACKOFF = Backoff()
 class _ModelAgent(Protocol):  # what agent_from_model_string sets on the agent it builds (ChatAgent)
     generation: dict[str, Any]
     failure_note: str | None
+    endpoint: str | None
 
 
 AgentT = TypeVar("AgentT", bound=_ModelAgent)
@@ -133,6 +134,7 @@ def agent_from_model_string(cls: Callable[..., AgentT], model: str, *, seed: int
             from agentbed.agents.local.server import failure_note
 
             agent.failure_note = failure_note(model)
+            agent.endpoint = "local-server"  # its port changes at each start; the weights are the model's name
         return agent
     if "?" in model:
         raise UsageError(f"--model {model!r}: '?KNOB=VALUE' is for local: models only; give a provider's "

@@ -1,10 +1,15 @@
 """A model-call cache on disk: the provider's reply to one exact request, reused instead of a call.
 
-The key is the SHA-256 of the provider and model, the full message list, the tool schemas, the
-sampling parameters, the episode's seed and its epoch (the rollout number), so a hit is the
-answer to the very request the agent would send. The endpoint's address is not in the key: a
-local server (llama.cpp) picks a new port each time it starts, and the same model behind it
-gives the same answers.
+The key is the SHA-256 of the provider and model, the endpoint, the full message list, the tool
+schemas, the sampling parameters, the episode's seed and its epoch (the rollout number), so a hit
+is the answer to the very request the agent would send. The endpoint is the base URL the client
+sends to (:func:`endpoint_of`, without credentials or query), so two servers answering under one
+model name (two local OpenAI-compatible servers, a stub and a real endpoint) never share entries.
+The llama.cpp server a run starts itself is the endpoint ``local-server``, not its address: it
+picks a new port each time it starts, and the same weights behind it give the same answers.
+Entries stored before the endpoint entered the key (session 19) are misses for any model whose
+client names a base URL (every OpenAI-format one): the request is made again once and stored
+under its new key; the old entries are left to expire.
 
 Nothing nondeterministic is in the key: the conversation is reduced to what a provider answers
 (:func:`request_messages`: roles, text, tool calls and tool answers), and the ids a provider
@@ -97,6 +102,26 @@ def request_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, An
                 {"id": canonical_id(c.get("id")), "function": c.get("function")} for c in raw if isinstance(c, Mapping)]
         out.append(entry)
     return out
+
+
+def endpoint_of(chat_model: Any) -> str | None:
+    """The base URL a LangChain chat model's client sends to, as ``scheme://host:port/path``
+    (no user, password, query or trailing slash); None for a model that names none (a fake one)."""
+    from urllib.parse import urlsplit
+
+    client = getattr(chat_model, "root_client", None)  # the OpenAI SDK's: what it really sends to
+    for value in (getattr(client, "base_url", None), *(getattr(chat_model, name, None) for name in (
+            "openai_api_base", "base_url", "anthropic_api_url", "azure_endpoint", "endpoint_url", "api_base"))):
+        if value is None or not str(value).strip():
+            continue
+        try:
+            url = urlsplit(str(value).strip())
+            port = f":{url.port}" if url.port else ""
+        except ValueError:  # not a URL we can read: the text itself, credentials and all stay hashed
+            return str(value)
+        host = (url.hostname or "").lower()
+        return f"{url.scheme.lower()}://{'[' + host + ']' if ':' in host else host}{port}{url.path.rstrip('/')}"
+    return None
 
 
 def cache_key(*, provider: str, model: str | None, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any],

@@ -36,7 +36,7 @@ from agentbed.agents.building import (
     LazyModel,
     agent_from_model_string,
 )
-from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key
+from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key, endpoint_of
 from agentbed.agents.chat_support import (
     ReplyFormat,
     _first_error_line,
@@ -127,6 +127,7 @@ class ChatAgent(Conversation, Agent):
         self.connections: ConnectionLimiter | Unlimited = Unlimited()
         self.generation: dict[str, Any] = {}  # the run's generation settings (recorded in describe())
         self.failure_note: str | None = None  # added to the error of a call that failed after its retries
+        self.endpoint: str | None = None  # the cache key's endpoint when not the client's base URL (a run's own server)
         self.spend: Any = None  # the run's budget kept per call (agentbed.cost.SpendCap): asked before each
 
     @property
@@ -301,6 +302,9 @@ class ChatAgent(Conversation, Agent):
         whatever is bound to each request (tool choice, a per-rollout seed...; the tools apart)."""
         params = dict(getattr(self.chat_model, "_identifying_params", {}) or {})
         params = {k: v for k, v in params.items() if k not in {"model", "model_name"}}
+        endpoint = self.endpoint or endpoint_of(self.chat_model)
+        if endpoint is not None:  # two servers under one model name are two keys (agentbed/agents/cache.py)
+            params["endpoint"] = endpoint
         per_request = getattr(bound, "kwargs", None)
         if isinstance(per_request, Mapping):
             params["bound"] = {k: v for k, v in per_request.items() if k != "tools"}  # tools: below

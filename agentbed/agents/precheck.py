@@ -25,6 +25,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,15 @@ def checked_without_client(model: str, settings: Mapping[str, Any],
     return True
 
 
+ENDPOINT_VARIABLE = re.compile(r"(_BASE_URL|_API_BASE|_API_URL|_ENDPOINT|_API_HOST|^OLLAMA_HOST)$")
+
+
 def recipe_of(model: str, timeout: float | None, settings: Mapping[str, Any]) -> str:
     """A name for what a lazily built model is made of: everything its requests' profile can
     depend on (the model string, its settings and timeout, and the versions of LangChain and the
     provider's package, whose classes make the profile), so a stored profile is never reused for
-    a model built otherwise."""
+    a model built otherwise. The variables that move a provider's endpoint (``OPENAI_BASE_URL``...)
+    are part of it: the profile holds the endpoint, which is in the cache key."""
     provider = model.partition(":")[0]
     packages = ["langchain", "langchain-core"]
     module = builtin_providers().get(provider)
@@ -113,6 +118,8 @@ def recipe_of(model: str, timeout: float | None, settings: Mapping[str, Any]) ->
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             versions[package] = None
-    text = json.dumps({"format": 1, "model": model, "timeout": timeout, "settings": dict(settings),
-                       "versions": versions}, sort_keys=True, default=str)
+    endpoints = {k: v for k, v in os.environ.items() if ENDPOINT_VARIABLE.search(k)}
+    text = json.dumps({"format": 2, "model": model, "timeout": timeout, "settings": dict(settings),  # 2: the endpoint
+                       "versions": versions, **({"endpoints": endpoints} if endpoints else {})},
+                      sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

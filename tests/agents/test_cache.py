@@ -203,3 +203,38 @@ def test_a_resumed_no_cache_run_takes_no_reply_from_the_cache(openai_stub, tmp_p
     for log in sorted((out / "episodes").glob("*.jsonl")):
         first = next(r for r in read_log(log) if r["type"] == "step")
         assert json.loads(first["action"])["tool"] == "read_logs", log.name  # this provider's answer, not the cache's
+
+
+def test_two_servers_under_one_model_name_never_share_entries(openai_stub, tmp_path, monkeypatch):
+    """Session 18's probe: the key held the client type and the model name, not the server, so two
+    local servers serving ``openai:stub-model`` answered each other's requests from the cache. The
+    endpoint (the client's base URL, without credentials or query) is in the key, for a model
+    given ``base_url`` and for one reached through ``OPENAI_BASE_URL`` (built lazily, from a
+    stored request profile); the same server is still a hit."""
+    from agentbed.agents.cache import endpoint_of
+    from agentbed.cli import main
+
+    first, second = openai_stub(_token_first), openai_stub(vault_three_calls)
+    cache = tmp_path / "cache"
+    run(first, ModelCallCache(cache), tmp_path / "a.jsonl")
+    assert first.served == 3
+    records = run(second, ModelCallCache(cache), tmp_path / "b.jsonl")
+    assert second.served == 3, "another server's replies were taken from the cache"
+    assert json.loads(next(r for r in records if r["type"] == "step")["action"])["tool"] == "read_logs"
+    run(first, ModelCallCache(cache), tmp_path / "a2.jsonl")
+    assert first.served == 3 and (tmp_path / "a2.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+
+    plan = ["run", "vault", "--task", "open-fast", "--model", MODEL, "--seeds", "1", "--executor", "serial",
+            "--quiet", "--cache-dir", str(tmp_path / "env-cache")]
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    for n, stub in enumerate((first, second)):
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        served = stub.served
+        assert main([*plan, "--out", str(tmp_path / f"env{n}")]) == 0
+        assert stub.served > served, f"the run against {stub.base_url} took another server's replies"
+        log = next((tmp_path / f"env{n}" / "episodes").glob("*.jsonl"))
+        first_call = json.loads(next(r for r in read_log(log) if r["type"] == "step")["action"])["tool"]
+        assert first_call == ("get_token" if stub is first else "read_logs")
+
+    agent = ChatAgent.from_model_string(MODEL, base_url="http://user:secret@LOCALHOST:8080/v1/?key=k", api_key="t")
+    assert endpoint_of(agent.chat_model) == "http://localhost:8080/v1"  # no credentials in what is hashed
