@@ -1,20 +1,36 @@
 """A chaos provider: the loopback OpenAI stub (:mod:`openai_stub`) answering as a real provider on
 a bad day, from a seeded, configurable mix of faults.
 
-Each request draws its fault from the mix with an RNG seeded by (seed, the request's conversation,
-how many times that conversation was asked before), so a retry of a request meets a fresh draw and
-the same run meets the same faults whatever order its requests arrive in. A share of
-conversations (``doomed``) fails on every attempt, as an endpoint that is down for some requests,
-until :meth:`Chaos.recover` (the provider is back): their episodes error after the retries. The
-rest of the answers come from a scripted model (``model``).
+Each call draws its fault from the mix with an RNG seeded by the call's identity: (seed, the
+episode, the request's conversation, which attempt of that call it is). The episode (the agent's
+name and its episode seed) comes with the request when the run's chat agents are tagged
+(:func:`tag_episodes`, a test fixture's monkeypatch, which forked workers inherit): every
+request then carries its episode in a header, and the attempts are counted per episode and call,
+which are sequential within an episode. So the same run meets the same faults whatever order its
+requests arrive in, with ``-j 1`` or ``-j 2`` (tests/agents/test_chaos_chain.py checks the bytes).
+An untagged request (another client) is named by its conversation alone: identical conversations
+of different episodes then share one attempt counter, and which of them meets which draw follows
+arrival order.
+
+A share of conversations (``doomed``) fails on every attempt in every episode that sends it, as an
+endpoint that is down for some requests, until :meth:`Chaos.recover` (the provider is back): their
+episodes error after the retries. The first attempt of each episode's first call meets a fault of
+the rotation (every fault of the mix, in its order: number episode seed + a shift drawn from the
+model's name, for episode seeds below the number of faults), so that the first calls of a run
+serve many kinds whatever the conversations are. The rest of the
+answers come from a scripted model (``model``).
 
 :class:`ChaosProvider` serves it from a process of its own, as a real provider is: worker
 processes forked by the run inherit no listening socket of it, so when it dies (after a given
-number of requests, for a given time) its port is really closed, and it comes back on the same one.
+number of requests, for a given time) its port is really closed, and it comes back on the same
+one. Dying after N requests follows arrival order: a run that needs the same bytes under any
+order gives no ``die_after``.
 """
 
 from __future__ import annotations
 
+import contextvars
+import hashlib
 import json
 import multiprocessing
 import random
@@ -25,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from openai_stub import OpenAIStub, Reply, error
+from openai_stub import EPISODE_HEADER, EPISODE_KEY, OpenAIStub, Reply, error
 from scripted_models import request_ident
 
 COMPLETION = b'{"id": "x", "object": "chat.completion", "created": 1, "model": "m", '
@@ -76,34 +92,48 @@ class Chaos:
 
     def __init__(self, model: Callable[[dict[str, Any]], Reply], *, seed: int, mix: Mix = Mix()) -> None:
         self.model, self.seed, self.mix = model, seed, mix
-        self.seen: Counter[str] = Counter()  # attempts per conversation
+        self.seen: Counter[str] = Counter()  # attempts per call
         self.drawn: Counter[str] = Counter()  # faults served, by name
         self.recovered = False
-        # the first requests meet every fault of the mix once, in the mix's order, so that every seed
-        # serves every kind whatever the requests' bodies are (the draws are a function of the body)
         self.rotation = [name for name, share in mix.faults() if share > 0]
+        self._untagged_rotation = list(self.rotation)  # untagged requests: in arrival order
         self._lock = threading.Lock()
 
     def recover(self) -> None:
-        """The provider is back: no conversation is doomed any more (transient faults go on)."""
+        """The provider is back: no call is doomed any more (transient faults go on)."""
         self.recovered = True
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        ident = request_ident(body) + "/" + str(body.get("model"))
+        episode = body.get(EPISODE_KEY)
+        conversation = f"{request_ident(body)}/{body.get('model')}"
+        ident = f"{episode}/{conversation}"  # one call of one episode: its attempts come one after another
         with self._lock:
             attempt = self.seen[ident]
             self.seen[ident] += 1
         rng = random.Random(f"{self.seed}/{ident}/{attempt}")
-        doomed = not self.recovered and random.Random(f"{self.seed}/{ident}/doomed").random() < self.mix.doomed
+        # a doomed conversation fails in every episode that sends it, as an endpoint down for some requests
+        doomed = not self.recovered and random.Random(f"{self.seed}/{conversation}/doomed").random() < self.mix.doomed
         if doomed:
-            fault: str | None = random.Random(f"{self.seed}/{ident}").choice(DOOMED_FAULTS)
+            fault: str | None = random.Random(f"{self.seed}/{conversation}").choice(DOOMED_FAULTS)
         else:
-            with self._lock:
-                forced = self.rotation.pop(0) if self.rotation else None
-            fault = forced or self._draw(rng)
+            fault = self._rotated(episode, body, attempt) or self._draw(rng)
         with self._lock:
             self.drawn[fault or "none"] += 1
         return self._answer(fault, body, rng)
+
+    def _rotated(self, episode: str | None, body: dict[str, Any], attempt: int) -> str | None:
+        """The fault the rotation gives this attempt, if any: for a tagged request, the first
+        attempt of an episode's first call meets the rotation's fault number (episode seed + a
+        shift drawn from the model's name), for episode seeds below the rotation's length; an
+        untagged request meets the next unserved one (arrival order)."""
+        if episode is None:
+            with self._lock:
+                return self._untagged_rotation.pop(0) if self._untagged_rotation else None
+        seed = int(str(episode).rsplit("/", 1)[1])
+        if attempt or seed >= len(self.rotation) or any(m.get("role") == "assistant" for m in body.get("messages", [])):
+            return None
+        shift = int(hashlib.sha256(str(body.get("model")).encode("utf-8")).hexdigest(), 16)
+        return self.rotation[(seed + shift) % len(self.rotation)]
 
     def _draw(self, rng: random.Random) -> str | None:
         x = rng.random()
@@ -134,6 +164,37 @@ class Chaos:
         if fault == "slow":
             return replace(reply, delay=mix.slow_seconds)
         return reply
+
+
+_EPISODE: contextvars.ContextVar[str | None] = contextvars.ContextVar("chaos_episode", default=None)
+
+
+def tag_episodes(monkeypatch: Any) -> None:
+    """Make every request of the run's chat agents carry its episode (``agent name/episode seed``)
+    in a header, so :class:`Chaos` draws by the call's identity, not by arrival order. A chat
+    agent's episode runs in one thread (the in-flight executor's), where ``reset`` sets it and the
+    client's request hook reads it; forked workers inherit the patch."""
+    from agentbed.agents.chat import ChatAgent
+    from agentbed.agents.toolcalls import ResponseCapture
+
+    reset, http_client = ChatAgent.reset, ResponseCapture.http_client
+
+    def tagged_reset(self: ChatAgent, *, seed: int, task: Any = None) -> None:
+        reset(self, seed=seed, task=task)
+        _EPISODE.set(f"{self.name}/{seed}")
+
+    def tag(request: Any) -> None:
+        episode = _EPISODE.get()
+        if episode is not None:
+            request.headers[EPISODE_HEADER] = episode
+
+    def tagged_client(self: ResponseCapture, **kwargs: Any) -> Any:
+        client = http_client(self, **kwargs)
+        client.event_hooks = {**client.event_hooks, "request": [*client.event_hooks.get("request", []), tag]}
+        return client
+
+    monkeypatch.setattr(ChatAgent, "reset", tagged_reset)
+    monkeypatch.setattr(ResponseCapture, "http_client", tagged_client)
 
 
 def describe(drawn: dict[str, int]) -> str:

@@ -47,6 +47,10 @@ def error(status: int, **headers: str) -> Reply:
 Script = Sequence[Reply] | Callable[[dict[str, Any]], Reply]
 
 
+EPISODE_HEADER = "x-test-episode"  # set by chaos.tag_episodes; the body gets it under EPISODE_KEY
+EPISODE_KEY = "_test_episode"
+
+
 class OpenAIStub:
     """Start with :meth:`start` (returns the base URL), stop with :meth:`stop`."""
 
@@ -75,6 +79,9 @@ class OpenAIStub:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                episode = self.headers.get(EPISODE_HEADER)
+                if episode is not None and isinstance(body, dict):  # a tagged request (chaos.tag_episodes)
+                    body[EPISODE_KEY] = episode
                 stub._answer(self, body)
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean

@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from chaos import ChaosProvider, Mix, describe
+from chaos import ChaosProvider, Mix, describe, tag_episodes
 from openai_stub import OpenAIStub
 from scripted_models import vault_three_calls
 
@@ -35,6 +35,8 @@ def quick_retries(monkeypatch):
 @pytest.fixture
 def provider(monkeypatch):
     started: list[ChaosProvider] = []
+
+    tag_episodes(monkeypatch)  # each call's fault is a function of its episode, not of arrival order
 
     def start(seed: int, **kwargs) -> ChaosProvider:
         chaos = ChaosProvider(vault_three_calls, seed=seed, mix=Mix(), **kwargs)
@@ -196,3 +198,34 @@ def test_the_chain_holds_against_a_chaos_provider(seed, recovered, baseline, pro
     assert status == (4 if left else 0) and left <= errored, describe(chaos.drawn())
     assert recovered or left > 0, describe(chaos.drawn())
     assert len(list((out / "retried").glob("*.retried"))) == errored
+
+
+@pytest.mark.timeout(300)
+def test_one_and_two_workers_meet_the_same_faults_and_write_the_same_bytes(provider, quick_retries, tmp_path,
+                                                                           monkeypatch):
+    """Session 18's probe: the chaos provider served its rotation and its per-conversation attempts in
+    arrival order, and the first requests of every episode of a task are the same conversation, so
+    under ``-j 2`` which episode met which fault followed scheduling. Each fault is now a function of
+    the call's identity (seed, episode, call, attempt): ``-j 1`` and ``-j 2`` against fresh providers
+    of one seed write the same logs and results, byte for byte (the run id fixed; no provider death,
+    which follows arrival order; the hangs, 3 s against a 1 s timeout, are what the seed chose)."""
+    import types
+    import uuid
+
+    import agentbed.store
+
+    monkeypatch.setattr(agentbed.store, "uuid", types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=19)))
+    runs, served = {}, {}
+    for jobs in ("1", "2"):
+        chaos = provider(5)
+        out = tmp_path / f"j{jobs}"
+        plan = [*PLAN[: PLAN.index("-j")], "-j", jobs]
+        assert main(["run", *plan, "--out", str(out), "--quiet"]) in (0, 4)
+        runs[jobs] = {p.relative_to(out).as_posix(): p.read_bytes()
+                      for p in [out / "results.json", *sorted((out / "episodes").glob("*.jsonl"))]}
+        served[jobs] = chaos.drawn()
+        chaos.stop()
+    assert served["1"] == served["2"], (describe(served["1"]), describe(served["2"]))
+    assert len(set(served["1"]) - {"none"}) >= 5, describe(served["1"])
+    differ = sorted(name for name in runs["1"] if runs["1"][name] != runs["2"].get(name))
+    assert runs["1"].keys() == runs["2"].keys() and not differ, differ
