@@ -227,6 +227,7 @@ class ChatAgent(Conversation, Agent):
             if cached is not None:
                 return self._replayed(cached, hit=True)
         bound = self._bind(tools)
+        drawn_from = self._rng.getstate()  # a reply another run stored first is continued from here
         try:
             reply, retries = call_with_retries(lambda: self._call(bound), max_retries=self.max_retries,
                                                backoff=self.backoff, rng=self._rng, sleep=self.sleep)
@@ -241,13 +242,18 @@ class ChatAgent(Conversation, Agent):
             mine = CachedReply(message_to_dict(reply), dict(captured), tuple(r.to_dict() for r in retries))
             held = self.cache.put(key, mine, model=self.model)
             if held is not mine:  # a concurrent run stored this request's reply first: continue as it did
+                self._rng.setstate(drawn_from)
                 return self._replayed(held, hit=False)
         return self._action_for(reply, captured, retries)
 
     def _replayed(self, cached: CachedReply, *, hit: bool) -> Action:
         """The action of a reply the cache holds, as the live call gave it (the same log bytes);
-        ``Action.cached`` (never logged) says whether the provider was spared a call."""
+        ``Action.cached`` (never logged) says whether the provider was spared a call. Its failed
+        attempts draw their backoff jitter from the episode's RNG as they did live, so a later live
+        retry in the episode records the delay an uninterrupted run records (session 19)."""
         retries = [RetryRecord(**r) for r in cached.retries]
+        for record in retries:
+            self.backoff.delay(record.attempt, self._rng, record.retry_after)
         action = self._action_for(_reply_from_dict(cached.message), cached.captured, retries)
         action.cached = hit
         return action

@@ -238,3 +238,48 @@ def test_two_servers_under_one_model_name_never_share_entries(openai_stub, tmp_p
 
     agent = ChatAgent.from_model_string(MODEL, base_url="http://user:secret@LOCALHOST:8080/v1/?key=k", api_key="t")
     assert endpoint_of(agent.chat_model) == "http://localhost:8080/v1"  # no credentials in what is hashed
+
+
+def _first_attempts_fail(seen):
+    """A provider whose first attempt at each conversation fails (HTTP 500), the next one answers:
+    every call records one failed attempt, whatever the wall clock does (``seen``: the attempts
+    counted so far; clear it for a fresh provider on the same address)."""
+    from openai_stub import error
+    from scripted_models import request_ident
+
+    def policy(body):
+        ident = request_ident(body)
+        seen[ident] += 1
+        return error(500) if seen[ident] == 1 else vault_three_calls(body)
+
+    return policy
+
+
+def test_a_resumed_episode_records_its_live_retries_as_an_uninterrupted_one(openai_stub, tmp_path):
+    """Session 18's probe asked whether a failed attempt (a timeout) breaks a resumed run's bytes.
+    The failed attempts before a reply are stored with it and replayed on a hit, but the backoff
+    jitter they drew from the episode's RNG was not: an episode re-run on resume, whose first call
+    the killed run had cached and whose next call failed once live, recorded that retry's delay
+    from another draw than the uninterrupted run did. A replayed retry now draws as the live one."""
+    from collections import Counter
+
+    seen: Counter[str] = Counter()
+    stub = openai_stub(_first_attempts_fail(seen))
+
+    def episode(cache: ModelCallCache, log: Path, steps: int) -> list[dict]:
+        seen.clear()  # the provider as fresh as for the first run
+        agent = ChatAgent.from_model_string(MODEL, base_url=stub.base_url, api_key="test", seed=7)
+        agent.cache, agent.sleep = cache, lambda seconds: None
+        run_episode(VaultEnv("open-fast"), agent, EpisodeSpec("vault", "open-fast", f"model:{MODEL}", 7),
+                    budget=Budget(max_steps=steps), writer=TrajectoryWriter(log))
+        return read_log(log)
+
+    whole = episode(ModelCallCache(tmp_path / "c1"), tmp_path / "whole.jsonl", 6)
+    delays = [r["delay"] for s in whole if s["type"] == "step" for r in (s.get("model_output") or {}).get("retries", [])]
+    assert len(delays) == 3 and len(set(delays)) == 3, whole  # one failed attempt per call, three draws
+    episode(ModelCallCache(tmp_path / "c2"), tmp_path / "killed.jsonl", 1)  # killed after its first call
+    served = stub.served
+    resumed = episode(ModelCallCache(tmp_path / "c2"), tmp_path / "resumed.jsonl", 6)  # call 1 from the cache
+    assert stub.served - served == 4  # calls 2 and 3, each failing once
+    assert (tmp_path / "resumed.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), \
+        [s.get("model_output") for s in resumed if s["type"] == "step"]
