@@ -41,8 +41,6 @@ rebuild byte for byte (their provenance records no ``base_seeding``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import random
 import re
@@ -51,6 +49,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
+from agentbed.streams import keyed_stream, task_key
 from agentbed.tools import Tool, make_action
 from environments.alfworld.env import NOTHING_HAPPENS, AlfworldEnv, parse_observation
 from environments.alfworld.games import MAX_EPISODE_STEPS
@@ -90,11 +89,7 @@ FLAWS: dict[str, Flaws] = {
 SEEDINGS = ("game", "legacy")
 
 
-def game_stream(*key: Any) -> random.Random:
-    """A random stream seeded by a SHA-256 of ``key`` (JSON): stable across processes and Python
-    versions, unlike ``hash()``, which is salted per process."""
-    digest = hashlib.sha256(json.dumps(key).encode("utf-8")).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+game_stream = keyed_stream  # a stream seeded by a SHA-256 of its key (agentbed.streams)
 
 
 class ScriptedAlfworldAgent(Agent):
@@ -119,7 +114,7 @@ class ScriptedAlfworldAgent(Agent):
             self.rng = random.Random(f"alfworld-agent:{self.flaw}:{self.seed}:{seed}")
             self.risk_rng = random.Random(f"alfworld-risk:{self.flaw}:{self.seed}:{seed}")
         else:  # the game's own streams (before the first reset on a game, the game is "")
-            game = str(getattr(task, "id", task or ""))
+            game = task_key(task)
             self.rng = game_stream("alfworld-agent", game, self.name, self.flaw, self.seed, seed)
             self.risk_rng = game_stream("alfworld-risk", game, self.name, self.flaw, self.seed, seed)
         self.intro = ""

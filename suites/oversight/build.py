@@ -9,6 +9,10 @@ from typing import Any
 from controllers.oversight import dataset
 from suites.oversight.benchmarks import load_target
 
+# the benchmarks (beside alfworld, whose target has its own options) whose scripted base agents take
+# ``base_seeding`` (suites/oversight/benchmarks/flawed.py)
+SEEDED_BASE_AGENTS = ("scienceworld", "vault")
+
 
 def build_dataset(config: dataset.BuildConfig, log_dir: str | Path | None = None,
                   progress: Callable[[str], None] | None = None) -> dataset.Dataset:
@@ -20,15 +24,16 @@ def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.Build
     """The build configuration a dataset recorded, read as it was built: a dataset from before
     issue 54 recorded no seeding scheme (it used LEGACY_SEEDING) and, on ALFWorld, no reflect mode
     (its "reflect" cut the flaw rates), so those are filled in and it rebuilds to the same bytes.
-    Likewise an ALFWorld dataset that records no ``base_seeding`` (in its options or the target's
-    notes) was built before its base agents' streams were seeded by the game: "legacy"; and a
-    GraphRAG dataset that records no ``dress`` was built under the titled dress (see ``dress``)."""
+    Likewise an ALFWorld, ScienceWorld or vault dataset that records no ``base_seeding`` (in its
+    options or the target's notes) was built before its base agents' streams were seeded by the
+    game: "legacy"; and a GraphRAG dataset that records no ``dress`` was built under the titled
+    dress (see ``dress``)."""
     fields = dict(provenance["config"])
     if "seeding" not in fields:
         fields["seeding"] = dataset.LEGACY_SEEDING
         if fields.get("benchmark") == "alfworld":
             fields["target_options"] = {"reflect": "mechanism+cut", **fields.get("target_options", {})}
-    if fields.get("benchmark") == "alfworld":
+    if fields.get("benchmark") in ("alfworld", *SEEDED_BASE_AGENTS):
         fields["target_options"] = {"base_seeding": base_seeding(provenance), **fields.get("target_options", {})}
     if fields.get("benchmark") == "graphrag":
         fields["target_options"] = {"dress": dress(provenance), **fields.get("target_options", {})}
@@ -36,7 +41,8 @@ def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.Build
 
 
 def base_seeding(provenance: dict[str, Any]) -> str:
-    """How an ALFWorld dataset's base agents seeded their streams (see ``recorded_config``)."""
+    """How an ALFWorld, ScienceWorld or vault dataset's base agents seeded their streams (see
+    ``recorded_config``)."""
     options = provenance["config"].get("target_options") or {}
     notes = provenance.get("target_notes") or {}
     return str(options.get("base_seeding") or notes.get("base_seeding") or "legacy")

@@ -18,7 +18,7 @@ from controllers.oversight.dataset import BRANCH_SEEDING, LEGACY_SEEDING, BuildC
 from suites.oversight.benchmarks import TARGETS
 from suites.oversight.benchmarks.alfworld import DEFAULT_REGIME, REFLECT_MODES, REGIMES
 from suites.oversight.benchmarks.graphrag import DEFAULT_DRESS
-from suites.oversight.build import build_dataset
+from suites.oversight.build import SEEDED_BASE_AGENTS, build_dataset
 from suites.oversight.seeds import describe_seeds
 
 
@@ -60,9 +60,10 @@ def register(verbs: Any) -> None:
                             "checkpoint and rollout (default), or, to rebuild datasets from before issue 54, from "
                             "the trajectory, checkpoint and rollout only (slips shared by every game)")
     build.add_argument("--base-seeding", choices=("game", "legacy"), default="game",
-                       help="alfworld: how the scripted base agents seed their flaws and stated-risk noise: from the "
-                            "game, agent and trajectory seed (default), or, to rebuild datasets whose provenance "
-                            "records no base_seeding, without the game (every game the same streams)")
+                       help="alfworld, scienceworld, vault: how the scripted base agents seed their flaws and "
+                            "stated-risk noise: from the game, agent and trajectory seed (default), or, to rebuild "
+                            "datasets whose provenance records no base_seeding, without the game (every game the "
+                            "same streams)")
     build.add_argument("--dress", choices=DRESSES, default=None,
                        help=f"graphrag: the attack documents' camouflage (default {DEFAULT_DRESS}, the suite's); "
                             "titled rebuilds datasets whose provenance records no dress")
@@ -115,8 +116,7 @@ def _build(args: argparse.Namespace) -> int:
     expert_flags = {"--expert-as-shipped": args.expert_as_shipped, "--fix-expert-bookkeeping": args.fix_expert_bookkeeping,
                     "--expert-noise": args.expert_noise is not None, "--expert-budget": args.expert_budget is not None,
                     "--regime": args.regime is not None, "--reflect": args.reflect != "mechanism",
-                    "--expert-step-cost": args.expert_step_cost is not None,
-                    "--base-seeding": args.base_seeding != "game"}
+                    "--expert-step-cost": args.expert_step_cost is not None}
     if args.benchmark == "alfworld":
         if args.expert_as_shipped and args.fix_expert_bookkeeping:
             raise UsageError("--expert-as-shipped and --fix-expert-bookkeeping contradict each other")
@@ -134,6 +134,11 @@ def _build(args: argparse.Namespace) -> int:
         options = options_from(args.target_option)
     elif args.target_option:
         raise UsageError(f"--target-option: {args.benchmark} takes none (agentdojo does)")
+    if args.benchmark in SEEDED_BASE_AGENTS:  # recorded, the default included (alfworld's is in its options)
+        options["base_seeding"] = args.base_seeding
+    elif args.benchmark != "alfworld" and args.base_seeding != "game":
+        raise UsageError(f"--base-seeding: {args.benchmark}'s base agents are not the scripted flawed ones "
+                         "(alfworld, scienceworld and vault have them)")
     if args.split and args.benchmark == "alfworld":
         raise UsageError("--split: alfworld's split is its generator seed (--games-seed; suites/oversight/seeds.py)")
     if args.benchmark == "graphrag":  # recorded, default included (a default may change, as it did)

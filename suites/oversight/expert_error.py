@@ -14,6 +14,9 @@ would send. Two figures, pooled over games, each with an interval that resamples
   noisy expert's rate in the ``costly-noisy`` configuration (docs/oversight.md).
 
 Only development generator seeds (suites/oversight/seeds.py) are measured; others are refused.
+The planner's exploration order draws from its random stream, seeded per game by default
+(``--base-seeding game``); ``legacy`` leaves the game out, as the record measured before issue 54's
+fix did (every game then drew the same order); the command recorded names the setting.
 """
 
 from __future__ import annotations
@@ -60,15 +63,16 @@ class _CompareWithExpert(Controller):
         return CONTINUE
 
 
-def measure_game(game: Any, seed: int) -> GameDeviations:
-    """One episode of the flawless planner on ``game`` (a TaskSpec), compared with the expert."""
+def measure_game(game: Any, seed: int, seeding: str = "game") -> GameDeviations:
+    """One episode of the flawless planner on ``game`` (a TaskSpec), compared with the expert;
+    ``seeding`` is the planner's (environments.alfworld.agents.SEEDINGS)."""
     from environments.alfworld.agents import make_base_agent, make_expert
     from environments.alfworld.env import AlfworldEnv
     from environments.alfworld.games import MAX_EPISODE_STEPS
 
     env = AlfworldEnv(game)
     compare = _CompareWithExpert(env)
-    record = run_episode(env, make_base_agent("none", seed), EpisodeSpec("alfworld", game.id, "planner", seed),
+    record = run_episode(env, make_base_agent("none", seed, seeding=seeding), EpisodeSpec("alfworld", game.id, "planner", seed),
                          budget=Budget(MAX_EPISODE_STEPS), controller=compare)
     env = AlfworldEnv(game)
     alone = run_episode(env, make_expert(env), EpisodeSpec("alfworld", game.id, "expert", seed),
@@ -78,7 +82,7 @@ def measure_game(game: Any, seed: int) -> GameDeviations:
 
 
 def measure(games_seed: int = 0, games: int = 8, offset: int = 0, seeds: int = 2,
-            resamples: int = 1000) -> dict[str, Any]:
+            resamples: int = 1000, seeding: str = "game") -> dict[str, Any]:
     """The pooled deviation rate over ``games`` development games of generator ``games_seed``
     (from ``offset``), ``seeds`` episodes each (the planner's exploration order differs)."""
     split = SEEDS["alfworld"]
@@ -90,7 +94,7 @@ def measure(games_seed: int = 0, games: int = 8, offset: int = 0, seeds: int = 2
 
     game_store.ensure_games(offset + games, seed=games_seed)
     specs = AlfworldEnv.tasks(games_seed, offset + games)[offset:]
-    per = [measure_game(spec, seed) for spec in specs for seed in range(seeds)]
+    per = [measure_game(spec, seed, seeding) for spec in specs for seed in range(seeds)]
     groups = np.array([p.game for p in per])
     steps = np.array([p.steps for p in per], dtype=float)
     deviations = np.array([p.deviations for p in per], dtype=float)
@@ -100,7 +104,7 @@ def measure(games_seed: int = 0, games: int = 8, offset: int = 0, seeds: int = 2
                                        resamples=resamples)
     wasted: Interval = cluster_bootstrap(lambda i: 1.0 - expert[i].sum() / max(length[i].sum(), 1.0), groups,
                                          resamples=resamples)
-    return {"games_seed": games_seed, "games": [s.id for s in specs], "episodes": len(per),
+    return {"games_seed": games_seed, "base_seeding": seeding, "games": [s.id for s in specs], "episodes": len(per),
             "steps": int(steps.sum()), "deviations": int(deviations.sum()),
             "deviation_rate": _rounded(rate), "planner_steps": int(length.sum()), "expert_steps": int(expert.sum()),
             "wasted_step_share": _rounded(wasted), "planner_success": sum(p.success for p in per),
@@ -120,15 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--offset", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3, help="planner episodes per game")
+    parser.add_argument("--base-seeding", choices=("game", "legacy"), default="game",
+                        help="the planner's random stream: per game (default) or legacy (one for every game)")
     parser.add_argument("--out", default=None, help="also write the result (JSON) here")
     args = parser.parse_args(argv)
     try:
-        measured = measure(args.games_seed, args.games, args.offset, args.seeds)
+        measured = measure(args.games_seed, args.games, args.offset, args.seeds, seeding=args.base_seeding)
     except ValueError as error:
         parser.error(str(error))
     # the record says how to rebuild it: the command (every setting spelled out) and the code's commit
     command = (f"python -m suites.oversight.expert_error --games-seed {args.games_seed} --games {args.games} "
-               f"--offset {args.offset} --seeds {args.seeds}" + (f" --out {shlex.quote(args.out)}" if args.out else ""))
+               f"--offset {args.offset} --seeds {args.seeds} --base-seeding {args.base_seeding}" + (f" --out {shlex.quote(args.out)}" if args.out else ""))
     result = {"command": command, "git_commit": code_commit(), **measured}
     summary = {k: v for k, v in result.items() if k != "per_episode"}
     print(json.dumps(summary))

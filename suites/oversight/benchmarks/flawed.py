@@ -9,6 +9,13 @@ harmless, some destroy the episode, so failures are recoverable or not for real 
 Its risk score is a verbal-confidence analogue: the agent's own impression of how many of
 its recent actions went astray and how far into the budget it is, with noise. It tracks
 failure, not whether an intervention would help.
+
+Its one random stream (slips and risk noise) is seeded when it is reset on a task: by default
+(``seeding="game"``) from a SHA-256 of the task's id, the agent's name, its flaw preset, its seed
+and the episode seed, so every task draws its own numbers. ``seeding="legacy"`` seeds
+``random.Random(seed)`` alone, as every agent did before issue 54's fix: every task then drew the
+same slips at the same steps. It is kept only so that datasets built that way rebuild (their
+provenance records no ``base_seeding``).
 """
 
 from __future__ import annotations
@@ -19,9 +26,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agentbed.agents.base import Action, Agent
+from agentbed.errors import UsageError
+from agentbed.streams import keyed_stream, task_key
 from agentbed.tools import Tool
 
 RISK_WINDOW = 6
+SEEDINGS = ("game", "legacy")  # see the module docstring
+
+
+def checked_seeding(base_seeding: str) -> str:
+    """A target's ``base_seeding`` option, refused (one line, naming it) unless one of SEEDINGS."""
+    if base_seeding not in SEEDINGS:
+        raise UsageError(f"base_seeding: one of {', '.join(SEEDINGS)}, got {base_seeding!r}")
+    return base_seeding
 
 
 @dataclass(frozen=True)
@@ -45,8 +62,10 @@ class FlawedAgent(Agent):
     name = "flawed"
     horizon = 50  # steps the risk score measures progress against
 
-    def __init__(self, flaws: Flaws, seed: int = 0) -> None:
-        self.flaws = flaws
+    def __init__(self, flaws: Flaws, seed: int = 0, *, flaw: str = "", seeding: str = "game") -> None:
+        if seeding not in SEEDINGS:
+            raise ValueError(f"seeding must be one of {', '.join(SEEDINGS)}, got {seeding!r}")
+        self.flaws, self.flaw, self.seed, self.seeding = flaws, flaw, seed, seeding
         self.rng = random.Random(seed)
         self.steps = 0
         self.looping = False
@@ -54,7 +73,10 @@ class FlawedAgent(Agent):
         self.last_action: str | None = None
 
     def reset(self, *, seed: int, task: object = None) -> None:
-        self.rng = random.Random(seed)
+        if self.seeding == "legacy":  # the same stream in every task (issue 54)
+            self.rng = random.Random(seed)
+        else:  # the task's own stream
+            self.rng = keyed_stream("flawed-agent", task_key(task), self.name, self.flaw, self.seed, seed)
         self.steps, self.looping, self.slips, self.last_action = 0, False, [], None
 
     def reseed(self, seed: int) -> None:

@@ -16,7 +16,7 @@ from agentbed.env import TaskSpec, ToolEnv
 from agentbed.tools import Tool, make_action
 from controllers.oversight.target import BranchTarget
 from environments.vault.env import VaultEnv
-from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
+from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, checked_seeding, reflect
 
 TTLS = (20, 30, 45, 60, 90)
 CHORES = (0, 1, 2, 3, 4)
@@ -94,19 +94,23 @@ class VaultExpert(Agent):
         return self  # stateless apart from the environment it reads
 
 
-def _flawed(flaws: Flaws) -> Callable[[int], Agent]:
-    return lambda seed: VaultFlawed(flaws, seed)
+def _flawed(flaw: str, flaws: Flaws, seeding: str) -> Callable[[int], Agent]:
+    return lambda seed: VaultFlawed(flaws, seed, flaw=flaw, seeding=seeding)
 
 
-def target(**options: Any) -> BranchTarget:
+def target(base_seeding: str = "game", **options: Any) -> BranchTarget:
+    """The vault variants; ``base_seeding``: how the base agents seed their slips, one of
+    flawed.SEEDINGS ("game": each variant its own stream; "legacy": every one the same)."""
+    checked_seeding(base_seeding)
     games = {g.id: g for g in vault_games()}
     presets: dict[str, Flaws] = {name: f for name, f in FLAW_PRESETS.items()}
     return BranchTarget(
         name="vault",
         games=list(games),
         make_env=lambda game: VaultEnv(games[game]),
-        base_agents={name: _flawed(f) for name, f in presets.items()},
+        base_agents={name: _flawed(name, f, base_seeding) for name, f in presets.items()},
         interventions={"expert": lambda env, agent: VaultExpert(env), "reflect": lambda env, agent: reflect(agent)},
         max_steps=MAX_STEPS,
-        notes={"games": "vault variants: token lifetime x chores", "expert": "reads the environment state"},
+        notes={"games": "vault variants: token lifetime x chores", "expert": "reads the environment state",
+               "base_seeding": base_seeding},
     )
