@@ -35,8 +35,10 @@ REFLECT_MODES = ("mechanism", "mechanism+cut")
 # expert's slip rate, budget and cost per step. "costly-noisy", the default, has the noisy expert
 # issue 34 asks for: its slip rate is the wasted-step share of an expert without the game's hidden
 # state (the flawless planner), measured on development games 0-19 of seed 0 by
-# suites/oversight/expert_error.py and recorded in suites/oversight/data/expert-error-s0-20games.json
-# (0.057, rounded to 0.06; a test ties the two); its 10-step budget and no extra step cost were
+# suites/oversight/expert_error.py and recorded in suites/oversight/data/expert-error-s0-20games-legacy-seeding.json
+# (0.057, rounded to 0.06; a test ties the two; measured with the planner's exploration order drawn from
+# one stream shared by every game; re-measured with per-game streams, expert-error-s0-20games.json:
+# 0.147 [-0.067, 0.345], which holds 0.06; the regime keeps 0.06, every costly-noisy dataset's); its 10-step budget and no extra step cost were
 # chosen by controllers/oversight/regime.choose on 8 development games of seed 0 built at that slip
 # rate, among budgets none/20/15/10/8/6/5/4 and extra step costs 0/0.01/0.03 (`agentbed oversight
 # regimes`). "costly" is the same without slips: the default before the slip rate was measured,
