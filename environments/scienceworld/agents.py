@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec
+from agentbed.streams import keyed_stream, task_key
 from agentbed.tools import Tool, make_action
 from environments.scienceworld.env import gold_path
 
@@ -48,12 +49,13 @@ class GoldAgent(Agent):
 
 
 class RandomWalker(Agent):
-    """Random commands built from what the last observation shows."""
+    """Random commands built from what the last observation shows; its stream is seeded by the task
+    and the seed (a SHA-256 of both), so tasks run at one seed do not share their draws (issue 54)."""
 
     name = "random"
 
     def reset(self, *, seed: int, task: object = None) -> None:
-        self.rng = random.Random(seed)
+        self.rng = keyed_stream("scienceworld-random-walker", task_key(task), seed)
         self.rooms: list[str] = []
         self.things: list[str] = []
 

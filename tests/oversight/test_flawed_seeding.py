@@ -103,3 +103,17 @@ def test_the_build_records_the_setting_and_older_datasets_read_as_legacy(tmp_pat
     capsys.readouterr()
     assert main(["oversight", "build", "graphrag", "--base-seeding", "legacy", "--out", str(tmp_path / "g.jsonl")]) == 2
     assert "--base-seeding" in capsys.readouterr().err
+
+
+def test_the_scienceworld_random_walker_draws_per_task():
+    """The ScienceWorld suite's random walker (environments/scienceworld/agents.py) had the same
+    defect: seeded by the seed alone, every task run at one seed drew the same numbers."""
+    from environments.scienceworld.agents import RandomWalker
+
+    def draws(task: str, seed: int = 0) -> list[float]:
+        walker = RandomWalker()
+        walker.reset(seed=seed, task=TaskSpec(task))
+        return [walker.rng.random() for _ in range(5)]
+
+    assert draws("boil:0") == draws("boil:0") != draws("melt:0")
+    assert draws("boil:0") != draws("boil:0", seed=1)
