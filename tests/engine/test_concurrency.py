@@ -42,8 +42,8 @@ def specs(n: int) -> list[EpisodeSpec]:
     return [EpisodeSpec("vault", "open-fast", AGENT, seed) for seed in range(n)]
 
 
-def logs(run_dir: Path) -> dict[str, bytes]:
-    return {p.name: episode_bytes(p) for p in sorted((run_dir / "episodes").glob("*.jsonl"))}
+def logs(run_dir: Path, other_header: tuple[str, ...] = ()) -> dict[str, bytes]:
+    return {p.name: episode_bytes(p, other_header=other_header) for p in sorted((run_dir / "episodes").glob("*.jsonl"))}
 
 
 def first_arrivals_slow(count: int, delay: float):
@@ -129,6 +129,30 @@ def _same_but_for_transport_retries(got: dict[str, bytes], want: dict[str, bytes
             assert _decisions(got[name]) == _decisions(want[name]), name
 
 
+def _header_provenance(log: Path) -> dict:
+    with open(log, "rb") as fh:
+        return json.loads(fh.readline())["provenance"]
+
+
+def _each_names_its_drivers_code(out: Path, kept: set[str], reference: Path) -> None:
+    """Every log's header names the code of the invocation that ran it (docs/engine.md, "Trajectory
+    logs": made once by the driver and carried by each spec). The reference, the killed run and the
+    resume are three processes, each reading the checkout when it starts, so their commit and
+    ``diff_sha256`` agree only while nobody edits, stashes or commits in it meanwhile: a test run
+    beside a helper's edits failed here (session 19). So: the episodes the killed run finished name
+    the code its run.json names, those the resume ran all name one code, and every one names the
+    reference's agentbed version and suite origin, which no edit of the checkout changes."""
+    plan = json.loads((out / "run.json").read_text())["provenance"]
+    killed = {**{k: v for k, v in plan.items() if k != "suites"}, "suite": plan["suites"]["vault"]}
+    made = {p.name: _header_provenance(p) for p in sorted((out / "episodes").glob("*.jsonl"))}
+    want = _header_provenance(next((reference / "episodes").glob("*.jsonl")))
+    assert kept and all(made[name] == killed for name in kept), "a kept log names other code than its run"
+    assert len({json.dumps(made[name], sort_keys=True) for name in made if name not in kept}) == 1
+    for name, got in made.items():
+        assert got.keys() - {"diff_sha256"} == want.keys() - {"diff_sha256"}, name  # present when dirty
+        assert (got["agentbed"], got["suite"]) == (want["agentbed"], want["suite"]), name
+
+
 def _settled(stub, quiet: float = 0.5) -> int:
     """The stub's count of served requests once none has been answered for ``quiet`` seconds."""
     count, since = stub.served, time.monotonic()
@@ -198,7 +222,8 @@ def test_sigkill_mid_flight_then_resume_loses_and_duplicates_nothing(model_serve
     digests = {r["log"]: r["digest"] for r in read_index(index)}
     for log in sorted((out / "episodes").glob("*.jsonl")):
         assert verify_log(log, digests[f"episodes/{log.name}"]).ok
-    _same_but_for_transport_retries(logs(out), logs(reference))
+    _each_names_its_drivers_code(out, {Path(r["log"]).name for r in before}, reference)
+    _same_but_for_transport_retries(logs(out, ("provenance",)), logs(reference, ("provenance",)))
 
 
 def test_timeouts_and_refusals_are_load_signals_but_server_errors_are_not():
