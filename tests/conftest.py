@@ -141,11 +141,30 @@ def exclusive_group(path: Path) -> str | None:
 _EXCLUSIVE = re.compile(r"""pytest\.mark\.exclusive\(["']([^"']+)["']\)""")
 
 
+@cache
+def one_worker_group(path: Path) -> str | None:
+    """The NAME of a ``pytest.mark.one_worker(NAME)`` in a test file, read from its source: files
+    that share a costly session fixture (spaCy's reading of every foreign-prose set, about 50 s),
+    which each worker would otherwise build for itself."""
+    try:
+        found = _ONE_WORKER.search(path.read_text(encoding="utf-8")) if path.suffix == ".py" else None
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
+_ONE_WORKER = re.compile(r"""pytest\.mark\.one_worker\(["']([^"']+)["']\)""")
+
+
 def work_unit(path: Path) -> str:
     """What xdist hands to one worker: the file, or every file of its exclusive group together,
-    so that they run one after another on one worker instead of one worker waiting on the lock."""
+    so that they run one after another on one worker instead of one worker waiting on the lock;
+    likewise every file of a ``one_worker`` group, so that their session fixture is built once."""
     group = exclusive_group(path)
-    return f"exclusive:{group}" if group else _relative(path)
+    if group:
+        return f"exclusive:{group}"
+    shared = one_worker_group(path)
+    return f"one_worker:{shared}" if shared else _relative(path)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -161,7 +180,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` with an exclusive group's files as one unit (:func:`work_unit`)."""
+    """``--dist loadfile`` with an exclusive or one-worker group's files as one unit (:func:`work_unit`)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -169,8 +188,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class GroupedFileScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            group = exclusive_group(ROOT / path)
-            return f"exclusive:{group}" if group else path
+            unit = work_unit(ROOT / path)
+            return path if unit == _relative(ROOT / path) else unit
 
     return GroupedFileScheduling(config, log)
 

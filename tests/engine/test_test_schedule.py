@@ -82,6 +82,24 @@ def test_the_ray_files_are_grouped_in_this_repository():
     assert conftest.exclusive_group(tests / "engine" / "test_seal.py") is None
 
 
+def test_the_files_sharing_the_foreign_harvests_go_to_one_worker_as_one_unit(monkeypatch):
+    """spaCy's reading of every foreign-prose set (a session fixture, about 50 s) serves two files:
+    one unit, so one worker builds it once; costed as the two files together, handed out before a
+    file costing less than their sum."""
+    conftest = _conftest()
+    tests = ROOT / "tests" / "graphrag"
+    units = {conftest.work_unit(tests / name) for name in ("test_nlp_extract.py", "test_nlp_pairs.py")}
+    assert units == {"one_worker:foreign-harvests"}
+    assert conftest.one_worker_group(tests / "test_tells.py") is None
+    items = [_Item(tests / "test_tells.py", "t"), _Item(tests / "test_nlp_pairs.py", "p"),
+             _Item(tests / "test_nlp_extract.py", "e")]
+    costs = {"tests/graphrag/test_tells.py": 60.0, "tests/graphrag/test_nlp_extract.py": 40.0,
+             "tests/graphrag/test_nlp_pairs.py": 30.0}
+    monkeypatch.setattr(conftest, "file_costs", lambda: costs)
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.name for i in items] == ["p", "e", "t"]  # 70 s together, collection order within
+
+
 def test_xdists_scheduler_hands_out_a_group_as_one_unit(request, monkeypatch):
     pytest.importorskip("xdist")
     conftest = _conftest()
@@ -92,6 +110,8 @@ def test_xdists_scheduler_hands_out_a_group_as_one_unit(request, monkeypatch):
     assert {scheduler._split_scope(f"tests/{path}::test_x[a::b]") for path in (
         "engine/test_ray_cluster.py", "engine/test_ray_executor.py", "agents/test_sigterm.py")} == {"exclusive:ray"}
     assert scheduler._split_scope("tests/engine/test_seal.py::test_x") == "tests/engine/test_seal.py"
+    assert {scheduler._split_scope(f"tests/graphrag/{name}::test_x") for name in (
+        "test_nlp_extract.py", "test_nlp_pairs.py")} == {"one_worker:foreign-harvests"}
 
 
 def test_the_cost_table_names_test_files_by_their_path_from_the_root():

@@ -9,6 +9,11 @@ from agentbed.testing import require
 from environments.graphrag.extractors import EXTRACTORS, make_extractor
 from tests.graphrag.spacy_reading import RELATIONS, triples
 
+# foreign_harvests (spaCy's reading of every foreign-prose set, about 50 s) serves test_nlp_extract
+# and test_nlp_pairs: both go to one xdist worker, one after the other, so it is built once
+# (tests/conftest.py); on two workers each built it (51.9 s and 50.5 s of setup in one CI run)
+pytestmark = pytest.mark.one_worker("foreign-harvests")
+
 
 def test_coordinated_subjects_each_get_the_fact(spacy_extract):
     got = triples(spacy_extract, "Geneva, Lausanne and Neuchâtel are cities in Switzerland.")

@@ -11,6 +11,11 @@ import pytest
 
 from environments.graphrag.nlp_pairs import WEIGHTS, Candidate, PairModel, PairStage, load_model
 
+# foreign_harvests (spaCy's reading of every foreign-prose set, about 50 s) serves test_nlp_extract
+# and test_nlp_pairs: both go to one xdist worker, one after the other, so it is built once
+# (tests/conftest.py); on two workers each built it (51.9 s and 50.5 s of setup in one CI run)
+pytestmark = pytest.mark.one_worker("foreign-harvests")
+
 
 def test_a_line_s_candidates_carry_the_rule_stage_s_reading_and_the_words_between():
     from environments.graphrag.extractors import make_extractor
