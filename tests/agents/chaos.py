@@ -21,10 +21,15 @@ serve many kinds whatever the conversations are. The rest of the
 answers come from a scripted model (``model``).
 
 :class:`ChaosProvider` serves it from a process of its own, as a real provider is: worker
-processes forked by the run inherit no listening socket of it, so when it dies (after a given
-number of requests, for a given time) its port is really closed, and it comes back on the same
-one. Dying after N requests follows arrival order: a run that needs the same bytes under any
-order gives no ``die_after``.
+processes forked by the run inherit no listening socket of it, so when it dies its port is really
+closed, and it comes back on the same one ``down`` seconds later. It dies at a call, not after a
+count of requests (which followed arrival order, session 19): ``die_at`` names an episode (tagged
+requests only), and the first attempt of that episode's first call is cut as the provider goes
+away. Answers it had already decided are still written; every connection made while it is down
+is refused. Which calls are refused still follows timing, so a run whose outcomes must be a
+function of the seed retries after such an error for longer than ``down`` (the chain test's
+``quick_retries``): a refused attempt never reaches the provider, counts in no call's attempts,
+and only its record in the step's retries can differ between runs.
 """
 
 from __future__ import annotations
@@ -90,8 +95,10 @@ DOOMED_FAULTS = ["server_error", "rate_limit", "bad_body", "reset"]
 class Chaos:
     """A stub policy: ``Chaos(model, seed=3, mix=Mix())`` is callable on a request body."""
 
-    def __init__(self, model: Callable[[dict[str, Any]], Reply], *, seed: int, mix: Mix = Mix()) -> None:
-        self.model, self.seed, self.mix = model, seed, mix
+    def __init__(self, model: Callable[[dict[str, Any]], Reply], *, seed: int, mix: Mix = Mix(),
+                 die_at: str | None = None) -> None:
+        self.model, self.seed, self.mix, self.die_at = model, seed, mix, die_at
+        self.dying = threading.Event()  # set at die_at's call: the serving process stops listening
         self.seen: Counter[str] = Counter()  # attempts per call
         self.drawn: Counter[str] = Counter()  # faults served, by name
         self.recovered = False
@@ -111,6 +118,12 @@ class Chaos:
             attempt = self.seen[ident]
             self.seen[ident] += 1
         rng = random.Random(f"{self.seed}/{ident}/{attempt}")
+        if (episode is not None and episode == self.die_at and not attempt and not self.dying.is_set()
+                and not any(m.get("role") == "assistant" for m in body.get("messages", []))):
+            with self._lock:
+                self.drawn["death"] += 1
+            self.dying.set()
+            return Reply(reset=True)  # this call's connection goes with the provider
         # a doomed conversation fails in every episode that sends it, as an endpoint down for some requests
         doomed = not self.recovered and random.Random(f"{self.seed}/{conversation}/doomed").random() < self.mix.doomed
         if doomed:
@@ -203,13 +216,13 @@ def describe(drawn: dict[str, int]) -> str:
 
 
 class ChaosProvider:
-    """A :class:`Chaos` stub in a child process: ``start()`` returns its base URL; it dies once it
-    has answered ``die_after`` requests and listens again ``down`` seconds later; ``recover()``,
-    ``drawn()`` and ``stop()`` talk to it over a pipe."""
+    """A :class:`Chaos` stub in a child process: ``start()`` returns its base URL; it dies at the
+    first call of episode ``die_at`` (see the module docstring) and listens again ``down`` seconds
+    later; ``recover()``, ``drawn()`` and ``stop()`` talk to it over a pipe."""
 
     def __init__(self, model: Callable[[dict[str, Any]], Reply], *, seed: int, mix: Mix = Mix(),
-                 die_after: int | None = None, down: float = 0.3) -> None:
-        self.args = (model, seed, mix, die_after, down)
+                 die_at: str | None = None, down: float = 0.3) -> None:
+        self.args = (model, seed, mix, die_at, down)
         self._conn: Any = None
         self._process: Any = None
 
@@ -247,16 +260,15 @@ class ChaosProvider:
         self._process = None
 
 
-def _serve(conn: Any, model: Callable[[dict[str, Any]], Reply], seed: int, mix: Mix, die_after: int | None,
+def _serve(conn: Any, model: Callable[[dict[str, Any]], Reply], seed: int, mix: Mix, die_at: str | None,
            down: float) -> None:
-    chaos = Chaos(model, seed=seed, mix=mix)
+    chaos = Chaos(model, seed=seed, mix=mix, die_at=die_at)
     stub = OpenAIStub(chaos)
     stub.start()
-    if die_after is not None:
+    if die_at is not None:
         def die_and_revive() -> None:
-            while stub.served < die_after:
-                time.sleep(0.01)
-            port = stub.die()
+            chaos.dying.wait()
+            port = stub.die(cut=False)  # answers already decided are written: they were drawn
             time.sleep(down)
             stub.revive(port)
 

@@ -103,10 +103,17 @@ class OpenAIStub:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def die(self) -> int:
-        """Stop listening (calls in flight are cut, new ones refused); returns the port."""
+    def die(self, *, cut: bool = True) -> int:
+        """Stop listening (new calls refused; those in flight are cut, or with ``cut=False`` get the
+        answers already decided); returns the port."""
         port = int(self._server.server_address[1]) if self._server is not None else 0
-        self.stop()
+        if cut:
+            self.stop()
+        elif self._server is not None:  # handlers run in threads of their own, on their own connections
+            self._server.shutdown()
+            self._server.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
         self._server = None
         return port
 

@@ -23,13 +23,18 @@ MODELS = ["openai:chaos-a", "openai:chaos-b"]
 PLAN = ["vault", "--task", "open-fast", "--agent", "oracle", "--model", ",".join(MODELS), "--seeds", "4",
         "--no-cache", "--timeout", "1", "--max-connections", "4", "-j", "2"]
 MODEL_AGENTS = {f"model:{m}" for m in MODELS}
+DOWN = 0.2  # how long a scripted death keeps the provider's port closed
+OUTLAST = 0.6  # a retry's wait without a Retry-After: past DOWN, so no call is refused twice
 
 
 @pytest.fixture
 def quick_retries(monkeypatch):
-    """Retries wait what the server asked (a Retry-After of 0.05 s), else nothing: the chain's
-    seconds go to the faults, not to backoff. (Inherited by the forked workers.)"""
-    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rng, retry_after=None: min(retry_after or 0.0, 0.2))
+    """Retries wait what the server asked (a Retry-After of 0.05 s), else OUTLAST: the chain's
+    seconds go to the faults, not to backoff, and a call refused while the provider is down
+    (:mod:`chaos`: which calls follows timing) is retried once it listens again, never until its
+    retries are spent, so what errors is a function of the seed. (Inherited by the forked workers.)"""
+    monkeypatch.setattr(Backoff, "delay",
+                        lambda self, attempt, rng, retry_after=None: OUTLAST if retry_after is None else min(retry_after, 0.2))
 
 
 @pytest.fixture
@@ -179,11 +184,12 @@ def agree(out, capsys, baseline) -> int:
 @pytest.mark.parametrize(("seed", "recovered"), [(1, True), (2, True), (3, False)])
 def test_the_chain_holds_against_a_chaos_provider(seed, recovered, baseline, provider, quick_retries, tmp_path,
                                                   capsys):
-    chaos = provider(seed, die_after=10 + seed, down=0.3)  # the provider dies mid-run and comes back
+    chaos = provider(seed, die_at=f"model:{MODELS[seed % 2]}/{seed}", down=DOWN)  # it dies mid-run, comes back
     out = tmp_path / "run"
     status = main(["run", *PLAN, "--out", str(out), "--quiet"])
     errored = agree(out, capsys, baseline)
     drawn = chaos.drawn()
+    assert drawn.get("death") == 1, describe(drawn)
     assert status == (4 if errored else 0), describe(drawn)
     assert errored > 0 and len(set(drawn) - {"none"}) >= 5, describe(drawn)  # the realistic middle, not a clean end
 
@@ -200,15 +206,9 @@ def test_the_chain_holds_against_a_chaos_provider(seed, recovered, baseline, pro
     assert len(list((out / "retried").glob("*.retried"))) == errored
 
 
-@pytest.mark.timeout(300)
-def test_one_and_two_workers_meet_the_same_faults_and_write_the_same_bytes(provider, quick_retries, tmp_path,
-                                                                           monkeypatch):
-    """Session 18's probe: the chaos provider served its rotation and its per-conversation attempts in
-    arrival order, and the first requests of every episode of a task are the same conversation, so
-    under ``-j 2`` which episode met which fault followed scheduling. Each fault is now a function of
-    the call's identity (seed, episode, call, attempt): ``-j 1`` and ``-j 2`` against fresh providers
-    of one seed write the same logs and results, byte for byte (the run id fixed; no provider death,
-    which follows arrival order; the hangs, 3 s against a 1 s timeout, are what the seed chose)."""
+def _one_and_two_workers(provider, tmp_path, monkeypatch, **death) -> tuple[dict, dict, dict, dict]:
+    """The chain's plan run with ``-j 1`` and with ``-j 2``, each against a fresh provider of seed 5
+    (the run id fixed): per run, results.json's and each log's bytes, and the faults served."""
     import types
     import uuid
 
@@ -217,7 +217,7 @@ def test_one_and_two_workers_meet_the_same_faults_and_write_the_same_bytes(provi
     monkeypatch.setattr(agentbed.store, "uuid", types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=19)))
     runs, served = {}, {}
     for jobs in ("1", "2"):
-        chaos = provider(5)
+        chaos = provider(5, **death)
         out = tmp_path / f"j{jobs}"
         plan = [*PLAN[: PLAN.index("-j")], "-j", jobs]
         assert main(["run", *plan, "--out", str(out), "--quiet"]) in (0, 4)
@@ -225,7 +225,53 @@ def test_one_and_two_workers_meet_the_same_faults_and_write_the_same_bytes(provi
                       for p in [out / "results.json", *sorted((out / "episodes").glob("*.jsonl"))]}
         served[jobs] = chaos.drawn()
         chaos.stop()
-    assert served["1"] == served["2"], (describe(served["1"]), describe(served["2"]))
     assert len(set(served["1"]) - {"none"}) >= 5, describe(served["1"])
-    differ = sorted(name for name in runs["1"] if runs["1"][name] != runs["2"].get(name))
-    assert runs["1"].keys() == runs["2"].keys() and not differ, differ
+    assert runs["1"].keys() == runs["2"].keys()
+    return runs["1"], runs["2"], served["1"], served["2"]
+
+
+@pytest.mark.timeout(300)
+def test_one_and_two_workers_meet_the_same_faults_and_write_the_same_bytes(provider, quick_retries, tmp_path,
+                                                                           monkeypatch):
+    """Session 18's probe: the chaos provider served its rotation and its per-conversation attempts in
+    arrival order, and the first requests of every episode of a task are the same conversation, so
+    under ``-j 2`` which episode met which fault followed scheduling. Each fault is now a function of
+    the call's identity (seed, episode, call, attempt): ``-j 1`` and ``-j 2`` against fresh providers
+    of one seed write the same logs and results, byte for byte (no provider death: which calls it
+    refuses follows timing, and their logs record those attempts; the hangs, 3 s against a 1 s
+    timeout, are what the seed chose)."""
+    one, two, served, served_too = _one_and_two_workers(provider, tmp_path, monkeypatch)
+    assert served == served_too, (describe(served), describe(served_too))
+    differ = sorted(name for name in one if one[name] != two[name])
+    assert not differ, differ
+
+
+def _outcome(log: bytes) -> tuple[list, dict]:
+    """A log's steps (action, observation) and its footer, its error by kind (the text is the last
+    attempt's traceback, a refused connection's when the port was closed)."""
+    from agentbed.problems import classify
+
+    records = [json.loads(line) for line in log.splitlines()]
+    steps = [(r["action"], r["observation"]) for r in records if r["type"] == "step"]
+    footer = {k: v for k, v in records[-1].items() if k not in ("prev", "hash", "metrics", "error")}
+    return steps, {**footer, "error": classify(records[-1]["error"]).name if records[-1].get("error") else None}
+
+
+@pytest.mark.timeout(300)
+def test_a_scripted_death_errors_the_same_episodes_under_one_and_two_workers(provider, quick_retries, tmp_path,
+                                                                             monkeypatch):
+    """Session 19: the provider died after its Nth request, so which episodes were in flight, and
+    (retries never waiting) which errored, followed arrival order and load. It now dies at a call
+    (:mod:`chaos`, ``die_at``), answers it had decided are written, and a refused call is retried
+    after the port opens again: ``-j 1`` and ``-j 2`` write the same results.json, every log the
+    same steps and footer (its error by kind), and meet the same kinds of fault. Which calls were
+    refused while the port was closed follows timing: the steps' recorded retries differ, and a
+    call failing on every attempt (doomed) makes one attempt fewer at the provider for each refusal,
+    so the counts of faults served may differ (seen: 19 resets against 18)."""
+    one, two, served, served_too = _one_and_two_workers(provider, tmp_path, monkeypatch,
+                                                        die_at=f"model:{MODELS[1]}/1", down=DOWN)
+    assert served["death"] == served_too["death"] == 1 and set(served) == set(served_too), \
+        (describe(served), describe(served_too))
+    assert one["results.json"] == two["results.json"]
+    differ = sorted(name for name in one if name.endswith(".jsonl") and _outcome(one[name]) != _outcome(two[name]))
+    assert not differ, differ
