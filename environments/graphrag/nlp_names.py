@@ -20,6 +20,14 @@ PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "
 FIRST_PERSON = {"i", "my", "me", "we", "our", "us"}
 HONORIFICS = {"dr", "professor", "prof", "mr", "mrs", "ms", "sir", "dame", "lord", "lady"}
 CLERICAL = {"cardinal", "archbishop", "bishop", "pope", "rabbi", "imam", "reverend", "rev"}  # a rank, not a name
+# A title or office written before a person's name, which spaCy leaves out of the PERSON span and the
+# proper-noun run takes in ("Coach José Luis Mendilibar", "Prime Minister Kyriakos Mitsotakis").
+TITLES = ROLES | CLERICAL | {"coach", "king", "queen", "duke", "duchess", "emperor", "empress",
+                             "general", "canon", "prime", "public", "protector", "judge", "justice", "ambassador",
+                             "commissioner", "secretary", "deputy", "vice", "captain", "colonel", "admiral"}
+# A mention spaCy reads as a place or a person is not a school that adds its word to it ("Kyoto" is not
+# "Kyoto University"); a company's word may ("Velmora" for "Velmora Corporation": spaCy's label is unsure).
+PLACE_LABELS = {"GPE", "LOC", "PERSON"}
 # Capitalised closed-class words opening a sentence, no part of the name after them ("Among X's
 # colleagues"); a salutation's "Dear" stays (the letter's addressee is no topic).
 LEADING = FUNCTION_WORDS - {"dear", "hi", "hello"} | {"among", "besides"} | {  # a question's auxiliary: "Is Aalto
@@ -91,7 +99,7 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
         kind = "person" if ent.label_ == "PERSON" else "thing"
         cut = start
         for k in range(start, dash + 1):  # "Corsab and Lodru" tagged as one: a list is several names
-            if k == dash or doc[k].lower_ in ("and", ",", "or", ";"):
+            if k == dash or doc[k].lower_ in ("and", ",", "or", ";", "(", ")", "[", "]"):  # "Bostavan (Moldova"
                 if k > cut:
                     spans.append((cut, k, kind))
                 cut = k + 1
@@ -126,9 +134,12 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
             s += 1
         if e - s > 2 and kind != "thing" and doc[s].lower_ in ROLES:  # "Chancellor Ann Lee", a run spaCy missed
             s += 1
+        while e - s > 2 and kind != "thing" and doc[s].lower_ in TITLES and doc[s].ent_type_ != "PERSON" \
+                and not organisation_shaped(doc[s:e].text):
+            s += 1  # "Coach José Luis Mendilibar", "Prime Minister Kyriakos Mitsotakis": spaCy's person is the name
         if e - s > 1 and doc[s].is_sent_start and doc[s].lower_ in LEADING:
             s += 1  # "Among Ostpel's colleagues": a sentence's capitalised opener is no part of a name
-        name = alias(doc[s:e].text, state)
+        name = alias(doc[s:e].text, state, doc[e - 1].ent_type_)
         if organisation_shaped(name) or organisation_shaped(doc[s:e].text):  # spaCy's labels of unfamiliar names
             # are too unsure to drop facts on
             state.kinds.setdefault(name, "ORG")
@@ -145,6 +156,10 @@ def _a_date(name: str) -> bool:
         all(w in MONTHS | WEEKDAYS or w.isdigit() for w in words)
 
 
+def _school_words(words: set[str]) -> bool:
+    return any(w.startswith(SCHOOL_WORDS) for w in words)
+
+
 def organisation_shaped(name: str) -> bool:
     words = name.lower().replace(",", " ").replace(".", " ").split()
     return any(w in name.lower() for w in SCHOOL_WORDS) or bool(set(words) & (COMPANY_SUFFIXES | ORG_NAME_WORDS))
@@ -155,7 +170,8 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
     ("University of Danpelul", "Frankfurt am Main"); a capitalised word after the glue joins too."""
     out: list[tuple[int, int, str]] = []
     for s, e, kind in spans:
-        if out and (out[-1][1] == s or (out[-1][1] + 1 == s and doc[s - 1].lower_ in NAME_GLUE - {"and"})):
+        if out and (out[-1][1] == s or (out[-1][1] + 1 == s and doc[s - 1].lower_ in NAME_GLUE - {"and"}
+                                        and not (doc[s - 1].lower_ == "of" and _two_names(doc, out[-1], (s, e, kind))))):
             ps, _, pk = out.pop()
             s, kind = ps, pk if pk != "any" else kind
         out.append((s, e, kind))
@@ -187,7 +203,16 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
     return final
 
 
-def alias(name: str, state: State) -> str:
+def _two_names(doc: Any, left: tuple[int, int, str], right: tuple[int, int, str]) -> bool:
+    """Two of spaCy's entities around "of", the first of two words or more and no school's name,
+    are two names ("the Antofagasta Region of Chile", "Kirsty Coventry of Zimbabwe",
+    "Embracer Group of Karlstad"); "University of Vienna" and "Bank of Georgia" stay one."""
+    (a, b, kind_a), (_, _, kind_b) = left, right
+    return kind_a != "any" and kind_b != "any" and b - a > 1 and not any(
+        w in doc[a:b].text.lower() for w in SCHOOL_WORDS)
+
+
+def alias(name: str, state: State, label: str = "") -> str:
     """A later mention whose words are all in one earlier name is that name ("Kapelsab"); the
     page's subject with a legal suffix ("Acme Co., Ltd." under the title "Acme") is the subject."""
     if state.topic and (name.startswith(state.topic + " ") or name.startswith(state.topic + ",")):
@@ -199,6 +224,8 @@ def alias(name: str, state: State) -> str:
     words = set(name.split())
     matches = [n for n in state.names if words < set(n.split())  # "Vienna" is not "University of Vienna",
                and not set(n.lower().split()) & NAME_GLUE and not set(n.split()) & FOREIGN_SCHOOLS]  # "Uppsala universitet"
+    if label in PLACE_LABELS:  # spaCy's label of a short mention is unsure: only an added school's word counts
+        matches = [n for n in matches if not _school_words(set(n.lower().split()) - set(name.lower().split()))]
     if len(set(matches)) == 1:
         return matches[0]
     if name not in state.names:
