@@ -13,6 +13,12 @@ import json
 import random
 from typing import Any
 
+from agentbed.errors import UsageError
+
+# how a scripted base agent seeds its streams: "game" (keyed by its task, :func:`keyed_stream`) or
+# "legacy" (the episode seed alone, every task the same numbers; kept so older datasets rebuild)
+SEEDINGS = ("game", "legacy")
+
 
 def keyed_stream(*key: Any) -> random.Random:
     """A random stream seeded by a SHA-256 of ``key`` (JSON): stable across processes and Python
@@ -24,3 +30,10 @@ def keyed_stream(*key: Any) -> random.Random:
 def task_key(task: Any) -> str:
     """The key of the task an agent is reset on: a TaskSpec's id, a task name, or "" for none."""
     return str(getattr(task, "id", task or ""))
+
+
+def checked_seeding(base_seeding: str) -> str:
+    """A target's ``base_seeding`` option, refused (one line, naming it) unless one of SEEDINGS."""
+    if base_seeding not in SEEDINGS:
+        raise UsageError(f"base_seeding: one of {', '.join(SEEDINGS)}, got {base_seeding!r}")
+    return base_seeding

@@ -49,7 +49,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
-from agentbed.streams import keyed_stream, task_key
+from agentbed.streams import SEEDINGS, keyed_stream, task_key
 from agentbed.tools import Tool, make_action
 from environments.alfworld.env import NOTHING_HAPPENS, AlfworldEnv, parse_observation
 from environments.alfworld.games import MAX_EPISODE_STEPS
@@ -86,9 +86,6 @@ FLAWS: dict[str, Flaws] = {
 
 # How a scripted agent seeds its streams (see the module docstring): "game" (the default), or
 # "legacy" (without the game; only to rebuild datasets built before the fix).
-SEEDINGS = ("game", "legacy")
-
-
 game_stream = keyed_stream  # a stream seeded by a SHA-256 of its key (agentbed.streams)
 
 

@@ -43,9 +43,7 @@ def recorded_config(provenance: dict[str, Any], **changes: Any) -> dataset.Build
 def base_seeding(provenance: dict[str, Any]) -> str:
     """How an ALFWorld, ScienceWorld or vault dataset's base agents seeded their streams (see
     ``recorded_config``)."""
-    options = provenance["config"].get("target_options") or {}
-    notes = provenance.get("target_notes") or {}
-    return str(options.get("base_seeding") or notes.get("base_seeding") or "legacy")
+    return recorded_option(provenance, "base_seeding", "legacy")
 
 
 def dress(provenance: dict[str, Any]) -> str:
@@ -53,6 +51,12 @@ def dress(provenance: dict[str, Any]) -> str:
     notes); one that names none was built before the dress was recorded, under "titled"."""
     from suites.oversight.benchmarks.graphrag import RECORDED_DRESS
 
+    return recorded_option(provenance, "dress", RECORDED_DRESS)
+
+
+def recorded_option(provenance: dict[str, Any], name: str, default: str) -> str:
+    """A target option as a dataset recorded it: in its build options, else in the target's notes,
+    else ``default`` (what every dataset built before the option was recorded used)."""
     options = provenance["config"].get("target_options") or {}
     notes = provenance.get("target_notes") or {}
-    return str(options.get("dress") or notes.get("dress") or RECORDED_DRESS)
+    return str(options.get(name) or notes.get(name) or default)

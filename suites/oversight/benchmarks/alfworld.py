@@ -21,6 +21,7 @@ from typing import Any
 
 from agentbed.agents.base import Agent
 from agentbed.errors import UsageError
+from agentbed.streams import checked_seeding
 from controllers.oversight.target import BranchTarget, Intervention
 from suites.oversight.benchmarks.alfworld_progress import PROGRESS_FEATURE_NAMES, progress_features
 
@@ -82,12 +83,11 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
     ``regime``: the name of the REGIMES entry these values came from, recorded only.
     ``reflect``: one of REFLECT_MODES, what "reflect" does ("reflect-cut" always cuts).
     ``base_seeding``: how the base agents seed their flaws and stated-risk noise, one of
-    environments.alfworld.agents.SEEDINGS: "game" (each game its own streams) or "legacy" (every
+    agentbed.streams.SEEDINGS: "game" (each game its own streams) or "legacy" (every
     game the same streams; datasets built before issue 54's fix, which record no base_seeding)."""
     from environments.alfworld import games as game_store
     from environments.alfworld.agents import (
         FLAWS,
-        SEEDINGS,
         make_base_agent,
         make_expert,
         make_planner,
@@ -104,8 +104,7 @@ def target(games: int = DEFAULT_GAMES, games_seed: int = 0, expert_as_shipped: b
         raise UsageError(f"--expert-budget: a positive number of steps, got {expert_budget}")
     if reflect not in REFLECT_MODES:
         raise UsageError(f"reflect: one of {', '.join(REFLECT_MODES)}, got {reflect!r}")
-    if base_seeding not in SEEDINGS:
-        raise UsageError(f"base_seeding: one of {', '.join(SEEDINGS)}, got {base_seeding!r}")
+    checked_seeding(base_seeding)
     menu = [a for a in (interventions.split(",") if isinstance(interventions, str) else interventions) if a]
     unknown = [a for a in menu if a not in INTERVENTIONS]
     if unknown or not menu:

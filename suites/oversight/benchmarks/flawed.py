@@ -26,19 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agentbed.agents.base import Action, Agent
-from agentbed.errors import UsageError
-from agentbed.streams import keyed_stream, task_key
+from agentbed.streams import SEEDINGS, keyed_stream, task_key
 from agentbed.tools import Tool
 
 RISK_WINDOW = 6
-SEEDINGS = ("game", "legacy")  # see the module docstring
-
-
-def checked_seeding(base_seeding: str) -> str:
-    """A target's ``base_seeding`` option, refused (one line, naming it) unless one of SEEDINGS."""
-    if base_seeding not in SEEDINGS:
-        raise UsageError(f"base_seeding: one of {', '.join(SEEDINGS)}, got {base_seeding!r}")
-    return base_seeding
 
 
 @dataclass(frozen=True)

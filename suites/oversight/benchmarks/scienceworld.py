@@ -14,11 +14,12 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec
+from agentbed.streams import checked_seeding
 from agentbed.tools import Tool
 from controllers.oversight.target import BranchTarget
 from environments.scienceworld.agents import command, random_command, visible_rooms, visible_things
 from environments.scienceworld.env import ScienceWorldToolEnv, gold_path, task_specs
-from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, checked_seeding, reflect
+from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
 
 FAILED = "No known action matches that input."
 NAVIGATION = ("go to ", "open door to ", "teleport to ")
@@ -90,7 +91,7 @@ def _expert(env: Any, agent: Agent) -> Agent:
 
 def target(variations: tuple[int, ...] | None = None, base_seeding: str = "game", **options: Any) -> BranchTarget:
     """``variations``: the task variations to branch (default the environment's first five).
-    ``base_seeding``: how the base agents seed their slips, one of flawed.SEEDINGS: "game" (each
+    ``base_seeding``: how the base agents seed their slips, one of agentbed.streams.SEEDINGS: "game" (each
     task variation its own stream) or "legacy" (every one the same; datasets that record none)."""
     checked_seeding(base_seeding)
     specs = {t.id: t for t in (task_specs(tuple(variations)) if variations is not None else task_specs())}

@@ -13,10 +13,11 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec, ToolEnv
+from agentbed.streams import checked_seeding
 from agentbed.tools import Tool, make_action
 from controllers.oversight.target import BranchTarget
 from environments.vault.env import VaultEnv
-from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, checked_seeding, reflect
+from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
 
 TTLS = (20, 30, 45, 60, 90)
 CHORES = (0, 1, 2, 3, 4)
@@ -100,7 +101,7 @@ def _flawed(flaw: str, flaws: Flaws, seeding: str) -> Callable[[int], Agent]:
 
 def target(base_seeding: str = "game", **options: Any) -> BranchTarget:
     """The vault variants; ``base_seeding``: how the base agents seed their slips, one of
-    flawed.SEEDINGS ("game": each variant its own stream; "legacy": every one the same)."""
+    agentbed.streams.SEEDINGS ("game": each variant its own stream; "legacy": every one the same)."""
     checked_seeding(base_seeding)
     games = {g.id: g for g in vault_games()}
     presets: dict[str, Flaws] = {name: f for name, f in FLAW_PRESETS.items()}
