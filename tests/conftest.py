@@ -127,15 +127,20 @@ def _relative(path: Path) -> str:
     return resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT) else resolved.as_posix()
 
 
-@cache
-def exclusive_group(path: Path) -> str | None:
-    """The NAME of a ``pytest.mark.exclusive(NAME)`` anywhere in a test file, read from its source
+def _marked_group(path: Path, mark: re.Pattern[str]) -> str | None:
+    """The NAME of a ``pytest.mark.<mark>(NAME)`` anywhere in a test file, read from its source
     (xdist's controller, which schedules the files, collects none)."""
     try:
-        found = _EXCLUSIVE.search(path.read_text(encoding="utf-8")) if path.suffix == ".py" else None
+        found = mark.search(path.read_text(encoding="utf-8")) if path.suffix == ".py" else None
     except OSError:  # not a file (a node id xdist made up): no group
         return None
     return found.group(1) if found else None
+
+
+@cache
+def exclusive_group(path: Path) -> str | None:
+    """The NAME of a ``pytest.mark.exclusive(NAME)`` in a test file: files that hold one lock."""
+    return _marked_group(path, _EXCLUSIVE)
 
 
 _EXCLUSIVE = re.compile(r"""pytest\.mark\.exclusive\(["']([^"']+)["']\)""")
@@ -146,11 +151,7 @@ def one_worker_group(path: Path) -> str | None:
     """The NAME of a ``pytest.mark.one_worker(NAME)`` in a test file, read from its source: files
     that share a costly session fixture (spaCy's reading of every foreign-prose set, about 50 s),
     which each worker would otherwise build for itself."""
-    try:
-        found = _ONE_WORKER.search(path.read_text(encoding="utf-8")) if path.suffix == ".py" else None
-    except OSError:
-        return None
-    return found.group(1) if found else None
+    return _marked_group(path, _ONE_WORKER)
 
 
 _ONE_WORKER = re.compile(r"""pytest\.mark\.one_worker\(["']([^"']+)["']\)""")

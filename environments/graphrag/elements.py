@@ -68,9 +68,9 @@ def read_elements() -> list[Fact]:
         if lattice in LATTICES:
             facts.add(Fact(name, "lattice_structure", LATTICES[lattice]))
         if discoverers and not discoverers.lower().startswith(ANCIENT):
-            for who in re.split(r"[,;/]\s*|\s+and\s+", discoverers):
-                if _person(who) and _person(who).lower() != "et al":
-                    facts.add(Fact(name, "discoverers", _person(who)))
+            for who in map(_person, re.split(r"[,;/]\s*|\s+and\s+", discoverers)):
+                if who and who.lower() != "et al":
+                    facts.add(Fact(name, "discoverers", who))
         for place in filter(None, (location or "").split("/")):
             facts.add(Fact(name, "discovery_location", place.strip()))
     return sorted(facts, key=lambda f: (f.head, f.relation, f.tail))
