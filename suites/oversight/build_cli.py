@@ -13,6 +13,7 @@ from typing import Any
 
 from agentbed.arguments import check_output_file
 from agentbed.errors import UsageError
+from agentbed.streams import SEEDINGS as BASE_SEEDINGS
 from attacks.graphrag.camouflage import DRESSES
 from controllers.oversight.dataset import BRANCH_SEEDING, LEGACY_SEEDING, BuildConfig
 from suites.oversight.benchmarks import TARGETS
@@ -59,7 +60,7 @@ def register(verbs: Any) -> None:
                        help="how a branch's random streams are seeded: from the game, base agent, trajectory, "
                             "checkpoint and rollout (default), or, to rebuild datasets from before issue 54, from "
                             "the trajectory, checkpoint and rollout only (slips shared by every game)")
-    build.add_argument("--base-seeding", choices=("game", "legacy"), default="game",
+    build.add_argument("--base-seeding", choices=BASE_SEEDINGS, default="game",
                        help="alfworld, scienceworld, vault: how the scripted base agents seed their flaws and "
                             "stated-risk noise: from the game, agent and trajectory seed (default), or, to rebuild "
                             "datasets whose provenance records no base_seeding, without the game (every game the "

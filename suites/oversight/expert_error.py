@@ -32,6 +32,7 @@ from agentbed.control import CONTINUE, Controller, Verdict
 from agentbed.provenance import code_commit
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from agentbed.stats import Interval
+from agentbed.streams import SEEDINGS
 from controllers.oversight.calibration import cluster_bootstrap
 from suites.oversight.seeds import SEEDS
 
@@ -65,7 +66,7 @@ class _CompareWithExpert(Controller):
 
 def measure_game(game: Any, seed: int, seeding: str = "game") -> GameDeviations:
     """One episode of the flawless planner on ``game`` (a TaskSpec), compared with the expert;
-    ``seeding`` is the planner's (environments.alfworld.agents.SEEDINGS)."""
+    ``seeding`` is the planner's (agentbed.streams.SEEDINGS)."""
     from environments.alfworld.agents import make_base_agent, make_expert
     from environments.alfworld.env import AlfworldEnv
     from environments.alfworld.games import MAX_EPISODE_STEPS
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--offset", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3, help="planner episodes per game")
-    parser.add_argument("--base-seeding", choices=("game", "legacy"), default="game",
+    parser.add_argument("--base-seeding", choices=SEEDINGS, default="game",
                         help="the planner's random stream: per game (default) or legacy (one for every game)")
     parser.add_argument("--out", default=None, help="also write the result (JSON) here")
     args = parser.parse_args(argv)

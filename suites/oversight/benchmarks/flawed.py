@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from agentbed.agents.base import Action, Agent
-from agentbed.streams import SEEDINGS, keyed_stream, task_key
+from agentbed.streams import SEEDINGS, checked_seeding, keyed_stream, task_key
 from agentbed.tools import Tool
 
 RISK_WINDOW = 6
@@ -123,3 +124,11 @@ def reflect(agent: Agent) -> Agent:
     fixed.looping = False
     fixed.name = agent.name + "+reflect"
     return fixed
+
+
+def flawed_agents(kind: type[FlawedAgent], base_seeding: str) -> dict[str, Callable[[int], Agent]]:
+    """A benchmark's base agents: one ``kind`` per flaw preset, built from the trajectory seed, its
+    preset's name recorded and its slips seeded as ``base_seeding`` says (refused in one line unless
+    one of agentbed.streams.SEEDINGS)."""
+    checked_seeding(base_seeding)
+    return {name: partial(kind, flaws, flaw=name, seeding=base_seeding) for name, flaws in FLAW_PRESETS.items()}

@@ -9,17 +9,16 @@ the plan's last navigation step; "reflect" is the same agent with its flaws redu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec
-from agentbed.streams import checked_seeding
 from agentbed.tools import Tool
 from controllers.oversight.target import BranchTarget
 from environments.scienceworld.agents import command, random_command, visible_rooms, visible_things
 from environments.scienceworld.env import ScienceWorldToolEnv, gold_path, task_specs
-from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
+from suites.oversight.benchmarks.flawed import FlawedAgent, flawed_agents, reflect
 
 FAILED = "No known action matches that input."
 NAVIGATION = ("go to ", "open door to ", "teleport to ")
@@ -77,10 +76,6 @@ class PlanExpert(Agent):
         return Action(command(text), risk=0.0)
 
 
-def _flawed(flaw: str, flaws: Flaws, seeding: str) -> Callable[[int], Agent]:
-    return lambda seed: ScienceWorldFlawed(flaws, seed, flaw=flaw, seeding=seeding)
-
-
 def _expert(env: Any, agent: Agent) -> Agent:
     if not isinstance(agent, ScienceWorldFlawed):
         raise TypeError("the ScienceWorld expert resumes a ScienceWorldFlawed agent's plan")
@@ -93,14 +88,13 @@ def target(variations: tuple[int, ...] | None = None, base_seeding: str = "game"
     """``variations``: the task variations to branch (default the environment's first five).
     ``base_seeding``: how the base agents seed their slips, one of agentbed.streams.SEEDINGS: "game" (each
     task variation its own stream) or "legacy" (every one the same; datasets that record none)."""
-    checked_seeding(base_seeding)
+    base_agents = flawed_agents(ScienceWorldFlawed, base_seeding)
     specs = {t.id: t for t in (task_specs(tuple(variations)) if variations is not None else task_specs())}
-    presets: dict[str, Flaws] = dict(FLAW_PRESETS)
     return BranchTarget(
         name="scienceworld",
         games=sorted(specs, key=lambda g: (specs[g].params["variation"], g)),  # first N games span the tasks
         make_env=lambda game: ScienceWorldToolEnv(specs[game]),
-        base_agents={name: _flawed(name, f, base_seeding) for name, f in presets.items()},
+        base_agents=base_agents,
         interventions={"expert": _expert, "reflect": lambda env, agent: reflect(agent)},
         max_steps=MAX_STEPS,
         notes={"games": "ScienceWorld task variations", "expert": "gold path resumed with backtracking",

@@ -8,16 +8,15 @@ environment's state (like ALFWorld's handcoded expert reads the PDDL state).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.env import TaskSpec, ToolEnv
-from agentbed.streams import checked_seeding
 from agentbed.tools import Tool, make_action
 from controllers.oversight.target import BranchTarget
 from environments.vault.env import VaultEnv
-from suites.oversight.benchmarks.flawed import FLAW_PRESETS, FlawedAgent, Flaws, reflect
+from suites.oversight.benchmarks.flawed import FlawedAgent, flawed_agents, reflect
 
 TTLS = (20, 30, 45, 60, 90)
 CHORES = (0, 1, 2, 3, 4)
@@ -95,21 +94,16 @@ class VaultExpert(Agent):
         return self  # stateless apart from the environment it reads
 
 
-def _flawed(flaw: str, flaws: Flaws, seeding: str) -> Callable[[int], Agent]:
-    return lambda seed: VaultFlawed(flaws, seed, flaw=flaw, seeding=seeding)
-
-
 def target(base_seeding: str = "game", **options: Any) -> BranchTarget:
     """The vault variants; ``base_seeding``: how the base agents seed their slips, one of
     agentbed.streams.SEEDINGS ("game": each variant its own stream; "legacy": every one the same)."""
-    checked_seeding(base_seeding)
+    base_agents = flawed_agents(VaultFlawed, base_seeding)
     games = {g.id: g for g in vault_games()}
-    presets: dict[str, Flaws] = {name: f for name, f in FLAW_PRESETS.items()}
     return BranchTarget(
         name="vault",
         games=list(games),
         make_env=lambda game: VaultEnv(games[game]),
-        base_agents={name: _flawed(name, f, base_seeding) for name, f in presets.items()},
+        base_agents=base_agents,
         interventions={"expert": lambda env, agent: VaultExpert(env), "reflect": lambda env, agent: reflect(agent)},
         max_steps=MAX_STEPS,
         notes={"games": "vault variants: token lifetime x chores", "expert": "reads the environment state",
