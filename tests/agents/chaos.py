@@ -119,7 +119,7 @@ class Chaos:
             self.seen[ident] += 1
         rng = random.Random(f"{self.seed}/{ident}/{attempt}")
         if (episode is not None and episode == self.die_at and not attempt and not self.dying.is_set()
-                and not any(m.get("role") == "assistant" for m in body.get("messages", []))):
+                and _first_call(body)):
             with self._lock:
                 self.drawn["death"] += 1
             self.dying.set()
@@ -143,7 +143,7 @@ class Chaos:
             with self._lock:
                 return self._untagged_rotation.pop(0) if self._untagged_rotation else None
         seed = int(str(episode).rsplit("/", 1)[1])
-        if attempt or seed >= len(self.rotation) or any(m.get("role") == "assistant" for m in body.get("messages", [])):
+        if attempt or seed >= len(self.rotation) or not _first_call(body):
             return None
         shift = int(hashlib.sha256(str(body.get("model")).encode("utf-8")).hexdigest(), 16)
         return self.rotation[(seed + shift) % len(self.rotation)]
@@ -177,6 +177,11 @@ class Chaos:
         if fault == "slow":
             return replace(reply, delay=mix.slow_seconds)
         return reply
+
+
+def _first_call(body: dict[str, Any]) -> bool:
+    """Whether a request is its episode's first call: no model reply in its conversation yet."""
+    return not any(m.get("role") == "assistant" for m in body.get("messages", []))
 
 
 _EPISODE: contextvars.ContextVar[str | None] = contextvars.ContextVar("chaos_episode", default=None)
