@@ -26,6 +26,8 @@ COMMITTED = sorted(DATA.glob("*.jsonl.gz"))
 # (-held24: on all 24 held-out games; -held32: on all 32)
 # headline-legacy-seeding.json: the headline as measured before the base agents' streams were seeded by
 # the game (its parts stay committed and named by it; headline.json is the same commands rebuilt after)
+# slip-parts-noiseR-gameseed.json: claim 3's slip-rate parts rebuilt with the base agents seeded per game,
+# a list of the parts built so far (no measurement; session 20's pre-registration in docs/oversight.md)
 RECORDS = sorted([*DATA.glob("headline*.json"), *DATA.glob("heldout-*.json"), *DATA.glob("slip-*.json")])
 # learning curves that name their datasets (development parts built with --skip-games among them)
 CURVES = sorted(p for p in DATA.glob("curve-*.json") if "datasets" in json.loads(p.read_text(encoding="utf-8")))
@@ -78,8 +80,11 @@ def test_the_records_name_the_committed_datasets_by_sha256():
 # all 24 or 32 held-out games (-held24, -held32) hold the 8-game file as their first part and games 8-31
 # built the same way (--skip-games): one record's last part at 0.25 (games 24-31) is rebuilt, standing for
 # the others at 0.25 too (games 8-23's parts are those commands but for --skip-games, tested below).
+# Of the game-seeded slip-rate parts' lists, 0.25's last held-out part is rebuilt, standing for 0.0's and 0.06's
+# (the same command but for --expert-noise).
 HELD_REBUILT = "slip-heldout-noise0.25-dev32-held32.json"
 NOT_REBUILT = ("heldout-scienceworld.json", "heldout-scienceworld-legacy-seeding.json", "slip-noise0.0.json",
+               "slip-parts-noise0.0-gameseed.json", "slip-parts-noise0.06-gameseed.json",
                "slip-heldout-noise0.0.json", "slip-heldout-noise0.06.json",
                "slip-heldout-noise0.25.json",
                *(p.name for p in DATA.glob("slip-heldout-noise*-held32.json") if p.name != HELD_REBUILT),
@@ -188,16 +193,36 @@ def test_each_slip_rate_part_is_the_headline_part_but_for_the_experts_rows(side,
     refs = sorted(DATA.glob(f"{side}-*-noisy-indep.jsonl.gz"))
     assert len(refs) == parts
     for ref in refs:
-        base, part = committed_dataset(ref), committed_dataset(DATA / ref.name.replace("noisy-indep", f"noise{rate}"))
-        assert part.provenance["config"]["target_options"]["expert_noise"] == float(rate)
-        mine, theirs = _argv(part), _argv(base)
-        changed = {"--expert-noise", "--out"}
-        assert [a for n, a in enumerate(mine) if a not in changed and mine[n - 1] not in changed] == \
-            [a for n, a in enumerate(theirs) if a not in changed and theirs[n - 1] not in changed]
+        _only_the_experts_rows_differ(ref, DATA / ref.name.replace("noisy-indep", f"noise{rate}"), float(rate))
 
-        def key(r):
-            return r["trajectory"], r["checkpoint"], r["action"], r["rollout"]
 
-        rows, ref_rows = {key(r): r for r in part.rows}, {key(r): r for r in base.rows}
-        assert rows.keys() == ref_rows.keys()
-        assert all(rows[k] == ref_rows[k] for k in rows if k[2] != "expert")
+# claim 3 by the slip rate rebuilt with the base agents seeded per game (session 20's pre-registration in
+# docs/oversight.md): each part built so far at 0 or 0.25 against the headline's game-seeded part of its games
+GAMESEED_SLIP_PARTS = sorted(DATA.glob("*-noise*-gameseed.jsonl.gz"))
+
+
+@pytest.mark.parametrize("path", GAMESEED_SLIP_PARTS, ids=lambda p: p.name)
+def test_each_game_seeded_slip_rate_part_is_the_headline_part_but_for_the_experts_rows(path):
+    rate = path.name.split("-noise")[1].removesuffix("-gameseed.jsonl.gz")
+    _only_the_experts_rows_differ(DATA / path.name.replace(f"noise{rate}-gameseed", "noisy-gameseed"), path,
+                                  float(rate))
+    assert recorded_config(committed_dataset(path).provenance).target_options["base_seeding"] == "game"
+
+
+def _only_the_experts_rows_differ(ref: Path, other: Path, rate: float) -> None:
+    """``other`` is ``ref``'s build command with only --expert-noise (recorded as ``rate``) and --out
+    changed: the same checkpoints and branches, every non-expert row identical."""
+    base, part = committed_dataset(ref), committed_dataset(other)
+    assert part.provenance["config"]["target_options"]["expert_noise"] == rate
+    assert part.provenance["counts"]["replay_mismatches"] == part.provenance["counts"]["branch_errors"] == 0
+    mine, theirs = _argv(part), _argv(base)
+    changed = {"--expert-noise", "--out"}
+    assert [a for n, a in enumerate(mine) if a not in changed and mine[n - 1] not in changed] == \
+        [a for n, a in enumerate(theirs) if a not in changed and theirs[n - 1] not in changed]
+
+    def key(r):
+        return r["trajectory"], r["checkpoint"], r["action"], r["rollout"]
+
+    rows, ref_rows = {key(r): r for r in part.rows}, {key(r): r for r in base.rows}
+    assert rows.keys() == ref_rows.keys()
+    assert all(rows[k] == ref_rows[k] for k in rows if k[2] != "expert")
