@@ -34,6 +34,7 @@ import signal
 import stat
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -59,6 +60,14 @@ PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))  # the exec server run
 _SYSTEM_DIRS = ("/usr", "/etc")
 _MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def sandbox_path() -> str:
+    """PATH inside: the scripts folder of the Python the sandbox runs (``sb.python``: the venv's
+    ``bin``), then the system's. What that Python imports, its commands run: transitions' tests
+    ``import mypy`` and then run ``mypy``, which without this was not found (issue 55)."""
+    scripts = sysconfig.get_path("scripts")
+    return _PATH if not scripts or scripts in _PATH.split(os.pathsep) else os.pathsep.join((scripts, _PATH))
 
 # Docker's defaults refuse all three: its seccomp profile the namespace system calls, its masked
 # /proc paths a fresh /proc in a new PID namespace, and a root holder's mount namespace needs SYS_ADMIN.
@@ -181,7 +190,7 @@ class LocalSandbox(Sandbox):
         args = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                 "--cap-drop", "ALL", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
                 "--hostname", "sandbox", "--as-pid-1", "--die-with-parent", "--new-session", "--clearenv",
-                "--setenv", "PATH", _PATH, "--setenv", "HOME", WORKDIR, "--setenv", "TMPDIR", "/tmp",
+                "--setenv", "PATH", sandbox_path(), "--setenv", "HOME", WORKDIR, "--setenv", "TMPDIR", "/tmp",
                 "--setenv", "LANG", "C.UTF-8", "--setenv", "USER", "sandbox"]
         for path in _SYSTEM_DIRS:
             args += ["--ro-bind", path, path]

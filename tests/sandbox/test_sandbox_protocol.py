@@ -92,6 +92,17 @@ def test_python_has_pytest(sandbox, tmp_path):
     assert b"1 failed, 1 passed" in result.stdout
 
 
+def test_the_pythons_own_commands_are_on_path(sandbox):
+    """What ``sb.python`` imports, its console scripts run: PATH has that Python's scripts folder
+    (local: the venv's bin). transitions' tests ``import mypy`` and then run ``mypy``, which the
+    local sandbox did not find, so its reference run failed on a machine without Docker (issue 55)."""
+    result = sandbox.exec(["pytest", "--version"])
+    assert result.ok, (result.status, result.stderr)
+    found = sandbox.exec(["sh", "-c", "command -v pytest"]).stdout.decode().strip()
+    scripts = sandbox.exec([sandbox.python, "-c", "import sys, sysconfig; print(sysconfig.get_path('scripts'))"])
+    assert os.path.dirname(found) == scripts.stdout.decode().strip(), found
+
+
 def test_environment_is_scrubbed(backend, limits, monkeypatch):
     monkeypatch.setenv("AGENTBED_HOST_SECRET", "s3cret-token-value")
     with open_sandbox(backend, limits) as sb:
