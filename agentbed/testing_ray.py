@@ -175,11 +175,26 @@ class LoopbackCluster:
         self._joined = None
         self.worker_killed = True
 
-    def restart_worker(self) -> None:
-        """A new worker node in place of a killed one (a new container of the same name and
-        ports), once it has joined: the cluster is whole again without a new head."""
+    def restart_worker(self, docker_options: tuple[str, ...] | None = None) -> None:
+        """A new worker node in place of the current one (a new container of the same name and
+        ports; with ``docker_options`` instead of the present ones if given), once it has joined:
+        the cluster is whole again without a new head. A live worker is killed first, and the new
+        one starts once the head no longer counts the old node alive (at once after a run that
+        retried the killed node's tasks elsewhere: the head had noticed)."""
+        if not self.worker_killed:
+            self.kill_worker()
+        self._wait_for_worker_gone()
         subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
+        if docker_options is not None:
+            self.docker_options = docker_options
         self.start_worker()
+
+    def _wait_for_worker_gone(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while any(WORKER_RESOURCE in n["resources"] for n in self.nodes()):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the head still counted the killed worker node alive after {timeout:.0f}s")
+            time.sleep(1)
 
     def nodes(self) -> list[dict[str, Any]]:
         """The cluster's live nodes (address and resources), as a separate driver sees them."""

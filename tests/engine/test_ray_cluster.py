@@ -52,10 +52,26 @@ def module_cluster(worker_image):
 
 @pytest.fixture
 def cluster(module_cluster):
-    """The module's cluster, whole: a worker node a test killed is replaced first (the node-kill
-    test comes last, so no test waits for that)."""
-    if module_cluster.worker_killed:
-        module_cluster.restart_worker()
+    """The module's cluster, whole, its worker node started with :data:`LOCAL_SANDBOX_OPTIONS`: a
+    worker node a test killed or started otherwise is replaced first (the tests that do come
+    last, so no test waits for that)."""
+    from agentbed.testing_ray import LOCAL_SANDBOX_OPTIONS
+
+    if module_cluster.worker_killed or module_cluster.docker_options != LOCAL_SANDBOX_OPTIONS:
+        module_cluster.restart_worker(LOCAL_SANDBOX_OPTIONS)
+    return module_cluster
+
+
+DOCKER_SOCKET = ("-v", "/var/run/docker.sock:/var/run/docker.sock")
+
+
+@pytest.fixture
+def socket_cluster(module_cluster):
+    """The module's cluster with a worker node whose only mount is the host's Docker socket, and
+    Docker's default options otherwise: it replaces the worker node the node-kill test killed
+    (so it comes after that test: a new head and worker node of its own cost about twice as much)."""
+    if module_cluster.worker_killed or module_cluster.docker_options != DOCKER_SOCKET:
+        module_cluster.restart_worker(DOCKER_SOCKET)
     return module_cluster
 
 
@@ -201,28 +217,6 @@ def test_sandboxes_run_on_the_node_of_their_episode_and_its_limits_hold(cluster,
     assert _cli(None, "verify", str(run)).returncode == 0
 
 
-def test_the_docker_sandbox_runs_on_the_container_node_through_the_engine_it_reaches(worker_image, tmp_path):
-    """The docker sandbox needs none of the node's files in the engine's machine, only an engine the
-    node reaches: here the host's, through its socket, this node's only mount (a container here
-    cannot run an engine of its own). Each sandbox is started by the node running its episode."""
-    from agentbed.testing_ray import LoopbackCluster
-
-    socket = ("-v", "/var/run/docker.sock:/var/run/docker.sock")
-    with LoopbackCluster(worker_image, head_cpus=1, worker_cpus=1, docker_options=socket) as cluster:
-        node = _on_node(cluster, "container_node", _PROBE.replace("{BACKENDS}", "['docker']"))
-        assert node["ready"]["docker"] is None, node["ready"]
-        assert "namespaces" in node["ready"]["local"]  # Docker's default options: only docker can succeed
-        _held(node["limits"]["docker"])
-        run = tmp_path / "shell"  # `auto` is the docker sandbox on that node
-        done = _cli(cluster, "run", "shell", "--seeds", "2", *FORCED, "--address", cluster.address,
-                    "--out", str(run), "--quiet")
-        assert done.returncode == 0, done.stderr[-3000:]
-        worker = cluster.worker_node_id()
-    records = read_index(run / "index.jsonl")
-    assert [r["status"] for r in records] == ["ok", "ok"] and all(r["success"] for r in records), records
-    assert [e["node"] for e in read_events(run / "events.jsonl")] == [worker]
-
-
 def test_a_node_that_cannot_make_namespaces_refuses_the_local_sandbox(worker_image):
     """A container started with Docker's defaults may not make namespaces: the local sandbox is
     refused there with one line naming the options it needs, recorded as each episode's error,
@@ -312,8 +306,8 @@ def test_one_cap_across_the_nodes_and_the_drivers_cache_on_the_cluster(cluster, 
 
 
 def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(cluster, tmp_path):
-    """On the module's cluster (a head of 1 CPU, a worker node of 2), last: its worker node is
-    killed, and a test after it would wait for a new one."""
+    """On the module's cluster (a head of 1 CPU, a worker node of 2), last but one: its worker node
+    is killed, and the test after it starts the worker node it needs in its place."""
     run, seeds = tmp_path / "run", 200
     total = 3 * 3 * seeds
     nodes = {str(n["id"]) for n in cluster.nodes()}  # before the run: asking takes seconds
@@ -352,3 +346,24 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(cluster, t
     verified = _cli(None, "verify", str(run))
     assert verified.returncode == 0, verified.stdout[-2000:]
     assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes
+
+
+def test_the_docker_sandbox_runs_on_the_container_node_through_the_engine_it_reaches(socket_cluster, tmp_path):
+    """The docker sandbox needs none of the node's files in the engine's machine, only an engine the
+    node reaches: here the host's, through its socket, this node's only mount (a container here
+    cannot run an engine of its own). Each sandbox is started by the node running its episode."""
+    cluster = socket_cluster
+    mounts = subprocess.run(["docker", "inspect", "--format", "{{range .Mounts}}{{.Source}} {{end}}", cluster.container],
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert mounts == ["/var/run/docker.sock"]
+    node = _on_node(cluster, "container_node", _PROBE.replace("{BACKENDS}", "['docker']"))
+    assert node["ready"]["docker"] is None, node["ready"]
+    assert "namespaces" in node["ready"]["local"]  # Docker's default options: only docker can succeed
+    _held(node["limits"]["docker"])
+    run = tmp_path / "shell"  # `auto` is the docker sandbox on that node
+    done = _cli(cluster, "run", "shell", "--seeds", "2", *FORCED, "--address", cluster.address,
+                "--out", str(run), "--quiet")
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = read_index(run / "index.jsonl")
+    assert [r["status"] for r in records] == ["ok", "ok"] and all(r["success"] for r in records), records
+    assert [e["node"] for e in read_events(run / "events.jsonl")] == [cluster.worker_node_id()]
