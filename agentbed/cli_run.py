@@ -27,6 +27,7 @@ from agentbed.cli_models import (
     record_stop,
 )
 from agentbed.cli_plan import add_plan_options, limited, plan, resume_plan
+from agentbed.code_versions import ALLOW_FLAG, CodeTally, check_resume
 from agentbed.cost import cost_metrics
 from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
@@ -44,6 +45,7 @@ from agentbed.problems import (
     within_allowance,
 )
 from agentbed.progress import RunProgress
+from agentbed.provenance import header_provenance
 from agentbed.results import errored_units, write_results
 from agentbed.run_summary import RunTally, add_paired_differences, annotate_errors
 from agentbed.seal import log_key
@@ -60,8 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("suite", help="an installed suite's name (agentbed list), or a suite in one file: "
                    "path/to/suite.py, path/to/file.py:NAME or my.module:NAME (docs/extending.md)")
     add_plan_options(p)
-    p.add_argument("--executor", choices=EXECUTORS, default="process")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--executor", choices=EXECUTORS, default=None,
+                   help="process (default), serial or ray; --resume: the recorded one unless given")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="worker processes (default: CPU count; --resume: the recorded -j unless given)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray)")
     p.add_argument("--ray-resource", action="append", metavar="NAME=AMOUNT",
                    help="a custom Ray resource each episode's task needs, e.g. gpu_node=1 (repeatable)")
@@ -69,6 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="damage this share of the agent's actions on purpose (to test metrics and gates)")
     p.add_argument("--out", help="run directory (default: runs/SUITE-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="finish the run recorded in --out")
+    p.add_argument(ALLOW_FLAG, action="store_true",
+                   help="with --resume: go on under other code than the run was started with (recorded: results.json"
+                        " and verify then name every code version that wrote episodes)")
     p.add_argument("--retry-errors", action="store_true",
                    help="with --resume: run the errored episodes again (their old logs are kept in RUN_DIR/retried)")
     p.add_argument("--allow-errors", metavar="N|RATE",
@@ -87,17 +94,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
         raise UsageError(f"-j/--jobs must be between 1 and {MAX_JOBS}, not {args.jobs}")
-    if args.executor != "ray" and (args.address or args.ray_resource):
-        raise UsageError("--address and --ray-resource need --executor ray")
     parse_allowance(args.allow_errors)
-    if args.retry_errors and not args.resume:
-        raise UsageError("--retry-errors needs --resume --out RUN_DIR")
+    for flag, given in (("--retry-errors", args.retry_errors), (ALLOW_FLAG, args.allow_mixed_code)):
+        if given and not args.resume:
+            raise UsageError(f"{flag} needs --resume --out RUN_DIR")
     log_key()  # a key that is set but unusable is an error before anything runs
     if not args.resume:
         name = get_suite(args.suite).name if is_suite_reference(args.suite) else args.suite
         args.out = args.out or f"runs/{name}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    recorded = RunStore(args.out) if args.resume and args.out else None
-    agents = list(args.roster or []) if recorded is None else recorded.meta()["agents"]
+    recorded = RunStore(args.out).meta() if args.resume and args.out else {}
+    for option, name in (("executor", "executor"), ("jobs", "jobs"), ("max_connections", "max_connections")):
+        if getattr(args, option) is None:  # how to run, not what: given now, else as recorded (docs/engine.md)
+            setattr(args, option, recorded.get(name))
+    args.executor = args.executor or "process"
+    if args.executor != "ray" and (args.address or args.ray_resource):
+        raise UsageError("--address and --ray-resource need --executor ray")
+    agents = list(args.roster or []) if not recorded else recorded["agents"]
     if args.executor == "ray":  # Ray workers serve a local:MODEL on their own nodes (agentbed.worker)
         agents = []
     with serving(agents, Path(args.out or "."), ServerSettings.for_connections(args.max_connections),
@@ -119,6 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         if meta["suite"] != args.suite and get_suite(args.suite).name != meta["suite"]:
             raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
         specs = resume_plan(suite, meta, args, where, generation)
+        check_resume(meta, header_provenance(suite.name), where, args.allow_mixed_code)  # refused unless allowed
         prices, budget = check_model_options(args, specs)
         if args.timeout is not None and meta.get("timeout") != args.timeout:  # absent: each model's default
             recorded_timeout = meta.get("timeout", "not set (each model's default)")
@@ -150,6 +163,9 @@ def _run(args: argparse.Namespace) -> int:
             meta["timeout"] = args.timeout
         if args.cache is False:
             meta["cache"] = False
+        for name in ("jobs", "max_connections"):  # honoured by --resume when it is not given again
+            if getattr(args, name) is not None:
+                meta[name] = getattr(args, name)
         recorded = store.create({**meta, "executor": "serial" if approver else args.executor,
                                  **({"approver": approver.to_dict()} if approver else {})})
     # every log's header names this run and its settings (agentbed.binding): run.json's, as written
@@ -205,16 +221,25 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     wall = time.perf_counter() - t0
     agents = meta.get("agents") or sorted({r["agent"] for r in store.stream_records()})
     tally = RunTally(keep_scored=suite.summarize is not None, paired=len(agents) > 1)
+    code = CodeTally() if args.resume else None  # a fresh run's episodes are all this code's
     cut = 0
     for r in store.stream_records():  # one record at a time: a run's memory does not grow with its index
         if is_errored(r) and classify(str(r.get("error") or "")).name == "budget":
             cut += 1
         if r["suite"] == suite.name:
             tally.add(r)
+        if code is not None:
+            code.add_record(store.root, r)
     stop = record_stop(store.root, budget, len(todo) - ran, cut)
     if restarts() or dead:
         append_event(store.root / EVENTS, {"event": "local_server", "restarts": restarts(), "stopped": dead})
     summary, cost = _summarize(suite, meta, tally, agents, prices)
+    made = meta.get("provenance")
+    if code is not None and code.mixed:  # said in results.json, the summary and on the terminal
+        made = {**(made or {}), "mixed": code.versions()}
+        summary.setdefault("console_notes", []).append(code.words(suite.name))
+        if args.quiet or args.json:  # else printed under the table, with the workload's notes
+            print(f"agentbed: {code.words(suite.name)}", file=sys.stderr)
     write_summary(summary, store.root / suite.name / "summary.json")
     errors = summary["errors"]
     episodes = tally.total
@@ -223,7 +248,7 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
                   episodes=episodes, seeds=Streamed(tally.seeds, pairs=False),
                   errored_episodes=errors["episodes"], errored_units=errored_units(tally.errors),
                   problems=errors["problems"], seal=MANIFEST,
-                  **({"provenance": meta["provenance"]} if meta.get("provenance") else {}))
+                  **({"provenance": made} if made else {}))
     store.finish(["results.json", f"{suite.name}/summary.json"])  # the seal: complete if nothing is owed
     status = run_status(errors["episodes"] - (cut if stop is not None else 0), episodes, allowance, stop)
     if dead:  # the run stopped with episodes owed: never a success

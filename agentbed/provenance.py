@@ -190,6 +190,9 @@ def describe(record: Any) -> str:
     worlds = "; ".join(f"{_printable(name)} from {_origin_text(origin if isinstance(origin, dict) else None)}"
                        for name, origin in sorted(suites.items()))
     note = f" [{_printable(record['note'])}]" if record.get("note") else ""
+    mixed = record.get("mixed")
+    if isinstance(mixed, list) and len(mixed) > 1:  # agentbed.code_versions: a resume under other code
+        note += f" [MIXED CODE: {len(mixed)} code versions wrote its episodes; see provenance.mixed]"
     return f"agentbed {_printable(record.get('agentbed'))}, commit {commit}{state}" + \
         (f"; {worlds}" if worlds else "") + note
 

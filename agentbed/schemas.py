@@ -36,6 +36,8 @@ RUN_META_SCHEMA: dict[str, Any] = {
         "executor": _STR,
         "command": _STR,
         "cache": {"type": "boolean"},
+        "jobs": {"type": "integer", "minimum": 1, "maximum": 256},  # how to run (cli_run), not what
+        "max_connections": {"type": "integer", "minimum": 1},
     },
 }
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from agentbed import manifest as mf
 from agentbed.binding import mismatch
+from agentbed.code_versions import CodeTally, results_disagree, unit_header
 from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.jsonstream import read_folded
 from agentbed.log import verify_and_read
@@ -96,10 +97,11 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
     out.indexed = indexed
     layout = read_run(root, manifest=doc)
-    _logs(root, sealed, indexed, key, out, meta)
+    code = CodeTally()  # the code versions the verified logs name (agentbed.code_versions)
+    _logs(root, sealed, indexed, key, out, meta, code)
     _strays(layout, expected, sealed, indexed, final, out, str(meta.get("run_id", "")) if meta else "")
     if doc:
-        _files(root, doc, indexed, out)
+        _files(root, doc, indexed, out, code)
     n_sealed = len(sealed)
     same = n_sealed == planned and not any(True for _ in sorted_difference(sealed.keys(), expected.keys()))
     complete = bool(doc and doc["complete"] and final) and finished == planned and same
@@ -110,7 +112,8 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
     if not complete:
         out.add(f"incomplete: {finished} of {planned} episodes finished, {n_sealed} sealed", damage=False)
     out.summary = f"run {'complete' if complete else 'incomplete'} (id {out.run_id or '?'}), " \
-                  f"{planned} episodes planned, {_seal_words(doc, key)}"
+                  f"{planned} episodes planned, {_seal_words(doc, key)}" + \
+                  (f"; {code.words(plan['suite'])}" if code.mixed else "")
     return out
 
 
@@ -242,7 +245,7 @@ def _checked_fields(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out: RunCheck,
-          meta: dict[str, Any] | None) -> None:
+          meta: dict[str, Any] | None, code: CodeTally) -> None:
     records = _records(indexed)
     at = next(records, None)
     for eid in _union(sealed.keys(), indexed.keys()):
@@ -261,6 +264,8 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
             for problem in problems:
                 out.add(problem)
             out.logs_ok += not problems
+            if not problems:
+                code.add((unit_header(path) or {}).get("provenance"))
             continue
         result, log = verify_and_read(path, sealed_digest or record.get("digest") or None, key)
         if not result.ok:
@@ -281,6 +286,7 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
                     f"{footer.get(differs[0])!r}")
             continue
         out.logs_ok += 1
+        code.add(log[0].get("provenance"))
 
 
 def _another_episode(header: dict[str, Any], eid: str, record: dict[str, Any]) -> str:
@@ -350,7 +356,7 @@ def _strays(layout: RunDirectory, expected: DiskMap, sealed: DiskMap, indexed: D
             out.add(f"{path}: not sealed by the manifest, which is final (added after the run?)")
 
 
-def _files(root: Path, doc: dict[str, Any], indexed: DiskMap, out: RunCheck) -> None:
+def _files(root: Path, doc: dict[str, Any], indexed: DiskMap, out: RunCheck, code: CodeTally) -> None:
     for rel, digest in doc["files"].items():
         path = root / rel
         if Path(rel).is_absolute() or ".." in Path(rel).parts:
@@ -360,10 +366,10 @@ def _files(root: Path, doc: dict[str, Any], indexed: DiskMap, out: RunCheck) -> 
         elif mf.file_digest(path) != digest:
             out.add(f"{path}: differs from the digest the manifest sealed (edited after the run?)")
     if doc["final"] and (root / "results.json").is_file():
-        _results_agree(root, indexed, out)
+        _results_agree(root, indexed, out, code)
 
 
-def _results_agree(root: Path, indexed: DiskMap, out: RunCheck) -> None:
+def _results_agree(root: Path, indexed: DiskMap, out: RunCheck, code: CodeTally) -> None:
     """results.json's success values and errored count are what the (footer-checked) index
     records say, with the run's one definition of an errored episode
     (:func:`agentbed.problems.is_errored`): errored episodes are in no metric. Both sides are
@@ -372,6 +378,9 @@ def _results_agree(root: Path, indexed: DiskMap, out: RunCheck) -> None:
     from agentbed.results import EpisodeMetrics, StreamedMetrics, load_results
 
     doc = load_results(root / "results.json", streamed=True)  # malformed: exit 2
+    silent = results_disagree(doc, code, str(root / "results.json"))
+    if silent:  # not damage: a resume rewrites results.json from the logs
+        out.add(silent, damage=False)
     mine = EpisodeMetrics()  # on disk, compared unit by unit as it is read back
     for r in scored(r for _, r in _records(indexed)):
         mine.add(r)
