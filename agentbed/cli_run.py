@@ -27,7 +27,7 @@ from agentbed.cli_models import (
     record_stop,
 )
 from agentbed.cli_plan import add_plan_options, limited, plan, resume_plan
-from agentbed.code_versions import ALLOW_FLAG, CodeTally, check_resume
+from agentbed.code_versions import ALLOW_FLAG, CodeTally, check_resume, started_by
 from agentbed.cost import cost_metrics
 from agentbed.errors import UsageError
 from agentbed.executors import EXECUTORS, execute
@@ -121,59 +121,67 @@ def _run(args: argparse.Namespace) -> int:
     parse_resources(args.ray_resource)  # a malformed --ray-resource: an error before anything is recorded
     allowance = parse_allowance(args.allow_errors)
     generation = parse_settings(args.temperature, args.max_tokens_per_call, args.model_setting)
-    if args.resume:
-        if not args.out:
-            raise UsageError("--resume needs --out RUN_DIR")
-        store = RunStore(args.out)
-        meta = recorded = store.meta()
-        where = str(store.root / "run.json")
-        suite = get_suite(meta.get("suite_ref") or meta["suite"])
-        if meta["suite"] != args.suite and get_suite(args.suite).name != meta["suite"]:
-            raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
-        specs = resume_plan(suite, meta, args, where, generation)
-        check_resume(meta, header_provenance(suite.name), where, args.allow_mixed_code)  # refused unless allowed
-        prices, budget = check_model_options(args, specs)
-        if args.timeout is not None and meta.get("timeout") != args.timeout:  # absent: each model's default
-            recorded_timeout = meta.get("timeout", "not set (each model's default)")
-            raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {recorded_timeout}")
-        if meta.get("cache") is False:  # recorded --no-cache: a resumed episode takes no reply another run left
-            if args.cache:
-                raise UsageError(f"--cache contradicts {where}: field 'cache' is false (the run was made with --no-cache)")
-            args.cache = False
-        approver = resumed_approver(args, meta.get("approver"), where, store.root)
-        open_for_resume(store)  # verified first: a damaged or differently signed run is refused
-        # --retry-errors runs every errored episode again; a plain --resume, those a budget cut short
-        again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r) and (
-            args.retry_errors or classify(str(r.get("error") or "")).name == "budget")})
-        if again:
-            what = "errored" if args.retry_errors else "cut short by --max-cost/--max-tokens"
-            print(f"agentbed: {len(again)} {what} episodes set aside to run again (their logs: "
-                  f"{store.root / 'retried'})", file=sys.stderr)
-    else:
-        suite = get_suite(args.suite)
-        try:
-            specs, meta = plan(suite, args, generation)
-        except UsageError as exc:
-            keep_evidence(exc, Path(args.out))
-            raise
-        prices, budget = check_model_options(args, specs)
-        store = RunStore(args.out)
-        approver = approver_config(args, Path(args.out))
-        if args.timeout is not None:
-            meta["timeout"] = args.timeout
-        if args.cache is False:
-            meta["cache"] = False
-        for name in ("jobs", "max_connections"):  # honoured by --resume when it is not given again
-            if getattr(args, name) is not None:
-                meta[name] = getattr(args, name)
-        recorded = store.create({**meta, "executor": "serial" if approver else args.executor,
-                                 **({"approver": approver.to_dict()} if approver else {})})
-    # every log's header names this run and its settings (agentbed.binding): run.json's, as written
-    # (not read back: it lists the plan's N seeds)
-    bound = binding(recorded)
-    specs = specs.with_fields(run=bound)
-    with store, model_timeout(args, meta):  # the writer lock, let go however the run ends
-        return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance, approver)
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out RUN_DIR")
+    store = RunStore(args.out)
+    with store:  # the writer lock, let go however the run ends (a refused resume too: a caller may try again)
+        if args.resume:
+            suite, meta, recorded, specs, prices, budget, approver = _resume(args, store, generation)
+        else:
+            suite = get_suite(args.suite)
+            try:
+                specs, meta = plan(suite, args, generation)
+            except UsageError as exc:
+                keep_evidence(exc, Path(args.out))
+                raise
+            prices, budget = check_model_options(args, specs)
+            approver = approver_config(args, Path(args.out))
+            if args.timeout is not None:
+                meta["timeout"] = args.timeout
+            if args.cache is False:
+                meta["cache"] = False
+            for name in ("jobs", "max_connections"):  # honoured by --resume when it is not given again
+                if getattr(args, name) is not None:
+                    meta[name] = getattr(args, name)
+            recorded = store.create({**meta, "executor": "serial" if approver else args.executor,
+                                     **({"approver": approver.to_dict()} if approver else {})})
+        # every log's header names this run and its settings (agentbed.binding): run.json's, as written
+        # (not read back: it lists the plan's N seeds)
+        bound = binding(recorded)
+        specs = specs.with_fields(run=bound)
+        with model_timeout(args, meta):
+            return _run_episodes(args, store, suite, meta, specs, prices, budget, allowance, approver)
+
+
+def _resume(args: argparse.Namespace, store: RunStore, generation: dict[str, Any]) -> tuple[Any, ...]:
+    """The recorded run, checked against every argument given and against this code, verified and
+    opened for writing: (suite, meta, recorded, specs, prices, budget, approver)."""
+    meta = store.meta()
+    where = str(store.root / "run.json")
+    suite = get_suite(meta.get("suite_ref") or meta["suite"])
+    if meta["suite"] != args.suite and get_suite(args.suite).name != meta["suite"]:
+        raise UsageError(f"{args.suite!r} contradicts {where}: field 'suite' is {meta['suite']!r}")
+    specs = resume_plan(suite, meta, args, where, generation)
+    prices, budget = check_model_options(args, specs)
+    if args.timeout is not None and meta.get("timeout") != args.timeout:  # absent: each model's default
+        recorded_timeout = meta.get("timeout", "not set (each model's default)")
+        raise UsageError(f"--timeout {args.timeout:g} contradicts {where}: field 'timeout' is {recorded_timeout}")
+    if meta.get("cache") is False:  # recorded --no-cache: a resumed episode takes no reply another run left
+        if args.cache:
+            raise UsageError(f"--cache contradicts {where}: field 'cache' is false (the run was made with --no-cache)")
+        args.cache = False
+    approver = resumed_approver(args, meta.get("approver"), where, store.root)
+    store.lock()  # a second writer is named first; nothing is written before the checks below
+    check_resume(meta, header_provenance(suite.name), where, args.allow_mixed_code)  # refused unless allowed
+    open_for_resume(store)  # verified first: a damaged or differently signed run is refused
+    # --retry-errors runs every errored episode again; a plain --resume, those a budget cut short
+    again = store.set_aside({r["episode_id"] for r in store.records() if is_errored(r) and (
+        args.retry_errors or classify(str(r.get("error") or "")).name == "budget")})
+    if again:
+        what = "errored" if args.retry_errors else "cut short by --max-cost/--max-tokens"
+        print(f"agentbed: {len(again)} {what} episodes set aside to run again (their logs: "
+              f"{store.root / 'retried'})", file=sys.stderr)
+    return suite, meta, meta, specs, prices, budget, approver
 
 
 def keep_evidence(exc: UsageError, run_dir: Path) -> None:
@@ -221,7 +229,7 @@ def _run_episodes(args: argparse.Namespace, store: RunStore, suite: Suite, meta:
     wall = time.perf_counter() - t0
     agents = meta.get("agents") or sorted({r["agent"] for r in store.stream_records()})
     tally = RunTally(keep_scored=suite.summarize is not None, paired=len(agents) > 1)
-    code = CodeTally() if args.resume else None  # a fresh run's episodes are all this code's
+    code = CodeTally(started_by(meta)) if args.resume else None  # a fresh run's episodes are all this code's
     cut = 0
     for r in store.stream_records():  # one record at a time: a run's memory does not grow with its index
         if is_errored(r) and classify(str(r.get("error") or "")).name == "budget":

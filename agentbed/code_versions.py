@@ -53,9 +53,11 @@ def text(code: Mapping[str, Any] | None, suite: str) -> str:
 
 def check_resume(meta: Mapping[str, Any], current: Mapping[str, Any], where: str, allowed: bool) -> bool:
     """Whether resuming the run ``meta`` (run.json) under ``current`` (this process's header
-    provenance) mixes code versions; refused (UsageError, exit 2) unless ``allowed``."""
+    provenance) goes on under other code than started it; refused (UsageError, exit 2) unless
+    ``allowed``. A run.json that records no provenance (written before it) claims no code: not
+    refused, and a mix shows in its logs (:class:`CodeTally`)."""
     recorded, mine = started_by(meta), identity(current)
-    if recorded == mine:
+    if recorded is None or recorded == mine:
         return False
     if allowed:
         return True
@@ -66,13 +68,21 @@ def check_resume(meta: Mapping[str, Any], current: Mapping[str, Any], where: str
 
 
 class CodeTally:
-    """How many episodes each code version wrote (few versions, however many episodes)."""
+    """How many episodes each code version wrote (few versions, however many episodes). The run
+    is mixed when they are more than one, or when any is not ``started`` (the code run.json
+    names, :func:`started_by`: a resume under other code of a run none of whose episodes had
+    finished leaves one version, not the one results.json's provenance names)."""
 
-    def __init__(self) -> None:
+    def __init__(self, started: Mapping[str, Any] | None = None) -> None:
         self._counts: dict[str, int] = {}
+        self._started = None if started is None else self._key(started)
+
+    @staticmethod
+    def _key(provenance: Any) -> str:
+        return json.dumps(identity(provenance), sort_keys=True, ensure_ascii=False)
 
     def add(self, provenance: Any) -> None:
-        key = json.dumps(identity(provenance), sort_keys=True, ensure_ascii=False)
+        key = self._key(provenance)
         self._counts[key] = self._counts.get(key, 0) + 1
 
     def add_record(self, root: Path, record: Mapping[str, Any]) -> None:
@@ -84,7 +94,7 @@ class CodeTally:
 
     @property
     def mixed(self) -> bool:
-        return len(self._counts) > 1
+        return len(self._counts) > 1 or (self._started is not None and any(k != self._started for k in self._counts))
 
     def versions(self) -> list[dict[str, Any]]:
         """Each version with its ``episodes``, most episodes first (ties by the version's JSON)."""
@@ -96,7 +106,8 @@ class CodeTally:
         if not self.mixed:
             return ""
         parts = "; ".join(f"{v['episodes']} by {text(v, suite)}" for v in self.versions())
-        return f"MIXED CODE: {len(self._counts)} code versions wrote its episodes ({parts})"
+        started = "" if self._started is None else f", started by {text(json.loads(self._started), suite)}"
+        return f"MIXED CODE: {len(self._counts)} code version(s) wrote its episodes ({parts}){started}"
 
 
 def unit_header(path: Path) -> dict[str, Any] | None:
@@ -122,8 +133,8 @@ def results_disagree(results: Mapping[str, Any], tally: CodeTally, where: str) -
     if claimed == found:
         return ""
     if found is None:
-        return f"{where}: field 'provenance.mixed' names {len(claimed or [])} code versions, the logs one"
+        return f"{where}: field 'provenance.mixed' names {len(claimed or [])} code versions, the logs the starting one"
     if claimed is None:
-        return (f"{where}: field 'provenance' names one code version, but its episodes' logs name {len(found)} "
-                "(resumed under other code, by an agentbed that did not record it)")
+        return (f"{where}: field 'provenance' names the code that started the run, but its episodes' logs name "
+                f"{len(found)} other or more (resumed under other code, by an agentbed that did not record it)")
     return f"{where}: field 'provenance.mixed' differs from the code versions the episodes' logs name"

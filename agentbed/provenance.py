@@ -191,8 +191,8 @@ def describe(record: Any) -> str:
                        for name, origin in sorted(suites.items()))
     note = f" [{_printable(record['note'])}]" if record.get("note") else ""
     mixed = record.get("mixed")
-    if isinstance(mixed, list) and len(mixed) > 1:  # agentbed.code_versions: a resume under other code
-        note += f" [MIXED CODE: {len(mixed)} code versions wrote its episodes; see provenance.mixed]"
+    if isinstance(mixed, list) and mixed:  # agentbed.code_versions: a resume under other code
+        note += f" [MIXED CODE: {len(mixed)} code version(s) wrote its episodes, not only this one; see provenance.mixed]"
     return f"agentbed {_printable(record.get('agentbed'))}, commit {commit}{state}" + \
         (f"; {worlds}" if worlds else "") + note
 

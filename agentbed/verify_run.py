@@ -23,7 +23,7 @@ from typing import Any
 
 from agentbed import manifest as mf
 from agentbed.binding import mismatch
-from agentbed.code_versions import CodeTally, results_disagree, unit_header
+from agentbed.code_versions import CodeTally, results_disagree, started_by, unit_header
 from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.jsonstream import read_folded
 from agentbed.log import verify_and_read
@@ -97,7 +97,7 @@ def check_run(root: Path, key: bytes | None) -> RunCheck:
         out.add(f"{root / INDEX}: does not list {eid}, which the manifest seals (the index was trimmed or emptied)")
     out.indexed = indexed
     layout = read_run(root, manifest=doc)
-    code = CodeTally()  # the code versions the verified logs name (agentbed.code_versions)
+    code = CodeTally(started_by(meta) if meta else None)  # the code versions the verified logs name
     _logs(root, sealed, indexed, key, out, meta, code)
     _strays(layout, expected, sealed, indexed, final, out, str(meta.get("run_id", "")) if meta else "")
     if doc:

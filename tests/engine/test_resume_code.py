@@ -74,7 +74,7 @@ def test_a_resume_under_other_code_is_refused_unless_allowed_and_then_said_every
 
     status, _, err = cli(*PLAN, "--out", str(crashed), "--resume", "--quiet", "--allow-mixed-code")
     assert status == 0, err
-    assert "MIXED CODE: 2 code versions" in err
+    assert "MIXED CODE: 2 code version(s)" in err
     commits = sorted(h["provenance"]["commit"] for h in headers(crashed))
     assert commits.count("f" * 40) == 4 and len(commits) == 6
     results = json.loads((crashed / "results.json").read_text())
@@ -84,7 +84,9 @@ def test_a_resume_under_other_code_is_refused_unless_allowed_and_then_said_every
     assert any("MIXED CODE" in note for note in summary["console_notes"])
 
     status, out, _ = cli("verify", str(crashed))
-    assert status == 0 and "MIXED CODE: 2 code versions wrote its episodes (4 by agentbed" in out
+    assert status == 0 and "MIXED CODE: 2 code version(s) wrote its episodes (4 by agentbed" in out
+    status, out, _ = cli("gate", str(crashed), "--baseline", str(crashed / "results.json"), "--allow-underpowered")
+    assert status == 0 and "MIXED CODE" in out
 
 
 def test_a_resume_under_the_same_code_needs_no_flag_and_records_no_mix(crashed):
@@ -93,6 +95,32 @@ def test_a_resume_under_the_same_code_needs_no_flag_and_records_no_mix(crashed):
     assert "mixed" not in json.loads((crashed / "results.json").read_text())["provenance"]
     status, out, _ = cli("verify", str(crashed))
     assert status == 0 and "MIXED" not in out
+
+
+def test_a_run_none_of_whose_episodes_the_starting_code_finished_is_mixed_too(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    with monkeypatch.context() as m:
+        crash_after(m, 0)
+        assert cli(*PLAN, "--out", str(run), "--quiet")[0] == 130
+    other_code(monkeypatch)
+    assert cli(*PLAN, "--out", str(run), "--resume", "--quiet", "--allow-mixed-code")[0] == 0
+    results = json.loads((run / "results.json").read_text())["provenance"]
+    assert results["commit"] != "f" * 40  # run.json's: the code that started the run
+    assert [(v["commit"], v["episodes"]) for v in results["mixed"]] == [("f" * 40, 6)]
+    assert "MIXED CODE: 1 code version(s)" in cli("verify", str(run))[1]
+
+
+def test_a_refused_resume_lets_go_of_the_run(crashed):
+    """In one process (a notebook, agentbed.testing.cli_in_process), a resume refused for damage
+    used to keep the writer lock: the next resume named this very process as another writer."""
+    log = sorted((crashed / "episodes").glob("*.jsonl"))[0]
+    data = log.read_bytes()
+    log.write_bytes(data.replace(b'"steps"', b'"stepz"', 1))
+    status, _, err = cli(*PLAN, "--out", str(crashed), "--resume", "--quiet")
+    assert status == 2 and "not resuming" in err
+    log.write_bytes(data)
+    status, _, err = cli(*PLAN, "--out", str(crashed), "--resume", "--quiet")
+    assert status == 0, err
 
 
 def test_the_flag_is_refused_without_resume(tmp_path):
@@ -106,10 +134,10 @@ def test_results_that_do_not_say_what_the_logs_say_are_named():
         for c in commits:
             tally.add({"commit": c * 20, "agentbed": "1"})
     assert results_disagree({"provenance": {"commit": "a" * 40}}, one, "r.json") == ""
-    assert "names one code version, but its episodes' logs name 2" in results_disagree(
+    assert "but its episodes' logs name 2 other or more" in results_disagree(
         {"provenance": {"commit": "a" * 40}}, two, "r.json")
     assert results_disagree({"provenance": {"mixed": two.versions()}}, two, "r.json") == ""
-    assert "logs one" in results_disagree({"provenance": {"mixed": two.versions()}}, one, "r.json")
+    assert "the logs the starting one" in results_disagree({"provenance": {"mixed": two.versions()}}, one, "r.json")
 
 
 def test_a_resume_keeps_the_recorded_jobs_connections_and_executor_unless_given(tmp_path, monkeypatch):
