@@ -6,7 +6,9 @@ Jacobson, "Congestion Avoidance and Control", SIGCOMM 1988). The limit starts at
 a rate limit (HTTP 429), a ``Retry-After`` or a timeout halves it (at most once a second, so one
 burst of refusals counts once) and opens a cool-down during which it does not grow; after the
 cool-down, each ``limit`` successful calls in a row raise it by one, back up to the cap. A
-``Retry-After`` also holds every new call back until the time the server named. Each change of
+``Retry-After`` also holds every new call back until the time the server named, at most
+``MAX_HOLD_SECONDS`` (what one call's own retry waits at most, :class:`agentbed.agents.retry.Backoff`:
+a server naming an hour, a year or a date long past the run would otherwise stall it). Each change of
 the limit is one line of ``events.jsonl`` in the run directory.
 
 The state lives in shared memory created before the worker processes fork, so the cap is one
@@ -18,6 +20,7 @@ the limiter was made, not as a wall-clock date.
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing
 import os
 import time
@@ -35,6 +38,7 @@ LOCAL_MAX_CONNECTIONS = 2
 def default_max_connections(model: str) -> int:
     return LOCAL_MAX_CONNECTIONS if model.startswith("local:") else DEFAULT_MAX_CONNECTIONS
 COOLDOWN_SECONDS = 10.0
+MAX_HOLD_SECONDS = 30.0  # the longest a Retry-After holds new calls back (Backoff.max_delay's default)
 _DECREASE_EVERY = 1.0
 
 # slots of the shared state array
@@ -110,6 +114,8 @@ class ConnectionLimiter:
         """The provider refused or timed out: ``reason`` is ``rate_limit``, ``retry_after`` or ``timeout``."""
         s = self._state
         now = time.monotonic()
+        if retry_after is not None:  # never longer than a call's own retry waits (the module docstring)
+            retry_after = min(retry_after, MAX_HOLD_SECONDS) if math.isfinite(retry_after) else MAX_HOLD_SECONDS
         with self._cond:
             if retry_after:
                 s[_HOLD_UNTIL] = max(s[_HOLD_UNTIL], now + retry_after)

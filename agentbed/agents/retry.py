@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import random
 import sys
 import time
@@ -121,17 +122,18 @@ def retry_after_seconds(exc: BaseException, now: Callable[[], float] = time.time
     try:
         millis = headers.get("retry-after-ms")
         if millis is not None:
-            return max(0.0, float(millis) / 1000.0)
-        value = headers.get("retry-after")
-        if value is None:
+            seconds = float(millis) / 1000.0
+        elif (value := headers.get("retry-after")) is None:
             return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - now())
+        else:
+            try:
+                seconds = float(value)
+            except ValueError:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - now()
     except (TypeError, ValueError, OverflowError):
         return None
+    # "inf", "nan", "1e999": no time at all (a log or an event cannot hold it as JSON)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def throttle_signal(exc: BaseException) -> tuple[str, float | None] | None:

@@ -59,6 +59,9 @@ def test_retry_after_headers():
     date = "Wed, 21 Oct 2015 07:28:10 GMT"
     assert retry_after_seconds(status_error(429, **{"retry-after": date}), now=lambda: 1445412480.0) == 10.0
     assert retry_after_seconds(status_error(429, **{"retry-after": "soon"})) is None
+    for endless in ("inf", "nan", "1e999", "-inf"):  # no time at all: as if not said (never Infinity in a log)
+        assert retry_after_seconds(status_error(429, **{"retry-after": endless})) is None
+    assert retry_after_seconds(status_error(429, **{"retry-after-ms": "1e999"})) is None
     assert retry_after_seconds(status_error(500)) is None
     assert retry_after_seconds(ValueError()) is None
 

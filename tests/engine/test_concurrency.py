@@ -20,7 +20,13 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 from openai_stub import Reply, error, stub_servers  # noqa: E402 - needs the path above
 from scripted_models import vault_three_calls  # noqa: E402
 
-from agentbed.agents.connections import ConnectionLimiter, read_events  # noqa: E402
+from agentbed.agents.connections import (  # noqa: E402
+    _COOLDOWN_UNTIL,
+    _HOLD_UNTIL,
+    MAX_HOLD_SECONDS,
+    ConnectionLimiter,
+    read_events,
+)
 from agentbed.executors import execute  # noqa: E402
 from agentbed.inflight import EVENTS, ModelRuntime  # noqa: E402
 from agentbed.log import verify_log  # noqa: E402
@@ -98,6 +104,18 @@ def test_refusals_lower_the_concurrency_and_episodes_still_complete(model_server
     changes = [e for e in read_events(out / EVENTS) if e["event"] == "concurrency"]
     assert changes and changes[0]["reason"] == reason and changes[0]["from"] == 8 and changes[0]["to"] == 4
     assert changes[0]["retry_after"] == pytest.approx(0.2)
+
+
+def test_a_retry_after_of_years_holds_calls_no_longer_than_a_retry_waits(tmp_path):
+    """Session 20's probe: a provider answering ``Retry-After: 99999999999`` held every call of
+    the run (it hung); a hold is capped as a call's own retry wait is, and the event stays JSON."""
+    for said in (99_999_999_999.0, float("inf")):
+        limiter = ConnectionLimiter("m", 8, events=tmp_path / "e.jsonl", cooldown=0.0)
+        limiter.throttled("retry_after", said)
+        assert limiter._state[_HOLD_UNTIL] <= time.monotonic() + MAX_HOLD_SECONDS
+        assert limiter._state[_COOLDOWN_UNTIL] <= time.monotonic() + MAX_HOLD_SECONDS
+    events = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]  # no Infinity
+    assert [e["retry_after"] for e in events] == [MAX_HOLD_SECONDS, MAX_HOLD_SECONDS]
 
 
 def test_limiter_halves_on_refusal_and_grows_back_by_one_per_window(tmp_path):
