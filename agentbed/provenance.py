@@ -79,10 +79,11 @@ def tree_state(root: Path | None = None) -> dict[str, Any]:
         return {}
     try:
         status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all")
-        if not status:
+        entries = [e for e in status.split(b"\0") if e and not (
+            e.startswith(b"?? ") and _run_output(root, root / e[3:].decode("utf-8", "surrogateescape")))]
+        if not entries:
             return {"dirty": False}
         digest = hashlib.sha256(_git(root, "diff", "--binary", "HEAD"))
-        entries = status.split(b"\0")
         for entry in sorted(e[3:] for e in entries if e.startswith(b"?? ")):
             digest.update(b"\0untracked\0" + entry + b"\0")
             path = root / entry.decode("utf-8", "surrogateescape")
@@ -91,6 +92,18 @@ def tree_state(root: Path | None = None) -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         return {"dirty": None}
     return {"dirty": True, "diff_sha256": digest.hexdigest()}
+
+
+def _run_output(root: Path, path: Path) -> bool:
+    """An untracked file inside a run directory in the checkout (``--out`` not under the ignored
+    ``runs/``): a run's output, not code. Counted, it made the code of a run's own resume differ
+    (its logs and index are new untracked files), so ``--resume`` refused it (session 20)."""
+    for parent in path.parents:
+        if parent == root or root not in parent.parents:
+            return False
+        if (parent / "run.json").is_file() and ((parent / "manifest.json").is_file() or (parent / "index.jsonl").is_file()):
+            return True
+    return False
 
 
 def _git(root: Path, *args: str) -> bytes:

@@ -75,6 +75,24 @@ def test_a_dirty_checkout_is_detected_and_named_by_its_changes(checkout):
     assert _state(checkout)["diff_sha256"] != untracked["diff_sha256"]
 
 
+def test_a_run_directory_inside_the_checkout_is_output_not_code(checkout):
+    """Else a run with --out in a checkout (not under the ignored runs/) would name other code at
+    its resume than at its start, and --resume would refuse it."""
+    run = checkout / "my runs" / "r1"
+    (run / "episodes").mkdir(parents=True)
+    for name in ("run.json", "index.jsonl", "episodes/a.jsonl"):
+        (run / name).write_text("{}")
+    assert _state(checkout) == {"dirty": False}
+    (checkout / "my runs" / "notes.py").write_text("X = 1\n")  # beside the run, not in it: code
+    assert _state(checkout)["dirty"] is True
+    (checkout / "my runs" / "notes.py").unlink()
+    (checkout / "world.py").write_text("REWARD = 2\n")
+    with_run = _state(checkout)
+    for name in ("run.json", "index.jsonl", "episodes/a.jsonl"):
+        (run / name).unlink()
+    assert _state(checkout) == with_run  # the change is named by itself, whatever runs lie beside it
+
+
 def test_outside_a_checkout_nothing_is_claimed(tmp_path):
     assert code_commit(tmp_path) is None and _state(tmp_path) == {}
 
