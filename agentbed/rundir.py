@@ -110,6 +110,13 @@ def log_path(root: Path, index_dir: Path, record: dict[str, Any]) -> Path:
     return index_dir / EPISODES / f"{record['episode_id']}.jsonl"
 
 
+def leads_out(path: Path, root: Path) -> bool:
+    """Whether ``path`` (a log the run names) is, or passes through, a link out of ``root``: the
+    run does not hold that log (a copy of the run loses it, an edit outside changes it), and the
+    viewer never shows it, so verify names it (session 20's probe: it verified)."""
+    return not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+
+
 def team_members(path: Path) -> list[dict[str, Any]]:
     """A team manifest's (CoCoder's unit) member entries: ``log`` (relative to it), ``digest``.
     A malformed manifest raises InputError naming it."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbed import manifest as mf
+from agentbed import rundir
 from agentbed.binding import mismatch
 from agentbed.code_versions import CodeTally, results_disagree, started_by, unit_header
 from agentbed.diskmap import DiskMap, sorted_difference
@@ -256,6 +257,9 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
         sealed_digest = seal[0] if seal is not None else None
         path = log_path(root, root, record) if record else RunStore(root).log_path(eid)
         out.logs += 1
+        if rundir.leads_out(path, root):
+            out.add(f"{path}: a link out of the run directory; not followed (the log of {eid})")
+            continue
         if not path.is_file():
             out.add(f"{path}: missing (the log of {eid})")
             continue
@@ -313,6 +317,9 @@ def check_team(path: Path, digest: str | None, key: bytes | None, meta: dict[str
     problems = []
     for member in team_members(path):
         log = path.parent / member["log"]
+        if rundir.leads_out(log, path.parent.parent):
+            problems.append(f"{log}: a link out of the run directory; not followed (a member of {path.name})")
+            continue
         if not log.is_file():
             problems.append(f"{path}: member log {member['log']} is missing")
             continue
