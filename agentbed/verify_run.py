@@ -364,10 +364,14 @@ def _strays(layout: RunDirectory, expected: DiskMap, sealed: DiskMap, indexed: D
 
 
 def _files(root: Path, doc: dict[str, Any], indexed: DiskMap, out: RunCheck, code: CodeTally) -> None:
-    for rel, digest in doc["files"].items():
+    for rel, digest in [(mf.MANIFEST, None), *doc["files"].items()]:
         path = root / rel
         if Path(rel).is_absolute() or ".." in Path(rel).parts:
             out.add(f"{root / mf.MANIFEST}: seals {rel!r}, a file outside the run directory")
+        elif rundir.leads_out(path, root):  # the run does not hold it (as a log, see _logs)
+            out.add(f"{path}: a link out of the run directory; not followed")
+        elif digest is None:
+            continue
         elif not path.is_file():
             out.add(f"{path}: missing (the manifest sealed it)")
         elif mf.file_digest(path) != digest:

@@ -40,3 +40,17 @@ def test_a_log_that_links_out_of_its_run_is_named_and_never_resumed_over(tmp_pat
     log.unlink()
     log.symlink_to(Path("..") / "kept.jsonl")
     assert "a link out" not in cli("verify", str(run))[1]
+
+
+def test_a_sealed_file_that_links_out_of_its_run_is_named(tmp_path):
+    run = tmp_path / "run"
+    assert cli(*PLAN, "--out", str(run))[0] == 0
+    for name in ("index.jsonl", "results.json", "run.json", "manifest.json"):
+        elsewhere = tmp_path / f"elsewhere-{name}"
+        shutil.move(run / name, elsewhere)
+        (run / name).symlink_to(elsewhere)  # the very same bytes, held outside the run
+        status, said = cli("verify", str(run))
+        assert status == 1 and f"{run / name}: a link out of the run directory; not followed" in said, name
+        (run / name).unlink()
+        shutil.move(elsewhere, run / name)
+    assert cli("verify", str(run))[0] == 0
