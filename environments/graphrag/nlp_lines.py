@@ -64,6 +64,13 @@ ROLE_LABELS = {"chief executive", "ceo", "president", "chairman", "chairwoman", 
                "head", "leader", "chief executive officer", "executive chairman", "chairman and ceo",
                "president and ceo", "cfo", "chief financial officer", "coo", "cto", "vice-chancellor", "group ceo",
                "executive director"}
+# The last word of a role a field label names beside the shared labels: "Head coach", "Principal guest
+# conductor", "Sporting director", "Key players" (a plural: every value holds it).
+ROLE_NOUNS = {"director", "president", "chairman", "chairwoman", "chair", "chairperson", "ceo", "cfo", "cto", "coo",
+              "coach", "manager", "conductor", "chef", "winemaker", "brewer", "rector", "chancellor", "officer",
+              "executive", "captain", "dean", "player", "treasurer", "provost", "vice-chair", "vice-president",
+              "vice-chancellor", "director-general", "secretary-general"}
+_LABEL_PARTS = re.compile(r"\s*(?:,|&|/|\band\b)\s*")
 # Labels of an interview's interviewer: no name, no speaker.
 ASKERS = {"q", "question", "interviewer", "host", "podcast host", "moderator", "reporter", "presenter",
           "journalist", "editor", "q&a"}
@@ -281,3 +288,32 @@ def answer_names(reply: Any) -> str:
             break
     names = [e.text for e in chain]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def role_label(key: str) -> tuple[bool, list[str]]:
+    """Whether a field label (lower case) names a role its values hold, and the label's other
+    parts: "Chief executive", "Head coach", "Managing director and CEO", "Chairman, president and
+    CEO", "Founder and president" (the other part "founder", a field of its own). A label of more
+    than five words is a sentence's opening, not a role ("Stepped down as artistic director")."""
+    if key in ROLE_LABELS:
+        return True, []
+    if not key or len(key.split()) > 5:
+        return False, []
+    parts = [p for p in _LABEL_PARTS.split(key) if p]
+    roles = [p for p in parts if p in ROLE_LABELS or (len(p.split()) <= 3 and _role_noun(p.split()[-1]))]
+    return bool(roles), [p for p in parts if p not in roles]
+
+
+def _role_noun(word: str) -> bool:
+    return word in ROLE_NOUNS or (word.endswith("s") and word[:-1] in ROLE_NOUNS)
+
+
+def subject_value(doc: Any, colon: int | None, values: list[Any]) -> bool:
+    """A field line whose whole value is one name ("Museum: Van Gogh Museum", "Club: FC Porto"):
+    on a document's first line, that name is what the document is about, whatever the label."""
+    if colon is None or len(values) != 1:
+        return False
+    v = values[0]
+    start = colon + 1 + (colon + 1 < len(doc) and doc[colon + 1].lower_ == "the")
+    rest = [t.text for t in doc[v.end:]]
+    return v.start == start and (not rest or rest[0] == "(" or rest == ["."])

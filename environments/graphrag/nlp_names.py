@@ -46,7 +46,7 @@ MONTHS = {"january", "february", "march", "april", "may", "june", "july", "augus
 WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 _ABBREV = re.compile(r"^(?:[A-Z]\.){2,}$")
 ENGLISH_LEGAL = {"co", "ltd", "limited", "inc"}  # "Acme Co., Ltd." under the title "Acme" is Acme
-COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa"}
+COMPANY_SUFFIXES = {"inc", "ltd", "llc", "corp", "co", "plc", "ag", "sa", "gmbh", "oyj", "ab", "nv", "spa", "limited"}
 LEGAL_FORMS = COMPANY_SUFFIXES | {"hf", "ehf", "asa", "as", "oy", "bv", "se", "kk", "bhd", "tbk", "sro", "zrt"}
 SCHOOL_WORDS = ("university", "college", "school", "institute", "academy", "polytechnic", "école")
 ORG_NAME_WORDS = {"group", "labs", "systems", "company", "corporation", "foundation", "works", "holdings",
@@ -96,10 +96,11 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
             end -= 1
         dash = next((k for k in range(start, end) if doc[k].text in DASH and (doc[k].whitespace_ or
                                                                               doc[k - 1].whitespace_)), end)
-        kind = "person" if ent.label_ == "PERSON" else "thing"
+        kind = "person" if ent.label_ == "PERSON" and not organisation_shaped(doc[start:end].text) else "thing"
         cut = start
         for k in range(start, dash + 1):  # "Corsab and Lodru" tagged as one: a list is several names
-            if k == dash or doc[k].lower_ in ("and", ",", "or", ";", "(", ")", "[", "]"):  # "Bostavan (Moldova"
+            if k == dash or doc[k].lower_ in ("and", ",", "or", ";", "(", ")", "[", "]") and \
+                    not _and_in_name(doc, ent, start, k):  # "Bostavan (Moldova"
                 if k > cut:
                     spans.append((cut, k, kind))
                 cut = k + 1
@@ -147,6 +148,18 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
             continue
         out.append(Entity(name, kind, s, e))
     return sorted(out, key=lambda x: x.start)
+
+
+def _and_in_name(doc: Any, ent: Any, start: int, k: int) -> bool:
+    """The "and" at token ``k`` of spaCy's entity ``ent`` (its name from ``start``) joins words of
+    one name, not two names: after the name's "of" or "for" ("Norwegian University of Science and
+    Technology", "Centers for Disease Control and Prevention"), or between the two words of a place
+    spaCy tags as one ("Bosnia and Herzegovina")."""
+    if doc[k].lower_ != "and" or k + 1 >= ent.end or not doc[k + 1].text[:1].isupper():
+        return False
+    if any(doc[x].lower_ in ("of", "for") for x in range(start + 1, k)):
+        return True
+    return ent.label_ in ("GPE", "LOC") and k - start == 1 and ent.end - k == 2
 
 
 def _a_date(name: str) -> bool:

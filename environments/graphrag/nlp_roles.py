@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from environments.graphrag.nlp_coref import cue_heads
-from environments.graphrag.nlp_lines import ROLE_LABELS
+from environments.graphrag.nlp_lines import ROLE_LABELS, role_label
 from environments.graphrag.nlp_mentions import definite
 from environments.graphrag.nlp_names import Entity, State, conjuncts, organisation_shaped
+from environments.graphrag.nlp_objects import plural
 
 ROLE_WORDS = ROLE_LABELS | {"chief scientist", "chief technology officer", "chief operating officer",
                             "co-chief executive", "co-chief executives", "chief executives", "managing directors",
@@ -26,6 +27,11 @@ BEFORE_ROLE = {(",", "the"), (",", "its"), (",", "our"), ("is",), ("is", "the"),
                ("is", "now"), ("is", "now", "the"), ("is", "now", "its"), ("has", "been"), ("has", "been", "the"),
                ("remains",), ("remains", "the"), ("became",), ("serves", "as"), ("took", "over", "as"),
                (",", "who", "is"), (",", "who", "has", "been")}
+# An appointment to a role states that the person holds it ("A was appointed chief executive in 2024",
+# "A, who was named president"): its "was" is no past state of the role.
+APPOINTED = {"appointed", "named", "elected", "promoted", "hired"}
+BEFORE_ROLE |= {(*who, "was", verb, *to) for who in ((), (",", "who")) for verb in APPOINTED
+                for to in ((), ("as",), ("to",), ("as", "its"), ("its",))}
 PLACES = ("GPE", "LOC", "FAC")
 _PAST = {"was", "were", "had", "former", "formerly", "ex", "previously", "once", "then"}
 
@@ -48,7 +54,8 @@ def role_statements(doc: Any, ents: list[Entity], state: State) -> list[tuple[st
     """``(person, "works_for", organisation, False)`` for each role a line gives a person."""
     out = []
     for i, j in _roles(doc):
-        if any(t.lower_ in _PAST for t in doc[max(0, i - 3):i]) or (j < len(doc) and doc[j].lower_ == "of"):
+        if any(t.lower_ in _PAST for t in doc[max(0, i - 3):i]) and not _appointed(doc, i) or \
+                (j < len(doc) and doc[j].lower_ == "of"):
             continue  # "the former president", "chief executive of X" (a cue of its own)
         people = _holders(doc, ents, i, j)
         if not people:
@@ -67,6 +74,30 @@ def role_statements(doc: Any, ents: list[Entity], state: State) -> list[tuple[st
         if org and not any(e.name == org and e.kind == "person" for e in ents):
             out += [(p, "works_for", org, False) for p in people if p != org]
     return out
+
+
+def label_roles(key: str, values: list[Entity], topic: str, fields: dict[str, str],
+                former: bool) -> list[tuple[str, str, str, bool]] | None:
+    """A field line whose label (``key``, lower case) names a role: "Chief executive: Jane Roe",
+    "Founder and president: A", "Key players: A; B". Each holder (every name of a plural label)
+    works for the sheet's subject ``topic``; a founder's part of the label says ``topic`` was
+    founded by the first. None when the label names no role, or no value or subject is known."""
+    role, others = role_label(key)
+    if not role or not values or not topic:
+        return None
+    held = [e for e in values if e.kind != "thing"] if plural(key) else values[:1]
+    return [(e.name, "works_for", topic, former) for e in held or values[:1]] + [
+        (topic, fields[o], values[0].name, former) for o in others if fields.get(o) == "founded_by"]
+
+
+def _appointed(doc: Any, i: int) -> bool:
+    """The role at token ``i`` follows an appointment ("was appointed (as) chief executive") and no
+    word of a former state ("the former president was appointed ...")."""
+    k = i - 1
+    while k > 0 and doc[k].lower_ in ("as", "to", "its"):
+        k -= 1
+    return k > 0 and doc[k].lower_ in APPOINTED and doc[k - 1].lower_ in ("was", "were") and \
+        not any(t.lower_ in _PAST - {"was", "were"} for t in doc[max(0, k - 3):i])
 
 
 def _holders(doc: Any, ents: list[Entity], i: int, j: int) -> list[str]:
