@@ -16,6 +16,7 @@ from typing import Any
 
 from agentbed.agents.base import Action, Agent
 from agentbed.tools import Tool, make_action
+from environments.graphrag.corpus import name_key
 from environments.graphrag.globalsearch import global_answer, interpret_global
 from environments.graphrag.parse import interpret_plan, link_entity
 
@@ -26,7 +27,9 @@ CORROBORATION_WEIGHT = 0.5
 
 def best_supported(rows: Sequence[Sequence[Any]], entity: str, relation: str) -> str | None:
     """The object of (entity, relation) with the highest support among statement rows
-    ``[id, head, relation, tail, chunk, dated, negated]``; ties broken by name."""
+    ``[id, head, relation, tail, chunk, dated, negated]``. Equal support is a tie the evidence
+    cannot break; it goes to the first name in case-folded order (:func:`name_key`): the world
+    decides which entities tie, no writer's spelling or page order decides which wins."""
     score: dict[str, float] = defaultdict(float)
     claim_docs: dict[str, set[tuple[str, bool]]] = defaultdict(set)
     neighbours: dict[str, set[str]] = defaultdict(set)
@@ -45,7 +48,7 @@ def best_supported(rows: Sequence[Sequence[Any]], entity: str, relation: str) ->
         return None
     for c in positive:
         score[c] += CORROBORATION_WEIGHT * len((neighbours[entity] & neighbours[c]) - {entity, c})
-    return min(positive, key=lambda c: (-score[c], c))
+    return min(positive, key=lambda c: (-score[c], name_key(c), c))
 
 
 def answer_chain(rows: Sequence[Sequence[Any]], topic: str, plan: Sequence[str]) -> str | None:

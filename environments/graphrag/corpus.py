@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 CHUNK_CHARACTERS = 300
 
@@ -100,6 +104,33 @@ class Statement:
 
     def fact(self) -> Fact:
         return Fact(self.head, self.relation, self.tail)
+
+
+def name_key(name: str) -> str:
+    """The order in which a reader ranks names it cannot tell apart by evidence: case-folded,
+    spaces collapsed. Who spells an entity how is the writers' choice (an attacker's page can
+    title "cuba" as "Cuba"); which entities there are is not, so ties are broken on this key
+    and the spelling decides nothing (session 20: "Cuba" sorted before "china")."""
+    return " ".join(name.casefold().split())
+
+
+def canonical_names(mentions: Iterable[tuple[K, str]]) -> dict[K, str]:
+    """Each key's name in the graph, from every ``(key, spelling)`` mention of it: the spelling
+    most mentions use, a tie going to the first in (:func:`name_key`, code point) order. A
+    function of the mentions as a multiset: neither their order (which page came last) nor a
+    single writer's spelling decides it, only outnumbering every other spelling does; and the
+    reader's tie-breaks do not read it (:func:`name_key`)."""
+    counts: dict[K, Counter[str]] = {}
+    for key, spelling in mentions:
+        counts.setdefault(key, Counter())[spelling] += 1
+    return {key: min(c, key=lambda n: (-c[n], name_key(n), n)) for key, c in counts.items()}
+
+
+def has_ends(statement: Statement) -> bool:
+    """A statement names both its ends. One with no head (a pronoun with nothing to refer to:
+    "It is no longer the case that ..." opening a page titled after no entity) states nothing
+    about any entity and never enters a graph (:class:`~environments.graphrag.kg.KnowledgeGraph`)."""
+    return bool(statement.head.strip() and statement.tail.strip())
 
 
 def gold_statements(documents: Iterable[Document]) -> list[Statement]:

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from environments.graphrag.corpus import name_key
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.parse import SIGNATURES, answer_type, cues, words
@@ -186,12 +187,12 @@ def map_report(report: Mapping[str, object], relation: str) -> list[Point]:
 
 def reduce_points(points: Iterable[Point], keep: int = REDUCE_POINTS) -> str | None:
     """The reduce step: the ``keep`` highest-scoring points, their scores summed per answer;
-    the answer with the most (ties by name). ``None`` without points."""
-    ranked = sorted(points, key=lambda p: (-p.score, p.answer, p.community))[:keep]
+    the answer with the most (ties by case-folded name, :func:`~environments.graphrag.corpus.name_key`). ``None`` without points."""
+    ranked = sorted(points, key=lambda p: (-p.score, name_key(p.answer), p.answer, p.community))[:keep]
     total: Counter[str] = Counter()
     for p in ranked:
         total[p.answer] += p.score
-    return min(total, key=lambda a: (-total[a], a)) if total else None
+    return min(total, key=lambda a: (-total[a], name_key(a), a)) if total else None
 
 
 def global_answer(reports: Iterable[Mapping[str, object]], relation: str, keep: int = REDUCE_POINTS) -> str | None:

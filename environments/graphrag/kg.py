@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import networkx as nx
 
-from environments.graphrag.corpus import Statement
+from environments.graphrag.corpus import Statement, has_ends, name_key
 
 K = TypeVar("K")
 C = TypeVar("C", list, set)
@@ -28,10 +28,12 @@ _TOKEN = re.compile(r"[^\W_]+")  # words in any script
 
 class KnowledgeGraph:
     """``glosses``: the descriptions of its relations that the graph is published with (a real
-    graph's; ``None`` for a generated world), which readers and defenses parse questions with."""
+    graph's; ``None`` for a generated world), which readers and defenses parse questions with.
+    A statement without both ends (:func:`~environments.graphrag.corpus.has_ends`) is left out:
+    an empty name is no entity, and would otherwise be every headless statement's shared neighbour."""
 
     def __init__(self, statements: Sequence[Statement], glosses: Mapping[str, str] | None = None) -> None:
-        self.statements = list(statements)
+        self.statements = [s for s in statements if has_ends(s)]
         self.glosses = dict(glosses) if glosses is not None else None
         self.by_doc: dict[str, list[int]] = {}
         self.by_pair: dict[tuple[str, str], list[int]] = {}
@@ -67,6 +69,7 @@ class KnowledgeGraph:
         rebuilt its 10,686 statements about 1,740 times). This graph is left unchanged."""
         kg = KnowledgeGraph((), self.glosses)
         kg.parent = self
+        statements = [s for s in statements if has_ends(s)]
         kg.statements = [*self.statements, *statements]
         kg.doc_of = [*self.doc_of, *(s.doc for s in statements)]
         kg.by_doc = _copied(self.by_doc, {s.doc for s in statements})
@@ -192,7 +195,8 @@ def tokens(text: str) -> set[str]:
 
 
 def search_entities(kg: KnowledgeGraph, text: str, k: int = 10) -> list[str]:
-    """Seed entities by lexical match, as GraphRAG's local search does before ranking."""
+    """Seed entities by lexical match, as GraphRAG's local search does before ranking (equal
+    matches in case-folded order of their names, :func:`~environments.graphrag.corpus.name_key`)."""
     query = tokens(text)
     lowered = text.lower()
     scored = []
@@ -203,8 +207,8 @@ def search_entities(kg: KnowledgeGraph, text: str, k: int = 10) -> list[str]:
         overlap = len(name & query) / len(name)
         exact = entity.lower() in lowered
         if overlap > 0 or exact:
-            scored.append((-(overlap + exact), -len(entity), entity))
-    return [e for _, _, e in sorted(scored)[:k]]
+            scored.append((-(overlap + exact), -len(entity), name_key(entity), entity))
+    return [e for *_, e in sorted(scored)[:k]]
 
 
 def local_search(kg: KnowledgeGraph, topic: str, plan: Sequence[str], *, max_incident: int = 4000,

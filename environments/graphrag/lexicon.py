@@ -9,7 +9,8 @@ no generator module). The pipeline follows classic open-domain KG construction (
 then a lexical relation pattern between them):
 
 1. Entity linking: a gazetteer of page titles (a document whose title its own text names is a
-   page about that entity), longest match over normalised words; other capitalised spans are
+   page about that entity; pages whose titles differ only in spelling are one entity, named by
+   :func:`~environments.graphrag.corpus.canonical_names`, never by whichever page came last), longest match over normalised words; other capitalised spans are
    new entities (joined over "of", "de", "von", "&", inner periods, "Inc." after a comma; not
    over sentence openers such as "Today", titles such as "CEO", or a field label), or aliases of
    an entity whose name contains all their words (the page's own subject and entities already
@@ -52,7 +53,7 @@ from functools import lru_cache
 
 from environments.graphrag import lexicon_items as parts
 from environments.graphrag import lexicon_types
-from environments.graphrag.corpus import Document, Statement
+from environments.graphrag.corpus import Document, Statement, canonical_names, has_ends
 from environments.graphrag.lexicon_forms import (
     ENGLISH,
     FIELDS,
@@ -129,7 +130,8 @@ class LexiconExtractor:
         """Statements of ``documents``; entity linking knows the pages of ``context`` (default:
         the documents themselves, the corpus being indexed)."""
         pages = documents if context is None else context
-        gazetteer = {normalise(d.title): d.title for d in pages if normalise(d.title) in normalise(d.text())}
+        gazetteer = canonical_names((normalise(d.title), d.title) for d in pages
+                                    if normalise(d.title) in normalise(d.text()))
         by_word: dict[str, set[str]] = {}
         for name, entity in gazetteer.items():
             for w in set(name.split()) - GENERIC_NAME_WORDS:
@@ -168,6 +170,7 @@ class LexiconExtractor:
                 out.append(Statement(head, relation, tail, doc.id, chunk[i], negated, date))
                 if (head, tail) not in context.aside:
                     last_subject = head if head != tail else last_subject
+        out = [s for s in out if has_ends(s)]  # a pronoun with no subject to refer to states nothing
         if not doc.title:  # a user's paragraph: drop statements whose ends' kinds clash with the relation
             keep = lexicon_types.typed((s.head, s.relation, s.tail) for s in out)
             out = [s for s, ok in zip(out, keep, strict=True) if ok]

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from environments.graphrag.corpus import canonical_names
 from environments.graphrag.nlp_coref import resolve
 from environments.graphrag.nlp_lines import NOT_ASSERTED
 from environments.graphrag.nlp_names import NEGATORS, PERSONAL, Entity, State
@@ -42,8 +43,9 @@ def name_words(relation: str) -> tuple[str, ...]:
 
 def gazetteer(pages: Sequence[Any], tokenize: Any) -> Gazetteer:
     """Titles of ``pages`` that their own text names, by their first word (``tokenize``: the
-    pipeline's tokenizer, so a title's words are the text's tokens)."""
-    out: Gazetteer = {}
+    pipeline's tokenizer, so a title's words are the text's tokens); titles that differ only in
+    spelling name one entity, spelled by :func:`~environments.graphrag.corpus.canonical_names`."""
+    mentions: list[tuple[tuple[str, ...], str]] = []
     for page in pages:
         shown = " ".join(page.title.replace("_", " ").split())  # an identifier's "_" reads as a space;
         # a question ("What is BRAC?") is no name
@@ -51,7 +53,10 @@ def gazetteer(pages: Sequence[Any], tokenize: Any) -> Gazetteer:
             continue
         words = tuple(t.lower_ for t in tokenize(shown))
         if words:
-            out.setdefault(words[0], []).append((words, page.title))
+            mentions.append((words, page.title))
+    out: Gazetteer = {}
+    for words, title in sorted(canonical_names(mentions).items()):  # titles with one words' spelling: one name
+        out.setdefault(words[0], []).append((words, title))
     for entries in out.values():
         entries.sort(key=lambda e: -len(e[0]))
     return out

@@ -94,14 +94,15 @@ def _by_first_word(entities: tuple[str, ...]) -> dict[str, list[tuple[str, str]]
 
 
 def link_entity(text: str, entities: Iterable[str]) -> str | None:
-    """The longest entity name occurring in ``text`` as whole words (case-insensitive)."""
+    """The longest entity name occurring in ``text`` as whole words (case-insensitive; between
+    names of one length, the last in case-folded order, never decided by a name's spelling)."""
     tokens = words(text)
     padded = " " + " ".join(tokens) + " "
     index = _by_first_word(tuple(entities))
     best: tuple[str, str] | None = None
     for word in set(tokens):
         for name, entity in index.get(word, ()):
-            if f" {name} " in padded and (best is None or (len(name), entity) > (len(best[0]), best[1])):
+            if f" {name} " in padded and (best is None or (len(name), name, entity) > (len(best[0]), best[0], best[1])):
                 best = (name, entity)
     return best[1] if best else None
 
