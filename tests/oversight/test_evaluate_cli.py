@@ -22,9 +22,13 @@ def vault_dataset(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def quick_evaluation(vault_dataset):
-    """The module's dataset evaluated with 50 resamples and no grid, once for the tests that read
-    such a result (each takes a deep copy): evaluate is deterministic, so theirs were equal."""
-    return evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=50, grid=False))
+    """The module's dataset evaluated with 50 resamples, no grid and the split by a prefix feature,
+    once for the tests that read such a result (each takes a deep copy): evaluate is deterministic,
+    so theirs were equal (the split is its own part of the result, from the same regrets)."""
+    return evaluate(Dataset.load(vault_dataset), QUICK)
+
+
+QUICK = EvalConfig(resamples=50, grid=False, split_by="repeat_action_frac")
 
 
 def test_evaluation_reports_every_controller_with_intervals(vault_dataset):
@@ -179,7 +183,7 @@ def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dat
     data.mkdir()
     held = data / "held.jsonl"
     shutil.copy(vault_dataset, held)
-    config = EvalConfig(resamples=50, grid=False)  # quick_evaluation's, on the same bytes
+    config = QUICK  # quick_evaluation's, on the same bytes
     result = copy.deepcopy(quick_evaluation)
     path = write_record(data / "headline.json", result, "agentbed oversight evaluate held.jsonl", {"heldout": str(held)},
                         "vault-test: a test configuration", config, {})
@@ -197,11 +201,12 @@ def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dat
         write_record(tmp_path / "elsewhere" / "h.json", result, "x", {"heldout": str(held)}, "", config, {})
 
 
-def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_dataset, tmp_path, capsys):
+def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_dataset, quick_evaluation, tmp_path,
+                                                                     capsys):
     from controllers.oversight.checkpoints import group_checkpoints
 
     data = Dataset.load(vault_dataset)
-    result = evaluate(data, EvalConfig(resamples=100, grid=False, split_by="repeat_action_frac"))
+    result = copy.deepcopy(quick_evaluation)  # split by repeat_action_frac
     split = result["split"]
     cps, _ = group_checkpoints(data.rows, data.provenance["actions"], data.provenance["primary_intervention"],
                                data.provenance["feature_names"])
