@@ -63,7 +63,7 @@ from attacks.graphrag.lengthdress import DATED, by_length, deal, redate, templat
 from attacks.graphrag.lengthdress import read_near as _read
 from attacks.graphrag.lengthdress import reading as _reading
 from attacks.graphrag.placement import entity_pages, host_templates
-from attacks.graphrag.profile import Profile, Shape, spread
+from attacks.graphrag.profile import Profile, Shape, clean_reading
 from attacks.graphrag.titles import SERIES, Titles, least_told, named_pages
 from environments.graphrag.corpus import Claim, Document, Fact, Statement
 from environments.graphrag.dataset import Dataset
@@ -170,22 +170,15 @@ def camouflage(added: Sequence[Document], dataset: Dataset, rng: random.Random, 
     degree, used = Counter(e for f in dataset.facts for e in (f.head, f.tail)), Counter[str]()
     if dress == "entity":
         added, placed = entity_pages(added, dataset)
-    clean = [d for d in dataset.documents if d.origin == "clean"]
-    read = LexiconExtractor(sorted(dataset.table.phrases))
-    by_doc: dict[str, list[Statement]] = {}
-    for s in read(clean):
-        by_doc.setdefault(s.doc, []).append(s)
-    pages_of: dict[str, list[Document]] = {}
-    for d in clean:
-        if not SERIES.match(d.title):
-            pages_of.setdefault(d.title, []).append(d)
-    entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
+    measured = clean_reading(dataset)  # once per dataset: the planners dress thousands of variants
+    clean, read, by_doc, pages_of, entities = (measured.clean, measured.read, measured.by_doc, measured.pages_of,
+                                               measured.entities)
     # Every pair an attacker document contests (a false or negated claim): filler neither restates
     # nor denies what the attack claims there.
     true = set(dataset.facts)
     avoid = {(c.fact.head, c.fact.relation) for d in added for _, c in d.claims if c.negated or c.fact not in true}
     titles, serial = Titles(clean), [d for d in clean if SERIES.match(d.title)]
-    scale = spread([Profile.of(d, by_doc.get(d.id, [])) for d in clean])
+    scale = measured.scale
     out: list[Document] = []
     deck: list[Document] = []
     for doc, host in zip(added, placed, strict=True):

@@ -30,3 +30,26 @@ def test_the_gap_weighs_each_field_by_its_spread_in_the_clean_corpus():
     scale = spread([one, two])
     assert scale[0] == 1.0 and scale[1:] == (0.1,) * (len(FIELDS) - 1)  # a field nobody varies in: 0.1
     assert one.gap(two, scale) == 2.0 and one.gap(one, scale) == 0.0
+
+
+def test_the_clean_reading_is_measured_once_per_dataset_and_changes_no_page():
+    """The shape dress reads the clean corpus once per dataset (:func:`clean_reading`; the
+    ``bridged`` planner dresses thousands of variants), and a page dressed from the kept reading is
+    the page dressed from a fresh one."""
+    import random
+
+    from attacks.graphrag import ATTACKS, profile
+    from attacks.graphrag.camouflage import camouflage
+    from attacks.graphrag.scenario import attack_plan
+    from attacks.graphrag.targets import AttackBudget
+
+    data = generate_world(2)
+    added = ATTACKS["gragpoison"](data, attack_plan(data, 4, 2), random.Random(2), budget=AttackBudget.of(5)).added
+
+    def dressed() -> list[tuple[str, list[str]]]:
+        return [(d.title, list(d.sentences)) for d in camouflage(added, data, random.Random("dress"), "shape")]
+
+    profile._READINGS.clear()
+    fresh = dressed()
+    assert profile.clean_reading(data) is profile.clean_reading(data)
+    assert dressed() == fresh
