@@ -62,16 +62,21 @@ def openai_endpoint(base_url: str, api_key: str = "crosscheck") -> Iterator[None
 def theirs(slices: Sequence[Slice], model: str, base_url: str, logdir: str | Path, defense: str | None = None
            ) -> dict[TaskId, Scores]:
     """AgentDojo's benchmark script, one call of its ``benchmark_suite`` per slice (with ``defense``:
-    the pipeline its ``--defense`` builds)."""
+    the pipeline its ``--defense`` builds), into a new ``logdir``. As the script does without
+    ``--force-rerun``, a task whose log is already in ``logdir`` is read back, not run again: in a
+    new directory, only the injection tasks that it runs as user tasks before every attack of a
+    suite (a second attack's runs of them would repeat the first's; neither is compared)."""
     from agentdojo.models import ModelsEnum
     from agentdojo.scripts.benchmark import benchmark_suite
 
+    if Path(logdir).exists() and any(Path(logdir).iterdir()):
+        raise ValueError(f"{logdir}: not empty (AgentDojo's script would read its old logs back)")
     out: dict[TaskId, Scores] = {}
     with openai_endpoint(base_url), warnings.catch_warnings(), quiet_logger(logdir), \
             contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         for s in slices:
-            results = benchmark_suite(task_suite(s.suite), ModelsEnum(model), Path(logdir), True, BENCHMARK_VERSION,
+            results = benchmark_suite(task_suite(s.suite), ModelsEnum(model), Path(logdir), False, BENCHMARK_VERSION,
                                       user_tasks=s.user_tasks, injection_tasks=s.injection_tasks, attack=s.attack,
                                       defense=defense)
             for (user, injection), utility in results["utility_results"].items():

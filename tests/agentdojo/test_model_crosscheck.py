@@ -4,6 +4,8 @@ two runners send the model the same requests (clock stamps masked: docs/agentdoj
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from collections import Counter
 
@@ -18,6 +20,34 @@ from suites.agentdojo.crosscheck import compare, recorded_tries, their_rescoring
 from suites.agentdojo.model_crosscheck import Slice, comparable_requests, ours, theirs
 
 MODEL = "gpt-4o-2024-05-13"
+
+
+@pytest.fixture(autouse=True)
+def _repeats_computed_once(monkeypatch):
+    """Two pure functions that AgentDojo's runner calls again and again on the same input, each
+    answered once and copied after: PyYAML's parse of a suite's environment text (every user task
+    of a suite loads the same canary-injected text for its injection candidates, and an attack the
+    same default text for each injection task's ground truth; each parse is PyYAML's pure-Python
+    one, about half of their runner's set-up) and the tool schemas its OpenAI element rebuilds with
+    pydantic for every request. Their runner still parses with PyYAML and sends what it built:
+    equal objects, each a fresh deep copy, so nothing it mutates is shared. A wrong answer here
+    could only make their requests or scores differ from agentbed's, which the tests compare."""
+    import yaml
+    from agentdojo.agent_pipeline.llms import openai_llm
+
+    parse, schema = yaml.safe_load, openai_llm._function_to_openai
+    parsed = functools.lru_cache(maxsize=8)(parse)  # the recurring texts stay; a task's own is read once
+    built: dict[tuple, object] = {}
+
+    def to_openai(f):  # what _function_to_openai reads of a tool: its name, description and parameters
+        key = (f.name, f.description, f.parameters)
+        if key not in built:
+            built[key] = schema(f)
+        return copy.deepcopy(built[key])
+
+    monkeypatch.setattr(yaml, "safe_load", lambda stream: copy.deepcopy(parsed(stream)) if isinstance(stream, str)
+                        else parse(stream))
+    monkeypatch.setattr(openai_llm, "_function_to_openai", to_openai)
 
 
 def both(slices, tmp_path, suites, seed=47, defense=None):
