@@ -18,10 +18,10 @@ from flaky_agent import VAR
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-import agentbed.cli_run
 import agentbed.store
 from agentbed.cli import main
 from agentbed.problems import is_errored
+from tests.engine.test_resume_code import crash_after
 
 AGENT = str(Path(__file__).with_name("flaky_agent.py")) + ":Flaky"
 TASKS = ["open-fast", "open-after-chores"]
@@ -56,15 +56,7 @@ def test_a_killed_run_with_failing_episodes_resumes_to_the_uninterrupted_run(mon
         failing = sum(map(is_errored, records(whole).values()))
         assert failing == {0.0: 0, 1.0: len(TASKS) * SEEDS}.get(rate, failing) and status == (4 if failing else 0)
         with monkeypatch.context() as m:
-            real = agentbed.cli_run.execute
-
-            def killed(*args, **kw):
-                for n, record in enumerate(real(*args, **kw)):
-                    if n == kill_after:
-                        raise KeyboardInterrupt
-                    yield record
-
-            m.setattr(agentbed.cli_run, "execute", killed)
+            crash_after(m, kill_after)
             assert cli(*PLAN, "--out", str(run)) == (130 if kill_after < len(TASKS) * SEEDS else status)
         index = run / "index.jsonl"
         data = index.read_bytes() if index.exists() else b""
