@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import agentbed.cli_run
 import agentbed.store
 from agentbed.cli import main
+from tests.engine.test_resume_code import crash_after
 
 PLAN = ["run", "vault", "--agent", "oracle,naive", "--task", "open-fast", "--task", "open-after-chores",
         "--seeds", "3", "--executor", "serial", "--quiet"]
@@ -47,15 +47,7 @@ def runs(tmp_path_factory):
         m.setattr(agentbed.store, "uuid", types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=18)))
         whole = root / "whole"
         assert cli(*PLAN, "--out", str(whole)) == 0
-        real = agentbed.cli_run.execute
-
-        def stopping(*args, **kw):
-            for n, record in enumerate(real(*args, **kw)):
-                if n == 5:
-                    raise KeyboardInterrupt
-                yield record
-
-        m.setattr(agentbed.cli_run, "execute", stopping)
+        crash_after(m, 5)
         crashed = root / "crashed"
         assert cli(*PLAN, "--out", str(crashed)) == 130
     return whole, crashed
