@@ -14,19 +14,20 @@ import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any
-
-import gymnasium
+from typing import TYPE_CHECKING, Any
 
 import agentbed
 from agentbed.agents.base import Action, Agent, Usage
 from agentbed.control import Controller, StepContext, StepView
-from agentbed.env import ToolEnv
 from agentbed.errors import episode_failure, failure_text
 from agentbed.log import SCHEMA_ID, TrajectoryWriter, encode_action
 from agentbed.oversee import Oversight
 from agentbed.provenance import header_provenance
+
+if TYPE_CHECKING:  # not at run time: the readers of a run import this module, and gymnasium imports numpy
+    from agentbed.env import ToolEnv
 
 
 def python_release(version: str | None = None) -> str:
@@ -36,7 +37,7 @@ def python_release(version: str | None = None) -> str:
 
 # Python by major.minor only: the patch release does not change what an episode does, and a log
 # must not depend on which node ran it (a Ray node's exact release is an event of the run instead).
-VERSIONS = {"agentbed": agentbed.__version__, "python": python_release(), "gymnasium": gymnasium.__version__}
+VERSIONS = {"agentbed": agentbed.__version__, "python": python_release(), "gymnasium": version("gymnasium")}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentbed.diskmap import DiskMap
 from agentbed.errors import UsageError
@@ -45,10 +45,12 @@ from agentbed.files import resolved, write_atomic
 from agentbed.groupcommit import GroupCommit
 from agentbed.jsonstream import iter_streamed, read_folded
 from agentbed.manifest import ManifestWriter, plan_of
-from agentbed.runner import EpisodeRecord
 from agentbed.schemas import INDEX_RECORD_SCHEMA, RUN_META_SCHEMA
 from agentbed.seal import log_key
 from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json, parse_own_json
+
+if TYPE_CHECKING:  # the runner imports gymnasium (and numpy): the readers of a run (verify, report, gate) need neither
+    from agentbed.runner import EpisodeRecord
 
 INDEX = "index.jsonl"
 RUN_META = "run.json"
@@ -241,7 +243,7 @@ class RunStore:
         """Queue the episode's index line; it is finished once the line's batch is on disk."""
         if self._own_from is None:
             self._own_from = self._index.path.stat().st_size if self._index.path.exists() else 0
-        data = record.to_dict() if isinstance(record, EpisodeRecord) else record
+        data = record if isinstance(record, dict) else record.to_dict()
         line = (_INDEX_ENCODER.encode(data) + "\n").encode("utf-8")
         self._index.add(line, lambda: self._finished(record, data))
 
