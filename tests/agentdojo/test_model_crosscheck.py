@@ -31,12 +31,19 @@ def _repeats_computed_once(monkeypatch):
     one, about half of their runner's set-up) and the tool schemas its OpenAI element rebuilds with
     pydantic for every request. Their runner still parses with PyYAML and sends what it built:
     equal objects, each a fresh deep copy, so nothing it mutates is shared. A wrong answer here
-    could only make their requests or scores differ from agentbed's, which the tests compare."""
+    could only make their requests or scores differ from agentbed's, which the tests compare.
+    Its trace logger writes a task's JSON log once a task is over (when it records the duration,
+    then utility and security), not also after every message, which rewrote the whole
+    conversation each time (8% of their runner's CPU in the 300-task test): the same file."""
     import yaml
     from agentdojo.agent_pipeline.llms import openai_llm
+    from agentdojo.logging import TraceLogger
 
     parse, schema = yaml.safe_load, openai_llm._function_to_openai
-    parsed = functools.lru_cache(maxsize=8)(parse)  # the recurring texts stay; a task's own is read once
+    # the recurring texts stay, and a task's own text comes back from the cache when a later user
+    # task of the same suite sees the same vectors (16: every such repeat of the 300-task test's
+    # workspace tasks, seven injection tasks apart); a text met once is read once
+    parsed = functools.lru_cache(maxsize=16)(parse)
     built: dict[tuple, object] = {}
 
     def to_openai(f):  # what _function_to_openai reads of a tool: its name, description and parameters
@@ -49,10 +56,21 @@ def _repeats_computed_once(monkeypatch):
                         else parse(stream))
     monkeypatch.setattr(openai_llm, "_function_to_openai", to_openai)
 
+    log = TraceLogger.log
+
+    def log_unsaved(self, messages):  # the messages are kept and passed on; the file waits for the task's end
+        self.save = lambda: None
+        try:
+            log(self, messages)
+        finally:
+            del self.save
+
+    monkeypatch.setattr(TraceLogger, "log", log_unsaved)
+
 
 def both(slices, tmp_path, suites, seed=47, defense=None):
     model = ImperfectModel(suites, seed)
-    their_stub, our_stub = OpenAIStub(model), OpenAIStub(model)
+    their_stub, our_stub = OpenAIStub(model, keep_alive=True), OpenAIStub(model, keep_alive=True)
     try:
         their = theirs(slices, MODEL, their_stub.start(), tmp_path / "agentdojo", defense)
         our = ours(slices, MODEL, our_stub.start(), tmp_path / "agentbed", {"defense": defense} if defense else None)
