@@ -39,6 +39,10 @@ HEAD_RESOURCE = "host_node"  # only the head offers it: pins a task to the host 
 # without Docker's masked paths, which make the kernel refuse a fresh /proc in a new PID namespace.
 LOCAL_SANDBOX_OPTIONS = ("--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
                          "--security-opt", "systempaths=unconfined")
+# The head's checks of its nodes every second instead of every 3 s: a killed node is counted dead
+# after 5 refused checks, about 5 s instead of 15 s. A node that answers late is not: each check
+# still waits Ray's 10 s for its answer, and a node is dead only after 5 checks fail in a row.
+HEAD_HEALTH_CHECK = {"RAY_health_check_period_ms": "1000"}
 _CLUSTERS = itertools.count()
 # A driver that joins the cluster at ADDRESS and prints its live nodes once COUNT are alive or
 # SECONDS have passed (asking the head every half second; COUNT 1 and SECONDS 0: at once).
@@ -154,8 +158,8 @@ class LoopbackCluster:
                f"--num-cpus={self.head_cpus}", f"--resources={json.dumps({HEAD_RESOURCE: self.head_cpus})}",
                "--include-dashboard=false", "--disable-usage-stats",
                f"--temp-dir={self.temp_dir}", *self._head_ports]
-        self.head = subprocess.Popen(cmd, env=self.env, start_new_session=True, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        self.head = subprocess.Popen(cmd, env={**self.env, **HEAD_HEALTH_CHECK}, start_new_session=True,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.wait_for_nodes(1)
 
     def start_worker(self) -> None:
