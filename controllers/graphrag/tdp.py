@@ -113,15 +113,27 @@ def co_asserting_docs(kg: KnowledgeGraph, loser: Candidate, winner: Candidate) -
     return (loser.claim_docs(kg) & winner.claim_docs(kg)) - negating
 
 
+def spare_followed(statements: set[int], followed: Collection[int]) -> set[int]:
+    """``statements`` less the claims the walk followed at its earlier steps (``followed``: the
+    winners' claims at a conflict, the claims an uncontested step kept). A step's decision judges
+    its own claims only; a claim the walk followed is the reader's answer at its own step, not
+    evidence of a later step's loser, whatever path it also lies on, so no later pruning removes
+    it. Issue #51 item 1 (a defense that never hurts the truth); session 20's trace (world 1000
+    q11, ``gragpoison``): the truth lost a tie at the second hop, and the first hop's winning claim,
+    on the clean page about its answer, went with the loser's support edges."""
+    return statements - set(followed)
+
+
 def attributable_unique_edges(kg: KnowledgeGraph, alive: set[int], loser: Candidate, winner: Candidate,
-                              keep: set[str] = frozenset()) -> set[int]:
+                              keep: set[str] = frozenset(), followed: Collection[int] = ()) -> set[int]:
     """The loser's unique edges that its own sources account for: its claims and negations,
     and support edges from documents that assert the loser's claim or whose retrieved
     statements all lie in the loser's unique edges. A clean page that merely also mentions
     the losing answer keeps its other statements, so dense real graphs lose little evidence.
-    Nothing is removed from the documents in ``keep``."""
+    Nothing is removed from the documents in ``keep``; a claim in ``followed`` is no unique edge
+    of the loser (:func:`spare_followed`), and a page stating one is not the loser's alone."""
     doc_of = kg.doc_of
-    unique = loser.edges - winner.edges
+    unique = spare_followed(loser.edges - winner.edges, followed)
     if keep:
         unique = {i for i in unique if doc_of[i] not in keep}
     own = loser.claim_docs(kg) - keep
@@ -349,12 +361,14 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     ``single_accounts``: a page giving the entity two objects of a single-valued step anchors
     neither (:func:`split_accounts`); ``own_account``: on a single-valued step, only the objects the
     entity's own pages state compete, when they state any (:func:`entity_account`).
+    No step removes a claim the walk followed at an earlier one (:func:`spare_followed`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim). Only the features the ranker weighs (``needed``, by default
     :meth:`PairwiseRanker.needed`) are computed, unless ``every_feature`` (the reference the
     fast path is tested against)."""
     verdict = Verdict()
     alive = set(retrieved)
+    followed: set[int] = set()  # the claims the walk followed so far (:func:`spare_followed`)
     needed = None if every_feature else (ranker.needed() if needed is None else needed)
 
     def settle(conflict: Conflict) -> list[str]:
@@ -375,15 +389,22 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
             suspicion.update({i: gap for i in c.edges if suspicion.get(i, -1.0) < gap})
             if all(c is not w for w in top):
                 keep = co_asserting_docs(kg, c, winner) if keep_sets else set()
-                verdict.removed |= attributable_unique_edges(kg, alive, c, winner, keep)
+                verdict.removed |= attributable_unique_edges(kg, alive, c, winner, keep, followed)
         alive.difference_update(verdict.removed)
+        followed.update(i for w in top for i in w.claims)
         return [w.answer for w in top]
 
     def remove(claims: set[int]) -> None:  # an uncontested check's removal: full suspicion
+        claims = spare_followed(claims, followed)
         verdict.removed.update(claims)
         verdict.suspicion.update(dict.fromkeys(claims, 1.0))
 
     def check(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
+        if subject_check:
+            uncontested(entity, relation, objects)
+        followed.update(i for claims in objects.values() for i in claims if i in alive)
+
+    def uncontested(entity: str, relation: str, objects: dict[str, set[int]]) -> None:
         if abstain and tampered_step(kg, entity, objects.values()):
             remove({i for claims in objects.values() for i in claims})
         for claims in objects.values():
@@ -399,5 +420,5 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
 
     reading = interpret_query(kg, query)
     if reading is not None:
-        walk_plan(kg, alive, reading.topic, reading.plan, settle, check if subject_check else None)
+        walk_plan(kg, alive, reading.topic, reading.plan, settle, check)
     return verdict
