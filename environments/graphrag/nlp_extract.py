@@ -105,6 +105,7 @@ PERSON_HEADS = {"born_in", "citizen_of", "studied_at", "colleague_of"}
 PERSON_TAILS = {"founded_by"}
 SEAT_RELATIONS = {"headquartered_in", "office_in"}  # an organisation's
 TABLES = (ENGLISH, MORE, UNTITLED, SPACY_CUES, links.LINK_CUES)
+MENTIONS_KEPT = 20_000  # pages whose title mention an extractor remembers between calls (a corpus's, read per paragraph)
 _LABEL = re.compile(r"^\s*(?:[*\-\u2022]\s*)?([^:|]{1,40}):\s+(.+)$")
 
 
@@ -144,6 +145,7 @@ class SpacyExtractor:
     stage: Any = None  # a learned stage over each line's reading (nlp_pairs: rereads, or collects, its triples)
     _ents: list[Entity] = field(default_factory=list, init=False, repr=False)
     _cue_index: dict[str, list[tuple[int, Cue]]] = field(default_factory=dict, init=False, repr=False)
+    _mentions: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         seen = set()
@@ -173,7 +175,9 @@ class SpacyExtractor:
         """Statements of ``documents``; a name is linked to the titles of ``context``'s pages
         (default: the documents themselves) that their own text names, else within each document."""
         nlp = load_pipeline()
-        self._known = gazetteer(documents if context is None else context, nlp.tokenizer)
+        if len(self._mentions) > MENTIONS_KEPT:
+            self._mentions.clear()
+        self._known = gazetteer(documents if context is None else context, nlp.tokenizer, self._mentions)
         out: list[Statement] = []
         for doc in documents:
             units = reading_units(doc.sentences)

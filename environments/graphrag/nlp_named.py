@@ -41,25 +41,45 @@ def name_words(relation: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\w+|[^\w\s]", relation.replace("_", " ").lower()))
 
 
-def gazetteer(pages: Sequence[Any], tokenize: Any) -> Gazetteer:
+Mention = tuple[tuple[str, ...], str]  # a title's words, the title
+
+
+def gazetteer(pages: Sequence[Any], tokenize: Any, memo: dict[tuple[str, str], Mention | None] | None = None
+              ) -> Gazetteer:
     """Titles of ``pages`` that their own text names, by their first word (``tokenize``: the
     pipeline's tokenizer, so a title's words are the text's tokens); titles that differ only in
-    spelling name one entity, spelled by :func:`~environments.graphrag.corpus.canonical_names`."""
-    mentions: list[tuple[tuple[str, ...], str]] = []
+    spelling name one entity, spelled by :func:`~environments.graphrag.corpus.canonical_names`.
+    ``memo``: each page's mention by (title, text), kept between calls by a caller that reads
+    many documents against one corpus (a page's mention depends on nothing else)."""
+    mentions: list[Mention] = []
     for page in pages:
-        shown = " ".join(page.title.replace("_", " ").split())  # an identifier's "_" reads as a space;
-        # a question ("What is BRAC?") is no name
-        if not shown or "?" in shown or shown.lower() not in " ".join(page.text().split()).lower():
-            continue
-        words = tuple(t.lower_ for t in tokenize(shown))
-        if words:
-            mentions.append((words, page.title))
+        key = (page.title, page.text())
+        found = memo.get(key, _UNSEEN) if memo is not None else _UNSEEN
+        if found is _UNSEEN:
+            found = _mention(*key, tokenize)
+            if memo is not None:
+                memo[key] = found
+        if found is not None:
+            mentions.append(found)
     out: Gazetteer = {}
     for words, title in sorted(canonical_names(mentions).items()):  # titles with one words' spelling: one name
         out.setdefault(words[0], []).append((words, title))
     for entries in out.values():
         entries.sort(key=lambda e: -len(e[0]))
     return out
+
+
+_UNSEEN: Any = object()
+
+
+def _mention(title: str, text: str, tokenize: Any) -> Mention | None:
+    """(words, title) when ``text`` names ``title``, else None."""
+    shown = " ".join(title.replace("_", " ").split())  # an identifier's "_" reads as a space;
+    # a question ("What is BRAC?") is no name
+    if not shown or "?" in shown or shown.lower() not in " ".join(text.split()).lower():
+        return None
+    words = tuple(t.lower_ for t in tokenize(shown))
+    return (words, title) if words else None
 
 
 def titled_spans(doc: Any, known: Gazetteer) -> list[tuple[int, int, str]]:

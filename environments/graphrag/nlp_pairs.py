@@ -24,7 +24,8 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -182,8 +183,13 @@ class PairModel:
 
     def probability(self, relation: str, features: Sequence[str]) -> float:
         bias, w = self.weights[relation]
-        z = bias + sum(w.get(f, 0.0) for f in features)
+        z = bias + sum(map(w.get, features, repeat(0.0)))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    @cached_property
+    def _weighted(self) -> frozenset[str]:
+        """Every feature some relation weighs: a feature none weighs adds 0.0 to every sum."""
+        return frozenset(f for _, w in self.weights.values() for f in w)
 
     def read(self, found: Sequence[Candidate], rules: Sequence[Triple], relations: Sequence[str]) -> list[Triple]:
         """The line's triples: the rule stage's for relations the model does not know and its
@@ -194,11 +200,13 @@ class PairModel:
         negated = {(h, r, t) for h, r, t, n in rules if n}
         asserted = {(h, r, t) for h, r, t, n in rules if not n}
         for c in found:
+            # the same sums without the 0.0 terms of features no relation weighs (x + 0.0 == x)
+            weighed = [f for f in c.features if f in self._weighted]
             for r in known:
                 if (c.head, r, c.tail) in negated:
                     continue
                 bar = self.keep if (c.head, r, c.tail) in asserted else self.threshold
-                if self.probability(r, c.features) >= bar:
+                if self.probability(r, weighed) >= bar:
                     out.append((c.head, r, c.tail, False))
         return out
 
