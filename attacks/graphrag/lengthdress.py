@@ -93,6 +93,9 @@ def reading(read: LexiconExtractor, clean: Sequence[Document], title: str, lines
     return {(s.head, s.relation, s.tail, s.negated) for s in read_near(read, clean, Document("attacker", title, list(lines)))}
 
 
+TITLERS_KEPT = 8  # datasets whose titler is kept (as attacks.graphrag.profile keeps readings)
+
+
 class CleanTitles:
     """How the length dress titles a page: as the clean corpus titles its own. The attacker sees
     every published page's title (:class:`Titles`, the clean corpus's only) and reads pages with
@@ -103,6 +106,22 @@ class CleanTitles:
         self.titles = Titles(clean)
         self.pages = {d.title for d in clean if not SERIES.match(d.title)}
         self.read = LexiconExtractor(sorted(dataset.table.phrases))
+
+    @classmethod
+    def of(cls, dataset: Dataset) -> CleanTitles:
+        """A titler of ``dataset``'s clean pages with no attacker page taken yet: built once per
+        dataset object (its last :data:`TITLERS_KEPT`; the planners dress some 29 variants per
+        target, each dress a titler of its own), each call a fresh copy of its titles."""
+        held = _TITLERS.get(id(dataset))
+        if held is None or held[0] is not dataset or held[1] is not dataset.documents:
+            if len(_TITLERS) >= TITLERS_KEPT:
+                _TITLERS.pop(next(iter(_TITLERS)))
+            first = cls(dataset, [d for d in dataset.documents if d.origin == "clean"])
+            held = _TITLERS[id(dataset)] = (dataset, dataset.documents, first)
+        titler = object.__new__(cls)
+        titler.__dict__.update(held[2].__dict__)
+        titler.titles = held[2].titles.copy()
+        return titler
 
     def title(self, own: str, lines: Sequence[str], template: Document) -> str:
         """The title of a page of ``lines`` the attacker titled ``own``, cut to ``template``'s
@@ -144,12 +163,15 @@ class CleanTitles:
         return subject
 
 
+_TITLERS: dict[int, tuple[Dataset, list[Document], CleanTitles]] = {}
+
+
 def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random, retitle: bool = True) -> list[Document]:
     """``added`` documents, each cut or padded to a clean template's length and dated as it is,
     titled as a clean page is (:class:`CleanTitles`), or with ``retitle=False`` as the attacker
     titled it (the dress before session 18)."""
     clean = [d for d in dataset.documents if d.origin == "clean"]
-    titler = CleanTitles(dataset, clean) if retitle else None
+    titler = CleanTitles.of(dataset) if retitle else None
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
     out: list[Document] = []
     deck: list[Document] = []

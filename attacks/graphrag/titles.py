@@ -59,6 +59,13 @@ class Titles:
         for title, n in self.pages.items():
             self.total[self._group(title, n)] += n
 
+    def copy(self) -> Titles:
+        """The same titles and counts, each counter its own (in the same order)."""
+        other = object.__new__(Titles)
+        other.pages, other.mine, other.next = Counter(self.pages), Counter(self.mine), dict(self.next)
+        other.total, other.attack = Counter(self.total), Counter(self.attack)
+        return other
+
     @staticmethod
     def _group(title: str, pages: int) -> Group:
         m = SERIES.match(title)

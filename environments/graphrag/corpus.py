@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import Counter
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -120,10 +119,13 @@ def canonical_names(mentions: Iterable[tuple[K, str]]) -> dict[K, str]:
     function of the mentions as a multiset: neither their order (which page came last) nor a
     single writer's spelling decides it, only outnumbering every other spelling does; and the
     reader's tie-breaks do not read it (:func:`name_key`)."""
-    counts: dict[K, Counter[str]] = {}
+    counts: dict[K, dict[str, int]] = {}
     for key, spelling in mentions:
-        counts.setdefault(key, Counter())[spelling] += 1
-    return {key: min(c, key=lambda n: (-c[n], name_key(n), n)) for key, c in counts.items()}
+        c = counts.setdefault(key, {})
+        c[spelling] = c.get(spelling, 0) + 1
+    # one spelling (most keys): it, without ranking
+    return {key: next(iter(c)) if len(c) == 1 else min(c, key=lambda n: (-c[n], name_key(n), n))
+            for key, c in counts.items()}
 
 
 def has_ends(statement: Statement) -> bool:
