@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
 import signal
 import sys
@@ -72,11 +73,10 @@ class LocalModel:
 
 
 @pytest.fixture(scope="session")
-def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
-    """The local model for a whole test session (started once, about 3 s; stopped at the end).
-    Fails under CI=true, and skips elsewhere, when the runtime or the weights are missing,
-    naming the command that installs them."""
-    from agentbed.agents.local.server import serving
+def local_model_installed() -> str:
+    """The local model's ``--model`` string, once its runtime and weights are found here; starts
+    no server (for tests that start their own). Fails under CI=true, and skips elsewhere, when
+    they are missing, naming the command that installs them."""
     from agentbed.agents.local.weights import DEFAULT_MODEL, LocalModelMissing, check_runtime, resolve_weights
     from agentbed.testing import require
 
@@ -85,7 +85,16 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
         resolve_weights(DEFAULT_MODEL)
     except LocalModelMissing as exc:
         require(False, "the local model", str(exc))
-    model = f"local:{DEFAULT_MODEL}"
+    return f"local:{DEFAULT_MODEL}"
+
+
+@pytest.fixture(scope="session")
+def local_model(local_model_installed: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
+    """The local model for a whole test session (started once, about 3 s; stopped at the end);
+    fails or skips as :func:`local_model_installed` does."""
+    from agentbed.agents.local.server import serving
+
+    model = local_model_installed
     run_dir = tmp_path_factory.mktemp("local-model")
     with serving([model], run_dir, exit_on_sigterm=False) as urls:
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
@@ -113,6 +122,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # model's files last).
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    if hasattr(config, "workerinput"):
+        # an xdist worker: the other worker keeps the other core busy, so a local model server
+        # (this process's, or a CLI run's it starts) decodes on one thread unless told otherwise.
+        # Left to count free cores from the 1-minute load average, a server started as the run
+        # begins (the demo slice is scheduled first) reads the set-up's load and takes both cores;
+        # llama.cpp's threads then wait for each other at every layer (agentbed.agents.local.server).
+        os.environ.setdefault("AGENTBED_LOCAL_THREADS", "1")
     if config.getoption("--record-file-costs") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_CostRecorder(Path(config.getoption("--record-file-costs"))))
 

@@ -21,16 +21,9 @@ pytestmark = pytest.mark.local_model
 MODEL = "local:gemma-3-270m"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _weights():
-    from agentbed.agents.local.weights import DEFAULT_MODEL, LocalModelMissing, check_runtime, resolve_weights
-    from agentbed.testing import require
-
-    try:
-        check_runtime()
-        resolve_weights(DEFAULT_MODEL)
-    except LocalModelMissing as exc:
-        require(False, "the local model", str(exc))
+@pytest.fixture(autouse=True)
+def _weights(local_model_installed):
+    """Only where the local model is installed; each test starts its own servers."""
 
 
 def command(out: Path, cache: Path, *extra: str) -> list[str]:

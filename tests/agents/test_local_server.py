@@ -71,8 +71,9 @@ def wait_for_request(log: Path, within: float = 600.0) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _model_present(local_model):
-    """Only where the local model is installed (the session fixture fails or skips otherwise)."""
+def _model_present(local_model_installed):
+    """Only where the local model is installed (fails or skips otherwise); each test starts its
+    own servers, so the session's is not started for them."""
 
 
 def test_a_run_serves_one_server_to_its_workers_logs_it_in_the_run_directory_and_stops_it(tmp_path):

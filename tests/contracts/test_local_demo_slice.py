@@ -13,7 +13,8 @@ from suites.vault import demo as vault_demo
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]
 
 
-def test_the_demo_plays_the_local_model_on_contracts_and_vault_tasks(local_model, tmp_path):
+def test_the_demo_plays_the_local_model_on_contracts_and_vault_tasks(local_model_installed, tmp_path):
+    # the slice starts its own server (as the demo does): the session's would only sit beside it
     contracts, vault, what = local_model_slices(tmp_path)
     assert not what.startswith("not run"), what
     assert [r["task"] for r in contracts] == list(LOCAL_TASKS)
