@@ -70,7 +70,7 @@ def _repeats_computed_once(monkeypatch):
 
 def both(slices, tmp_path, suites, seed=47, defense=None):
     model = ImperfectModel(suites, seed)
-    their_stub, our_stub = OpenAIStub(model, keep_alive=True), OpenAIStub(model, keep_alive=True)
+    their_stub, our_stub = OpenAIStub(model), OpenAIStub(model)
     try:
         their = theirs(slices, MODEL, their_stub.start(), tmp_path / "agentdojo", defense)
         our = ours(slices, MODEL, our_stub.start(), tmp_path / "agentbed", {"defense": defense} if defense else None)

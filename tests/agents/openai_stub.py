@@ -54,8 +54,7 @@ EPISODE_KEY = "_test_episode"
 class OpenAIStub:
     """Start with :meth:`start` (returns the base URL), stop with :meth:`stop`."""
 
-    def __init__(self, script: Script, *, keep_alive: bool = False) -> None:
-        self.keep_alive = keep_alive  # HTTP/1.1: a client's pooled connection serves its next requests
+    def __init__(self, script: Script) -> None:
         self._queue: deque[Reply] | None = None if callable(script) else deque(script)
         self._policy = script if callable(script) else None
         self.requests: list[dict[str, Any]] = []
@@ -87,9 +86,6 @@ class OpenAIStub:
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean
                 pass
-
-        if self.keep_alive:
-            Handler.protocol_version = "HTTP/1.1"
 
         ThreadingHTTPServer.allow_reuse_address = True  # revive on the port just closed
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
