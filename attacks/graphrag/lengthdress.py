@@ -10,6 +10,7 @@ import random
 import re
 from collections.abc import Sequence
 
+from attacks.graphrag.perdataset import PerDataset
 from attacks.graphrag.titles import SERIES, Titles, named_pages
 from environments.graphrag.corpus import Claim, Document, Line, Statement
 from environments.graphrag.dataset import Dataset
@@ -112,15 +113,10 @@ class CleanTitles:
         """A titler of ``dataset``'s clean pages with no attacker page taken yet: built once per
         dataset object (its last :data:`TITLERS_KEPT`; the planners dress some 29 variants per
         target, each dress a titler of its own), each call a fresh copy of its titles."""
-        held = _TITLERS.get(id(dataset))
-        if held is None or held[0] is not dataset or held[1] is not dataset.documents:
-            if len(_TITLERS) >= TITLERS_KEPT:
-                _TITLERS.pop(next(iter(_TITLERS)))
-            first = cls(dataset, [d for d in dataset.documents if d.origin == "clean"])
-            held = _TITLERS[id(dataset)] = (dataset, dataset.documents, first)
+        first = _TITLERS.get(dataset, lambda d: cls(d, [p for p in d.documents if p.origin == "clean"]))
         titler = object.__new__(cls)
-        titler.__dict__.update(held[2].__dict__)
-        titler.titles = held[2].titles.copy()
+        titler.__dict__.update(first.__dict__)
+        titler.titles = first.titles.copy()
         return titler
 
     def title(self, own: str, lines: Sequence[str], template: Document) -> str:
@@ -163,7 +159,7 @@ class CleanTitles:
         return subject
 
 
-_TITLERS: dict[int, tuple[Dataset, list[Document], CleanTitles]] = {}
+_TITLERS: PerDataset[CleanTitles] = PerDataset(TITLERS_KEPT)
 
 
 def by_length(added: Sequence[Document], dataset: Dataset, rng: random.Random, retitle: bool = True) -> list[Document]:

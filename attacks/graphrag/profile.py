@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from attacks.graphrag.perdataset import PerDataset
 from attacks.graphrag.titles import SERIES
 from environments.graphrag.corpus import Document, Statement
 from environments.graphrag.dataset import Dataset
@@ -92,8 +93,8 @@ class CleanReading:
     scale: tuple[float, ...]
 
 
-_READINGS: dict[int, tuple[Dataset, list[Document], CleanReading]] = {}
 READINGS_KEPT = 8  # datasets whose reading is kept (a grid or training uses a handful)
+_READINGS: PerDataset[CleanReading] = PerDataset(READINGS_KEPT)
 
 
 def clean_reading(dataset: Dataset) -> CleanReading:
@@ -102,9 +103,10 @@ def clean_reading(dataset: Dataset) -> CleanReading:
     and each dress read the whole clean corpus again (session 20: 491 s for one world's corpus under
     the shape dress). A pure function of the dataset's documents, facts and relations, which no
     caller changes."""
-    held = _READINGS.get(id(dataset))
-    if held is not None and held[0] is dataset and held[1] is dataset.documents:
-        return held[2]
+    return _READINGS.get(dataset, _read_clean)
+
+
+def _read_clean(dataset: Dataset) -> CleanReading:
     clean = [d for d in dataset.documents if d.origin == "clean"]
     read = LexiconExtractor(sorted(dataset.table.phrases))
     by_doc: dict[str, list[Statement]] = {}
@@ -117,7 +119,4 @@ def clean_reading(dataset: Dataset) -> CleanReading:
     entities = sorted({f.head for f in dataset.facts} | {f.tail for f in dataset.facts})
     reading = CleanReading(clean, read, by_doc, pages_of, entities,
                            spread([Profile.of(d, by_doc.get(d.id, [])) for d in clean]))
-    if len(_READINGS) >= READINGS_KEPT:
-        _READINGS.pop(next(iter(_READINGS)))
-    _READINGS[id(dataset)] = (dataset, dataset.documents, reading)
     return reading
