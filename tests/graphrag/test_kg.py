@@ -61,3 +61,28 @@ def test_extraction_reads_any_script_names_with_commas_and_every_schema_relation
     assert ("Paris, Texas", "located_in", "Lamar County") in got
     assert ("Heart valve", "part_of", "Heart") in got and not any(t[0] == "Heart valve" and t[1] == "located_in"
                                                                   for t in got)
+
+
+def test_local_search_shares_its_incident_cap_between_a_steps_objects_whatever_their_names():
+    """Session 22: the incident cap was spent in name order, so when a step's objects had more
+    statements than the cap left room for, the object named later lost its neighbourhood (on
+    Nations under ``restate`` with the shape dress, the truth kept 2 of 12 support paths and TDP
+    deleted 6 gold statements). The room left is shared out in turn; under the cap every incident
+    statement is taken, as before."""
+    from environments.graphrag.corpus import Statement
+
+    def st(h, r, t, k):
+        return Statement(h, r, t, f"d{k}", f"d{k}#0")
+
+    rows = [st("Topic", "likes", "Aaron", 0), st("Topic", "likes", "Zed", 1)]
+    for k in range(40):  # each object knows 40 others; both know the same first 10
+        rows += [st("Aaron", "knows", f"X{k}", 100 + k), st("Zed", "knows", f"X{k % 10 if k < 10 else k + 40}", 200 + k)]
+    kg = KnowledgeGraph(rows)
+    full = local_search(kg, "Topic", ("likes",), max_network=0)
+    assert len(full) == len(rows)  # under the cap: everything incident, as before
+    capped = local_search(kg, "Topic", ("likes",), max_incident=42, max_network=0)
+    per = {e: sum(e in (kg.statements[i].head, kg.statements[i].tail) for i in capped) for e in ("Aaron", "Zed")}
+    assert len(capped) == 42 and per["Aaron"] - per["Zed"] in (0, 1) and per["Zed"] >= 20
+    renamed = KnowledgeGraph([Statement(*(("Aaa" if x == "Zed" else "Zzz" if x == "Aaron" else x) for x in (s.head, s.relation, s.tail)), s.doc, s.chunk) for s in rows])
+    swapped = local_search(renamed, "Topic", ("likes",), max_incident=42, max_network=0)
+    assert sorted(kg.statements[i].doc for i in capped) == sorted(renamed.statements[i].doc for i in swapped)
