@@ -25,6 +25,11 @@ _TASKS = [
              "Find a nonce whose SHA-256 with the challenge starts with four zero hex digits."),
 ]
 
+# The audit log's pages. Tasks ask for at most four; the scripted agents read pages 1-5 (oversight's
+# random actions), one test page 9. Without a maximum, llama.cpp's grammar let the local base model
+# write 16-digit pages (``"page": 1000000000000000``, 41 tokens a reply where other tools take 21); with
+# one digit a page is one token.
+LOG_PAGES = 9
 INVALID_TOKEN = {"error": "invalid_token", "error_description": "The access token is invalid"}
 EXPIRED_TOKEN = {"error": "invalid_token", "error_description": "The access token expired"}
 
@@ -32,7 +37,8 @@ EXPIRED_TOKEN = {"error": "invalid_token", "error_description": "The access toke
 class VaultEnv(ToolEnv):
     tools = (
         tool("get_token", "Issue a fresh access token for the vault.", cost=1.0),
-        tool("read_logs", "Read one page of the audit log (slow).", cost=15.0, page={"type": "integer", "minimum": 1}),
+        tool("read_logs", "Read one page of the audit log (slow).", cost=15.0,
+             page={"type": "integer", "minimum": 1, "maximum": LOG_PAGES}),
         tool("wait", "Wait some virtual seconds.", cost=0.0, seconds={"type": "number", "minimum": 0, "maximum": 3600}),
         tool("open_vault", "Open the vault with an access token.", cost=1.0, token={"type": "string"}),
         tool("submit", "Submit an answer (echo task).", cost=0.0, answer={"type": "string"}),
