@@ -26,7 +26,7 @@ from agentbed.agents.building import OPENAI_FORMAT_PROVIDERS
 from agentbed.agents.cache import ModelCallCache
 from agentbed.agents.chat import ChatAgent
 from agentbed.agents.confidence import parse_confidence, risk_from_confidence
-from agentbed.agents.local.profile import LocalProfile, action_schema, shown
+from agentbed.agents.local.profile import LocalProfile, action_schema, constrained_to, shown
 from agentbed.agents.local.server import split_model
 from agentbed.tools import Tool
 
@@ -51,8 +51,8 @@ class ConfidentProfile(LocalProfile):
         for option in schema["anyOf"]:
             option["properties"]["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
             option["required"] = [*option["required"], "confidence"]
-        request: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed, "extra_body": {"response_format": {
-            "type": "json_schema", "json_schema": {"name": "action", "schema": schema}}}}
+        request: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed,
+                                   "extra_body": constrained_to(schema, one_line=self.one_line)}
         return RunnableLambda(lambda messages: shown(messages, self)) | chat_model.bind(**request)
 
     def action(self, reply: Any, serialised: dict[str, Any], retries: list[Any]) -> Action:

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 import httpx
+import jsonschema
 import pytest
 
 from agentbed.agents.chat import ChatAgent
-from agentbed.agents.local.profile import LocalProfile
+from agentbed.agents.local.profile import LocalProfile, action_schema, constrained_schema, constrained_to
 from agentbed.log import TrajectoryWriter, read_log, verify_log
 from agentbed.replay import first_divergence, rerun
 from agentbed.runner import Budget, EpisodeSpec, run_episode
@@ -118,6 +119,63 @@ def test_the_request_is_the_compact_profile(local_model, tmp_path):
     assert "tools" not in body and body["max_completion_tokens"] == LocalProfile().max_tokens
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert all(f"- {t.name}(" in body["messages"][0]["content"] for t in env.tool_specs())
-    options = body["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert "response_format" not in body and body["grammar"] == constrained_to(action_schema(env.tool_specs()))["grammar"]
+    options = constrained_schema(body)["anyOf"]
     assert [o["properties"]["tool"]["const"] for o in options] == [t.name for t in env.tool_specs()]
     assert options[3]["properties"]["arguments"] == env.tool_specs()[3].parameters
+
+
+def test_the_compact_grammar_writes_one_line_and_every_schema_keyword_still_binds(local_model):
+    """``COMPACT_JSON`` changes only the whitespace between JSON tokens: a prompt that shows indented
+    JSON still gets one line, the reply is valid against the schema, and a schema that leaves one
+    reply (page 7 and nothing else) gets exactly that reply."""
+    tools = VaultEnv.tools
+
+    def ask(schema: dict, user: str) -> str:
+        body = {"messages": [{"role": "system", "content": LocalProfile().system_prompt(None, tools)},
+                             {"role": "user", "content": user}],
+                "max_tokens": 48, "temperature": 0.0, "seed": 0, **constrained_to(schema)}
+        reply = httpx.post(local_model.base_url + "/chat/completions", json=body, timeout=600).json()
+        assert reply["choices"][0]["finish_reason"] == "stop", reply
+        return reply["choices"][0]["message"]["content"]
+
+    indented = json.dumps({"tool": "read_logs", "arguments": {"page": 2}}, indent=2)
+    schema = action_schema(tools)
+    text = ask(schema, f"Last time you answered:\n{indented}\nRead the next page of the audit log.")
+    jsonschema.validate(json.loads(text), schema)
+    assert text == json.dumps(json.loads(text))  # one line, the separators ", " and ": ", nothing else
+    only_seven = {"type": "object", "properties": {"tool": {"const": "read_logs"}, "arguments": {
+        "type": "object", "properties": {"page": {"type": "integer", "minimum": 7, "maximum": 7}},
+        "required": ["page"], "additionalProperties": False}}, "required": ["tool", "arguments"],
+        "additionalProperties": False}
+    assert ask(only_seven, f"Last time you answered:\n{indented}\nRead page 5000.") == \
+        '{"tool": "read_logs", "arguments": {"page": 7}}'
+
+
+def test_llguidance_compiles_the_action_schema_of_every_tool_menu_in_the_repository(local_model):
+    """The server compiles the grammar when it is asked (a schema it cannot compile is an HTTP
+    error at the first step): every suite's tools, AgentDojo's four suites one by one."""
+    from environments.agentdojo.env import suite_tools
+
+    menus = {suite: suite_tools(suite) for suite in ("workspace", "travel", "banking", "slack")}
+    menus["the other worlds"] = every_other_tool()
+    for name, tools in menus.items():
+        body = {"messages": [{"role": "user", "content": "Act."}], "max_tokens": 1, "temperature": 0.0,
+                **constrained_to(action_schema(tools))}
+        reply = httpx.post(local_model.base_url + "/chat/completions", json=body, timeout=600)
+        assert reply.status_code == 200, (name, reply.text[:400])
+
+
+def every_other_tool() -> list:
+    """The tools of every world but AgentDojo's, contracts' families' included, one per name."""
+    from environments.alfworld.env import AlfworldEnv
+    from environments.cocoder.env import CoCoderEnv
+    from environments.contracts.env import COMMON_TOOLS
+    from environments.contracts.family import FAMILIES
+    from environments.graphrag.env import GraphRAGEnv
+    from environments.scienceworld.env import ScienceWorldToolEnv
+    from environments.shell.env import ShellEnv
+
+    tools = [*VaultEnv.tools, *AlfworldEnv.tools, *CoCoderEnv.tools, *COMMON_TOOLS, *GraphRAGEnv.tools,
+             *ScienceWorldToolEnv.tools, *ShellEnv.tools, *(t for family in FAMILIES.values() for t in family.tools)]
+    return list({t.name: t for t in tools}.values())

@@ -10,6 +10,7 @@ import json
 import httpx
 import pytest
 
+from agentbed.agents.local.profile import constrained_schema
 from agentbed.log import verify_log
 from agentbed.testing import require
 from controllers.oversight.chat_base import ConfidentProfile, RolloutSeededChat
@@ -62,7 +63,7 @@ def test_the_local_model_is_branched_on_alfworld_with_a_seed_per_rollout(local_m
     # sampled above temperature 0, and the rollouts were sent different seeds
     assert wire.requests and all(req["temperature"] == 0.7 for req in wire.requests)
     assert len({req["seed"] for req in wire.requests}) >= 2
-    schema = wire.requests[0]["response_format"]["json_schema"]["schema"]
+    schema = constrained_schema(wire.requests[0])
     assert all("confidence" in option["required"] for option in schema["anyOf"])
     # the environment got the server's bytes, and every branch's log verifies
     sent = [reply["choices"][0]["message"]["content"] for reply in wire.replies]

@@ -5,10 +5,11 @@ chat template (``tool_choice: "required"`` comes back as plain text), and its re
 So the profile asks for the action itself, as JSON text, and makes the server's grammar
 enforce it: ``response_format`` is a JSON schema ``anyOf`` one object per tool,
 ``{"tool": <that name>, "arguments": <that tool's own argument schema>}`` (free-form arguments
-would run on to the token cap). The reply's content is the action, byte for byte as the server
-sent it, so the environment (and its grader) receive the model's own bytes. What else keeps an
-episode short: a completion-token cap, a short system prompt listing the tools, a window of the
-latest exchanges, and long observations cut when shown to the model (the log keeps them whole).
+would run on to the token cap), written on one line (``COMPACT_JSON``). The reply's content is the
+action, byte for byte as the server sent it, so the environment (and its grader) receive the
+model's own bytes. What else keeps an episode short: a completion-token cap, a short system
+prompt listing the tools, a paged window of the latest exchanges, and long observations cut when
+shown to the model (the log keeps them whole).
 
 Everything that goes wrong in the reply is the environment's to judge: text cut at the cap,
 an empty reply, malformed JSON or an unknown tool come back as the environment's error
@@ -18,6 +19,7 @@ observation, and the episode goes on.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -38,6 +40,17 @@ COMPACT_PROMPT = (
     "You act only through tools. Answer every message with one JSON object"
     ' {"tool": NAME, "arguments": {...}} and nothing else. Tools:\n'
 )
+# One line of JSON. llama.cpp's server turns a ``response_format`` schema into a GBNF grammar whose
+# whitespace rule between JSON tokens is ``| " " | "\n"{1,2} [ \t]{0,20}``, and the base model took it:
+# ``{"tool": "get_token", "arguments": {\n  }\n  }``, 18 tokens where one line is 13 (21 and 14 generated
+# with the end token). So the grammar goes in the request's ``grammar`` instead, as LLGuidance's JSON
+# schema (``%llguidance``, which this server runs; llama.cpp ignores ``x-guidance`` in a
+# ``response_format``), with LLGuidance's top-level ``x-guidance`` key allowing no whitespace but the
+# ", " and ": " the prompt spells (its docs/json_schema.md, "Whitespace handling"). Every keyword of
+# the schema binds as before (tests/agents/test_local_model.py). ``one_line=False`` sends the
+# ``response_format`` instead, for an OpenAI-compatible server without LLGuidance.
+COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+LLGUIDANCE_JSON = "%llguidance {}\nstart: %json "
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,7 @@ class LocalProfile:
     window: int = 4  # exchanges shown besides the first observation
     max_observation_chars: int = 1500  # longer ones are cut when shown to the model (~500 tokens)
     constrained: bool = True  # the JSON-schema grammar over the tool menu
+    one_line: bool = True  # that grammar as LLGuidance's, one line of JSON; False: response_format's
     grammar: str | None = None  # a GBNF grammar of llama.cpp's instead (replaces the schema)
     stop: tuple[str, ...] = ()  # stop strings (the server cuts them off)
 
@@ -86,8 +100,7 @@ class LocalProfile:
         elif self.constrained and tools:
             # in the raw body: as a client argument, the OpenAI SDK would parse the reply itself
             # and raise on one cut at the token cap, which must reach the environment instead
-            request["extra_body"] = {"response_format": {
-                "type": "json_schema", "json_schema": {"name": "action", "schema": action_schema(tools)}}}
+            request["extra_body"] = constrained_to(action_schema(tools), one_line=self.one_line)
         return RunnableLambda(lambda messages: shown(messages, self)) | chat_model.bind(**request)
 
     def action(self, reply: AIMessage, serialised: dict[str, Any], retries: list[RetryRecord]) -> Action:
@@ -136,15 +149,46 @@ def action_schema(tools: Sequence[Tool]) -> dict[str, Any]:
     return {"anyOf": options, **({"$defs": defs} if defs else {})}
 
 
+def constrained_to(schema: dict[str, Any], *, one_line: bool = True) -> dict[str, Any]:
+    """The request body's part that makes the server's grammar hold the reply to ``schema``: on one
+    line through LLGuidance (see ``COMPACT_JSON``), or as a ``response_format``."""
+    if not one_line:
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": "action", "schema": schema}}}
+    return {"grammar": LLGUIDANCE_JSON + json.dumps({**schema, "x-guidance": COMPACT_JSON})}
+
+
+def constrained_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request body holds its reply to, in either form (``x-guidance`` left out);
+    None when it holds it to none."""
+    grammar = body.get("grammar")
+    if isinstance(grammar, str) and grammar.startswith(LLGUIDANCE_JSON):
+        schema = json.loads(grammar.removeprefix(LLGUIDANCE_JSON))
+        schema.pop("x-guidance", None)
+        return schema
+    if isinstance(body.get("response_format"), dict):
+        return body["response_format"]["json_schema"]["schema"]
+    return None
+
+
 def shown(messages: Sequence[BaseMessage], profile: LocalProfile) -> list[BaseMessage]:
-    """What the model is sent: the system prompt, the first observation and the latest
-    ``window`` exchanges, long texts cut, consecutive human turns joined (Gemma's template wants
-    user and assistant to alternate)."""
+    """What the model is sent: the system prompt, the first observation and the latest exchanges,
+    at most ``window`` of them, long texts cut, consecutive human turns joined (Gemma's template
+    wants user and assistant to alternate).
+
+    The window is paged, not slid: when the history outgrows it, the oldest exchanges are dropped
+    a page (half the window, rounded up) at a time, so what is shown after the first observation
+    starts at the same message for a page of steps. llama.cpp's server reuses a slot's cached
+    prompt only up to the first token that differs, and Gemma 3's sliding-window attention rules
+    out its shifted reuse (``n_cache_reuse``), so a window slid one exchange a step made it
+    re-read every exchange shown at every step once full (about 4.5k of the demo slice's 12k
+    prompt tokens). Paged, it re-reads them once a page; the model sees between ``window - page
+    + 1`` and ``window`` exchanges (a window of 1 or 2 pages by one: the same as sliding)."""
     head = list(messages[:2])
     tail = list(messages[2:])
     keep = 2 * profile.window + 1  # reply/observation pairs plus the newest observation
     if len(tail) > keep:
-        tail = tail[len(tail) - keep:]
+        page = 2 * -(-profile.window // 2)  # messages: half the window's exchanges, rounded up
+        tail = tail[page * -(-(len(tail) - keep) // page):]
         while tail and not isinstance(tail[0], AIMessage):
             tail = tail[1:]
     out: list[BaseMessage] = []
