@@ -30,6 +30,10 @@ _TASKS = [
 # write 16-digit pages (``"page": 1000000000000000``, 41 tokens a reply where other tools take 21); with
 # one digit a page is one token.
 LOG_PAGES = 9
+# The longest token and answer a tool takes (prove's nonce has had this maximum): issued tokens are 32
+# hex digits, the echo word six letters. Without one the grammar let the base model run a submitted
+# answer on to its token cap (96 tokens, five times in an episode of the demo's slice).
+MAX_TEXT = 64
 INVALID_TOKEN = {"error": "invalid_token", "error_description": "The access token is invalid"}
 EXPIRED_TOKEN = {"error": "invalid_token", "error_description": "The access token expired"}
 
@@ -40,9 +44,11 @@ class VaultEnv(ToolEnv):
         tool("read_logs", "Read one page of the audit log (slow).", cost=15.0,
              page={"type": "integer", "minimum": 1, "maximum": LOG_PAGES}),
         tool("wait", "Wait some virtual seconds.", cost=0.0, seconds={"type": "number", "minimum": 0, "maximum": 3600}),
-        tool("open_vault", "Open the vault with an access token.", cost=1.0, token={"type": "string"}),
-        tool("submit", "Submit an answer (echo task).", cost=0.0, answer={"type": "string"}),
-        tool("prove", "Submit a proof-of-work nonce.", cost=1.0, nonce={"type": "string", "maxLength": 64}),
+        tool("open_vault", "Open the vault with an access token.", cost=1.0,
+             token={"type": "string", "maxLength": MAX_TEXT}),
+        tool("submit", "Submit an answer (echo task).", cost=0.0,
+             answer={"type": "string", "maxLength": MAX_TEXT}),
+        tool("prove", "Submit a proof-of-work nonce.", cost=1.0, nonce={"type": "string", "maxLength": MAX_TEXT}),
     )
     max_steps = 30
 
