@@ -8,7 +8,7 @@ one dataset's rows of some base agents, with their counts (:func:`only_flaws`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -70,12 +70,13 @@ def merge_datasets(parts: Sequence[tuple[str, Dataset]]) -> Dataset:
     return Dataset(provenance, rows)
 
 
-def load_parts(paths: Sequence[str]) -> Dataset:
+def load_parts(paths: Sequence[str], load: Callable[[str], Dataset] = Dataset.load) -> Dataset:
     """One dataset from one file, or the in-memory merge of several parts (each its own build, so
-    each stays rebuildable from its own recorded command)."""
+    each stays rebuildable from its own recorded command); ``load`` reads one file (a caller that
+    reads the same files again may pass a cached one: the merge leaves the parts unchanged)."""
     if len(paths) == 1:
-        return Dataset.load(paths[0])
-    return merge_datasets([(p, Dataset.load(p)) for p in paths])
+        return load(paths[0])
+    return merge_datasets([(p, load(p)) for p in paths])
 
 
 def _trajectory_key(row: dict[str, Any]) -> tuple:

@@ -21,20 +21,19 @@ def vault_dataset(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def quick_evaluation(vault_dataset):
-    """The module's dataset evaluated with 50 resamples, no grid and the split by a prefix feature,
-    once for the tests that read such a result (each takes a deep copy): evaluate is deterministic,
-    so theirs were equal (the split is its own part of the result, from the same regrets)."""
-    return evaluate(Dataset.load(vault_dataset), QUICK)
+def evaluation(vault_dataset):
+    """The module's dataset evaluated with 200 resamples, the cost grid and the split by a prefix
+    feature, once for every test that reads such a result (each reads it or takes a deep copy):
+    evaluate is deterministic, and the split is its own part of the result, computed last from the
+    same regrets (the tests that read it had their own evaluation, without the grid, until 2026-12-07)."""
+    return evaluate(Dataset.load(vault_dataset), EVALUATION)
 
 
-QUICK = EvalConfig(resamples=50, grid=False, split_by="repeat_action_frac")
+EVALUATION = EvalConfig(resamples=200, split_by="repeat_action_frac")
 
 
-def test_evaluation_reports_every_controller_with_intervals(vault_dataset):
-    from controllers.oversight.dataset import Dataset
-
-    result = evaluate(Dataset.load(vault_dataset), EvalConfig(resamples=200))
+def test_evaluation_reports_every_controller_with_intervals(evaluation):
+    result = evaluation
     names = set(result["controllers"])
     assert {"scalar", "scalar+platt", "scalar+isotonic", "action-conditioned", "oracle"} <= names
     assert result["controllers"]["oracle"]["regret"]["estimate"] == 0
@@ -131,10 +130,10 @@ def test_held_out_evaluation_fits_on_the_development_games_only(tmp_path, capsys
     assert "shares 8 game(s)" in capsys.readouterr().err
 
 
-def test_the_table_of_every_benchmark_names_the_best_scalar_only_policy(quick_evaluation):
+def test_the_table_of_every_benchmark_names_the_best_scalar_only_policy(evaluation):
     from suites.oversight.everything import regret_table
 
-    result = copy.deepcopy(quick_evaluation)
+    result = copy.deepcopy(evaluation)
     t = regret_table({"vault": result, "again": result}, "cmd")
     rows = {r[0]: r[1:] for r in t["rows"]}
     assert rows["best scalar-only policy"] == [result["best_scalar_only"]] * 2
@@ -171,7 +170,7 @@ def test_max_steps_caps_every_episode_and_branch():
     assert all(r["steps"] <= 4 for r in ds.rows)
 
 
-def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dataset, quick_evaluation, tmp_path):
+def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dataset, evaluation, tmp_path):
     import hashlib
     import shutil
 
@@ -183,8 +182,8 @@ def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dat
     data.mkdir()
     held = data / "held.jsonl"
     shutil.copy(vault_dataset, held)
-    config = QUICK  # quick_evaluation's, on the same bytes
-    result = copy.deepcopy(quick_evaluation)
+    config = EVALUATION  # evaluation's, on the same bytes
+    result = copy.deepcopy(evaluation)
     path = write_record(data / "headline.json", result, "agentbed oversight evaluate held.jsonl", {"heldout": str(held)},
                         "vault-test: a test configuration", config, {})
     record = load_headline(path)
@@ -201,12 +200,12 @@ def test_the_record_names_its_datasets_by_sha256_and_the_demo_reads_it(vault_dat
         write_record(tmp_path / "elsewhere" / "h.json", result, "x", {"heldout": str(held)}, "", config, {})
 
 
-def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_dataset, quick_evaluation, tmp_path,
+def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_dataset, evaluation, tmp_path,
                                                                      capsys):
     from controllers.oversight.checkpoints import group_checkpoints
 
     data = Dataset.load(vault_dataset)
-    result = copy.deepcopy(quick_evaluation)  # split by repeat_action_frac
+    result = copy.deepcopy(evaluation)  # split by repeat_action_frac
     split = result["split"]
     cps, _ = group_checkpoints(data.rows, data.provenance["actions"], data.provenance["primary_intervention"],
                                data.provenance["feature_names"])

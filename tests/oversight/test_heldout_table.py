@@ -4,6 +4,9 @@ only, and the learning curve's draws."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 from pathlib import Path
 
@@ -111,16 +114,41 @@ def test_the_two_level_interval_widens_with_training_draw_variation():
     assert width(varying) > 1.5 * width(steady)
 
 
-def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_path, capsys):
+HELD_FLAGS = ["--no-grid", "--trees", "5", "--resamples", "30"]
+
+
+@pytest.fixture(scope="module")
+def held_out_evaluation(tmp_path_factory) -> dict:
+    """``evaluate`` of the committed contracts files, held out against development, once for the module
+    (it is deterministic): the curve's one fit on every development unit is its fit, and the tests of
+    parts compare it with the same evaluation given either side in parts."""
+    out = tmp_path_factory.mktemp("held-out-evaluation") / "one.json"
     held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
-    out = tmp_path / "curve.json"
-    assert main(["oversight", "curve", held, "--train", dev, "--sizes", "4,65", "--draws", "2", "--trees", "5",
-                 "--resamples", "50", "--json", str(out)]) == 0
-    curve = json.loads(out.read_text(encoding="utf-8"))
+    assert main(["oversight", "evaluate", held, "--train", dev, *HELD_FLAGS, "--json", str(out)]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+CURVE_FLAGS = ["--sizes", "4,65", "--draws", "2", "--trees", "5", "--resamples", "50"]
+
+
+@pytest.fixture(scope="module")
+def held_out_curve(tmp_path_factory) -> tuple[dict, str]:
+    """``curve`` of the committed contracts files (held out against development) once for the module,
+    and what it printed: the tests below read it, and compare it with the curve on development parts."""
+    out = tmp_path_factory.mktemp("held-out-curve") / "curve.json"
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert main(["oversight", "curve", held, "--train", dev, *CURVE_FLAGS, "--json", str(out)]) == 0
+    return json.loads(out.read_text(encoding="utf-8")), printed.getvalue()
+
+
+def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(held_out_curve, held_out_evaluation,
+                                                                          capsys):
+    held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
+    curve, out_text = held_out_curve
     assert [p["size"] for p in curve["points"]] == [4, 65] and curve["units"] == 65
     for p in curve["points"]:
         assert p["regret"]["action-conditioned"]["draws"] == 2 and "scalar-selected" in p["ratio"]
-    out_text = capsys.readouterr().out
     assert "Learning curve" in out_text and "claims over the training draws" in out_text
     for p in curve["points"]:  # the paper's claims ride on the same fits
         assert {"cost-rule+platt - cost-rule", "scalar+platt - scalar"} == set(p["claims"])
@@ -128,9 +156,7 @@ def test_the_curve_command_fits_on_development_draws_and_refuses_held_out(tmp_pa
     assert (change["from"], change["to"]) == (4, 65) and change["regret"]["action-conditioned"]["draws"] == [2, 2]
     assert (last["from"], last["to"]) == (4, "65 (all, once)") and last["regret"]["action-conditioned"]["draws"] == [2, 1]
     once = curve["points"][-1]["all_once"]  # the whole development set fitted once is evaluate's held-out fit
-    assert main(["oversight", "evaluate", held, "--train", dev, "--no-grid", "--trees", "5", "--resamples", "20",
-                 "--json", str(tmp_path / "ev.json")]) == 0
-    evaluated = json.loads((tmp_path / "ev.json").read_text(encoding="utf-8"))["controllers"]
+    evaluated = held_out_evaluation["controllers"]  # `evaluate HELD --train DEV --trees 5`: the same forests
     for name in ("action-conditioned", "scalar-selected", "scalar-bands-any", "cost-rule+platt"):
         assert once["regret"][name]["estimate"] == pytest.approx(evaluated[name]["regret"]["estimate"]), name
     assert set(curve["datasets"]) == {"heldout", "dev"}
@@ -153,17 +179,13 @@ def _parts(dev: str, folder, at: int = 30, name: str = "p") -> list[str]:
     return parts
 
 
-def test_a_development_set_given_in_parts_is_the_whole_of_it(tmp_path):
+def test_a_development_set_given_in_parts_is_the_whole_of_it(held_out_curve, tmp_path):
     """Development games built in parts (``build --skip-games``) are drawn from as one set: a curve on
     the parts is the curve on the one file they split, number for number."""
     held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
     parts = _parts(dev, tmp_path)
-    flags = ["--sizes", "10,65", "--draws", "2", "--trees", "5", "--resamples", "30"]
-    curves = []
-    for train, name in (([dev], "one"), (parts, "parts")):
-        assert main(["oversight", "curve", held, "--train", *train, *flags, "--json", str(tmp_path / name)]) == 0
-        curves.append(json.loads((tmp_path / name).read_text(encoding="utf-8")))
-    one, split = curves
+    assert main(["oversight", "curve", held, "--train", *parts, *CURVE_FLAGS, "--json", str(tmp_path / "parts")]) == 0
+    one, split = held_out_curve[0], json.loads((tmp_path / "parts").read_text(encoding="utf-8"))
     assert split["units"] == one["units"] == 65 and set(split["datasets"]) == {"heldout", "dev", "dev-2"}
     assert split["points"] == one["points"] and split["changes"] == one["changes"]
 
@@ -183,6 +205,13 @@ def test_the_change_between_sizes_is_zero_for_the_same_fits_and_sees_a_drop():
     assert drop["high"] < 0 and abs(drop["estimate"] + 0.1) < 1e-9
 
 
+@functools.cache
+def committed_dataset(path: str) -> Dataset:
+    """A committed dataset, loaded (every row read and checked) once for the module: the committed
+    curves name 69 files 312 times (about 13 s of CPU before). The tests only read what it returns."""
+    return Dataset.load(path)
+
+
 @pytest.mark.parametrize("path", sorted(DATA.glob("curve-*.json")), ids=lambda p: p.name)
 def test_each_committed_curve_names_committed_datasets_and_counts_their_checkpoints(path):
     import shlex
@@ -194,10 +223,10 @@ def test_each_committed_curve_names_committed_datasets_and_counts_their_checkpoi
 
     argv = shlex.split(curve["command"])
     assert argv[:3] == ["agentbed", "oversight", "curve"]
-    held = load_parts([str(DATA.parents[2] / p) for p in argv[3:argv.index("--train")]])
+    held = load_parts([str(DATA.parents[2] / p) for p in argv[3:argv.index("--train")]], committed_dataset)
     after = argv[argv.index("--train") + 1:]
     parts = after[:next((n for n, a in enumerate(after) if a.startswith("--")), len(after))]
-    dev = load_parts([str(DATA.parents[2] / p) for p in parts])
+    dev = load_parts([str(DATA.parents[2] / p) for p in parts], committed_dataset)
     assert curve["held_out_checkpoints"] == len(load_checkpoints(held)[0])
     assert curve["units"] == len({r.get("group", r["game"]) for r in dev.rows})
     assert [p["size"] for p in curve["points"]] == curve["sizes"] and max(curve["sizes"]) <= curve["units"]
@@ -205,7 +234,7 @@ def test_each_committed_curve_names_committed_datasets_and_counts_their_checkpoi
     assert all(p["draws"] >= 5 for p in curve["points"]) and full  # the full size's bootstrap draws are there
 
 
-def test_evaluate_fits_on_parts_and_its_record_names_each(tmp_path):
+def test_evaluate_fits_on_parts_and_its_record_names_each(held_out_evaluation, tmp_path):
     import shutil
 
     from suites.oversight.record import training_files
@@ -213,19 +242,17 @@ def test_evaluate_fits_on_parts_and_its_record_names_each(tmp_path):
 
     held = str(shutil.copy(DATA / "contracts-heldout.jsonl.gz", tmp_path / "held.jsonl.gz"))
     parts = _parts(str(DATA / "contracts-dev.jsonl.gz"), tmp_path)
-    flags = ["--no-grid", "--trees", "5", "--resamples", "30"]
-    results = []
-    for train, name in (([str(DATA / "contracts-dev.jsonl.gz")], "one.json"), (parts, "parts.json")):
-        assert main(["oversight", "evaluate", held, "--train", *train, *flags, "--json", str(tmp_path / name)]) == 0
-        out = json.loads((tmp_path / name).read_text(encoding="utf-8"))
-        results.append((out["controllers"], out["ratios"], out["regret_per_checkpoint"]))
-    assert results[0] == results[1]
-    record = tmp_path / "record.json"
-    assert main(["oversight", "evaluate", held, "--train", *parts, *flags, "--record", str(record)]) == 0
+    record = tmp_path / "record.json"  # the parts' result and their record from one evaluation
+    assert main(["oversight", "evaluate", held, "--train", *parts, *HELD_FLAGS, "--json", str(tmp_path / "parts.json"),
+                 "--record", str(record)]) == 0
+    out = json.loads((tmp_path / "parts.json").read_text(encoding="utf-8"))
+    one = held_out_evaluation
+    assert (out["controllers"], out["ratios"], out["regret_per_checkpoint"]) == \
+        (one["controllers"], one["ratios"], one["regret_per_checkpoint"])
     assert training_files(load_headline(record)) == ["p0.jsonl", "p1.jsonl"]  # sha256 of each checked on load
 
 
-def test_a_held_out_set_given_in_parts_is_the_whole_of_it(tmp_path):
+def test_a_held_out_set_given_in_parts_is_the_whole_of_it(held_out_evaluation, tmp_path):
     """Held-out games built in parts (``build --skip-games`` on the held-out seed) are scored as one
     set by evaluate and curve, number for number, and the record names each part by sha256."""
     from suites.oversight.record import heldout_files
@@ -233,21 +260,19 @@ def test_a_held_out_set_given_in_parts_is_the_whole_of_it(tmp_path):
 
     held, dev = (str(DATA / f"contracts-{s}.jsonl.gz") for s in ("heldout", "dev"))
     parts = _parts(held, tmp_path, at=10, name="h")
-    flags = ["--no-grid", "--trees", "5", "--resamples", "30"]
-    results = []
-    for test, name in (([held], "one.json"), (parts, "parts.json")):
-        assert main(["oversight", "evaluate", *test, "--train", dev, *flags, "--json", str(tmp_path / name)]) == 0
-        out = json.loads((tmp_path / name).read_text(encoding="utf-8"))
-        results.append((out["controllers"], out["ratios"], out["regret_per_checkpoint"], out["checkpoints"]))
-    assert results[0] == results[1]
+    record = tmp_path / "record.json"  # the parts' result and their record from one evaluation
+    dev_copy = tmp_path / "dev.jsonl.gz"  # the record names its datasets relative to itself
+    dev_copy.write_bytes(Path(dev).read_bytes())
+    assert main(["oversight", "evaluate", *parts, "--train", str(dev_copy), *HELD_FLAGS,
+                 "--json", str(tmp_path / "parts.json"), "--record", str(record)]) == 0
+    out = json.loads((tmp_path / "parts.json").read_text(encoding="utf-8"))
+    one = held_out_evaluation
+    assert (out["controllers"], out["ratios"], out["regret_per_checkpoint"], out["checkpoints"]) == \
+        (one["controllers"], one["ratios"], one["regret_per_checkpoint"], one["checkpoints"])
     curves = []
     for test, name in (([held], "c1.json"), (parts, "c2.json")):
         assert main(["oversight", "curve", *test, "--train", dev, "--sizes", "10", "--draws", "2", "--trees", "5",
                      "--resamples", "30", "--json", str(tmp_path / name)]) == 0
         curves.append(json.loads((tmp_path / name).read_text(encoding="utf-8")))
     assert curves[0]["points"] == curves[1]["points"] and set(curves[1]["datasets"]) == {"heldout", "heldout-2", "dev"}
-    record = tmp_path / "record.json"
-    dev_copy = tmp_path / "dev.jsonl.gz"
-    dev_copy.write_bytes(Path(dev).read_bytes())
-    assert main(["oversight", "evaluate", *parts, "--train", str(dev_copy), *flags, "--record", str(record)]) == 0
     assert heldout_files(load_headline(record)) == ["h0.jsonl", "h1.jsonl"]
