@@ -13,7 +13,7 @@ groups bound to agents do not (an agent may wait for another's unit while the ot
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 import networkx as nx
@@ -72,14 +72,14 @@ class Schedule:
     order: dict[int, list[str]] = field(default_factory=dict)
 
 
-def upward_rank(dag: nx.DiGraph, node_time: Mapping[object, float],
-                edge_delay: Callable[[object, object], float], order: list[object] | None = None
-                ) -> dict[object, float]:
-    """HEFT's upward rank: a unit's time plus the longest delayed path to an exit (``order``: the
-    DAG's topological order when the caller has it)."""
+def upward_rank(successors: Mapping[object, Iterable[object]], node_time: Mapping[object, float],
+                edge_delay: Mapping[tuple[object, object], float], order: list[object]) -> dict[object, float]:
+    """HEFT's upward rank: a unit's time plus the longest delayed path to an exit, over the DAG's
+    topological ``order`` (``edge_delay``: an edge's delay by (unit, successor), absent for none)."""
     rank: dict[object, float] = {}
-    for node in reversed(order if order is not None else list(nx.topological_sort(dag))):
-        tail = max((edge_delay(node, s) + rank[s] for s in dag.successors(node)), default=0.0)
+    delay = edge_delay.get
+    for node in reversed(order):
+        tail = max((delay((node, s), 0.0) + rank[s] for s in successors[node]), default=0.0)
         rank[node] = node_time[node] + tail
     return rank
 
@@ -97,17 +97,25 @@ class Shape:
     deps: dict[str, list[str]]
     interfaces: dict[str, list[str]]
     order: list[object]
+    # the same, read once for the simulation's inner loops (no graph views there): each module's
+    # dependencies and stub siblings with their edges' attributes, each unit's DAG neighbours
+    dep_edges: dict[str, list[tuple[str, dict]]]
+    interface_edges: dict[str, list[tuple[str, dict]]]
+    successors: dict[object, list[object]]
+    predecessors: dict[object, list[object]]
 
     @classmethod
     def of(cls, graph: nx.DiGraph) -> Shape:
         dag, unit_of = condense(graph)
+        pred = graph.pred  # pred[m]: each predecessor of m and the edge's attributes, in predecessors(m)'s order
+        dep_edges = {m: [(u, d) for u, d in pred[m].items() if d.get("ordering", True)] for m in graph.nodes}
+        # pieces of one split unit, written at once against the shared skeleton's stubs
+        interface_edges = {m: [(u, d) for u, d in pred[m].items() if d.get("interface", False)] for m in graph.nodes}
         return cls(dag, unit_of, {c: dag.nodes[c]["members"] for c in dag},
-                   {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("ordering", True)]
-                    for m in graph.nodes},
-                   # pieces of one split unit, written at once against the shared skeleton's stubs
-                   {m: [u for u in graph.predecessors(m) if graph.edges[u, m].get("interface", False)]
-                    for m in graph.nodes},
-                   list(nx.topological_sort(dag)))
+                   {m: [u for u, _ in e] for m, e in dep_edges.items()},
+                   {m: [u for u, _ in e] for m, e in interface_edges.items()},
+                   list(nx.topological_sort(dag)), dep_edges, interface_edges,
+                   {c: list(dag.successors(c)) for c in dag}, {c: list(dag.predecessors(c)) for c in dag})
 
 
 class Shapes:
@@ -136,46 +144,55 @@ class _Simulation:
         self.finish: dict[str, float] = {}
         self._unit_delays: dict[tuple[object, object], float] | None = None
 
-    def delay(self, u: str, v: str) -> float:
-        if not self.plan.respect_deps or self.plan.context[u] == self.plan.context[v]:
-            return 0.0
-        return self.cost.transfer_delay(self.graph.edges[u, v]["tokens"])
+    def unit_delays(self) -> dict[tuple[object, object], float]:
+        """The longest transfer on any dependency from unit a to unit b, by (a, b): only pairs of
+        units with a dependency between them (any other pair: no delay)."""
+        if self._unit_delays is None:
+            delays: dict[tuple[object, object], float] = {}
+            self._unit_delays = delays
+            unit_of, context, respect = self.unit_of, self.plan.context, self.plan.respect_deps
+            transfer_delay = self.cost.transfer_delay
+            for v, edges in self.shape.dep_edges.items():
+                for u, data in edges:
+                    key = (unit_of[u], unit_of[v])
+                    if key[0] != key[1]:  # no transfer within one conversation, or when nothing waits
+                        delay = 0.0 if not respect or context[u] == context[v] else transfer_delay(data["tokens"])
+                        longest = delays.get(key, 0.0)
+                        delays[key] = delay if delay > longest else longest  # max(longest, delay)
+        return self._unit_delays
 
     def unit_delay(self, a: object, b: object) -> float:
         """The longest transfer on any dependency from unit a to unit b."""
-        if self._unit_delays is None:
-            self._unit_delays = {}
-            for v, deps in self.deps.items():
-                for u in deps:
-                    key = (self.unit_of[u], self.unit_of[v])
-                    if key[0] != key[1]:
-                        self._unit_delays[key] = max(self._unit_delays.get(key, 0.0), self.delay(u, v))
-        return self._unit_delays.get((a, b), 0.0)
+        return self.unit_delays().get((a, b), 0.0)
 
     def interface_delay(self, c: object) -> float:
         """When a unit's interface messages arrive: sent at the start (the skeleton holds every
         signature), one per reference to a piece another agent writes."""
-        return max((self.cost.transfer_delay(self.graph.edges[u, m]["tokens"]) for m in self.members[c]
-                    for u in self.interfaces[m] if self.plan.context[u] != self.plan.context[m]), default=0.0)
+        context, edges = self.plan.context, self.shape.interface_edges
+        return max((self.cost.transfer_delay(data["tokens"]) for m in self.members[c]
+                    for u, data in edges[m] if context[u] != context[m]), default=0.0)
 
     def unit_estimate(self, c: object) -> float:
         return sum(self.cost.task_time(self.out[m], self.cost.prompt_tokens + self.spec[m]) for m in self.members[c])
 
     def write(self, module: str, worker: int, start: float) -> Turn:
-        ctx = self.plan.context[module]
+        plan, cost = self.plan, self.cost
+        ctx = plan.context[module]
         written = self.written.setdefault(ctx, set())
-        fresh = self.plan.fresh_context
+        fresh = plan.fresh_context
         history = 0 if fresh else self.history.get(ctx, 0)
         own = transferred = interfaces = cross = missing = 0
         sources: dict[str, str] = {}
-        for u in self.deps[module]:
-            tokens = self.graph.edges[u, module]["tokens"]
+        respect, finish = plan.respect_deps, self.finish
+        deps = self.shape.dep_edges[module]
+        for u, data in deps:
+            tokens = data["tokens"]
             if u in written and fresh:
                 own += tokens  # the agent's own earlier unit, shown again in the new conversation
                 sources[u] = "own"
             elif u in written:
                 sources[u] = "history"  # already in this conversation
-            elif self.plan.respect_deps and u in self.finish:
+            elif respect and u in finish:
                 transferred += tokens
                 cross += 1
                 sources[u] = "message"
@@ -183,29 +200,33 @@ class _Simulation:
                 interfaces += tokens
                 missing += 1
                 sources[u] = "interface"
-        for u in self.interfaces[module]:
+        siblings = self.interfaces[module]
+        for u in siblings:
             if u in written and not fresh:
                 sources[u] = "history"
                 continue
             missing += 1  # written against the sibling's stub, which the skeleton already shows
-            cross += int(self.plan.context[u] != ctx)  # and a message to the agent who writes it
+            cross += int(plan.context[u] != ctx)  # and a message to the agent who writes it
             sources[u] = "stub"
-        shown = self.spec[module] + own + transferred + interfaces
-        context_tokens = self.cost.prompt_tokens + shown + history
-        duration = self.cost.task_time(self.out[module], context_tokens)
-        self.history[ctx] = history + shown + self.out[module]  # the conversation keeps what it was shown
+        spec, out = self.spec[module], self.out[module]
+        shown = spec + own + transferred + interfaces
+        context_tokens = cost.prompt_tokens + shown + history
+        duration = cost.task_time(out, context_tokens)
+        self.history[ctx] = history + shown + out  # the conversation keeps what it was shown
         written.add(module)
-        n_deps = len(self.deps[module]) + len(self.interfaces[module])
-        return Turn(module, worker, ctx, start, start + duration, int(context_tokens), int(self.out[module]),
+        n_deps = len(deps) + len(siblings)
+        return Turn(module, worker, ctx, start, start + duration, int(context_tokens), int(out),
                     missing / n_deps if n_deps else 0.0, cross, int(transferred), int(history), sources,
-                    int(self.cost.prompt_tokens + self.spec[module] + self.out[module]))
+                    int(cost.prompt_tokens + spec + out))
 
     def run(self) -> Schedule:
-        plan, dag = self.plan, self.dag
-        rank = upward_rank(dag, {c: self.unit_estimate(c) for c in dag}, self.unit_delay, self.shape.order)
-        bound = {c: (plan.worker[self.members[c][0]] if plan.worker is not None else None) for c in dag}
-        waiting = {c: (dag.in_degree(c) if plan.respect_deps else 0) for c in dag}
-        pending: list[tuple[float, str, object]] = [(self.interface_delay(c), self.members[c][0], c)
+        plan, dag, members, write = self.plan, self.dag, self.members, self.write
+        successors, predecessors = self.shape.successors, self.shape.predecessors
+        delay = self.unit_delays().get
+        rank = upward_rank(successors, {c: self.unit_estimate(c) for c in dag}, self.unit_delays(), self.shape.order)
+        bound = {c: (plan.worker[members[c][0]] if plan.worker is not None else None) for c in dag}
+        waiting = {c: (len(predecessors[c]) if plan.respect_deps else 0) for c in dag}
+        pending: list[tuple[float, str, object]] = [(self.interface_delay(c), members[c][0], c)
                                                     for c in dag if waiting[c] == 0]
         heapq.heapify(pending)  # dependencies done, transfer still in flight: (arrival, name, unit)
         ready: dict[int | None, list[tuple[float, str, object]]] = {}  # per bound worker: (-rank, name, unit)
@@ -213,43 +234,47 @@ class _Simulation:
         running: list[tuple[float, int, int, object]] = []  # (finish, tie, worker, unit)
         turns: list[Turn] = []
         order: dict[int, list[str]] = {w: [] for w in range(plan.workers)}
-        now, tie, done = 0.0, 0, 0
-        while done < len(dag):
+        finish = self.finish
+        heappush, heappop = heapq.heappush, heapq.heappop
+        now, tie, done, units = 0.0, 0, 0, len(dag)
+        while done < units:
             while pending and pending[0][0] <= now + 1e-9:
-                _, name, unit = heapq.heappop(pending)
-                heapq.heappush(ready.setdefault(bound[unit], []), (-rank[unit], name, unit))
+                _, name, unit = heappop(pending)
+                heappush(ready.setdefault(bound[unit], []), (-rank[unit], name, unit))
             for w in sorted(idle):
                 own, pool = ready.get(w), ready.get(None)
                 source = own if own and (not pool or own[0] < pool[0]) else pool
                 if not source:
                     continue
-                _, _, unit = heapq.heappop(source)
+                _, _, unit = heappop(source)
                 idle.discard(w)
                 t = now
-                for m in self.members[unit]:
-                    turn = self.write(m, w, t)
+                for m in members[unit]:
+                    turn = write(m, w, t)
                     turns.append(turn)
                     order[w].append(m)
                     t = turn.finish
-                for m in self.members[unit]:
-                    self.finish[m] = t
+                for m in members[unit]:
+                    finish[m] = t
                 tie += 1
-                heapq.heappush(running, (t, tie, w, unit))
-            upcoming = [x[0][0] for x in (pending, running) if x]
-            if not upcoming:
+                heappush(running, (t, tie, w, unit))
+            if not pending and not running:
                 raise RuntimeError("scheduler stalled: no running unit and nothing becomes ready")
-            now = max(now, min(upcoming))
+            # the next event: max(now, min(the next arrival, the next finish))
+            nxt = running[0][0] if not pending else pending[0][0] if not running else min(pending[0][0], running[0][0])
+            if nxt > now:
+                now = nxt
             while running and running[0][0] <= now + 1e-9:
-                _, _, w, unit = heapq.heappop(running)
+                _, _, w, unit = heappop(running)
                 idle.add(w)
                 done += 1
                 if plan.respect_deps:
-                    for s in dag.successors(unit):
+                    for s in successors[unit]:
                         waiting[s] -= 1
                         if waiting[s] == 0:
-                            arrival = max([self.finish[self.members[p][0]] + self.unit_delay(p, s)
-                                           for p in dag.predecessors(s)] + [self.interface_delay(s)])
-                            heapq.heappush(pending, (arrival, self.members[s][0], s))
+                            arrival = max([finish[members[p][0]] + delay((p, s), 0.0)
+                                           for p in predecessors[s]] + [self.interface_delay(s)])
+                            heappush(pending, (arrival, members[s][0], s))
         makespan = max((t.finish for t in turns), default=0.0)
         # the critical path (node times and edge delays on the longest path, a lower bound on the
         # makespan) is the largest upward rank
