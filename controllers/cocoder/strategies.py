@@ -163,8 +163,8 @@ def make_plan(graph: nx.DiGraph, strategy: str, agents: int, *, method: str = "l
                                   repair_rounds) + margin
         elif granularity == "function" and margin is None and risk != "any":
             bound = float(risk)
-        estimate = partial(_estimate, graph, cost=cost, failure=failure, bound=bound, repair_rounds=repair_rounds,
-                           shapes=Shapes())
+        estimate = _once_per_plan(partial(_estimate, graph, cost=cost, failure=failure, bound=bound,
+                                          repair_rounds=repair_rounds, shapes=Shapes()))
         if small:
             thorough = graph.number_of_nodes() <= THOROUGH_LIMIT
             candidates = [repack(plan, agents, estimate, thorough=thorough) for plan in candidates]
@@ -300,6 +300,29 @@ def _estimate(modules: nx.DiGraph, plan: Plan, *, cost: CostModel | None, failur
     schedule = simulate_plan(modules, plan, cost, shapes)
     excess = 0.0 if bound is None else max(0.0, residual_risk(schedule, failure, repair_rounds) - bound)
     return excess, expected_makespan(schedule, cost, failure)
+
+
+def _once_per_plan(estimate: Callable[[Plan], tuple[float, float]]) -> Callable[[Plan], tuple[float, float]]:
+    """``estimate``, simulating each distinct plan once in a planning call: repacking tries many
+    plans again (a unit moved back or on to a third agent, a group's move that is one node's; the
+    candidates' searches meet), about one try in six on the pinned repositories. A plan is what
+    the simulation reads of it: its work graph and pieces (held, so their ids stay theirs), agents,
+    contexts, and whether it waits for dependencies and starts fresh conversations."""
+    seen: dict[tuple, tuple[float, float]] = {}
+    held: dict[tuple[int, int], tuple[object, object]] = {}
+    orders: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}  # the nodes' order in worker and context
+
+    def once(plan: Plan) -> tuple[float, float]:
+        worker = plan.worker or {}
+        order = orders.setdefault((tuple(worker), tuple(plan.context)), len(orders))
+        key = (id(plan.graph), id(plan.pieces), order, tuple(worker.values()), plan.worker is None,
+               tuple(plan.context.values()), plan.workers, plan.respect_deps, plan.fresh_context)
+        if key not in seen:
+            held.setdefault(key[:2], (plan.graph, plan.pieces))
+            seen[key] = estimate(plan)
+        return seen[key]
+
+    return once
 
 
 def _pieces_apart(groups: list[set[str]], pieces: Mapping[str, Piece], keep_first: bool) -> list[set[str]]:
