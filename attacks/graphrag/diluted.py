@@ -30,6 +30,7 @@ from attacks.graphrag.targets import STATEMENTS_PER_DOCUMENT, AttackBudget, Atta
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.lexicon_pages import Pages
 
 # Per relation, the subjects the graph states it of and those it gives exactly one object, on the
 # attacker's reading of the clean corpus plus the given documents (suites.graphrag.whitebox)
@@ -65,6 +66,7 @@ def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubj
     reads as that fact; it stops when every relation it can afford reads as multi-valued."""
     table = dataset.table
     read = LexiconExtractor(sorted(table.phrases))
+    clean_pages = Pages(dataset.documents)  # the context of every page's reading, with the page
     fakes = Document("dlt-fakes", "", [table.sentence(Fact(t.fact.head, t.fact.relation, t.fake))
                                        for t in plan.targets])
     targeted = {q for t in plan.targets for q in t.questions}
@@ -102,17 +104,17 @@ def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubj
             diluted = {x.relation for x in chosen[s]}
             true = [f for f in dataset.facts if f.head == s and f.relation not in diluted] + \
                 [f for f in dataset.facts if f.tail == s and (f.head, f.relation) not in on_path]
-            page = _page(dataset, read, f"dlt{len(pages):03d}", chosen[s], true)
+            page = _page(dataset, read, clean_pages, f"dlt{len(pages):03d}", chosen[s], true)
             pages += [page] if page.sentences else []
     return pages
 
 
-def _page(dataset: Dataset, read: LexiconExtractor, doc_id: str, facts: list[Fact],
+def _page(dataset: Dataset, read: LexiconExtractor, clean_pages: Pages, doc_id: str, facts: list[Fact],
           filler: Sequence[Fact] = ()) -> Document:
     """A page titled after its first fact's subject stating ``facts``, then true ``filler`` facts
     until it holds :data:`MIN_PAGE` statements (at most :data:`STATEMENTS_PER_DOCUMENT`), each
     in the first of its sentence forms the extractor reads as that fact on the page (a fact it
-    never reads is left out)."""
+    never reads is left out; ``clean_pages``: the gazetteer of ``dataset``'s documents)."""
     table = dataset.table
     lines: list[str] = []
     read_facts = 0
@@ -122,7 +124,7 @@ def _page(dataset: Dataset, read: LexiconExtractor, doc_id: str, facts: list[Fac
         for variant in range(j, j + VARIANTS):
             line = table.sentence(fact, variant=variant)
             page = Document(doc_id, table.show(facts[0].head), [*lines, line], origin="poison")
-            got = {(x.head, x.relation, x.tail) for x in read([page], context=[*dataset.documents, page])
+            got = {(x.head, x.relation, x.tail) for x in read.read([page], clean_pages.extended([page]))
                    if not x.negated}
             if (fact.head, fact.relation, fact.tail) in got:
                 lines.append(line)

@@ -123,9 +123,14 @@ def canonical_names(mentions: Iterable[tuple[K, str]]) -> dict[K, str]:
     for key, spelling in mentions:
         c = counts.setdefault(key, {})
         c[spelling] = c.get(spelling, 0) + 1
-    # one spelling (most keys): it, without ranking
-    return {key: next(iter(c)) if len(c) == 1 else min(c, key=lambda n: (-c[n], name_key(n), n))
-            for key, c in counts.items()}
+    return {key: most_used(c) for key, c in counts.items()}
+
+
+def most_used(spellings: dict[str, int]) -> str:
+    """The spelling :func:`canonical_names` names a key by, from its mentions' count per spelling."""
+    if len(spellings) == 1:  # one spelling (most keys): it, without ranking
+        return next(iter(spellings))
+    return min(spellings, key=lambda n: (-spellings[n], name_key(n), n))
 
 
 def has_ends(statement: Statement) -> bool:

@@ -2,9 +2,9 @@
 
 It reads documents' text and titles and is given only the relation names (the schema), as the
 LLM extractor is; it never sees how the corpus was written (a test checks that this module and
-its two helpers, :mod:`~environments.graphrag.lexicon_forms` (tables of English forms) and
-:mod:`~environments.graphrag.lexicon_items` (sentence items, references, object lists), import
-no generator module). The pipeline follows classic open-domain KG construction (Mintz et al.,
+its helpers, :mod:`~environments.graphrag.lexicon_forms` (tables of English forms),
+:mod:`~environments.graphrag.lexicon_items` (sentence items, references, object lists) and
+:mod:`~environments.graphrag.lexicon_pages` (the gazetteer), import no generator module). The pipeline follows classic open-domain KG construction (Mintz et al.,
 "Distant supervision for relation extraction without labeled data", ACL 2009: entity mentions,
 then a lexical relation pattern between them):
 
@@ -49,11 +49,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from environments.graphrag import lexicon_items as parts
 from environments.graphrag import lexicon_types
-from environments.graphrag.corpus import Document, Statement, canonical_names, has_ends
+from environments.graphrag.corpus import Document, Statement, has_ends
 from environments.graphrag.lexicon_forms import (
     ENGLISH,
     FIELDS,
@@ -73,6 +72,7 @@ from environments.graphrag.lexicon_forms import (
     fronted_subject,
 )
 from environments.graphrag.lexicon_items import DASHES, LOCATIVE, Context, Cue, Item, resolve
+from environments.graphrag.lexicon_pages import Gazetteer, gazetteer, normalise
 
 # Relations whose object list may name a place with its region after a comma ("Austin, Texas").
 QUALIFIED = {"born_in", "lives_in", "headquartered_in", "office_in", "located_in"}
@@ -91,14 +91,6 @@ _TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr
                     r"|['\u2019]s|[,;?:&()]|(?<=\s)[\-\u2013\u2014](?=\s)")
 _ELIDED = re.compile(r"[a-z]['\u2019][A-ZÀ-ÖØ-Þ]")  # an elided article inside a name: "d'Ivoire"
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
-
-
-@lru_cache(maxsize=1 << 16)  # a pure function called per token and per page: the shape dress reads pages hundreds of times
-def normalise(text: str) -> str:
-    """Lower case in NFC, ``_`` and ``-`` as spaces, commas and semicolons as words of their own
-    (so a name with a comma, "Paris, Texas", reads as the text's tokens do)."""
-    text = unicodedata.normalize("NFC", text).lower()
-    return " ".join(re.sub(r"[_\-]", " ", re.sub(r"([,;])", r" \1 ", text)).split())
 
 
 @dataclass
@@ -129,17 +121,14 @@ class LexiconExtractor:
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents``; entity linking knows the pages of ``context`` (default:
         the documents themselves, the corpus being indexed)."""
-        pages = documents if context is None else context
-        gazetteer = canonical_names((normalise(d.title), d.title) for d in pages
-                                    if normalise(d.title) in normalise(d.text()))
-        by_word: dict[str, set[str]] = {}
-        for name, entity in gazetteer.items():
-            for w in set(name.split()) - GENERIC_NAME_WORDS:
-                by_word.setdefault(w, set()).add(entity)
-        longest = max((len(n.split()) for n in gazetteer), default=1)
+        return self.read(documents, gazetteer(documents if context is None else context))
+
+    def read(self, documents: Sequence[Document], pages: Gazetteer) -> list[Statement]:
+        """Statements of ``documents`` with entity linking on the gazetteer ``pages``
+        (:class:`~environments.graphrag.lexicon_pages.Pages` keeps a fixed corpus's)."""
         out: list[Statement] = []
         for doc in documents:
-            out += self._document(doc, gazetteer, by_word, longest)
+            out += self._document(doc, pages.names, pages.by_word, pages.longest)
         return out
 
     def _document(self, doc: Document, gazetteer: dict[str, str], by_word: dict[str, set[str]],

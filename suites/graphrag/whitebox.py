@@ -27,6 +27,7 @@ from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.lexicon_pages import Pages, gazetteer
 
 TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_winners)
 
@@ -44,10 +45,11 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
     (``tdp-disputed`` too)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
     clean = KnowledgeGraph(extract(dataset.documents))  # extended per corpus, never rebuilt
+    pages = Pages(dataset.documents)  # its gazetteer, extended per call (the same as rebuilt over both)
     needed = ranker.needed()  # the defense's own fast path: the same scores, bit for bit
 
     def margin(docs: Sequence[Document], target: Target) -> float:
-        kg = clean.extended(extract(docs, context=[*dataset.documents, *docs]))
+        kg = clean.extended(extract.read(docs, pages.extended(docs)))
         s, r = target.fact.head, target.fact.relation
         retrieved = set(local_search(kg, s, (r,)))
         conflict = build_conflict(kg, retrieved, s, r)
@@ -83,10 +85,10 @@ def single_subjects(dataset: Dataset) -> SingleSubjects:
     reading of the clean corpus extended by the given documents."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))
     clean = KnowledgeGraph(extract(dataset.documents))
+    pages = Pages(dataset.documents)
 
     def single(docs: Sequence[Document]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-        return single_object_subjects(clean.extended(extract(docs, context=[*dataset.documents, *docs]))
-                                      if docs else clean)
+        return single_object_subjects(clean.extended(extract.read(docs, pages.extended(docs))) if docs else clean)
 
     return single
 
@@ -100,10 +102,11 @@ def rule_repairs(dataset: Dataset, rate: float) -> Repairs:
     the fake contradicts becomes ``r'(s, w*)`` with ``w*`` the rule's value."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))
     clean = extract(dataset.documents)
+    pages = gazetteer(dataset.documents)  # the context of every call
 
     def repairs(edited: Sequence[Document], target: Target) -> list[tuple[Fact, str, str]]:
         ids = {d.id for d in edited}
-        kg = KnowledgeGraph([s for s in clean if s.doc not in ids] + extract(edited, context=dataset.documents))
+        kg = KnowledgeGraph([s for s in clean if s.doc not in ids] + extract.read(edited, pages))
         miner = RuleMiner(kg)
         s, r, fake = target.fact.head, target.fact.relation, target.fake
         out: list[tuple[Fact, str, str]] = []
