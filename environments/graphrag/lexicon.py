@@ -117,6 +117,9 @@ class LexiconExtractor:
                                                for label, r in UNTITLED_FIELDS.items() if r in self.relations}}
         self._longest_cue = max((len(k) for k in [*self._more_cues, *self._more_fields]), default=1)
         self._located = "located_in" in self.relations
+        # the words a cue phrase or field label starts with: at any other word there is none
+        self._starts = {k[0] for k in [*self.cues, *self.fields] if k}
+        self._more_starts = {k[0] for k in [*self._more_cues, *self._more_fields] if k}
 
     def __call__(self, documents: Sequence[Document], context: Sequence[Document] | None = None) -> list[Statement]:
         """Statements of ``documents``; entity linking knows the pages of ``context`` (default:
@@ -128,11 +131,11 @@ class LexiconExtractor:
         (:class:`~environments.graphrag.lexicon_pages.Pages` keeps a fixed corpus's)."""
         out: list[Statement] = []
         for doc in documents:
-            out += self._document(doc, pages.names, pages.by_word, pages.longest)
+            out += self._document(doc, pages)
         return out
 
-    def _document(self, doc: Document, gazetteer: dict[str, str], by_word: dict[str, set[str]],
-                  longest: int) -> list[Statement]:
+    def _document(self, doc: Document, pages: Gazetteer) -> list[Statement]:
+        gazetteer = pages.names
         page = gazetteer.get(normalise(doc.title))
         seen: list[str] = [page] if page else []
         last_subject = page or ""
@@ -143,7 +146,7 @@ class LexiconExtractor:
         for i, text in enumerate(doc.sentences):
             if text.rstrip().endswith("?") or set(normalise(text).split()) & HEDGE_WORDS:
                 continue
-            items = self._items(text, gazetteer, by_word, longest, seen)
+            items = self._items(text, pages, seen)
             date = m.group(0) if (m := _DATE.search(text)) else ""
             context.fallback = page or last_subject
             context.topic = context.fallback or next((e for e in seen if e and (page or lexicon_types.named(e))),
@@ -165,14 +168,15 @@ class LexiconExtractor:
             out = [s for s, ok in zip(out, keep, strict=True) if ok]
         return out
 
-    def _items(self, text: str, gazetteer: dict[str, str], by_word: dict[str, set[str]], longest: int,
-               seen: list[str]) -> list[Item]:
+    def _items(self, text: str, pages: Gazetteer, seen: list[str]) -> list[Item]:
+        gazetteer, by_word, longest, firsts = pages.names, pages.by_word, pages.longest, pages.firsts
         tokens = parts.without_header(parts.split_affixes(_TOKEN.findall(unicodedata.normalize("NFC", text))))
         low = [t if t[:1] == "-" and len(t) > 1 else normalise(t) for t in tokens]
         items: list[Item] = []
         i = 0
         while i < len(tokens):
-            for n in range(min(longest, len(tokens) - i), 0, -1):  # entity names first, longest match
+            # entity names first, longest match; a name starts with the first word of its first token
+            for n in range(min(longest, len(tokens) - i) if low[i].partition(" ")[0] in firsts else 0, 0, -1):
                 name = " ".join(low[i:i + n])
                 if name in gazetteer and low[i]:
                     items.append(Item("ent", name, gazetteer[name]))
@@ -187,6 +191,8 @@ class LexiconExtractor:
     def _cue(self, tokens: list[str], low: list[str], i: int) -> tuple[Cue | None, int]:
         """The longest field label before a colon, or cue phrase, at ``i``: (cue, tokens used)."""
         fields, cues = (self._more_fields, self._more_cues) if self._untitled else (self.fields, self.cues)
+        if low[i] not in (self._more_starts if self._untitled else self._starts):
+            return None, 0
         for n in range(min(self._longest_cue, len(tokens) - i - 1), 0, -1):
             if low[i + n] == ":" and (cue := fields.get(tuple(low[i:i + n]))) is not None:
                 return cue, n + 1

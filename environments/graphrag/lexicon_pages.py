@@ -32,12 +32,14 @@ def normalise(text: str) -> str:
 @dataclass(frozen=True)
 class Gazetteer:
     """Entity linking's pages: ``names`` (normalised title -> entity), ``by_word`` (a title word ->
-    the entities whose titles hold it, generic words left out) and ``longest`` (words in the
-    longest title, 1 without any). Read only: a reader never changes it."""
+    the entities whose titles hold it, generic words left out), ``longest`` (words in the
+    longest title, 1 without any) and ``firsts`` (the first word of every title, where a match
+    can start). Read only: a reader never changes it."""
 
     names: dict[str, str]
     by_word: dict[str, set[str]]
     longest: int
+    firsts: frozenset[str]
 
 
 def mentions(pages: Iterable[Document]) -> list[tuple[str, str]]:
@@ -52,7 +54,11 @@ def gazetteer(pages: Iterable[Document]) -> Gazetteer:
     for name, entity in names.items():
         for w in set(name.split()) - GENERIC_NAME_WORDS:
             by_word.setdefault(w, set()).add(entity)
-    return Gazetteer(names, by_word, max((len(n.split()) for n in names), default=1))
+    return Gazetteer(names, by_word, max((len(n.split()) for n in names), default=1), first_words(names))
+
+
+def first_words(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(n.partition(" ")[0] for n in names)
 
 
 class Pages:
@@ -71,7 +77,7 @@ class Pages:
             for w in set(name.split()) - GENERIC_NAME_WORDS:
                 by_word.setdefault(w, set()).add(entity)
         self._longest = max((len(n.split()) for n in names), default=0)
-        self.base = Gazetteer(names, by_word, self._longest if names else 1)
+        self.base = Gazetteer(names, by_word, self._longest if names else 1, first_words(names))
 
     def extended(self, pages: Sequence[Document]) -> Gazetteer:
         """The gazetteer of ``[*base, *pages]``, equal to :func:`gazetteer` of it: the keys the
@@ -89,12 +95,13 @@ class Pages:
             c[spelling] = c.get(spelling, 0) + 1
         names = dict(self.base.names)
         by_word = dict(self.base.by_word)
-        longest = self._longest
+        longest, new = self._longest, []
         for key, c in counts.items():
             entity, old = most_used(c), names.get(key)
             names[key] = entity
             if old is None:
                 longest = max(longest, len(key.split()))
+                new.append(key)
             if entity != old:
                 for w in set(key.split()) - GENERIC_NAME_WORDS:
                     held = set(by_word.get(w, ()))
@@ -102,4 +109,4 @@ class Pages:
                         held.discard(old)
                     held.add(entity)
                     by_word[w] = held
-        return Gazetteer(names, by_word, longest if names else 1)
+        return Gazetteer(names, by_word, longest if names else 1, self.base.firsts | first_words(new))
