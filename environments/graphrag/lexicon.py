@@ -49,6 +49,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from environments.graphrag import lexicon_items as parts
 from environments.graphrag import lexicon_types
@@ -91,6 +92,14 @@ _TOKEN = re.compile(r"\d{4}/\d{2}/\d{2}|(?:[^\W\d_]\.){2,}|(?:Inc|Ltd|Co|Corp|Jr
                     r"|['\u2019]s|[,;?:&()]|(?<=\s)[\-\u2013\u2014](?=\s)")
 _ELIDED = re.compile(r"[a-z]['\u2019][A-ZÀ-ÖØ-Þ]")  # an elided article inside a name: "d'Ivoire"
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
+
+
+@lru_cache(maxsize=1 << 16)  # a white-box attacker reads the same sentences in each of its candidate pages
+def _tokens(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A sentence's tokens (a dateline or kicker dropped, affixes split) and each one's normalised
+    form (an affix token as written), in order."""
+    tokens = parts.without_header(parts.split_affixes(_TOKEN.findall(unicodedata.normalize("NFC", text))))
+    return tuple(tokens), tuple(t if t[:1] == "-" and len(t) > 1 else normalise(t) for t in tokens)
 
 
 @dataclass
@@ -170,8 +179,8 @@ class LexiconExtractor:
 
     def _items(self, text: str, pages: Gazetteer, seen: list[str]) -> list[Item]:
         gazetteer, by_word, longest, firsts = pages.names, pages.by_word, pages.longest, pages.firsts
-        tokens = parts.without_header(parts.split_affixes(_TOKEN.findall(unicodedata.normalize("NFC", text))))
-        low = [t if t[:1] == "-" and len(t) > 1 else normalise(t) for t in tokens]
+        held_tokens, held_low = _tokens(text)
+        tokens, low = list(held_tokens), list(held_low)
         items: list[Item] = []
         i = 0
         while i < len(tokens):
