@@ -15,6 +15,7 @@ from attacks.graphrag.titles import SERIES, Titles, named_pages
 from environments.graphrag.corpus import Claim, Document, Line, Statement
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.lexicon import LexiconExtractor
+from environments.graphrag.lexicon_pages import gazetteer_of, mentions
 from environments.graphrag.prose import DATE_PREFIXES
 
 _DATE = re.compile(r"\d{4}/\d{2}/\d{2}")
@@ -80,13 +81,43 @@ def _title_words(title: str) -> frozenset[str]:
     return _TITLE_WORDS[title]
 
 
+class _Near:
+    """A clean corpus's pages by the words of their titles, and each page's title mention
+    (:func:`~environments.graphrag.lexicon_pages.mentions`), for :func:`read_near`."""
+
+    def __init__(self, clean: Sequence[Document]) -> None:
+        self.clean, self.size = clean, len(clean)
+        self.by_word: dict[str, list[int]] = {}
+        for k, d in enumerate(clean):
+            for w in _title_words(d.title):
+                self.by_word.setdefault(w, []).append(k)
+        self.mention = [next(iter(mentions([d])), None) for d in clean]
+
+
+NEAR_KEPT = 8  # clean corpora whose index is kept (a dress's, a titler's: one list per dataset)
+_NEAR: dict[int, _Near] = {}
+
+
+def _near(clean: Sequence[Document]) -> _Near:
+    held = _NEAR.get(id(clean))
+    if held is None or held.clean is not clean or held.size != len(clean):
+        if len(_NEAR) >= NEAR_KEPT:
+            _NEAR.pop(next(iter(_NEAR)))
+        held = _NEAR[id(clean)] = _Near(clean)
+    return held
+
+
 def read_near(read: LexiconExtractor, clean: Sequence[Document], doc: Document) -> list[Statement]:
     """What the extractor reads in ``doc`` published beside ``clean``. Entity linking knows a
     page only through the words of its title, so the pages whose titles share no word with
-    ``doc`` are left out of the context (the same reading, without re-indexing the corpus)."""
+    ``doc`` are left out of the context (the same reading, without re-indexing the corpus): the
+    gazetteer of those pages, in the corpus's order, and ``doc`` (``clean`` indexed once per list
+    object, which its callers, a dataset's clean pages, never change)."""
     words = set(_WORD.findall((doc.title + " " + doc.text()).lower()))
-    near = [d for d in clean if not words.isdisjoint(_title_words(d.title))]
-    return read([doc], context=[*near, doc])
+    near = _near(clean)
+    picked = sorted({k for w in words for k in near.by_word.get(w, ())})
+    found = [m for k in picked if (m := near.mention[k]) is not None]
+    return read.read([doc], gazetteer_of([*found, *mentions([doc])]))
 
 
 def reading(read: LexiconExtractor, clean: Sequence[Document], title: str, lines: Sequence[str]) -> set[tuple]:

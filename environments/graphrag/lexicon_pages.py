@@ -49,7 +49,12 @@ def mentions(pages: Iterable[Document]) -> list[tuple[str, str]]:
 
 def gazetteer(pages: Iterable[Document]) -> Gazetteer:
     """The gazetteer of ``pages``, built from scratch."""
-    names = canonical_names(mentions(pages))
+    return gazetteer_of(mentions(pages))
+
+
+def gazetteer_of(found: Iterable[tuple[str, str]]) -> Gazetteer:
+    """The gazetteer of the pages whose :func:`mentions` are ``found``, in their order."""
+    names = canonical_names(found)
     by_word: dict[str, set[str]] = {}
     for name, entity in names.items():
         for w in set(name.split()) - GENERIC_NAME_WORDS:
