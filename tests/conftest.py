@@ -100,8 +100,8 @@ def local_model(local_model_installed: str, tmp_path_factory: pytest.TempPathFac
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
 
 
-# `make test` runs `pytest -n 3 --dist loadfile` (docs/benchmarks.md): each test file goes whole to one
-# of three workers, so the run lasts as long as the busiest worker. Files are handed out longest first
+# `make test` runs `pytest -n 2 --dist loadfile` (docs/benchmarks.md): each test file goes whole to one
+# of two workers, so the run lasts as long as the busier worker. Files are handed out longest first
 # (the LPT rule: R. L. Graham, "Bounds on Multiprocessing Timing Anomalies", SIAM J. Appl. Math.
 # 1969), by each file's seconds in FILE_COSTS, a past run's own measurement; a file it does not
 # know costs UNKNOWN_COST, or SLOW_COST if it holds a test that starts a real component or takes
@@ -123,7 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
     if hasattr(config, "workerinput"):
-        # an xdist worker: the other workers keep the other core busy, so a local model server
+        # an xdist worker: the other worker keeps the other core busy, so a local model server
         # (this process's, or a CLI run's it starts) decodes on one thread unless told otherwise.
         # Left to count free cores from the 1-minute load average, a server started as the run
         # begins (the demo slice is scheduled first) reads the set-up's load and takes both cores;
