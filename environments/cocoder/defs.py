@@ -9,6 +9,7 @@ piece written by one agent can be found again by qualified name and put into the
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -48,6 +49,15 @@ def index_definitions(tree: ast.Module) -> dict[str, Definition]:
 
     visit(tree.body, "")
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _indexed(source: str) -> tuple[ast.Module, dict[str, Definition]]:
+    """A module's tree and :func:`index_definitions`, kept per source text: the planner reads the
+    same modules in every planning call (each strategy, each number of agents) and an agent's
+    view again every turn. Shared: callers only read them."""
+    tree = parse(source)
+    return tree, index_definitions(tree)
 
 
 def _uses(node: ast.AST) -> frozenset[str]:
@@ -90,9 +100,16 @@ def definition_items(source: str, writable: Collection[str] | None = None,
     one-line body, as blanking would choose without knowing what runs at import time). A class
     larger than ``class_limit`` tokens is split into its members, recursively.
     """
-    tree = parse(source)
+    return list(_items(source, None if writable is None else frozenset(writable), class_limit))
+
+
+@functools.lru_cache(maxsize=512)
+def _items(source: str, writable: frozenset[str] | None, class_limit: float) -> tuple[Item, ...]:
+    """:func:`definition_items`, kept per arguments (the items are frozen; the order of
+    ``writable`` never mattered, it is read as a set)."""
+    tree, index = _indexed(source)
     lines = source.splitlines(keepends=True)
-    functions = [q for q, n in index_definitions(tree).items() if not isinstance(n, ast.ClassDef) and _has_body(n)]
+    functions = [q for q, n in index.items() if not isinstance(n, ast.ClassDef) and _has_body(n)]
     todo = set(functions if writable is None else writable)
     items: dict[str, Item] = {}  # by qualname: of ``typing.overload`` variants the last one is the code
 
@@ -112,7 +129,7 @@ def definition_items(source: str, writable: Collection[str] | None = None,
             items[qual] = Item(qual, node.name, tokens, _uses(node), estimate_tokens("".join(_outline(node, lines))))
 
     visit(tree.body, "")
-    return list(items.values())
+    return tuple(items.values())
 
 
 def _class_header(lines: Sequence[str], node: ast.ClassDef) -> list[str]:
@@ -123,9 +140,8 @@ def source_view(reference: str, own: Sequence[str], omit: Collection[str] | None
     """What one piece's agent writes: with ``omit`` (the primary piece), the file without the
     definitions other pieces write; without it, only the ``own`` definitions, each under the
     header lines of the classes that contain it."""
-    tree = parse(reference)
+    _, index = _indexed(reference)
     lines = reference.splitlines(keepends=True)
-    index = index_definitions(tree)
     if omit is not None:
         drop = sorted(((_start(index[q]), index[q].end_lineno) for q in omit if q in index), reverse=True)
         # by name, not identity: of ``typing.overload`` variants only the last is in the index
@@ -194,7 +210,7 @@ def piece_outline(skeleton: str, reference: str, own: Collection[str], siblings:
     module's statements and the piece's own definitions as they are; of the other definitions,
     those its bodies use (by name, as :func:`reference_graph` links them) stay, as outlines when
     a sibling piece writes them, whole when complete in the skeleton; the rest are left out."""
-    ref_index = index_definitions(parse(reference))
+    _, ref_index = _indexed(reference)
     uses = set().union(*(_uses(ref_index[q]) for q in own if q in ref_index))
     mine, others = set(own), set(siblings)
     index = index_definitions(parse(skeleton))
