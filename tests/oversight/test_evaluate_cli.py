@@ -10,6 +10,7 @@ from agentbed.cli import main
 from agentbed.errors import UsageError
 from controllers.oversight.dataset import BuildConfig, Dataset
 from controllers.oversight.evaluate import EvalConfig, evaluate, expected_calibration_error
+from controllers.oversight.policies import ForestSettings
 from suites.oversight.build import build_dataset
 
 
@@ -29,7 +30,10 @@ def evaluation(vault_dataset):
     return evaluate(Dataset.load(vault_dataset), EVALUATION)
 
 
-EVALUATION = EvalConfig(resamples=200, split_by="repeat_action_frac")
+# 20 trees a forest (the CLI's default is 200), the dispersion penalty still chosen per fold by the inner
+# cross-validation: no test here reads how well the forests predict, only what the evaluation reports and
+# that it is consistent (fitting the forests was most of the evaluation's time in cProfile)
+EVALUATION = EvalConfig(resamples=200, split_by="repeat_action_frac", forest=ForestSettings(n_estimators=20))
 
 
 def test_evaluation_reports_every_controller_with_intervals(evaluation):
@@ -70,10 +74,12 @@ def test_cli_build_and_evaluate(tmp_path, capsys):
     out = tmp_path / "d.jsonl"
     assert main(["oversight", "build", "vault", "--games", "6", "--rollouts", "1", "--first", "1", "--every", "3",
                  "--out", str(out)]) == 0
-    assert main(["oversight", "evaluate", str(out), "--no-grid", "--resamples", "100", "--folds", "3",
-                 "--summary", str(tmp_path / "s.json"), "--json", str(tmp_path / "r.json")]) == 0
+    assert main(["oversight", "evaluate", str(out), "--no-grid", "--resamples", "100", "--folds", "3", "--trees", "20",
+                 "--split-by", "repeat_action_frac", "--summary", str(tmp_path / "s.json"), "--json",
+                 str(tmp_path / "r.json")]) == 0
     text = capsys.readouterr().out
     assert "Calibration decomposition" in text and "Regret per controller" in text
+    assert "Regret where repeat_action_frac > 0" in text  # --split-by's table (5 of this set's 28 checkpoints)
     # the notes the JSON has are in the text too (the spread, the rule's verdict), and the seeds
     assert text.count("\nNote: ") >= 3 and "Share of checkpoints whose best action is not" in text
     assert "seeds: cross-validated on vault fixture(s) 0 (development)" in text
@@ -216,9 +222,7 @@ def test_split_by_a_feature_says_where_each_controllers_regret_sits(vault_datase
         if r.sum() > 0:  # the share is the flagged checkpoints' part of the controller's total regret
             assert abs(c["share"]["estimate"] - r[flagged].sum() / r.sum()) < 1e-9
             assert abs(c["flagged"]["estimate"] - r[flagged].mean()) < 1e-9
-    assert main(["oversight", "evaluate", str(vault_dataset), "--no-grid", "--resamples", "50", "--trees", "20",
-                 "--split-by", "repeat_action_frac"]) == 0
-    assert "Regret where repeat_action_frac > 0" in capsys.readouterr().out
+    # the command's --split-by printing this table: test_cli_build_and_evaluate (one evaluation fewer)
     assert main(["oversight", "evaluate", str(vault_dataset), "--split-by", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--split-by: no feature 'nope'" in err[0]
