@@ -198,12 +198,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: not a run directory")
-    from agentbed.export import export_inspect
-
     out = Path(args.out) if args.out else run_dir / "inspect"
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     check_output_file(out / "x", "--out")
+    # imported after the checks: a bad --out is refused without the import of inspect_ai (about 2 s of CPU)
+    from agentbed.export import export_inspect
+
     malformed: list[str] = []
     try:
         paths = export_inspect(run_dir, out, malformed)
