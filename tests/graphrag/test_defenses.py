@@ -2,6 +2,7 @@
 costing clean accuracy. Numbers come from running the reader through the engine."""
 
 import json
+from functools import cache
 
 import numpy as np
 import pytest
@@ -54,13 +55,20 @@ def test_goals_on_generated_worlds():
     assert clean.interval("accuracy").estimate - clean_tdp.interval("accuracy").estimate <= 0.10
 
 
-@pytest.mark.parametrize("name", [d for d in DEFENSES if d != "none"])
-def test_every_defense_returns_a_verdict_over_retrieved_statements(name):
+@cache
+def _gragpoison_1001():
+    """World 1001 and its GragPoison index (6 targets), built once for the module: every
+    defense reads the same graph, which none changes (a defense's memo only adds to ``kg.memo``)."""
     from attacks.graphrag.scenario import poisoned_index
     from environments.graphrag.world import generate_world
 
     world = generate_world(1001)
-    built = poisoned_index(world, "gragpoison", targets=6, seed=1001, community_method="none")
+    return world, poisoned_index(world, "gragpoison", targets=6, seed=1001, community_method="none")
+
+
+@pytest.mark.parametrize("name", [d for d in DEFENSES if d != "none"])
+def test_every_defense_returns_a_verdict_over_retrieved_statements(name):
+    world, built = _gragpoison_1001()
     defense = make_defense(name)
     q = world.questions[0]
     retrieved = local_search(built.index.kg, q.topic, q.plan)
