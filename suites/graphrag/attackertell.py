@@ -21,7 +21,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from suites.graphrag.tells import COLUMNS, FEATURE_GROUPS, TELL_FEATURES, Attacked, attack_pages, index_tells
+from suites.graphrag.tells import (
+    COLUMNS,
+    FEATURE_GROUPS,
+    TELL_FEATURES,
+    Attacked,
+    attack_pages,
+    auc_interval,
+    index_tells,
+)
 
 TITLE_NGRAMS = 128  # hashed character n-gram columns of the title
 # every column; the title's own string (its n-grams, characters and words); the title group of
@@ -99,29 +107,6 @@ def _cross_validated(data: list[tuple[np.ndarray, np.ndarray]], resamples: int,
     out = {name: auc_interval(truth, np.concatenate(p), seed, resamples) for name, p in scores.items()}
     out["best"] = max(out.values())
     return out
-
-
-def _auc(y: np.ndarray, ranks: np.ndarray) -> float:
-    """ROC AUC from the scores' ranks (ties averaged): the Mann-Whitney statistic."""
-    positive = int(y.sum())
-    negative = len(y) - positive
-    return float((ranks[y].sum() - positive * (positive + 1) / 2) / (positive * negative))
-
-
-def auc_interval(y: np.ndarray, p: np.ndarray, seed: int = 0, resamples: int = 500) -> tuple[float, float, float]:
-    """ROC AUC of scores ``p`` for labels ``y`` with a 95% bootstrap interval over documents
-    (a resample holding one class only is skipped)."""
-    from scipy.stats import rankdata
-
-    y = np.asarray(y, dtype=bool)
-    rng = np.random.default_rng(seed)
-    boot = []
-    for _ in range(resamples):
-        k = rng.integers(0, len(y), len(y))
-        if y[k].any() and not y[k].all():
-            boot.append(_auc(y[k], rankdata(p[k])))
-    low, high = np.percentile(boot, [2.5, 97.5])
-    return _auc(y, rankdata(p)), float(low), float(high)
 
 
 def built(attack: str, worlds: Sequence[int], dress: str = "length", dataset: str = "world") -> list[Attacked]:

@@ -222,7 +222,7 @@ def attacker_tell_auc(train: Sequence[Index | Attacked], test: Sequence[Index | 
     keep = list(columns) if columns is not None else slice(None)
     model = GradientBoostingClassifier(random_state=seed, n_estimators=100, max_depth=3)
     model.fit(np.vstack(xs)[:, keep], np.concatenate(ys))
-    return _auc_interval(np.concatenate(yt), model.predict_proba(np.vstack(xt)[:, keep])[:, 1], seed, resamples)
+    return auc_interval(np.concatenate(yt), model.predict_proba(np.vstack(xt)[:, keep])[:, 1], seed, resamples)
 
 
 def cross_validated_tell_auc(indexes: Sequence[Index | Attacked], seed: int = 0, resamples: int = 500,
@@ -251,7 +251,7 @@ def cross_validated_tell_auc(indexes: Sequence[Index | Attacked], seed: int = 0,
         model.fit(x[:, keep], y)
         ys.append(yt)
         ps.append(model.predict_proba(xt[:, keep])[:, 1])
-    return _auc_interval(np.concatenate(ys), np.concatenate(ps), seed, resamples)
+    return auc_interval(np.concatenate(ys), np.concatenate(ps), seed, resamples)
 
 
 def title_floor(entity_pages: int, series_pages: int, added: int) -> tuple[float, int]:
@@ -272,17 +272,28 @@ def title_floor(entity_pages: int, series_pages: int, added: int) -> tuple[float
     return best
 
 
-def _auc_interval(y: np.ndarray, p: np.ndarray, seed: int, resamples: int) -> tuple[float, float, float]:
-    from sklearn.metrics import roc_auc_score
+def _auc(y: np.ndarray, ranks: np.ndarray) -> float:
+    """ROC AUC from the scores' ranks (ties averaged): the Mann-Whitney statistic."""
+    positive = int(y.sum())
+    negative = len(y) - positive
+    return float((ranks[y].sum() - positive * (positive + 1) / 2) / (positive * negative))
 
+
+def auc_interval(y: np.ndarray, p: np.ndarray, seed: int = 0, resamples: int = 500) -> tuple[float, float, float]:
+    """ROC AUC of scores ``p`` for labels ``y`` with a 95% bootstrap interval over documents
+    (a resample holding one class only is skipped). The AUC is read from ranks, not through
+    scikit-learn's ``roc_auc_score``, whose checks cost some 30 ms a call (one bootstrap: 200-500)."""
+    from scipy.stats import rankdata
+
+    y = np.asarray(y, dtype=bool)
     rng = np.random.default_rng(seed)
     boot = []
     for _ in range(resamples):
         k = rng.integers(0, len(y), len(y))
         if y[k].any() and not y[k].all():
-            boot.append(roc_auc_score(y[k], p[k]))
+            boot.append(_auc(y[k], rankdata(p[k])))
     low, high = np.percentile(boot, [2.5, 97.5])
-    return float(roc_auc_score(y, p)), float(low), float(high)
+    return _auc(y, rankdata(p)), float(low), float(high)
 
 
 def _cell(auc: tuple[float, float, float]) -> str:
