@@ -95,12 +95,14 @@ def _cross_validated(data: list[tuple[np.ndarray, np.ndarray]], resamples: int,
     for k, (xt, _) in enumerate(data):
         x = np.vstack([d[0] for j, d in enumerate(data) if j != k])
         y = np.concatenate([d[1] for j, d in enumerate(data) if j != k])
-        logistic = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=500)).fit(x, y)
-        scores["logistic"].append(logistic.predict_proba(xt)[:, 1])
-        # One OpenMP thread: a few hundred rows give each parallel region too little to share, and
-        # on a busy machine the threads' waits at each region's end cost 10-25x the fit's own CPU
-        # (26.2 -> 2.3 s of CPU for one attack's three views at load 13; the same AUCs to the bit).
-        with threadpool_limits(limits=1, user_api="openmp"):
+        # One BLAS thread and one OpenMP thread: a few hundred rows give each parallel region too
+        # little to share, and on a busy machine the threads' waits at each region's end cost many
+        # times the fit's own CPU. OpenMP (the trees): 26.2 -> 2.3 s of CPU for one attack's three
+        # views at load 13. BLAS (the logistic fit's L-BFGS-B): 0.55 -> 0.07 s of CPU and 3.7 -> 0.5 s
+        # of wall for one view's three folds at load 24. The same AUCs to the bit.
+        with threadpool_limits(limits=1):
+            logistic = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=500)).fit(x, y)
+            scores["logistic"].append(logistic.predict_proba(xt)[:, 1])
             trees = HistGradientBoostingClassifier(max_iter=60, max_depth=3, random_state=seed).fit(x, y)
             scores["trees"].append(trees.predict_proba(xt)[:, 1])
     truth = np.concatenate([d[1] for d in data])
