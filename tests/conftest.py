@@ -17,10 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import agentbed  # noqa: F401  # first: it pins OpenBLAS's kernel before numpy loads (agentbed/blaskernel.py)
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Tests assert no timings, Hypothesis's included: no per-example deadline, and no health check on how
+# slowly examples are generated (it fired at load 17 on a test whose strategy builds 12 texts of up to
+# 700 characters). A test's own @settings overrides what it names.
+settings.register_profile("agentbed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentbed")
 
 # A shell starts a background job (`cmd &` without job control) with SIGINT ignored, and an
 # ignored signal stays ignored across exec: the Ctrl-C tests' subprocesses would never see it.
