@@ -14,7 +14,9 @@ designed and tuned; seeds 1 and 2 were held-out sets of earlier measurements, se
 first costly-configuration headline, seed 4 of the headline (issue 34, rebuilt for issue 54), and
 seed 8 of the game-level cross-validation reported in issue 54. ScienceWorld's variations 0-4 and
 GraphRAG's worlds 1000 and 1001 are the ones every oversight measurement so far used (`oversight
-all`); their held-out units were never branched. The vault is the tests' fixture: development only.
+all`); their held-out units were never branched. GraphRAG's worlds 1004-1017 were added to the
+development side in session 23 (never branched before; the learning curve needed more development
+questions than two worlds hold); the held-out worlds did not change. The vault is the tests' fixture: development only.
 
 AgentDojo is split by user task (a fixed quarter by a hash of ``suite.user_task``), not by injection
 task: its injection tasks are a short public list per suite that attackers reuse and the scripted
@@ -89,7 +91,8 @@ SEEDS: dict[str, SeedSplit] = {
     "alfworld": SeedSplit(development=(0,), heldout=(1, 2, 3, 4, 8), unit=_alfworld_seed),
     "scienceworld": SeedSplit(development=(0, 1, 2, 3, 4), heldout=(5, 6, 7, 8, 9), unit=_scienceworld_variation,
                               what="variation"),
-    "graphrag": SeedSplit(development=(1000, 1001), heldout=(1002, 1003), unit=_graphrag_world, what="world"),
+    "graphrag": SeedSplit(development=(1000, 1001, *range(1004, 1018)), heldout=(1002, 1003), unit=_graphrag_world,
+                          what="world"),
     "suite:*": SeedSplit(development=(1, 2, 3), heldout=(0,), unit=_task_quarter, what="task quarter"),
     "agentdojo": SeedSplit(development=(1, 2, 3), heldout=(0,), unit=_user_task_quarter, what="user-task quarter"),
     "vault": SeedSplit(development=(0,), heldout=(), unit=lambda game: 0, what="fixture"),
