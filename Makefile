@@ -7,7 +7,7 @@ demo:
 
 # Two xdist workers: a third (session 22, `-n 3`) cut the tests from 19 min 41 s to 17 min 41 s quiet,
 # but the pinned repositories' own wall-clock tests (transitions' timers, pydash's debounce with 15 ms
-# margins) then failed in two of three clean-clone checks (docs/benchmarks.md).
+# margins) then failed in two of three clean-clone checks (docs/benchmarks-history-4.md).
 # mypy (about 75 s of one core with no cache, as on a fresh clone) runs beside the tests at a lower
 # priority, taking the time the workers leave a core idle; its report follows the tests', and
 # either failing fails `make test` (docs/benchmarks.md). `make lint` runs it alone, first.
