@@ -105,7 +105,8 @@ def local_model_installed() -> str:
 @pytest.fixture(scope="session")
 def local_model(local_model_installed: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
     """The local model for a whole test session (started once, about 3 s; stopped at the end);
-    fails or skips as :func:`local_model_installed` does."""
+    fails or skips as :func:`local_model_installed` does. Every file taking it is marked
+    ``one_worker("local-model")``, so that under xdist one worker starts it, once."""
     from agentbed.agents.local.server import serving
 
     model = local_model_installed

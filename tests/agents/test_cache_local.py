@@ -13,7 +13,7 @@ from agentbed.log import TrajectoryWriter, read_log
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from environments.vault.env import VaultEnv
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model")]
 
 
 def play(local_model, cache: ModelCallCache, log: Path) -> tuple[list[dict], int]:

@@ -19,7 +19,7 @@ from agentbed.log import TrajectoryWriter, read_log, verify_log
 from agentbed.runner import Budget, EpisodeSpec, run_episode
 from environments.vault.env import VaultEnv
 
-pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]  # a busy machine decodes slowly
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model"), pytest.mark.timeout(1800)]  # a busy machine decodes slowly
 
 
 def gbnf(text: str) -> str:

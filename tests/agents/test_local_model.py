@@ -22,7 +22,7 @@ from agentbed.runner import Budget, EpisodeSpec, run_episode
 from environments.vault.env import VaultEnv
 
 # a busy 2-core machine decodes at a few tokens per second: no test here is about speed
-pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model"), pytest.mark.timeout(1800)]
 # enough for vault's and TOTP's short actions; the tests check the pipeline, not the play
 CAP = 32
 

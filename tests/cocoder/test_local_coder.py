@@ -22,7 +22,7 @@ from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.tasks import load_task
 from suites.cocoder.team import TeamConfig, run_team, verify_manifest
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model")]
 TASK = "synth-2"  # two small modules to write
 
 

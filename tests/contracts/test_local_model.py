@@ -13,7 +13,7 @@ from environments.contracts.env import ContractEnv
 from environments.contracts.integrity import sha256_hex
 from tests.agents.test_local_model import Wire, play, steps_of, wired_agent
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model")]
 
 
 def test_a_contracts_episode_grades_the_servers_bytes(local_model, tmp_path):

@@ -100,6 +100,19 @@ def test_the_files_sharing_the_foreign_harvests_go_to_one_worker_as_one_unit(mon
     assert [i.name for i in items] == ["p", "e", "t"]  # 70 s together, collection order within
 
 
+def test_every_file_on_the_sessions_local_model_goes_to_one_worker():
+    """The session's llama.cpp server (tests/conftest.py's ``local_model``) is started once per
+    worker that runs a file taking it: about 2 s of CPU to load Gemma 3 270M and 3 s more for its
+    first constrained request. The files that take it are one unit, so one worker starts it once."""
+    import re
+
+    conftest = _conftest()
+    takes = re.compile(r"def \w+\([^)]*\blocal_model\b\s*[,)]")
+    files = [p for p in sorted((ROOT / "tests").rglob("test_*.py")) if takes.search(p.read_text(encoding="utf-8"))]
+    assert len(files) >= 5, files
+    assert {conftest.work_unit(p) for p in files} == {"one_worker:local-model"}, files
+
+
 def test_xdists_scheduler_hands_out_a_group_as_one_unit(request, monkeypatch):
     pytest.importorskip("xdist")
     conftest = _conftest()

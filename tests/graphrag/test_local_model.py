@@ -16,7 +16,7 @@ from agentbed.runner import Budget, EpisodeSpec, run_episode
 from suites.graphrag.scenarios import make_env, task_ids
 from suites.graphrag.suite import SUITE
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model")]
 
 
 @pytest.mark.timeout(1700)  # about 25 s on this machine; a saturated shared one decodes far slower

@@ -18,7 +18,7 @@ from controllers.oversight.dataset import BuildConfig, branch_trajectory
 from suites.oversight.benchmarks import load_target
 from suites.oversight.benchmarks.alfworld import DEFAULT_MENU
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.one_worker("local-model")]
 
 
 class Wire:
