@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import threading
-import time
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -57,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         closed.set()
 
     threading.Thread(target=watch_stdin, daemon=True).start()
-    while not closed.is_set() and os.getppid() == parent:
-        time.sleep(0.5)
+    # the stdin watcher wakes this at once (a stop no longer waits out a poll interval); the parent
+    # pid is looked at every half second
+    while not closed.wait(0.5) and os.getppid() == parent:
+        pass
     # llama.cpp's server threads are not ours to join: leave at once, the OS frees the model.
     sys.stderr.flush()
     os._exit(0)
