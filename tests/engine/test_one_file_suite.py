@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentbed.testing import cli_in_process
 from agentbed.view.api import runs_document
 from agentbed.view.catalog import Catalog
 
@@ -21,6 +22,12 @@ SUITE_FILE = "examples/suite/refund_desk.py"
 def agentbed(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agentbed", *args], capture_output=True, text=True, timeout=300,
                           cwd=cwd, env=env)
+
+
+def in_process(*args: str) -> subprocess.CompletedProcess:
+    """``agentbed ARGS`` through the CLI's ``main`` in this process, from the repository root: for
+    the verbs that read a finished run of the suite file (what they do, not the process's start)."""
+    return cli_in_process(*args, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -55,18 +62,18 @@ def test_run_measures_the_difference_and_records_where_the_suite_came_from(refun
 
 
 def test_every_verb_works_on_it(refunds, tmp_path):
-    assert agentbed("verify", str(refunds)).returncode == 0
+    assert in_process("verify", str(refunds)).returncode == 0
     log = refunds / "episodes" / "refund-desk.inflated.credulous.s1.jsonl"
-    assert agentbed("replay", str(log), "--rerun").stdout.strip() == "identical"
-    branched = agentbed("branch", str(refunds / "episodes" / "refund-desk.inflated.careful.s0.jsonl"), "--at", "1",
+    assert in_process("replay", str(log), "--rerun").stdout.strip() == "identical"
+    branched = in_process("branch", str(refunds / "episodes" / "refund-desk.inflated.careful.s0.jsonl"), "--at", "1",
                         "--agents", "continue", "--out", str(tmp_path / "b"), "--json")
     assert branched.returncode == 0, branched.stderr
     assert json.loads(branched.stdout)["branches"][0]["success"] is True
-    report = agentbed("report", str(refunds), "--out", str(tmp_path / "r.html"))
+    report = in_process("report", str(refunds), "--out", str(tmp_path / "r.html"))
     assert report.returncode == 0, report.stderr
-    export = agentbed("export", str(refunds), "--format", "inspect", "--out", str(tmp_path / "inspect"))
+    export = in_process("export", str(refunds), "--format", "inspect", "--out", str(tmp_path / "inspect"))
     assert export.returncode == 0, export.stderr
-    gate = agentbed("gate", str(refunds), "--baseline", str(refunds / "results.json"), "--allow-underpowered")
+    gate = in_process("gate", str(refunds), "--baseline", str(refunds / "results.json"), "--allow-underpowered")
     assert gate.returncode == 0 and "gate: pass" in gate.stdout, gate.stdout + gate.stderr
     runs = runs_document(Catalog(refunds.parent))["runs"]
     assert [r["suite"] for r in runs] == ["refund-desk"]
@@ -165,8 +172,8 @@ def test_gate_warns_when_the_worlds_differ(refunds, tmp_path):
     baseline = json.loads((refunds / "results.json").read_text())
     baseline["provenance"]["suites"]["refund-desk"]["sha256"] = "0" * 64  # made by another version of the file
     (tmp_path / "baseline.json").write_text(json.dumps(baseline))
-    gate = agentbed("gate", str(refunds), "--baseline", str(tmp_path / "baseline.json"), "--allow-underpowered")
+    gate = in_process("gate", str(refunds), "--baseline", str(tmp_path / "baseline.json"), "--allow-underpowered")
     assert gate.returncode == 0, gate.stdout + gate.stderr  # the numbers agree; the warning says why to doubt them
     assert "warning: suite 'refund-desk' differs" in gate.stderr and "sha256 000000000000" in gate.stderr
-    same = agentbed("gate", str(refunds), "--baseline", str(refunds / "results.json"))
+    same = in_process("gate", str(refunds), "--baseline", str(refunds / "results.json"))
     assert "warning" not in same.stderr
