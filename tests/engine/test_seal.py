@@ -11,12 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from bad_input_corpus import rechain
 
 from agentbed import manifest
 from agentbed.cli import main
+from agentbed.testing import cli_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "a-test-key-that-is-long-enough"
@@ -29,9 +31,10 @@ def cli_env(key: str | None) -> dict[str, str]:
 
 
 def make_run(out: Path, key: str | None, *extra: str) -> Path:
-    result = subprocess.run([sys.executable, "-m", "agentbed.cli", "run", "vault", "--agent", "oracle,naive",
-                             "--seeds", "3", "--executor", "serial", "--out", str(out), "--quiet", *extra],
-                            capture_output=True, text=True, timeout=300, cwd=ROOT, env=cli_env(key))
+    """A serial run of the vault world, in this process, under ``key`` (or none)."""
+    with mock.patch.dict(os.environ, cli_env(key), clear=True):
+        result = cli_in_process("run", "vault", "--agent", "oracle,naive", "--seeds", "3", "--executor", "serial",
+                                "--out", str(out), "--quiet", *extra, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     return out
 
@@ -218,8 +221,8 @@ def test_resume_refuses_to_seal_a_forgery(copy, monkeypatch, capsys):
     digest = forge_log(run, success=False)
     records = [{**r, "digest": digest} if r["log"] == LOG else r for r in index(run)]
     write_index(run, records[:-1])  # and one episode left to run, so the resume would seal
-    result = subprocess.run([sys.executable, "-m", "agentbed.cli", "run", "vault", "--out", str(run), "--resume",
-                             "--quiet"], cwd=ROOT, env=cli_env(KEY), capture_output=True, text=True, timeout=300)
+    with mock.patch.dict(os.environ, cli_env(KEY), clear=True):
+        result = cli_in_process("run", "vault", "--out", str(run), "--resume", "--quiet", cwd=ROOT)
     assert result.returncode == 2 and "not resuming" in result.stderr, result.stderr
 
 
