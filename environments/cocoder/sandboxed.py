@@ -7,6 +7,7 @@ bubblewrap backend). Code an agent wrote runs only through it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import shlex
@@ -114,6 +115,16 @@ class TestReport:
 
     def pass_rate(self, total: int) -> float:
         return min(1.0, self.passed / total) if total else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> TestReport:
+        """The report :meth:`to_json` wrote (its tuples came back as lists)."""
+        return cls(**{**data, "crash_files": tuple(data["crash_files"]),
+                      "crash_lines": tuple((path, line) for path, line in data["crash_lines"]),
+                      "running": tuple((test, path) for test, path in data["running"])})
 
 
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
@@ -225,11 +236,17 @@ def tree_digest(tree: Path) -> str:
 
 
 class TestCache:
-    """Each distinct final code state's tests run once per process (keyed by content hash)."""
+    """Each distinct final code state's tests run once per process (keyed by content hash);
+    ``runs`` counts the runs it made (a state it was told the report of is not run)."""
 
     def __init__(self) -> None:
         self.reports: dict[str, TestReport] = {}
         self.runs = 0
+
+    def know(self, digest: str, tests: str, report: TestReport) -> None:
+        """The report of the tree whose :func:`tree_digest` is ``digest``, from a run made before
+        (a prepared task's reference run: a team that wrote the reference's bytes is not run again)."""
+        self.reports.setdefault(digest + "|" + tests, report)
 
     def run(self, tree: Path, tests: str, *, timeout: float = DEFAULT_TIMEOUT,
             memory_mb: int = DEFAULT_MEMORY_MB) -> TestReport:

@@ -40,6 +40,7 @@ from environments.cocoder.repos import (
 )
 from environments.cocoder.sandboxed import (
     DEFAULT_TIMEOUT,
+    TestReport,
     current_backend,
     tree_digest,
 )
@@ -72,6 +73,10 @@ class RepoTask:
     untested: dict[str, list[str]] = field(default_factory=dict)  # module -> functions no test reaches (kept)
     tests_reaching: dict[str, int] = field(default_factory=dict)  # module -> reference tests entering it
     test_timeout: float = DEFAULT_TIMEOUT  # seconds a sandboxed run of the tests may take
+    # the reference tree's tree_digest and its tests' report in the sandbox at preparation (None: a
+    # task prepared before reports were kept): a final code state with those bytes has that report
+    reference_digest: str = ""
+    reference_report: TestReport | None = None
 
     def out_tokens(self) -> dict[str, int]:
         return {m: estimate_tokens(t.reference) for m, t in self.modules.items()}
@@ -165,7 +170,7 @@ def with_only(task: RepoTask, name: str, modules: list[str]) -> RepoTask:
             for m, mt in task.modules.items()}
     return RepoTask(name, task.tree, task.package, task.tests, task.reference_tests, kept, task.graph,
                     task.visible_graph, [*task.notes, f"only {', '.join(wanted)} to write"], task.untested,
-                    task.tests_reaching, task.test_timeout)
+                    task.tests_reaching, task.test_timeout, task.reference_digest, task.reference_report)
 
 
 def _source_stamp(root: Path) -> str:
@@ -274,7 +279,8 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
     _check_package(name, tree, package)
     meta_path = tree.parent / "task.json"
     # the tests' arguments are part of what was checked (doctests added change the reference count)
-    digest = tree_digest(tree) + "|" + tests + "|" + current_backend() + "|" + PREPARATION
+    tree_hash = tree_digest(tree)
+    digest = tree_hash + "|" + tests + "|" + current_backend() + "|" + PREPARATION
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     if meta.get("digest") != digest:
         started = time.perf_counter()
@@ -295,7 +301,7 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
                 f"reach; pytest says: {pytest_reason(report.tail)}; its whole output: {output}"), output)
         meta = {"digest": digest, "reference_tests": report.passed,
                 "keep": sorted(import_time_functions(tree, package, tests)), "backend": report.backend,
-                "reach": reach.to_json(), "reference_seconds": round(seconds, 3)}
+                "reach": reach.to_json(), "reference_seconds": round(seconds, 3), "report": report.to_json()}
         partial = meta_path.with_suffix(".json.partial")
         partial.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(partial, meta_path)  # never half-written for a reader
@@ -333,7 +339,8 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
         notes.append(untested_note(untested, modules, blank_untested))
     return RepoTask(name, tree, package, tests, meta["reference_tests"], modules, graph, visible, notes,
                     untested, {mt.module: reach.tests_reaching(mt.relpath) for mt in modules.values()},
-                    tests_time_limit(meta.get("reference_seconds", 0.0)))
+                    tests_time_limit(meta.get("reference_seconds", 0.0)), tree_hash,
+                    TestReport.from_json(meta["report"]) if "report" in meta else None)
 
 
 def tests_time_limit(reference_seconds: float) -> float:

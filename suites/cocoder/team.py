@@ -361,6 +361,10 @@ def run_team(task_name: str, config: TeamConfig, seed: int, out_dir: Path, *, su
 
 
 def _test(task: RepoTask, written: dict[str, str], tests: TestCache) -> TestReport:
+    """The final code state's tests: run in the sandbox, unless its bytes are the reference's,
+    whose tests ran at preparation (the same pytest command in the same backend)."""
+    if task.reference_report is not None:
+        tests.know(task.reference_digest, task.tests, task.reference_report)
     with tempfile.TemporaryDirectory(prefix="cocoder-final-") as tmp:
         return tests.run(assemble(task, written, Path(tmp) / "tree"), task.tests, timeout=task.test_timeout)
 
