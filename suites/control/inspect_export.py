@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from agentbed.export.episodes import EpisodeLog, load_episodes
-from agentbed.export.inspect_log import _created, _run_info, eval_log
 from suites.control.analysis import _suspicions, protocol_key
 from suites.control.settings import mode_of, split_task
 
@@ -33,6 +32,8 @@ def export_control(run_dir: str | Path, out_dir: str | Path) -> list[Path]:
     """Write ``<protocol>-<mode>.eval`` per protocol and mode under ``out_dir``; return the paths."""
     from inspect_ai.log import write_eval_log
     from inspect_ai.scorer import Score
+
+    from agentbed.export.inspect_log import _created, _run_info, eval_log  # imports inspect-ai
 
     root = Path(run_dir)
     groups: dict[tuple[str, str], list[EpisodeLog]] = defaultdict(list)

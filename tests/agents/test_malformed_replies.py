@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import anthropic
 import httpx
 import openai
 import pytest
@@ -49,11 +48,19 @@ MALFORMED = {
         content="", tool_calls=[{"name": "get_token", "args": {}, "id": "c1", "type": "tool_call"}],
         additional_kwargs=raw_call({"name": "get_token", "arguments": '{"a": '}), response_metadata=CALLED),
 }
+def _anthropic():
+    """The anthropic SDK, imported when its test runs (about 1.4 s of CPU beside openai's: an xdist
+    worker that only collects this file need not pay it)."""
+    import anthropic
+
+    return anthropic
+
+
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/messages")
 UNREADABLE = {
     "openai's response validation": lambda: openai.APIResponseValidationError(
         response=httpx.Response(200, request=REQUEST), body={"choices": "?"}),
-    "anthropic's response validation": lambda: anthropic.APIResponseValidationError(
+    "anthropic's response validation": lambda: _anthropic().APIResponseValidationError(
         response=httpx.Response(200, request=REQUEST), body={"content": None}),
     "undecodable JSON": lambda: json.JSONDecodeError("Expecting value", "<html>", 0),
 }

@@ -8,9 +8,16 @@ import subprocess
 import pytest
 
 from agentbed.errors import UsageError
-from agentbed.export import export_inspect
 from agentbed.log import read_log
 from environments.vault.agents import VaultOracle
+
+
+def export_inspect(*args, **kwargs):
+    """agentbed's Inspect export, imported when a test calls it: its import pulls in inspect-ai (about
+    2 s of CPU), which an xdist worker that only collects this file need not pay."""
+    from agentbed.export import export_inspect as export
+
+    return export(*args, **kwargs)
 
 
 def _index(run_dir):
