@@ -34,7 +34,14 @@ def _repeats_computed_once(monkeypatch):
     could only make their requests or scores differ from agentbed's, which the tests compare.
     Its trace logger writes a task's JSON log once a task is over (when it records the duration,
     then utility and security), not also after every message, which rewrote the whole
-    conversation each time (8% of their runner's CPU in the 300-task test): the same file."""
+    conversation each time (8% of their runner's CPU in the 300-task test): the same file.
+    The OpenAI SDK's walk of a request body against its parameter types (``_transform_recursive``,
+    every message through each of the message union's six TypedDicts, every tool through the
+    tool union's) is answered once per distinct message and tool of plain JSON (keyed by its JSON
+    text and type) and handed out as a fresh parse of its JSON: request k of a conversation
+    repeats the k-1 messages before it, and every request the suite's tools (13% of the 300-task
+    test's samples). agentbed's element does not use the walk (OpenAIChat.create), so a wrong
+    answer here would show as a request that differs from agentbed's."""
     import yaml
     from agentdojo.agent_pipeline.llms import openai_llm
     from agentdojo.logging import TraceLogger
@@ -66,6 +73,24 @@ def _repeats_computed_once(monkeypatch):
             del self.save
 
     monkeypatch.setattr(TraceLogger, "log", log_unsaved)
+
+    from openai._utils import _transform
+    from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
+
+    walk, walked = _transform._transform_recursive, {}
+
+    def walk_once(data, *, annotation, inner_type=None):  # one message or tool of a body's list
+        if isinstance(data, dict) and inner_type in (ChatCompletionMessageParam, ChatCompletionToolUnionParam):
+            try:
+                key = (inner_type, json.dumps(data))
+            except (TypeError, ValueError):  # not plain JSON: walked as the SDK walks it
+                return walk(data, annotation=annotation, inner_type=inner_type)
+            if key not in walked:
+                walked[key] = json.dumps(walk(data, annotation=annotation, inner_type=inner_type))
+            return json.loads(walked[key])
+        return walk(data, annotation=annotation, inner_type=inner_type)
+
+    monkeypatch.setattr(_transform, "_transform_recursive", walk_once)
 
 
 def both(slices, tmp_path, suites, seed=47, defense=None):
