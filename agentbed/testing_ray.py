@@ -139,11 +139,7 @@ class LoopbackCluster:
             except RuntimeError:  # once more: Ray gives its raylet 30 s to register, which a loaded start can miss
                 self._kill_head()
                 self.start_head()
-            try:
-                self.start_worker()
-            except RuntimeError:  # once more: on a loaded machine a node's start can fail
-                subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
-                self.start_worker()
+            self._start_worker_retried()
         except BaseException:
             self.stop()
             raise
@@ -173,6 +169,13 @@ class LoopbackCluster:
         self.wait_for_nodes(2)
         self.worker_killed = False
 
+    def _start_worker_retried(self) -> None:
+        try:
+            self.start_worker()
+        except RuntimeError:  # once more: on a loaded machine a node's start can fail (its raylet's 30 s)
+            subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
+            self.start_worker()
+
     def kill_worker(self) -> None:
         """The worker node dies at once, as a machine that loses power."""
         subprocess.run(["docker", "kill", self.container], capture_output=True, timeout=60)
@@ -191,7 +194,7 @@ class LoopbackCluster:
         subprocess.run(["docker", "rm", "-f", self.container], capture_output=True, timeout=60)
         if docker_options is not None:
             self.docker_options = docker_options
-        self.start_worker()
+        self._start_worker_retried()
 
     def _wait_for_worker_gone(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -215,9 +218,14 @@ class LoopbackCluster:
         (line,) = [ln for ln in stdout.splitlines() if ln.startswith("NODES ")]
         return list(json.loads(line.removeprefix("NODES ")))
 
+    def joined_nodes(self) -> list[dict[str, Any]]:
+        """The live nodes as the last wait for nodes saw them once the worker node had joined (no
+        driver process: asking the head takes seconds), or asked anew after a worker was killed."""
+        return self._joined or self.nodes()
+
     def worker_node_id(self) -> str:
         """The Ray node id of the container node (the one offering :data:`WORKER_RESOURCE`)."""
-        (node,) = [n for n in (self._joined or self.nodes()) if WORKER_RESOURCE in n["resources"]]
+        (node,) = [n for n in self.joined_nodes() if WORKER_RESOURCE in n["resources"]]
         return str(node["id"])
 
     def wait_for_nodes(self, count: int, timeout: float = 120) -> None:

@@ -23,7 +23,7 @@ import pytest
 
 from agentbed.agents.connections import read_events
 from agentbed.store import read_index
-from agentbed.testing import episode_bytes, require
+from agentbed.testing import cli_in_process, episode_bytes, require
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.exclusive("ray")]  # one Ray instance on the machine at a time
 
@@ -132,16 +132,16 @@ def test_episodes_on_the_container_node_come_home_identical_to_serial(cluster, w
     # the run's events name the node and its release, the logs only major.minor
     assert _logs(ray_run) == _logs(serial_run)
     assert read_events(ray_run / "events.jsonl") == [
-        {"event": "ray_node", "node": cluster.worker_node_id(), "python": _image_python(worker_image)}]
+        {"event": "ray_node", "node": cluster.worker_node_id(), "python": _node_python(cluster)}]
     exists = subprocess.run(["docker", "exec", cluster.container, "test", "-e", str(ray_run)])
     assert exists.returncode == 1, "a worker wrote into a copy of the driver's run directory"
 
-    verified = _cli(None, "verify", str(ray_run))
+    verified = cli_in_process("verify", str(ray_run))
     assert verified.returncode == 0, verified.stdout + verified.stderr
     log = ray_run / read_index(ray_run / "index.jsonl")[0]["log"]
-    shown = _cli(None, "replay", str(log))
+    shown = cli_in_process("replay", str(log))
     assert shown.returncode == 0 and "vault" in shown.stdout, shown.stdout + shown.stderr
-    rerun = _cli(None, "replay", "--rerun", str(log))  # re-executed on the driver's machine
+    rerun = cli_in_process("replay", "--rerun", str(log))  # re-executed on the driver's machine
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
 
 
@@ -168,17 +168,20 @@ def test_a_node_without_the_worlds_data_says_so_as_the_episodes_error(cluster, t
                 "weights": "scripts/setup-local-model"}[name] in error, error
 
 
-def _on_node(cluster, resource: str, body: str) -> dict:
-    """``body`` (the statements of a function returning JSON-able data) run as a Ray task on the
-    node offering ``resource``; defined in ``__main__``, so Ray ships it by value."""
-    probe = ("import json, ray\n"
-             f"ray.init(address={cluster.address!r}, log_to_driver=False, configure_logging=False)\n"
-             "def task():\n" + "".join(f"    {line}\n" for line in body.splitlines()) +
-             f"print('NODE', json.dumps(ray.get(ray.remote(task).options(resources={{{resource!r}: 1}}).remote())))\n")
+def _on_nodes(cluster, bodies: dict[str, str]) -> dict[str, dict]:
+    """Each ``bodies[resource]`` (the statements of a function returning JSON-able data) run as a
+    Ray task on the node offering ``resource``, one after another from one driver (one Ray
+    connection); defined in ``__main__``, so Ray ships them by value. Their results by resource."""
+    probe = "import json, ray\n" f"ray.init(address={cluster.address!r}, log_to_driver=False, configure_logging=False)\n"
+    for i, body in enumerate(bodies.values()):
+        probe += f"def task{i}():\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    calls = ", ".join(f"ray.get(ray.remote(task{i}).options(resources={{{resource!r}: 1}}).remote())"
+                      for i, resource in enumerate(bodies))
+    probe += f"print('NODES', json.dumps([{calls}]))\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cluster.env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODE ")]
-    return json.loads(line.removeprefix("NODE "))
+    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("NODES ")]
+    return dict(zip(bodies, json.loads(line.removeprefix("NODES ")), strict=True))
 
 
 _PROBE = ("from dataclasses import asdict\n"
@@ -198,11 +201,12 @@ def test_sandboxes_run_on_the_node_of_their_episode_and_its_limits_hold(cluster,
     """Each node answers for itself: the container node (no Docker engine; started with the
     options that let it make namespaces) runs the local sandbox, whose limits hold there; the
     host node runs the Docker sandbox on its own engine, whose limits hold there."""
-    container = _on_node(cluster, "container_node", _PROBE.replace("{BACKENDS}", "['local']"))
+    probed = _on_nodes(cluster, {"container_node": _PROBE.replace("{BACKENDS}", "['local']"),
+                                 "host_node": _PROBE.replace("{BACKENDS}", "['docker']")})
+    container, host = probed["container_node"], probed["host_node"]
     assert container["ready"]["local"] is None, container["ready"]
     assert "Docker" in container["ready"]["docker"]  # the container's own (absent) engine
     _held(container["limits"]["local"])
-    host = _on_node(cluster, "host_node", _PROBE.replace("{BACKENDS}", "['docker']"))
     assert host["ready"]["docker"] is None, host["ready"]
     _held(host["limits"]["docker"])
 
@@ -214,7 +218,7 @@ def test_sandboxes_run_on_the_node_of_their_episode_and_its_limits_hold(cluster,
     records = read_index(run / "index.jsonl")
     assert [r["status"] for r in records] == ["ok", "ok"] and all(r["success"] for r in records), records
     assert [e["node"] for e in read_events(run / "events.jsonl")] == [cluster.worker_node_id()]
-    assert _cli(None, "verify", str(run)).returncode == 0
+    assert cli_in_process("verify", str(run)).returncode == 0
 
 
 def test_a_node_that_cannot_make_namespaces_refuses_the_local_sandbox(worker_image):
@@ -262,7 +266,7 @@ def test_driver_killed_with_sigkill_resumes_on_the_cluster(cluster, worker_image
     assert len(ids) == len(set(ids)) == total, "an episode was lost or recorded twice"
     assert _logs(run, apart=IN_IMAGE) == _serial_in_image(worker_image, [*VAULT, "--seeds", str(seeds)],
                                                         tmp_path / "in-image")
-    verified = _cli(None, "verify", str(run))
+    verified = cli_in_process("verify", str(run))
     assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
 
 
@@ -271,8 +275,10 @@ def _node_worked(run: Path, node: str):
     return lambda: any(e.get("node") == node for e in read_events(run / "events.jsonl"))
 
 
-def _image_python(image: str) -> str:
-    return subprocess.run(["docker", "run", "--rm", "--network", "none", image, "python3", "-c",
+def _node_python(cluster) -> str:
+    """The Python release of the worker node's container (of the worker's image): asked in the
+    running container, not a new one."""
+    return subprocess.run(["docker", "exec", cluster.container, "python3", "-c",
                            "import platform; print(platform.python_version())"],
                           capture_output=True, text=True, check=True).stdout.strip()
 
@@ -310,7 +316,7 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(cluster, t
     is killed, and the test after it starts the worker node it needs in its place."""
     run, seeds = tmp_path / "run", 200
     total = 3 * 3 * seeds
-    nodes = {str(n["id"]) for n in cluster.nodes()}  # before the run: asking takes seconds
+    nodes = {str(n["id"]) for n in cluster.joined_nodes()}  # before the run: as the worker node joined
     worked = _node_worked(run, cluster.worker_node_id())
     cmd = [sys.executable, "-m", "agentbed.cli", "run", *VAULT, "--seeds", str(seeds), "--executor", "ray",
            "--address", cluster.address, "--out", str(run), "--quiet"]
@@ -343,7 +349,7 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(cluster, t
         if record["status"] == "error" and "Ray task" in record["error"]:
             continue
         assert episode_bytes(run / record["log"]) == expected[name]  # with the driver's provenance
-    verified = _cli(None, "verify", str(run))
+    verified = cli_in_process("verify", str(run))
     assert verified.returncode == 0, verified.stdout[-2000:]
     assert {e["node"] for e in read_events(run / "events.jsonl")} == nodes  # both nodes ran episodes
 
@@ -356,7 +362,7 @@ def test_the_docker_sandbox_runs_on_the_container_node_through_the_engine_it_rea
     mounts = subprocess.run(["docker", "inspect", "--format", "{{range .Mounts}}{{.Source}} {{end}}", cluster.container],
                             capture_output=True, text=True, check=True).stdout.split()
     assert mounts == ["/var/run/docker.sock"]
-    node = _on_node(cluster, "container_node", _PROBE.replace("{BACKENDS}", "['docker']"))
+    node = _on_nodes(cluster, {"container_node": _PROBE.replace("{BACKENDS}", "['docker']")})["container_node"]
     assert node["ready"]["docker"] is None, node["ready"]
     assert "namespaces" in node["ready"]["local"]  # Docker's default options: only docker can succeed
     _held(node["limits"]["docker"])
