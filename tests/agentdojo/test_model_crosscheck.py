@@ -41,7 +41,12 @@ def _repeats_computed_once(monkeypatch):
     text and type) and handed out as a fresh parse of its JSON: request k of a conversation
     repeats the k-1 messages before it, and every request the suite's tools (13% of the 300-task
     test's samples). agentbed's element does not use the walk (OpenAIChat.create), so a wrong
-    answer here would show as a request that differs from agentbed's."""
+    answer here would show as a request that differs from agentbed's.
+    Both runners validate every environment they load with pydantic, whose ``EmailStr`` runs
+    email-validator's syntax check (``pydantic.networks.validate_email``, a pure function of the
+    address text: no deliverability check) on each of the hundreds of addresses in an environment,
+    the same few addresses every time (about 95% of the validation's samples in the 300-task test):
+    each distinct text is checked once (an invalid one raises again, uncached)."""
     import yaml
     from agentdojo.agent_pipeline.llms import openai_llm
     from agentdojo.logging import TraceLogger
@@ -91,6 +96,10 @@ def _repeats_computed_once(monkeypatch):
         return walk(data, annotation=annotation, inner_type=inner_type)
 
     monkeypatch.setattr(_transform, "_transform_recursive", walk_once)
+
+    from pydantic import networks
+
+    monkeypatch.setattr(networks, "validate_email", functools.lru_cache(maxsize=4096)(networks.validate_email))
 
 
 def both(slices, tmp_path, suites, seed=47, defense=None):
