@@ -5,9 +5,11 @@ demo:
 	bash scripts/setup demo
 	.venv/bin/agentbed demo
 
-# Two xdist workers: a third (session 22, `-n 3`) cut the tests from 19 min 41 s to 17 min 41 s quiet,
-# but the pinned repositories' own wall-clock tests (transitions' timers, pydash's debounce with 15 ms
-# margins) then failed in two of three clean-clone checks (docs/benchmarks-history-4.md).
+# Three xdist workers, two of them CPU-bound: the third runs only Ray's tests, which mostly wait
+# (tests/conftest.py's waiting lane, session 24). Three workers taking any file (session 22) cut the
+# tests from 19 min 41 s to 17 min 41 s quiet, but the pinned repositories' own wall-clock tests
+# (transitions' timers, pydash's debounce with 15 ms margins) then failed in two of three clean-clone
+# checks (docs/benchmarks-history-4.md).
 # mypy (about 75 s of one core with no cache, as on a fresh clone) runs beside the tests at a lower
 # priority, taking the time the workers leave a core idle; its report follows the tests', and
 # either failing fails `make test` (docs/benchmarks.md). `make lint` runs it alone, first.
@@ -21,8 +23,8 @@ test:
 	.venv/bin/ruff check .
 	@typed="$$(mktemp)"; nice -n 10 .venv/bin/mypy $(MYPY_CACHE) >"$$typed" 2>&1 & mypy=$$!; \
 	echo ".venv/bin/mypy $(MYPY_CACHE) (beside the tests; its report follows them)"; \
-	echo ".venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20 $(PYTEST_ARGS)"; \
-	.venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=20 $(PYTEST_ARGS); tests=$$?; \
+	echo ".venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=20 $(PYTEST_ARGS)"; \
+	.venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=20 $(PYTEST_ARGS); tests=$$?; \
 	wait $$mypy; checked=$$?; echo "mypy:"; cat "$$typed"; rm -f "$$typed"; \
 	[ $$tests -eq 0 ] && [ $$checked -eq 0 ]
 

@@ -115,8 +115,8 @@ def local_model(local_model_installed: str, tmp_path_factory: pytest.TempPathFac
         yield LocalModel(model, urls[model], run_dir / "local-model-server.log")
 
 
-# `make test` runs `pytest -n 2 --dist loadfile` (docs/benchmarks.md): each test file goes whole to one
-# of two workers, so the run lasts as long as the busier worker. Files are handed out longest first
+# `make test` runs `pytest -n 3 --dist loadfile` (docs/benchmarks.md): each test file goes whole to one
+# of two workers (the third runs only WAITING_UNITS), so the run lasts as long as the busier worker. Files are handed out longest first
 # (the LPT rule: R. L. Graham, "Bounds on Multiprocessing Timing Anomalies", SIAM J. Appl. Math.
 # 1969), by each file's seconds in FILE_COSTS, a past run's own measurement; a file it does not
 # know costs UNKNOWN_COST, or SLOW_COST if it holds a test that starts a real component or takes
@@ -223,7 +223,38 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             unit = work_unit(ROOT / path)
             return path if unit == _relative(ROOT / path) else unit
 
+        def _assign_work_unit(self, node: Any) -> None:
+            """The first queued unit this node may take (:func:`lane_takes`), if any: a node left
+            with none idles until xdist shuts every node down at the end of the run."""
+            lane = waiting_lane([n.gateway.id for n in self.nodes])
+            for scope in self.workqueue:
+                if lane_takes(node.gateway.id == lane, scope, lane is not None):
+                    self.workqueue.move_to_end(scope, last=False)
+                    super()._assign_work_unit(node)
+                    return
+
     return GroupedFileScheduling(config, log)
+
+
+# Units that mostly wait: Ray's cluster tests start nodes in Docker containers and new worker
+# processes per job (test_ray_cluster: 60 s of CPU in 314-677 s of wall, session 24). With three
+# workers (`-n 3`), the last one runs only these and the other two never do, so their waiting
+# overlaps the two CPU-bound workers' files without a third CPU-bound worker: three such workers on
+# two cores made the pinned repositories' own 15-50 ms wall-clock tests fail (docs/benchmarks.md).
+WAITING_UNITS = frozenset({"exclusive:ray"})
+
+
+def waiting_lane(worker_ids: list[str]) -> str | None:
+    """The worker that runs only WAITING_UNITS: the last of three or more (gw0, gw1, gw2...), none
+    with fewer (a crashed lane's work then goes back to the others)."""
+    return sorted(worker_ids, key=lambda w: (len(w), w))[-1] if len(worker_ids) >= 3 else None
+
+
+def lane_takes(is_lane: bool, unit: str, lane_exists: bool) -> bool:
+    """Whether a worker may take UNIT: the lane only the waiting units; the others every unit but
+    those while a lane exists."""
+    waits = unit in WAITING_UNITS
+    return waits if is_lane else not (waits and lane_exists)
 
 
 class _CostRecorder:

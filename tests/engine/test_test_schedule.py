@@ -144,3 +144,76 @@ def test_recorded_costs_sum_each_files_phases_and_keep_the_rows_not_run(tmp_path
     recorder.pytest_sessionfinish()
     assert json.loads((tmp_path / "costs.json").read_text()) == {
         "tests/a/test_a.py": 2.2, "tests/b/test_b.py": 1.0, "tests/old/test_gone.py": 9.0}
+
+
+class _Node:
+    """What xdist's scheduler reads and calls of a worker (WorkerController)."""
+
+    def __init__(self, worker_id: str) -> None:
+        self.gateway = type("Gateway", (), {"id": worker_id})()
+        self.shutting_down = False
+        self.sent: list[list[int]] = []
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.append(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def _scheduled(request, monkeypatch, workers: int, collection: list[str]):
+    pytest.importorskip("xdist")
+    conftest = _conftest()
+    real = request.config.getvalue
+    given = {"dist": "loadfile", "tx": [f"{workers}*popen"]}
+    monkeypatch.setattr(request.config, "getvalue", lambda name: given[name] if name in given else real(name))
+    scheduler = conftest.pytest_xdist_make_scheduler(request.config, None)
+    nodes = [_Node(f"gw{i}") for i in range(workers)]
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    return scheduler, nodes
+
+
+def _units_sent(scheduler, node: _Node) -> set[str]:
+    return {scheduler._split_scope(scheduler.collection[i]) for batch in node.sent for i in batch}
+
+
+COLLECTION = [f"tests/engine/test_ray_cluster.py::test_{i}" for i in range(3)] + [
+    "tests/agents/test_sigterm.py::test_ray_sigterm"] + [f"tests/x/test_{c}.py::test_a" for c in "abcdefgh"]
+
+
+def test_with_three_workers_the_last_runs_only_the_waiting_units_and_the_others_never(request, monkeypatch):
+    """Ray's cluster tests mostly wait (60 s of CPU in 314-677 s of wall): on a lane of their own
+    they overlap two CPU-bound workers without making a third (docs/benchmarks.md)."""
+    scheduler, (gw0, gw1, gw2) = _scheduled(request, monkeypatch, 3, COLLECTION)
+    assert _units_sent(scheduler, gw2) == {"exclusive:ray"}
+    assert "exclusive:ray" not in _units_sent(scheduler, gw0) | _units_sent(scheduler, gw1)
+    # the lane, its unit done, takes none of the queued files; it idles until the run ends
+    for index in [i for batch in gw2.sent for i in batch]:
+        scheduler.mark_test_complete(gw2, index)
+    assert _units_sent(scheduler, gw2) == {"exclusive:ray"} and not gw2.shutting_down
+    # the others drain the queue between them, and the run finishes
+    while not scheduler.tests_finished:
+        for node in (gw0, gw1):
+            pending = [i for batch in node.sent for i in batch
+                       if not scheduler.assigned_work[node][scheduler._split_scope(scheduler.collection[i])][
+                           scheduler.collection[i]]]
+            for index in pending:
+                scheduler.mark_test_complete(node, index)
+    assert _units_sent(scheduler, gw0) | _units_sent(scheduler, gw1) == {f"tests/x/test_{c}.py" for c in "abcdefgh"}
+
+
+def test_with_two_workers_there_is_no_lane(request, monkeypatch):
+    scheduler, nodes = _scheduled(request, monkeypatch, 2, COLLECTION)
+    assert "exclusive:ray" in set().union(*(_units_sent(scheduler, n) for n in nodes))
+
+
+def test_the_lane_is_the_last_worker_by_number():
+    conftest = _conftest()
+    assert conftest.waiting_lane(["gw0", "gw1"]) is None
+    assert conftest.waiting_lane(["gw2", "gw10", "gw0"]) == "gw10"
+    assert conftest.lane_takes(True, "exclusive:ray", True) and not conftest.lane_takes(True, "tests/x.py", True)
+    assert not conftest.lane_takes(False, "exclusive:ray", True) and conftest.lane_takes(False, "exclusive:ray", False)
