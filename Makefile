@@ -5,8 +5,8 @@ demo:
 	bash scripts/setup demo
 	.venv/bin/agentbed demo
 
-# Three xdist workers, two of them CPU-bound: the third runs only Ray's tests, which mostly wait
-# (tests/conftest.py's waiting lane, session 24). Three workers taking any file (session 22) cut the
+# Three xdist workers, two of them CPU-bound: the third runs only the tests that mostly wait, Ray's
+# and a few files waiting on timeouts or a server (tests/conftest.py's WAITING_UNITS, session 24). Three workers taking any file (session 22) cut the
 # tests from 19 min 41 s to 17 min 41 s quiet, but the pinned repositories' own wall-clock tests
 # (transitions' timers, pydash's debounce with 15 ms margins) then failed in two of three clean-clone
 # checks (docs/benchmarks-history-4.md).

@@ -237,11 +237,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 # Units that mostly wait: Ray's cluster tests start nodes in Docker containers and new worker
-# processes per job (test_ray_cluster: 60 s of CPU in 314-677 s of wall, session 24). With three
-# workers (`-n 3`), the last one runs only these and the other two never do, so their waiting
-# overlaps the two CPU-bound workers' files without a third CPU-bound worker: three such workers on
-# two cores made the pinned repositories' own 15-50 ms wall-clock tests fail (docs/benchmarks.md).
-WAITING_UNITS = frozenset({"exclusive:ray"})
+# processes per job (test_ray_cluster: 60 s of CPU in 314-677 s of wall, session 24), and files that
+# wait on timeouts, retries' back-off or a server (the machine's busy CPU over wall, each file alone on a
+# quiet machine, session 24: chaos chain 0.36, repair targets 0.31, pytest outputs 0.35, the viewer's
+# hardening 0.14, approval 0.33, API 0.41). With three workers (`-n 3`), the last one runs only these
+# and the other two never do, so their waiting overlaps the two CPU-bound workers' files without a
+# third CPU-bound worker: three such workers on two cores made the pinned repositories' own 15-50 ms
+# wall-clock tests fail (docs/benchmarks.md).
+WAITING_UNITS = frozenset({
+    "exclusive:ray", "tests/agents/test_chaos_chain.py", "tests/cocoder/test_repair_targets.py",
+    "tests/cocoder/test_pytest_outputs.py", "tests/view/test_view_hardening.py", "tests/view/test_view_approval.py",
+    "tests/view/test_view_api.py"})
 
 
 def waiting_lane(worker_ids: list[str]) -> str | None:

@@ -217,3 +217,11 @@ def test_the_lane_is_the_last_worker_by_number():
     assert conftest.waiting_lane(["gw2", "gw10", "gw0"]) == "gw10"
     assert conftest.lane_takes(True, "exclusive:ray", True) and not conftest.lane_takes(True, "tests/x.py", True)
     assert not conftest.lane_takes(False, "exclusive:ray", True) and conftest.lane_takes(False, "exclusive:ray", False)
+
+
+def test_every_waiting_unit_names_a_group_or_a_file_of_this_repository():
+    conftest = _conftest()
+    for unit in conftest.WAITING_UNITS:
+        assert unit == "exclusive:ray" or (ROOT / unit).is_file(), unit
+        if unit != "exclusive:ray":
+            assert conftest.work_unit(ROOT / unit) == unit, unit  # a file the scheduler hands out whole
