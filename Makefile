@@ -10,6 +10,10 @@ demo:
 # tests from 19 min 41 s to 17 min 41 s quiet, but the pinned repositories' own wall-clock tests
 # (transitions' timers, pydash's debounce with 15 ms margins) then failed in two of three clean-clone
 # checks (docs/benchmarks-history-4.md).
+# The tests write bytecode even where PYTHONDONTWRITEBYTECODE is set (as on this project's machines):
+# otherwise every agentbed subprocess a test starts compiles the modules it imports again (0.6-0.8 s of
+# CPU each); on three subprocess-heavy engine files 103.7 -> 89.7 s of CPU, the first run compiling
+# (session 24). The .pyc files go to the clone's ignored __pycache__ directories.
 # mypy (about 75 s of one core with no cache, as on a fresh clone) runs beside the tests at a lower
 # priority, taking the time the workers leave a core idle; its report follows the tests', and
 # either failing fails `make test` (docs/benchmarks.md). `make lint` runs it alone, first.
@@ -24,7 +28,7 @@ test:
 	@typed="$$(mktemp)"; nice -n 10 .venv/bin/mypy $(MYPY_CACHE) >"$$typed" 2>&1 & mypy=$$!; \
 	echo ".venv/bin/mypy $(MYPY_CACHE) (beside the tests; its report follows them)"; \
 	echo ".venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=20 $(PYTEST_ARGS)"; \
-	.venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=20 $(PYTEST_ARGS); tests=$$?; \
+	env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=20 $(PYTEST_ARGS); tests=$$?; \
 	wait $$mypy; checked=$$?; echo "mypy:"; cat "$$typed"; rm -f "$$typed"; \
 	[ $$tests -eq 0 ] && [ $$checked -eq 0 ]
 
