@@ -162,7 +162,6 @@ class _Node:
 
 
 def _scheduled(request, monkeypatch, workers: int, collection: list[str]):
-    pytest.importorskip("xdist")
     conftest = _conftest()
     real = request.config.getvalue
     given = {"dist": "loadfile", "tx": [f"{workers}*popen"]}
