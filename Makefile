@@ -6,10 +6,10 @@ demo:
 	.venv/bin/agentbed demo
 
 # Three xdist workers, two of them CPU-bound: the third runs only the tests that mostly wait, Ray's
-# and a few files waiting on timeouts or a server (tests/conftest.py's WAITING_UNITS, session 24). Three workers taking any file (session 22) cut the
-# tests from 19 min 41 s to 17 min 41 s quiet, but the pinned repositories' own wall-clock tests
-# (transitions' timers, pydash's debounce with 15 ms margins) then failed in two of three clean-clone
-# checks (docs/benchmarks-history-4.md).
+# and a few files waiting on timeouts or a server (tests/conftest.py's WAITING_UNITS, session 24).
+# Three workers taking any file (session 22) cut the tests from 19 min 41 s to 17 min 41 s quiet, but
+# the pinned repositories' own wall-clock tests (transitions' timers, pydash's debounce with 15 ms
+# margins) then failed in two of three clean-clone checks (docs/benchmarks-history-4.md).
 # The tests write bytecode even where PYTHONDONTWRITEBYTECODE is set (as on this project's machines):
 # otherwise every agentbed subprocess a test starts compiles the modules it imports again (0.6-0.8 s of
 # CPU each); on three subprocess-heavy engine files 103.7 -> 89.7 s of CPU, the first run compiling
