@@ -146,6 +146,57 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("AGENTBED_LOCAL_THREADS", "1")
     if config.getoption("--record-file-costs") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_CostRecorder(Path(config.getoption("--record-file-costs"))))
+    distributed = config.getoption("dist", "no") != "no" and not config.getoption("collectonly")
+    if distributed and len(config.getoption("tx", None) or ()) >= 2 and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_FirstCollectsAlone())
+
+
+# Every xdist worker collects (imports) every test file. On a fresh clone no bytecode exists yet, and
+# workers starting together would each compile the modules and assertion-rewrite the test files, all
+# at once. gw0 collects first; the others wait, then read the __pycache__ it wrote.
+_COLLECT_AFTER = "agentbed_collect_after"
+
+
+class _FirstCollectsAlone:
+    """The controller's side: a lock held until gw0 has collected (or gone down)."""
+
+    def __init__(self) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="agentbed-collect-", suffix=".lock")
+        self.lock: Any = os.fdopen(fd, "w")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+
+    def pytest_configure_node(self, node: Any) -> None:
+        if node.gateway.id != "gw0":
+            node.workerinput[_COLLECT_AFTER] = self.path
+
+    def pytest_xdist_node_collection_finished(self, node: Any) -> None:
+        if node.gateway.id == "gw0":
+            self.release()
+
+    def pytest_testnodedown(self, node: Any) -> None:
+        if node.gateway.id == "gw0":
+            self.release()
+
+    def pytest_unconfigure(self) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if not self.lock.closed:
+            self.lock.close()
+            os.unlink(self.path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """A worker other than gw0 waits for gw0's collection (:class:`_FirstCollectsAlone`)."""
+    path = getattr(session.config, "workerinput", {}).get(_COLLECT_AFTER)
+    if path is None:
+        return
+    try:
+        with open(path) as lock:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+    except FileNotFoundError:  # released already
+        pass
 
 
 def file_costs() -> dict[str, float]:
