@@ -28,6 +28,7 @@ import numpy as np
 from agentbed.errors import UsageError
 from controllers.oversight.checkpoints import Checkpoints
 from controllers.oversight.evaluate import ZERO, cross_validate
+from controllers.oversight.fitmemo import remembered
 from controllers.oversight.policies import ActionConditioned
 from controllers.oversight.utility import regret
 
@@ -51,6 +52,7 @@ def draw_units(units: Sequence[str], n: int, draw: int, seed: int) -> list[str]:
     return [units[i] for i in rng.choice(len(units), n, replace=n == len(units))]
 
 
+@remembered  # a contrast's settings, or a curve beside a contrast, fit the same draws (fitmemo.py)
 def _fit_and_score(train: Checkpoints, test: Checkpoints, config: Any) -> dict[str, np.ndarray]:
     u = test.utilities(config.costs)
     cv = cross_validate(test, config, [config.costs], train)

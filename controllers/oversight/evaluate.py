@@ -43,6 +43,7 @@ from controllers.oversight.calibration import (
 from controllers.oversight.checkpoints import Checkpoints, group_checkpoints
 from controllers.oversight.dataset import Dataset
 from controllers.oversight.features import FEATURE_NAMES
+from controllers.oversight.fitmemo import remembered
 from controllers.oversight.policies import ActionConditioned, ForestSettings, default_controllers
 from controllers.oversight.scalar import (
     FITTED_SCALAR_ONLY,
@@ -82,6 +83,7 @@ def _splits(cps: Checkpoints, train: Checkpoints | None, folds: int) -> tuple[li
     return list(splitter.split(cps.X, groups=cps.games)), splitter.n_splits
 
 
+@remembered  # a process often fits the same checkpoints again (fitmemo.py)
 def cross_validate(cps: Checkpoints, config: EvalConfig, costs_list: Sequence[Costs],
                    train_cps: Checkpoints | None = None) -> dict[str, Any]:
     """Out-of-fold choices of every controller for every cost setting, and out-of-fold scores.
