@@ -15,9 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from agentbed.stats import Interval, paired_difference_ci
+from agentbed.stats import Interval, paired_difference_ci, rank_auc
 from controllers.oversight.checkpoints import Checkpoints
 from controllers.oversight.utility import CONTINUE
 
@@ -56,8 +55,11 @@ def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> 
                      for b in range(bins) if np.any(which == b)))
 
 
-def _auroc(p: np.ndarray, y: np.ndarray) -> float:
-    return float(roc_auc_score(y, p)) if len(set(y.tolist())) == 2 else float("nan")
+def brier(p: np.ndarray, y: np.ndarray) -> float:
+    """The Brier score of P(y = 1) = ``p`` as scikit-learn 1.9's ``brier_score_loss`` computes it, to the
+    bit (both classes' squared errors, summed, averaged, halved), without its input checks: a
+    bootstrap calls it hundreds of times on the same valid arrays."""
+    return float(np.mean(((1.0 - y) - (1.0 - p)) ** 2 + (y - p) ** 2) * 0.5)
 
 
 def interval_dict(iv: Interval) -> dict[str, float]:
@@ -82,9 +84,8 @@ def decomposition(cps: Checkpoints, scores: dict[str, np.ndarray], regrets: dict
         suffix = "" if method == "raw" else f"+{method}"
         rows.append({
             "score": method,
-            "auroc": interval_dict(cluster_bootstrap(lambda i, p=p: _auroc(p[i], failed[i]), rgroups, **bs)),
-            "brier": interval_dict(cluster_bootstrap(lambda i, p=p: float(brier_score_loss(failed[i], p[i])),
-                                                     rgroups, **bs)),
+            "auroc": interval_dict(cluster_bootstrap(lambda i, p=p: rank_auc(failed[i], p[i]), rgroups, **bs)),
+            "brier": interval_dict(cluster_bootstrap(lambda i, p=p: brier(p[i], failed[i]), rgroups, **bs)),
             "ece": interval_dict(cluster_bootstrap(lambda i, p=p: expected_calibration_error(p[i], failed[i]),
                                                    rgroups, point="median", **bs)),
             "regret": regret_ci(f"scalar{suffix}"),

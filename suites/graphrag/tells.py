@@ -19,6 +19,7 @@ from datetime import date
 
 import numpy as np
 
+from agentbed.stats import rank_auc
 from attacks.graphrag.targets import AttackPlan
 from environments.graphrag.corpus import Document, Fact, Statement
 from environments.graphrag.dataset import Dataset
@@ -272,13 +273,6 @@ def title_floor(entity_pages: int, series_pages: int, added: int) -> tuple[float
     return best
 
 
-def _auc(y: np.ndarray, ranks: np.ndarray) -> float:
-    """ROC AUC from the scores' ranks (ties averaged): the Mann-Whitney statistic."""
-    positive = int(y.sum())
-    negative = len(y) - positive
-    return float((ranks[y].sum() - positive * (positive + 1) / 2) / (positive * negative))
-
-
 def auc_interval(y: np.ndarray, p: np.ndarray, seed: int = 0, resamples: int = 500) -> tuple[float, float, float]:
     """ROC AUC of scores ``p`` for labels ``y`` with a 95% bootstrap interval over documents
     (a resample holding one class only is skipped). The AUC is read from ranks, not through
@@ -288,7 +282,7 @@ def auc_interval(y: np.ndarray, p: np.ndarray, seed: int = 0, resamples: int = 5
     y = np.asarray(y, dtype=bool)
     rng = np.random.default_rng(seed)
     # the draws one resample at a time (the generator's stream as it always was), then every
-    # resample's ranks and AUC at once: the same numbers as one _auc call per resample (a rank sum
+    # resample's ranks and AUC at once: the same numbers as one rank_auc call per resample (a rank sum
     # is a sum of halves, exact in any order), in a fifth of the time
     k = np.array([rng.integers(0, len(y), len(y)) for _ in range(resamples)], dtype=np.int64).reshape(-1, len(y))
     yk = y[k]
@@ -298,7 +292,7 @@ def auc_interval(y: np.ndarray, p: np.ndarray, seed: int = 0, resamples: int = 5
     ranks = rankdata(p[k[mixed]], axis=1) if len(positive) else np.zeros(yk.shape)
     boot = (np.where(yk, ranks, 0.0).sum(axis=1) - positive * (positive + 1) / 2) / (positive * (len(y) - positive))
     low, high = np.percentile(boot, [2.5, 97.5])
-    return _auc(y, rankdata(p)), float(low), float(high)
+    return rank_auc(y, p), float(low), float(high)
 
 
 def _cell(auc: tuple[float, float, float]) -> str:

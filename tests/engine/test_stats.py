@@ -3,7 +3,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentbed.stats import bootstrap_ci, mcnemar_exact, paired_difference_ci, pass_hat_k, success_rate_ci
+from agentbed.stats import (
+    bootstrap_ci,
+    mcnemar_exact,
+    paired_difference_ci,
+    pass_hat_k,
+    rank_auc,
+    success_rate_ci,
+)
 
 
 def test_bootstrap_interval_covers_the_mean_and_is_deterministic():
@@ -107,3 +114,16 @@ def test_pooled_means_are_np_mean_of_each_draws_concatenation_to_the_bit(groups,
     finally:
         stats.POOLED_CHUNK = saved
     assert got.dtype == expected.dtype and np.array_equal(got.view(np.int64), expected.view(np.int64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]) | st.floats(0, 1)),
+                min_size=1, max_size=40))
+def test_the_rank_auc_is_scikit_learns_roc_auc_and_nan_for_one_class(pairs):
+    from sklearn.metrics import roc_auc_score
+
+    y, p = np.asarray([a for a, _ in pairs]), np.asarray([b for _, b in pairs])
+    if y.all() or not y.any():
+        assert np.isnan(rank_auc(y, p))
+    else:  # the same number, up to the last bit (a rank sum against a trapezoid)
+        assert rank_auc(y, p) == pytest.approx(roc_auc_score(y, p), rel=1e-12, abs=1e-15)

@@ -70,6 +70,21 @@ def test_ece_of_a_perfectly_calibrated_score_is_zero():
     assert expected_calibration_error(np.full(4, 0.9), np.zeros(4)) == pytest.approx(0.9)
 
 
+def test_the_brier_score_is_scikit_learns_to_the_bit():
+    from sklearn.metrics import brier_score_loss
+
+    from controllers.oversight.calibration import brier
+
+    for q in np.linspace(0, 1, 101):  # one checkpoint: (0 - 0.1)^2 is not (1 - 0.9)^2 in the last bit
+        for y in (0.0, 1.0):
+            assert brier(np.asarray([q]), np.asarray([y])) == brier_score_loss([y], [q]), (q, y)
+    rng = np.random.default_rng(0)
+    for n in rng.integers(2, 200, 300):
+        p = [rng.random(n), np.round(rng.random(n), 1), rng.choice([0.0, 0.5, 1.0], n)][n % 3]
+        y = (rng.random(n) < rng.random()).astype(float)
+        assert brier(p, y) == brier_score_loss(y, p)
+
+
 def test_cli_build_and_evaluate(tmp_path, capsys):
     out = tmp_path / "d.jsonl"
     assert main(["oversight", "build", "vault", "--games", "6", "--rollouts", "1", "--first", "1", "--every", "3",
