@@ -8,6 +8,7 @@ content hash of the reference.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import fcntl
 import hashlib
@@ -266,6 +267,9 @@ def _reference_tree(repo: PinnedRepo) -> Path:
     return tree
 
 
+# (task, digest) -> the refusal its reference's failing tests gave in this process: a run asking again
+# gets it without a second sandbox run (not a timeout: the machine's load may have caused it)
+_REFUSED: dict[tuple[str, str], TaskError] = {}
 REFERENCE_TIMEOUT = 900.0  # seconds the reference's tests may take in the sandbox, once, at preparation
 PREPARATION = "3"  # bumped when what a prepared task keeps changes (2: import-time names include test
 # collection; 3: what each test reaches, and the package's metadata installed)
@@ -282,6 +286,8 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
     tree_hash = tree_digest(tree)
     digest = tree_hash + "|" + tests + "|" + current_backend() + "|" + PREPARATION
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    if meta.get("digest") != digest and (name, digest) in _REFUSED:  # the same bytes, tests and backend
+        raise copy.copy(_REFUSED[name, digest])  # a copy: message and evidence, no traceback
     if meta.get("digest") != digest:
         started = time.perf_counter()
         output = tree.parent / "reference-output.txt"
@@ -294,7 +300,8 @@ def _prepare(name: str, tree: Path, package: str, tests: str, *, blank_untested:
                 f"with --tests; pytest's output: {output}"), output)
         if report.passed == 0 or report.failed or report.errors:
             said = pytest_reason(_whole(output) or report.tail)
-            raise _with_output(TaskError(reference_refusal(name, report, tests, said, output)), output)
+            _REFUSED[name, digest] = _with_output(TaskError(reference_refusal(name, report, tests, said, output)), output)
+            raise copy.copy(_REFUSED[name, digest])
         if reach is None:
             raise _with_output(TaskError(
                 f"task {name!r}: the reference run in the sandbox did not say which functions its tests "
