@@ -21,9 +21,9 @@ from environments.cocoder.costmodel import CostModel, FailureModel
 from environments.cocoder.depgraph import build_dependency_graph, cycles
 from environments.cocoder.tasks import MODULES_SUFFIX, SYNTH_PREFIX, RepoTask, load_task, task_ids
 from environments.cocoder.userrepo import USER_PREFIX
+from suites.cocoder.planning import MAX_AGENTS, TeamConfig, plan_team, work_graph
 from suites.cocoder.suite import resolve_task
 from suites.cocoder.summary import COST_MODEL_SENTENCE, UPPER_BOUND
-from suites.cocoder.team import MAX_AGENTS, TeamConfig, plan_team, work_graph
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

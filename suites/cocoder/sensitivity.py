@@ -24,7 +24,7 @@ from agentbed.progress import steps
 from agentbed.summary import figure_from_matplotlib, table
 from environments.cocoder.costmodel import CostModel
 from environments.cocoder.tasks import load_task
-from suites.cocoder.team import TeamConfig, plan_team
+from suites.cocoder.planning import TeamConfig, plan_team
 
 STRATEGIES = ("sequential", "file-parallel", "cocoder")
 PRICE_OUT = CostModel().price_out

@@ -24,98 +24,25 @@ import networkx as nx
 
 from agentbed.agents.base import Agent
 from agentbed.env import TaskSpec
-from agentbed.errors import UsageError
 from agentbed.log import TrajectoryWriter
 from agentbed.runner import Budget, EpisodeRecord, EpisodeSpec, run_episode
 from controllers.cocoder.partition import cut_edges
 from controllers.cocoder.plan import Plan
-from controllers.cocoder.schedule import Replay, Schedule, residual_risk, simulate
-from controllers.cocoder.strategies import make_plan
+from controllers.cocoder.schedule import Replay, Schedule, residual_risk
 from environments.cocoder.agents import SimulatedCoder, langchain_coder
-from environments.cocoder.context import dependency_fields, unit_skeleton
-from environments.cocoder.costmodel import CostModel, FailureModel
+from environments.cocoder.context import dependency_fields
 from environments.cocoder.defs import merge_definitions
-from environments.cocoder.depgraph import estimate_tokens
 from environments.cocoder.env import CoCoderEnv
 from environments.cocoder.sandboxed import TestCache, TestReport
 from environments.cocoder.tasks import RepoTask, assemble, load_task
 from suites.cocoder.gate import TurnGate, run_gated
+from suites.cocoder.planning import TeamConfig, plan_team, sibling_definitions
 from suites.cocoder.repairs import no_target_reason, repair_request, repair_targets, test_facts
 from suites.cocoder.summary import COST_MODEL_SENTENCE
 
 # how a dependency reaches a turn when the turn is shown the text its writer wrote (so it waits for it)
 SHOWN_AS_WRITTEN = ("message", "own", "history")
 MANIFEST_SCHEMA = "agentbed.cocoder.team/2"  # /2: logs cover pieces (``units``), ``pieces`` maps them
-
-
-MAX_AGENTS = 64  # a team larger than the biggest task's module count only adds idle agents
-
-
-@dataclass(frozen=True)
-class TeamConfig:
-    """One team's settings; ``agents`` is at most :data:`MAX_AGENTS` (planning is quadratic in it)."""
-
-    strategy: str = "cocoder"
-    agents: int = 3
-    method: str = "louvain"
-    theta: float = 0.4
-    cost: CostModel = field(default_factory=CostModel)
-    failure: FailureModel = field(default_factory=FailureModel)
-    coder: str = "simulated"  # or "model:provider:model"
-    repair_rounds: int = 1  # leader test-and-repair rounds after the write phase
-    granularity: str = "function"  # cocoder only: "file" keeps the paper's file-level partition
-    context: str = "fresh"  # cocoder only: a new conversation per unit, or "conversation" (one per agent)
-    risk: str = "sequential"  # cocoder only: no plan riskier than one sequential agent (+ a margin), or "any"
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.agents <= MAX_AGENTS:
-            raise UsageError(f"--team-size must be between 1 and {MAX_AGENTS} (agents working at once), "
-                             f"not {self.agents}")
-
-    def digest(self) -> str:
-        """Short hash of the whole configuration: team runs that differ in any constant never share ids."""
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "agents": self.agents, "method": self.method, "theta": self.theta,
-                "cost": self.cost.to_dict(), "failure": self.failure.to_dict(), "coder": self.coder,
-                "repair_rounds": self.repair_rounds, "granularity": self.granularity, "context": self.context,
-                "risk": self.risk}
-
-
-def work_graph(task: RepoTask) -> nx.DiGraph:
-    """Modules with something to write; modules with nothing blanked (data, re-exports) are given."""
-    todo = [m for m, mt in task.modules.items() if mt.blanked]
-    return task.graph.subgraph(todo).copy()
-
-
-def plan_team(task: RepoTask, config: TeamConfig, seed: int) -> tuple[nx.DiGraph, Plan, Schedule]:
-    """The plan and its simulated schedule; the graph returned is the work graph (pieces as nodes)."""
-    modules = work_graph(task)
-    writable = {m: task.modules[m].blanked for m in modules}
-    plan = make_plan(modules, config.strategy, config.agents, method=config.method, seed=seed, theta=config.theta,
-                     granularity=config.granularity, writable=writable, cost=config.cost, failure=config.failure,
-                     context=config.context, repair_rounds=config.repair_rounds, risk=config.risk)
-    graph = plan.work_graph(modules)
-    out, spec = task.out_tokens(), task.spec_tokens()
-    out = {n: graph.nodes[n]["tokens"] if n in plan.pieces else out[n] for n in graph}  # a piece writes its view
-    spec = {n: estimate_tokens(piece_skeleton(task, plan, n)) if n in plan.pieces else spec[n] for n in graph}
-    return graph, plan, simulate(graph, plan, config.cost, out, spec)
-
-
-def sibling_definitions(plan: Plan, node: str) -> list[str]:
-    """The definitions the other pieces of ``node``'s module write (none for a whole module)."""
-    piece = plan.pieces.get(node)
-    if piece is None or not piece.definitions:
-        return []
-    return sorted(d for n, p in plan.pieces.items() if p.module == piece.module and n != node for d in p.definitions)
-
-
-def piece_skeleton(task: RepoTask, plan: Plan, node: str) -> str:
-    """What a unit of the plan is shown of its module (``context.unit_skeleton``, as its turns are)."""
-    piece = plan.pieces.get(node)
-    return unit_skeleton(task, plan.module_of(node), piece.definitions if piece else None,
-                         sibling_definitions(plan, node))
 
 
 def _turn_params(schedule: Schedule, plan: Plan, graph: nx.DiGraph, worker: int) -> list[dict[str, Any]]:

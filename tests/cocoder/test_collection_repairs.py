@@ -11,7 +11,8 @@ from environments.cocoder.blanking import blank_source, import_time_functions
 from environments.cocoder.defs import source_view
 from environments.cocoder.sandboxed import crash_lines, run_tests
 from environments.cocoder.tasks import load_task
-from suites.cocoder.team import TeamConfig, run_team, work_graph
+from suites.cocoder.planning import work_graph
+from suites.cocoder.team import TeamConfig, run_team
 
 TASK = "synth-12"
 BROKEN_AT_IMPORT = "\n_broken = undefined_name_at_import  # the module fails while it is imported\n"

@@ -283,15 +283,18 @@ def test_thorough_repacking_moves_single_units_and_swaps_pairs(monkeypatch):
     import controllers.cocoder.strategies as strategies
     from agentbed.testing import require
     from environments.cocoder.tasks import load_task, task_ids
-    from suites.cocoder.team import TeamConfig, plan_team
+    from suites.cocoder.planning import TeamConfig, forget_plans, plan_team
 
     require("zxcvbn" in task_ids(), "the fetched zxcvbn repository", "run scripts/fetch-repos zxcvbn")
     task = load_task("zxcvbn")
     thorough = plan_team(task, TeamConfig(risk="any"), 0)[2].makespan
     monkeypatch.setattr(strategies, "SWAP_LIMIT", 0)
+    forget_plans()  # the same task, settings and seed: planned again with the constant changed
     no_swaps = plan_team(task, TeamConfig(risk="any"), 0)[2].makespan
     monkeypatch.setattr(strategies, "THOROUGH_LIMIT", 0)
+    forget_plans()
     groups_only = plan_team(task, TeamConfig(risk="any"), 0)[2].makespan
+    forget_plans()  # no plan of the changed planner outlives the test
     assert thorough < no_swaps < groups_only
 
 

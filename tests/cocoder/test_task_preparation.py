@@ -36,7 +36,7 @@ def test_two_workers_prepare_the_same_task_at_once(sandbox, tmp_path, monkeypatc
 def test_a_subset_of_modules_blanks_only_those(sandbox, tmp_path, capsys):
     from agentbed.cli import main
     from environments.cocoder.tasks import load_task
-    from suites.cocoder.team import work_graph
+    from suites.cocoder.planning import work_graph
 
     full = load_task(CLI_TASK)
     first = sorted(m for m, mt in full.modules.items() if mt.blanked)[0]
