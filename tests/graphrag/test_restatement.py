@@ -19,7 +19,7 @@ from controllers.graphrag.candidates import interpret_query
 from environments.graphrag.agents import answer_chain
 from environments.graphrag.corpus import Document
 from environments.graphrag.env import is_correct
-from environments.graphrag.kg import KnowledgeGraph, local_search
+from environments.graphrag.kg import local_search
 from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.pipeline import Query, build_index
 from environments.graphrag.real import load_real
@@ -80,14 +80,16 @@ def flips_under_restatement(data, kg, questions, defense, seed, pages=5, kind="t
     the pages read by ``extract`` (the extractor that built ``kg``; the rules by default)."""
     extract = extract or LexiconExtractor(sorted(data.table.phrases))
     rng = random.Random(seed)
+    facts = set(data.facts)
     correct = flipped = 0
     for q in questions:
         before = defended_answer(kg, q, defense)
         if not (before and is_correct(before, q)):
             continue
         docs = PAGES[kind](data, q, rng, pages)
-        assert all(c.fact in set(data.facts) and not c.negated for d in docs for _, c in d.claims)
-        grown = KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])], glosses=kg.glosses)
+        assert all(c.fact in facts and not c.negated for d in docs for _, c in d.claims)
+        # the graph KnowledgeGraph([*kg.statements, *read]) builds, indexed from kg's (tests/graphrag/test_kg_extended.py)
+        grown = kg.extended(extract(docs, context=[*data.documents, *docs]))
         after = defended_answer(grown, q, defense)
         correct += 1
         flipped += not (after and is_correct(after, q))

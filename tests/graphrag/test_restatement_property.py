@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 from attacks.graphrag.scenario import poisoned_index
 from environments.graphrag.corpus import Document
 from environments.graphrag.env import is_correct
-from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.lexicon import LexiconExtractor
 from environments.graphrag.pipeline import build_index
 from environments.graphrag.real import load_real
@@ -40,7 +39,7 @@ CASES = [("world", 5, "none", "one", "third"), ("world", 1002, "frame", "one", "
          ("world", 6, "restate", "several", "own"), ("world", 5, "none", "one", "own")]
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)  # every case's: world 5's, read first and last, is not built twice
 def prepared(name: str, seed: int, attack: str, pages: str = "one"):
     """(dataset, graph, the questions TDP answers correctly on it, the extractor). An attack on
     several pages per entity is dressed as the clean pages are shaped (``dress="shape"``)."""
@@ -69,17 +68,24 @@ def development(name: str, seed: int) -> bool:
     return name != "world" or seed < 1000
 
 
-@st.composite
-def true_pages(draw, data, question, about="third"):
-    """Pages stating only true facts, each titled with and about an entity off the question's
-    path (``third``) or on it (``own``)."""
-    on_path = {question.topic} | {e for f in question.path for e in (f.head, f.tail)}
+def facts_by_entity(data) -> dict[str, list]:
+    """Each entity's facts (as head or tail), in the dataset's order: read by every draw."""
     by_entity: dict[str, list] = {}
     for f in data.facts:
         for e in (f.head, f.tail):
             by_entity.setdefault(e, []).append(f)
+    return by_entity
+
+
+@st.composite
+def true_pages(draw, data, question, about="third", by_entity=None):
+    """Pages stating only true facts, each titled with and about an entity off the question's
+    path (``third``) or on it (``own``); ``by_entity``: :func:`facts_by_entity` of ``data``."""
+    on_path = {question.topic} | {e for f in question.path for e in (f.head, f.tail)}
+    by_entity = facts_by_entity(data) if by_entity is None else by_entity
     subjects = sorted(e for e in by_entity if (e in on_path) == (about == "own"))
-    near = sorted({f for f in data.facts if on_path & {f.head, f.tail}}, key=lambda f: (f.head, f.relation, f.tail))
+    # the facts with an end on the path: those ends' facts
+    near = sorted({f for e in on_path for f in by_entity.get(e, ())}, key=lambda f: (f.head, f.relation, f.tail))
     path = list(question.path)
     docs = []
     for k in range(draw(st.integers(1, 5))):
@@ -105,6 +111,7 @@ def test_true_pages_never_flip_a_correct_tdp_answer(name, seed, attack, pages, a
     defense = make_defense("tdp")
     # tdp-disputed on the development worlds and real graphs (worlds 1000+ are held out for it, issue #51)
     disputed = make_defense("tdp-disputed")
+    facts, by_entity = set(data.facts), facts_by_entity(data)  # once, not per draw
     checked = also_correct(name, seed, attack, pages, "tdp-disputed") if development(name, seed) else frozenset()
     assert not development(name, seed) or len(checked) >= 10, len(checked)
 
@@ -113,9 +120,10 @@ def test_true_pages_never_flip_a_correct_tdp_answer(name, seed, attack, pages, a
     @given(st.data())
     def prop(draw_from):
         q = draw_from.draw(st.sampled_from(correct), label="question")
-        docs = draw_from.draw(true_pages(data, q, about), label="pages")
-        assert all(c.fact in set(data.facts) and not c.negated for d in docs for _, c in d.claims)
-        grown = KnowledgeGraph([*kg.statements, *extract(docs, context=[*data.documents, *docs])], glosses=kg.glosses)
+        docs = draw_from.draw(true_pages(data, q, about, by_entity), label="pages")
+        assert all(c.fact in facts and not c.negated for d in docs for _, c in d.claims)
+        # the graph KnowledgeGraph([*kg.statements, *read]) builds, indexed from kg's (tests/graphrag/test_kg_extended.py)
+        grown = kg.extended(extract(docs, context=[*data.documents, *docs]))
         after = defended_answer(grown, q, defense)
         assert after and is_correct(after, q), (q.id, after, [d.claims for d in docs])
         if q.id in checked:
