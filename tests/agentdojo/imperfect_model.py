@@ -28,25 +28,38 @@ def _calls(task: Any, environment: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 class ImperfectModel:
-    def __init__(self, suites: tuple[str, ...], seed: int = 47) -> None:
+    def __init__(self, suites: tuple[str, ...], seed: int = 47, user_tasks: set[tuple[str, str]] | None = None) -> None:
+        """``user_tasks`` (suite, user task): the tasks it will be asked, planned up front (every user task
+        of ``suites`` when None); a test runs a third of them or fewer, and each plan builds the task's
+        environment. A planned prompt is answered by the last user task with that prompt, as before."""
         self.seed = seed
         self.plans: dict[str, tuple[list[tuple[str, dict[str, Any]]], str]] = {}
+        self.unplanned: set[str] = set()  # prompts of user tasks it was not told of: asked one, it refuses
         self.injections: list[tuple[str, list[tuple[str, dict[str, Any]]], str]] = []
+        tasks: dict[str, tuple[str, str]] = {}  # prompt -> (suite, user task)
         for name in suites:
             suite = task_suite(name)
-            for user_task in suite.user_tasks:
-                task = suite.user_tasks[user_task]
-                env = pre_environment_of({"suite": name, "user_task": user_task, "injections": {}})
-                self.plans[task.PROMPT] = (_calls(task, env), task.GROUND_TRUTH_OUTPUT)
+            for user_task, task in suite.user_tasks.items():
+                tasks[task.PROMPT] = (name, user_task)
             env = suite.load_and_inject_default_environment({})
             for injection in suite.injection_tasks.values():
                 self.injections.append((injection.GOAL, _calls(injection, env), injection.GROUND_TRUTH_OUTPUT))
+        wanted = {task_suite(n).user_tasks[u].PROMPT for n, u in user_tasks} if user_tasks is not None else set(tasks)
+        for prompt, (name, user_task) in tasks.items():  # in the test's thread: building one freezes the clock
+            if prompt not in wanted:
+                self.unplanned.add(prompt)
+                continue
+            task = task_suite(name).user_tasks[user_task]
+            env = pre_environment_of({"suite": name, "user_task": user_task, "injections": {}})
+            self.plans[prompt] = (_calls(task, env), task.GROUND_TRUTH_OUTPUT)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         messages = body["messages"]
         key = hashlib.sha256(f"{self.seed}:{STAMP.sub('<t>', json.dumps(messages, sort_keys=True))}".encode()).hexdigest()
         rng = random.Random(key)
         prompt = user_text(body)
+        if prompt in self.unplanned:
+            raise KeyError(f"a user task it was not told of: {prompt[:80]!r}")
         plan, answer = self.plans.get(prompt, ([], "Done."))
         if body.get("tool_choice") == "none":  # a tool filter's question
             reply = self._choose(plan, [t["function"]["name"] for t in body.get("tools") or []], rng)

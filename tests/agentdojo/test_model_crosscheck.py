@@ -10,12 +10,14 @@ import json
 from collections import Counter
 
 import pytest
+from equal_subtrees import equal, shortcut
 from imperfect_model import ImperfectModel
 from openai_stub import OpenAIStub
 
 from agentbed.log import read_log
 from agentbed.replay import first_divergence, rerun
 from environments.agentdojo.benchmark import TASK_SUITES, TaskId, injection_task_names, user_task_names
+from environments.agentdojo.env import pre_environment_of
 from suites.agentdojo.crosscheck import compare, recorded_tries, their_rescoring
 from suites.agentdojo.model_crosscheck import Slice, comparable_requests, ours, theirs
 
@@ -56,13 +58,16 @@ def _repeats_computed_once(monkeypatch):
     # task of the same suite sees the same vectors (16: every such repeat of the 300-task test's
     # workspace tasks, seven injection tasks apart); a text met once is read once
     parsed = functools.lru_cache(maxsize=16)(parse)
-    built: dict[tuple, object] = {}
+    built: dict[tuple, tuple[str, bool, object]] = {}
 
     def to_openai(f):  # what _function_to_openai reads of a tool: its name, description and parameters
         key = (f.name, f.description, f.parameters)
         if key not in built:
-            built[key] = schema(f)
-        return copy.deepcopy(built[key])
+            tool = schema(f)
+            text = json.dumps(tool)
+            built[key] = (text, json.loads(text) == tool, tool)
+        text, plain, tool = built[key]
+        return json.loads(text) if plain else copy.deepcopy(tool)  # plain JSON: a parse copies it in a third of the time
 
     monkeypatch.setattr(yaml, "safe_load", lambda stream: copy.deepcopy(parsed(stream)) if isinstance(stream, str)
                         else parse(stream))
@@ -103,11 +108,12 @@ def _repeats_computed_once(monkeypatch):
 
 
 def both(slices, tmp_path, suites, seed=47, defense=None):
-    model = ImperfectModel(suites, seed)
+    model = ImperfectModel(suites, seed, {(s.suite, u) for s in slices for u in s.user_tasks})
     their_stub, our_stub = OpenAIStub(model), OpenAIStub(model)
     try:
         their = theirs(slices, MODEL, their_stub.start(), tmp_path / "agentdojo", defense)
-        our = ours(slices, MODEL, our_stub.start(), tmp_path / "agentbed", {"defense": defense} if defense else None)
+        with shortcut():  # agentbed's graders skip DeepDiff's walk of equal parts; AgentDojo's, the oracle, do not
+            our = ours(slices, MODEL, our_stub.start(), tmp_path / "agentbed", {"defense": defense} if defense else None)
     finally:
         their_stub.stop()
         our_stub.stop()
@@ -182,6 +188,33 @@ def test_each_defense_sends_what_agentdojos_defense_sends(defense, tmp_path):
     if defense == "repeat_user_prompt":
         assert any(m["role"] == "user" and i and b["messages"][i - 1]["role"] == "tool"
                    for b in bodies for i, m in enumerate(b["messages"]))
+
+
+def test_agentbeds_graders_shortcut_reports_what_deepdiff_reports():
+    """The shortcut agentbed's side grades under (equal_subtrees) returns DeepDiff's own report for
+    an environment against itself and against each of a few changes, and does cut the walk short."""
+    from deepdiff import DeepDiff
+
+    pre = pre_environment_of({"suite": "banking", "user_task": "user_task_0", "injections": {}})
+    assert equal(pre, pre.model_copy(deep=True))  # its models are ones the shortcut passes over
+
+    def changed(change):
+        post = pre.model_copy(deep=True)
+        change(post)
+        return post
+
+    posts = [changed(lambda e: None),
+             changed(lambda e: e.bank_account.transactions.append(e.bank_account.transactions[0].model_copy())),
+             changed(lambda e: setattr(e.bank_account.transactions[1], "subject", "Pizza")),
+             changed(lambda e: object.__setattr__(e.bank_account.transactions[0], "id", 1.0)),  # int -> float
+             changed(lambda e: object.__setattr__(e.bank_account, "balance", int(e.bank_account.balance))),
+             changed(lambda e: e.bank_account.scheduled_transactions.reverse()),
+             changed(lambda e: object.__setattr__(e.bank_account.transactions[0], "amount", float("nan"))),
+             changed(lambda e: e.filesystem.files.pop(next(iter(e.filesystem.files))))]
+    reports = [DeepDiff(pre, post, exclude_paths=["root.bank_account.iban"]).to_dict() for post in posts]
+    with shortcut():
+        assert [DeepDiff(pre, post, exclude_paths=["root.bank_account.iban"]).to_dict() for post in posts] == reports
+    assert reports[0] == {} and all(reports[1:])
 
 
 @pytest.mark.slow
