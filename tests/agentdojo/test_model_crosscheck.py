@@ -13,6 +13,7 @@ import pytest
 from equal_subtrees import equal, shortcut
 from imperfect_model import ImperfectModel
 from openai_stub import OpenAIStub
+from parse_memo import parse_once
 
 from agentbed.log import read_log
 from agentbed.replay import first_divergence, rerun
@@ -69,8 +70,7 @@ def _repeats_computed_once(monkeypatch):
         text, plain, tool = built[key]
         return json.loads(text) if plain else copy.deepcopy(tool)  # plain JSON: a parse copies it in a third of the time
 
-    monkeypatch.setattr(yaml, "safe_load", lambda stream: copy.deepcopy(parsed(stream)) if isinstance(stream, str)
-                        else parse(stream))
+    parse_once(monkeypatch, parsed)
     monkeypatch.setattr(openai_llm, "_function_to_openai", to_openai)
 
     log = TraceLogger.log

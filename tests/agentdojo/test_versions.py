@@ -4,9 +4,13 @@ tasks each version changed), and a run records its version."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
+import yaml
+from equal_subtrees import shortcut
+from parse_memo import parse_once
 
 from agentbed.cli import main
 from environments.agentdojo.benchmark import BENCHMARK_VERSION, VERSIONS, TaskId, injection_task_names
@@ -17,6 +21,14 @@ PLAIN = {"workspace": ["user_task_7", "user_task_13"], "travel": ["user_task_17"
          "banking": ["user_task_6", "user_task_15"]}
 ATTACKED = {"workspace": ("user_task_0", ["injection_task_3", "injection_task_6", "injection_task_11"]),
             "travel": ("user_task_0", ["injection_task_5"]), "banking": ("user_task_0", ["injection_task_0"])}
+# AgentDojo's runner parses the same few environment texts at every version (19 distinct texts
+# among the 322 it parses in this file, 10 of the 89 long ones): each is parsed once per process
+PARSED = functools.lru_cache(maxsize=32)(yaml.safe_load)
+
+
+@pytest.fixture(autouse=True)
+def _texts_parsed_once(monkeypatch):
+    parse_once(monkeypatch, PARSED)
 
 
 def test_the_offered_versions_are_the_ones_the_installed_package_ships():
@@ -36,7 +48,8 @@ def test_the_ground_truth_scores_the_same_as_agentdojos_at_every_version(version
         theirs |= their_ground_truth(suite, "important_instructions", tmp_path, user_tasks=[user], version=version,
                                      injection_tasks=present)
     assert len(theirs) == (11 if version >= "v1.2" else 9)
-    ours = agentbed_scores(sorted(theirs, key=str), "ground-truth", options={"benchmark_version": version})
+    with shortcut():  # agentbed's graders skip DeepDiff's walk of equal parts; AgentDojo's, the oracle, do not
+        ours = agentbed_scores(sorted(theirs, key=str), "ground-truth", options={"benchmark_version": version})
     assert compare(ours, theirs) == []
 
 
