@@ -290,7 +290,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     :class:`LogFormatError` naming the file, line and field (bounded: a record longer than
     ``MAX_LINE_BYTES`` is refused before it is parsed)."""
     from agentbed.schemas import record_schema
-    from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json
+    from agentbed.validate import InputError, bounded_lines, check_line, open_regular, parse_json
 
     try:
         fh = open_regular(path, what="trajectory log")
@@ -312,7 +312,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                     shown = "missing" if "type" not in record else f"{json.dumps(kind)[:40]}, expected one of"
                     raise LogFormatError(f"{path}: line {number}: field 'type' is {shown}"
                                          f"{' ' + ', '.join(RECORD_TYPES) if 'type' in record else ''}")
-                check(record, record_schema(kind), f"{path}: line {number} ({kind})")
+                check_line(line, record, record_schema(kind), f"{path}: line {number} ({kind})")
             except InputError as exc:
                 raise LogFormatError(str(exc)) from None
             yield record

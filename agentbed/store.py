@@ -47,7 +47,7 @@ from agentbed.jsonstream import iter_streamed, read_folded
 from agentbed.manifest import ManifestWriter, plan_of
 from agentbed.schemas import INDEX_RECORD_SCHEMA, RUN_META_SCHEMA
 from agentbed.seal import log_key
-from agentbed.validate import InputError, bounded_lines, check, open_regular, parse_json, parse_own_json
+from agentbed.validate import InputError, bounded_lines, check_line, open_regular, parse_json, parse_own_json
 
 if TYPE_CHECKING:  # the runner imports gymnasium (and numpy): the readers of a run (verify, report, gate) need neither
     from agentbed.runner import EpisodeRecord
@@ -320,7 +320,7 @@ def scan_index(path: str | os.PathLike[str], own_from: int | None) -> Iterator[t
                 if "not valid JSON" in str(exc):
                     raise InputError(f"{at} is not JSON") from None
                 raise
-            check(record, INDEX_RECORD_SCHEMA, at)
+            check_line(line, record, INDEX_RECORD_SCHEMA, at)
             yield number, start, len(line), record
 
 

@@ -10,6 +10,7 @@ no more than the bound) and so is nesting (the ``json`` module would recurse unt
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -277,6 +278,25 @@ def check(instance: Any, schema: dict[str, Any], at: str) -> None:
     value = value if len(value) <= 60 else value[:60] + "..."
     expected = error.schema.get("type") or error.schema.get("enum") or error.schema.get("const") or error.validator
     raise InputError(f"{at}: field {field_name(path)!r} is {value}, expected {_expected(expected, error)}")
+
+
+# Lines already found valid, by (schema, SHA-256 of the line): a line's bytes determine the value it
+# parses to, so it is valid again. Reading a run checks the same records many times over (``report``
+# verifies every log, then reads it for the page; the viewer re-reads runs), and validation is
+# ~80% of reading a log. Only valid lines are kept: every refusal is found and worded as before.
+_VALID_LINES: dict[tuple[int, bytes], None] = {}
+_VALID_LINES_MAX = 1 << 16  # ~6 MB of keys; emptied when full (no eviction order to race on between threads)
+
+
+def check_line(line: bytes, instance: Any, schema: dict[str, Any], at: str) -> None:
+    """:func:`check` for ``instance``, the value ``line`` parsed to (by :func:`parse_json`)."""
+    key = (id(schema), hashlib.sha256(line).digest())
+    if key in _VALID_LINES:
+        return
+    check(instance, schema, at)  # registers the schema in _VALIDATORS, which keeps it (and its id) alive
+    if len(_VALID_LINES) >= _VALID_LINES_MAX:
+        _VALID_LINES.clear()
+    _VALID_LINES[key] = None
 
 
 def is_valid(instance: Any, schema: dict[str, Any]) -> bool:

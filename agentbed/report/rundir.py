@@ -19,7 +19,7 @@ from agentbed.report.tally import Episode, EpisodeTally
 from agentbed.rundir import SUMMARY as SUMMARY_NAME
 from agentbed.rundir import TEAM_SUFFIX, RunDirectory, log_path, read_run, record_from_log
 from agentbed.schemas import INDEX_RECORD_SCHEMA
-from agentbed.validate import MAX_JSON_BYTES, InputError, check, open_regular, parse_json, read_json
+from agentbed.validate import MAX_JSON_BYTES, InputError, check_line, open_regular, parse_json, read_json
 from agentbed.verify_run import check_team
 
 
@@ -96,7 +96,7 @@ def _read_lines(run: RunContents, path: Path, rel: str, fh: BinaryIO, key: bytes
             continue
         try:
             record = parse_json(line, f"line {number}")
-            check(record, INDEX_RECORD_SCHEMA, f"line {number}")
+            check_line(line, record, INDEX_RECORD_SCHEMA, f"line {number}")
         except InputError as exc:
             if "not valid JSON" in str(exc):
                 exc = InputError(f"line {number} is not JSON ({str(exc).split('(', 1)[-1].rstrip(')')})")
