@@ -26,20 +26,21 @@ def agentbed(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) ->
 
 def in_process(*args: str) -> subprocess.CompletedProcess:
     """``agentbed ARGS`` through the CLI's ``main`` in this process, from the repository root: for
-    the verbs that read a finished run of the suite file (what they do, not the process's start)."""
+    what a verb does with the suite file (a run, a listing, a refusal), not the process's start. The
+    subprocesses left (``agentbed``) are the tests of a later process, its path or its environment."""
     return cli_in_process(*args, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")
 def refunds(tmp_path_factory):
     out = tmp_path_factory.mktemp("refunds") / "run"
-    result = agentbed("run", SUITE_FILE, "--agent", "careful,credulous", "--out", str(out), "--json")
+    result = in_process("run", SUITE_FILE, "--agent", "careful,credulous", "--out", str(out), "--json")
     assert result.returncode == 0, result.stderr
     return out
 
 
 def test_list_shows_a_suite_file():
-    result = agentbed("list", SUITE_FILE, "--json")
+    result = in_process("list", SUITE_FILE, "--json")
     assert result.returncode == 0, result.stderr
     suite = json.loads(result.stdout)["suites"][0]
     assert suite["name"] == "refund-desk" and suite["agents"] == ["careful", "credulous"]
@@ -81,8 +82,8 @@ def test_every_verb_works_on_it(refunds, tmp_path):
 
 def test_resume_finds_the_suite_file_again(tmp_path):
     out = tmp_path / "run"
-    assert agentbed("run", SUITE_FILE, "--limit", "2", "--out", str(out), "--quiet").returncode == 0
-    resumed = agentbed("run", SUITE_FILE, "--resume", "--out", str(out), "--quiet")
+    assert in_process("run", SUITE_FILE, "--limit", "2", "--out", str(out), "--quiet").returncode == 0
+    resumed = agentbed("run", SUITE_FILE, "--resume", "--out", str(out), "--quiet")  # in a process of its own
     assert resumed.returncode == 0, resumed.stderr
     assert len((out / "index.jsonl").read_text().splitlines()) == 9
 
@@ -111,7 +112,7 @@ def _suite_file(path: Path, name: str, task_ids: list[str]) -> Path:
 
 
 def test_a_file_claiming_an_installed_name_is_refused_naming_both(tmp_path):
-    result = agentbed("run", str(_suite_file(tmp_path / "fake.py", "vault", ["a"])), "--out", str(tmp_path / "r"))
+    result = in_process("run", str(_suite_file(tmp_path / "fake.py", "vault", ["a"])), "--out", str(tmp_path / "r"))
     assert result.returncode == 2
     assert "'vault' is claimed by both" in result.stderr and "fake.py" in result.stderr
     assert "vault = suites.vault.suite:SUITE" in result.stderr
@@ -137,7 +138,7 @@ def test_two_installed_claimants_are_both_refused(tmp_path):
 
 def test_colliding_episode_ids_are_refused_naming_both(tmp_path):
     suite = _suite_file(tmp_path / "clash.py", "clash", ["reset/a", "reset_a"])
-    result = agentbed("run", str(suite), "--out", str(tmp_path / "r"))
+    result = in_process("run", str(suite), "--out", str(tmp_path / "r"))
     assert result.returncode == 2
     assert "task 'reset/a'" in result.stderr and "task 'reset_a'" in result.stderr
     assert "'clash.reset_a.oracle.s0'" in result.stderr and not (tmp_path / "r").exists()
@@ -163,7 +164,7 @@ def test_a_bad_declaration_is_one_line_naming_it(tmp_path, declaration, message)
     path = tmp_path / "bad.py"
     path.write_text("from agentbed.suite import make_suite\nfrom environments.vault.agents import VaultOracle\n"
                     f"from environments.vault.env import VaultEnv\nSUITE = {declaration}\n")
-    result = agentbed("list", str(path))
+    result = in_process("list", str(path))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert message in result.stderr, result.stderr
 
