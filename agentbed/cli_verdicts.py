@@ -202,12 +202,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     check_output_file(out / "x", "--out")
-    # imported after the checks: a bad --out is refused without the import of inspect_ai (about 2 s of CPU)
-    from agentbed.export import export_inspect
+    from agentbed.export.episodes import load_episodes
 
     malformed: list[str] = []
     try:
-        paths = export_inspect(run_dir, out, malformed)
+        # a malformed run and an --out that cannot be made are refused before the import of inspect_ai
+        # (about 2 s of CPU); the same steps, in the same order, as export_inspect takes them
+        episodes = load_episodes(run_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        from agentbed.export import export_inspect
+
+        paths = export_inspect(run_dir, out, malformed, episodes)
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot write the export ({exc.strerror or exc})") from None
     if getattr(args, "json", False):

@@ -53,13 +53,15 @@ else:
 _FILE_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
 
 
-def export_inspect(run_dir: str | Path, out_dir: str | Path, malformed: list[str] | None = None) -> list[Path]:
+def export_inspect(run_dir: str | Path, out_dir: str | Path, malformed: list[str] | None = None,
+                   episodes: list[EpisodeLog] | None = None) -> list[Path]:
     """Write one ``<suite>-<agent>.eval`` file per suite and agent under ``out_dir``; return the paths.
-    Logs that exist but cannot be read become sample errors and, given ``malformed``, are listed there."""
+    Logs that exist but cannot be read become sample errors and, given ``malformed``, are listed there.
+    ``episodes``: the run's, as :func:`load_episodes` read them (read here when not given)."""
     if _MISSING:
         raise UsageError(_MISSING)
     root = Path(run_dir)
-    episodes = load_episodes(root)
+    episodes = load_episodes(root) if episodes is None else episodes
     if malformed is not None:
         malformed.extend(ep.log_error for ep in episodes if ep.log_error and ep.log_path is not None
                          and not ep.log_path.name.endswith(".team.json"))  # a team's unit is no trajectory
