@@ -14,7 +14,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import NoReturn
 
 from agentbed.arguments import check_arguments
@@ -193,38 +192,10 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
-# Python salts str hashes per process, so a set's order changes between processes; code that lists
-# a set (AgentDojo's create_event: list(set(participants))) gives other bytes in a re-run or a branch
-HASH_SEED = "0"
-
-
-def _launched_as_agentbed() -> bool:
-    """Whether this interpreter was started as the agentbed command (its script, ``-m agentbed`` or
-    ``-m agentbed.cli``): only then is re-executing it re-running agentbed. A host process that calls
-    :func:`run` (a test runner, pytest-xdist's worker) must never be replaced."""
-    args = sys.orig_argv[1:]
-    while args and args[0].startswith("-") and args[0] not in ("-m", "-c"):
-        args = args[1:]  # interpreter options such as -u, -B, -X
-    if args[:1] == ["-m"]:
-        return len(args) > 1 and args[1] in ("agentbed", "agentbed.cli")
-    return bool(args) and Path(args[0]).name == "agentbed"
-
-
-def pin_hash_seed() -> None:
-    """Run this command with :data:`HASH_SEED` as its hash seed (re-executing itself once before
-    anything is imported), so it and every process it starts order sets alike."""
-    if os.environ.get("PYTHONHASHSEED") == HASH_SEED or not _launched_as_agentbed():
-        return
-    os.environ["PYTHONHASHSEED"] = HASH_SEED
-    sys.stdout.flush()
-    # the interpreter's own command line, so `python -m agentbed.cli` stays a module run
-    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
-
-
 def run() -> None:
     """The ``agentbed`` command: ``main`` and its exit status. A Ctrl-C that lands after ``main``'s
-    own handler (its last lines, or the way out) still exits 130 with no traceback."""
-    pin_hash_seed()
+    own handler (its last lines, or the way out) still exits 130 with no traceback. The hash seed
+    was pinned before this module was imported (:mod:`agentbed.hashseed`, from ``agentbed/__init__``)."""
     try:
         status = main()
     except KeyboardInterrupt:
