@@ -22,8 +22,8 @@ from collections.abc import Iterator
 FREEZE_BACKENDS = ("time-machine", "freezegun")
 DEFAULT_FREEZE_BACKEND = os.environ.get("AGENTBED_FREEZE_BACKEND", "time-machine")
 # modules freezegun must not scan: their lazy __getattr__ imports pydantic models while datetime is
-# patched (cohere, through AgentDojo), which raises mid-way and leaves time frozen for good
-FREEZEGUN_SKIPS = ["agentdojo", "pydantic", "cohere", "google.genai", "anthropic"]
+# patched (cohere, through AgentDojo; langchain_core's lazy exports), which raises mid-way
+FREEZEGUN_SKIPS = ["agentdojo", "pydantic", "cohere", "google.genai", "anthropic", "langchain"]
 
 # 2026-01-01T00:00:00Z: a fixed, documented epoch so that logs never depend on the wall clock.
 DEFAULT_START = 1_767_225_600.0
@@ -91,8 +91,16 @@ class VirtualClock:
         elif backend == "freezegun":
             import freezegun
 
-            with freezegun.freeze_time(self.datetime(), tick=False, ignore=FREEZEGUN_SKIPS):
+            freezer = freezegun.freeze_time(self.datetime(), tick=False, ignore=FREEZEGUN_SKIPS)
+            try:
+                freezer.start()
+            except BaseException:
+                freezer.stop()  # a module scan that raised has already patched the clock: undo it
+                raise
+            try:
                 yield
+            finally:
+                freezer.stop()
         else:
             raise ValueError(f"unknown freeze backend {backend!r}; choose one of {', '.join(FREEZE_BACKENDS)}")
 

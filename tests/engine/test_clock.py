@@ -85,3 +85,36 @@ def test_parallel_processes_do_not_share_time():
     (t1, c1), (t2, c2) = (json.loads(r) for r in results)
     assert t1 == c1 == DEFAULT_START + 10
     assert t2 == c2 == DEFAULT_START + 5000
+
+
+def test_freezegun_leaves_nothing_frozen_when_its_module_scan_raises(monkeypatch):
+    """freezegun reads every attribute of every loaded module as it starts; a lazy module attribute
+    that raises there (langchain_core's exports did, importing pydantic models under the fake
+    datetime) must not leave the clock frozen for every later test."""
+    import sys
+    import types
+
+    import freezegun.api
+
+    class Lazy(types.ModuleType):
+        def __dir__(self):
+            return ["answer"]
+
+        def __getattr__(self, name):
+            raise RuntimeError(f"{name} cannot be built while datetime is patched")
+
+    monkeypatch.setitem(sys.modules, "zz_lazy_exports", Lazy("zz_lazy_exports"))
+    clock = VirtualClock()
+    with pytest.raises(RuntimeError, match="cannot be built"), clock.frozen("freezegun"):
+        pass
+    assert not freezegun.api.freeze_factories and abs(time.time() - clock.now()) > 1000
+
+
+def test_freezegun_freezes_with_langchain_loaded():
+    import freezegun.api
+    import langchain_core.language_models  # noqa: F401 - lazy exports, as a LangChain chat model loads them
+
+    clock = VirtualClock()
+    with clock.frozen("freezegun"):
+        assert time.time() == clock.now()
+    assert not freezegun.api.freeze_factories and abs(time.time() - clock.now()) > 1000
