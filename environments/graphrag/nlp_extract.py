@@ -93,6 +93,7 @@ from environments.graphrag.nlp_names import (
 )
 from environments.graphrag.nlp_objects import objects_after, plural, qualifiers
 from environments.graphrag.nlp_pairs import Remembered
+from environments.graphrag.nlp_parse import Parses
 from environments.graphrag.nlp_places import place_pairs, seat, value_places
 from environments.graphrag.nlp_roles import label_roles, led_by, role_statements
 from environments.graphrag.nlp_terms import define, named_title
@@ -146,6 +147,7 @@ class SpacyExtractor:
     _ents: list[Entity] = field(default_factory=list, init=False, repr=False)
     _cue_index: dict[str, list[tuple[int, Cue]]] = field(default_factory=dict, init=False, repr=False)
     _mentions: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _parses: Parses = field(default_factory=Parses, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         seen = set()
@@ -179,12 +181,13 @@ class SpacyExtractor:
             self._mentions.clear()
         self._known = gazetteer(documents if context is None else context, nlp.tokenizer, self._mentions)
         out: list[Statement] = []
-        for doc in documents:
-            units = reading_units(doc.sentences)
+        units_of = [reading_units(doc.sentences) for doc in documents]
+        lines = [tuple(text for _, text in units) for units in units_of]
+        for doc, units, parses in zip(documents, units_of, self._parses.of(nlp, lines), strict=True):
             texts = [text for _, text in units]
             topic = named_title(doc.title, title_topic(doc.title), texts) or self._page(doc.title)
             state = State(topic=topic, names=[topic] if topic else [])
-            for n, parsed in enumerate(nlp.pipe(texts)):
+            for n, parsed in enumerate(parses):
                 asserted = True
                 if n + 1 < len(units) and texts[n].endswith("?"):  # a question and its answer
                     asserted = not polar(texts[n]) or affirmed(texts[n + 1])  # "Does she live in X?" / "No."
@@ -215,6 +218,10 @@ class SpacyExtractor:
                     if head and tail and head != tail:
                         out.append(Statement(head, rel, tail, doc.id, chunk, negated=neg))
         return list(dict.fromkeys(out))
+
+    def parse_ahead(self, documents: Sequence[Document]) -> None:
+        """Parse the lines of ``documents`` now, in one batch, for the calls that read them after."""
+        self._parses.ahead(load_pipeline(), [text for doc in documents for _, text in reading_units(doc.sentences)])
 
     def _page(self, title: str) -> str:
         """``title`` when it is a known page's title (its text names it: "Acquired abnormality")."""

@@ -61,39 +61,59 @@ def _lemma(t: Any) -> str:
     return t.lemma_.lower() if t.is_alpha else ("#" if t.like_num else t.text)
 
 
-def _label(doc: Any, e: Entity) -> str:
-    return doc[e.end - 1].ent_type_ or "none"
+class _Line:
+    """A parsed line's tokens read once: every candidate pair reads the same lemmas, roots and
+    chains of heads (a spaCy token is a new object per index, built again at each read)."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+        self.tokens = list(doc)
+        self.lemmas = [_lemma(t) for t in self.tokens]
+        self._roots: dict[tuple[int, int], Any] = {}
+        self._up: dict[int, list[Any]] = {}
+
+    def root(self, e: Entity) -> Any:
+        key = (e.start, e.end)
+        if key not in self._roots:
+            self._roots[key] = self.doc[e.start:e.end].root
+        return self._roots[key]
+
+    def up(self, t: Any) -> list[Any]:
+        """``t`` and its ancestors, nearest first."""
+        if t.i not in self._up:
+            self._up[t.i] = [t, *t.ancestors]
+        return self._up[t.i]
 
 
-def _root(doc: Any, e: Entity) -> Any:
-    span = doc[e.start:e.end]
-    return span.root
+def _label(tokens: list[Any], e: Entity) -> str:
+    return tokens[e.end - 1].ent_type_ or "none"
 
 
-def _path(a: Any, b: Any) -> tuple[str, str]:
+def _path(line: _Line, a: Any, b: Any) -> tuple[str, str]:
     """The dependency path from ``a`` up to the lowest common ancestor and down to ``b``, and
     that ancestor's lemma (Bunescu and Mooney, "A shortest path dependency kernel for relation
     extraction", EMNLP 2005)."""
-    up = [a, *a.ancestors]
-    down = [b, *b.ancestors]
+    up = line.up(a)
+    down = line.up(b)
     ids = {t.i for t in down}
     lca = next((t for t in up if t.i in ids), None)
     if lca is None:
         return "none", "none"
     left = [t.dep_ for t in up[:[t.i for t in up].index(lca.i)]]
     right = [t.dep_ for t in down[:[t.i for t in down].index(lca.i)]]
-    return "^".join(left) + "|" + _lemma(lca) + "|" + "v".join(reversed(right)), _lemma(lca)
+    return "^".join(left) + "|" + line.lemmas[lca.i] + "|" + "v".join(reversed(right)), line.lemmas[lca.i]
 
 
-def _tail_side(doc: Any, e: Entity, colon: int | None) -> list[str]:
-    root = _root(doc, e)
-    before = [_lemma(doc[k]) for k in range(max(0, e.start - 2), e.start)]
-    f = [f"tk={e.kind}", f"tl={_label(doc, e)}", f"tdep={root.dep_}", f"thead={_lemma(root.head)}",
-         f"thead2={_lemma(root.head.head)}"]
+def _tail_side(line: _Line, e: Entity, colon: int | None) -> list[str]:
+    lemmas = line.lemmas
+    root = line.root(e)
+    before = lemmas[max(0, e.start - 2):e.start]
+    f = [f"tk={e.kind}", f"tl={_label(line.tokens, e)}", f"tdep={root.dep_}", f"thead={lemmas[root.head.i]}",
+         f"thead2={lemmas[root.head.head.i]}"]
     f += [f"pre1={before[-1] if before else '^'}", f"pre2={' '.join(before) or '^'}"]
     f.append(f"pre1|tk={before[-1] if before else '^'}|{e.kind}")
     if colon is not None and e.start > colon:
-        label = " ".join(_lemma(t) for t in doc[:colon] if t.is_alpha)[:40]
+        label = " ".join(lemmas[t.i] for t in line.tokens[:colon] if t.is_alpha)[:40]
         f += [f"field={label}", *(f"fieldw={w}" for w in label.split())]
     return f
 
@@ -101,11 +121,13 @@ def _tail_side(doc: Any, e: Entity, colon: int | None) -> list[str]:
 def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembered,
                rules: Sequence[Triple]) -> list[Candidate]:
     """Every candidate pair of a parsed line, with its features (see the module docstring)."""
-    colon = next((t.i for t in doc if t.text == ":"), None)
+    parsed = _Line(doc)
+    tokens, lemmas = parsed.tokens, parsed.lemmas
+    colon = next((t.i for t in tokens if t.text == ":"), None)
     colon = colon if colon is not None and colon < 8 else None
-    line = ["bias", *(["neg"] if any(t.lower_ in NEGATORS or t.dep_ == "neg" for t in doc) else []),
+    line = ["bias", *(["neg"] if any(t.lower_ in NEGATORS or t.dep_ == "neg" for t in tokens) else []),
             *(["field"] if colon is not None else [])]
-    pron = sorted({t.lower_ for t in doc if t.lower_ in _PRONOUNS})
+    pron = sorted({t.lower_ for t in tokens if t.lower_ in _PRONOUNS})
     line += [f"pron={p}" for p in pron]
     inline = {e.name: e for e in ents}
     ruled: dict[tuple[str, str], list[str]] = {}
@@ -120,8 +142,8 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
     def other(reads: dict[str, set[tuple[str, str]]], name: str, end: str, prefix: str) -> list[str]:
         """The relations the rule stage read for ``name`` with an other end than ``end``."""
         return sorted({f"{prefix}={r}" for r, x in reads.get(name, ()) if x != end})
-    triggers = sorted({_lemma(t) for t in doc if t.pos_ in ("VERB", "NOUN") and t.is_alpha})
-    if any(e.kind != "any" and any(doc[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
+    triggers = sorted({lemmas[t.i] for t in tokens if t.pos_ in ("VERB", "NOUN") and t.is_alpha})
+    if any(e.kind != "any" and any(tokens[k].dep_ in ("nsubj", "nsubjpass") for k in range(e.start, e.end))
            for e in ents):
         line.append("subject_named")
     sources: dict[str, list[str]] = {}
@@ -131,21 +153,21 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
             sources.setdefault(name, []).append(f"src={src}")
     out = []
     root = doc[:].root if len(doc) else None
-    root_lemma = _lemma(root) if root is not None else "^"
+    root_lemma = lemmas[root.i] if root is not None else "^"
     for t_name, te in inline.items():
-        tside = _tail_side(doc, te, colon)
+        tside = _tail_side(parsed, te, colon)
         pre = tside[5][5:]  # the word before the tail (_tail_side's "pre1=")
         tside += [*(f"lw|pre1={w}|{pre}" for w in triggers)]
         nearest = max((e for e in ents if e.end <= te.start and e.name != t_name), key=lambda e: e.end, default=None)
         for h_name, he in inline.items():
             if h_name == t_name:
                 continue
-            a, b = _root(doc, he), _root(doc, te)
-            path, lca = _path(a, b)
+            a, b = parsed.root(he), parsed.root(te)
+            path, lca = _path(parsed, a, b)
             lo, hi = (he.end, te.start) if he.start < te.start else (te.end, he.start)
-            between = [_lemma(t) for t in doc[lo:hi] if not t.is_punct][:10]
+            between = [lemmas[t.i] for t in tokens[lo:hi] if not t.is_punct][:10]
             gap = hi - lo
-            f = ["src=inline", f"hk={he.kind}", f"hl={_label(doc, he)}", f"hdep={a.dep_}",
+            f = ["src=inline", f"hk={he.kind}", f"hl={_label(tokens, he)}", f"hdep={a.dep_}",
                  f"order={'ht' if he.start < te.start else 'th'}",
                  f"gap={min(gap, 12) // 3}", f"path={path}", f"lca={lca}",
                  f"lca|tk={lca}|{te.kind}", f"hdep|pre1={a.dep_}|{pre}",
@@ -154,7 +176,7 @@ def candidates(doc: Any, ents: Sequence[Entity], state: State, before: Remembere
                  *other(by_tail, t_name, h_name, "rule_tail"), f"kinds={he.kind}|{te.kind}",
                  f"bws={' '.join(between[:6])}", f"lca|pre1={lca}|{pre}", f"path|tk={path}|{te.kind}",
                  *(["nearest"] if nearest is not None and nearest.name == h_name else []),
-                 *(["comma_between"] if any(t.text == "," for t in doc[lo:hi]) else [])]
+                 *(["comma_between"] if any(t.text == "," for t in tokens[lo:hi]) else [])]
             out.append(Candidate(h_name, t_name, tuple(sorted({*line, *tside, *f, *ruled.get((h_name, t_name), [])}))))
         for h_name, srcs in sources.items():
             f = [*srcs, f"hk={state.kinds.get(h_name, 'none')}", f"root={root_lemma}", f"root|pre1={root_lemma}|{pre}",

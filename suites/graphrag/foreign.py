@@ -157,8 +157,11 @@ def extract_paragraphs(paragraphs: Sequence[Paragraph], reader: Reader | None = 
         extract = make_extractor(extractor, sorted(data.table.phrases))
         if stage is not None:
             extract.stage = stage  # type: ignore[attr-defined]
-        for p in group:
-            doc = _document(p, lines=extractor != "rules", titled=titled)
+        docs = [_document(p, lines=extractor != "rules", titled=titled) for p in group]
+        ahead = getattr(extract, "parse_ahead", None)  # the spaCy extractor's: every paragraph's lines in one batch
+        if reader is None and ahead is not None:
+            ahead(docs)
+        for p, doc in zip(group, docs, strict=True):
             for s in (reader([doc]) if reader else extract([doc], context=[*data.documents, doc])):
                 if not s.negated:
                     got.append(Statement(*_key(s.head, s.relation, s.tail), p.id, ""))
