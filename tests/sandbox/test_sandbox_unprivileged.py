@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -89,8 +90,10 @@ def test_local_backend_as_an_ordinary_user():
         package = shared / "pkg" / "agentbed"
         shutil.copytree(Path(agentbed.__file__).parent / "sandbox", package / "sandbox",
                         ignore=shutil.ignore_patterns("__pycache__"))
-        for module in ("__init__.py", "blaskernel.py"):  # the package's __init__ and what it imports
-            shutil.copy(Path(agentbed.__file__).parent / module, package / module)
+        init = Path(agentbed.__file__)  # the package's __init__ and the modules it imports, read from it
+        for module in ["__init__.py", *(f"{name}.py" for name in re.findall(r"^from agentbed\.(\w+) import",
+                                                                           init.read_text(), re.M))]:
+            shutil.copy(init.parent / module, package / module)
         secret = shared / "secret.txt"
         secret.write_text("host secret")
         secret.chmod(0o644)  # readable by anyone on the host: the sandbox still must not see it
