@@ -15,7 +15,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +27,10 @@ from agentbed.code_versions import CodeTally, results_disagree, started_by, unit
 from agentbed.diskmap import DiskMap, sorted_difference
 from agentbed.jsonstream import read_folded
 from agentbed.log import verify_and_read
-from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run, team_members
+from agentbed.rundir import INDEX, TEAM_SUFFIX, RunDirectory, log_path, member_logs, read_run
 from agentbed.seal import KEY_VAR, signature_unchecked
 from agentbed.store import RunStore, scan_index
-from agentbed.validate import MAX_LINE_BYTES, InputError, open_regular
+from agentbed.verify_unit import another_episode, check_team, unit_in_progress
 
 MAX_LISTED = 20  # problems of one kind printed before "... and N more"
 
@@ -279,7 +278,7 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
         if foreign:  # a log of another run, or of this plan under other settings (agentbed.binding)
             out.add(f"{path}: {foreign}")
             continue
-        copied = _another_episode(log[0], eid, record)
+        copied = another_episode(log[0], eid, record)
         if copied:
             out.add(f"{path}: {copied}")
             continue
@@ -293,57 +292,6 @@ def _logs(root: Path, sealed: DiskMap, indexed: DiskMap, key: bytes | None, out:
         code.add(log[0].get("provenance"))
 
 
-def _another_episode(header: dict[str, Any], eid: str, record: dict[str, Any]) -> str:
-    """Why an authentic log of this run is not the episode ``eid`` it is listed as ("" when it is):
-    its header names another episode, or another suite, task, agent or seed than its index line
-    (session 17's probe: a crashed run's own log copied under a missing episode's name, its index
-    line edited to match, was sealed by an honest resume and verified)."""
-    if header.get("episode_id") != eid:
-        return (f"the log of episode {str(header.get('episode_id'))[:200]}, listed as {eid} "
-                "(a log copied under another episode's name)")
-    for name, in_header in (("suite", "suite"), ("task", "task"), ("agent", "agent_id"), ("seed", "seed")):
-        if name in record and in_header in header and record[name] != header[in_header]:
-            return (f"its header's {name} is {header[in_header]!r}, its index line's {record[name]!r} "
-                    "(an index line edited to list another episode)")
-    return ""
-
-
-def check_team(path: Path, digest: str | None, key: bytes | None, meta: dict[str, Any] | None = None) -> list[str]:
-    """A team manifest (CoCoder's unit): its own digest as recorded, then every member's log,
-    and (given run.json) each member header's run binding, as a single agent's log is checked.
-    A malformed manifest or member log raises (bad input)."""
-    if digest and mf.file_digest(path) != digest:
-        return [f"{path}: differs from the digest the index and manifest recorded for it"]
-    problems = []
-    for member in team_members(path):
-        log = path.parent / member["log"]
-        if rundir.leads_out(log, path.parent.parent):
-            problems.append(f"{log}: a link out of the run directory; not followed (a member of {path.name})")
-            continue
-        if not log.is_file():
-            problems.append(f"{path}: member log {member['log']} is missing")
-            continue
-        result, records = verify_and_read(log, member.get("digest"), key)
-        foreign = mismatch(records[0], meta) if result.ok and meta is not None and "run_id" in meta else ""
-        if not result.ok or foreign:  # a member log of another run (or other settings) is named like one
-            problems.append(result.message(str(log)) if not result.ok else f"{log}: {foreign} (a member of {path.name})")
-    return problems
-
-
-def _unit_in_progress(path: Path, run_id: str) -> bool:
-    """A team member's log (``<unit>.w<N>[.repair<M>].jsonl``) whose header names this run: the
-    unit was cut short before its team manifest and index line were written (--resume re-runs it)."""
-    if not run_id or not re.search(r"\.w\d+(\.repair\d+)?$", path.stem):
-        return False
-    try:
-        with open_regular(path, what="trajectory log", inside=path.parent.parent) as fh:
-            header = json.loads(fh.readline(MAX_LINE_BYTES))
-    except (InputError, OSError, ValueError):
-        return False
-    bound = header.get("run") if isinstance(header, dict) else None
-    return isinstance(bound, dict) and bound.get("id") == run_id
-
-
 def _strays(layout: RunDirectory, expected: DiskMap, sealed: DiskMap, indexed: DiskMap,
             final: bool, out: RunCheck, run_id: str = "") -> None:
     """Logs of no planned episode; once the manifest is final, also logs it does not seal (a
@@ -352,7 +300,7 @@ def _strays(layout: RunDirectory, expected: DiskMap, sealed: DiskMap, indexed: D
     members = {p.stem for p in member_logs(layout.root, (r for _, r in _records(indexed)))}
     strays = sorted(p for p in layout.episode_logs(ordered=False)
                     if p.stem not in members and p.stem not in sealed and p.stem not in indexed
-                    and (p.stem not in expected or final) and (final or not _unit_in_progress(p, run_id)))
+                    and (p.stem not in expected or final) and (final or not unit_in_progress(p, run_id)))
     for path in strays[:MAX_LISTED]:
         out.add(f"{path}: stray log: " + ("no episode of the run's plan" if path.stem not in expected
                                           else "not sealed by the final manifest (added after the run?)"))

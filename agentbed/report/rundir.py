@@ -20,7 +20,7 @@ from agentbed.rundir import SUMMARY as SUMMARY_NAME
 from agentbed.rundir import TEAM_SUFFIX, RunDirectory, log_path, read_run, record_from_log
 from agentbed.schemas import INDEX_RECORD_SCHEMA
 from agentbed.validate import MAX_JSON_BYTES, InputError, check_line, open_regular, parse_json, read_json
-from agentbed.verify_run import check_team
+from agentbed.verify_unit import check_team
 
 
 @dataclass(frozen=True)
