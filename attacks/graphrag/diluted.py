@@ -3,9 +3,9 @@ look multi-valued, then attack as ``bridged`` does.
 
 ``tdp-disputed`` refuses a step only where its relation is single-valued by the statistics of
 the graph it reads: more than half of the subjects the relation is stated of, on pages about
-them, have exactly one object there (:func:`controllers.graphrag.tdp.functional`). The attacker
+them, have exactly one object there (:func:`controllers.graphrag.accounts.functional`). The attacker
 writes part of that graph. Knowing the rule, its counter
-(:func:`controllers.graphrag.tdp.single_object_subjects`) and the deployed extractor, it counts,
+(:func:`controllers.graphrag.accounts.single_object_subjects`) and the deployed extractor, it counts,
 on its own reading of the clean corpus plus its fake claims, how many more subjects of each
 contested relation need a second object before the median object count is no longer 1, and
 writes those second objects (a plausible object of the relation, never one the subject has) on
@@ -44,9 +44,9 @@ MIN_PAGE = 3  # statements a page needs to be about its subject (controllers.gra
 
 def conversions_needed(subjects: int, single: int) -> int:
     """Subjects of one object that need a second before the relation stops being single-valued
-    (``2 * single > subjects`` is :func:`controllers.graphrag.tdp.functional`'s test); since
+    (``2 * single > subjects`` is :func:`controllers.graphrag.accounts.functional`'s test); since
     session 16 a subject given a second object on a page of its own leaves both counts
-    (:func:`controllers.graphrag.tdp.agreed_objects`), so ``k`` of them must make
+    (:func:`controllers.graphrag.accounts.agreed_objects`), so ``k`` of them must make
     ``2 * (single - k) <= subjects - k``."""
     return max(0, 2 * single - subjects)
 
@@ -56,7 +56,7 @@ def dilution_pages(dataset: Dataset, plan: AttackPlan, single_valued: SingleSubj
     """Pages of second objects that make every contested relation read as multi-valued, the
     cheapest relations first, at most ``limit`` statements (and ``pages_limit`` pages) in all.
     The defense counts a subject's objects only on pages about the subject
-    (:func:`controllers.graphrag.tdp.page_accounts`), so each page is about one subject: its
+    (:func:`controllers.graphrag.accounts.page_accounts`), so each page is about one subject: its
     second objects (several relations' on one page where the subject is a one-object subject of
     several) among true facts of the subject, :data:`MIN_PAGE` statements at least. Each round
     counts, on the attacker's reading of the clean corpus, its fake claims and its pages so far

@@ -12,17 +12,16 @@ from attacks.graphrag.adaptive import Surrogate
 from attacks.graphrag.diluted import SingleSubjects
 from attacks.graphrag.targets import Target
 from attacks.graphrag.tkpa import Repairs
-from controllers.graphrag.candidates import build_conflict, objects_at
-from controllers.graphrag.features import QueryContext, candidate_features
-from controllers.graphrag.plausibility import RuleMiner
-from controllers.graphrag.tdp import (
-    PairwiseRanker,
-    anchored_ends,
+from controllers.graphrag.accounts import (
     disputed_entity,
     entity_account,
     single_object_subjects,
     split_accounts,
 )
+from controllers.graphrag.candidates import build_conflict, objects_at
+from controllers.graphrag.features import QueryContext, candidate_features
+from controllers.graphrag.plausibility import RuleMiner
+from controllers.graphrag.tdp import PairwiseRanker, anchored_ends
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.dataset import Dataset
 from environments.graphrag.kg import KnowledgeGraph, local_search
@@ -80,7 +79,7 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
 
 def single_subjects(dataset: Dataset) -> SingleSubjects:
     """The diluting attacker's model of ``tdp-disputed``'s statistic: the defense's own counter
-    (:func:`controllers.graphrag.tdp.single_object_subjects`: per relation, the subjects stated
+    (:func:`controllers.graphrag.accounts.single_object_subjects`: per relation, the subjects stated
     on their own pages and those given exactly one object there), on the deployed extractor's
     reading of the clean corpus extended by the given documents."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from attacks.graphrag.diluted import MIN_PAGE, POOLED_SHARE, conversions_needed, dilution_pages
 from attacks.graphrag.targets import STATEMENTS_PER_DOCUMENT
-from controllers.graphrag.tdp import functional, single_object_subjects
+from controllers.graphrag.accounts import functional, single_object_subjects
 from environments.graphrag.corpus import Document, Fact
 from environments.graphrag.lexicon import LexiconExtractor
 from suites.graphrag.scenarios import load_dataset, poisoned

@@ -13,16 +13,16 @@ import pytest
 
 from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
-from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
-from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, witnessed_paths
-from controllers.graphrag.tdp import (
+from controllers.graphrag.accounts import (
     agreed_objects,
-    anchored_ends,
     disputed_entity,
     entity_account,
     functional,
     split_accounts,
 )
+from controllers.graphrag.candidates import build_conflict, interpret_query, walk_plan
+from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, witnessed_paths
+from controllers.graphrag.tdp import anchored_ends
 from environments.graphrag.corpus import Document
 from environments.graphrag.kg import KnowledgeGraph, local_search
 from environments.graphrag.lexicon import LexiconExtractor

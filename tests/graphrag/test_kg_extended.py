@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from attacks.graphrag.bridged import craft_bridged
 from attacks.graphrag.targets import AttackBudget, plan_attack
+from controllers.graphrag.accounts import single_object_subjects
 from controllers.graphrag.features import fact_documents, max_log_degree, statement_documents
-from controllers.graphrag.tdp import single_object_subjects
 from environments.graphrag.corpus import Statement
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.lexicon import LexiconExtractor
