@@ -2,7 +2,15 @@ import ast
 import random
 from pathlib import Path
 
-from environments.graphrag import lexicon, lexicon_forms, lexicon_items, lexicon_pages, lexicon_types, prose
+from environments.graphrag import (
+    lexicon,
+    lexicon_forms,
+    lexicon_items,
+    lexicon_pages,
+    lexicon_triples,
+    lexicon_types,
+    prose,
+)
 from environments.graphrag.corpus import Document, Fact, gold_statements
 from environments.graphrag.dataset import chains, follow
 from environments.graphrag.extract import extraction_intervals, extraction_quality
@@ -14,8 +22,9 @@ from environments.graphrag.world import RELATIONS, generate_world
 def test_extractor_never_sees_the_writers_phrasing():
     """The extractor's modules import no generator module and name none of their tables."""
     own = {"environments.graphrag.lexicon_forms", "environments.graphrag.lexicon_items",
-           "environments.graphrag.lexicon_pages", "environments.graphrag.lexicon_types"}
-    for module in (lexicon, lexicon_forms, lexicon_items, lexicon_pages, lexicon_types):
+           "environments.graphrag.lexicon_pages", "environments.graphrag.lexicon_triples",
+           "environments.graphrag.lexicon_types"}
+    for module in (lexicon, lexicon_forms, lexicon_items, lexicon_pages, lexicon_triples, lexicon_types):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module != "environments.graphrag"}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
