@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agentbed.stats import rank_auc
 from attacks.graphrag.titles import SERIES
 from environments.graphrag.corpus import Fact
 from environments.graphrag.pipeline import Index
@@ -107,9 +108,9 @@ class Floor:
 
 
 def on_title_floor(items: Sequence[Scored], seed: int = 0, resamples: int = 500) -> Floor:
-    """:class:`Floor` over ``items`` pooled: clean pages against each index's scored attacker pages."""
-    from sklearn.metrics import roc_auc_score
-
+    """:class:`Floor` over ``items`` pooled: clean pages against each index's scored attacker pages.
+    With no scored attacker page (or no clean page), that side's share and the column's AUC are
+    NaN: nothing was measured there."""
     ys, flags, ables = [], [], []
     for item in items:
         index, _, attack = item
@@ -127,5 +128,9 @@ def on_title_floor(items: Sequence[Scored], seed: int = 0, resamples: int = 500)
     boot = [floor(rng.integers(0, len(y), len(y))) for _ in range(resamples)]
     low, high = np.percentile(boot, [2.5, 97.5])
     everyone = np.arange(len(y))
-    flag_auc = float(roc_auc_score(y, ~flag)) if y.any() and not y.all() else 0.5
-    return Floor(float(flag[~y].mean()), float(able[y].mean()), (floor(everyone), float(low), float(high)), flag_auc)
+    # one class (no attacker page scored, or no clean page): rank_auc's NaN, not the 0.5 of "the
+    # column tells nothing", which the table would print as a measured figure
+    flag_auc = rank_auc(y, ~flag)
+    nan = float("nan")
+    return Floor(float(flag[~y].mean()) if (~y).any() else nan, float(able[y].mean()) if y.any() else nan,
+                 (floor(everyone), float(low), float(high)), flag_auc)

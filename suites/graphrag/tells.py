@@ -261,15 +261,19 @@ def title_floor(entity_pages: int, series_pages: int, added: int) -> tuple[float
     ``added`` pages, and the number titled after entities there. A corpus with one page per
     entity and no title used twice leaves an attacker two kinds of title: an entity's (its
     second copy) or a new number of a series; each cell's share of attacker pages is what
-    the classifier learns."""
-    from sklearn.metrics import roc_auc_score
-
+    the classifier learns. Of tied splits, the one with fewer entity titles."""
+    if added < 1 or entity_pages + series_pages < 1:
+        # one class: rank_auc is NaN for every split and a NaN is never the minimum (it compares
+        # false), so the floor would read 1.0; nothing to tell apart (roc_auc_score raised too)
+        raise ValueError(f"title_floor: {added} attacker and {entity_pages + series_pages} clean pages")
     best = (1.0, 0)
     for k in range(min(added, entity_pages) + 1):
         cells = [(added - k, series_pages), (k, k), (0, entity_pages - k)]  # (attacker, clean) pages
         y = np.concatenate([np.r_[np.ones(a), np.zeros(c)] for a, c in cells])
         p = np.concatenate([np.full(a + c, a / max(1, a + c)) for a, c in cells])
-        best = min(best, (float(roc_auc_score(y, p)), k))
+        # exact rank sums, one rounding: tied splits are equal to the bit (the ROC curve's
+        # integral left a tie to its last bit)
+        best = min(best, (rank_auc(y, p), k))
     return best
 
 

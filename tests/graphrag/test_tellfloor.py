@@ -79,6 +79,15 @@ def test_the_floor_is_under_the_column_as_published_and_follows_the_pages_an_att
     assert floors["bridged"].auc[0] < 0.56 < floors["gragpoison"].auc[0]
 
 
+def test_no_scored_attacker_page_leaves_the_attacker_side_unmeasured():
+    """With no attacker page scored (one class), the column's AUC and the attacker's share are NaN,
+    not the 0.5 of a column that tells nothing: the table would print that as a measured figure."""
+    item, _ = _attacked(5)
+    floor = on_title_floor([(item.index, item.claims, np.zeros(len(item.index.documents), dtype=bool))],
+                           resamples=10)
+    assert np.isnan(floor.flag_auc) and np.isnan(floor.attacker_share) and 0 < floor.clean_share < 1
+
+
 def test_an_unread_claim_leaves_its_page_free_to_take_any_title():
     """A page whose claim the extractor does not read holds nothing that ties its title: any dress
     could title it on the flag, so it counts as able whatever else is taken."""

@@ -373,6 +373,27 @@ def test_title_floor_is_what_a_classifier_learns_from_title_kind_and_sharing():
     assert title_floor(191, 0, 100)[0] > 0.7 and title_floor(100, 0, 100)[0] == 0.5
 
 
+def test_title_floor_breaks_ties_by_fewer_entity_titles_and_refuses_one_class():
+    """19 entity pages, 3 series pages, 12 attacker pages: titling 10 or 11 after entities gives the
+    the same AUC, equal to the bit as rank sums, and the floor names 10, the fewer (the ROC curve's
+    integral named 11 by its last bit). Without attacker pages, or without clean
+    ones, there is no floor."""
+    import pytest
+
+    from agentbed.stats import rank_auc
+    from suites.graphrag.tells import title_floor
+
+    def split(k: int) -> float:
+        y = [1] * (12 - k) + [0] * 3 + [1] * k + [0] * k + [0] * (19 - k)
+        p = [(12 - k) / (15 - k)] * (15 - k) + [0.5] * (2 * k) + [0.0] * (19 - k)
+        return rank_auc(y, p)
+
+    assert split(10) == split(11) and title_floor(19, 3, 12) == (split(10), 10)
+    for shape in ((77, 24, 0), (0, 0, 5)):
+        with pytest.raises(ValueError):
+            title_floor(*shape)
+
+
 def test_chunk_ids_are_chunk_of_every_sentence():
     """``Document.chunk_ids`` (one pass, which the extractor and the shape dress use) gives what
     ``chunk_of`` gives sentence by sentence, over documents spanning several chunks."""
