@@ -12,8 +12,14 @@ from typing import Any
 from environments.graphrag.lexicon_forms import FUNCTION_WORDS, ROLES
 
 KEEP = {"PERSON", "ORG", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"}
+# Lower-case particles inside a name in the languages English prose quotes names from, which English
+# itself never writes between two capitalised words: "Anna Fontcuberta i Morral", "Dennis te Kloese",
+# "Bad Homburg vor der Höhe", "Ried im Innkreis", "Sheikha Moza bint Nasser", "Dar es Salaam".
+PARTICLES = {"i", "te", "ter", "ten", "den", "des", "las", "los", "le", "vor", "unter", "im", "bei", "bin", "bint",
+             "ibn", "nad", "pri", "na", "sul", "degli", "es", "zu", "zum", "zur", "ul"}
 NAME_GLUE = {"of", "de", "von", "am", "&", "du", "la", "del", "van", "der", "and",
-             "do", "da", "dos", "das", "di", "della", "y", "el"}  # "São José dos Campos", "Jaraguá do Sul"
+             "do", "da", "dos", "das", "di", "della", "y", "el"} | PARTICLES  # "São José dos Campos", "Jaraguá do Sul"
+HYPHENS = {"-", "\u2010", "\u2011"}  # a hyphen written inside a word ("May-Britt", "Juvisy-sur-Orge")
 NEGATORS = {"not", "never", "no", "nor"}
 PERSONAL = {"he": "person", "she": "person", "him": "person", "his": "person", "her": "person",
             "it": "thing", "its": "thing", "they": "any", "their": "any", "them": "any"}
@@ -110,11 +116,13 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
         if doc[k].pos_ == "PROPN" and k not in covered and doc[k].is_title or (
                 doc[k].pos_ == "PROPN" and k not in covered and doc[k].text[:1].isupper()):
             end = k + 1
-            while end < len(doc) and end not in covered and (
-                    doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper()
-                    or (doc[end].lower_ in NAME_GLUE - {"and"} and end + 1 < len(doc)
-                        and doc[end + 1].text[:1].isupper() and doc[end + 1].pos_ == "PROPN")):
-                end += 1
+            while end < len(doc) and end not in covered:
+                if doc[end].pos_ == "PROPN" and name_word(doc[end]):
+                    end += 1
+                elif (g := link(doc, end)) and end + g not in covered and doc[end + g].pos_ == "PROPN":
+                    end += g + 1  # "Bad Homburg vor der Höhe", "May-Britt Moser"
+                else:
+                    break
             spans.append((k, end, "any"))
             k = end
         else:
@@ -135,9 +143,10 @@ def entities(doc: Any, state: State, titled: Sequence[tuple[int, int, str]] = ()
             s += 1
         if e - s > 2 and kind != "thing" and doc[s].lower_ in ROLES:  # "Chancellor Ann Lee", a run spaCy missed
             s += 1
-        while e - s > 2 and kind != "thing" and doc[s].lower_ in TITLES and doc[s].ent_type_ != "PERSON" \
+        while e - s > 2 and kind != "thing" and (doc[s].lower_ in TITLES or doc[s].text in HYPHENS) \
+                and doc[s].ent_type_ != "PERSON" \
                 and not organisation_shaped(doc[s:e].text):
-            s += 1  # "Coach José Luis Mendilibar", "Prime Minister Kyriakos Mitsotakis": spaCy's person is the name
+            s += 1  # "Coach José Luis Mendilibar", "Prime Minister Kyriakos Mitsotakis", "Vice-Chancellor Ann Lee"
         if e - s > 1 and doc[s].is_sent_start and doc[s].lower_ in LEADING:
             s += 1  # "Among Ostpel's colleagues": a sentence's capitalised opener is no part of a name
         name = alias(doc[s:e].text, state, doc[e - 1].ent_type_)
@@ -184,7 +193,8 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
     out: list[tuple[int, int, str]] = []
     for s, e, kind in spans:
         if out and (out[-1][1] == s or (out[-1][1] + 1 == s and doc[s - 1].lower_ in NAME_GLUE - {"and"}
-                                        and not (doc[s - 1].lower_ == "of" and _two_names(doc, out[-1], (s, e, kind))))):
+                                        and not (doc[s - 1].lower_ == "of" and _two_names(doc, out[-1], (s, e, kind))))
+                    or out[-1][1] + link(doc, out[-1][1]) == s > out[-1][1] + 1):  # "van der", "-sur-"
             ps, _, pk = out.pop()
             s, kind = ps, pk if pk != "any" else kind
         out.append((s, e, kind))
@@ -192,7 +202,7 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
     for s, e, kind in out:
         if doc[e - 1].lower_ in FOREIGN_SCHOOLS:  # "École normale supérieure": lower-case words of its name
             while e < len(doc) and e - s < 8 and doc[e].is_alpha and doc[e].text[:1].islower() \
-                    and doc[e].lower_ not in ENGLISH_CLOSED | NAME_GLUE and doc[e].pos_ in ("ADJ", "NOUN", "PROPN", "X"):
+                    and doc[e].lower_ not in ENGLISH_CLOSED | NAME_GLUE - PARTICLES and doc[e].pos_ in ("ADJ", "NOUN", "PROPN", "X"):
                 e += 1
             if e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper():
                 e += 2  # "... fédérale de Lausanne"
@@ -202,9 +212,16 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
                                                        doc[e + 1].text.rstrip(".").lower() in COMPANY_SUFFIXES) \
                 and not (e + 2 < len(doc) and not doc[e + 1].whitespace_ and doc[e + 2].text in DASH):
             e += 2  # "Washington, D.C.", "Tesla, Inc.": one name; "Ann Lee, co-founder" is Ann Lee
-        while e + 1 < len(doc) and doc[e].lower_ in NAME_GLUE - {"and"} and doc[e + 1].text[:1].isupper() \
-                and not doc[e + 1].is_sent_start and all(e + 1 < x for x, _, _ in out if x > s):
-            e += 2
+        if e < len(doc) and e - s > 1 and doc[e - 1].lower_ in NAME_GLUE - {"and", "&"} and name_word(doc[e]) \
+                and not doc[e].is_sent_start:
+            e += 1  # spaCy's "Pieter van der" before "Does", a word it reads as a verb
+        while e < len(doc) and doc[e].text[:1] in ("d", "l") and name_word(doc[e]):
+            e += 1  # "Caran d'Ache"
+        while (g := link(doc, e)) and not doc[e + g].is_sent_start and all(e + g < x for x, _, _ in out if x > s):
+            e += g + 1
+        while s > 1 and doc[s - 1].text in HYPHENS and not doc[s - 1].whitespace_ and not doc[s - 2].whitespace_ \
+                and name_word(doc[s - 2]) and (not final or final[-1][1] <= s - 2):
+            s -= 2  # "May-Britt Moser" where spaCy's name starts at "Britt"
         if e + 2 < len(doc) and doc[e].lower_ == "an" and doc[e + 1].lower_ in ("der", "den") and \
                 doc[e + 2].text[:1].isupper():
             e += 3  # "Mülheim an der Ruhr"
@@ -214,6 +231,33 @@ def _merged(doc: Any, spans: list[tuple[int, int, str]]) -> list[tuple[int, int,
         if not final or s >= final[-1][1]:  # a span a name above grew over is part of it
             final.append((s, e, kind))
     return final
+
+
+def name_word(t: Any) -> bool:
+    """A word a name may hold: capitalised, or an elided article before a capital ("d'Ache", "l'Alleud")."""
+    x = t.text
+    return x[:1].isupper() or (x[:1] in ("d", "l") and x[1:2] in ("'", "\u2019") and x[2:3].isupper())
+
+
+def link(doc: Any, e: int) -> int:
+    """How many tokens from ``e`` join a name to the name word after them (0: none): one or two
+    particles ("van der Does", "de las Casas"; "and" is left to :func:`_and_in_name`), a hyphen
+    inside a word ("May-Britt", "Villeneuve-d'Ascq"), or hyphens around a short lower-case word
+    ("Juvisy-sur-Orge", "Stoke-on-Trent"). A hyphen before a lower-case word ("Munich-based")
+    joins nothing."""
+    n, g = len(doc), 0
+    while g < 2 and e + g < n and doc[e + g].lower_ in NAME_GLUE - {"and"}:
+        g += 1
+    if g and e + g < n and name_word(doc[e + g]):
+        return g
+    if not (0 < e < n - 1 and doc[e].text in HYPHENS and not doc[e].whitespace_ and not doc[e - 1].whitespace_):
+        return 0
+    if name_word(doc[e + 1]):
+        return 1
+    if e + 3 < n and doc[e + 1].is_lower and doc[e + 1].is_alpha and len(doc[e + 1]) <= 5 and doc[e + 2].text in HYPHENS \
+            and not doc[e + 1].whitespace_ and not doc[e + 2].whitespace_ and name_word(doc[e + 3]):
+        return 3
+    return 0
 
 
 def _two_names(doc: Any, left: tuple[int, int, str], right: tuple[int, int, str]) -> bool:
