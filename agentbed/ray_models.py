@@ -147,7 +147,7 @@ class RemoteCache:
         held = ray.get(self.service.put.remote(key, reply, about))
         return reply if held == reply else held
 
-    # a lazily built model's request profiles (agentbed.agents.chat), kept in the driver's cache too
+    # a lazily built model's request profiles (agentbed.agents.request_keys), kept in the driver's cache too
     def get_profile(self, model: str, recipe: str, tools: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
         import ray
 

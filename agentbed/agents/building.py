@@ -48,7 +48,7 @@ class LazyModel:
     a run shows its plan at once, and a rerun whose every call the model-call cache answers never
     builds it. ``recipe`` names what it is built from: model string, settings, timeout and the
     versions of the packages that shape its requests (the cache keeps each request's profile under
-    it, :meth:`agentbed.agents.chat.ChatAgent._call_for`). Agents built alike in one process share one."""
+    it, :meth:`agentbed.agents.request_keys.RequestKeys._keep_profile`). Agents built alike in one process share one."""
 
     def __init__(self, build: Callable[[], BaseChatModel], capture: ResponseCapture | None, recipe: str) -> None:
         self._build, self.capture, self.recipe = build, capture, recipe

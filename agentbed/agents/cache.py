@@ -178,7 +178,7 @@ class ModelCallCache:
         return CachedReply(entry["message"], {str(k): str(v) for k, v in entry["captured"].items()},
                            tuple(r for r in retries if isinstance(r, dict)) if isinstance(retries, list) else ())
 
-    # -- request profiles: how a lazily built model keys its requests (agentbed.agents.chat) --------
+    # -- request profiles: how a lazily built model keys its requests (agentbed.agents.request_keys)
     def _profile_path(self, model: str, recipe: str, tools: Sequence[str]) -> Path:
         name = hashlib.sha256(json.dumps([recipe, list(tools)]).encode("utf-8")).hexdigest()
         return self.directory / "profiles" / hashlib.sha256(model.encode("utf-8")).hexdigest()[:16] / f"{name}.json"

@@ -36,7 +36,7 @@ from agentbed.agents.building import (
     LazyModel,
     agent_from_model_string,
 )
-from agentbed.agents.cache import CachedReply, ModelCallCache, cache_key, endpoint_of
+from agentbed.agents.cache import CachedReply, ModelCallCache
 from agentbed.agents.chat_support import (
     ReplyFormat,
     _first_error_line,
@@ -49,6 +49,7 @@ from agentbed.agents.chat_support import (
 from agentbed.agents.confidence import content_text, parse_confidence, risk_from_confidence
 from agentbed.agents.connections import ConnectionLimiter, Unlimited
 from agentbed.agents.conversation import Awaiting, Conversation
+from agentbed.agents.request_keys import RequestKeys
 from agentbed.agents.retry import (
     Backoff,
     BadResponse,
@@ -81,7 +82,7 @@ REFLECT_PROMPT = (
 )
 
 
-class ChatAgent(Conversation, Agent):
+class ChatAgent(Conversation, RequestKeys, Agent):
     """An agent backed by a LangChain chat model.
 
     ``max_retries`` and ``backoff`` are the retry policy for transient provider errors
@@ -93,7 +94,7 @@ class ChatAgent(Conversation, Agent):
     among all the episodes it runs); ``cache`` answers a request seen before without calling the
     provider (``Action.cached``, counted in the episode's usage, never in its log, so a cached
     rerun writes the same bytes); ``epoch`` is the rollout number that
-    the cache key holds beside the seed.
+    the cache key holds beside the seed (the keys: :class:`agentbed.agents.request_keys.RequestKeys`).
     """
 
     def __init__(self, model: BaseChatModel | LazyModel, *, name: str = "chat",
@@ -302,44 +303,6 @@ class ChatAgent(Conversation, Agent):
         if problem is not None:
             raise BadResponse(f"{self.model}: a reply that is no model's answer: {problem}")
         return reply
-
-    def _request_profile(self, bound: Any) -> tuple[str, dict[str, Any]]:
-        """What a request's key holds of the model: its type and sampling parameters, plus
-        whatever is bound to each request (tool choice, a per-rollout seed...; the tools apart)."""
-        params = dict(getattr(self.chat_model, "_identifying_params", {}) or {})
-        params = {k: v for k, v in params.items() if k not in {"model", "model_name"}}
-        endpoint = self.endpoint or endpoint_of(self.chat_model)
-        if endpoint is not None:  # two servers under one model name are two keys (agentbed/agents/cache.py)
-            params["endpoint"] = endpoint
-        per_request = getattr(bound, "kwargs", None)
-        if isinstance(per_request, Mapping):
-            params["bound"] = {k: v for k, v in per_request.items() if k != "tools"}  # tools: below
-        return self.chat_model._llm_type, params
-
-    def _cache_key(self, bound: Any, profile: tuple[str, dict[str, Any]] | None = None,
-                   tools: Sequence[str] | None = None) -> str:
-        """The request's cache key: the conversation, the tools and the model's request profile."""
-        llm_type, params = profile if profile is not None else self._request_profile(bound)
-        return cache_key(provider=llm_type, model=self.model, messages=[message_to_dict(m) for m in self.messages],
-                         tools=list((self._bound_key or ()) if tools is None else tools), params=params,
-                         seed=self._seed, epoch=self.epoch)
-
-    def _key_unbuilt(self, tools: Sequence[Tool]) -> str | None:
-        """The cache key of the next request without building a lazy model, from the profile the
-        cache stored when a run first built it for these tools; None when it must be built."""
-        get_profile = getattr(self.cache, "get_profile", None)  # a cache of another kind keeps none
-        if self._lazy is None or self._lazy.built or get_profile is None:
-            return None
-        schemas = tuple(json.dumps(t.to_openai(), sort_keys=True) for t in tools)
-        profile = get_profile(str(self.model), self._lazy.recipe, schemas)
-        return self._cache_key(None, profile, schemas) if profile is not None else None
-
-    def _keep_profile(self, bound: Any) -> None:
-        """Store a lazy model's request profile for these tools, canonical JSON (what the key is
-        made of), so a rerun keys its requests without building the model."""
-        put_profile = getattr(self.cache, "put_profile", None)
-        if self._lazy is not None and put_profile is not None:
-            put_profile(str(self.model), self._lazy.recipe, tuple(self._bound_key or ()), self._request_profile(bound))
 
     def fork(self) -> ChatAgent:
         """An independent continuation: the model client is shared, the conversation copied."""

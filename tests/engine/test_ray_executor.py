@@ -342,7 +342,7 @@ def test_a_node_without_the_file_runs_the_shipped_bytes_and_refuses_other_ones(t
 
 def test_a_lazy_models_request_profiles_reach_the_drivers_cache_from_a_ray_node(ray, tmp_path):
     """A chat model built at its first uncached call keys a rerun's requests from profiles kept in
-    the cache (agentbed.agents.chat); on Ray that is the driver's cache, through the run's actor:
+    the cache (agentbed.agents.request_keys); on Ray that is the driver's cache, through the run's actor:
     what a node stores and reads is what the cache itself holds."""
     from agentbed.agents.cache import ModelCallCache
     from agentbed.ray_models import RemoteCache, start_service
