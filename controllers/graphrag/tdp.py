@@ -29,6 +29,7 @@ from controllers.graphrag.candidates import (
 )
 from controllers.graphrag.diversity import undersourced_claims
 from controllers.graphrag.features import FEATURES, QueryContext, candidate_features, retracting_docs
+from controllers.graphrag.pairs import contradicted
 from controllers.graphrag.plausibility import implausible_claims
 from environments.graphrag.kg import KnowledgeGraph
 from environments.graphrag.pipeline import Defense, Query, Verdict
@@ -95,14 +96,14 @@ def _fit_nonnegative(diffs: np.ndarray, c: float) -> np.ndarray:
 def tdp_defense(ranker: PairwiseRanker, *, keep_sets: bool = False, plausibility: float | None = None,
                 min_sources: int | None = None, abstain: bool = False, disputes: bool = False,
                 paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False,
-                own_account: bool = False) -> Defense:
+                own_account: bool = False, pairs: bool = False) -> Defense:
     needed = ranker.needed()
 
     def defend(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]) -> Verdict:
         return resolve_conflicts(kg, query, retrieved, ranker, keep_sets=keep_sets, plausibility=plausibility,
                                  min_sources=min_sources, needed=needed, abstain=abstain, disputes=disputes,
                                  paged_support=paged_support, witnessed=witnessed, single_accounts=single_accounts,
-                                 own_account=own_account)
+                                 own_account=own_account, pairs=pairs)
 
     return defend
 
@@ -198,7 +199,8 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
                       plausibility: float | None = None, min_sources: int | None = None,
                       every_feature: bool = False, needed: frozenset[str] | None = None,
                       abstain: bool = False, disputes: bool = False, paged_support: bool = False,
-                      witnessed: bool = False, single_accounts: bool = False, own_account: bool = False) -> Verdict:
+                      witnessed: bool = False, single_accounts: bool = False, own_account: bool = False,
+                      pairs: bool = False) -> Verdict:
     """Walk the query's plan; at every conflicting step keep the top-ranked candidate and
     remove the other candidates' unique edges; at an uncontested step remove a claim that a
     page about a third entity states (:func:`off_subject_statement`, against TKPA's edits; only
@@ -219,7 +221,9 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
     ``witnessed``: each page witnesses one support path at most (:func:`witnessed_paths`);
     ``single_accounts``: a page giving the entity two objects of a single-valued step anchors
     neither (:func:`split_accounts`); ``own_account``: on a single-valued step, only the objects the
-    entity's own pages state compete, when they state any (:func:`entity_account`).
+    entity's own pages state compete, when they state any (:func:`entity_account`); ``pairs``: a
+    candidate whose pair the graph gives an exclusive other relation is out, and a step whose every
+    candidate is removes every claim (:func:`controllers.graphrag.pairs.contradicted`).
     No step removes a claim the walk followed at an earlier one (:func:`spare_followed`).
     Suspicion of a statement: how far its candidate's score falls below the winner's (1 for
     an off-subject claim). Only the features the ranker weighs (``needed``, by default
@@ -236,6 +240,14 @@ def resolve_conflicts(kg: KnowledgeGraph, query: Query, retrieved: Sequence[int]
             remove({i for c in conflict.candidates for i in c.claims})
             alive.difference_update(verdict.removed)
             return []
+        if pairs and (out := contradicted(kg, alive, conflict)):
+            conflict = Conflict(conflict.entity, conflict.relation, [c for c in conflict.candidates if c not in out])
+            verdict.removed |= {i for c in out for i in spare_followed(c.claims, followed)}
+            verdict.suspicion.update({i: 1.0 for c in out for i in c.claims})
+            alive.difference_update(verdict.removed)
+            if len(conflict.candidates) < 2:
+                followed.update(i for c in conflict.candidates for i in c.claims)
+                return [c.answer for c in conflict.candidates]
         ctx = QueryContext(kg, alive, conflict, paged_support, witnessed,
                            split_accounts(kg, conflict) if single_accounts else frozenset())
         scores = [ranker.score(candidate_features(ctx, c, needed)) for c in conflict.candidates]

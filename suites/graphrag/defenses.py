@@ -11,7 +11,8 @@ from typing import Any
 from environments.graphrag.pipeline import Defense
 
 DEFENSES = ("none", "ngram", "cluster", "paraphrase", "provenance", "tdp", "tdp-static", "tdp-raw", "tdp-mix", "tdp-set",
-            "tdp-plausible", "tdp-diverse", "tdp-abstain", "tdp-disputed")
+            "tdp-plausible", "tdp-diverse", "tdp-abstain", "tdp-disputed",
+            "tdp-paired")
 
 # tdp-plausible checks only relations whose claims close a triangle at least this often in the
 # graph at hand; chosen on development worlds 4-7 (docs/graphrag.md).
@@ -33,6 +34,9 @@ TDP_CHECKS: dict[str, dict[str, Any]] = {  # tdp_defense keyword arguments
     "tdp-disputed": {"disputes": True, "paged_support": True, "witnessed": True, "single_accounts": True,
                      "own_account": True},
 }
+# tdp-disputed, and where the graph gives nearly every pair of entities one relation (Kinships), a
+# candidate whose pair already carries another is out (session 26, controllers/graphrag/pairs.py)
+TDP_CHECKS["tdp-paired"] = {**TDP_CHECKS["tdp-disputed"], "pairs": True}
 
 
 def make_defense(name: str) -> Defense | None:

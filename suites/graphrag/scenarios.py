@@ -123,7 +123,7 @@ def is_global(question_id: str) -> bool:
 OWN_RANKERS = ("tdp-static", "tdp-mix", "tdp-raw")
 # TDP variants whose check the white-box surrogate models (``tdp-disputed``'s abstention where the
 # entity's pages disagree): the attack against them is re-optimised for that check.
-MODELLED_CHECKS = ("tdp-disputed",)
+MODELLED_CHECKS = ("tdp-disputed", "tdp-paired")
 
 
 def adaptive_target(defense: str) -> str:

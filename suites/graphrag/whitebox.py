@@ -18,8 +18,9 @@ from controllers.graphrag.accounts import (
     single_object_subjects,
     split_accounts,
 )
-from controllers.graphrag.candidates import build_conflict, objects_at
+from controllers.graphrag.candidates import Conflict, build_conflict, objects_at
 from controllers.graphrag.features import QueryContext, candidate_features
+from controllers.graphrag.pairs import contradicted
 from controllers.graphrag.plausibility import RuleMiner
 from controllers.graphrag.tdp import PairwiseRanker, anchored_ends
 from environments.graphrag.corpus import Document, Fact
@@ -33,7 +34,7 @@ TIE = 1e-9  # TDP's tolerance for equal scores (controllers.graphrag.tdp.tied_wi
 
 def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False, disputes: bool = False,
                   paged_support: bool = False, witnessed: bool = False, single_accounts: bool = False,
-                  own_account: bool = False) -> Surrogate:
+                  own_account: bool = False, pairs: bool = False) -> Surrogate:
     """Score margin of the fake answer over the best other candidate at the contested step.
     With no conflict there, ``inf``; ``strict`` (``bridged``'s model): ``inf`` only when the
     fake is the one object read there, ``-inf`` when it is not read at all (``adaptive`` keeps
@@ -41,7 +42,8 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
     abstains where the entity's own pages disagree (``tdp-disputed``), a lost step, ``-inf``;
     ``paged_support``, ``witnessed`` and ``single_accounts``: its stricter counts of independent
     support and of anchors; ``own_account``: only the objects the entity's own pages state compete
-    (``tdp-disputed`` too)."""
+    (``tdp-disputed`` too); ``pairs``: a candidate whose pair carries an exclusive other relation is
+    out, and a step with none left is refused (:func:`controllers.graphrag.pairs.contradicted`)."""
     extract = LexiconExtractor(sorted(dataset.table.phrases))  # the deployed extractor, known to the attacker
     clean = KnowledgeGraph(extract(dataset.documents))  # extended per corpus, never rebuilt
     pages = Pages(dataset.documents)  # its gazetteer, extended per call (the same as rebuilt over both)
@@ -56,6 +58,12 @@ def tdp_surrogate(ranker: PairwiseRanker, dataset: Dataset, strict: bool = False
             return math.inf if not strict or objects_at(kg, retrieved, s, r).keys() == {target.fake} else -math.inf
         if disputes and disputed_entity(kg, conflict):
             return -math.inf
+        if pairs and (out := contradicted(kg, retrieved, conflict)):
+            if any(c.answer == target.fake for c in out) or len(out) == len(conflict.candidates):
+                return -math.inf  # the fake is out, or the step refused
+            conflict = Conflict(s, r, [c for c in conflict.candidates if c not in out])
+            if len(conflict.candidates) == 1:  # the one left is the answer: the fake's win, or it was never read
+                return math.inf if conflict.candidates[0].answer == target.fake else -math.inf
         ctx = QueryContext(kg, retrieved, conflict, paged_support, witnessed,
                            split_accounts(kg, conflict) if single_accounts else frozenset())
         account = entity_account(kg, conflict, ctx.unanchoring) if own_account else frozenset()
