@@ -100,6 +100,17 @@ def functional(kg: KnowledgeGraph, relation: str) -> bool:
     return 2 * len(single) > len(subjects)
 
 
+def own_page_objects(kg: KnowledgeGraph, conflict: Conflict) -> dict[str, frozenset[str]]:
+    """Per page about the contested entity (:func:`document_subject`), the step's candidate
+    objects it states, its retracted claims not counted: what the three checks below compare."""
+    stated: dict[str, set[str]] = {}
+    for c in conflict.candidates:
+        for doc in c.claim_docs(kg) - retracting_docs(kg, c):
+            if document_subject(kg, doc) == conflict.entity:
+                stated.setdefault(doc, set()).add(c.answer)
+    return {d: frozenset(v) for d, v in stated.items()}
+
+
 def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
     """The step's relation is single-valued in the graph (:func:`functional`) and two pages
     about the contested entity (:func:`document_subject`) each state an object of the step that
@@ -111,12 +122,7 @@ def disputed_entity(kg: KnowledgeGraph, conflict: Conflict) -> bool:
     writes it beside the entity's real page."""
     if not functional(kg, conflict.relation):
         return False
-    stated: dict[str, set[str]] = {}
-    for c in conflict.candidates:
-        for doc in c.claim_docs(kg) - retracting_docs(kg, c):
-            if document_subject(kg, doc) == conflict.entity:
-                stated.setdefault(doc, set()).add(c.answer)
-    accounts = sorted({frozenset(v) for v in stated.values()}, key=sorted)
+    accounts = sorted(set(own_page_objects(kg, conflict).values()), key=sorted)
     return any(a - b and b - a for k, a in enumerate(accounts) for b in accounts[k + 1:])
 
 
@@ -131,12 +137,7 @@ def split_accounts(kg: KnowledgeGraph, conflict: Conflict) -> frozenset[str]:
     anchors neither of the two."""
     if not functional(kg, conflict.relation):
         return frozenset()
-    stated: dict[str, set[str]] = {}
-    for c in conflict.candidates:
-        for doc in c.claim_docs(kg) - retracting_docs(kg, c):
-            if document_subject(kg, doc) == conflict.entity:
-                stated.setdefault(doc, set()).add(c.answer)
-    return frozenset(d for d, objects in stated.items() if len(objects) > 1)
+    return frozenset(d for d, objects in own_page_objects(kg, conflict).items() if len(objects) > 1)
 
 
 def entity_account(kg: KnowledgeGraph, conflict: Conflict, unanchoring: Collection[str] = ()) -> frozenset[str]:
@@ -152,8 +153,4 @@ def entity_account(kg: KnowledgeGraph, conflict: Conflict, unanchoring: Collecti
     if not functional(kg, conflict.relation):
         return frozenset()
     skip = set(unanchoring)
-    out: set[str] = set()
-    for c in conflict.candidates:
-        if any(document_subject(kg, d) == conflict.entity for d in c.claim_docs(kg) - retracting_docs(kg, c) - skip):
-            out.add(c.answer)
-    return frozenset(out)
+    return frozenset(a for d, objects in own_page_objects(kg, conflict).items() if d not in skip for a in objects)
